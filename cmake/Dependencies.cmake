@@ -1,0 +1,33 @@
+# Every third-party dependency, found once. scripts/setup.sh installs them:
+# Debian packages into system paths, npm-delivered DuckDB into .deps/.
+find_package(Threads REQUIRED)
+find_package(absl REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(simdjson REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+if(STRATA_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(STRATA_BENCH)
+  find_package(benchmark REQUIRED)
+endif()
+
+set(STRATA_DEPS_DIR "${PROJECT_SOURCE_DIR}/.deps" CACHE PATH "Where scripts/setup.sh puts fetched dependencies")
+set(STRATA_DUCKDB_DIR "${STRATA_DEPS_DIR}/duckdb")
+if(NOT EXISTS "${STRATA_DUCKDB_DIR}/lib/libduckdb.so" OR NOT EXISTS "${STRATA_DUCKDB_DIR}/include/duckdb.h")
+  message(FATAL_ERROR "DuckDB 1.4.4 not found under ${STRATA_DUCKDB_DIR}; run scripts/setup.sh")
+endif()
+add_library(duckdb SHARED IMPORTED GLOBAL)
+set_target_properties(duckdb PROPERTIES
+  IMPORTED_LOCATION "${STRATA_DUCKDB_DIR}/lib/libduckdb.so"
+  IMPORTED_NO_SONAME TRUE)
+# duckdb.h is included by exactly one adapter (src/query); mark it a system
+# header so its own warnings do not fail our build.
+target_include_directories(duckdb SYSTEM INTERFACE "${STRATA_DUCKDB_DIR}/include")
+
+set(STRATA_PROTO_DIR "${STRATA_DEPS_DIR}/protos")

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Installs everything strata needs on a Debian 12 machine: Debian packages,
+# DuckDB 1.4.4 (prebuilt library and header) and the OTLP .proto files used
+# by tests, both from the npm registry. Idempotent: when everything is present
+# it only checks and returns in about a second. Fetched files live in .deps/,
+# which git ignores.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="$root/.deps"
+
+apt_packages=(
+  cmake ninja-build g++ clang-14 lld-14 libclang-rt-14-dev clang-format clang-tidy
+  pkg-config curl ca-certificates
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
+  libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev
+  libsodium-dev libboost1.74-dev libcli11-dev libspdlog-dev libfmt-dev
+)
+
+# Pinned npm packages: name@version, sha256 of the tarball npm delivers.
+npm_packages=(
+  "@duckdb/node-bindings-linux-x64@1.4.4-r.4 732fac4dc6b8f198870b9c4bb6ddf13544466daca00ad28ba2f1d80de5d7aa4b"
+  "duckdb@1.4.4 5bb967dcbcd517670ba5f169f238fb9d6787e53752c60ebe24386169d76941ed"
+  "@opentelemetry/otlp-grpc-exporter-base@0.38.0 d18571f5b755106c9e681ee45886dd523ac30715a30dca8ff411646b9cc09064"
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_debian_packages() {
+  local missing=()
+  for p in "${apt_packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
+  if ! command -v npm >/dev/null 2>&1; then
+    missing+=(nodejs npm)
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  fi
+}
+
+# Fetches one npm tarball into .deps/npm and checks its sha256.
+fetch_npm() {
+  local spec="$1" want="$2"
+  local cache="$deps/npm"
+  mkdir -p "$cache"
+  local stamp="$cache/${want}.tgz"
+  if [ -f "$stamp" ] && [ "$(sha256sum "$stamp" | cut -d' ' -f1)" = "$want" ]; then
+    echo "$stamp"
+    return
+  fi
+  local tmp
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && npm pack --silent "$spec" >/dev/null)
+  local got_file
+  got_file="$(ls "$tmp"/*.tgz)"
+  local got
+  got="$(sha256sum "$got_file" | cut -d' ' -f1)"
+  if [ "$got" != "$want" ]; then
+    echo "setup: checksum mismatch for $spec: expected $want, got $got" >&2
+    rm -rf "$tmp"
+    exit 1
+  fi
+  mv "$got_file" "$stamp"
+  rm -rf "$tmp"
+  echo "$stamp"
+}
+
+install_npm_packages() {
+  local marker="$deps/npm-installed"
+  local expected
+  expected="$(printf '%s\n' "${npm_packages[@]}")"
+  if [ -f "$marker" ] && [ "$(cat "$marker")" = "$expected" ] &&
+     [ -f "$deps/duckdb/lib/libduckdb.so" ] && [ -f "$deps/duckdb/include/duckdb.h" ] &&
+     [ -f "$deps/protos/opentelemetry/proto/trace/v1/trace.proto" ]; then
+    return
+  fi
+  echo "setup: fetching pinned npm packages into .deps/"
+  local entry spec sum tgz tmp
+  for entry in "${npm_packages[@]}"; do
+    spec="${entry% *}"
+    sum="${entry#* }"
+    tgz="$(fetch_npm "$spec" "$sum")"
+    tmp="$(mktemp -d)"
+    tar -xzf "$tgz" -C "$tmp"
+    case "$spec" in
+      @duckdb/node-bindings-linux-x64@*)
+        mkdir -p "$deps/duckdb/lib"
+        cp "$tmp/package/libduckdb.so" "$deps/duckdb/lib/libduckdb.so"
+        ;;
+      duckdb@*)
+        mkdir -p "$deps/duckdb/include"
+        cp "$tmp/package/src/duckdb/src/include/duckdb.h" "$deps/duckdb/include/duckdb.h"
+        ;;
+      @opentelemetry/otlp-grpc-exporter-base@*)
+        rm -rf "$deps/protos"
+        mkdir -p "$deps/protos"
+        cp -r "$tmp/package/build/protos/opentelemetry" "$deps/protos/"
+        ;;
+    esac
+    rm -rf "$tmp"
+  done
+  printf '%s\n' "$expected" >"$marker"
+}
+
+install_debian_packages
+install_npm_packages
+echo "setup: ok"
