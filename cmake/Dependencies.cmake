@@ -6,6 +6,7 @@ find_package(Protobuf REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(spdlog REQUIRED)
+find_package(fmt REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
@@ -24,8 +25,7 @@ if(NOT EXISTS "${STRATA_DUCKDB_DIR}/lib/libduckdb.so" OR NOT EXISTS "${STRATA_DU
 endif()
 add_library(duckdb SHARED IMPORTED GLOBAL)
 set_target_properties(duckdb PROPERTIES
-  IMPORTED_LOCATION "${STRATA_DUCKDB_DIR}/lib/libduckdb.so"
-  IMPORTED_NO_SONAME TRUE)
+  IMPORTED_LOCATION "${STRATA_DUCKDB_DIR}/lib/libduckdb.so")
 # duckdb.h is included by exactly one adapter (src/query); mark it a system
 # header so its own warnings do not fail our build.
 target_include_directories(duckdb SYSTEM INTERFACE "${STRATA_DUCKDB_DIR}/include")

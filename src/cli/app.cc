@@ -1,0 +1,63 @@
+#include "cli/app.h"
+
+#include <set>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "cli/environment.h"
+#include "cli/serve.h"
+#include "spdlog/spdlog.h"
+
+namespace strata::cli {
+namespace {
+
+constexpr char kVersion[] = "strata " STRATA_VERSION;
+
+// Adds `--name` with its STRATA_* variable and records the variable.
+template <typename T>
+CLI::Option* AddFlag(CLI::App* app, std::set<std::string>* env_names, const std::string& name,
+                     T* value, const std::string& help) {
+  std::string env = std::string(kEnvPrefix);
+  for (char c : name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  env_names->insert(env);
+  return app->add_option("--" + name, *value, help)->envname(env)->capture_default_str();
+}
+
+}  // namespace
+
+int Main(int argc, char** argv, char** envp) {
+  CLI::App app{"strata: a single-binary OpenTelemetry backend (traces, logs, metrics as Parquet)",
+               "strata"};
+  app.set_version_flag("--version", kVersion);
+  app.require_subcommand(1);
+  std::set<std::string> env_names;
+
+  std::string log_level = "info";
+  AddFlag(&app, &env_names, "log-level", &log_level, "Log level")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+
+  ServeOptions serve;
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Run the server (strata's main job)");
+  AddFlag(serve_cmd, &env_names, "data-dir", &serve.data_dir, "Data directory");
+  AddFlag(serve_cmd, &env_names, "otlp-grpc-address", &serve.otlp_grpc_address,
+          "OTLP/gRPC listen address");
+  AddFlag(serve_cmd, &env_names, "otlp-http-address", &serve.otlp_http_address,
+          "OTLP/HTTP listen address");
+  AddFlag(serve_cmd, &env_names, "api-address", &serve.api_address,
+          "Web UI and REST API listen address");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (absl::Status s = CheckStrataEnvironment(envp, env_names); !s.ok()) {
+    spdlog::error("strata: {}", s.ToString());
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  if (serve_cmd->parsed()) return RunServe(serve);
+  return 2;
+}
+
+}  // namespace strata::cli

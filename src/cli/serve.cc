@@ -1,0 +1,58 @@
+#include "cli/serve.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <filesystem>
+
+#include "fmt/format.h"
+#include "common/host_port.h"
+#include "spdlog/spdlog.h"
+
+namespace strata::cli {
+
+absl::Status ValidateServeOptions(const ServeOptions& options) {
+  if (options.data_dir.empty()) return absl::InvalidArgumentError("--data-dir must not be empty");
+  const std::pair<const char*, const std::string*> addresses[] = {
+      {"--otlp-grpc-address", &options.otlp_grpc_address},
+      {"--otlp-http-address", &options.otlp_http_address},
+      {"--api-address", &options.api_address},
+  };
+  for (const auto& [flag, value] : addresses) {
+    auto parsed = ParseHostPort(*value);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(fmt::format("{}: {}", flag, parsed.status().ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+int RunServe(const ServeOptions& options) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  if (absl::Status s = ValidateServeOptions(options); !s.ok()) {
+    spdlog::error("strata serve: {}", s.ToString());
+    return 2;
+  }
+  std::error_code ec;
+  const std::filesystem::path data_dir = std::filesystem::absolute(options.data_dir, ec);
+  spdlog::info("strata serve: effective configuration: data_dir={} otlp_grpc_address={} "
+               "otlp_http_address={} api_address={}",
+               ec ? options.data_dir : data_dir.string(), options.otlp_grpc_address,
+               options.otlp_http_address, options.api_address);
+  spdlog::info("strata serve: no listeners yet (OTLP ingest, storage and the API are not built "
+               "yet); waiting for SIGINT or SIGTERM");
+  int received = 0;
+  if (sigwait(&signals, &received) != 0) {
+    spdlog::error("strata serve: sigwait failed");
+    return 1;
+  }
+  spdlog::info("strata serve: received {}, shutting down", received == SIGINT ? "SIGINT" : "SIGTERM");
+  return 0;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,68 @@
+#pragma once
+
+// DuckDbEngine is strata's adapter to embedded DuckDB: the only code that
+// includes duckdb.h. It opens a database (in memory, or a file under the
+// data directory), holds one connection and runs SQL text, returning results
+// as strings. Later work grows it into the bounded query pool DESIGN.md
+// describes (memory limit, spill directory, deadlines, restricted file
+// access); the shape of the API stays: SQL in, Status or rows out, no
+// exception ever crosses it.
+//
+// Thread-safety: safe for concurrent use; queries on one engine run one at a
+// time (mu_ serializes them).
+//
+// Errors: Internal when DuckDB cannot open or connect, InvalidArgument for a
+// query DuckDB rejects (its message included).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace strata::query {
+
+// A query's result, every value rendered as DuckDB's VARCHAR cast; SQL NULL
+// is std::nullopt.
+struct QueryResult {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+};
+
+struct EngineOptions {
+  // Empty opens an in-memory database.
+  std::string database_path;
+  // DuckDB worker threads; 0 keeps DuckDB's default.
+  int threads = 0;
+  // DuckDB memory_limit setting, e.g. "1GB"; empty keeps DuckDB's default.
+  std::string memory_limit;
+};
+
+class DuckDbEngine {
+ public:
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<DuckDbEngine>> Open(
+      const EngineOptions& options);
+  ~DuckDbEngine();
+
+  DuckDbEngine(const DuckDbEngine&) = delete;
+  DuckDbEngine& operator=(const DuckDbEngine&) = delete;
+
+  // Runs `sql` (one or more statements; the last one's rows are returned).
+  [[nodiscard]] absl::StatusOr<QueryResult> Query(std::string_view sql);
+
+  // The linked library's version, e.g. "v1.4.4".
+  static std::string LibraryVersion();
+
+ private:
+  struct Handles;
+  explicit DuckDbEngine(std::unique_ptr<Handles> handles);
+
+  absl::Mutex mu_;
+  std::unique_ptr<Handles> handles_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace strata::query
