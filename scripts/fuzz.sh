@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz preset: clang, ASan+UBSan) and runs each
 # for the given number of seconds (default 60) starting from its committed
-# seed corpus in fuzz/corpus/<name>/. New inputs go to a scratch corpus under
+# seed corpus in fuzz/corpus/<kind>/ (proto_decoder_fuzz uses fuzz/corpus/proto/). New inputs go to a scratch corpus under
 # build/fuzz/, never into the repository. A crash fails the script and leaves
 # the reproducer in build/fuzz/artifacts/.
 set -euo pipefail
@@ -14,7 +14,7 @@ mkdir -p build/fuzz/artifacts
 status=0
 for target in build/fuzz/fuzz/*_fuzz; do
   name="$(basename "$target")"
-  seeds="fuzz/corpus/${name%_fuzz}"
+  seeds="fuzz/corpus/${name%_decoder_fuzz}"  # proto_decoder_fuzz -> fuzz/corpus/proto
   scratch="build/fuzz/corpus/$name"
   mkdir -p "$scratch"
   echo "fuzz: $name for ${seconds}s (seeds: $seeds)"

@@ -6,6 +6,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/environment.h"
 #include "cli/serve.h"
+#include "common/runbook.h"
 #include "spdlog/spdlog.h"
 
 namespace strata::cli {
@@ -52,7 +53,7 @@ int Main(int argc, char** argv, char** envp) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (absl::Status s = CheckStrataEnvironment(envp, env_names); !s.ok()) {
-    spdlog::error("strata: {}", s.ToString());
+    spdlog::error("strata: {}; {}", s.ToString(), RunbookRef("unknown-environment-variable"));
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(log_level));

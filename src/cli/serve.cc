@@ -7,6 +7,7 @@
 
 #include "fmt/format.h"
 #include "common/host_port.h"
+#include "common/runbook.h"
 #include "spdlog/spdlog.h"
 
 namespace strata::cli {
@@ -35,7 +36,7 @@ int RunServe(const ServeOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   if (absl::Status s = ValidateServeOptions(options); !s.ok()) {
-    spdlog::error("strata serve: {}", s.ToString());
+    spdlog::error("strata serve: {}; {}", s.ToString(), RunbookRef("invalid-configuration"));
     return 2;
   }
   std::error_code ec;

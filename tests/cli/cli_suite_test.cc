@@ -56,6 +56,7 @@ TEST(CliTest, UnknownStrataVariableIsAStartupErrorNamingIt) {
   auto [code, out] = RunToCompletion({kBinary, "serve"}, Env({"STRATA_DATADIR=/tmp/x"}));
   EXPECT_EQ(code, 2) << out;
   EXPECT_THAT(out, HasSubstr("STRATA_DATADIR"));
+  EXPECT_THAT(out, HasSubstr("docs/operations.md#unknown-environment-variable"));
   EXPECT_THAT(out, Not(HasSubstr("effective configuration")));
 }
 
