@@ -36,10 +36,10 @@ void LogProtoEncoder::WriteLogRecord(size_t i) {
   w_.UInt32(7, l.dropped_attributes_count[i]);
   w_.Fixed32(8, l.flags[i]);
   if (l.has_trace_id[i]) {
-    w_.BytesAlways(9, {reinterpret_cast<const char*>(l.trace_id[i].data()), 16});
+    w_.IdAlways(9, l.trace_id[i]);
   }
   if (l.has_span_id[i]) {
-    w_.BytesAlways(10, {reinterpret_cast<const char*>(l.span_id[i].data()), 8});
+    w_.IdAlways(10, l.span_id[i]);
   }
   w_.Fixed64(11, l.observed_time_unix_nano[i]);
   w_.String(12, l.event_name[i]);

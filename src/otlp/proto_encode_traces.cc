@@ -30,11 +30,11 @@ class TraceProtoEncoder : public internal::ProtoEncoderBase {
 void TraceProtoEncoder::WriteSpan(size_t i) {
   const SpanColumns& s = traces_.spans;
   ProtoWriter::Mark span = w_.Open(2);  // ScopeSpans.spans
-  w_.BytesAlways(1, {reinterpret_cast<const char*>(s.trace_id[i].data()), 16});
-  w_.BytesAlways(2, {reinterpret_cast<const char*>(s.span_id[i].data()), 8});
+  w_.IdAlways(1, s.trace_id[i]);
+  w_.IdAlways(2, s.span_id[i]);
   w_.String(3, s.trace_state[i]);
   if (s.has_parent_span_id[i]) {
-    w_.BytesAlways(4, {reinterpret_cast<const char*>(s.parent_span_id[i].data()), 8});
+    w_.IdAlways(4, s.parent_span_id[i]);
   }
   w_.String(5, s.name[i]);
   w_.Int32(6, s.kind[i]);
@@ -69,8 +69,8 @@ void TraceProtoEncoder::WriteEvent(size_t i) {
 void TraceProtoEncoder::WriteLink(size_t i) {
   const LinkColumns& l = traces_.links;
   ProtoWriter::Mark link = w_.Open(13);  // Span.links
-  w_.BytesAlways(1, {reinterpret_cast<const char*>(l.trace_id[i].data()), 16});
-  w_.BytesAlways(2, {reinterpret_cast<const char*>(l.span_id[i].data()), 8});
+  w_.IdAlways(1, l.trace_id[i]);
+  w_.IdAlways(2, l.span_id[i]);
   w_.String(3, l.trace_state[i]);
   WriteKeyValues(4, traces_.link_attributes, l.attributes[i]);
   w_.UInt32(5, l.dropped_attributes_count[i]);

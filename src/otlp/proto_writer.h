@@ -17,6 +17,7 @@
 //
 // Thread-safety: single owner. Errors: none; the output only grows.
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -81,6 +82,11 @@ class ProtoWriter {
     AppendTag(field, WireType::kLen);
     AppendVarint(v.size());
     out_->append(v.data(), v.size());
+  }
+  // A trace or span id: its bytes as a bytes field.
+  template <size_t N>
+  void IdAlways(uint32_t field, const std::array<uint8_t, N>& id) {
+    BytesAlways(field, {reinterpret_cast<const char*>(id.data()), N});
   }
   // int32 and enum values are sign-extended to 64 bits, as protobuf requires.
   void Int32Always(uint32_t field, int32_t v) {
