@@ -53,11 +53,10 @@ size_t BaseBytes(const BatchBase& batch) {
   return 64 + batch.resources.size() * 16 + StringBytes(batch.resources.schema_url) +
          AttributeBytes(batch.resource_attributes) + batch.entity_refs.size() * 8 +
          StringBytes(batch.entity_refs.type) + StringBytes(batch.entity_refs.schema_url) +
-         StringBytes(batch.entity_keys) + batch.entity_keys.size() * 2 +
-         batch.scopes.size() * 16 + StringBytes(batch.scopes.name) +
-         StringBytes(batch.scopes.version) + StringBytes(batch.scopes.schema_url) +
-         AttributeBytes(batch.scope_attributes) + ValueBytes(batch.nested_values) +
-         AttributeBytes(batch.nested_attributes);
+         StringBytes(batch.entity_keys) + batch.entity_keys.size() * 2 + batch.scopes.size() * 16 +
+         StringBytes(batch.scopes.name) + StringBytes(batch.scopes.version) +
+         StringBytes(batch.scopes.schema_url) + AttributeBytes(batch.scope_attributes) +
+         ValueBytes(batch.nested_values) + AttributeBytes(batch.nested_attributes);
 }
 
 }  // namespace

@@ -23,6 +23,10 @@
 
 namespace strata::otlp::internal {
 
+// AnyValue nesting beyond this depth can only come from a cycle of child
+// Ranges (decoders stop far earlier); the encoders abort on it.
+inline constexpr int kMaxValueDepth = 4096;
+
 // The child rows of every parent row, each parent's children in row order.
 class RowGroups {
  public:

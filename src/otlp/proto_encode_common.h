@@ -27,8 +27,6 @@
 
 namespace strata::otlp::internal {
 
-inline constexpr int kMaxValueDepth = 4096;
-
 class ProtoEncoderBase {
  protected:
   ProtoEncoderBase(const BatchBase& batch, std::string* out) : batch_(batch), w_(out) {}
@@ -69,8 +67,7 @@ class ProtoEncoderBase {
   void WriteResource(size_t row);  // ResourceX.resource = 1
   void WriteScope(size_t row);     // ScopeX.scope = 1
   void WriteEntityRef(size_t row);
-  void WriteKeyValuesAtDepth(uint32_t field, const AttributeColumns& table, Range rows,
-                             int depth);
+  void WriteKeyValuesAtDepth(uint32_t field, const AttributeColumns& table, Range rows, int depth);
 };
 
 }  // namespace strata::otlp::internal

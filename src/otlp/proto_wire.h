@@ -21,6 +21,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 
 namespace strata::otlp {

@@ -31,18 +31,30 @@ constexpr int kMaxRows = 20;
 // JavaScript line separators, and lengths around the varint boundary.
 std::string SpecialString(RandomSource& rng) {
   switch (rng.Below(12)) {
-    case 0: return "";
-    case 1: return "caf\u00e9 \u00fcber na\u00efve";                  // 2-byte UTF-8
-    case 2: return "\u4e2d\u6587\u65e5\u672c\u8a9e\ud55c\uad6d\uc5b4";  // 3-byte UTF-8
-    case 3: return "rocket \U0001F680 \U0001F9EA \U00010348";          // 4-byte UTF-8
-    case 4: return "quote\" backslash\\ slash/ tab\t newline\n cr\r";
-    case 5: return std::string("nul\0inside", 10);
-    case 6: return "ctl\x01\x08\x0c\x1f\x7f end";
-    case 7: return "line\u2028sep\u2029para";
-    case 8: return std::string(127, 'x');
-    case 9: return std::string(128, 'y');
-    case 10: return "e\u0301 combining, \ufeff bom, \ufffd replacement";
-    default: return std::string(300 + rng.Below(200), 'z');
+    case 0:
+      return "";
+    case 1:
+      return "caf\u00e9 \u00fcber na\u00efve";  // 2-byte UTF-8
+    case 2:
+      return "\u4e2d\u6587\u65e5\u672c\u8a9e\ud55c\uad6d\uc5b4";  // 3-byte UTF-8
+    case 3:
+      return "rocket \U0001F680 \U0001F9EA \U00010348";  // 4-byte UTF-8
+    case 4:
+      return "quote\" backslash\\ slash/ tab\t newline\n cr\r";
+    case 5:
+      return std::string("nul\0inside", 10);
+    case 6:
+      return "ctl\x01\x08\x0c\x1f\x7f end";
+    case 7:
+      return "line\u2028sep\u2029para";
+    case 8:
+      return std::string(127, 'x');
+    case 9:
+      return std::string(128, 'y');
+    case 10:
+      return "e\u0301 combining, \ufeff bom, \ufffd replacement";
+    default:
+      return std::string(300 + rng.Below(200), 'z');
   }
 }
 
@@ -61,29 +73,47 @@ std::string AnyString(RandomSource& rng) {
 
 int64_t AnyInt(RandomSource& rng) {
   switch (rng.Below(8)) {
-    case 0: return 0;
-    case 1: return std::numeric_limits<int64_t>::min();
-    case 2: return std::numeric_limits<int64_t>::max();
-    case 3: return -1;
-    case 4: return rng.Between(-1000, 1000);
-    case 5: return -static_cast<int64_t>(rng.Next64() >> rng.Below(64));
-    default: return static_cast<int64_t>(rng.Next64() >> rng.Below(64));
+    case 0:
+      return 0;
+    case 1:
+      return std::numeric_limits<int64_t>::min();
+    case 2:
+      return std::numeric_limits<int64_t>::max();
+    case 3:
+      return -1;
+    case 4:
+      return rng.Between(-1000, 1000);
+    case 5:
+      return -static_cast<int64_t>(rng.Next64() >> rng.Below(64));
+    default:
+      return static_cast<int64_t>(rng.Next64() >> rng.Below(64));
   }
 }
 
 double AnyDouble(RandomSource& rng) {
   switch (rng.Below(12)) {
-    case 0: return 0.0;
-    case 1: return -0.0;
-    case 2: return std::numeric_limits<double>::quiet_NaN();
-    case 3: return std::numeric_limits<double>::infinity();
-    case 4: return -std::numeric_limits<double>::infinity();
-    case 5: return std::numeric_limits<double>::max();
-    case 6: return std::numeric_limits<double>::denorm_min();
-    case 7: return -std::numeric_limits<double>::min();
-    case 8: return 0.1;
-    case 9: return static_cast<double>(rng.Between(-100000, 100000));
-    default: return (rng.Unit() - 0.5) * std::pow(10.0, static_cast<double>(rng.Between(-30, 30)));
+    case 0:
+      return 0.0;
+    case 1:
+      return -0.0;
+    case 2:
+      return std::numeric_limits<double>::quiet_NaN();
+    case 3:
+      return std::numeric_limits<double>::infinity();
+    case 4:
+      return -std::numeric_limits<double>::infinity();
+    case 5:
+      return std::numeric_limits<double>::max();
+    case 6:
+      return std::numeric_limits<double>::denorm_min();
+    case 7:
+      return -std::numeric_limits<double>::min();
+    case 8:
+      return 0.1;
+    case 9:
+      return static_cast<double>(rng.Between(-100000, 100000));
+    default:
+      return (rng.Unit() - 0.5) * std::pow(10.0, static_cast<double>(rng.Between(-30, 30)));
   }
 }
 
@@ -96,11 +126,16 @@ double FiniteDouble(RandomSource& rng) {
 
 uint64_t AnyU64(RandomSource& rng) {
   switch (rng.Below(6)) {
-    case 0: return 0;
-    case 1: return std::numeric_limits<uint64_t>::max();
-    case 2: return rng.Below(1000);
-    case 3: return 1'700'000'000'000'000'000ULL + rng.Below(1'000'000'000'000ULL);
-    default: return rng.Next64() >> rng.Below(64);
+    case 0:
+      return 0;
+    case 1:
+      return std::numeric_limits<uint64_t>::max();
+    case 2:
+      return rng.Below(1000);
+    case 3:
+      return 1'700'000'000'000'000'000ULL + rng.Below(1'000'000'000'000ULL);
+    default:
+      return rng.Next64() >> rng.Below(64);
   }
 }
 
@@ -108,10 +143,14 @@ uint32_t AnyU32(RandomSource& rng) {
   switch (rng.Below(6)) {
     case 0:
     case 1:
-    case 2: return 0;
-    case 3: return std::numeric_limits<uint32_t>::max();
-    case 4: return static_cast<uint32_t>(rng.Below(200));
-    default: return rng.Next32();
+    case 2:
+      return 0;
+    case 3:
+      return std::numeric_limits<uint32_t>::max();
+    case 4:
+      return static_cast<uint32_t>(rng.Below(200));
+    default:
+      return rng.Next32();
   }
 }
 
@@ -166,12 +205,23 @@ void RandomBuilder::FillValue(common::AnyValue* value, int depth) {
   // chain down to kMaxValueDepth.
   bool may_nest = depth < kMaxValueDepth && (depth < 2 || rng_.Percent(70));
   switch (rng_.Below(may_nest ? 8 : 6)) {
-    case 0: break;  // empty AnyValue: the oneof stays unset
-    case 1: value->set_string_value(AnyString(rng_)); break;
-    case 2: value->set_bool_value(rng_.Bool()); break;
-    case 3: value->set_int_value(AnyInt(rng_)); break;
-    case 4: value->set_double_value(AnyDouble(rng_)); break;
-    case 5: value->set_bytes_value(rng_.Bytes(rng_.Pick<size_t>({0, 1, 3, 16, 40}))); break;
+    case 0:
+      break;  // empty AnyValue: the oneof stays unset
+    case 1:
+      value->set_string_value(AnyString(rng_));
+      break;
+    case 2:
+      value->set_bool_value(rng_.Bool());
+      break;
+    case 3:
+      value->set_int_value(AnyInt(rng_));
+      break;
+    case 4:
+      value->set_double_value(AnyDouble(rng_));
+      break;
+    case 5:
+      value->set_bytes_value(rng_.Bytes(rng_.Pick<size_t>({0, 1, 3, 16, 40})));
+      break;
     case 6: {
       common::ArrayValue* array = value->mutable_array_value();
       int n = static_cast<int>(rng_.Below(4));
@@ -227,7 +277,7 @@ void RandomBuilder::MaybeFillScope(bool has_scope, common::InstrumentationScope*
 
 void RandomBuilder::FillTraces(TraceRequest* request) {
   rows_left_ = static_cast<int>(rng_.Below(kMaxRows + 1));
-  int resources = static_cast<int>(rng_.Below(4));
+  int resources = rng_.OneIn(10) ? 0 : static_cast<int>(1 + rng_.Below(3));
   for (int r = 0; r < resources; ++r) {
     trace::ResourceSpans* rs = request->add_resource_spans();
     MaybeFillResource(!rng_.OneIn(6), rs->mutable_resource());
@@ -266,8 +316,11 @@ void RandomBuilder::FillSpan(trace::Span* span) {
   for (int i = 0; i < links; ++i) FillLink(span->add_links());
   span->set_dropped_links_count(AnyU32(rng_));
   switch (rng_.Below(4)) {
-    case 0: break;  // no status
-    case 1: span->mutable_status(); break;  // present but empty
+    case 0:
+      break;  // no status
+    case 1:
+      span->mutable_status();
+      break;  // present but empty
     default:
       span->mutable_status()->set_code(static_cast<trace::Status::StatusCode>(rng_.Below(3)));
       if (rng_.Bool()) span->mutable_status()->set_message(AnyString(rng_));
@@ -291,7 +344,7 @@ void RandomBuilder::FillLink(trace::Span::Link* link) {
 
 void RandomBuilder::FillLogs(LogsRequest* request) {
   rows_left_ = static_cast<int>(rng_.Below(kMaxRows + 1));
-  int resources = static_cast<int>(rng_.Below(4));
+  int resources = rng_.OneIn(10) ? 0 : static_cast<int>(1 + rng_.Below(3));
   for (int r = 0; r < resources; ++r) {
     logs::ResourceLogs* rl = request->add_resource_logs();
     MaybeFillResource(!rng_.OneIn(6), rl->mutable_resource());
@@ -328,7 +381,7 @@ void RandomBuilder::FillLogRecord(logs::LogRecord* record) {
 
 void RandomBuilder::FillMetrics(MetricsRequest* request) {
   rows_left_ = static_cast<int>(rng_.Below(kMaxRows + 1));
-  int resources = static_cast<int>(rng_.Below(4));
+  int resources = rng_.OneIn(10) ? 0 : static_cast<int>(1 + rng_.Below(3));
   for (int r = 0; r < resources; ++r) {
     metrics::ResourceMetrics* rm = request->add_resource_metrics();
     MaybeFillResource(!rng_.OneIn(6), rm->mutable_resource());
@@ -356,7 +409,8 @@ void RandomBuilder::FillMetric(metrics::Metric* metric) {
   if (rng_.Bool()) metric->set_unit(rng_.Pick<std::string>({"ms", "By", "1", "{request}"}));
   int points = TakeRows(4);
   switch (rng_.Below(11)) {
-    case 0: break;  // the data oneof stays unset
+    case 0:
+      break;  // the data oneof stays unset
     case 1:
     case 2: {
       metrics::Gauge* gauge = metric->mutable_gauge();
@@ -397,11 +451,19 @@ void RandomBuilder::FillNumberPoint(metrics::NumberDataPoint* point) {
   point->set_start_time_unix_nano(AnyU64(rng_));
   point->set_time_unix_nano(AnyU64(rng_));
   switch (rng_.Below(5)) {
-    case 0: break;  // the value oneof stays unset
-    case 1: point->set_as_double(rng_.Bool() ? 0.0 : AnyDouble(rng_)); break;
-    case 2: point->set_as_double(AnyDouble(rng_)); break;
-    case 3: point->set_as_int(rng_.Bool() ? 0 : AnyInt(rng_)); break;
-    default: point->set_as_int(AnyInt(rng_));
+    case 0:
+      break;  // the value oneof stays unset
+    case 1:
+      point->set_as_double(rng_.Bool() ? 0.0 : AnyDouble(rng_));
+      break;
+    case 2:
+      point->set_as_double(AnyDouble(rng_));
+      break;
+    case 3:
+      point->set_as_int(rng_.Bool() ? 0 : AnyInt(rng_));
+      break;
+    default:
+      point->set_as_int(AnyInt(rng_));
   }
   FillExemplars(point->mutable_exemplars());
   point->set_flags(rng_.Pick<uint32_t>({0, 0, 1, AnyU32(rng_)}));
@@ -475,9 +537,13 @@ void RandomBuilder::FillExemplars(RepeatedPtrField<metrics::Exemplar>* exemplars
     FillAttributes(exemplar->mutable_filtered_attributes(), 1);
     exemplar->set_time_unix_nano(AnyU64(rng_));
     switch (rng_.Below(3)) {
-      case 0: break;  // the value oneof stays unset
-      case 1: exemplar->set_as_double(AnyDouble(rng_)); break;
-      default: exemplar->set_as_int(AnyInt(rng_));
+      case 0:
+        break;  // the value oneof stays unset
+      case 1:
+        exemplar->set_as_double(AnyDouble(rng_));
+        break;
+      default:
+        exemplar->set_as_int(AnyInt(rng_));
     }
     if (!rng_.OneIn(3)) exemplar->set_span_id(rng_.NonZeroBytes(8));
     if (!rng_.OneIn(3)) exemplar->set_trace_id(rng_.NonZeroBytes(16));

@@ -67,10 +67,12 @@ void FillServiceResource(const Service& service,
   AddString(attrs, "deployment.environment", "production");
   AddString(attrs, "telemetry.sdk.name", "opentelemetry");
   AddString(attrs, "telemetry.sdk.language", service.language);
-  AddString(attrs, "k8s.pod.name", absl::StrCat(service.name, "-7d9f8b6c5-x2x4q"));
+  AddString(attrs, "k8s.pod.name", absl::StrCat(std::string(service.name), "-7d9f8b6c5-x2x4q"));
 }
 
-std::string HostPort(int service) { return absl::StrCat(kServices[service].name, ".shop.svc"); }
+std::string HostPort(int service) {
+  return absl::StrCat(std::string(kServices[service].name), ".shop.svc");
+}
 
 // A server span of the trace under construction; calls hang below it.
 struct ServerSpan {
@@ -180,16 +182,16 @@ void TraceBuilder::AddCall(const ServerSpan& caller, std::vector<ServerSpan>* se
   RepeatedPtrField<common::KeyValue>* attrs = client->mutable_attributes();
   std::string host = HostPort(callee);
   if (rpc) {
-    client->set_name(absl::StrCat("shop.", kServices[callee].name, "/Get"));
+    client->set_name(absl::StrCat("shop.", std::string(kServices[callee].name), "/Get"));
     AddString(attrs, "rpc.system", "grpc");
-    AddString(attrs, "rpc.service", absl::StrCat("shop.", kServices[callee].name));
+    AddString(attrs, "rpc.service", absl::StrCat("shop.", std::string(kServices[callee].name)));
     AddString(attrs, "rpc.method", "Get");
     AddInt(attrs, "rpc.grpc.status_code", 0);
     AddString(attrs, "network.transport", "tcp");
   } else {
     client->set_name(std::string(method));
     AddString(attrs, "http.request.method", method);
-    AddString(attrs, "url.full", absl::StrCat("http://", host, route));
+    AddString(attrs, "url.full", absl::StrCat("http://", host, std::string(route)));
     AddInt(attrs, "http.response.status_code", 200);
     AddString(attrs, "network.protocol.version", "1.1");
   }
@@ -204,7 +206,8 @@ void TraceBuilder::AddCall(const ServerSpan& caller, std::vector<ServerSpan>* se
   auto [server_start, server_end] = ChildInterval(start, end);
   trace::Span* server = NewSpan(callee, false, client->span_id(), server_start, server_end);
   server->set_kind(trace::Span::SPAN_KIND_SERVER);
-  server->set_name(rpc ? client->name() : absl::StrCat(method, " ", route));
+  server->set_name(rpc ? client->name()
+                       : absl::StrCat(std::string(method), " ", std::string(route)));
   attrs = server->mutable_attributes();
   AddString(attrs, "http.request.method", method);
   AddString(attrs, "http.route", route);
@@ -260,7 +263,7 @@ int TraceBuilder::AddTrace(int budget) {
   std::string_view route = kRoutes[rng_.Below(kRoutes.size())];
   trace::Span* root = NewSpan(0, false, "", start, end);
   root->set_kind(trace::Span::SPAN_KIND_SERVER);
-  root->set_name(absl::StrCat("GET ", route));
+  root->set_name(absl::StrCat("GET ", std::string(route)));
   RepeatedPtrField<common::KeyValue>* attrs = root->mutable_attributes();
   AddString(attrs, "http.request.method", "GET");
   AddString(attrs, "http.route", route);
@@ -299,7 +302,7 @@ void FillRealisticLogs(uint64_t seed, int record_count, LogsRequest* request) {
     logs::ResourceLogs* rl = request->add_resource_logs();
     FillServiceResource(service, rl->mutable_resource());
     logs::ScopeLogs* sl = rl->add_scope_logs();
-    sl->mutable_scope()->set_name(absl::StrCat("shop.", service.name, ".logger"));
+    sl->mutable_scope()->set_name(absl::StrCat("shop.", std::string(service.name), ".logger"));
     scopes.push_back(sl);
   }
   for (int i = 0; i < record_count; ++i) {
@@ -308,19 +311,19 @@ void FillRealisticLogs(uint64_t seed, int record_count, LogsRequest* request) {
     record->set_time_unix_nano(time);
     record->set_observed_time_unix_nano(time + 1000 + rng.Below(1'000'000));
     int level = static_cast<int>(rng.Below(20));
-    auto severity = level < 2 ? logs::SEVERITY_NUMBER_ERROR
+    auto severity = level < 2   ? logs::SEVERITY_NUMBER_ERROR
                     : level < 5 ? logs::SEVERITY_NUMBER_WARN
                     : level < 8 ? logs::SEVERITY_NUMBER_DEBUG
                                 : logs::SEVERITY_NUMBER_INFO;
     record->set_severity_number(severity);
-    record->set_severity_text(severity == logs::SEVERITY_NUMBER_ERROR  ? "ERROR"
-                              : severity == logs::SEVERITY_NUMBER_WARN ? "WARN"
+    record->set_severity_text(severity == logs::SEVERITY_NUMBER_ERROR   ? "ERROR"
+                              : severity == logs::SEVERITY_NUMBER_WARN  ? "WARN"
                               : severity == logs::SEVERITY_NUMBER_DEBUG ? "DEBUG"
                                                                         : "INFO");
     std::string_view route = kRoutes[rng.Below(kRoutes.size())];
-    record->mutable_body()->set_string_value(
-        absl::StrCat("request ", kMethods[rng.Below(kMethods.size())], " ", route,
-                     " completed in ", rng.Below(900), " ms for user ", rng.Below(100000)));
+    record->mutable_body()->set_string_value(absl::StrCat(
+        "request ", std::string(kMethods[rng.Below(kMethods.size())]), " ", std::string(route),
+        " completed in ", rng.Below(900), " ms for user ", rng.Below(100000)));
     RepeatedPtrField<common::KeyValue>* attrs = record->mutable_attributes();
     AddString(attrs, "code.function", "handleRequest");
     AddString(attrs, "code.namespace", "shop.http.RequestHandler");

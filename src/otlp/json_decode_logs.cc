@@ -1,0 +1,182 @@
+// DecodeLogsJson: ExportLogsServiceRequest in OTLP/JSON into a LogBatch.
+// The shared machinery is in json_decode_common.h; this file knows
+// LogRecord.
+
+#include <string_view>
+
+#include "otlp/decode.h"
+#include "otlp/json_decode_common.h"
+
+namespace strata::otlp {
+namespace {
+
+using json_internal::FieldTable;
+using json_internal::JsonReader;
+using json_internal::PathFrame;
+using json_internal::ValueEntry;
+namespace od = json_internal::od;
+
+const json_internal::SignalTables& LogTables() {
+  static const FieldTable* const root = new FieldTable({{0, "resourceLogs", "resource_logs"}});
+  static const FieldTable* const resource_logs = new FieldTable({
+      {0, "resource", "resource"},
+      {1, "scopeLogs", "scope_logs"},
+      {2, "schemaUrl", "schema_url"},
+  });
+  static const FieldTable* const scope_logs = new FieldTable({
+      {0, "scope", "scope"},
+      {1, "logRecords", "log_records"},
+      {2, "schemaUrl", "schema_url"},
+  });
+  static const json_internal::SignalTables tables{root, resource_logs, scope_logs};
+  return tables;
+}
+
+enum LogField {
+  kTime,
+  kObservedTime,
+  kSeverityNumber,
+  kSeverityText,
+  kBody,
+  kAttributes,
+  kDroppedAttributes,
+  kFlags,
+  kTraceId,
+  kSpanId,
+  kEventName,
+};
+
+const FieldTable& LogFields() {
+  static const FieldTable* const table = new FieldTable({
+      {kTime, "timeUnixNano", "time_unix_nano"},
+      {kObservedTime, "observedTimeUnixNano", "observed_time_unix_nano"},
+      {kSeverityNumber, "severityNumber", "severity_number"},
+      {kSeverityText, "severityText", "severity_text"},
+      {kBody, "body", "body"},
+      {kAttributes, "attributes", "attributes"},
+      {kDroppedAttributes, "droppedAttributesCount", "dropped_attributes_count"},
+      {kFlags, "flags", "flags"},
+      {kTraceId, "traceId", "trace_id"},
+      {kSpanId, "spanId", "span_id"},
+      {kEventName, "eventName", "event_name"},
+  });
+  return *table;
+}
+
+// SeverityNumber value names, indexed by value (0..24).
+constexpr std::string_view kSeverityNames[] = {
+    "SEVERITY_NUMBER_UNSPECIFIED", "SEVERITY_NUMBER_TRACE",  "SEVERITY_NUMBER_TRACE2",
+    "SEVERITY_NUMBER_TRACE3",      "SEVERITY_NUMBER_TRACE4", "SEVERITY_NUMBER_DEBUG",
+    "SEVERITY_NUMBER_DEBUG2",      "SEVERITY_NUMBER_DEBUG3", "SEVERITY_NUMBER_DEBUG4",
+    "SEVERITY_NUMBER_INFO",        "SEVERITY_NUMBER_INFO2",  "SEVERITY_NUMBER_INFO3",
+    "SEVERITY_NUMBER_INFO4",       "SEVERITY_NUMBER_WARN",   "SEVERITY_NUMBER_WARN2",
+    "SEVERITY_NUMBER_WARN3",       "SEVERITY_NUMBER_WARN4",  "SEVERITY_NUMBER_ERROR",
+    "SEVERITY_NUMBER_ERROR2",      "SEVERITY_NUMBER_ERROR3", "SEVERITY_NUMBER_ERROR4",
+    "SEVERITY_NUMBER_FATAL",       "SEVERITY_NUMBER_FATAL2", "SEVERITY_NUMBER_FATAL3",
+    "SEVERITY_NUMBER_FATAL4",
+};
+
+// A log record while its fields are decoded; appended once all are read.
+struct LogRow {
+  uint64_t time_unix_nano = 0;
+  uint64_t observed_time_unix_nano = 0;
+  int32_t severity_number = 0;
+  std::string_view severity_text;
+  ValueEntry body;
+  Range attributes;
+  uint32_t dropped_attributes_count = 0;
+  uint32_t flags = 0;
+  TraceId trace_id{};
+  bool has_trace_id = false;
+  SpanId span_id{};
+  bool has_span_id = false;
+  std::string_view event_name;
+};
+
+class LogDecoder {
+ public:
+  LogDecoder(JsonReader* reader, LogBatch* batch) : r_(*reader), b_(*batch) {}
+
+  absl::Status Root(od::value& v, const PathFrame& f) {
+    return r_.DecodeSignal(
+        v, f, LogTables(),
+        [&](od::value& e, const PathFrame& ef, uint32_t scope) { return LogRecord(e, ef, scope); });
+  }
+
+ private:
+  absl::Status LogRecord(od::value& v, const PathFrame& f, uint32_t scope);
+  absl::Status LogField(int id, od::value& v, const PathFrame& f, LogRow* row);
+  void AppendLog(uint32_t scope, const LogRow& row);
+
+  JsonReader& r_;
+  LogBatch& b_;
+};
+
+absl::Status LogDecoder::LogRecord(od::value& v, const PathFrame& f, uint32_t scope) {
+  LogRow row;
+  row.attributes = JsonReader::EmptyRangeAtEnd(b_.log_attributes);
+  absl::Status s = r_.ForEachField(
+      v, f, LogFields(),
+      [&](int id, od::value& fv, const PathFrame& ff) { return LogField(id, fv, ff, &row); });
+  if (!s.ok()) return s;
+  AppendLog(scope, row);
+  return absl::OkStatus();
+}
+
+absl::Status LogDecoder::LogField(int id, od::value& v, const PathFrame& f, LogRow* row) {
+  switch (id) {
+    case kTime:
+      return r_.Uint64(v, f, &row->time_unix_nano);
+    case kObservedTime:
+      return r_.Uint64(v, f, &row->observed_time_unix_nano);
+    case kSeverityNumber:
+      return r_.Enum(v, f, kSeverityNames, &row->severity_number);
+    case kSeverityText:
+      return r_.String(v, f, &row->severity_text);
+    case kBody:
+      return r_.AnyValue(v, f, 0, &row->body);
+    case kAttributes:
+      return r_.Attributes(v, f, &b_.log_attributes, &row->attributes);
+    case kDroppedAttributes:
+      return r_.Uint32(v, f, &row->dropped_attributes_count);
+    case kFlags:
+      return r_.Uint32(v, f, &row->flags);
+    case kTraceId:
+      return r_.TraceIdHex(v, f, &row->trace_id, &row->has_trace_id);
+    case kSpanId:
+      return r_.SpanIdHex(v, f, &row->span_id, &row->has_span_id);
+    case kEventName:
+      return r_.String(v, f, &row->event_name);
+  }
+  return absl::OkStatus();
+}
+
+void LogDecoder::AppendLog(uint32_t scope, const LogRow& row) {
+  LogRecordColumns& logs = b_.logs;
+  logs.scope.push_back(scope);
+  logs.time_unix_nano.push_back(row.time_unix_nano);
+  logs.observed_time_unix_nano.push_back(row.observed_time_unix_nano);
+  logs.severity_number.push_back(row.severity_number);
+  logs.severity_text.push_back(row.severity_text);
+  logs.body.Append(row.body.type, row.body.str, row.body.bits);
+  logs.attributes.push_back(row.attributes);
+  logs.dropped_attributes_count.push_back(row.dropped_attributes_count);
+  logs.flags.push_back(row.flags);
+  logs.trace_id.push_back(row.trace_id);
+  logs.has_trace_id.push_back(row.has_trace_id ? 1 : 0);
+  logs.span_id.push_back(row.span_id);
+  logs.has_span_id.push_back(row.has_span_id ? 1 : 0);
+  logs.event_name.push_back(row.event_name);
+}
+
+}  // namespace
+
+absl::Status DecodeLogsJson(std::string_view json, LogBatch* batch, const DecodeLimits& limits) {
+  return json_internal::DecodeDocument(
+      json, limits, batch,
+      [](JsonReader& reader, od::value& root, const PathFrame& frame, LogBatch* target) {
+        return LogDecoder(&reader, target).Root(root, frame);
+      });
+}
+
+}  // namespace strata::otlp

@@ -1,0 +1,329 @@
+// DecodeTracesProto: ExportTraceServiceRequest wire bytes → TraceBatch.
+// Field numbers follow opentelemetry-proto v1.x (trace.proto), including
+// Span.flags (16) and Span.Link.flags (6).
+
+#include "otlp/decode.h"
+#include "otlp/proto_decode_common.h"
+
+namespace strata::otlp {
+namespace {
+
+using proto::DecodeContext;
+using proto::GetAttribute;
+using proto::GetDouble;
+using proto::GetFixed32;
+using proto::GetFixed64;
+using proto::GetId;
+using proto::GetString;
+using proto::GetVarint;
+using proto::RangeFrom;
+using proto::SkipOrReject;
+
+constexpr std::string_view kSpanFields[] = {"",
+                                            "trace_id",
+                                            "span_id",
+                                            "trace_state",
+                                            "parent_span_id",
+                                            "name",
+                                            "kind",
+                                            "start_time_unix_nano",
+                                            "end_time_unix_nano",
+                                            "attributes",
+                                            "dropped_attributes_count",
+                                            "events",
+                                            "dropped_events_count",
+                                            "links",
+                                            "dropped_links_count",
+                                            "status",
+                                            "flags"};
+constexpr std::string_view kEventFields[] = {"", "time_unix_nano", "name", "attributes",
+                                             "dropped_attributes_count"};
+constexpr std::string_view kLinkFields[] = {"",           "trace_id",   "span_id",
+                                            "trace_state", "attributes", "dropped_attributes_count",
+                                            "flags"};
+// Field 1 is reserved (the deprecated code), so it is skipped as unknown.
+constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
+
+[[nodiscard]] bool DecodeEvent(DecodeContext& ctx, std::string_view payload, TraceBatch* b) {
+  const size_t attributes_begin = b->event_attributes.size();
+  uint64_t time = 0;
+  std::string_view name;
+  uint32_t dropped = 0;
+  WireReader r(payload);
+  while (!r.done()) {
+    uint32_t tag;
+    if (!r.ReadTag(&tag)) return ctx.FailWire(r);
+    switch (tag) {
+      case Tag(1, WireType::kFixed64):
+        if (!GetFixed64(ctx, r, "time_unix_nano", &time)) return false;
+        break;
+      case Tag(2, WireType::kLen):
+        if (!GetString(ctx, r, "name", &name)) return false;
+        break;
+      case Tag(3, WireType::kLen):
+        if (!GetAttribute(ctx, r, "attributes", b, &b->event_attributes, attributes_begin)) {
+          return false;
+        }
+        break;
+      case Tag(4, WireType::kVarint): {
+        uint64_t v;
+        if (!GetVarint(ctx, r, "dropped_attributes_count", &v)) return false;
+        dropped = VarintToUint32(v);
+        break;
+      }
+      default:
+        if (!SkipOrReject(ctx, r, tag, kEventFields)) return false;
+    }
+  }
+  EventColumns& events = b->events;
+  events.time_unix_nano.push_back(time);
+  events.name.push_back(name);
+  events.attributes.push_back(RangeFrom(attributes_begin, b->event_attributes.size()));
+  events.dropped_attributes_count.push_back(dropped);
+  return true;
+}
+
+[[nodiscard]] bool DecodeLink(DecodeContext& ctx, std::string_view payload, TraceBatch* b) {
+  const size_t attributes_begin = b->link_attributes.size();
+  TraceId trace_id{};
+  SpanId span_id{};
+  uint8_t has_trace_id = 0;
+  uint8_t has_span_id = 0;
+  std::string_view trace_state;
+  uint32_t dropped = 0;
+  uint32_t flags = 0;
+  WireReader r(payload);
+  while (!r.done()) {
+    uint32_t tag;
+    if (!r.ReadTag(&tag)) return ctx.FailWire(r);
+    switch (tag) {
+      case Tag(1, WireType::kLen):
+        if (!GetId(ctx, r, "trace_id", false, &trace_id, &has_trace_id)) return false;
+        break;
+      case Tag(2, WireType::kLen):
+        if (!GetId(ctx, r, "span_id", false, &span_id, &has_span_id)) return false;
+        break;
+      case Tag(3, WireType::kLen):
+        if (!GetString(ctx, r, "trace_state", &trace_state)) return false;
+        break;
+      case Tag(4, WireType::kLen):
+        if (!GetAttribute(ctx, r, "attributes", b, &b->link_attributes, attributes_begin)) {
+          return false;
+        }
+        break;
+      case Tag(5, WireType::kVarint): {
+        uint64_t v;
+        if (!GetVarint(ctx, r, "dropped_attributes_count", &v)) return false;
+        dropped = VarintToUint32(v);
+        break;
+      }
+      case Tag(6, WireType::kFixed32):
+        if (!GetFixed32(ctx, r, "flags", &flags)) return false;
+        break;
+      default:
+        if (!SkipOrReject(ctx, r, tag, kLinkFields)) return false;
+    }
+  }
+  if (!has_trace_id) return ctx.Fail(payload.data(), "trace_id", "missing, want 16 bytes");
+  if (!has_span_id) return ctx.Fail(payload.data(), "span_id", "missing, want 8 bytes");
+  LinkColumns& links = b->links;
+  links.trace_id.push_back(trace_id);
+  links.span_id.push_back(span_id);
+  links.trace_state.push_back(trace_state);
+  links.attributes.push_back(RangeFrom(attributes_begin, b->link_attributes.size()));
+  links.dropped_attributes_count.push_back(dropped);
+  links.flags.push_back(flags);
+  return true;
+}
+
+[[nodiscard]] bool DecodeStatus(DecodeContext& ctx, std::string_view payload,
+                                std::string_view* message, int32_t* code) {
+  WireReader r(payload);
+  while (!r.done()) {
+    uint32_t tag;
+    if (!r.ReadTag(&tag)) return ctx.FailWire(r);
+    switch (tag) {
+      case Tag(2, WireType::kLen):
+        if (!GetString(ctx, r, "message", message)) return false;
+        break;
+      case Tag(3, WireType::kVarint): {
+        uint64_t v;
+        if (!GetVarint(ctx, r, "code", &v)) return false;
+        *code = VarintToInt32(v);
+        break;
+      }
+      default:
+        if (!SkipOrReject(ctx, r, tag, kStatusFields)) return false;
+    }
+  }
+  return true;
+}
+
+// The scalar fields of one span, gathered before the row is appended.
+struct SpanRow {
+  TraceId trace_id{};
+  SpanId span_id{};
+  SpanId parent_span_id{};
+  uint8_t has_trace_id = 0;
+  uint8_t has_span_id = 0;
+  uint8_t has_parent_span_id = 0;
+  bool seen_status = false;
+  int32_t kind = 0;
+  int32_t status_code = 0;
+  uint32_t flags = 0;
+  uint32_t dropped_attributes = 0;
+  uint32_t dropped_events = 0;
+  uint32_t dropped_links = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::string_view trace_state;
+  std::string_view name;
+  std::string_view status_message;
+};
+
+void AppendSpan(TraceBatch* b, uint32_t scope, const SpanRow& row, size_t attributes_begin,
+                size_t events_begin, size_t links_begin) {
+  SpanColumns& s = b->spans;
+  s.scope.push_back(scope);
+  s.trace_id.push_back(row.trace_id);
+  s.span_id.push_back(row.span_id);
+  s.trace_state.push_back(row.trace_state);
+  s.parent_span_id.push_back(row.parent_span_id);
+  s.has_parent_span_id.push_back(row.has_parent_span_id);
+  s.flags.push_back(row.flags);
+  s.name.push_back(row.name);
+  s.kind.push_back(row.kind);
+  s.start_time_unix_nano.push_back(row.start);
+  s.end_time_unix_nano.push_back(row.end);
+  s.attributes.push_back(RangeFrom(attributes_begin, b->span_attributes.size()));
+  s.dropped_attributes_count.push_back(row.dropped_attributes);
+  s.events.push_back(RangeFrom(events_begin, b->events.size()));
+  s.dropped_events_count.push_back(row.dropped_events);
+  s.links.push_back(RangeFrom(links_begin, b->links.size()));
+  s.dropped_links_count.push_back(row.dropped_links);
+  s.status_message.push_back(row.status_message);
+  s.status_code.push_back(row.status_code);
+}
+
+// The length-delimited fields of a span that have child rows or a message.
+[[nodiscard]] bool DecodeSpanChild(DecodeContext& ctx, WireReader& r, uint32_t tag, TraceBatch* b,
+                                   size_t events_begin, size_t links_begin, SpanRow* row) {
+  std::string_view sub;
+  if (tag == Tag(11, WireType::kLen)) {
+    const size_t index = b->events.size() - events_begin;
+    if (!r.ReadLen(&sub)) return ctx.FailWire(r, "events", index);
+    return DecodeEvent(ctx, sub, b) || ctx.In("events", index);
+  }
+  if (tag == Tag(13, WireType::kLen)) {
+    const size_t index = b->links.size() - links_begin;
+    if (!r.ReadLen(&sub)) return ctx.FailWire(r, "links", index);
+    return DecodeLink(ctx, sub, b) || ctx.In("links", index);
+  }
+  if (!r.ReadLen(&sub)) return ctx.FailWire(r, "status");
+  if (row->seen_status) return ctx.Fail(r.field_start(), "status", proto::kDuplicateMessage);
+  row->seen_status = true;
+  return DecodeStatus(ctx, sub, &row->status_message, &row->status_code) || ctx.In("status");
+}
+
+[[nodiscard]] bool DecodeSpan(DecodeContext& ctx, std::string_view payload, TraceBatch* b,
+                              uint32_t scope) {
+  const size_t attributes_begin = b->span_attributes.size();
+  const size_t events_begin = b->events.size();
+  const size_t links_begin = b->links.size();
+  SpanRow row;
+  uint64_t v;
+  WireReader r(payload);
+  while (!r.done()) {
+    uint32_t tag;
+    if (!r.ReadTag(&tag)) return ctx.FailWire(r);
+    switch (tag) {
+      case Tag(1, WireType::kLen):
+        if (!GetId(ctx, r, "trace_id", false, &row.trace_id, &row.has_trace_id)) return false;
+        break;
+      case Tag(2, WireType::kLen):
+        if (!GetId(ctx, r, "span_id", false, &row.span_id, &row.has_span_id)) return false;
+        break;
+      case Tag(3, WireType::kLen):
+        if (!GetString(ctx, r, "trace_state", &row.trace_state)) return false;
+        break;
+      case Tag(4, WireType::kLen):
+        if (!GetId(ctx, r, "parent_span_id", true, &row.parent_span_id,
+                   &row.has_parent_span_id)) {
+          return false;
+        }
+        break;
+      case Tag(5, WireType::kLen):
+        if (!GetString(ctx, r, "name", &row.name)) return false;
+        break;
+      case Tag(6, WireType::kVarint):
+        if (!GetVarint(ctx, r, "kind", &v)) return false;
+        row.kind = VarintToInt32(v);
+        break;
+      case Tag(7, WireType::kFixed64):
+        if (!GetFixed64(ctx, r, "start_time_unix_nano", &row.start)) return false;
+        break;
+      case Tag(8, WireType::kFixed64):
+        if (!GetFixed64(ctx, r, "end_time_unix_nano", &row.end)) return false;
+        break;
+      case Tag(9, WireType::kLen):
+        if (!GetAttribute(ctx, r, "attributes", b, &b->span_attributes, attributes_begin)) {
+          return false;
+        }
+        break;
+      case Tag(10, WireType::kVarint):
+      case Tag(12, WireType::kVarint):
+      case Tag(14, WireType::kVarint): {
+        if (!GetVarint(ctx, r, kSpanFields[tag >> 3], &v)) return false;
+        uint32_t& count = tag == Tag(10, WireType::kVarint)   ? row.dropped_attributes
+                          : tag == Tag(12, WireType::kVarint) ? row.dropped_events
+                                                              : row.dropped_links;
+        count = VarintToUint32(v);
+        break;
+      }
+      case Tag(11, WireType::kLen):
+      case Tag(13, WireType::kLen):
+      case Tag(15, WireType::kLen):
+        if (!DecodeSpanChild(ctx, r, tag, b, events_begin, links_begin, &row)) return false;
+        break;
+      case Tag(16, WireType::kFixed32):
+        if (!GetFixed32(ctx, r, "flags", &row.flags)) return false;
+        break;
+      default:
+        if (!SkipOrReject(ctx, r, tag, kSpanFields)) return false;
+    }
+  }
+  if (!row.has_trace_id) return ctx.Fail(payload.data(), "trace_id", "missing, want 16 bytes");
+  if (!row.has_span_id) return ctx.Fail(payload.data(), "span_id", "missing, want 8 bytes");
+  AppendSpan(b, scope, row, attributes_begin, events_begin, links_begin);
+  return true;
+}
+
+// Reserves column capacity from the request size so that typical requests
+// fill the columns without regrowing them. The divisors are about the encoded
+// size of a realistic row (a span with a few attributes is hundreds of bytes;
+// an attribute rarely under 24), so the reservation stays proportional to
+// the input and a wrong guess costs only a regrowth.
+void ReserveForInput(TraceBatch* b, size_t input_bytes) {
+  SpanColumns& s = b->spans;
+  proto::ReserveMore(input_bytes / 256, s.scope, s.trace_id, s.span_id, s.trace_state,
+                     s.parent_span_id, s.has_parent_span_id, s.flags, s.name, s.kind,
+                     s.start_time_unix_nano, s.end_time_unix_nano, s.attributes,
+                     s.dropped_attributes_count, s.events, s.dropped_events_count, s.links,
+                     s.dropped_links_count, s.status_message, s.status_code);
+  proto::ReserveMore(input_bytes / 32, &b->span_attributes);
+}
+
+}  // namespace
+
+absl::Status DecodeTracesProto(std::string_view bytes, TraceBatch* batch,
+                               const DecodeLimits& limits) {
+  static constexpr proto::SignalNames kNames = {"ExportTraceServiceRequest", "resource_spans",
+                                                "scope_spans", "spans"};
+  ReserveForInput(batch, bytes.size());
+  auto decode_span = [batch](DecodeContext& ctx, std::string_view payload, uint32_t scope) {
+    return DecodeSpan(ctx, payload, batch, scope);
+  };
+  return proto::DecodeRequest(bytes, batch, limits, kNames, decode_span);
+}
+
+}  // namespace strata::otlp
