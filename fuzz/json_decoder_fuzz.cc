@@ -8,17 +8,19 @@
 // '1' logs, '2' metrics; '<' and '5' also set the limit bit).
 // The target aborts when a decode succeeds but ValidateBatch() fails, and
 // when a decode fails with anything but InvalidArgument carrying the
-// "otlp/json: ... (at byte N)" message decode.h promises.
+// "otlp/json: ... (at byte N)" message decode.h promises, and when
+// re-encoding is unstable: EncodeJson(DecodeJson(EncodeJson(batch))) must
+// equal EncodeJson(batch).
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "common/check.h"
 #include "otlp/batch.h"
 #include "otlp/decode.h"
+#include "otlp/encode.h"
 
 namespace {
 
@@ -28,14 +30,14 @@ void CheckError(const absl::Status& s) {
   const std::string message(s.message());
   if (s.code() != absl::StatusCode::kInvalidArgument || message.rfind("otlp/json: ", 0) != 0 ||
       message.find(" (at byte ") == std::string::npos || message.back() != ')') {
-    std::fprintf(stderr, "unexpected error: %s\n", s.ToString().c_str());
-    std::abort();
+    STRATA_CHECK(false, s.ToString().c_str());
   }
 }
 
 template <typename Batch>
 void Run(absl::Status (*decode)(std::string_view, Batch*, const DecodeLimits&),
-         std::string_view json, const DecodeLimits& limits, bool twice) {
+         std::string (*encode)(const Batch&), std::string_view json, const DecodeLimits& limits,
+         bool twice) {
   Batch batch;
   for (int round = 0; round < (twice ? 2 : 1); ++round) {
     const absl::Status s = decode(json, &batch, limits);
@@ -44,11 +46,13 @@ void Run(absl::Status (*decode)(std::string_view, Batch*, const DecodeLimits&),
       return;
     }
     const absl::Status valid = strata::otlp::ValidateBatch(batch);
-    if (!valid.ok()) {
-      std::fprintf(stderr, "decoded batch is invalid: %s\n", valid.ToString().c_str());
-      std::abort();
-    }
+    STRATA_CHECK(valid.ok(), valid.ToString().c_str());
   }
+  const std::string encoded = encode(batch);
+  Batch again;
+  const absl::Status redecoded = decode(encoded, &again, DecodeLimits{});
+  STRATA_CHECK(redecoded.ok(), redecoded.ToString().c_str());
+  STRATA_CHECK(encode(again) == encoded, "re-encoding decoded JSON changed the text");
 }
 
 }  // namespace
@@ -65,13 +69,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool twice = (control & 8) != 0;
   switch (control % 3) {
     case 0:
-      Run(strata::otlp::DecodeTracesJson, json, limits, twice);
+      Run(strata::otlp::DecodeTracesJson, strata::otlp::EncodeTracesJson, json, limits, twice);
       break;
     case 1:
-      Run(strata::otlp::DecodeLogsJson, json, limits, twice);
+      Run(strata::otlp::DecodeLogsJson, strata::otlp::EncodeLogsJson, json, limits, twice);
       break;
     default:
-      Run(strata::otlp::DecodeMetricsJson, json, limits, twice);
+      Run(strata::otlp::DecodeMetricsJson, strata::otlp::EncodeMetricsJson, json, limits, twice);
       break;
   }
   return 0;

@@ -3,19 +3,20 @@
 // The first input byte picks the signal (traces, logs or metrics, modulo 3)
 // and bit 2 of it a small max_value_depth; the rest is the request. Any
 // input may be rejected, but none may crash, read out of bounds or leak, and
-// every accepted request must produce a batch that passes ValidateBatch.
+// every accepted request must produce a batch that passes ValidateBatch, and
+// re-encoding is stable: encode(decode(encode(batch))) == encode(batch).
 // Seeds: fuzz/corpus/proto/.
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/check.h"
 #include "otlp/batch.h"
 #include "otlp/decode.h"
+#include "otlp/encode.h"
 
 namespace {
 
@@ -46,26 +47,26 @@ size_t TouchAll(const strata::otlp::MetricBatch& b) {
   return TouchBase(b) + Touch(b.point_attributes) + Touch(b.metrics.name);
 }
 
-template <typename Batch, typename Decode>
-void Check(std::string_view bytes, const strata::otlp::DecodeLimits& limits, Decode decode) {
+template <typename Batch, typename Decode, typename Encode>
+void Check(std::string_view bytes, const strata::otlp::DecodeLimits& limits, Decode decode,
+           Encode encode) {
   Batch batch;
   absl::Status status = decode(bytes, &batch, limits);
   if (!status.ok()) {
-    if (status.code() != absl::StatusCode::kInvalidArgument) {
-      std::fprintf(stderr, "decoder returned a non-InvalidArgument error: %s\n",
-                   std::string(status.message()).c_str());
-      std::abort();
-    }
+    STRATA_CHECK(status.code() == absl::StatusCode::kInvalidArgument,
+                 status.ToString().c_str());
     return;
   }
   absl::Status valid = strata::otlp::ValidateBatch(batch);
-  if (!valid.ok()) {
-    std::fprintf(stderr, "accepted request produced an invalid batch: %s\n",
-                 std::string(valid.message()).c_str());
-    std::abort();
-  }
+  STRATA_CHECK(valid.ok(), valid.ToString().c_str());
   volatile size_t sink = TouchAll(batch);
   (void)sink;
+
+  const std::string encoded = encode(batch);
+  Batch again;
+  absl::Status redecoded = decode(encoded, &again, limits);
+  STRATA_CHECK(redecoded.ok(), redecoded.ToString().c_str());
+  STRATA_CHECK(encode(again) == encoded, "re-encoding a decoded encoding changed the bytes");
 }
 
 }  // namespace
@@ -77,13 +78,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] & 4) limits.max_value_depth = 3;
   switch (data[0] % 3) {
     case 0:
-      Check<strata::otlp::TraceBatch>(bytes, limits, strata::otlp::DecodeTracesProto);
+      Check<strata::otlp::TraceBatch>(bytes, limits, strata::otlp::DecodeTracesProto,
+                                      strata::otlp::EncodeTracesProto);
       break;
     case 1:
-      Check<strata::otlp::LogBatch>(bytes, limits, strata::otlp::DecodeLogsProto);
+      Check<strata::otlp::LogBatch>(bytes, limits, strata::otlp::DecodeLogsProto,
+                                    strata::otlp::EncodeLogsProto);
       break;
     default:
-      Check<strata::otlp::MetricBatch>(bytes, limits, strata::otlp::DecodeMetricsProto);
+      Check<strata::otlp::MetricBatch>(bytes, limits, strata::otlp::DecodeMetricsProto,
+                                       strata::otlp::EncodeMetricsProto);
       break;
   }
   return 0;

@@ -33,7 +33,7 @@ struct DecodeLimits {
   // holding a kvlist is depth 2). Deeper input is InvalidArgument.
   uint32_t max_value_depth = 16;
   // Deepest JSON nesting accepted overall (objects and arrays).
-  uint32_t max_json_depth = 64;
+  uint32_t max_json_depth = 128;
 };
 
 [[nodiscard]] absl::Status DecodeTracesProto(std::string_view bytes, TraceBatch* batch,

@@ -2,14 +2,14 @@
 
 #include <string_view>
 
-#include "absl/base/internal/raw_logging.h"
+#include "common/check.h"
 
 namespace strata::otlp::internal {
 
 RowGroups::RowGroups(const std::vector<uint32_t>& parent_of, size_t parent_count)
     : offsets_(parent_count + 1, 0), order_(parent_of.size()) {
   for (uint32_t parent : parent_of) {
-    ABSL_RAW_CHECK(parent < parent_count, "batch row names a parent row that does not exist");
+    STRATA_CHECK(parent < parent_count, "batch row names a parent row that does not exist");
     ++offsets_[parent + 1];
   }
   for (size_t p = 0; p < parent_count; ++p) offsets_[p + 1] += offsets_[p];

@@ -465,5 +465,39 @@ TEST(RoundTripTest, RandomMetricsRequestsSurviveDecodeAndEncode) {
       &otlp_reference::RandomMetricsRequest, MetricCodec());
 }
 
+// The deepest AnyValue the protobuf decoder accepts (max_value_depth kvlists
+// inside each other, the most JSON nesting per level) must also pass the JSON
+// decoder's default max_json_depth once encoded, or a request accepted over
+// one transport could not be re-read from the other's encoding.
+TEST(RoundTripTest, DeepestAcceptedValueSurvivesJsonWithDefaultLimits) {
+  const DecodeLimits limits;
+  otlp_reference::TraceRequest request;
+  auto* span = request.add_resource_spans()->add_scope_spans()->add_spans();
+  span->set_trace_id(std::string(16, '\x01'));
+  span->set_span_id(std::string(8, '\x02'));
+  auto* value = span->add_attributes()->mutable_value();
+  value->mutable_kvlist_value();
+  for (uint32_t depth = 1; depth < limits.max_value_depth; ++depth) {
+    auto* entry = value->mutable_kvlist_value()->add_values();
+    entry->set_key("k");
+    value = entry->mutable_value();
+    value->mutable_kvlist_value();
+  }
+  TraceBatch batch;
+  absl::Status status = DecodeTracesProto(request.SerializeAsString(), &batch, limits);
+  ASSERT_TRUE(status.ok()) << status;
+
+  TraceBatch from_json;
+  status = DecodeTracesJson(EncodeTracesJson(batch), &from_json, limits);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(EncodeTracesProto(from_json), EncodeTracesProto(batch));
+
+  // One level deeper is refused, so the test above sits exactly at the limit.
+  value->mutable_kvlist_value()->add_values()->mutable_value()->mutable_kvlist_value();
+  TraceBatch too_deep;
+  EXPECT_EQ(DecodeTracesProto(request.SerializeAsString(), &too_deep, limits).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace strata::otlp

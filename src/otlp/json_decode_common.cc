@@ -11,6 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/check.h"
 
 namespace strata::otlp::json_internal {
 namespace {
@@ -295,10 +296,9 @@ ThreadState& LocalState() {
 FieldTable::FieldTable(std::initializer_list<Entry> entries) {
   for (const Entry& e : entries) {
     // The tables are constants of this module; a bad one is a bug.
-    if (e.id < 0 || e.id >= kMaxFields || e.json_name.size() > kMaxKeyLength ||
-        e.proto_name.size() > kMaxKeyLength) {
-      std::abort();
-    }
+    STRATA_CHECK(e.id >= 0 && e.id < kMaxFields && e.json_name.size() <= kMaxKeyLength &&
+                     e.proto_name.size() <= kMaxKeyLength,
+                 "malformed JSON field table");
     json_names_[e.id] = e.json_name;
     by_length_[e.json_name.size()].push_back(Slot{e.json_name, e.id});
     if (e.proto_name != e.json_name) {

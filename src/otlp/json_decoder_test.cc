@@ -575,7 +575,7 @@ TEST(JsonValuesTest, JsonNestingLimitAppliesToSkippedUnknownFieldsToo) {
                 "resourceSpans[0].x[0][0][0][0][0]: JSON nesting deeper than 8");
   // The default limit stops a hostile document long before the stack does.
   std::string hostile = R"({"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
-  ExpectInvalid(Traces(hostile), "JSON nesting deeper than 64");
+  ExpectInvalid(Traces(hostile), "JSON nesting deeper than 128");
 }
 
 TEST(JsonValuesTest, OneofWithTwoMembersIsInvalid) {

@@ -1,6 +1,6 @@
 #include "otlp/json_encode_common.h"
 
-#include "absl/base/internal/raw_logging.h"
+#include "common/check.h"
 
 namespace strata::otlp::internal {
 
@@ -24,7 +24,7 @@ void JsonEncoderBase::WriteKeyValueArray(const AttributeColumns& table, Range ro
 }
 
 void JsonEncoderBase::WriteAnyValue(const ValueColumns& values, size_t row, int depth) {
-  ABSL_RAW_CHECK(depth < kMaxValueDepth, "AnyValue children form a cycle");
+  STRATA_CHECK(depth < kMaxValueDepth, "AnyValue children form a cycle");
   w_.BeginObject();
   switch (values.type[row]) {
     case ValueType::kString:

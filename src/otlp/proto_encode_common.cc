@@ -1,6 +1,6 @@
 #include "otlp/proto_encode_common.h"
 
-#include "absl/base/internal/raw_logging.h"
+#include "common/check.h"
 
 namespace strata::otlp::internal {
 
@@ -20,7 +20,7 @@ void ProtoEncoderBase::WriteKeyValuesAtDepth(uint32_t field, const AttributeColu
 
 void ProtoEncoderBase::WriteAnyValue(uint32_t field, const ValueColumns& values, size_t row,
                                      int depth) {
-  ABSL_RAW_CHECK(depth < kMaxValueDepth, "AnyValue children form a cycle");
+  STRATA_CHECK(depth < kMaxValueDepth, "AnyValue children form a cycle");
   ProtoWriter::Mark any = w_.Open(field);
   switch (values.type[row]) {
     case ValueType::kString:
