@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz preset: clang, ASan+UBSan) and runs each
 # for the given number of seconds (default 60) starting from its committed
-# seed corpus in fuzz/corpus/<kind>/ (proto_decoder_fuzz uses fuzz/corpus/proto/). New inputs go to a scratch corpus under
+# seed corpus in fuzz/corpus/<kind>/ (proto_decoder_fuzz uses fuzz/corpus/proto/,
+# parquet_reader_fuzz uses fuzz/corpus/parquet_reader/). New inputs go to a scratch corpus under
 # build/fuzz/, never into the repository. A crash fails the script and leaves
 # the reproducer in build/fuzz/artifacts/.
 set -euo pipefail
@@ -14,7 +15,9 @@ mkdir -p build/fuzz/artifacts
 status=0
 for target in build/fuzz/fuzz/*_fuzz; do
   name="$(basename "$target")"
-  seeds="fuzz/corpus/${name%_decoder_fuzz}"  # proto_decoder_fuzz -> fuzz/corpus/proto
+  kind="${name%_fuzz}"
+  seeds="fuzz/corpus/${kind%_decoder}"  # proto_decoder_fuzz -> proto, parquet_reader_fuzz -> parquet_reader
+  [ -d "$seeds" ] || { echo "fuzz: $name has no seed corpus at $seeds"; exit 1; }
   scratch="build/fuzz/corpus/$name"
   mkdir -p "$scratch"
   echo "fuzz: $name for ${seconds}s (seeds: $seeds)"
