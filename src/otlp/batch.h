@@ -18,6 +18,14 @@
 //     contiguous, in the order they appeared in the request.
 //  4. The resource and scope indexes of a row name existing rows.
 //
+// Rows: every table that is filled a whole row at a time has a plain row
+// struct next to it, XRow for XColumns, with one member per column under the
+// column's name. XColumns::Append(row) pushes it onto every column and
+// returns its index, so code that builds rows (the decoders, the storage
+// reader, tests) cannot forget a column or put them out of step. Append is
+// forced inline: it runs once per decoded row, and the decoders' throughput
+// depends on it costing no call.
+//
 // Message presence is not retained where OTLP gives it no meaning: an absent
 // Resource, InstrumentationScope, Span.Status or KeyValue.value is the same
 // as an empty one. Presence is retained where it carries meaning: optional
@@ -35,6 +43,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "common/arena.h"
 
 namespace strata::otlp {
@@ -62,6 +71,13 @@ enum class ValueType : uint8_t {
   kBytes = 7,
 };
 
+// One AnyValue: one row of ValueColumns.
+struct ValueRow {
+  ValueType type = ValueType::kEmpty;
+  std::string_view str;
+  uint64_t bits = 0;
+};
+
 // Typed AnyValues, one row each. `str` holds kString and kBytes payloads.
 // `bits` holds kBool (0 or 1), kInt (two's complement), kDouble (IEEE-754
 // bits) and, for kArray and kKvList, the packed child Range (begin << 32 |
@@ -81,6 +97,21 @@ struct ValueColumns {
     type.push_back(t);
     str.push_back(s);
     bits.push_back(b);
+  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Append(const ValueRow& row) {
+    Append(row.type, row.str, row.bits);
+  }
+  // Resize adds rows that Set fills later, in any order: for children whose
+  // count is known before they are decoded.
+  void Resize(size_t n) {
+    type.resize(n);
+    str.resize(n);
+    bits.resize(n);
+  }
+  void Set(size_t i, const ValueRow& row) {
+    type[i] = row.type;
+    str[i] = row.str;
+    bits[i] = row.bits;
   }
   void AppendEmpty() { Append(ValueType::kEmpty, {}, 0); }
   void AppendString(std::string_view s) { Append(ValueType::kString, s, 0); }
@@ -102,6 +133,17 @@ struct ValueColumns {
   static uint64_t Pack(Range r) { return (uint64_t{r.begin} << 32) | r.count; }
 };
 
+// The index of the row an Append just pushed, which it returns.
+template <typename Column>
+uint32_t LastRow(const Column& column) {
+  return static_cast<uint32_t>(column.size() - 1);
+}
+
+struct AttributeRow {
+  std::string_view key;
+  ValueRow value;
+};
+
 // Key/value attributes, one row per pair.
 struct AttributeColumns {
   std::vector<std::string_view> key;
@@ -112,6 +154,25 @@ struct AttributeColumns {
     key.reserve(n);
     value.Reserve(n);
   }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Append(const AttributeRow& row) {
+    key.push_back(row.key);
+    value.Append(row.value);
+  }
+  void Resize(size_t n) {
+    key.resize(n);
+    value.Resize(n);
+  }
+  void Set(size_t i, const AttributeRow& row) {
+    key[i] = row.key;
+    value.Set(i, row.value);
+  }
+};
+
+struct EntityRefRow {
+  std::string_view schema_url;
+  std::string_view type;
+  Range id_keys;
+  Range description_keys;
 };
 
 // Resource.entity_refs (OTLP 1.6+, development status).
@@ -122,6 +183,20 @@ struct EntityRefColumns {
   std::vector<Range> description_keys;  // into Batch::entity_keys
 
   size_t size() const { return type.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const EntityRefRow& row) {
+    schema_url.push_back(row.schema_url);
+    type.push_back(row.type);
+    id_keys.push_back(row.id_keys);
+    description_keys.push_back(row.description_keys);
+    return LastRow(type);
+  }
+};
+
+struct ResourceRow {
+  Range attributes;
+  uint32_t dropped_attributes_count = 0;
+  Range entity_refs;
+  std::string_view schema_url;
 };
 
 // One row per Resource{Spans,Logs,Metrics}.
@@ -132,6 +207,22 @@ struct ResourceColumns {
   std::vector<std::string_view> schema_url;  // Resource{Spans,Logs,Metrics}.schema_url
 
   size_t size() const { return attributes.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const ResourceRow& row) {
+    attributes.push_back(row.attributes);
+    dropped_attributes_count.push_back(row.dropped_attributes_count);
+    entity_refs.push_back(row.entity_refs);
+    schema_url.push_back(row.schema_url);
+    return LastRow(attributes);
+  }
+};
+
+struct ScopeRow {
+  uint32_t resource = 0;
+  std::string_view name;
+  std::string_view version;
+  Range attributes;
+  uint32_t dropped_attributes_count = 0;
+  std::string_view schema_url;
 };
 
 // One row per Scope{Spans,Logs,Metrics}.
@@ -144,6 +235,15 @@ struct ScopeColumns {
   std::vector<std::string_view> schema_url;  // Scope{Spans,Logs,Metrics}.schema_url
 
   size_t size() const { return name.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const ScopeRow& row) {
+    resource.push_back(row.resource);
+    name.push_back(row.name);
+    version.push_back(row.version);
+    attributes.push_back(row.attributes);
+    dropped_attributes_count.push_back(row.dropped_attributes_count);
+    schema_url.push_back(row.schema_url);
+    return LastRow(name);
+  }
 };
 
 // What every signal's batch shares: resources, scopes, their attributes,
@@ -176,6 +276,28 @@ struct BatchBase {
 
 // ---------------------------------------------------------------- traces
 
+struct SpanRow {
+  uint32_t scope = 0;
+  TraceId trace_id{};
+  SpanId span_id{};
+  std::string_view trace_state;
+  SpanId parent_span_id{};
+  uint8_t has_parent_span_id = 0;
+  uint32_t flags = 0;
+  std::string_view name;
+  int32_t kind = 0;
+  uint64_t start_time_unix_nano = 0;
+  uint64_t end_time_unix_nano = 0;
+  Range attributes;
+  uint32_t dropped_attributes_count = 0;
+  Range events;
+  uint32_t dropped_events_count = 0;
+  Range links;
+  uint32_t dropped_links_count = 0;
+  std::string_view status_message;
+  int32_t status_code = 0;
+};
+
 struct SpanColumns {
   std::vector<uint32_t> scope;  // row in Batch::scopes
   std::vector<TraceId> trace_id;
@@ -198,6 +320,35 @@ struct SpanColumns {
   std::vector<int32_t> status_code;  // Status.StatusCode value as sent
 
   size_t size() const { return name.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const SpanRow& row) {
+    scope.push_back(row.scope);
+    trace_id.push_back(row.trace_id);
+    span_id.push_back(row.span_id);
+    trace_state.push_back(row.trace_state);
+    parent_span_id.push_back(row.parent_span_id);
+    has_parent_span_id.push_back(row.has_parent_span_id);
+    flags.push_back(row.flags);
+    name.push_back(row.name);
+    kind.push_back(row.kind);
+    start_time_unix_nano.push_back(row.start_time_unix_nano);
+    end_time_unix_nano.push_back(row.end_time_unix_nano);
+    attributes.push_back(row.attributes);
+    dropped_attributes_count.push_back(row.dropped_attributes_count);
+    events.push_back(row.events);
+    dropped_events_count.push_back(row.dropped_events_count);
+    links.push_back(row.links);
+    dropped_links_count.push_back(row.dropped_links_count);
+    status_message.push_back(row.status_message);
+    status_code.push_back(row.status_code);
+    return LastRow(name);
+  }
+};
+
+struct EventRow {
+  uint64_t time_unix_nano = 0;
+  std::string_view name;
+  Range attributes;
+  uint32_t dropped_attributes_count = 0;
 };
 
 struct EventColumns {
@@ -207,6 +358,22 @@ struct EventColumns {
   std::vector<uint32_t> dropped_attributes_count;
 
   size_t size() const { return name.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const EventRow& row) {
+    time_unix_nano.push_back(row.time_unix_nano);
+    name.push_back(row.name);
+    attributes.push_back(row.attributes);
+    dropped_attributes_count.push_back(row.dropped_attributes_count);
+    return LastRow(name);
+  }
+};
+
+struct LinkRow {
+  TraceId trace_id{};
+  SpanId span_id{};
+  std::string_view trace_state;
+  Range attributes;
+  uint32_t dropped_attributes_count = 0;
+  uint32_t flags = 0;
 };
 
 struct LinkColumns {
@@ -218,6 +385,15 @@ struct LinkColumns {
   std::vector<uint32_t> flags;
 
   size_t size() const { return trace_id.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const LinkRow& row) {
+    trace_id.push_back(row.trace_id);
+    span_id.push_back(row.span_id);
+    trace_state.push_back(row.trace_state);
+    attributes.push_back(row.attributes);
+    dropped_attributes_count.push_back(row.dropped_attributes_count);
+    flags.push_back(row.flags);
+    return LastRow(trace_id);
+  }
 };
 
 struct TraceBatch : BatchBase {
@@ -230,6 +406,23 @@ struct TraceBatch : BatchBase {
 };
 
 // ------------------------------------------------------------------ logs
+
+struct LogRecordRow {
+  uint32_t scope = 0;
+  uint64_t time_unix_nano = 0;
+  uint64_t observed_time_unix_nano = 0;
+  int32_t severity_number = 0;
+  std::string_view severity_text;
+  ValueRow body;
+  Range attributes;
+  uint32_t dropped_attributes_count = 0;
+  uint32_t flags = 0;
+  TraceId trace_id{};
+  uint8_t has_trace_id = 0;
+  SpanId span_id{};
+  uint8_t has_span_id = 0;
+  std::string_view event_name;
+};
 
 struct LogRecordColumns {
   std::vector<uint32_t> scope;  // row in Batch::scopes
@@ -248,6 +441,23 @@ struct LogRecordColumns {
   std::vector<std::string_view> event_name;
 
   size_t size() const { return time_unix_nano.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const LogRecordRow& row) {
+    scope.push_back(row.scope);
+    time_unix_nano.push_back(row.time_unix_nano);
+    observed_time_unix_nano.push_back(row.observed_time_unix_nano);
+    severity_number.push_back(row.severity_number);
+    severity_text.push_back(row.severity_text);
+    body.Append(row.body);
+    attributes.push_back(row.attributes);
+    dropped_attributes_count.push_back(row.dropped_attributes_count);
+    flags.push_back(row.flags);
+    trace_id.push_back(row.trace_id);
+    has_trace_id.push_back(row.has_trace_id);
+    span_id.push_back(row.span_id);
+    has_span_id.push_back(row.has_span_id);
+    event_name.push_back(row.event_name);
+    return LastRow(time_unix_nano);
+  }
 };
 
 struct LogBatch : BatchBase {
@@ -270,6 +480,18 @@ enum class MetricType : uint8_t {
 // Which member of a NumberDataPoint or Exemplar value oneof is set.
 enum class NumberType : uint8_t { kNone = 0, kDouble = 1, kInt = 2 };
 
+struct MetricRow {
+  uint32_t scope = 0;
+  std::string_view name;
+  std::string_view description;
+  std::string_view unit;
+  Range metadata;
+  MetricType type = MetricType::kUnset;
+  int32_t aggregation_temporality = 0;
+  uint8_t is_monotonic = 0;
+  Range points;
+};
+
 struct MetricColumns {
   std::vector<uint32_t> scope;  // row in Batch::scopes
   std::vector<std::string_view> name;
@@ -284,6 +506,28 @@ struct MetricColumns {
   std::vector<Range> points;
 
   size_t size() const { return name.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const MetricRow& row) {
+    scope.push_back(row.scope);
+    name.push_back(row.name);
+    description.push_back(row.description);
+    unit.push_back(row.unit);
+    metadata.push_back(row.metadata);
+    type.push_back(row.type);
+    aggregation_temporality.push_back(row.aggregation_temporality);
+    is_monotonic.push_back(row.is_monotonic);
+    points.push_back(row.points);
+    return LastRow(name);
+  }
+};
+
+// The fields of PointColumnsBase, which every point row type extends.
+struct PointRowBase {
+  uint32_t metric = 0;
+  Range attributes;
+  uint64_t start_time_unix_nano = 0;
+  uint64_t time_unix_nano = 0;
+  uint32_t flags = 0;
+  Range exemplars;
 };
 
 // Fields every data point type has.
@@ -296,6 +540,22 @@ struct PointColumnsBase {
   std::vector<Range> exemplars;  // into MetricBatch::exemplars
 
   size_t size() const { return metric.size(); }
+
+ protected:
+  // The first half of a point type's Append.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void AppendBase(const PointRowBase& row) {
+    metric.push_back(row.metric);
+    attributes.push_back(row.attributes);
+    start_time_unix_nano.push_back(row.start_time_unix_nano);
+    time_unix_nano.push_back(row.time_unix_nano);
+    flags.push_back(row.flags);
+    exemplars.push_back(row.exemplars);
+  }
+};
+
+struct NumberPointRow : PointRowBase {
+  NumberType value_type = NumberType::kNone;
+  uint64_t value_bits = 0;
 };
 
 struct NumberPointColumns : PointColumnsBase {
@@ -304,27 +564,72 @@ struct NumberPointColumns : PointColumnsBase {
 
   double double_at(size_t i) const { return std::bit_cast<double>(value_bits[i]); }
   int64_t int_at(size_t i) const { return static_cast<int64_t>(value_bits[i]); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const NumberPointRow& row) {
+    AppendBase(row);
+    value_type.push_back(row.value_type);
+    value_bits.push_back(row.value_bits);
+    return LastRow(metric);
+  }
 };
 
 // Presence bits of optional fields.
 enum OptionalField : uint8_t { kHasSum = 1, kHasMin = 2, kHasMax = 4 };
 
-struct HistogramPointColumns : PointColumnsBase {
-  std::vector<uint64_t> count;
-  std::vector<double> sum;
-  std::vector<double> min;
-  std::vector<double> max;
-  std::vector<uint8_t> present;  // OptionalField bits
-  std::vector<Range> bucket_counts;    // into MetricBatch::bucket_counts
-  std::vector<Range> explicit_bounds;  // into MetricBatch::explicit_bounds
+struct HistogramStatsRow : PointRowBase {
+  uint64_t count = 0;
+  double sum = 0;
+  double min = 0;
+  double max = 0;
+  uint8_t present = 0;
 };
 
-struct ExponentialPointColumns : PointColumnsBase {
+// count, sum, min and max, which both histogram point types have.
+struct HistogramStatsColumns : PointColumnsBase {
   std::vector<uint64_t> count;
   std::vector<double> sum;
   std::vector<double> min;
   std::vector<double> max;
   std::vector<uint8_t> present;  // OptionalField bits
+
+ protected:
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void AppendStats(const HistogramStatsRow& row) {
+    AppendBase(row);
+    count.push_back(row.count);
+    sum.push_back(row.sum);
+    min.push_back(row.min);
+    max.push_back(row.max);
+    present.push_back(row.present);
+  }
+};
+
+struct HistogramPointRow : HistogramStatsRow {
+  Range bucket_counts;
+  Range explicit_bounds;
+};
+
+struct HistogramPointColumns : HistogramStatsColumns {
+  std::vector<Range> bucket_counts;    // into MetricBatch::bucket_counts
+  std::vector<Range> explicit_bounds;  // into MetricBatch::explicit_bounds
+
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const HistogramPointRow& row) {
+    AppendStats(row);
+    bucket_counts.push_back(row.bucket_counts);
+    explicit_bounds.push_back(row.explicit_bounds);
+    return LastRow(metric);
+  }
+};
+
+struct ExponentialPointRow : HistogramStatsRow {
+  int32_t scale = 0;
+  uint64_t zero_count = 0;
+  double zero_threshold = 0;
+  int32_t positive_offset = 0;
+  Range positive_bucket_counts;
+  int32_t negative_offset = 0;
+  Range negative_bucket_counts;
+};
+
+struct ExponentialPointColumns : HistogramStatsColumns {
   std::vector<int32_t> scale;
   std::vector<uint64_t> zero_count;
   std::vector<double> zero_threshold;
@@ -332,12 +637,43 @@ struct ExponentialPointColumns : PointColumnsBase {
   std::vector<Range> positive_bucket_counts;  // into MetricBatch::bucket_counts
   std::vector<int32_t> negative_offset;
   std::vector<Range> negative_bucket_counts;  // into MetricBatch::bucket_counts
+
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const ExponentialPointRow& row) {
+    AppendStats(row);
+    scale.push_back(row.scale);
+    zero_count.push_back(row.zero_count);
+    zero_threshold.push_back(row.zero_threshold);
+    positive_offset.push_back(row.positive_offset);
+    positive_bucket_counts.push_back(row.positive_bucket_counts);
+    negative_offset.push_back(row.negative_offset);
+    negative_bucket_counts.push_back(row.negative_bucket_counts);
+    return LastRow(metric);
+  }
+};
+
+struct SummaryPointRow : PointRowBase {
+  uint64_t count = 0;
+  double sum = 0;
+  Range quantiles;
 };
 
 struct SummaryPointColumns : PointColumnsBase {
   std::vector<uint64_t> count;
   std::vector<double> sum;
   std::vector<Range> quantiles;  // into MetricBatch::quantiles
+
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const SummaryPointRow& row) {
+    AppendBase(row);
+    count.push_back(row.count);
+    sum.push_back(row.sum);
+    quantiles.push_back(row.quantiles);
+    return LastRow(metric);
+  }
+};
+
+struct QuantileRow {
+  double quantile = 0;
+  double value = 0;
 };
 
 struct QuantileColumns {
@@ -345,6 +681,22 @@ struct QuantileColumns {
   std::vector<double> value;
 
   size_t size() const { return quantile.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const QuantileRow& row) {
+    quantile.push_back(row.quantile);
+    value.push_back(row.value);
+    return LastRow(quantile);
+  }
+};
+
+struct ExemplarRow {
+  Range filtered_attributes;
+  uint64_t time_unix_nano = 0;
+  NumberType value_type = NumberType::kNone;
+  uint64_t value_bits = 0;
+  TraceId trace_id{};
+  uint8_t has_trace_id = 0;
+  SpanId span_id{};
+  uint8_t has_span_id = 0;
 };
 
 struct ExemplarColumns {
@@ -358,6 +710,17 @@ struct ExemplarColumns {
   std::vector<uint8_t> has_span_id;
 
   size_t size() const { return time_unix_nano.size(); }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const ExemplarRow& row) {
+    filtered_attributes.push_back(row.filtered_attributes);
+    time_unix_nano.push_back(row.time_unix_nano);
+    value_type.push_back(row.value_type);
+    value_bits.push_back(row.value_bits);
+    trace_id.push_back(row.trace_id);
+    has_trace_id.push_back(row.has_trace_id);
+    span_id.push_back(row.span_id);
+    has_span_id.push_back(row.has_span_id);
+    return LastRow(time_unix_nano);
+  }
 };
 
 struct MetricBatch : BatchBase {

@@ -746,21 +746,9 @@ LogBatch LogWithBody(auto append_body) {
   LogBatch b;
   AddEmptyResource(&b);
   AddEmptyScope(&b, 0);
-  LogRecordColumns& l = b.logs;
-  l.scope.push_back(0);
-  l.time_unix_nano.push_back(0);
-  l.observed_time_unix_nano.push_back(0);
-  l.severity_number.push_back(0);
-  l.severity_text.push_back("");
-  append_body(&l.body);
-  l.attributes.push_back(Range{});
-  l.dropped_attributes_count.push_back(0);
-  l.flags.push_back(0);
-  l.trace_id.push_back(TraceId{});
-  l.has_trace_id.push_back(0);
-  l.span_id.push_back(SpanId{});
-  l.has_span_id.push_back(0);
-  l.event_name.push_back("");
+  ValueColumns body;
+  append_body(&body);
+  b.logs.Append({.body = {body.type[0], body.str[0], body.bits[0]}});
   return b;
 }
 

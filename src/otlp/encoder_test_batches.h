@@ -45,6 +45,8 @@ inline Range RowsSince(size_t begin, size_t end) {
   return Range{static_cast<uint32_t>(begin), static_cast<uint32_t>(end - begin)};
 }
 
+inline Range EmptyRange(size_t at) { return Range{static_cast<uint32_t>(at), 0}; }
+
 inline Range AddStringAttribute(AttributeColumns* table, std::string_view key,
                                 std::string_view value) {
   size_t begin = table->size();
@@ -97,29 +99,10 @@ inline Range AddEveryValueKind(BatchBase* b, AttributeColumns* table) {
   return RowsSince(begin, table->size());
 }
 
-inline void AddResource(BatchBase* b, Range attributes, uint32_t dropped, Range entity_refs,
-                        std::string_view schema_url) {
-  b->resources.attributes.push_back(attributes);
-  b->resources.dropped_attributes_count.push_back(dropped);
-  b->resources.entity_refs.push_back(entity_refs);
-  b->resources.schema_url.push_back(schema_url);
-}
-
-inline void AddEmptyResource(BatchBase* b) { AddResource(b, {}, 0, {}, ""); }
-
-inline void AddScope(BatchBase* b, uint32_t resource, std::string_view name,
-                     std::string_view version, Range attributes, uint32_t dropped,
-                     std::string_view schema_url) {
-  b->scopes.resource.push_back(resource);
-  b->scopes.name.push_back(name);
-  b->scopes.version.push_back(version);
-  b->scopes.attributes.push_back(attributes);
-  b->scopes.dropped_attributes_count.push_back(dropped);
-  b->scopes.schema_url.push_back(schema_url);
-}
+inline void AddEmptyResource(BatchBase* b) { b->resources.Append({}); }
 
 inline void AddEmptyScope(BatchBase* b, uint32_t resource) {
-  AddScope(b, resource, "", "", {}, 0, "");
+  b->scopes.Append({.resource = resource});
 }
 
 // One entity ref: type "service", id_keys [service.name, service.namespace],
@@ -128,12 +111,10 @@ inline Range AddEntityRef(BatchBase* b) {
   size_t keys = b->entity_keys.size();
   b->entity_keys.insert(b->entity_keys.end(),
                         {"service.name", "service.namespace", "service.version"});
-  EntityRefColumns& e = b->entity_refs;
-  size_t row = e.size();
-  e.schema_url.push_back("https://opentelemetry.io/schemas/1.26.0");
-  e.type.push_back("service");
-  e.id_keys.push_back(RowsSince(keys, keys + 2));
-  e.description_keys.push_back(RowsSince(keys + 2, keys + 3));
+  uint32_t row = b->entity_refs.Append({.schema_url = "https://opentelemetry.io/schemas/1.26.0",
+                                        .type = "service",
+                                        .id_keys = RowsSince(keys, keys + 2),
+                                        .description_keys = RowsSince(keys + 2, keys + 3)});
   return RowsSince(row, row + 1);
 }
 
@@ -150,46 +131,39 @@ inline Range AddEntityRef(BatchBase* b) {
 // The rows are deliberately not grouped by parent.
 inline void AddResourcesAndScopes(BatchBase* b, bool newer_fields) {
   Range refs = newer_fields ? AddEntityRef(b) : Range{};
-  AddResource(b, AddStringAttribute(&b->resource_attributes, "service.name", "checkout"), 1, refs,
-              "res-schema");
+  b->resources.Append(
+      {.attributes = AddStringAttribute(&b->resource_attributes, "service.name", "checkout"),
+       .dropped_attributes_count = 1,
+       .entity_refs = refs,
+       .schema_url = "res-schema"});
   AddEmptyResource(b);
-  AddResource(b, AddStringAttribute(&b->resource_attributes, "host", "a"), 0, {}, "");
-  AddScope(b, 2, "idle", "", {}, 0, "");
+  b->resources.Append({.attributes = AddStringAttribute(&b->resource_attributes, "host", "a")});
+  b->scopes.Append({.resource = 2, .name = "idle"});
   Range scope_attributes =
       newer_fields ? AddStringAttribute(&b->scope_attributes, "scope.attr", "x") : Range{};
-  AddScope(b, 0, "lib-a", "1.0", scope_attributes, newer_fields ? 2 : 0, "scope-schema");
+  b->scopes.Append({.resource = 0,
+                    .name = "lib-a",
+                    .version = "1.0",
+                    .attributes = scope_attributes,
+                    .dropped_attributes_count = newer_fields ? 2u : 0u,
+                    .schema_url = "scope-schema"});
   AddEmptyScope(b, 0);
 }
 
-inline void AddSpan(TraceBatch* b, uint32_t scope, uint8_t seed, std::string_view name) {
-  SpanColumns& s = b->spans;
-  s.scope.push_back(scope);
-  s.trace_id.push_back(MakeTraceId(seed));
-  s.span_id.push_back(MakeSpanId(seed));
-  s.trace_state.push_back("");
-  s.parent_span_id.push_back(SpanId{});
-  s.has_parent_span_id.push_back(0);
-  s.flags.push_back(0);
-  s.name.push_back(name);
-  s.kind.push_back(0);
-  s.start_time_unix_nano.push_back(0);
-  s.end_time_unix_nano.push_back(0);
-  s.attributes.push_back(Range{static_cast<uint32_t>(b->span_attributes.size()), 0});
-  s.dropped_attributes_count.push_back(0);
-  s.events.push_back(Range{static_cast<uint32_t>(b->events.size()), 0});
-  s.dropped_events_count.push_back(0);
-  s.links.push_back(Range{static_cast<uint32_t>(b->links.size()), 0});
-  s.dropped_links_count.push_back(0);
-  s.status_message.push_back("");
-  s.status_code.push_back(0);
+// A span with ids from `seed`, `name` and otherwise default fields; its
+// attributes, events and links are empty ranges at the end of their tables.
+inline SpanRow NewSpan(const TraceBatch& b, uint32_t scope, uint8_t seed, std::string_view name) {
+  return SpanRow{.scope = scope,
+                 .trace_id = MakeTraceId(seed),
+                 .span_id = MakeSpanId(seed),
+                 .name = name,
+                 .attributes = EmptyRange(b.span_attributes.size()),
+                 .events = EmptyRange(b.events.size()),
+                 .links = EmptyRange(b.links.size())};
 }
 
-inline void AddEvent(TraceBatch* b, uint64_t time, std::string_view name, Range attributes,
-                     uint32_t dropped) {
-  b->events.time_unix_nano.push_back(time);
-  b->events.name.push_back(name);
-  b->events.attributes.push_back(attributes);
-  b->events.dropped_attributes_count.push_back(dropped);
+inline void AddSpan(TraceBatch* b, uint32_t scope, uint8_t seed, std::string_view name) {
+  b->spans.Append(NewSpan(*b, scope, seed, name));
 }
 
 // Spans, in row order (scope column 1, 2, 1: not grouped):
@@ -200,36 +174,40 @@ inline void AddEvent(TraceBatch* b, uint64_t time, std::string_view name, Range 
 inline TraceBatch MakeTraceBatch(bool newer_fields) {
   TraceBatch b;
   AddResourcesAndScopes(&b, newer_fields);
-  AddSpan(&b, 1, 0x10, "GET /cart");
-  SpanColumns& s = b.spans;
-  s.trace_state[0] = "vendor=1";
-  s.parent_span_id[0] = MakeSpanId(0x70);
-  s.has_parent_span_id[0] = 1;
-  s.flags[0] = newer_fields ? 0x301 : 0;
-  s.kind[0] = 2;
-  s.start_time_unix_nano[0] = kStart;
-  s.end_time_unix_nano[0] = kEnd;
-  s.attributes[0] = AddEveryValueKind(&b, &b.span_attributes);
-  s.dropped_attributes_count[0] = 3;
-  AddEvent(&b, kStart + 1, "retry", AddStringAttribute(&b.event_attributes, "attempt", "2"), 6);
-  AddEvent(&b, 0, "", Range{static_cast<uint32_t>(b.event_attributes.size()), 0}, 0);
-  s.events[0] = Range{0, 2};
-  s.dropped_events_count[0] = 4;
-  b.links.trace_id.push_back(MakeTraceId(0x50));
-  b.links.span_id.push_back(MakeSpanId(0x60));
-  b.links.trace_state.push_back("link=state");
-  b.links.attributes.push_back(AddStringAttribute(&b.link_attributes, "link.kind", "follows"));
-  b.links.dropped_attributes_count.push_back(7);
-  b.links.flags.push_back(newer_fields ? 0x101 : 0);
-  s.links[0] = Range{0, 1};
-  s.dropped_links_count[0] = 5;
-  s.status_message[0] = "boom";
-  s.status_code[0] = 2;
+  SpanRow span = NewSpan(b, 1, 0x10, "GET /cart");
+  span.trace_state = "vendor=1";
+  span.parent_span_id = MakeSpanId(0x70);
+  span.has_parent_span_id = 1;
+  span.flags = newer_fields ? 0x301 : 0;
+  span.kind = 2;
+  span.start_time_unix_nano = kStart;
+  span.end_time_unix_nano = kEnd;
+  span.attributes = AddEveryValueKind(&b, &b.span_attributes);
+  span.dropped_attributes_count = 3;
+  b.events.Append({.time_unix_nano = kStart + 1,
+                   .name = "retry",
+                   .attributes = AddStringAttribute(&b.event_attributes, "attempt", "2"),
+                   .dropped_attributes_count = 6});
+  b.events.Append({.attributes = EmptyRange(b.event_attributes.size())});
+  span.events = Range{0, 2};
+  span.dropped_events_count = 4;
+  b.links.Append({.trace_id = MakeTraceId(0x50),
+                  .span_id = MakeSpanId(0x60),
+                  .trace_state = "link=state",
+                  .attributes = AddStringAttribute(&b.link_attributes, "link.kind", "follows"),
+                  .dropped_attributes_count = 7,
+                  .flags = newer_fields ? 0x101u : 0u});
+  span.links = Range{0, 1};
+  span.dropped_links_count = 5;
+  span.status_message = "boom";
+  span.status_code = 2;
+  b.spans.Append(span);
 
   AddSpan(&b, 2, 0x20, "minimal");
-  AddSpan(&b, 1, 0x30, "odd");
-  b.spans.kind[2] = -1;
-  b.spans.status_message[2] = "only message";
+  span = NewSpan(b, 1, 0x30, "odd");
+  span.kind = -1;
+  span.status_message = "only message";
+  b.spans.Append(span);
   return b;
 }
 
@@ -242,88 +220,74 @@ inline TraceBatch MakeTraceBatch(bool newer_fields) {
 inline LogBatch MakeLogBatch(bool newer_fields) {
   LogBatch b;
   AddResourcesAndScopes(&b, newer_fields);
-  LogRecordColumns& l = b.logs;
-  auto add = [&](uint32_t scope) {
-    l.scope.push_back(scope);
-    l.time_unix_nano.push_back(0);
-    l.observed_time_unix_nano.push_back(0);
-    l.severity_number.push_back(0);
-    l.severity_text.push_back("");
-    l.attributes.push_back(Range{static_cast<uint32_t>(b.log_attributes.size()), 0});
-    l.dropped_attributes_count.push_back(0);
-    l.flags.push_back(0);
-    l.trace_id.push_back(TraceId{});
-    l.has_trace_id.push_back(0);
-    l.span_id.push_back(SpanId{});
-    l.has_span_id.push_back(0);
-    l.event_name.push_back("");
+  auto new_log = [&](uint32_t scope, ValueRow body) {
+    return LogRecordRow{
+        .scope = scope, .body = body, .attributes = EmptyRange(b.log_attributes.size())};
   };
-  add(2);
-  l.body.AppendString("plain");
-  add(1);
+  b.logs.Append(new_log(2, {ValueType::kString, "plain", 0}));
   size_t entry = b.nested_attributes.size();
   AddKey(&b.nested_attributes, "user").AppendString("ada");
-  l.body.AppendKvList(RowsSince(entry, entry + 1));
-  l.time_unix_nano[1] = kStart;
-  l.observed_time_unix_nano[1] = kEnd;
-  l.severity_number[1] = 17;
-  l.severity_text[1] = "ERROR";
-  l.attributes[1] = AddEveryValueKind(&b, &b.log_attributes);
-  l.dropped_attributes_count[1] = 2;
-  l.flags[1] = 1;
-  l.trace_id[1] = MakeTraceId(0xa0);
-  l.has_trace_id[1] = 1;
-  l.span_id[1] = MakeSpanId(0xb0);
-  l.has_span_id[1] = 1;
-  l.event_name[1] = newer_fields ? "user.login" : "";
-  add(1);
-  l.body.AppendEmpty();
-  l.observed_time_unix_nano[2] = 5;
-  add(1);
-  l.body.AppendBytes("\x7f\x80");
-  l.span_id[3] = MakeSpanId(0xc0);
-  l.has_span_id[3] = 1;
+  LogRecordRow log =
+      new_log(1, {ValueType::kKvList, {}, ValueColumns::Pack(RowsSince(entry, entry + 1))});
+  log.time_unix_nano = kStart;
+  log.observed_time_unix_nano = kEnd;
+  log.severity_number = 17;
+  log.severity_text = "ERROR";
+  log.attributes = AddEveryValueKind(&b, &b.log_attributes);
+  log.dropped_attributes_count = 2;
+  log.flags = 1;
+  log.trace_id = MakeTraceId(0xa0);
+  log.has_trace_id = 1;
+  log.span_id = MakeSpanId(0xb0);
+  log.has_span_id = 1;
+  log.event_name = newer_fields ? "user.login" : "";
+  b.logs.Append(log);
+  log = new_log(1, {});
+  log.observed_time_unix_nano = 5;
+  b.logs.Append(log);
+  log = new_log(1, {ValueType::kBytes, "\x7f\x80", 0});
+  log.span_id = MakeSpanId(0xc0);
+  log.has_span_id = 1;
+  b.logs.Append(log);
   return b;
+}
+
+// A metric without description, unit and metadata (an empty range at the end
+// of its table), with default data fields.
+inline MetricRow NewMetric(const MetricBatch& b, uint32_t scope, std::string_view name,
+                           MetricType type, Range points) {
+  return MetricRow{.scope = scope,
+                   .name = name,
+                   .metadata = EmptyRange(b.metadata_attributes.size()),
+                   .type = type,
+                   .points = points};
 }
 
 inline void AddMetric(MetricBatch* b, uint32_t scope, std::string_view name, MetricType type,
                       Range points) {
-  MetricColumns& m = b->metrics;
-  m.scope.push_back(scope);
-  m.name.push_back(name);
-  m.description.push_back("");
-  m.unit.push_back("");
-  m.metadata.push_back(Range{static_cast<uint32_t>(b->metadata_attributes.size()), 0});
-  m.type.push_back(type);
-  m.aggregation_temporality.push_back(0);
-  m.is_monotonic.push_back(0);
-  m.points.push_back(points);
+  b->metrics.Append(NewMetric(*b, scope, name, type, points));
 }
 
-inline void AddPointBase(PointColumnsBase* p, uint32_t metric, Range attributes, uint64_t start,
-                         uint64_t time, uint32_t flags, Range exemplars) {
-  p->metric.push_back(metric);
-  p->attributes.push_back(attributes);
-  p->start_time_unix_nano.push_back(start);
-  p->time_unix_nano.push_back(time);
-  p->flags.push_back(flags);
-  p->exemplars.push_back(exemplars);
+// A data point row of type Row with the fields every point has set.
+template <typename Row>
+Row NewPoint(uint32_t metric, Range attributes, uint64_t start, uint64_t time, uint32_t flags,
+             Range exemplars) {
+  Row row;
+  static_cast<PointRowBase&>(row) = {metric, attributes, start, time, flags, exemplars};
+  return row;
 }
 
 inline void AddExemplar(MetricBatch* b, Range attributes, uint64_t time, NumberType type,
                         uint64_t bits, const TraceId* trace_id, const SpanId* span_id) {
-  ExemplarColumns& e = b->exemplars;
-  e.filtered_attributes.push_back(attributes);
-  e.time_unix_nano.push_back(time);
-  e.value_type.push_back(type);
-  e.value_bits.push_back(bits);
-  e.trace_id.push_back(trace_id ? *trace_id : TraceId{});
-  e.has_trace_id.push_back(trace_id ? 1 : 0);
-  e.span_id.push_back(span_id ? *span_id : SpanId{});
-  e.has_span_id.push_back(span_id ? 1 : 0);
+  b->exemplars.Append({.filtered_attributes = attributes,
+                       .time_unix_nano = time,
+                       .value_type = type,
+                       .value_bits = bits,
+                       .trace_id = trace_id ? *trace_id : TraceId{},
+                       .has_trace_id = trace_id != nullptr,
+                       .span_id = span_id ? *span_id : SpanId{},
+                       .has_span_id = span_id != nullptr});
 }
-
-inline Range EmptyRange(size_t at) { return Range{static_cast<uint32_t>(at), 0}; }
 
 inline Range AppendU64(std::vector<uint64_t>* column, std::initializer_list<uint64_t> values) {
   size_t begin = column->size();
@@ -334,43 +298,43 @@ inline Range AppendU64(std::vector<uint64_t>* column, std::initializer_list<uint
 // Metrics 3 to 6 of MakeMetricBatch().
 inline void AddHistogramMetrics(MetricBatch* batch, bool newer_fields, const TraceId& trace) {
   MetricBatch& b = *batch;
-  HistogramPointColumns& h = b.histogram_points;
   AddExemplar(&b, EmptyRange(b.exemplar_attributes.size()), 3, NumberType::kInt, 9, &trace,
               nullptr);
-  AddPointBase(&h, 3, EmptyRange(b.point_attributes.size()), kStart, kEnd, 0, Range{2, 1});
-  h.count.push_back(10);
-  h.sum.push_back(0.0);
-  h.min.push_back(0.0);
-  h.max.push_back(9.5);
-  h.present.push_back(kHasSum | kHasMax);
-  h.bucket_counts.push_back(AppendU64(&b.bucket_counts, {1, 2, 7}));
-  h.explicit_bounds.push_back(Range{0, 2});
+  auto h = NewPoint<HistogramPointRow>(3, EmptyRange(b.point_attributes.size()), kStart, kEnd, 0,
+                                       Range{2, 1});
+  h.count = 10;
+  h.max = 9.5;
+  h.present = kHasSum | kHasMax;
+  h.bucket_counts = AppendU64(&b.bucket_counts, {1, 2, 7});
+  h.explicit_bounds = Range{0, 2};
+  b.histogram_points.Append(h);
   b.explicit_bounds = {0.5, 1.0};
-  AddMetric(&b, 1, "h", MetricType::kHistogram, Range{0, 1});
-  b.metrics.aggregation_temporality[3] = 1;
+  MetricRow metric = NewMetric(b, 1, "h", MetricType::kHistogram, Range{0, 1});
+  metric.aggregation_temporality = 1;
+  b.metrics.Append(metric);
 
-  ExponentialPointColumns& x = b.exponential_points;
-  AddPointBase(&x, 4, EmptyRange(b.point_attributes.size()), kStart, kEnd, 0, EmptyRange(3));
-  x.count.push_back(5);
-  x.sum.push_back(0.0);
-  x.min.push_back(-1.5);
-  x.max.push_back(0.0);
-  x.present.push_back(kHasMin);
-  x.scale.push_back(-3);
-  x.zero_count.push_back(1);
-  x.zero_threshold.push_back(newer_fields ? 1e-9 : 0.0);
-  x.positive_offset.push_back(-2);
-  x.positive_bucket_counts.push_back(AppendU64(&b.bucket_counts, {1, 2}));
-  x.negative_offset.push_back(0);
-  x.negative_bucket_counts.push_back(EmptyRange(b.bucket_counts.size()));
-  AddMetric(&b, 1, "e", MetricType::kExponentialHistogram, Range{0, 1});
-  b.metrics.aggregation_temporality[4] = 2;
+  auto x = NewPoint<ExponentialPointRow>(4, EmptyRange(b.point_attributes.size()), kStart, kEnd, 0,
+                                         EmptyRange(3));
+  x.count = 5;
+  x.min = -1.5;
+  x.present = kHasMin;
+  x.scale = -3;
+  x.zero_count = 1;
+  x.zero_threshold = newer_fields ? 1e-9 : 0.0;
+  x.positive_offset = -2;
+  x.positive_bucket_counts = AppendU64(&b.bucket_counts, {1, 2});
+  x.negative_bucket_counts = EmptyRange(b.bucket_counts.size());
+  b.exponential_points.Append(x);
+  metric = NewMetric(b, 1, "e", MetricType::kExponentialHistogram, Range{0, 1});
+  metric.aggregation_temporality = 2;
+  b.metrics.Append(metric);
 
-  SummaryPointColumns& q = b.summary_points;
-  AddPointBase(&q, 5, EmptyRange(b.point_attributes.size()), 0, kEnd, 0, EmptyRange(3));
-  q.count.push_back(3);
-  q.sum.push_back(6.5);
-  q.quantiles.push_back(Range{0, 3});
+  auto q = NewPoint<SummaryPointRow>(5, EmptyRange(b.point_attributes.size()), 0, kEnd, 0,
+                                     EmptyRange(3));
+  q.count = 3;
+  q.sum = 6.5;
+  q.quantiles = Range{0, 3};
+  b.summary_points.Append(q);
   b.quantiles.quantile = {0.0, 0.5, 1.0};
   b.quantiles.value = {1.0, 2.0, 3.0};
   AddMetric(&b, 1, "q", MetricType::kSummary, Range{0, 1});
@@ -396,29 +360,36 @@ inline MetricBatch MakeMetricBatch(bool newer_fields) {
   AddResourcesAndScopes(&b, newer_fields);
   TraceId trace = MakeTraceId(0xd0);
   SpanId span = MakeSpanId(0xe0);
-  NumberPointColumns& n = b.number_points;
+  // A number point with the value oneof set to `type` and `bits`.
+  auto add_number = [&](NumberPointRow row, NumberType type, uint64_t bits) {
+    row.value_type = type;
+    row.value_bits = bits;
+    b.number_points.Append(row);
+  };
 
   AddExemplar(&b, AddStringAttribute(&b.exemplar_attributes, "ex", "1"), kStart,
               NumberType::kDouble, std::bit_cast<uint64_t>(2.5), &trace, &span);
   AddExemplar(&b, EmptyRange(b.exemplar_attributes.size()), 0, NumberType::kInt,
               static_cast<uint64_t>(int64_t{-3}), nullptr, nullptr);
-  AddPointBase(&n, 0, AddEveryValueKind(&b, &b.point_attributes), kStart, kEnd, 0, Range{0, 2});
-  n.value_type.push_back(NumberType::kDouble);
-  n.value_bits.push_back(std::bit_cast<uint64_t>(0.0));
-  AddPointBase(&n, 0, EmptyRange(b.point_attributes.size()), 0, kEnd, 1, EmptyRange(2));
-  n.value_type.push_back(NumberType::kInt);
-  n.value_bits.push_back(0);
-  AddMetric(&b, 1, "g", MetricType::kGauge, Range{0, 2});
-  b.metrics.unit[0] = "ms";
-  b.metrics.description[0] = "d";
-  if (newer_fields) b.metrics.metadata[0] = AddStringAttribute(&b.metadata_attributes, "m", "v");
+  add_number(NewPoint<NumberPointRow>(0, AddEveryValueKind(&b, &b.point_attributes), kStart, kEnd,
+                                      0, Range{0, 2}),
+             NumberType::kDouble, std::bit_cast<uint64_t>(0.0));
+  add_number(
+      NewPoint<NumberPointRow>(0, EmptyRange(b.point_attributes.size()), 0, kEnd, 1, EmptyRange(2)),
+      NumberType::kInt, 0);
+  MetricRow metric = NewMetric(b, 1, "g", MetricType::kGauge, Range{0, 2});
+  metric.unit = "ms";
+  metric.description = "d";
+  if (newer_fields) metric.metadata = AddStringAttribute(&b.metadata_attributes, "m", "v");
+  b.metrics.Append(metric);
 
-  AddPointBase(&n, 1, EmptyRange(b.point_attributes.size()), 1, 2, 0, EmptyRange(2));
-  n.value_type.push_back(NumberType::kInt);
-  n.value_bits.push_back(static_cast<uint64_t>(int64_t{-5}));
-  AddMetric(&b, 1, "s", MetricType::kSum, Range{2, 1});
-  b.metrics.aggregation_temporality[1] = 2;
-  b.metrics.is_monotonic[1] = 1;
+  add_number(
+      NewPoint<NumberPointRow>(1, EmptyRange(b.point_attributes.size()), 1, 2, 0, EmptyRange(2)),
+      NumberType::kInt, static_cast<uint64_t>(int64_t{-5}));
+  metric = NewMetric(b, 1, "s", MetricType::kSum, Range{2, 1});
+  metric.aggregation_temporality = 2;
+  metric.is_monotonic = 1;
+  b.metrics.Append(metric);
 
   AddMetric(&b, 2, "u", MetricType::kUnset, Range{});
   AddHistogramMetrics(&b, newer_fields, trace);

@@ -573,10 +573,10 @@ absl::Status JsonReader::Enum(od::value& v, const PathFrame& f, EnumNames names,
 }
 
 absl::Status JsonReader::HexId(od::value& v, const PathFrame& f, std::span<uint8_t> out,
-                               bool* present) {
+                               uint8_t* present) {
   std::string_view hex;
   if (absl::Status s = ReadString(v, f, &hex); !s.ok()) return s;
-  *present = !hex.empty();
+  *present = hex.empty() ? 0 : 1;
   if (hex.empty()) return absl::OkStatus();
   if (hex.size() != 2 * out.size()) {
     return Error(f, absl::StrCat("invalid hex id: expected ", 2 * out.size(), " hex digits, got ",
@@ -591,11 +591,13 @@ absl::Status JsonReader::HexId(od::value& v, const PathFrame& f, std::span<uint8
   return absl::OkStatus();
 }
 
-absl::Status JsonReader::TraceIdHex(od::value& v, const PathFrame& f, TraceId* out, bool* present) {
+absl::Status JsonReader::TraceIdHex(od::value& v, const PathFrame& f, TraceId* out,
+                                    uint8_t* present) {
   return HexId(v, f, std::span<uint8_t>(*out), present);
 }
 
-absl::Status JsonReader::SpanIdHex(od::value& v, const PathFrame& f, SpanId* out, bool* present) {
+absl::Status JsonReader::SpanIdHex(od::value& v, const PathFrame& f, SpanId* out,
+                                   uint8_t* present) {
   return HexId(v, f, std::span<uint8_t>(*out), present);
 }
 
@@ -641,21 +643,21 @@ absl::Status JsonReader::DoubleList(od::value& v, const PathFrame& f, std::vecto
 
 // --------------------------------------------------------- AnyValue & co.
 
-std::vector<ValueEntry>& JsonReader::ValueScratch(uint32_t depth) {
+std::vector<ValueRow>& JsonReader::ValueScratch(uint32_t depth) {
   while (value_scratch_.size() <= depth) value_scratch_.emplace_back();
   value_scratch_[depth].clear();
   return value_scratch_[depth];
 }
 
-std::vector<std::pair<std::string_view, ValueEntry>>& JsonReader::KeyValueScratch(uint32_t depth) {
+std::vector<AttributeRow>& JsonReader::KeyValueScratch(uint32_t depth) {
   while (key_value_scratch_.size() <= depth) key_value_scratch_.emplace_back();
   key_value_scratch_[depth].clear();
   return key_value_scratch_[depth];
 }
 
 absl::Status JsonReader::AnyValue(od::value& v, const PathFrame& f, uint32_t value_depth,
-                                  ValueEntry* out) {
-  *out = ValueEntry{};
+                                  ValueRow* out) {
+  *out = ValueRow{};
   int members = 0;
   return ForEachField(v, f, AnyValueFields(), [&](int id, od::value& fv, const PathFrame& ff) {
     if (id == kStringValueStrindex) {
@@ -706,10 +708,10 @@ absl::Status JsonReader::ArrayValue(od::value& v, const PathFrame& f, uint32_t d
   if (depth > limits_.max_value_depth) {
     return Error(f, absl::StrCat("AnyValue nesting deeper than ", limits_.max_value_depth));
   }
-  std::vector<ValueEntry>& children = ValueScratch(depth);
+  std::vector<ValueRow>& children = ValueScratch(depth);
   absl::Status s = ForEachField(v, f, ValuesFields(), [&](int, od::value& fv, const PathFrame& ff) {
     return ForEachElement(fv, ff, [&](od::value& e, const PathFrame& ef) {
-      ValueEntry child;
+      ValueRow child;
       absl::Status status = AnyValue(e, ef, depth, &child);
       children.push_back(child);
       return status;
@@ -719,7 +721,7 @@ absl::Status JsonReader::ArrayValue(od::value& v, const PathFrame& f, uint32_t d
   // Grandchildren are in place; now the children, in one run.
   ValueColumns& table = batch_->nested_values;
   const size_t begin = table.size();
-  for (const ValueEntry& child : children) table.Append(child.type, child.str, child.bits);
+  for (const ValueRow& child : children) table.Append(child);
   *bits = ValueColumns::Pack(RangeToEnd(table, begin));
   return absl::OkStatus();
 }
@@ -732,8 +734,8 @@ absl::Status JsonReader::KvListValue(od::value& v, const PathFrame& f, uint32_t 
   auto& children = KeyValueScratch(depth);
   absl::Status s = ForEachField(v, f, ValuesFields(), [&](int, od::value& fv, const PathFrame& ff) {
     return ForEachElement(fv, ff, [&](od::value& e, const PathFrame& ef) {
-      std::pair<std::string_view, ValueEntry> child;
-      absl::Status status = KeyValue(e, ef, depth, &child.first, &child.second);
+      AttributeRow child;
+      absl::Status status = KeyValue(e, ef, depth, &child.key, &child.value);
       children.push_back(child);
       return status;
     });
@@ -741,18 +743,15 @@ absl::Status JsonReader::KvListValue(od::value& v, const PathFrame& f, uint32_t 
   if (!s.ok()) return s;
   AttributeColumns& table = batch_->nested_attributes;
   const size_t begin = table.size();
-  for (const auto& [key, value] : children) {
-    table.key.push_back(key);
-    table.value.Append(value.type, value.str, value.bits);
-  }
+  for (const AttributeRow& child : children) table.Append(child);
   *bits = ValueColumns::Pack(RangeToEnd(table, begin));
   return absl::OkStatus();
 }
 
 absl::Status JsonReader::KeyValue(od::value& v, const PathFrame& f, uint32_t value_depth,
-                                  std::string_view* key, ValueEntry* value) {
+                                  std::string_view* key, ValueRow* value) {
   *key = {};
-  *value = ValueEntry{};
+  *value = ValueRow{};
   return ForEachField(v, f, KeyValueFields(), [&](int id, od::value& fv, const PathFrame& ff) {
     switch (id) {
       case kKey:
@@ -770,13 +769,9 @@ absl::Status JsonReader::Attributes(od::value& v, const PathFrame& f, AttributeC
                                     Range* range) {
   const size_t begin = table->size();
   absl::Status s = ForEachElement(v, f, [&](od::value& e, const PathFrame& ef) {
-    std::string_view key;
-    ValueEntry value;
-    absl::Status status = KeyValue(e, ef, 0, &key, &value);
-    if (status.ok()) {
-      table->key.push_back(key);
-      table->value.Append(value.type, value.str, value.bits);
-    }
+    AttributeRow row;
+    absl::Status status = KeyValue(e, ef, 0, &row.key, &row.value);
+    if (status.ok()) table->Append(row);
     return status;
   });
   *range = RangeToEnd(*table, begin);
@@ -805,9 +800,9 @@ absl::Status JsonReader::Resource(od::value& v, const PathFrame& f, ResourceRow*
 }
 
 absl::Status JsonReader::EntityRef(od::value& v, const PathFrame& f) {
-  std::string_view schema_url, type;
   std::vector<std::string_view>& keys = batch_->entity_keys;
-  Range id_keys = EmptyRangeAtEnd(keys), description_keys = EmptyRangeAtEnd(keys);
+  EntityRefRow row;
+  row.id_keys = row.description_keys = EmptyRangeAtEnd(keys);
   auto key_list = [&](od::value& fv, const PathFrame& ff, Range* range) {
     const size_t begin = keys.size();
     absl::Status s = ForEachElement(fv, ff, [&](od::value& e, const PathFrame& ef) {
@@ -823,22 +818,18 @@ absl::Status JsonReader::EntityRef(od::value& v, const PathFrame& f) {
       ForEachField(v, f, EntityRefFields(), [&](int id, od::value& fv, const PathFrame& ff) {
         switch (id) {
           case kEntitySchemaUrl:
-            return String(fv, ff, &schema_url);
+            return String(fv, ff, &row.schema_url);
           case kEntityType:
-            return String(fv, ff, &type);
+            return String(fv, ff, &row.type);
           case kIdKeys:
-            return key_list(fv, ff, &id_keys);
+            return key_list(fv, ff, &row.id_keys);
           case kDescriptionKeys:
-            return key_list(fv, ff, &description_keys);
+            return key_list(fv, ff, &row.description_keys);
         }
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
-  EntityRefColumns& refs = batch_->entity_refs;
-  refs.schema_url.push_back(schema_url);
-  refs.type.push_back(type);
-  refs.id_keys.push_back(id_keys);
-  refs.description_keys.push_back(description_keys);
+  batch_->entity_refs.Append(row);
   return absl::OkStatus();
 }
 
@@ -888,11 +879,7 @@ absl::Status JsonReader::ResourceEnvelope(od::value& v, const PathFrame& f,
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
-  ResourceColumns& resources = batch_->resources;
-  resources.attributes.push_back(row.attributes);
-  resources.dropped_attributes_count.push_back(row.dropped_attributes_count);
-  resources.entity_refs.push_back(row.entity_refs);
-  resources.schema_url.push_back(row.schema_url);
+  batch_->resources.Append(row);
   return absl::OkStatus();
 }
 
@@ -900,6 +887,7 @@ absl::Status JsonReader::ScopeEnvelope(od::value& v, const PathFrame& f, uint32_
                                        const SignalTables& tables, ItemFn item) {
   const uint32_t scope = static_cast<uint32_t>(batch_->scopes.size());
   ScopeRow row;
+  row.resource = resource;
   row.attributes = EmptyRangeAtEnd(batch_->scope_attributes);
   absl::Status s =
       ForEachField(v, f, *tables.scope_envelope, [&](int id, od::value& fv, const PathFrame& ff) {
@@ -915,13 +903,7 @@ absl::Status JsonReader::ScopeEnvelope(od::value& v, const PathFrame& f, uint32_
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
-  ScopeColumns& scopes = batch_->scopes;
-  scopes.resource.push_back(resource);
-  scopes.name.push_back(row.name);
-  scopes.version.push_back(row.version);
-  scopes.attributes.push_back(row.attributes);
-  scopes.dropped_attributes_count.push_back(row.dropped_attributes_count);
-  scopes.schema_url.push_back(row.schema_url);
+  batch_->scopes.Append(row);
   return absl::OkStatus();
 }
 

@@ -96,30 +96,6 @@ class FieldTable {
   std::array<std::string_view, kMaxFields> json_names_;
 };
 
-// An AnyValue before it is appended to a ValueColumns table.
-struct ValueEntry {
-  ValueType type = ValueType::kEmpty;
-  std::string_view str;
-  uint64_t bits = 0;
-};
-
-// A Resource{Spans,Logs,Metrics} row while its fields are decoded.
-struct ResourceRow {
-  Range attributes;
-  uint32_t dropped_attributes_count = 0;
-  Range entity_refs;
-  std::string_view schema_url;
-};
-
-// A Scope{Spans,Logs,Metrics} row while its fields are decoded.
-struct ScopeRow {
-  std::string_view name;
-  std::string_view version;
-  Range attributes;
-  uint32_t dropped_attributes_count = 0;
-  std::string_view schema_url;
-};
-
 // The field tables of a signal's three outer levels. Each must use id 0 for
 // the child message (resource / scope), 1 for the repeated child list and 2
 // for schemaUrl; `root` has id 0 for the list of resource envelopes.
@@ -184,9 +160,9 @@ class JsonReader {
   absl::Status Double(od::value& v, const PathFrame& f, double* out);
   // An enum: an int32 (number or string) or one of `names`.
   absl::Status Enum(od::value& v, const PathFrame& f, EnumNames names, int32_t* out);
-  // Hex ids; the empty string means absent (*present = false).
-  absl::Status TraceIdHex(od::value& v, const PathFrame& f, TraceId* out, bool* present);
-  absl::Status SpanIdHex(od::value& v, const PathFrame& f, SpanId* out, bool* present);
+  // Hex ids; the empty string means absent (*present = 0, else 1).
+  absl::Status TraceIdHex(od::value& v, const PathFrame& f, TraceId* out, uint8_t* present);
+  absl::Status SpanIdHex(od::value& v, const PathFrame& f, SpanId* out, uint8_t* present);
   // base64 (standard or URL-safe, padding optional), decoded into the arena.
   absl::Status Base64Bytes(od::value& v, const PathFrame& f, std::string_view* out);
   // Arrays of scalars, appended to `table`; *range covers the new rows.
@@ -200,7 +176,7 @@ class JsonReader {
   absl::Status Attributes(od::value& v, const PathFrame& f, AttributeColumns* table, Range* range);
   // An AnyValue at nesting depth `value_depth` (0 for an attribute value or
   // a log body); its array or kvlist children go to the nested tables.
-  absl::Status AnyValue(od::value& v, const PathFrame& f, uint32_t value_depth, ValueEntry* out);
+  absl::Status AnyValue(od::value& v, const PathFrame& f, uint32_t value_depth, ValueRow* out);
   absl::Status Resource(od::value& v, const PathFrame& f, ResourceRow* row);
   absl::Status Scope(od::value& v, const PathFrame& f, ScopeRow* row);
 
@@ -222,9 +198,9 @@ class JsonReader {
   // magnitude, and checks it lies in [-max_negative, max_positive].
   absl::Status Integer(od::value& v, const PathFrame& f, uint64_t max_negative,
                        uint64_t max_positive, bool* negative, uint64_t* magnitude);
-  absl::Status HexId(od::value& v, const PathFrame& f, std::span<uint8_t> out, bool* present);
+  absl::Status HexId(od::value& v, const PathFrame& f, std::span<uint8_t> out, uint8_t* present);
   absl::Status KeyValue(od::value& v, const PathFrame& f, uint32_t value_depth,
-                        std::string_view* key, ValueEntry* value);
+                        std::string_view* key, ValueRow* value);
   absl::Status ArrayValue(od::value& v, const PathFrame& f, uint32_t depth, uint64_t* bits);
   absl::Status KvListValue(od::value& v, const PathFrame& f, uint32_t depth, uint64_t* bits);
   absl::Status EntityRef(od::value& v, const PathFrame& f);
@@ -232,8 +208,8 @@ class JsonReader {
                                 ItemFn item);
   absl::Status ScopeEnvelope(od::value& v, const PathFrame& f, uint32_t resource,
                              const SignalTables& tables, ItemFn item);
-  std::vector<ValueEntry>& ValueScratch(uint32_t depth);
-  std::vector<std::pair<std::string_view, ValueEntry>>& KeyValueScratch(uint32_t depth);
+  std::vector<ValueRow>& ValueScratch(uint32_t depth);
+  std::vector<AttributeRow>& KeyValueScratch(uint32_t depth);
 
   // Constant after construction.
   std::string_view input_;
@@ -245,8 +221,8 @@ class JsonReader {
   // Children of the AnyValue array / kvlist being decoded at each depth.
   // deque: growing it for a deeper level keeps references to shallower
   // levels valid.
-  std::deque<std::vector<ValueEntry>> value_scratch_;
-  std::deque<std::vector<std::pair<std::string_view, ValueEntry>>> key_value_scratch_;
+  std::deque<std::vector<ValueRow>> value_scratch_;
+  std::deque<std::vector<AttributeRow>> key_value_scratch_;
 };
 
 // Parses `json` and hands the root value to `root`. Copies the input into a

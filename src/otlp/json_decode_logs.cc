@@ -13,7 +13,6 @@ namespace {
 using json_internal::FieldTable;
 using json_internal::JsonReader;
 using json_internal::PathFrame;
-using json_internal::ValueEntry;
 namespace od = json_internal::od;
 
 const json_internal::SignalTables& LogTables() {
@@ -76,23 +75,6 @@ constexpr std::string_view kSeverityNames[] = {
     "SEVERITY_NUMBER_FATAL4",
 };
 
-// A log record while its fields are decoded; appended once all are read.
-struct LogRow {
-  uint64_t time_unix_nano = 0;
-  uint64_t observed_time_unix_nano = 0;
-  int32_t severity_number = 0;
-  std::string_view severity_text;
-  ValueEntry body;
-  Range attributes;
-  uint32_t dropped_attributes_count = 0;
-  uint32_t flags = 0;
-  TraceId trace_id{};
-  bool has_trace_id = false;
-  SpanId span_id{};
-  bool has_span_id = false;
-  std::string_view event_name;
-};
-
 class LogDecoder {
  public:
   LogDecoder(JsonReader* reader, LogBatch* batch) : r_(*reader), b_(*batch) {}
@@ -105,25 +87,25 @@ class LogDecoder {
 
  private:
   absl::Status LogRecord(od::value& v, const PathFrame& f, uint32_t scope);
-  absl::Status LogField(int id, od::value& v, const PathFrame& f, LogRow* row);
-  void AppendLog(uint32_t scope, const LogRow& row);
+  absl::Status LogField(int id, od::value& v, const PathFrame& f, LogRecordRow* row);
 
   JsonReader& r_;
   LogBatch& b_;
 };
 
 absl::Status LogDecoder::LogRecord(od::value& v, const PathFrame& f, uint32_t scope) {
-  LogRow row;
+  LogRecordRow row;
+  row.scope = scope;
   row.attributes = JsonReader::EmptyRangeAtEnd(b_.log_attributes);
   absl::Status s = r_.ForEachField(
       v, f, LogFields(),
       [&](int id, od::value& fv, const PathFrame& ff) { return LogField(id, fv, ff, &row); });
   if (!s.ok()) return s;
-  AppendLog(scope, row);
+  b_.logs.Append(row);
   return absl::OkStatus();
 }
 
-absl::Status LogDecoder::LogField(int id, od::value& v, const PathFrame& f, LogRow* row) {
+absl::Status LogDecoder::LogField(int id, od::value& v, const PathFrame& f, LogRecordRow* row) {
   switch (id) {
     case kTime:
       return r_.Uint64(v, f, &row->time_unix_nano);
@@ -149,24 +131,6 @@ absl::Status LogDecoder::LogField(int id, od::value& v, const PathFrame& f, LogR
       return r_.String(v, f, &row->event_name);
   }
   return absl::OkStatus();
-}
-
-void LogDecoder::AppendLog(uint32_t scope, const LogRow& row) {
-  LogRecordColumns& logs = b_.logs;
-  logs.scope.push_back(scope);
-  logs.time_unix_nano.push_back(row.time_unix_nano);
-  logs.observed_time_unix_nano.push_back(row.observed_time_unix_nano);
-  logs.severity_number.push_back(row.severity_number);
-  logs.severity_text.push_back(row.severity_text);
-  logs.body.Append(row.body.type, row.body.str, row.body.bits);
-  logs.attributes.push_back(row.attributes);
-  logs.dropped_attributes_count.push_back(row.dropped_attributes_count);
-  logs.flags.push_back(row.flags);
-  logs.trace_id.push_back(row.trace_id);
-  logs.has_trace_id.push_back(row.has_trace_id ? 1 : 0);
-  logs.span_id.push_back(row.span_id);
-  logs.has_span_id.push_back(row.has_span_id ? 1 : 0);
-  logs.event_name.push_back(row.event_name);
 }
 
 }  // namespace

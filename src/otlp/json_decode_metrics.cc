@@ -233,49 +233,6 @@ constexpr std::string_view kTemporalityNames[] = {
     "AGGREGATION_TEMPORALITY_CUMULATIVE",
 };
 
-struct MetricRow {
-  std::string_view name;
-  std::string_view description;
-  std::string_view unit;
-  Range metadata;
-  MetricType type = MetricType::kUnset;
-  int32_t aggregation_temporality = 0;
-  bool is_monotonic = false;
-  Range points;
-};
-
-// Fields every data point type has.
-struct PointBase {
-  Range attributes;
-  uint64_t start_time_unix_nano = 0;
-  uint64_t time_unix_nano = 0;
-  uint32_t flags = 0;
-  Range exemplars;
-};
-
-struct HistogramRow {
-  PointBase base;
-  uint64_t count = 0;
-  double sum = 0, min = 0, max = 0;
-  uint8_t present = 0;
-  Range bucket_counts;
-  Range explicit_bounds;
-};
-
-struct ExponentialRow {
-  PointBase base;
-  uint64_t count = 0;
-  double sum = 0, min = 0, max = 0;
-  uint8_t present = 0;
-  int32_t scale = 0;
-  uint64_t zero_count = 0;
-  double zero_threshold = 0;
-  int32_t positive_offset = 0;
-  Range positive;
-  int32_t negative_offset = 0;
-  Range negative;
-};
-
 class MetricDecoder {
  public:
   MetricDecoder(JsonReader* reader, MetricBatch* batch) : r_(*reader), b_(*batch) {}
@@ -295,18 +252,18 @@ class MetricDecoder {
   absl::Status NumberPoint(od::value& v, const PathFrame& f, uint32_t metric);
   absl::Status HistogramPoint(od::value& v, const PathFrame& f, uint32_t metric);
   absl::Status ExponentialPoint(od::value& v, const PathFrame& f, uint32_t metric);
-  absl::Status ExponentialField(int id, od::value& v, const PathFrame& f, ExponentialRow* row);
+  absl::Status ExponentialField(int id, od::value& v, const PathFrame& f, ExponentialPointRow* row);
   absl::Status Buckets(od::value& v, const PathFrame& f, int32_t* offset, Range* counts);
   absl::Status SummaryPoint(od::value& v, const PathFrame& f, uint32_t metric);
   absl::Status Quantile(od::value& v, const PathFrame& f);
   absl::Status Exemplar(od::value& v, const PathFrame& f);
   // Fields with ids below kFirstOwnField, for every point type.
-  absl::Status BaseField(int id, od::value& v, const PathFrame& f, PointBase* base);
+  absl::Status BaseField(int id, od::value& v, const PathFrame& f, PointRowBase* base);
   // The NumberDataPoint / Exemplar value oneof.
   absl::Status NumberValue(bool is_int, od::value& v, const PathFrame& f, NumberType* type,
                            uint64_t* bits);
-  PointBase NewPointBase() const;
-  void AppendBase(PointColumnsBase* points, uint32_t metric, const PointBase& base);
+  // Sets the fields of a new point row that precede its decoding.
+  void StartPoint(uint32_t metric, PointRowBase* base) const;
   absl::Status OptionalDouble(od::value& v, const PathFrame& f, uint8_t bit, double* out,
                               uint8_t* present);
 
@@ -317,6 +274,7 @@ class MetricDecoder {
 absl::Status MetricDecoder::Metric(od::value& v, const PathFrame& f, uint32_t scope) {
   const uint32_t metric = static_cast<uint32_t>(b_.metrics.size());
   MetricRow row;
+  row.scope = scope;
   row.metadata = JsonReader::EmptyRangeAtEnd(b_.metadata_attributes);
   absl::Status s =
       r_.ForEachField(v, f, MetricFields(), [&](int id, od::value& fv, const PathFrame& ff) {
@@ -336,16 +294,7 @@ absl::Status MetricDecoder::Metric(od::value& v, const PathFrame& f, uint32_t sc
         return Data(id, fv, ff, metric, &row);
       });
   if (!s.ok()) return s;
-  MetricColumns& metrics = b_.metrics;
-  metrics.scope.push_back(scope);
-  metrics.name.push_back(row.name);
-  metrics.description.push_back(row.description);
-  metrics.unit.push_back(row.unit);
-  metrics.metadata.push_back(row.metadata);
-  metrics.type.push_back(row.type);
-  metrics.aggregation_temporality.push_back(row.aggregation_temporality);
-  metrics.is_monotonic.push_back(row.is_monotonic ? 1 : 0);
-  metrics.points.push_back(row.points);
+  b_.metrics.Append(row);
   return absl::OkStatus();
 }
 
@@ -392,21 +341,25 @@ absl::Status MetricDecoder::DataPoints(od::value& v, const PathFrame& f, const F
       }
       case kTemporality:
         return r_.Enum(fv, ff, kTemporalityNames, &row->aggregation_temporality);
-      case kMonotonic:
-        return r_.Bool(fv, ff, &row->is_monotonic);
+      case kMonotonic: {
+        bool is_monotonic = false;
+        absl::Status s = r_.Bool(fv, ff, &is_monotonic);
+        row->is_monotonic = is_monotonic ? 1 : 0;
+        return s;
+      }
     }
     return absl::OkStatus();
   });
 }
 
-PointBase MetricDecoder::NewPointBase() const {
-  PointBase base;
-  base.attributes = JsonReader::EmptyRangeAtEnd(b_.point_attributes);
-  base.exemplars = JsonReader::EmptyRangeAtEnd(b_.exemplars);
-  return base;
+void MetricDecoder::StartPoint(uint32_t metric, PointRowBase* base) const {
+  base->metric = metric;
+  base->attributes = JsonReader::EmptyRangeAtEnd(b_.point_attributes);
+  base->exemplars = JsonReader::EmptyRangeAtEnd(b_.exemplars);
 }
 
-absl::Status MetricDecoder::BaseField(int id, od::value& v, const PathFrame& f, PointBase* base) {
+absl::Status MetricDecoder::BaseField(int id, od::value& v, const PathFrame& f,
+                                      PointRowBase* base) {
   switch (id) {
     case kPointAttributes:
       return r_.Attributes(v, f, &b_.point_attributes, &base->attributes);
@@ -425,15 +378,6 @@ absl::Status MetricDecoder::BaseField(int id, od::value& v, const PathFrame& f, 
     }
   }
   return absl::OkStatus();
-}
-
-void MetricDecoder::AppendBase(PointColumnsBase* points, uint32_t metric, const PointBase& base) {
-  points->metric.push_back(metric);
-  points->attributes.push_back(base.attributes);
-  points->start_time_unix_nano.push_back(base.start_time_unix_nano);
-  points->time_unix_nano.push_back(base.time_unix_nano);
-  points->flags.push_back(base.flags);
-  points->exemplars.push_back(base.exemplars);
 }
 
 absl::Status MetricDecoder::NumberValue(bool is_int, od::value& v, const PathFrame& f,
@@ -462,24 +406,21 @@ absl::Status MetricDecoder::OptionalDouble(od::value& v, const PathFrame& f, uin
 }
 
 absl::Status MetricDecoder::NumberPoint(od::value& v, const PathFrame& f, uint32_t metric) {
-  PointBase base = NewPointBase();
-  NumberType type = NumberType::kNone;
-  uint64_t bits = 0;
+  NumberPointRow row;
+  StartPoint(metric, &row);
   absl::Status s =
       r_.ForEachField(v, f, NumberPointFields(), [&](int id, od::value& fv, const PathFrame& ff) {
-        if (id < kFirstOwnField) return BaseField(id, fv, ff, &base);
-        return NumberValue(id == kAsInt, fv, ff, &type, &bits);
+        if (id < kFirstOwnField) return BaseField(id, fv, ff, &row);
+        return NumberValue(id == kAsInt, fv, ff, &row.value_type, &row.value_bits);
       });
   if (!s.ok()) return s;
-  AppendBase(&b_.number_points, metric, base);
-  b_.number_points.value_type.push_back(type);
-  b_.number_points.value_bits.push_back(bits);
+  b_.number_points.Append(row);
   return absl::OkStatus();
 }
 
 absl::Status MetricDecoder::HistogramPoint(od::value& v, const PathFrame& f, uint32_t metric) {
-  HistogramRow row;
-  row.base = NewPointBase();
+  HistogramPointRow row;
+  StartPoint(metric, &row);
   row.bucket_counts = JsonReader::EmptyRangeAtEnd(b_.bucket_counts);
   row.explicit_bounds = JsonReader::EmptyRangeAtEnd(b_.explicit_bounds);
   absl::Status s = r_.ForEachField(
@@ -498,50 +439,29 @@ absl::Status MetricDecoder::HistogramPoint(od::value& v, const PathFrame& f, uin
           case kHistogramMax:
             return OptionalDouble(fv, ff, kHasMax, &row.max, &row.present);
         }
-        return BaseField(id, fv, ff, &row.base);
+        return BaseField(id, fv, ff, &row);
       });
   if (!s.ok()) return s;
-  HistogramPointColumns& points = b_.histogram_points;
-  AppendBase(&points, metric, row.base);
-  points.count.push_back(row.count);
-  points.sum.push_back(row.sum);
-  points.min.push_back(row.min);
-  points.max.push_back(row.max);
-  points.present.push_back(row.present);
-  points.bucket_counts.push_back(row.bucket_counts);
-  points.explicit_bounds.push_back(row.explicit_bounds);
+  b_.histogram_points.Append(row);
   return absl::OkStatus();
 }
 
 absl::Status MetricDecoder::ExponentialPoint(od::value& v, const PathFrame& f, uint32_t metric) {
-  ExponentialRow row;
-  row.base = NewPointBase();
-  row.positive = JsonReader::EmptyRangeAtEnd(b_.bucket_counts);
-  row.negative = JsonReader::EmptyRangeAtEnd(b_.bucket_counts);
+  ExponentialPointRow row;
+  StartPoint(metric, &row);
+  row.positive_bucket_counts = JsonReader::EmptyRangeAtEnd(b_.bucket_counts);
+  row.negative_bucket_counts = JsonReader::EmptyRangeAtEnd(b_.bucket_counts);
   absl::Status s = r_.ForEachField(v, f, ExponentialPointFields(),
                                    [&](int id, od::value& fv, const PathFrame& ff) {
                                      return ExponentialField(id, fv, ff, &row);
                                    });
   if (!s.ok()) return s;
-  ExponentialPointColumns& points = b_.exponential_points;
-  AppendBase(&points, metric, row.base);
-  points.count.push_back(row.count);
-  points.sum.push_back(row.sum);
-  points.min.push_back(row.min);
-  points.max.push_back(row.max);
-  points.present.push_back(row.present);
-  points.scale.push_back(row.scale);
-  points.zero_count.push_back(row.zero_count);
-  points.zero_threshold.push_back(row.zero_threshold);
-  points.positive_offset.push_back(row.positive_offset);
-  points.positive_bucket_counts.push_back(row.positive);
-  points.negative_offset.push_back(row.negative_offset);
-  points.negative_bucket_counts.push_back(row.negative);
+  b_.exponential_points.Append(row);
   return absl::OkStatus();
 }
 
 absl::Status MetricDecoder::ExponentialField(int id, od::value& v, const PathFrame& f,
-                                             ExponentialRow* row) {
+                                             ExponentialPointRow* row) {
   switch (id) {
     case kExpCount:
       return r_.Uint64(v, f, &row->count);
@@ -552,9 +472,9 @@ absl::Status MetricDecoder::ExponentialField(int id, od::value& v, const PathFra
     case kZeroCount:
       return r_.Uint64(v, f, &row->zero_count);
     case kPositive:
-      return Buckets(v, f, &row->positive_offset, &row->positive);
+      return Buckets(v, f, &row->positive_offset, &row->positive_bucket_counts);
     case kNegative:
-      return Buckets(v, f, &row->negative_offset, &row->negative);
+      return Buckets(v, f, &row->negative_offset, &row->negative_bucket_counts);
     case kExpMin:
       return OptionalDouble(v, f, kHasMin, &row->min, &row->present);
     case kExpMax:
@@ -562,7 +482,7 @@ absl::Status MetricDecoder::ExponentialField(int id, od::value& v, const PathFra
     case kZeroThreshold:
       return r_.Double(v, f, &row->zero_threshold);
   }
-  return BaseField(id, v, f, &row->base);
+  return BaseField(id, v, f, row);
 }
 
 absl::Status MetricDecoder::Buckets(od::value& v, const PathFrame& f, int32_t* offset,
@@ -579,83 +499,64 @@ absl::Status MetricDecoder::Buckets(od::value& v, const PathFrame& f, int32_t* o
 }
 
 absl::Status MetricDecoder::SummaryPoint(od::value& v, const PathFrame& f, uint32_t metric) {
-  PointBase base = NewPointBase();
-  uint64_t count = 0;
-  double sum = 0;
-  Range quantiles = JsonReader::EmptyRangeAtEnd(b_.quantiles);
+  SummaryPointRow row;
+  StartPoint(metric, &row);
+  row.quantiles = JsonReader::EmptyRangeAtEnd(b_.quantiles);
   absl::Status s =
       r_.ForEachField(v, f, SummaryPointFields(), [&](int id, od::value& fv, const PathFrame& ff) {
         switch (id) {
           case kSummaryCount:
-            return r_.Uint64(fv, ff, &count);
+            return r_.Uint64(fv, ff, &row.count);
           case kSummarySum:
-            return r_.Double(fv, ff, &sum);
+            return r_.Double(fv, ff, &row.sum);
           case kQuantileValues: {
             const size_t begin = b_.quantiles.size();
             absl::Status status = r_.ForEachElement(
                 fv, ff, [&](od::value& e, const PathFrame& ef) { return Quantile(e, ef); });
-            quantiles = JsonReader::RangeToEnd(b_.quantiles, begin);
+            row.quantiles = JsonReader::RangeToEnd(b_.quantiles, begin);
             return status;
           }
         }
-        return BaseField(id, fv, ff, &base);
+        return BaseField(id, fv, ff, &row);
       });
   if (!s.ok()) return s;
-  SummaryPointColumns& points = b_.summary_points;
-  AppendBase(&points, metric, base);
-  points.count.push_back(count);
-  points.sum.push_back(sum);
-  points.quantiles.push_back(quantiles);
+  b_.summary_points.Append(row);
   return absl::OkStatus();
 }
 
 absl::Status MetricDecoder::Quantile(od::value& v, const PathFrame& f) {
-  double quantile = 0, value = 0;
+  QuantileRow row;
   absl::Status s =
       r_.ForEachField(v, f, QuantileFields(), [&](int id, od::value& fv, const PathFrame& ff) {
-        return r_.Double(fv, ff, id == kQuantile ? &quantile : &value);
+        return r_.Double(fv, ff, id == kQuantile ? &row.quantile : &row.value);
       });
   if (!s.ok()) return s;
-  b_.quantiles.quantile.push_back(quantile);
-  b_.quantiles.value.push_back(value);
+  b_.quantiles.Append(row);
   return absl::OkStatus();
 }
 
 absl::Status MetricDecoder::Exemplar(od::value& v, const PathFrame& f) {
-  Range attributes = JsonReader::EmptyRangeAtEnd(b_.exemplar_attributes);
-  uint64_t time_unix_nano = 0;
-  NumberType type = NumberType::kNone;
-  uint64_t bits = 0;
-  TraceId trace_id{};
-  SpanId span_id{};
-  bool has_trace_id = false, has_span_id = false;
+  ExemplarRow row;
+  row.filtered_attributes = JsonReader::EmptyRangeAtEnd(b_.exemplar_attributes);
   absl::Status s =
       r_.ForEachField(v, f, ExemplarFields(), [&](int id, od::value& fv, const PathFrame& ff) {
         switch (id) {
           case kFilteredAttributes:
-            return r_.Attributes(fv, ff, &b_.exemplar_attributes, &attributes);
+            return r_.Attributes(fv, ff, &b_.exemplar_attributes, &row.filtered_attributes);
           case kExemplarTime:
-            return r_.Uint64(fv, ff, &time_unix_nano);
+            return r_.Uint64(fv, ff, &row.time_unix_nano);
           case kExemplarAsDouble:
           case kExemplarAsInt:
-            return NumberValue(id == kExemplarAsInt, fv, ff, &type, &bits);
+            return NumberValue(id == kExemplarAsInt, fv, ff, &row.value_type, &row.value_bits);
           case kExemplarSpanId:
-            return r_.SpanIdHex(fv, ff, &span_id, &has_span_id);
+            return r_.SpanIdHex(fv, ff, &row.span_id, &row.has_span_id);
           case kExemplarTraceId:
-            return r_.TraceIdHex(fv, ff, &trace_id, &has_trace_id);
+            return r_.TraceIdHex(fv, ff, &row.trace_id, &row.has_trace_id);
         }
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
-  ExemplarColumns& exemplars = b_.exemplars;
-  exemplars.filtered_attributes.push_back(attributes);
-  exemplars.time_unix_nano.push_back(time_unix_nano);
-  exemplars.value_type.push_back(type);
-  exemplars.value_bits.push_back(bits);
-  exemplars.trace_id.push_back(trace_id);
-  exemplars.has_trace_id.push_back(has_trace_id ? 1 : 0);
-  exemplars.span_id.push_back(span_id);
-  exemplars.has_span_id.push_back(has_span_id ? 1 : 0);
+  b_.exemplars.Append(row);
   return absl::OkStatus();
 }
 

@@ -126,28 +126,12 @@ constexpr std::string_view kStatusCodeNames[] = {
     "STATUS_CODE_ERROR",
 };
 
-// A span while its fields are decoded; appended once all are read.
-struct SpanRow {
-  TraceId trace_id{};
-  bool has_trace_id = false;
-  SpanId span_id{};
-  bool has_span_id = false;
-  std::string_view trace_state;
-  SpanId parent_span_id{};
-  bool has_parent_span_id = false;
-  uint32_t flags = 0;
-  std::string_view name;
-  int32_t kind = 0;
-  uint64_t start_time_unix_nano = 0;
-  uint64_t end_time_unix_nano = 0;
-  Range attributes;
-  uint32_t dropped_attributes_count = 0;
-  Range events;
-  uint32_t dropped_events_count = 0;
-  Range links;
-  uint32_t dropped_links_count = 0;
-  std::string_view status_message;
-  int32_t status_code = 0;
+// A span while its fields are decoded: the row, appended once all are read,
+// and the presence of its required ids.
+struct PendingSpan {
+  SpanRow row;
+  uint8_t has_trace_id = 0;
+  uint8_t has_span_id = 0;
 };
 
 class TraceDecoder {
@@ -162,37 +146,38 @@ class TraceDecoder {
 
  private:
   absl::Status Span(od::value& v, const PathFrame& f, uint32_t scope);
-  absl::Status SpanField(int id, od::value& v, const PathFrame& f, SpanRow* row);
+  absl::Status SpanField(int id, od::value& v, const PathFrame& f, PendingSpan* span);
   absl::Status Event(od::value& v, const PathFrame& f);
   absl::Status Link(od::value& v, const PathFrame& f);
   absl::Status SpanStatus(od::value& v, const PathFrame& f, SpanRow* row);
-  void AppendSpan(uint32_t scope, const SpanRow& row);
 
   JsonReader& r_;
   TraceBatch& b_;
 };
 
 absl::Status TraceDecoder::Span(od::value& v, const PathFrame& f, uint32_t scope) {
-  SpanRow row;
-  row.attributes = JsonReader::EmptyRangeAtEnd(b_.span_attributes);
-  row.events = JsonReader::EmptyRangeAtEnd(b_.events);
-  row.links = JsonReader::EmptyRangeAtEnd(b_.links);
+  PendingSpan span;
+  span.row.scope = scope;
+  span.row.attributes = JsonReader::EmptyRangeAtEnd(b_.span_attributes);
+  span.row.events = JsonReader::EmptyRangeAtEnd(b_.events);
+  span.row.links = JsonReader::EmptyRangeAtEnd(b_.links);
   absl::Status s = r_.ForEachField(
       v, f, SpanFields(),
-      [&](int id, od::value& fv, const PathFrame& ff) { return SpanField(id, fv, ff, &row); });
+      [&](int id, od::value& fv, const PathFrame& ff) { return SpanField(id, fv, ff, &span); });
   if (!s.ok()) return s;
-  if (!row.has_trace_id) return r_.MissingField(f, "traceId");
-  if (!row.has_span_id) return r_.MissingField(f, "spanId");
-  AppendSpan(scope, row);
+  if (!span.has_trace_id) return r_.MissingField(f, "traceId");
+  if (!span.has_span_id) return r_.MissingField(f, "spanId");
+  b_.spans.Append(span.row);
   return absl::OkStatus();
 }
 
-absl::Status TraceDecoder::SpanField(int id, od::value& v, const PathFrame& f, SpanRow* row) {
+absl::Status TraceDecoder::SpanField(int id, od::value& v, const PathFrame& f, PendingSpan* span) {
+  SpanRow* row = &span->row;
   switch (id) {
     case kTraceId:
-      return r_.TraceIdHex(v, f, &row->trace_id, &row->has_trace_id);
+      return r_.TraceIdHex(v, f, &row->trace_id, &span->has_trace_id);
     case kSpanId:
-      return r_.SpanIdHex(v, f, &row->span_id, &row->has_span_id);
+      return r_.SpanIdHex(v, f, &row->span_id, &span->has_span_id);
     case kTraceState:
       return r_.String(v, f, &row->trace_state);
     case kParentSpanId:
@@ -236,66 +221,53 @@ absl::Status TraceDecoder::SpanField(int id, od::value& v, const PathFrame& f, S
 }
 
 absl::Status TraceDecoder::Event(od::value& v, const PathFrame& f) {
-  uint64_t time_unix_nano = 0;
-  std::string_view name;
-  Range attributes = JsonReader::EmptyRangeAtEnd(b_.event_attributes);
-  uint32_t dropped = 0;
+  EventRow row;
+  row.attributes = JsonReader::EmptyRangeAtEnd(b_.event_attributes);
   absl::Status s =
       r_.ForEachField(v, f, EventFields(), [&](int id, od::value& fv, const PathFrame& ff) {
         switch (id) {
           case kEventTime:
-            return r_.Uint64(fv, ff, &time_unix_nano);
+            return r_.Uint64(fv, ff, &row.time_unix_nano);
           case kEventName:
-            return r_.String(fv, ff, &name);
+            return r_.String(fv, ff, &row.name);
           case kEventAttributes:
-            return r_.Attributes(fv, ff, &b_.event_attributes, &attributes);
+            return r_.Attributes(fv, ff, &b_.event_attributes, &row.attributes);
           case kEventDropped:
-            return r_.Uint32(fv, ff, &dropped);
+            return r_.Uint32(fv, ff, &row.dropped_attributes_count);
         }
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
-  b_.events.time_unix_nano.push_back(time_unix_nano);
-  b_.events.name.push_back(name);
-  b_.events.attributes.push_back(attributes);
-  b_.events.dropped_attributes_count.push_back(dropped);
+  b_.events.Append(row);
   return absl::OkStatus();
 }
 
 absl::Status TraceDecoder::Link(od::value& v, const PathFrame& f) {
-  TraceId trace_id{};
-  SpanId span_id{};
-  bool has_trace_id = false, has_span_id = false;
-  std::string_view trace_state;
-  Range attributes = JsonReader::EmptyRangeAtEnd(b_.link_attributes);
-  uint32_t dropped = 0, flags = 0;
+  LinkRow row;
+  row.attributes = JsonReader::EmptyRangeAtEnd(b_.link_attributes);
+  uint8_t has_trace_id = 0, has_span_id = 0;
   absl::Status s =
       r_.ForEachField(v, f, LinkFields(), [&](int id, od::value& fv, const PathFrame& ff) {
         switch (id) {
           case kLinkTraceId:
-            return r_.TraceIdHex(fv, ff, &trace_id, &has_trace_id);
+            return r_.TraceIdHex(fv, ff, &row.trace_id, &has_trace_id);
           case kLinkSpanId:
-            return r_.SpanIdHex(fv, ff, &span_id, &has_span_id);
+            return r_.SpanIdHex(fv, ff, &row.span_id, &has_span_id);
           case kLinkTraceState:
-            return r_.String(fv, ff, &trace_state);
+            return r_.String(fv, ff, &row.trace_state);
           case kLinkAttributes:
-            return r_.Attributes(fv, ff, &b_.link_attributes, &attributes);
+            return r_.Attributes(fv, ff, &b_.link_attributes, &row.attributes);
           case kLinkDropped:
-            return r_.Uint32(fv, ff, &dropped);
+            return r_.Uint32(fv, ff, &row.dropped_attributes_count);
           case kLinkFlags:
-            return r_.Uint32(fv, ff, &flags);
+            return r_.Uint32(fv, ff, &row.flags);
         }
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
   if (!has_trace_id) return r_.MissingField(f, "traceId");
   if (!has_span_id) return r_.MissingField(f, "spanId");
-  b_.links.trace_id.push_back(trace_id);
-  b_.links.span_id.push_back(span_id);
-  b_.links.trace_state.push_back(trace_state);
-  b_.links.attributes.push_back(attributes);
-  b_.links.dropped_attributes_count.push_back(dropped);
-  b_.links.flags.push_back(flags);
+  b_.links.Append(row);
   return absl::OkStatus();
 }
 
@@ -309,29 +281,6 @@ absl::Status TraceDecoder::SpanStatus(od::value& v, const PathFrame& f, SpanRow*
     }
     return absl::OkStatus();
   });
-}
-
-void TraceDecoder::AppendSpan(uint32_t scope, const SpanRow& row) {
-  SpanColumns& spans = b_.spans;
-  spans.scope.push_back(scope);
-  spans.trace_id.push_back(row.trace_id);
-  spans.span_id.push_back(row.span_id);
-  spans.trace_state.push_back(row.trace_state);
-  spans.parent_span_id.push_back(row.parent_span_id);
-  spans.has_parent_span_id.push_back(row.has_parent_span_id ? 1 : 0);
-  spans.flags.push_back(row.flags);
-  spans.name.push_back(row.name);
-  spans.kind.push_back(row.kind);
-  spans.start_time_unix_nano.push_back(row.start_time_unix_nano);
-  spans.end_time_unix_nano.push_back(row.end_time_unix_nano);
-  spans.attributes.push_back(row.attributes);
-  spans.dropped_attributes_count.push_back(row.dropped_attributes_count);
-  spans.events.push_back(row.events);
-  spans.dropped_events_count.push_back(row.dropped_events_count);
-  spans.links.push_back(row.links);
-  spans.dropped_links_count.push_back(row.dropped_links_count);
-  spans.status_message.push_back(row.status_message);
-  spans.status_code.push_back(row.status_code);
 }
 
 }  // namespace

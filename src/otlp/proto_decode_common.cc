@@ -80,7 +80,7 @@ constexpr const char* kStrindexMessage =
 
 [[nodiscard]] bool DecodeKeyValueFields(DecodeContext& ctx, std::string_view payload,
                                         uint32_t depth, BatchBase* b, std::string_view* key,
-                                        Value* value);
+                                        ValueRow* value);
 
 // Counts the `values` (field 1) entries of an ArrayValue or KeyValueList so
 // that their rows can be reserved contiguously before any child is decoded.
@@ -120,9 +120,7 @@ constexpr const char* kStrindexMessage =
   ValueColumns& values = b->nested_values;
   uint32_t begin;
   if (!ReserveNested(ctx, payload, values.size(), count, &begin)) return false;
-  values.type.resize(begin + count);
-  values.str.resize(begin + count);
-  values.bits.resize(begin + count);
+  values.Resize(begin + count);
   uint32_t i = 0;
   WireReader r(payload);
   while (!r.done()) {
@@ -134,12 +132,10 @@ constexpr const char* kStrindexMessage =
     }
     std::string_view sub;
     if (!r.ReadLen(&sub)) return ctx.FailWire(r, "values", i);
-    Value v;
+    ValueRow v;
     if (!DecodeAnyValue(ctx, sub, depth + 1, b, &v)) return ctx.In("values", i);
     // Index afresh: decoding the child may have grown (moved) the columns.
-    values.type[begin + i] = v.type;
-    values.str[begin + i] = v.str;
-    values.bits[begin + i] = v.bits;
+    values.Set(begin + i, v);
     ++i;
   }
   *out = Range{begin, count};
@@ -153,10 +149,7 @@ constexpr const char* kStrindexMessage =
   AttributeColumns& entries = b->nested_attributes;
   uint32_t begin;
   if (!ReserveNested(ctx, payload, entries.size(), count, &begin)) return false;
-  entries.key.resize(begin + count);
-  entries.value.type.resize(begin + count);
-  entries.value.str.resize(begin + count);
-  entries.value.bits.resize(begin + count);
+  entries.Resize(begin + count);
   uint32_t i = 0;
   WireReader r(payload);
   while (!r.done()) {
@@ -169,12 +162,9 @@ constexpr const char* kStrindexMessage =
     std::string_view sub;
     if (!r.ReadLen(&sub)) return ctx.FailWire(r, "values", i);
     std::string_view key;
-    Value v;
+    ValueRow v;
     if (!DecodeKeyValueFields(ctx, sub, depth + 1, b, &key, &v)) return ctx.In("values", i);
-    entries.key[begin + i] = key;
-    entries.value.type[begin + i] = v.type;
-    entries.value.str[begin + i] = v.str;
-    entries.value.bits[begin + i] = v.bits;
+    entries.Set(begin + i, {key, v});
     ++i;
   }
   *out = Range{begin, count};
@@ -183,7 +173,7 @@ constexpr const char* kStrindexMessage =
 
 [[nodiscard]] bool DecodeKeyValueFields(DecodeContext& ctx, std::string_view payload,
                                         uint32_t depth, BatchBase* b, std::string_view* key,
-                                        Value* value) {
+                                        ValueRow* value) {
   bool seen_value = false;
   WireReader r(payload);
   while (!r.done()) {
@@ -213,7 +203,7 @@ constexpr const char* kStrindexMessage =
 }  // namespace
 
 bool DecodeAnyValue(DecodeContext& ctx, std::string_view payload, uint32_t depth, BatchBase* b,
-                    Value* out) {
+                    ValueRow* out) {
   bool seen_array = false;
   bool seen_kvlist = false;
   WireReader r(payload);
@@ -229,19 +219,19 @@ bool DecodeAnyValue(DecodeContext& ctx, std::string_view payload, uint32_t depth
       case Tag(2, WireType::kVarint): {
         uint64_t v;
         if (!GetVarint(ctx, r, "bool_value", &v)) return false;
-        *out = Value{ValueType::kBool, {}, v != 0 ? 1u : 0u};
+        *out = ValueRow{ValueType::kBool, {}, v != 0 ? 1u : 0u};
         break;
       }
       case Tag(3, WireType::kVarint): {
         uint64_t v;
         if (!GetVarint(ctx, r, "int_value", &v)) return false;
-        *out = Value{ValueType::kInt, {}, v};
+        *out = ValueRow{ValueType::kInt, {}, v};
         break;
       }
       case Tag(4, WireType::kFixed64): {
         uint64_t v;
         if (!GetFixed64(ctx, r, "double_value", &v)) return false;
-        *out = Value{ValueType::kDouble, {}, v};
+        *out = ValueRow{ValueType::kDouble, {}, v};
         break;
       }
       case Tag(5, WireType::kLen):
@@ -262,8 +252,8 @@ bool DecodeAnyValue(DecodeContext& ctx, std::string_view payload, uint32_t depth
         bool ok = is_array ? DecodeArrayValue(ctx, sub, depth, b, &children)
                            : DecodeKvListValue(ctx, sub, depth, b, &children);
         if (!ok) return ctx.In(field);
-        *out = Value{is_array ? ValueType::kArray : ValueType::kKvList, {},
-                     ValueColumns::Pack(children)};
+        *out = ValueRow{
+            is_array ? ValueType::kArray : ValueType::kKvList, {}, ValueColumns::Pack(children)};
         break;
       }
       case Tag(7, WireType::kLen):
@@ -299,7 +289,7 @@ inline bool VarintUpTo(const uint8_t* p, const uint8_t* end, uint64_t* v) {
 
 // The scalar AnyValue payloads [p, end) that the fast path accepts: a single
 // string, bool, int, double or bytes member with a one-byte length.
-inline bool SimpleAnyValue(const uint8_t* p, const uint8_t* end, Value* out) {
+inline bool SimpleAnyValue(const uint8_t* p, const uint8_t* end, ValueRow* out) {
   const size_t n = static_cast<size_t>(end - p);
   if (n == 0) return true;  // empty AnyValue
   if (n < 2) return false;
@@ -308,15 +298,15 @@ inline bool SimpleAnyValue(const uint8_t* p, const uint8_t* end, Value* out) {
     case Tag(1, WireType::kLen):
     case Tag(7, WireType::kLen):
       if (p[1] >= 0x80 || p[1] != n - 2) return false;
-      *out = Value{p[0] == Tag(1, WireType::kLen) ? ValueType::kString : ValueType::kBytes,
-                   std::string_view(s + 2, n - 2), 0};
+      *out = ValueRow{p[0] == Tag(1, WireType::kLen) ? ValueType::kString : ValueType::kBytes,
+                      std::string_view(s + 2, n - 2), 0};
       return out->type == ValueType::kBytes || IsValidUtf8(out->str);
     case Tag(2, WireType::kVarint):
     case Tag(3, WireType::kVarint): {
       uint64_t v;
       if (!VarintUpTo(p + 1, end, &v)) return false;
-      *out = p[0] == Tag(2, WireType::kVarint) ? Value{ValueType::kBool, {}, v != 0 ? 1u : 0u}
-                                               : Value{ValueType::kInt, {}, v};
+      *out = p[0] == Tag(2, WireType::kVarint) ? ValueRow{ValueType::kBool, {}, v != 0 ? 1u : 0u}
+                                               : ValueRow{ValueType::kInt, {}, v};
       return true;
     }
     case Tag(4, WireType::kFixed64):
@@ -333,7 +323,7 @@ inline bool SimpleAnyValue(const uint8_t* p, const uint8_t* end, Value* out) {
 // < 128) then a scalar value (field 2, length < 128) — without per-field
 // calls. Returns false, having stored nothing, on any other shape or on
 // invalid UTF-8; the full decoder then decodes (and reports) it.
-inline bool SimpleKeyValue(std::string_view payload, std::string_view* key, Value* value) {
+inline bool SimpleKeyValue(std::string_view payload, std::string_view* key, ValueRow* value) {
   const auto* p = reinterpret_cast<const uint8_t*>(payload.data());
   const uint8_t* end = p + payload.size();
   if (end - p < 2 || p[0] != Tag(1, WireType::kLen) || p[1] >= 0x80) return false;
@@ -342,7 +332,7 @@ inline bool SimpleKeyValue(std::string_view payload, std::string_view* key, Valu
   if (key_len > static_cast<size_t>(end - p)) return false;
   const std::string_view k(reinterpret_cast<const char*>(p), key_len);
   p += key_len;
-  Value v;
+  ValueRow v;
   if (p != end) {
     if (end - p < 2 || p[0] != Tag(2, WireType::kLen) || p[1] >= 0x80 || p[1] != end - p - 2) {
       return false;
@@ -360,13 +350,12 @@ inline bool SimpleKeyValue(std::string_view payload, std::string_view* key, Valu
 bool AppendKeyValue(DecodeContext& ctx, std::string_view payload, BatchBase* b,
                     AttributeColumns* table) {
   std::string_view key;
-  Value value;
+  ValueRow value;
   if (!SimpleKeyValue(payload, &key, &value) &&
       !DecodeKeyValueFields(ctx, payload, 1, b, &key, &value)) {
     return false;
   }
-  table->key.push_back(key);
-  AppendValue(&table->value, value);
+  table->Append({key, value});
   return true;
 }
 
@@ -429,25 +418,18 @@ constexpr std::string_view kScopeFields[] = {"", "name", "version", "attributes"
         if (!SkipOrReject(ctx, r, tag, kEntityRefFields)) return false;
     }
   }
-  EntityRefColumns& refs = b->entity_refs;
-  refs.schema_url.push_back(schema_url);
-  refs.type.push_back(type);
-  refs.id_keys.push_back(RangeFrom(id_begin, description_begin));
-  refs.description_keys.push_back(
-      RangeFrom(description_begin, description_begin + description_count));
+  b->entity_refs.Append({schema_url, type, RangeFrom(id_begin, description_begin),
+                         RangeFrom(description_begin, description_begin + description_count)});
   return true;
 }
 
 }  // namespace
 
 uint32_t AppendResourceRow(BatchBase* b) {
-  ResourceColumns& res = b->resources;
-  const auto row = static_cast<uint32_t>(res.size());
-  res.attributes.push_back(Range{static_cast<uint32_t>(b->resource_attributes.size()), 0});
-  res.dropped_attributes_count.push_back(0);
-  res.entity_refs.push_back(Range{static_cast<uint32_t>(b->entity_refs.size()), 0});
-  res.schema_url.emplace_back();
-  return row;
+  ResourceRow row;
+  row.attributes = Range{static_cast<uint32_t>(b->resource_attributes.size()), 0};
+  row.entity_refs = Range{static_cast<uint32_t>(b->entity_refs.size()), 0};
+  return b->resources.Append(row);
 }
 
 bool DecodeResource(DecodeContext& ctx, std::string_view payload, BatchBase* b, uint32_t row) {
@@ -486,15 +468,10 @@ bool DecodeResource(DecodeContext& ctx, std::string_view payload, BatchBase* b, 
 }
 
 uint32_t AppendScopeRow(BatchBase* b, uint32_t resource) {
-  ScopeColumns& scopes = b->scopes;
-  const auto row = static_cast<uint32_t>(scopes.size());
-  scopes.resource.push_back(resource);
-  scopes.name.emplace_back();
-  scopes.version.emplace_back();
-  scopes.attributes.push_back(Range{static_cast<uint32_t>(b->scope_attributes.size()), 0});
-  scopes.dropped_attributes_count.push_back(0);
-  scopes.schema_url.emplace_back();
-  return row;
+  ScopeRow row;
+  row.resource = resource;
+  row.attributes = Range{static_cast<uint32_t>(b->scope_attributes.size()), 0};
+  return b->scopes.Append(row);
 }
 
 bool DecodeScope(DecodeContext& ctx, std::string_view payload, BatchBase* b, uint32_t row) {

@@ -159,21 +159,12 @@ template <size_t N>
 
 // ---------------------------------------------------------- shared messages
 
-// One decoded AnyValue, before it is stored in a ValueColumns row.
-struct Value {
-  ValueType type = ValueType::kEmpty;
-  std::string_view str;
-  uint64_t bits = 0;
-};
-
-inline void AppendValue(ValueColumns* columns, const Value& v) { columns->Append(v.type, v.str, v.bits); }
-
 // Decodes an AnyValue message. `depth` is the nesting depth an array or
 // kvlist at this position has (1 for an attribute's value or a log body);
 // its children go to b->nested_values / b->nested_attributes, each value's
 // children contiguous.
 [[nodiscard]] bool DecodeAnyValue(DecodeContext& ctx, std::string_view payload, uint32_t depth,
-                                  BatchBase* b, Value* out);
+                                  BatchBase* b, ValueRow* out);
 
 // Decodes a KeyValue message and appends it to `table`, which is an owner's
 // attribute table (never b->nested_attributes: kvlist entries are placed by

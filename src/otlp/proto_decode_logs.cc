@@ -33,52 +33,21 @@ constexpr std::string_view kLogRecordFields[] = {"",
                                                  "observed_time_unix_nano",
                                                  "event_name"};
 
-struct LogRow {
-  uint64_t time = 0;
-  uint64_t observed_time = 0;
-  int32_t severity_number = 0;
-  std::string_view severity_text;
-  proto::Value body;
-  bool seen_body = false;
-  uint32_t dropped_attributes = 0;
-  uint32_t flags = 0;
-  TraceId trace_id{};
-  uint8_t has_trace_id = 0;
-  SpanId span_id{};
-  uint8_t has_span_id = 0;
-  std::string_view event_name;
-};
-
-void AppendLog(LogBatch* b, uint32_t scope, const LogRow& row, size_t attributes_begin) {
-  LogRecordColumns& logs = b->logs;
-  logs.scope.push_back(scope);
-  logs.time_unix_nano.push_back(row.time);
-  logs.observed_time_unix_nano.push_back(row.observed_time);
-  logs.severity_number.push_back(row.severity_number);
-  logs.severity_text.push_back(row.severity_text);
-  proto::AppendValue(&logs.body, row.body);
-  logs.attributes.push_back(RangeFrom(attributes_begin, b->log_attributes.size()));
-  logs.dropped_attributes_count.push_back(row.dropped_attributes);
-  logs.flags.push_back(row.flags);
-  logs.trace_id.push_back(row.trace_id);
-  logs.has_trace_id.push_back(row.has_trace_id);
-  logs.span_id.push_back(row.span_id);
-  logs.has_span_id.push_back(row.has_span_id);
-  logs.event_name.push_back(row.event_name);
-}
-
-[[nodiscard]] bool DecodeBody(DecodeContext& ctx, WireReader& r, LogBatch* b, LogRow* row) {
+[[nodiscard]] bool DecodeBody(DecodeContext& ctx, WireReader& r, LogBatch* b, bool* seen_body,
+                              ValueRow* body) {
   std::string_view sub;
   if (!r.ReadLen(&sub)) return ctx.FailWire(r, "body");
-  if (row->seen_body) return ctx.Fail(r.field_start(), "body", proto::kDuplicateMessage);
-  row->seen_body = true;
-  return proto::DecodeAnyValue(ctx, sub, 1, b, &row->body) || ctx.In("body");
+  if (*seen_body) return ctx.Fail(r.field_start(), "body", proto::kDuplicateMessage);
+  *seen_body = true;
+  return proto::DecodeAnyValue(ctx, sub, 1, b, body) || ctx.In("body");
 }
 
 [[nodiscard]] bool DecodeLogRecord(DecodeContext& ctx, std::string_view payload, LogBatch* b,
                                    uint32_t scope) {
   const size_t attributes_begin = b->log_attributes.size();
-  LogRow row;
+  LogRecordRow row;
+  row.scope = scope;
+  bool seen_body = false;
   uint64_t v;
   WireReader r(payload);
   while (!r.done()) {
@@ -86,7 +55,7 @@ void AppendLog(LogBatch* b, uint32_t scope, const LogRow& row, size_t attributes
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(1, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "time_unix_nano", &row.time)) return false;
+        if (!GetFixed64(ctx, r, "time_unix_nano", &row.time_unix_nano)) return false;
         break;
       case Tag(2, WireType::kVarint):
         if (!GetVarint(ctx, r, "severity_number", &v)) return false;
@@ -96,7 +65,7 @@ void AppendLog(LogBatch* b, uint32_t scope, const LogRow& row, size_t attributes
         if (!GetString(ctx, r, "severity_text", &row.severity_text)) return false;
         break;
       case Tag(5, WireType::kLen):
-        if (!DecodeBody(ctx, r, b, &row)) return false;
+        if (!DecodeBody(ctx, r, b, &seen_body, &row.body)) return false;
         break;
       case Tag(6, WireType::kLen):
         if (!GetAttribute(ctx, r, "attributes", b, &b->log_attributes, attributes_begin)) {
@@ -105,7 +74,7 @@ void AppendLog(LogBatch* b, uint32_t scope, const LogRow& row, size_t attributes
         break;
       case Tag(7, WireType::kVarint):
         if (!GetVarint(ctx, r, "dropped_attributes_count", &v)) return false;
-        row.dropped_attributes = VarintToUint32(v);
+        row.dropped_attributes_count = VarintToUint32(v);
         break;
       case Tag(8, WireType::kFixed32):
         if (!GetFixed32(ctx, r, "flags", &row.flags)) return false;
@@ -117,7 +86,9 @@ void AppendLog(LogBatch* b, uint32_t scope, const LogRow& row, size_t attributes
         if (!GetId(ctx, r, "span_id", true, &row.span_id, &row.has_span_id)) return false;
         break;
       case Tag(11, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "observed_time_unix_nano", &row.observed_time)) return false;
+        if (!GetFixed64(ctx, r, "observed_time_unix_nano", &row.observed_time_unix_nano)) {
+          return false;
+        }
         break;
       case Tag(12, WireType::kLen):
         if (!GetString(ctx, r, "event_name", &row.event_name)) return false;
@@ -126,7 +97,8 @@ void AppendLog(LogBatch* b, uint32_t scope, const LogRow& row, size_t attributes
         if (!SkipOrReject(ctx, r, tag, kLogRecordFields)) return false;
     }
   }
-  AppendLog(b, scope, row, attributes_begin);
+  row.attributes = RangeFrom(attributes_begin, b->log_attributes.size());
+  b->logs.Append(row);
   return true;
 }
 

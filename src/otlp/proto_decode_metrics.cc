@@ -49,34 +49,28 @@ constexpr std::string_view kExemplarFields[] = {
 
 [[nodiscard]] bool DecodeExemplar(DecodeContext& ctx, std::string_view payload, MetricBatch* b) {
   const size_t attributes_begin = b->exemplar_attributes.size();
-  uint64_t time = 0;
-  NumberType value_type = NumberType::kNone;
-  uint64_t value_bits = 0;
-  TraceId trace_id{};
-  SpanId span_id{};
-  uint8_t has_trace_id = 0;
-  uint8_t has_span_id = 0;
+  ExemplarRow row;
   WireReader r(payload);
   while (!r.done()) {
     uint32_t tag;
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(2, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "time_unix_nano", &time)) return false;
+        if (!GetFixed64(ctx, r, "time_unix_nano", &row.time_unix_nano)) return false;
         break;
       case Tag(3, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "as_double", &value_bits)) return false;
-        value_type = NumberType::kDouble;
+        if (!GetFixed64(ctx, r, "as_double", &row.value_bits)) return false;
+        row.value_type = NumberType::kDouble;
         break;
       case Tag(4, WireType::kLen):
-        if (!GetId(ctx, r, "span_id", true, &span_id, &has_span_id)) return false;
+        if (!GetId(ctx, r, "span_id", true, &row.span_id, &row.has_span_id)) return false;
         break;
       case Tag(5, WireType::kLen):
-        if (!GetId(ctx, r, "trace_id", true, &trace_id, &has_trace_id)) return false;
+        if (!GetId(ctx, r, "trace_id", true, &row.trace_id, &row.has_trace_id)) return false;
         break;
       case Tag(6, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "as_int", &value_bits)) return false;
-        value_type = NumberType::kInt;
+        if (!GetFixed64(ctx, r, "as_int", &row.value_bits)) return false;
+        row.value_type = NumberType::kInt;
         break;
       case Tag(7, WireType::kLen):
         if (!GetAttribute(ctx, r, "filtered_attributes", b, &b->exemplar_attributes,
@@ -88,15 +82,8 @@ constexpr std::string_view kExemplarFields[] = {
         if (!SkipOrReject(ctx, r, tag, kExemplarFields)) return false;
     }
   }
-  ExemplarColumns& e = b->exemplars;
-  e.filtered_attributes.push_back(RangeFrom(attributes_begin, b->exemplar_attributes.size()));
-  e.time_unix_nano.push_back(time);
-  e.value_type.push_back(value_type);
-  e.value_bits.push_back(value_bits);
-  e.trace_id.push_back(trace_id);
-  e.has_trace_id.push_back(has_trace_id);
-  e.span_id.push_back(span_id);
-  e.has_span_id.push_back(has_span_id);
+  row.filtered_attributes = RangeFrom(attributes_begin, b->exemplar_attributes.size());
+  b->exemplars.Append(row);
   return true;
 }
 
@@ -115,29 +102,31 @@ constexpr PointLayout kHistogramLayout = {9, 8, 10, kHistogramPointFields};
 constexpr PointLayout kExponentialLayout = {1, 11, 10, kExponentialPointFields};
 constexpr PointLayout kSummaryLayout = {7, 0, 8, kSummaryPointFields};
 
-struct PointBase {
-  size_t attributes_begin = 0;
-  size_t exemplars_begin = 0;
-  uint64_t start = 0;
-  uint64_t time = 0;
-  uint32_t flags = 0;
-};
+// Starts a point row of `metric`: its attributes and exemplars begin at the
+// end of their tables, and FinishPoint extends them over the rows decoded.
+void StartPoint(const MetricBatch& b, uint32_t metric, PointRowBase* p) {
+  p->metric = metric;
+  p->attributes = Range{static_cast<uint32_t>(b.point_attributes.size()), 0};
+  p->exemplars = Range{static_cast<uint32_t>(b.exemplars.size()), 0};
+}
 
-PointBase StartPoint(const MetricBatch& b) {
-  PointBase p;
-  p.attributes_begin = b.point_attributes.size();
-  p.exemplars_begin = b.exemplars.size();
-  return p;
+void FinishPoint(const MetricBatch& b, PointRowBase* p) {
+  p->attributes = RangeFrom(p->attributes.begin, b.point_attributes.size());
+  p->exemplars = RangeFrom(p->exemplars.begin, b.exemplars.size());
 }
 
 // Decodes a field every point type has, or skips/rejects any other field.
 [[nodiscard]] bool DecodePointField(DecodeContext& ctx, WireReader& r, uint32_t tag,
-                                    const PointLayout& layout, MetricBatch* b, PointBase* p) {
+                                    const PointLayout& layout, MetricBatch* b, PointRowBase* p) {
   if (tag == Tag(layout.attributes_field, WireType::kLen)) {
-    return GetAttribute(ctx, r, "attributes", b, &b->point_attributes, p->attributes_begin);
+    return GetAttribute(ctx, r, "attributes", b, &b->point_attributes, p->attributes.begin);
   }
-  if (tag == Tag(2, WireType::kFixed64)) return GetFixed64(ctx, r, "start_time_unix_nano", &p->start);
-  if (tag == Tag(3, WireType::kFixed64)) return GetFixed64(ctx, r, "time_unix_nano", &p->time);
+  if (tag == Tag(2, WireType::kFixed64)) {
+    return GetFixed64(ctx, r, "start_time_unix_nano", &p->start_time_unix_nano);
+  }
+  if (tag == Tag(3, WireType::kFixed64)) {
+    return GetFixed64(ctx, r, "time_unix_nano", &p->time_unix_nano);
+  }
   if (tag == Tag(layout.flags_field, WireType::kVarint)) {
     uint64_t v;
     if (!GetVarint(ctx, r, "flags", &v)) return false;
@@ -145,22 +134,12 @@ PointBase StartPoint(const MetricBatch& b) {
     return true;
   }
   if (layout.exemplars_field != 0 && tag == Tag(layout.exemplars_field, WireType::kLen)) {
-    const size_t index = b->exemplars.size() - p->exemplars_begin;
+    const size_t index = b->exemplars.size() - p->exemplars.begin;
     std::string_view sub;
     if (!r.ReadLen(&sub)) return ctx.FailWire(r, "exemplars", index);
     return DecodeExemplar(ctx, sub, b) || ctx.In("exemplars", index);
   }
   return SkipOrReject(ctx, r, tag, layout.names);
-}
-
-void AppendPointBase(PointColumnsBase* t, uint32_t metric, const PointBase& p,
-                     const MetricBatch& b) {
-  t->metric.push_back(metric);
-  t->attributes.push_back(RangeFrom(p.attributes_begin, b.point_attributes.size()));
-  t->start_time_unix_nano.push_back(p.start);
-  t->time_unix_nano.push_back(p.time);
-  t->flags.push_back(p.flags);
-  t->exemplars.push_back(RangeFrom(p.exemplars_begin, b.exemplars.size()));
 }
 
 // Appends a packed run of fixed64 or double values (repeated field, packed).
@@ -184,55 +163,44 @@ template <typename T>
 
 [[nodiscard]] bool DecodeNumberPoint(DecodeContext& ctx, std::string_view payload, MetricBatch* b,
                                      uint32_t metric) {
-  PointBase p = StartPoint(*b);
-  NumberType value_type = NumberType::kNone;
-  uint64_t value_bits = 0;
+  NumberPointRow row;
+  StartPoint(*b, metric, &row);
   WireReader r(payload);
   while (!r.done()) {
     uint32_t tag;
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(4, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "as_double", &value_bits)) return false;
-        value_type = NumberType::kDouble;
+        if (!GetFixed64(ctx, r, "as_double", &row.value_bits)) return false;
+        row.value_type = NumberType::kDouble;
         break;
       case Tag(6, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "as_int", &value_bits)) return false;
-        value_type = NumberType::kInt;
+        if (!GetFixed64(ctx, r, "as_int", &row.value_bits)) return false;
+        row.value_type = NumberType::kInt;
         break;
       default:
-        if (!DecodePointField(ctx, r, tag, kNumberLayout, b, &p)) return false;
+        if (!DecodePointField(ctx, r, tag, kNumberLayout, b, &row)) return false;
     }
   }
-  NumberPointColumns& t = b->number_points;
-  AppendPointBase(&t, metric, p, *b);
-  t.value_type.push_back(value_type);
-  t.value_bits.push_back(value_bits);
+  FinishPoint(*b, &row);
+  b->number_points.Append(row);
   return true;
 }
 
 // --------------------------------------------------------- histogram points
 
-// count, sum, min and max, which histogram types share.
-struct HistogramStats {
-  uint64_t count = 0;
-  double sum = 0;
-  double min = 0;
-  double max = 0;
-  uint8_t present = 0;
-};
-
+// An optional double (sum, min, max): the value, and its bit in `present`.
 [[nodiscard]] bool GetOptionalDouble(DecodeContext& ctx, WireReader& r, std::string_view field,
-                                     OptionalField bit, double* out, HistogramStats* stats) {
+                                     OptionalField bit, double* out, uint8_t* present) {
   if (!GetDouble(ctx, r, field, out)) return false;
-  stats->present |= bit;
+  *present |= bit;
   return true;
 }
 
 [[nodiscard]] bool DecodeHistogramPoint(DecodeContext& ctx, std::string_view payload,
                                         MetricBatch* b, uint32_t metric) {
-  PointBase p = StartPoint(*b);
-  HistogramStats s;
+  HistogramPointRow row;
+  StartPoint(*b, metric, &row);
   const size_t counts_begin = b->bucket_counts.size();
   const size_t bounds_begin = b->explicit_bounds.size();
   WireReader r(payload);
@@ -242,10 +210,10 @@ struct HistogramStats {
     bool ok = true;
     switch (tag) {
       case Tag(4, WireType::kFixed64):
-        ok = GetFixed64(ctx, r, "count", &s.count);
+        ok = GetFixed64(ctx, r, "count", &row.count);
         break;
       case Tag(5, WireType::kFixed64):
-        ok = GetOptionalDouble(ctx, r, "sum", kHasSum, &s.sum, &s);
+        ok = GetOptionalDouble(ctx, r, "sum", kHasSum, &row.sum, &row.present);
         break;
       case Tag(6, WireType::kLen):
         ok = AppendPacked64(ctx, r, "bucket_counts", &b->bucket_counts);
@@ -260,25 +228,20 @@ struct HistogramStats {
         ok = GetDouble(ctx, r, "explicit_bounds", &b->explicit_bounds.emplace_back());
         break;
       case Tag(11, WireType::kFixed64):
-        ok = GetOptionalDouble(ctx, r, "min", kHasMin, &s.min, &s);
+        ok = GetOptionalDouble(ctx, r, "min", kHasMin, &row.min, &row.present);
         break;
       case Tag(12, WireType::kFixed64):
-        ok = GetOptionalDouble(ctx, r, "max", kHasMax, &s.max, &s);
+        ok = GetOptionalDouble(ctx, r, "max", kHasMax, &row.max, &row.present);
         break;
       default:
-        ok = DecodePointField(ctx, r, tag, kHistogramLayout, b, &p);
+        ok = DecodePointField(ctx, r, tag, kHistogramLayout, b, &row);
     }
     if (!ok) return false;
   }
-  HistogramPointColumns& t = b->histogram_points;
-  AppendPointBase(&t, metric, p, *b);
-  t.count.push_back(s.count);
-  t.sum.push_back(s.sum);
-  t.min.push_back(s.min);
-  t.max.push_back(s.max);
-  t.present.push_back(s.present);
-  t.bucket_counts.push_back(RangeFrom(counts_begin, b->bucket_counts.size()));
-  t.explicit_bounds.push_back(RangeFrom(bounds_begin, b->explicit_bounds.size()));
+  FinishPoint(*b, &row);
+  row.bucket_counts = RangeFrom(counts_begin, b->bucket_counts.size());
+  row.explicit_bounds = RangeFrom(bounds_begin, b->explicit_bounds.size());
+  b->histogram_points.Append(row);
   return true;
 }
 
@@ -320,55 +283,35 @@ struct HistogramStats {
   return true;
 }
 
-struct ExponentialRow {
-  HistogramStats s;
-  int32_t scale = 0;
-  uint64_t zero_count = 0;
-  double zero_threshold = 0;
-  int32_t positive_offset = 0;
-  int32_t negative_offset = 0;
-  Range positive;
-  Range negative;
+// An exponential histogram point while its fields are decoded: the row, and
+// which of its singular Buckets messages have been seen.
+struct PendingExponential {
+  ExponentialPointRow row;
   bool seen_positive = false;
   bool seen_negative = false;
 };
 
 [[nodiscard]] bool GetBuckets(DecodeContext& ctx, WireReader& r, MetricBatch* b, bool positive,
-                              ExponentialRow* row) {
+                              PendingExponential* point) {
   const std::string_view field = positive ? "positive" : "negative";
   std::string_view sub;
   if (!r.ReadLen(&sub)) return ctx.FailWire(r, field);
-  bool& seen = positive ? row->seen_positive : row->seen_negative;
+  bool& seen = positive ? point->seen_positive : point->seen_negative;
   if (seen) return ctx.Fail(r.field_start(), field, proto::kDuplicateMessage);
   seen = true;
-  return DecodeBuckets(ctx, sub, b, positive ? &row->positive_offset : &row->negative_offset,
-                       positive ? &row->positive : &row->negative) ||
+  ExponentialPointRow& row = point->row;
+  return DecodeBuckets(ctx, sub, b, positive ? &row.positive_offset : &row.negative_offset,
+                       positive ? &row.positive_bucket_counts : &row.negative_bucket_counts) ||
          ctx.In(field);
-}
-
-void AppendExponentialPoint(MetricBatch* b, uint32_t metric, const PointBase& p,
-                            const ExponentialRow& row) {
-  ExponentialPointColumns& t = b->exponential_points;
-  AppendPointBase(&t, metric, p, *b);
-  t.count.push_back(row.s.count);
-  t.sum.push_back(row.s.sum);
-  t.min.push_back(row.s.min);
-  t.max.push_back(row.s.max);
-  t.present.push_back(row.s.present);
-  t.scale.push_back(row.scale);
-  t.zero_count.push_back(row.zero_count);
-  t.zero_threshold.push_back(row.zero_threshold);
-  t.positive_offset.push_back(row.positive_offset);
-  t.positive_bucket_counts.push_back(row.positive);
-  t.negative_offset.push_back(row.negative_offset);
-  t.negative_bucket_counts.push_back(row.negative);
 }
 
 [[nodiscard]] bool DecodeExponentialPoint(DecodeContext& ctx, std::string_view payload,
                                           MetricBatch* b, uint32_t metric) {
-  PointBase p = StartPoint(*b);
-  ExponentialRow row;
-  row.positive = row.negative = Range{static_cast<uint32_t>(b->bucket_counts.size()), 0};
+  PendingExponential point;
+  ExponentialPointRow& row = point.row;
+  StartPoint(*b, metric, &row);
+  row.positive_bucket_counts = row.negative_bucket_counts =
+      Range{static_cast<uint32_t>(b->bucket_counts.size()), 0};
   WireReader r(payload);
   while (!r.done()) {
     uint32_t tag;
@@ -377,10 +320,10 @@ void AppendExponentialPoint(MetricBatch* b, uint32_t metric, const PointBase& p,
     uint64_t v = 0;
     switch (tag) {
       case Tag(4, WireType::kFixed64):
-        ok = GetFixed64(ctx, r, "count", &row.s.count);
+        ok = GetFixed64(ctx, r, "count", &row.count);
         break;
       case Tag(5, WireType::kFixed64):
-        ok = GetOptionalDouble(ctx, r, "sum", kHasSum, &row.s.sum, &row.s);
+        ok = GetOptionalDouble(ctx, r, "sum", kHasSum, &row.sum, &row.present);
         break;
       case Tag(6, WireType::kVarint):
         ok = GetVarint(ctx, r, "scale", &v);
@@ -391,67 +334,65 @@ void AppendExponentialPoint(MetricBatch* b, uint32_t metric, const PointBase& p,
         break;
       case Tag(8, WireType::kLen):
       case Tag(9, WireType::kLen):
-        ok = GetBuckets(ctx, r, b, tag == Tag(8, WireType::kLen), &row);
+        ok = GetBuckets(ctx, r, b, tag == Tag(8, WireType::kLen), &point);
         break;
       case Tag(12, WireType::kFixed64):
-        ok = GetOptionalDouble(ctx, r, "min", kHasMin, &row.s.min, &row.s);
+        ok = GetOptionalDouble(ctx, r, "min", kHasMin, &row.min, &row.present);
         break;
       case Tag(13, WireType::kFixed64):
-        ok = GetOptionalDouble(ctx, r, "max", kHasMax, &row.s.max, &row.s);
+        ok = GetOptionalDouble(ctx, r, "max", kHasMax, &row.max, &row.present);
         break;
       case Tag(14, WireType::kFixed64):
         ok = GetDouble(ctx, r, "zero_threshold", &row.zero_threshold);
         break;
       default:
-        ok = DecodePointField(ctx, r, tag, kExponentialLayout, b, &p);
+        ok = DecodePointField(ctx, r, tag, kExponentialLayout, b, &row);
     }
     if (!ok) return false;
   }
-  AppendExponentialPoint(b, metric, p, row);
+  FinishPoint(*b, &row);
+  b->exponential_points.Append(row);
   return true;
 }
 
 // ----------------------------------------------------------- summary points
 
 [[nodiscard]] bool DecodeQuantile(DecodeContext& ctx, std::string_view payload, MetricBatch* b) {
-  double quantile = 0;
-  double value = 0;
+  QuantileRow row;
   WireReader r(payload);
   while (!r.done()) {
     uint32_t tag;
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(1, WireType::kFixed64):
-        if (!GetDouble(ctx, r, "quantile", &quantile)) return false;
+        if (!GetDouble(ctx, r, "quantile", &row.quantile)) return false;
         break;
       case Tag(2, WireType::kFixed64):
-        if (!GetDouble(ctx, r, "value", &value)) return false;
+        if (!GetDouble(ctx, r, "value", &row.value)) return false;
         break;
       default:
         if (!SkipOrReject(ctx, r, tag, kQuantileFields)) return false;
     }
   }
-  b->quantiles.quantile.push_back(quantile);
-  b->quantiles.value.push_back(value);
+  b->quantiles.Append(row);
   return true;
 }
 
 [[nodiscard]] bool DecodeSummaryPoint(DecodeContext& ctx, std::string_view payload,
                                       MetricBatch* b, uint32_t metric) {
-  PointBase p = StartPoint(*b);
   const size_t quantiles_begin = b->quantiles.size();
-  uint64_t count = 0;
-  double sum = 0;
+  SummaryPointRow row;
+  StartPoint(*b, metric, &row);
   WireReader r(payload);
   while (!r.done()) {
     uint32_t tag;
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(4, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "count", &count)) return false;
+        if (!GetFixed64(ctx, r, "count", &row.count)) return false;
         break;
       case Tag(5, WireType::kFixed64):
-        if (!GetDouble(ctx, r, "sum", &sum)) return false;
+        if (!GetDouble(ctx, r, "sum", &row.sum)) return false;
         break;
       case Tag(6, WireType::kLen): {
         const size_t index = b->quantiles.size() - quantiles_begin;
@@ -461,14 +402,12 @@ void AppendExponentialPoint(MetricBatch* b, uint32_t metric, const PointBase& p,
         break;
       }
       default:
-        if (!DecodePointField(ctx, r, tag, kSummaryLayout, b, &p)) return false;
+        if (!DecodePointField(ctx, r, tag, kSummaryLayout, b, &row)) return false;
     }
   }
-  SummaryPointColumns& t = b->summary_points;
-  AppendPointBase(&t, metric, p, *b);
-  t.count.push_back(count);
-  t.sum.push_back(sum);
-  t.quantiles.push_back(RangeFrom(quantiles_begin, b->quantiles.size()));
+  FinishPoint(*b, &row);
+  row.quantiles = RangeFrom(quantiles_begin, b->quantiles.size());
+  b->summary_points.Append(row);
   return true;
 }
 
@@ -538,19 +477,13 @@ size_t PointTableSize(const MetricBatch& b, MetricType type) {
   return true;
 }
 
+// Appends a Metric row with empty values, which DecodeMetric fills in place:
+// its data points need the row index before the Metric is fully read.
 uint32_t AppendMetricRow(MetricBatch* b, uint32_t scope) {
-  MetricColumns& m = b->metrics;
-  const auto row = static_cast<uint32_t>(m.size());
-  m.scope.push_back(scope);
-  m.name.emplace_back();
-  m.description.emplace_back();
-  m.unit.emplace_back();
-  m.metadata.push_back(Range{static_cast<uint32_t>(b->metadata_attributes.size()), 0});
-  m.type.push_back(MetricType::kUnset);
-  m.aggregation_temporality.push_back(0);
-  m.is_monotonic.push_back(0);
-  m.points.push_back(Range{});
-  return row;
+  MetricRow row;
+  row.scope = scope;
+  row.metadata = Range{static_cast<uint32_t>(b->metadata_attributes.size()), 0};
+  return b->metrics.Append(row);
 }
 
 std::string_view DataFieldName(MetricType type) {

@@ -46,19 +46,17 @@ constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
 
 [[nodiscard]] bool DecodeEvent(DecodeContext& ctx, std::string_view payload, TraceBatch* b) {
   const size_t attributes_begin = b->event_attributes.size();
-  uint64_t time = 0;
-  std::string_view name;
-  uint32_t dropped = 0;
+  EventRow row;
   WireReader r(payload);
   while (!r.done()) {
     uint32_t tag;
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(1, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "time_unix_nano", &time)) return false;
+        if (!GetFixed64(ctx, r, "time_unix_nano", &row.time_unix_nano)) return false;
         break;
       case Tag(2, WireType::kLen):
-        if (!GetString(ctx, r, "name", &name)) return false;
+        if (!GetString(ctx, r, "name", &row.name)) return false;
         break;
       case Tag(3, WireType::kLen):
         if (!GetAttribute(ctx, r, "attributes", b, &b->event_attributes, attributes_begin)) {
@@ -68,43 +66,36 @@ constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
       case Tag(4, WireType::kVarint): {
         uint64_t v;
         if (!GetVarint(ctx, r, "dropped_attributes_count", &v)) return false;
-        dropped = VarintToUint32(v);
+        row.dropped_attributes_count = VarintToUint32(v);
         break;
       }
       default:
         if (!SkipOrReject(ctx, r, tag, kEventFields)) return false;
     }
   }
-  EventColumns& events = b->events;
-  events.time_unix_nano.push_back(time);
-  events.name.push_back(name);
-  events.attributes.push_back(RangeFrom(attributes_begin, b->event_attributes.size()));
-  events.dropped_attributes_count.push_back(dropped);
+  row.attributes = RangeFrom(attributes_begin, b->event_attributes.size());
+  b->events.Append(row);
   return true;
 }
 
 [[nodiscard]] bool DecodeLink(DecodeContext& ctx, std::string_view payload, TraceBatch* b) {
   const size_t attributes_begin = b->link_attributes.size();
-  TraceId trace_id{};
-  SpanId span_id{};
+  LinkRow row;
   uint8_t has_trace_id = 0;
   uint8_t has_span_id = 0;
-  std::string_view trace_state;
-  uint32_t dropped = 0;
-  uint32_t flags = 0;
   WireReader r(payload);
   while (!r.done()) {
     uint32_t tag;
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(1, WireType::kLen):
-        if (!GetId(ctx, r, "trace_id", false, &trace_id, &has_trace_id)) return false;
+        if (!GetId(ctx, r, "trace_id", false, &row.trace_id, &has_trace_id)) return false;
         break;
       case Tag(2, WireType::kLen):
-        if (!GetId(ctx, r, "span_id", false, &span_id, &has_span_id)) return false;
+        if (!GetId(ctx, r, "span_id", false, &row.span_id, &has_span_id)) return false;
         break;
       case Tag(3, WireType::kLen):
-        if (!GetString(ctx, r, "trace_state", &trace_state)) return false;
+        if (!GetString(ctx, r, "trace_state", &row.trace_state)) return false;
         break;
       case Tag(4, WireType::kLen):
         if (!GetAttribute(ctx, r, "attributes", b, &b->link_attributes, attributes_begin)) {
@@ -114,11 +105,11 @@ constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
       case Tag(5, WireType::kVarint): {
         uint64_t v;
         if (!GetVarint(ctx, r, "dropped_attributes_count", &v)) return false;
-        dropped = VarintToUint32(v);
+        row.dropped_attributes_count = VarintToUint32(v);
         break;
       }
       case Tag(6, WireType::kFixed32):
-        if (!GetFixed32(ctx, r, "flags", &flags)) return false;
+        if (!GetFixed32(ctx, r, "flags", &row.flags)) return false;
         break;
       default:
         if (!SkipOrReject(ctx, r, tag, kLinkFields)) return false;
@@ -126,13 +117,8 @@ constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
   }
   if (!has_trace_id) return ctx.Fail(payload.data(), "trace_id", "missing, want 16 bytes");
   if (!has_span_id) return ctx.Fail(payload.data(), "span_id", "missing, want 8 bytes");
-  LinkColumns& links = b->links;
-  links.trace_id.push_back(trace_id);
-  links.span_id.push_back(span_id);
-  links.trace_state.push_back(trace_state);
-  links.attributes.push_back(RangeFrom(attributes_begin, b->link_attributes.size()));
-  links.dropped_attributes_count.push_back(dropped);
-  links.flags.push_back(flags);
+  row.attributes = RangeFrom(attributes_begin, b->link_attributes.size());
+  b->links.Append(row);
   return true;
 }
 
@@ -159,55 +145,18 @@ constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
   return true;
 }
 
-// The scalar fields of one span, gathered before the row is appended.
-struct SpanRow {
-  TraceId trace_id{};
-  SpanId span_id{};
-  SpanId parent_span_id{};
+// A span while its fields are decoded: the row, and what the decoder checks
+// for presence.
+struct PendingSpan {
+  SpanRow row;
   uint8_t has_trace_id = 0;
   uint8_t has_span_id = 0;
-  uint8_t has_parent_span_id = 0;
   bool seen_status = false;
-  int32_t kind = 0;
-  int32_t status_code = 0;
-  uint32_t flags = 0;
-  uint32_t dropped_attributes = 0;
-  uint32_t dropped_events = 0;
-  uint32_t dropped_links = 0;
-  uint64_t start = 0;
-  uint64_t end = 0;
-  std::string_view trace_state;
-  std::string_view name;
-  std::string_view status_message;
 };
-
-void AppendSpan(TraceBatch* b, uint32_t scope, const SpanRow& row, size_t attributes_begin,
-                size_t events_begin, size_t links_begin) {
-  SpanColumns& s = b->spans;
-  s.scope.push_back(scope);
-  s.trace_id.push_back(row.trace_id);
-  s.span_id.push_back(row.span_id);
-  s.trace_state.push_back(row.trace_state);
-  s.parent_span_id.push_back(row.parent_span_id);
-  s.has_parent_span_id.push_back(row.has_parent_span_id);
-  s.flags.push_back(row.flags);
-  s.name.push_back(row.name);
-  s.kind.push_back(row.kind);
-  s.start_time_unix_nano.push_back(row.start);
-  s.end_time_unix_nano.push_back(row.end);
-  s.attributes.push_back(RangeFrom(attributes_begin, b->span_attributes.size()));
-  s.dropped_attributes_count.push_back(row.dropped_attributes);
-  s.events.push_back(RangeFrom(events_begin, b->events.size()));
-  s.dropped_events_count.push_back(row.dropped_events);
-  s.links.push_back(RangeFrom(links_begin, b->links.size()));
-  s.dropped_links_count.push_back(row.dropped_links);
-  s.status_message.push_back(row.status_message);
-  s.status_code.push_back(row.status_code);
-}
 
 // The length-delimited fields of a span that have child rows or a message.
 [[nodiscard]] bool DecodeSpanChild(DecodeContext& ctx, WireReader& r, uint32_t tag, TraceBatch* b,
-                                   size_t events_begin, size_t links_begin, SpanRow* row) {
+                                   size_t events_begin, size_t links_begin, PendingSpan* span) {
   std::string_view sub;
   if (tag == Tag(11, WireType::kLen)) {
     const size_t index = b->events.size() - events_begin;
@@ -220,9 +169,10 @@ void AppendSpan(TraceBatch* b, uint32_t scope, const SpanRow& row, size_t attrib
     return DecodeLink(ctx, sub, b) || ctx.In("links", index);
   }
   if (!r.ReadLen(&sub)) return ctx.FailWire(r, "status");
-  if (row->seen_status) return ctx.Fail(r.field_start(), "status", proto::kDuplicateMessage);
-  row->seen_status = true;
-  return DecodeStatus(ctx, sub, &row->status_message, &row->status_code) || ctx.In("status");
+  if (span->seen_status) return ctx.Fail(r.field_start(), "status", proto::kDuplicateMessage);
+  span->seen_status = true;
+  return DecodeStatus(ctx, sub, &span->row.status_message, &span->row.status_code) ||
+         ctx.In("status");
 }
 
 [[nodiscard]] bool DecodeSpan(DecodeContext& ctx, std::string_view payload, TraceBatch* b,
@@ -230,7 +180,9 @@ void AppendSpan(TraceBatch* b, uint32_t scope, const SpanRow& row, size_t attrib
   const size_t attributes_begin = b->span_attributes.size();
   const size_t events_begin = b->events.size();
   const size_t links_begin = b->links.size();
-  SpanRow row;
+  PendingSpan span;
+  SpanRow& row = span.row;
+  row.scope = scope;
   uint64_t v;
   WireReader r(payload);
   while (!r.done()) {
@@ -238,10 +190,10 @@ void AppendSpan(TraceBatch* b, uint32_t scope, const SpanRow& row, size_t attrib
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(1, WireType::kLen):
-        if (!GetId(ctx, r, "trace_id", false, &row.trace_id, &row.has_trace_id)) return false;
+        if (!GetId(ctx, r, "trace_id", false, &row.trace_id, &span.has_trace_id)) return false;
         break;
       case Tag(2, WireType::kLen):
-        if (!GetId(ctx, r, "span_id", false, &row.span_id, &row.has_span_id)) return false;
+        if (!GetId(ctx, r, "span_id", false, &row.span_id, &span.has_span_id)) return false;
         break;
       case Tag(3, WireType::kLen):
         if (!GetString(ctx, r, "trace_state", &row.trace_state)) return false;
@@ -260,10 +212,12 @@ void AppendSpan(TraceBatch* b, uint32_t scope, const SpanRow& row, size_t attrib
         row.kind = VarintToInt32(v);
         break;
       case Tag(7, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "start_time_unix_nano", &row.start)) return false;
+        if (!GetFixed64(ctx, r, "start_time_unix_nano", &row.start_time_unix_nano)) {
+          return false;
+        }
         break;
       case Tag(8, WireType::kFixed64):
-        if (!GetFixed64(ctx, r, "end_time_unix_nano", &row.end)) return false;
+        if (!GetFixed64(ctx, r, "end_time_unix_nano", &row.end_time_unix_nano)) return false;
         break;
       case Tag(9, WireType::kLen):
         if (!GetAttribute(ctx, r, "attributes", b, &b->span_attributes, attributes_begin)) {
@@ -274,16 +228,16 @@ void AppendSpan(TraceBatch* b, uint32_t scope, const SpanRow& row, size_t attrib
       case Tag(12, WireType::kVarint):
       case Tag(14, WireType::kVarint): {
         if (!GetVarint(ctx, r, kSpanFields[tag >> 3], &v)) return false;
-        uint32_t& count = tag == Tag(10, WireType::kVarint)   ? row.dropped_attributes
-                          : tag == Tag(12, WireType::kVarint) ? row.dropped_events
-                                                              : row.dropped_links;
+        uint32_t& count = tag == Tag(10, WireType::kVarint)   ? row.dropped_attributes_count
+                          : tag == Tag(12, WireType::kVarint) ? row.dropped_events_count
+                                                              : row.dropped_links_count;
         count = VarintToUint32(v);
         break;
       }
       case Tag(11, WireType::kLen):
       case Tag(13, WireType::kLen):
       case Tag(15, WireType::kLen):
-        if (!DecodeSpanChild(ctx, r, tag, b, events_begin, links_begin, &row)) return false;
+        if (!DecodeSpanChild(ctx, r, tag, b, events_begin, links_begin, &span)) return false;
         break;
       case Tag(16, WireType::kFixed32):
         if (!GetFixed32(ctx, r, "flags", &row.flags)) return false;
@@ -292,9 +246,12 @@ void AppendSpan(TraceBatch* b, uint32_t scope, const SpanRow& row, size_t attrib
         if (!SkipOrReject(ctx, r, tag, kSpanFields)) return false;
     }
   }
-  if (!row.has_trace_id) return ctx.Fail(payload.data(), "trace_id", "missing, want 16 bytes");
-  if (!row.has_span_id) return ctx.Fail(payload.data(), "span_id", "missing, want 8 bytes");
-  AppendSpan(b, scope, row, attributes_begin, events_begin, links_begin);
+  if (!span.has_trace_id) return ctx.Fail(payload.data(), "trace_id", "missing, want 16 bytes");
+  if (!span.has_span_id) return ctx.Fail(payload.data(), "span_id", "missing, want 8 bytes");
+  row.attributes = RangeFrom(attributes_begin, b->span_attributes.size());
+  row.events = RangeFrom(events_begin, b->events.size());
+  row.links = RangeFrom(links_begin, b->links.size());
+  b->spans.Append(row);
   return true;
 }
 

@@ -1,0 +1,461 @@
+#include "parquet/column_writer.h"
+
+#include <zstd.h>
+
+#include <cstring>
+#include <utility>
+
+#include "common/check.h"
+#include "fmt/format.h"
+#include "parquet/encoding.h"
+#include "parquet/status_macros.h"
+
+namespace strata::parquet {
+namespace {
+
+size_t FixedWidth(PhysicalType type) {
+  switch (type) {
+    case PhysicalType::kInt32:
+      return 4;
+    case PhysicalType::kInt64:
+    case PhysicalType::kDouble:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+uint64_t FixedKey(const ColumnVector& values, size_t row) {
+  switch (values.type) {
+    case PhysicalType::kInt32:
+      return static_cast<uint32_t>(values.int32s[row]);
+    case PhysicalType::kInt64:
+      return static_cast<uint64_t>(values.int64s[row]);
+    default: {
+      uint64_t bits;
+      std::memcpy(&bits, &values.doubles[row], 8);
+      return bits;
+    }
+  }
+}
+
+// A lower bound for v no longer than max_bytes (cut at a UTF-8 character
+// boundary for strings).
+std::string LowerBound(std::string_view v, size_t max_bytes, bool utf8, bool* exact) {
+  if (v.size() <= max_bytes) {
+    *exact = true;
+    return std::string(v);
+  }
+  size_t n = max_bytes;
+  if (utf8) {
+    while (n > 0 && (static_cast<uint8_t>(v[n]) & 0xC0) == 0x80) --n;
+  }
+  *exact = false;
+  return std::string(v.substr(0, n));
+}
+
+// An upper bound for v no longer than max_bytes: a prefix with its last
+// incrementable byte incremented. For strings only ASCII bytes are
+// incremented so the bound stays valid UTF-8.
+std::optional<std::string> UpperBound(std::string_view v, size_t max_bytes, bool utf8,
+                                      bool* exact) {
+  if (v.size() <= max_bytes) {
+    *exact = true;
+    return std::string(v);
+  }
+  *exact = false;
+  std::string bound(v.substr(0, max_bytes));
+  for (size_t i = bound.size(); i-- > 0;) {
+    const uint8_t byte = static_cast<uint8_t>(bound[i]);
+    if (utf8 ? byte < 0x7F : byte < 0xFF) {
+      bound[i] = static_cast<char>(byte + 1);
+      bound.resize(i + 1);
+      return bound;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// ---- PageCompressor ----
+
+PageCompressor::PageCompressor(CompressionCodec codec, int zstd_level)
+    : codec_(codec), zstd_level_(zstd_level) {
+  STRATA_CHECK(codec == CompressionCodec::kUncompressed || codec == CompressionCodec::kZstd,
+               "only UNCOMPRESSED and ZSTD are supported");
+  if (codec == CompressionCodec::kZstd) {
+    zstd_context_ = ZSTD_createCCtx();
+    STRATA_CHECK(zstd_context_ != nullptr, "ZSTD_createCCtx failed (out of memory)");
+  }
+}
+
+PageCompressor::~PageCompressor() {
+  if (zstd_context_ != nullptr) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_context_));
+}
+
+absl::Status PageCompressor::Compress(std::string_view input, std::string* out) {
+  if (codec_ == CompressionCodec::kUncompressed) {
+    out->assign(input.data(), input.size());
+    return absl::OkStatus();
+  }
+  out->resize(ZSTD_compressBound(input.size()));
+  const size_t written = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_context_), out->data(),
+                                           out->size(), input.data(), input.size(), zstd_level_);
+  if (ZSTD_isError(written)) {
+    return absl::InternalError(
+        fmt::format("zstd compression failed: {}", ZSTD_getErrorName(written)));
+  }
+  out->resize(written);
+  return absl::OkStatus();
+}
+
+// ---- ColumnWriter ----
+
+ColumnWriter::ColumnWriter(ColumnSpec spec, const ColumnWriterOptions& options,
+                           PageCompressor* compressor)
+    : spec_(std::move(spec)),
+      options_(options),
+      compressor_(compressor),
+      unsigned_order_(spec_.logical_type.kind == LogicalType::Kind::kInteger &&
+                      !spec_.logical_type.is_signed),
+      dictionary_allowed_(options.dictionary_enabled && spec_.type != PhysicalType::kBoolean) {
+  STRATA_CHECK(ValidateColumnSpec(spec_).ok(), "column spec validated by the file writer");
+  ResetChunk();
+}
+
+void ColumnWriter::ResetChunk() {
+  dictionary_active_ = dictionary_allowed_;
+  dictionary_plain_.clear();
+  dictionary_size_ = 0;
+  dictionary_arena_ = Arena();
+  dictionary_bytes_.clear();
+  dictionary_fixed_.clear();
+  pages_.clear();
+  pages_uncompressed_bytes_ = 0;
+  chunk_rows_ = 0;
+  null_count_ = 0;
+  wrote_dictionary_page_data_ = false;
+  wrote_plain_page_ = false;
+  has_bounds_ = false;
+  min_bytes_.clear();
+  max_bytes_.clear();
+}
+
+void ColumnWriter::UpdateStatistics(const ColumnVector& values, size_t row) {
+  switch (spec_.type) {
+    case PhysicalType::kBoolean:
+    case PhysicalType::kInt32:
+    case PhysicalType::kInt64: {
+      int64_t v;
+      if (spec_.type == PhysicalType::kBoolean) {
+        v = values.bools[row];
+      } else if (spec_.type == PhysicalType::kInt32) {
+        v = unsigned_order_ ? static_cast<int64_t>(static_cast<uint32_t>(values.int32s[row]))
+                            : values.int32s[row];
+      } else {
+        v = values.int64s[row];
+      }
+      const bool as_unsigned = unsigned_order_ && spec_.type == PhysicalType::kInt64;
+      auto less = [as_unsigned](int64_t a, int64_t b) {
+        return as_unsigned ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
+      };
+      if (!has_bounds_) {
+        min_int_ = max_int_ = v;
+        has_bounds_ = true;
+      } else {
+        if (less(v, min_int_)) min_int_ = v;
+        if (less(max_int_, v)) max_int_ = v;
+      }
+      return;
+    }
+    case PhysicalType::kDouble: {
+      const double v = values.doubles[row];
+      if (v != v) return;  // NaN has no place in the order
+      if (!has_bounds_) {
+        min_double_ = max_double_ = v;
+        has_bounds_ = true;
+      } else {
+        if (v < min_double_) min_double_ = v;
+        if (v > max_double_) max_double_ = v;
+      }
+      return;
+    }
+    default: {
+      const std::string_view v = values.bytes_at(row);
+      if (!has_bounds_) {
+        min_bytes_.assign(v.data(), v.size());
+        max_bytes_.assign(v.data(), v.size());
+        has_bounds_ = true;
+      } else {
+        if (v < std::string_view(min_bytes_)) min_bytes_.assign(v.data(), v.size());
+        if (v > std::string_view(max_bytes_)) max_bytes_.assign(v.data(), v.size());
+      }
+      return;
+    }
+  }
+}
+
+bool ColumnWriter::AddDictionaryValue(const ColumnVector& values, size_t row) {
+  uint32_t index;
+  if (spec_.type == PhysicalType::kByteArray || spec_.type == PhysicalType::kFixedLenByteArray) {
+    const std::string_view v = values.bytes_at(row);
+    auto it = dictionary_bytes_.find(v);
+    if (it != dictionary_bytes_.end()) {
+      index = it->second;
+    } else {
+      const size_t entry = spec_.type == PhysicalType::kByteArray ? 4 + v.size() : v.size();
+      if (dictionary_plain_.size() + entry > options_.dictionary_bytes_limit) return false;
+      index = dictionary_size_++;
+      dictionary_bytes_.emplace(dictionary_arena_.Copy(v), index);
+      if (spec_.type == PhysicalType::kByteArray) {
+        EncodePlainByteArray(v, &dictionary_plain_);
+      } else {
+        dictionary_plain_.append(v.data(), v.size());
+      }
+      UpdateStatistics(values, row);
+    }
+  } else {
+    const uint64_t key = FixedKey(values, row);
+    auto it = dictionary_fixed_.find(key);
+    if (it != dictionary_fixed_.end()) {
+      index = it->second;
+    } else {
+      const size_t width = FixedWidth(spec_.type);
+      if (dictionary_plain_.size() + width > options_.dictionary_bytes_limit) return false;
+      index = dictionary_size_++;
+      dictionary_fixed_.emplace(key, index);
+      dictionary_plain_.append(reinterpret_cast<const char*>(&key), width);
+      UpdateStatistics(values, row);
+    }
+  }
+  indices_.push_back(index);
+  return true;
+}
+
+void ColumnWriter::AddPlainValue(const ColumnVector& values, size_t row) {
+  switch (spec_.type) {
+    case PhysicalType::kBoolean:
+      plain_bools_.push_back(values.bools[row]);
+      break;
+    case PhysicalType::kInt32:
+      EncodePlainFixed(&values.int32s[row], 1, 4, &plain_values_);
+      break;
+    case PhysicalType::kInt64:
+      EncodePlainFixed(&values.int64s[row], 1, 8, &plain_values_);
+      break;
+    case PhysicalType::kDouble:
+      EncodePlainFixed(&values.doubles[row], 1, 8, &plain_values_);
+      break;
+    case PhysicalType::kByteArray:
+      EncodePlainByteArray(values.bytes_at(row), &plain_values_);
+      break;
+    default: {
+      const std::string_view v = values.bytes_at(row);
+      plain_values_.append(v.data(), v.size());
+      break;
+    }
+  }
+  UpdateStatistics(values, row);
+}
+
+absl::Status ColumnWriter::FallBackToPlain() {
+  STRATA_PQ_RETURN_IF_ERROR(FlushPage());
+  dictionary_active_ = false;
+  dictionary_allowed_ = false;
+  // The dictionary itself stays until the chunk is flushed: the pages already
+  // written refer to it. Its lookup tables are no longer needed.
+  dictionary_bytes_.clear();
+  dictionary_fixed_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, size_t end) {
+  const bool optional = spec_.optional();
+  for (size_t row = begin; row < end; ++row) {
+    const bool present = !values.is_null(row);
+    if (!present) {
+      ++null_count_;
+    } else if (!dictionary_active_) {
+      AddPlainValue(values, row);
+    } else if (!AddDictionaryValue(values, row)) {
+      STRATA_PQ_RETURN_IF_ERROR(FallBackToPlain());
+      AddPlainValue(values, row);
+    }
+    if (optional) definition_levels_.push_back(present ? 1 : 0);
+    ++page_rows_;
+    ++chunk_rows_;
+    if (page_rows_ >= options_.data_page_max_rows || OpenPageBytes() >= options_.data_page_bytes) {
+      STRATA_PQ_RETURN_IF_ERROR(FlushPage());
+    }
+  }
+  return absl::OkStatus();
+}
+
+size_t ColumnWriter::OpenPageBytes() const {
+  size_t bytes = definition_levels_.size() / 8;
+  if (dictionary_active_) {
+    const int width = BitWidthFor(dictionary_size_ == 0 ? 0 : dictionary_size_ - 1);
+    bytes += 1 + indices_.size() * static_cast<size_t>(width) / 8;
+  } else {
+    bytes += plain_values_.size() + plain_bools_.size() / 8;
+  }
+  return bytes;
+}
+
+size_t ColumnWriter::buffered_bytes() const {
+  return pages_.size() + OpenPageBytes() + dictionary_plain_.size();
+}
+
+absl::Status ColumnWriter::FlushPage() {
+  if (page_rows_ == 0) return absl::OkStatus();
+  page_body_.clear();
+  if (spec_.optional()) {
+    EncodeLevelsV1(definition_levels_.data(), definition_levels_.size(), 1, &page_body_);
+  }
+  Encoding encoding = Encoding::kPlain;
+  // A dictionary page with no entries is legal but unusual; an all-null page
+  // before the first value is written PLAIN (it has no values) instead.
+  if (dictionary_active_ && dictionary_size_ > 0) {
+    encoding = Encoding::kRleDictionary;
+    const int width = BitWidthFor(dictionary_size_ - 1);
+    page_body_.push_back(static_cast<char>(width));
+    EncodeRleHybrid(indices_.data(), indices_.size(), width, &page_body_);
+    wrote_dictionary_page_data_ = true;
+  } else if (spec_.type == PhysicalType::kBoolean) {
+    EncodePlainBooleans(plain_bools_.data(), plain_bools_.size(), &page_body_);
+    wrote_plain_page_ = true;
+  } else {
+    page_body_.append(plain_values_);
+    wrote_plain_page_ = true;
+  }
+  STRATA_PQ_RETURN_IF_ERROR(compressor_->Compress(page_body_, &compressed_));
+
+  PageHeader header;
+  header.type = PageType::kDataPage;
+  header.uncompressed_page_size = static_cast<int32_t>(page_body_.size());
+  header.compressed_page_size = static_cast<int32_t>(compressed_.size());
+  DataPageHeader& data = header.data_page_header.emplace();
+  data.num_values = static_cast<int32_t>(page_rows_);
+  data.encoding = encoding;
+  data.definition_level_encoding = Encoding::kRle;
+  data.repetition_level_encoding = Encoding::kRle;
+  header_.clear();
+  SerializePageHeader(header, &header_);
+  pages_.append(header_);
+  pages_.append(compressed_);
+  pages_uncompressed_bytes_ += static_cast<int64_t>(header_.size() + page_body_.size());
+
+  definition_levels_.clear();
+  indices_.clear();
+  plain_bools_.clear();
+  plain_values_.clear();
+  page_rows_ = 0;
+  return absl::OkStatus();
+}
+
+Statistics ColumnWriter::BuildStatistics() const {
+  Statistics stats;
+  stats.null_count = null_count_;
+  if (!has_bounds_) return stats;
+  auto fixed = [](const void* p, size_t n) { return std::string(static_cast<const char*>(p), n); };
+  switch (spec_.type) {
+    case PhysicalType::kBoolean: {
+      const uint8_t lo = static_cast<uint8_t>(min_int_), hi = static_cast<uint8_t>(max_int_);
+      stats.min_value = fixed(&lo, 1);
+      stats.max_value = fixed(&hi, 1);
+      break;
+    }
+    case PhysicalType::kInt32: {
+      const int32_t lo = static_cast<int32_t>(min_int_), hi = static_cast<int32_t>(max_int_);
+      stats.min_value = fixed(&lo, 4);
+      stats.max_value = fixed(&hi, 4);
+      break;
+    }
+    case PhysicalType::kInt64:
+      stats.min_value = fixed(&min_int_, 8);
+      stats.max_value = fixed(&max_int_, 8);
+      break;
+    case PhysicalType::kDouble: {
+      // Parquet asks for -0.0 as a zero minimum and +0.0 as a zero maximum so
+      // readers need not care which zero the data held.
+      const double lo = min_double_ == 0 ? -0.0 : min_double_;
+      const double hi = max_double_ == 0 ? 0.0 : max_double_;
+      stats.min_value = fixed(&lo, 8);
+      stats.max_value = fixed(&hi, 8);
+      break;
+    }
+    case PhysicalType::kFixedLenByteArray:
+      if (static_cast<size_t>(spec_.type_length) <= options_.statistics_max_bytes) {
+        stats.min_value = min_bytes_;
+        stats.max_value = max_bytes_;
+      }
+      break;
+    default: {
+      const bool utf8 = spec_.logical_type.kind == LogicalType::Kind::kString;
+      bool min_exact = true, max_exact = true;
+      stats.min_value = LowerBound(min_bytes_, options_.statistics_max_bytes, utf8, &min_exact);
+      std::optional<std::string> max =
+          UpperBound(max_bytes_, options_.statistics_max_bytes, utf8, &max_exact);
+      if (!max) {
+        stats.min_value.reset();
+        break;
+      }
+      stats.max_value = std::move(max);
+      if (!min_exact) stats.is_min_value_exact = false;
+      if (!max_exact) stats.is_max_value_exact = false;
+      break;
+    }
+  }
+  if (stats.min_value && !stats.is_min_value_exact) stats.is_min_value_exact = true;
+  if (stats.max_value && !stats.is_max_value_exact) stats.is_max_value_exact = true;
+  return stats;
+}
+
+absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSink& sink) {
+  STRATA_PQ_RETURN_IF_ERROR(FlushPage());
+  ColumnChunk chunk;
+  chunk.file_offset = file_offset;
+  ColumnMetaData& meta = chunk.meta_data.emplace();
+  meta.type = spec_.type;
+  meta.path_in_schema = {spec_.name};
+  meta.codec = compressor_->codec();
+  meta.num_values = chunk_rows_;
+
+  int64_t offset = file_offset;
+  int64_t uncompressed = 0, compressed = 0;
+  if (wrote_dictionary_page_data_) {
+    STRATA_PQ_RETURN_IF_ERROR(compressor_->Compress(dictionary_plain_, &compressed_));
+    PageHeader header;
+    header.type = PageType::kDictionaryPage;
+    header.uncompressed_page_size = static_cast<int32_t>(dictionary_plain_.size());
+    header.compressed_page_size = static_cast<int32_t>(compressed_.size());
+    DictionaryPageHeader& dict = header.dictionary_page_header.emplace();
+    dict.num_values = static_cast<int32_t>(dictionary_size_);
+    dict.encoding = Encoding::kPlain;
+    header_.clear();
+    SerializePageHeader(header, &header_);
+    STRATA_PQ_RETURN_IF_ERROR(sink.Append(header_));
+    STRATA_PQ_RETURN_IF_ERROR(sink.Append(compressed_));
+    meta.dictionary_page_offset = offset;
+    offset += static_cast<int64_t>(header_.size() + compressed_.size());
+    uncompressed += static_cast<int64_t>(header_.size() + dictionary_plain_.size());
+    compressed += static_cast<int64_t>(header_.size() + compressed_.size());
+    meta.encodings.push_back(Encoding::kPlain);
+    meta.encodings.push_back(Encoding::kRleDictionary);
+  }
+  if (wrote_plain_page_ && !wrote_dictionary_page_data_) meta.encodings.push_back(Encoding::kPlain);
+  if (spec_.optional()) meta.encodings.push_back(Encoding::kRle);
+  if (meta.encodings.empty()) meta.encodings.push_back(Encoding::kPlain);
+  meta.data_page_offset = offset;
+  STRATA_PQ_RETURN_IF_ERROR(sink.Append(pages_));
+  uncompressed += pages_uncompressed_bytes_;
+  compressed += static_cast<int64_t>(pages_.size());
+  meta.total_uncompressed_size = uncompressed;
+  meta.total_compressed_size = compressed;
+  meta.statistics = BuildStatistics();
+  ResetChunk();
+  return chunk;
+}
+
+}  // namespace strata::parquet

@@ -1,0 +1,165 @@
+#pragma once
+
+// ColumnWriter encodes one flat column's values into the pages of one column
+// chunk at a time; FileWriter owns one per column and asks each to flush its
+// chunk when a row group ends.
+//
+// Pages are Parquet v1 data pages: [definition levels][values], the levels
+// RLE-encoded with a 4-byte length (optional columns only), the values either
+// RLE_DICTIONARY (1-byte bit width + RLE/bit-packed indices into a PLAIN
+// dictionary page written first in the chunk) or PLAIN. A page is cut when its
+// estimated uncompressed size reaches data_page_bytes or it holds
+// data_page_max_rows rows. Each finished page is compressed at once (zstd or
+// not at all), so a chunk's memory is its compressed pages plus one open page
+// plus the dictionary.
+//
+// Dictionary fallback: when the dictionary's PLAIN size would exceed
+// dictionary_bytes_limit, the open page is flushed as a dictionary page and
+// every later value of the chunk is written PLAIN; the writer then stays
+// PLAIN for the rest of the file (a column that overflowed once is high
+// cardinality, and rebuilding the dictionary every row group would cost
+// CPU for nothing). BOOLEAN is always PLAIN.
+//
+// Statistics per chunk: null_count, and min_value/max_value in the column's
+// sort order (signed for INT32/INT64, unsigned for INTEGER(_, false) and for
+// byte arrays, IEEE with NaN excluded for DOUBLE, false < true for BOOLEAN).
+// Byte-array bounds longer than statistics_max_bytes are truncated to a
+// shorter lower/upper bound and marked inexact.
+//
+// Not yet supported (needed for strata's nested schemas): repetition levels
+// and max definition levels above 1. The page layout already reserves their
+// place: a page is [repetition levels][definition levels][values] and
+// AppendRows would take per-value (rep, def) level arrays instead of a
+// validity vector; stats, dictionary and paging work per value, not per row,
+// except that pages must then be cut only where the repetition level is 0.
+//
+// Thread-safety: single owner (the file writer's thread).
+// Errors: FlushChunk returns the sink's error, or Internal if zstd fails.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "common/arena.h"
+#include "parquet/column_vector.h"
+#include "parquet/metadata.h"
+
+namespace strata::parquet {
+
+// Where a Parquet file's bytes go. FileWriter calls Append in file order.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  [[nodiscard]] virtual absl::Status Append(std::string_view bytes) = 0;
+};
+
+// Compresses pages; one per file writer, shared by its column writers so a
+// schema with many columns holds one zstd context, not one per column.
+class PageCompressor {
+ public:
+  PageCompressor(CompressionCodec codec, int zstd_level);
+  ~PageCompressor();
+  PageCompressor(const PageCompressor&) = delete;
+  PageCompressor& operator=(const PageCompressor&) = delete;
+
+  CompressionCodec codec() const { return codec_; }
+  // Replaces *out with the compressed form of input (a copy when
+  // UNCOMPRESSED).
+  [[nodiscard]] absl::Status Compress(std::string_view input, std::string* out);
+
+ private:
+  CompressionCodec codec_;
+  int zstd_level_;
+  void* zstd_context_ = nullptr;  // ZSTD_CCtx*, kept out of this header
+};
+
+struct ColumnWriterOptions {
+  size_t data_page_bytes = 1 << 20;
+  size_t data_page_max_rows = 20000;
+  bool dictionary_enabled = true;
+  size_t dictionary_bytes_limit = 1 << 20;
+  size_t statistics_max_bytes = 64;
+};
+
+class ColumnWriter {
+ public:
+  ColumnWriter(ColumnSpec spec, const ColumnWriterOptions& options, PageCompressor* compressor);
+
+  // Appends rows [begin, end) of values. The caller (FileWriter) has checked
+  // that values matches the spec (type, length, no nulls when required).
+  [[nodiscard]] absl::Status AppendRows(const ColumnVector& values, size_t begin, size_t end);
+
+  // Bytes this chunk holds so far: compressed pages, the open page's estimate
+  // and the dictionary.
+  size_t buffered_bytes() const;
+
+  // Ends the chunk: flushes the open page, writes the dictionary page (if
+  // any) and the data pages to sink starting at file_offset, and returns the
+  // chunk's metadata. The writer is then ready for the next chunk.
+  [[nodiscard]] absl::StatusOr<ColumnChunk> FlushChunk(int64_t file_offset, ByteSink& sink);
+
+  const ColumnSpec& spec() const { return spec_; }
+  // True once the dictionary overflowed (see the class comment).
+  bool dictionary_fallen_back() const { return !dictionary_allowed_; }
+
+ private:
+  bool UsesDictionary() const { return dictionary_active_; }
+  // Adds one present value; returns false for a dictionary overflow (the
+  // value was not added and the caller retries after FallBackToPlain).
+  bool AddDictionaryValue(const ColumnVector& values, size_t row);
+  void AddPlainValue(const ColumnVector& values, size_t row);
+  void UpdateStatistics(const ColumnVector& values, size_t row);
+  [[nodiscard]] absl::Status FallBackToPlain();
+  size_t OpenPageBytes() const;
+  [[nodiscard]] absl::Status FlushPage();
+  Statistics BuildStatistics() const;
+  void ResetChunk();
+
+  // Constant after construction.
+  const ColumnSpec spec_;
+  const ColumnWriterOptions options_;
+  PageCompressor* const compressor_;
+  const bool unsigned_order_;
+
+  // Whether a new chunk starts with a dictionary (false after a fallback).
+  bool dictionary_allowed_;
+
+  // The chunk being built.
+  bool dictionary_active_ = false;
+  std::string dictionary_plain_;  // the dictionary page body
+  uint32_t dictionary_size_ = 0;
+  Arena dictionary_arena_;  // keys of dictionary_bytes_
+  absl::flat_hash_map<std::string_view, uint32_t> dictionary_bytes_;
+  absl::flat_hash_map<uint64_t, uint32_t> dictionary_fixed_;
+  std::string pages_;  // finished pages: header + (compressed) body
+  int64_t pages_uncompressed_bytes_ = 0;
+  int64_t chunk_rows_ = 0;
+  int64_t null_count_ = 0;
+  bool wrote_dictionary_page_data_ = false;
+  bool wrote_plain_page_ = false;
+
+  // Statistics (bounds over present values).
+  bool has_bounds_ = false;
+  int64_t min_int_ = 0, max_int_ = 0;
+  double min_double_ = 0, max_double_ = 0;
+  std::string min_bytes_, max_bytes_;
+
+  // The open page.
+  std::vector<uint8_t> definition_levels_;
+  std::vector<uint32_t> indices_;
+  std::vector<uint8_t> plain_bools_;
+  std::string plain_values_;
+  size_t page_rows_ = 0;
+
+  // Scratch buffers reused across pages.
+  std::string page_body_;
+  std::string compressed_;
+  std::string header_;
+};
+
+}  // namespace strata::parquet

@@ -1,0 +1,291 @@
+#include "parquet/encoding.h"
+
+#include <cstring>
+
+#include "common/check.h"
+#include "fmt/format.h"
+
+namespace strata::parquet {
+namespace {
+
+void WriteVarint(uint64_t value, std::string* out) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>((value & 0x7F) | 0x80));
+    value >>= 7;
+  }
+  out->push_back(static_cast<char>(value));
+}
+
+// Bit-packs values LSB first; `count` is a multiple of 8 except possibly for
+// the final group, which is zero-padded to 8 values.
+template <typename T>
+void BitPack(const T* values, size_t count, int bit_width, std::string* out) {
+  uint64_t acc = 0;
+  int bits = 0;
+  const size_t padded = (count + 7) / 8 * 8;
+  for (size_t i = 0; i < padded; ++i) {
+    const uint64_t v = i < count ? static_cast<uint64_t>(values[i]) : 0;
+    acc |= v << bits;
+    bits += bit_width;
+    while (bits >= 8) {
+      out->push_back(static_cast<char>(acc & 0xFF));
+      acc >>= 8;
+      bits -= 8;
+    }
+  }
+  STRATA_CHECK(bits == 0, "bit-packed groups of 8 end on a byte boundary");
+}
+
+template <typename T>
+void EmitLiterals(const T* values, size_t count, int bit_width, std::string* out) {
+  if (count == 0) return;
+  const uint64_t groups = (count + 7) / 8;
+  WriteVarint((groups << 1) | 1, out);
+  BitPack(values, count, bit_width, out);
+}
+
+void EmitRepeat(uint32_t value, size_t count, int bit_width, std::string* out) {
+  WriteVarint(static_cast<uint64_t>(count) << 1, out);
+  const int value_bytes = (bit_width + 7) / 8;
+  for (int b = 0; b < value_bytes; ++b)
+    out->push_back(static_cast<char>((value >> (8 * b)) & 0xFF));
+}
+
+// Greedy hybrid encoder: runs of 8 or more equal values become RLE runs;
+// everything else is bit-packed. A bit-packed run in the middle of the stream
+// must hold a multiple of 8 values, so a literal stretch borrows up to 7
+// values from the following run to round itself up.
+template <typename T>
+void EncodeRleHybridImpl(const T* values, size_t count, int bit_width, std::string* out) {
+  STRATA_CHECK(bit_width >= 0 && bit_width <= 32, "bit width out of range");
+  size_t literal_start = 0;
+  size_t i = 0;
+  while (i < count) {
+    size_t run_end = i + 1;
+    while (run_end < count && values[run_end] == values[i]) ++run_end;
+    const size_t run = run_end - i;
+    if (run >= 8) {
+      const size_t literal_count = i - literal_start;
+      const size_t borrow = (8 - literal_count % 8) % 8;
+      if (run - borrow >= 8) {
+        EmitLiterals(values + literal_start, literal_count + borrow, bit_width, out);
+        EmitRepeat(static_cast<uint32_t>(values[i]), run - borrow, bit_width, out);
+        literal_start = run_end;
+      }
+    }
+    i = run_end;
+  }
+  EmitLiterals(values + literal_start, count - literal_start, bit_width, out);
+}
+
+absl::Status Truncated(const char* what, size_t need, size_t have) {
+  return absl::InvalidArgumentError(
+      fmt::format("{}: need {} bytes, only {} remain", what, need, have));
+}
+
+}  // namespace
+
+int BitWidthFor(uint32_t max_value) { return max_value == 0 ? 0 : 32 - __builtin_clz(max_value); }
+
+// ---- PLAIN ----
+
+void EncodePlainBooleans(const uint8_t* values, size_t count, std::string* out) {
+  BitPack(values, count, 1, out);
+  // BitPack pads to whole groups of 8 values, i.e. whole bytes; PLAIN wants
+  // exactly ceil(count / 8) bytes, which is the same number.
+}
+
+void EncodePlainFixed(const void* values, size_t count, size_t width, std::string* out) {
+  out->append(static_cast<const char*>(values), count * width);
+}
+
+void EncodePlainByteArray(std::string_view value, std::string* out) {
+  const uint32_t length = static_cast<uint32_t>(value.size());
+  char prefix[4];
+  std::memcpy(prefix, &length, 4);
+  out->append(prefix, 4);
+  out->append(value.data(), value.size());
+}
+
+absl::Status DecodePlainBooleans(std::string_view* data, size_t count, std::vector<uint8_t>* out) {
+  const size_t bytes = (count + 7) / 8;
+  if (bytes > data->size()) return Truncated("PLAIN booleans", bytes, data->size());
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(data->data());
+  for (size_t i = 0; i < count; ++i) out->push_back((p[i / 8] >> (i % 8)) & 1);
+  data->remove_prefix(bytes);
+  return absl::OkStatus();
+}
+
+absl::Status DecodePlainFixed(std::string_view* data, size_t count, size_t width, void* out) {
+  if (width != 0 && count > data->size() / width) {
+    return Truncated("PLAIN values", count * width, data->size());
+  }
+  if (count == 0) return absl::OkStatus();
+  std::memcpy(out, data->data(), count * width);
+  data->remove_prefix(count * width);
+  return absl::OkStatus();
+}
+
+absl::Status DecodePlainByteArrays(std::string_view* data, size_t count,
+                                   std::vector<uint64_t>* offsets, std::string* bytes) {
+  for (size_t i = 0; i < count; ++i) {
+    if (data->size() < 4) return Truncated("PLAIN byte array length", 4, data->size());
+    uint32_t length;
+    std::memcpy(&length, data->data(), 4);
+    data->remove_prefix(4);
+    if (length > data->size()) return Truncated("PLAIN byte array", length, data->size());
+    bytes->append(data->data(), length);
+    data->remove_prefix(length);
+    offsets->push_back(bytes->size());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DecodePlainFixedLenByteArrays(std::string_view* data, size_t count, size_t width,
+                                           std::vector<uint64_t>* offsets, std::string* bytes) {
+  if (width != 0 && count > data->size() / width) {
+    return Truncated("PLAIN fixed-length byte arrays", count * width, data->size());
+  }
+  for (size_t i = 0; i < count; ++i) {
+    bytes->append(data->data() + i * width, width);
+    offsets->push_back(bytes->size());
+  }
+  data->remove_prefix(count * width);
+  return absl::OkStatus();
+}
+
+// ---- RLE/bit-packed hybrid ----
+
+void EncodeRleHybrid(const uint32_t* values, size_t count, int bit_width, std::string* out) {
+  EncodeRleHybridImpl(values, count, bit_width, out);
+}
+
+void EncodeRleHybrid(const uint8_t* values, size_t count, int bit_width, std::string* out) {
+  EncodeRleHybridImpl(values, count, bit_width, out);
+}
+
+absl::Status RleHybridDecoder::NextRun() {
+  uint64_t header = 0;
+  for (int shift = 0;; shift += 7) {
+    if (shift >= 63) return absl::InvalidArgumentError("RLE run header varint too long");
+    if (pos_ >= data_.size()) {
+      return absl::InvalidArgumentError(
+          fmt::format("RLE stream ended at byte {} with values still expected", pos_));
+    }
+    const uint8_t byte = static_cast<uint8_t>(data_[pos_++]);
+    header |= static_cast<uint64_t>(byte & 0x7F) << shift;
+    if ((byte & 0x80) == 0) break;
+  }
+  if (header & 1) {
+    const uint64_t groups = header >> 1;
+    const uint64_t available_bytes = data_.size() - pos_;
+    const uint64_t bytes = groups * static_cast<uint64_t>(bit_width_);
+    if (groups > (uint64_t{1} << 40) || bytes > available_bytes) {
+      // Some writers drop the zero padding of a final group; accept as many
+      // whole values as the remaining bytes hold.
+      if (bit_width_ == 0) return absl::InvalidArgumentError("bad bit-packed run");
+      literal_remaining_ = available_bytes * 8 / static_cast<uint64_t>(bit_width_);
+    } else {
+      literal_remaining_ = groups * 8;
+    }
+    if (literal_remaining_ == 0) {
+      return absl::InvalidArgumentError(fmt::format("empty bit-packed run at byte {}", pos_));
+    }
+    literal_bit_ = static_cast<uint64_t>(pos_) * 8;
+    pos_ += bit_width_ == 0 ? 0 : std::min<uint64_t>(bytes, available_bytes);
+    return absl::OkStatus();
+  }
+  repeat_remaining_ = header >> 1;
+  if (repeat_remaining_ == 0) {
+    return absl::InvalidArgumentError(fmt::format("empty RLE run at byte {}", pos_));
+  }
+  const size_t value_bytes = static_cast<size_t>((bit_width_ + 7) / 8);
+  if (value_bytes > data_.size() - pos_) {
+    return absl::InvalidArgumentError(fmt::format("truncated RLE run value at byte {}", pos_));
+  }
+  uint64_t value = 0;
+  for (size_t b = 0; b < value_bytes; ++b) {
+    value |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + b])) << (8 * b);
+  }
+  pos_ += value_bytes;
+  if (bit_width_ < 32 && (value >> bit_width_) != 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("RLE run value {} does not fit in {} bits", value, bit_width_));
+  }
+  repeat_value_ = static_cast<uint32_t>(value);
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status RleHybridDecoder::DecodeImpl(T* out, size_t count) {
+  if (bit_width_ < 0 || bit_width_ > 32) {
+    return absl::InvalidArgumentError(fmt::format("bit width {} out of range", bit_width_));
+  }
+  if (bit_width_ > static_cast<int>(8 * sizeof(T))) {
+    return absl::InvalidArgumentError(
+        fmt::format("bit width {} too wide for {}-bit values", bit_width_, 8 * sizeof(T)));
+  }
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(data_.data());
+  const uint64_t mask = bit_width_ == 32 ? 0xFFFFFFFFull : (uint64_t{1} << bit_width_) - 1;
+  size_t done = 0;
+  while (done < count) {
+    if (repeat_remaining_ == 0 && literal_remaining_ == 0) {
+      if (absl::Status s = NextRun(); !s.ok()) return s;
+    }
+    if (repeat_remaining_ > 0) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(repeat_remaining_, count - done));
+      std::fill(out + done, out + done + n, static_cast<T>(repeat_value_));
+      repeat_remaining_ -= n;
+      done += n;
+      continue;
+    }
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(literal_remaining_, count - done));
+    for (size_t i = 0; i < n; ++i) {
+      // Gather the bytes that hold this value (at most 5 for 32 bits).
+      const uint64_t first_byte = literal_bit_ / 8;
+      const int shift = static_cast<int>(literal_bit_ % 8);
+      const int needed = (shift + bit_width_ + 7) / 8;
+      uint64_t word = 0;
+      for (int b = 0; b < needed; ++b)
+        word |= static_cast<uint64_t>(bytes[first_byte + b]) << (8 * b);
+      out[done + i] = static_cast<T>((word >> shift) & mask);
+      literal_bit_ += static_cast<uint64_t>(bit_width_);
+    }
+    literal_remaining_ -= n;
+    done += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RleHybridDecoder::Decode(uint32_t* out, size_t count) {
+  return DecodeImpl(out, count);
+}
+absl::Status RleHybridDecoder::Decode(uint8_t* out, size_t count) { return DecodeImpl(out, count); }
+
+void EncodeLevelsV1(const uint8_t* levels, size_t count, int max_level, std::string* out) {
+  const size_t length_at = out->size();
+  out->append(4, '\0');
+  EncodeRleHybrid(levels, count, BitWidthFor(static_cast<uint32_t>(max_level)), out);
+  const uint32_t length = static_cast<uint32_t>(out->size() - length_at - 4);
+  std::memcpy(out->data() + length_at, &length, 4);
+}
+
+absl::Status DecodeLevelsV1(std::string_view* data, size_t count, int max_level, uint8_t* out) {
+  if (data->size() < 4) return Truncated("level length", 4, data->size());
+  uint32_t length;
+  std::memcpy(&length, data->data(), 4);
+  data->remove_prefix(4);
+  if (length > data->size()) return Truncated("levels", length, data->size());
+  RleHybridDecoder decoder(data->substr(0, length), BitWidthFor(static_cast<uint32_t>(max_level)));
+  if (absl::Status s = decoder.Decode(out, count); !s.ok()) return s;
+  for (size_t i = 0; i < count; ++i) {
+    if (out[i] > max_level) {
+      return absl::InvalidArgumentError(
+          fmt::format("level {} exceeds the column's maximum {}", out[i], max_level));
+    }
+  }
+  data->remove_prefix(length);
+  return absl::OkStatus();
+}
+
+}  // namespace strata::parquet

@@ -1,0 +1,151 @@
+#include "parquet/encoding.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace strata::parquet {
+namespace {
+
+std::vector<uint32_t> Decode(const std::string& bytes, int width, size_t count) {
+  std::vector<uint32_t> out(count);
+  RleHybridDecoder decoder(bytes, width);
+  absl::Status s = decoder.Decode(out.data(), count);
+  EXPECT_TRUE(s.ok()) << s << " width " << width;
+  return out;
+}
+
+// Patterns that exercise runs shorter and longer than 8, literal stretches
+// that are and are not multiples of 8, and a trailing partial group.
+std::vector<std::vector<uint32_t>> Patterns(int width, std::mt19937_64& rng) {
+  const uint32_t max = width == 32 ? UINT32_MAX : (1u << width) - 1;
+  auto random_value = [&]() { return static_cast<uint32_t>(rng() & max); };
+  std::vector<std::vector<uint32_t>> patterns;
+  patterns.push_back({});
+  patterns.push_back({max});
+  patterns.push_back(std::vector<uint32_t>(1000, max));
+  std::vector<uint32_t> alternating;
+  for (int i = 0; i < 37; ++i) alternating.push_back(i % 2 ? max : 0);
+  patterns.push_back(alternating);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<uint32_t> v;
+    const int segments = 1 + static_cast<int>(rng() % 20);
+    for (int s = 0; s < segments; ++s) {
+      const size_t length = rng() % 3 == 0 ? 1 + rng() % 7 : 1 + rng() % 100;
+      if (rng() % 2) {
+        v.insert(v.end(), length, random_value());
+      } else {
+        for (size_t i = 0; i < length; ++i) v.push_back(random_value());
+      }
+    }
+    patterns.push_back(v);
+  }
+  return patterns;
+}
+
+TEST(RleHybridTest, RoundTripsEveryWidth) {
+  std::mt19937_64 rng(42);
+  for (int width = 0; width <= 32; ++width) {
+    for (const std::vector<uint32_t>& values : Patterns(width, rng)) {
+      std::string bytes;
+      EncodeRleHybrid(values.data(), values.size(), width, &bytes);
+      EXPECT_EQ(Decode(bytes, width, values.size()), values) << "width " << width;
+      // Decoding in small steps gives the same values.
+      RleHybridDecoder decoder(bytes, width);
+      std::vector<uint32_t> stepped(values.size());
+      for (size_t i = 0; i < values.size(); i += 3) {
+        ASSERT_TRUE(
+            decoder.Decode(stepped.data() + i, std::min<size_t>(3, values.size() - i)).ok());
+      }
+      EXPECT_EQ(stepped, values);
+    }
+  }
+}
+
+TEST(RleHybridTest, LongRunsBecomeRleRuns) {
+  std::vector<uint32_t> values(100000, 5);
+  std::string bytes;
+  EncodeRleHybrid(values.data(), values.size(), 3, &bytes);
+  EXPECT_LE(bytes.size(), 5u);
+  EXPECT_EQ(Decode(bytes, 3, values.size()), values);
+}
+
+TEST(RleHybridTest, ByteLevelsRoundTrip) {
+  std::mt19937_64 rng(7);
+  std::vector<uint8_t> levels;
+  for (int i = 0; i < 5000; ++i) levels.push_back(rng() % 5 == 0 ? 0 : 1);
+  std::string bytes;
+  EncodeLevelsV1(levels.data(), levels.size(), 1, &bytes);
+  bytes += "values";
+  std::string_view view = bytes;
+  std::vector<uint8_t> decoded(levels.size());
+  ASSERT_TRUE(DecodeLevelsV1(&view, levels.size(), 1, decoded.data()).ok());
+  EXPECT_EQ(decoded, levels);
+  EXPECT_EQ(view, "values");
+}
+
+TEST(RleHybridTest, MalformedStreamsAreRejected) {
+  std::vector<uint32_t> out(100);
+  // Asking for more values than the stream holds.
+  std::string bytes;
+  const std::vector<uint32_t> values(10, 1);
+  EncodeRleHybrid(values.data(), values.size(), 1, &bytes);
+  EXPECT_FALSE(RleHybridDecoder(bytes, 1).Decode(out.data(), 11).ok());
+  // A run value wider than the bit width.
+  EXPECT_FALSE(RleHybridDecoder(std::string("\x10\x05", 2), 2).Decode(out.data(), 1).ok());
+  // A truncated header varint and an empty stream.
+  EXPECT_FALSE(RleHybridDecoder("\x80\x80", 3).Decode(out.data(), 1).ok());
+  EXPECT_FALSE(RleHybridDecoder("", 3).Decode(out.data(), 1).ok());
+  // Widths beyond 32.
+  EXPECT_FALSE(RleHybridDecoder("\x02\x00", 33).Decode(out.data(), 1).ok());
+  // A bit-packed run claiming far more groups than bytes: bounded by the bytes.
+  EXPECT_FALSE(RleHybridDecoder("\xff\xff\xff\x7f\x01", 8).Decode(out.data(), 2).ok());
+  // Levels above the maximum.
+  std::string levels;
+  const std::vector<uint8_t> twos(10, 2);
+  EncodeLevelsV1(twos.data(), twos.size(), 3, &levels);
+  std::string_view view = levels;
+  uint8_t decoded[10];
+  EXPECT_FALSE(DecodeLevelsV1(&view, 10, 3 - 1, decoded).ok() &&
+               DecodeLevelsV1(&view, 10, 1, decoded).ok());
+  view = levels;
+  EXPECT_FALSE(DecodeLevelsV1(&view, 10, 1, decoded).ok());
+}
+
+TEST(PlainTest, RoundTrips) {
+  const std::vector<uint8_t> bools = {1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 1};
+  std::string bytes;
+  EncodePlainBooleans(bools.data(), bools.size(), &bytes);
+  EXPECT_EQ(bytes.size(), 2u);
+  const std::vector<int64_t> ints = {INT64_MIN, -1, 0, 1, INT64_MAX};
+  EncodePlainFixed(ints.data(), ints.size(), 8, &bytes);
+  EncodePlainByteArray("", &bytes);
+  EncodePlainByteArray(std::string("a\0b", 3), &bytes);
+  bytes += "0123456789abcdef";
+
+  std::string_view view = bytes;
+  std::vector<uint8_t> decoded_bools;
+  ASSERT_TRUE(DecodePlainBooleans(&view, bools.size(), &decoded_bools).ok());
+  EXPECT_EQ(decoded_bools, bools);
+  std::vector<int64_t> decoded_ints(ints.size());
+  ASSERT_TRUE(DecodePlainFixed(&view, ints.size(), 8, decoded_ints.data()).ok());
+  EXPECT_EQ(decoded_ints, ints);
+  std::vector<uint64_t> offsets = {0};
+  std::string data;
+  ASSERT_TRUE(DecodePlainByteArrays(&view, 2, &offsets, &data).ok());
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 0, 3}));
+  EXPECT_EQ(data, std::string("a\0b", 3));
+  ASSERT_TRUE(DecodePlainFixedLenByteArrays(&view, 2, 8, &offsets, &data).ok());
+  EXPECT_TRUE(view.empty());
+  EXPECT_FALSE(DecodePlainFixed(&view, 1, 4, decoded_ints.data()).ok());
+  std::string_view short_array(
+      "\x05\x00\x00\x00"
+      "abc",
+      7);
+  EXPECT_FALSE(DecodePlainByteArrays(&short_array, 1, &offsets, &data).ok());
+}
+
+}  // namespace
+}  // namespace strata::parquet

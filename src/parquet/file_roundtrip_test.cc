@@ -1,0 +1,656 @@
+// Writer -> DuckDB (the oracle) and writer -> strata's reader, on randomized
+// tables of every supported type; corrupt files never crash the reader.
+
+#include <cinttypes>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "parquet/file_reader.h"
+#include "parquet/file_writer.h"
+#include "query/duckdb_engine.h"
+
+namespace strata::parquet {
+namespace {
+
+using Cell = std::optional<std::string>;
+
+std::string Hex(std::string_view bytes) {
+  std::string out;
+  for (unsigned char c : bytes) out += fmt::format("{:02X}", c);
+  return out;
+}
+
+// A column of the test table: its spec, the SQL that renders it in DuckDB,
+// and how strata renders the same value.
+struct TestColumn {
+  ColumnSpec spec;
+  std::string sql;  // expression over the column name
+};
+
+// TIMESTAMP(NANOS, isAdjustedToUTC=false): DuckDB reads it as TIMESTAMP_NS.
+ColumnSpec LocalTimestampNanos(std::string name) {
+  ColumnSpec spec = ColumnSpec::TimestampNanos(std::move(name), true);
+  spec.logical_type.is_adjusted_to_utc = false;
+  return spec;
+}
+
+// DuckDB 1.4 reads TIMESTAMP(NANOS, isAdjustedToUTC=true) as TIMESTAMP WITH
+// TIME ZONE, whose resolution is microseconds: it floors the nanoseconds.
+int64_t FloorToMicros(int64_t nanos) {
+  int64_t micros = nanos / 1000;
+  if (nanos % 1000 < 0) --micros;
+  return micros * 1000;
+}
+
+std::vector<TestColumn> TestSchema() {
+  return {
+      {ColumnSpec::Int64("row_id"), "row_id"},
+      {ColumnSpec::Boolean("b", true), "b"},
+      {ColumnSpec::Int32("i32", true), "i32"},
+      {ColumnSpec::Int64("i64"), "i64"},
+      {ColumnSpec::Double("d", true), "printf('%.17g', d)"},
+      {ColumnSpec::String("s", true), "s"},
+      {ColumnSpec::String("hs"), "hs"},
+      {ColumnSpec::Bytes("blob", true), "hex(blob)"},
+      {ColumnSpec::FixedBytes("fixed", 16, true), "hex(fixed)"},
+      {ColumnSpec::TimestampNanos("ts", true), "epoch_ns(ts)"},
+      {LocalTimestampNanos("ts_local"), "epoch_ns(ts_local)"},
+      {ColumnSpec::Integer("u8", 8, false), "u8"},
+      {ColumnSpec::Integer("i16", 16, true, true), "i16"},
+      {ColumnSpec::Integer("u32", 32, false, true), "u32"},
+      {ColumnSpec::Integer("u64", 64, false, true), "u64"},
+  };
+}
+
+std::string RenderValue(const ColumnSpec& spec, const ColumnVector& v, size_t row) {
+  switch (spec.type) {
+    case PhysicalType::kBoolean:
+      return v.bools[row] ? "true" : "false";
+    case PhysicalType::kInt32:
+      if (spec.logical_type.kind == LogicalType::Kind::kInteger && !spec.logical_type.is_signed) {
+        return fmt::format("{}", static_cast<uint32_t>(v.int32s[row]));
+      }
+      return fmt::format("{}", v.int32s[row]);
+    case PhysicalType::kInt64:
+      if (spec.logical_type.kind == LogicalType::Kind::kInteger && !spec.logical_type.is_signed) {
+        return fmt::format("{}", static_cast<uint64_t>(v.int64s[row]));
+      }
+      if (spec.logical_type.kind == LogicalType::Kind::kTimestamp &&
+          spec.logical_type.is_adjusted_to_utc) {
+        return fmt::format("{}", FloorToMicros(v.int64s[row]));
+      }
+      return fmt::format("{}", v.int64s[row]);
+    case PhysicalType::kDouble:
+      return fmt::format("{:.17g}", v.doubles[row]);
+    default:
+      if (spec.logical_type.kind == LogicalType::Kind::kString) return std::string(v.bytes_at(row));
+      return Hex(v.bytes_at(row));
+  }
+}
+
+std::string RandomUtf8(std::mt19937_64& rng, size_t chars) {
+  static const char* const kPieces[] = {"a", "Z",  "0", " ",  "é",  "ß", "日本",
+                                        "😀", "\t", "'", "\"", "\\", ",", "Ω"};
+  std::string s;
+  for (size_t i = 0; i < chars; ++i) s += kPieces[rng() % (sizeof(kPieces) / sizeof(kPieces[0]))];
+  return s;
+}
+
+// A seeded random table following TestSchema().
+std::vector<ColumnVector> RandomTable(const std::vector<TestColumn>& schema, size_t rows,
+                                      uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<ColumnVector> table;
+  for (const TestColumn& c : schema) table.emplace_back(c.spec.type);
+  std::vector<std::string> vocabulary;
+  for (int i = 0; i < 50; ++i) vocabulary.push_back(RandomUtf8(rng, rng() % 12));
+  vocabulary.push_back("");
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < schema.size(); ++c) {
+      const ColumnSpec& spec = schema[c].spec;
+      ColumnVector& v = table[c];
+      if (spec.optional() && rng() % 7 == 0) {
+        v.AppendNull();
+        continue;
+      }
+      const std::string& name = spec.name;
+      if (name == "row_id") {
+        v.AppendInt64(static_cast<int64_t>(r));
+      } else if (name == "b") {
+        v.AppendBool(rng() % 2);
+      } else if (name == "i32") {
+        v.AppendInt32(rng() % 3 == 0 ? static_cast<int32_t>(rng())
+                                     : static_cast<int32_t>(rng() % 100) - 50);
+      } else if (name == "i64") {
+        v.AppendInt64(rng() % 4 == 0 ? static_cast<int64_t>(rng()) : static_cast<int64_t>(r / 10));
+      } else if (name == "d") {
+        const uint64_t pick = rng() % 10;
+        double d;
+        if (pick == 0) {
+          d = -0.0;
+        } else if (pick == 1) {
+          d = std::numeric_limits<double>::infinity();
+        } else if (pick == 2) {
+          d = 1e300 * static_cast<double>(rng() % 100);
+        } else {
+          d = static_cast<double>(static_cast<int64_t>(rng() % 2000000) - 1000000) / 1024.0;
+        }
+        v.AppendDouble(d);
+      } else if (name == "s") {
+        const uint64_t pick = rng() % 100;
+        if (pick == 0) {
+          v.AppendBytes(RandomUtf8(rng, 3000 + rng() % 3000));  // long strings
+        } else {
+          v.AppendBytes(vocabulary[rng() % vocabulary.size()]);
+        }
+      } else if (name == "hs") {
+        v.AppendBytes(fmt::format("{:016x}-{}", rng(), RandomUtf8(rng, rng() % 8)));
+      } else if (name == "blob") {
+        std::string bytes(rng() % 40, '\0');
+        for (char& ch : bytes) ch = static_cast<char>(rng() % 4 == 0 ? 0xFF : rng());
+        v.AppendBytes(bytes);
+      } else if (name == "fixed") {
+        std::string bytes(16, '\0');
+        for (char& ch : bytes) ch = static_cast<char>(rng());
+        if (rng() % 3 == 0) bytes = std::string(16, '\x11');
+        v.AppendBytes(bytes);
+      } else if (name == "ts" || name == "ts_local") {
+        v.AppendInt64(1700000000000000000 + static_cast<int64_t>(rng() % 1000000000000000));
+      } else if (name == "u8") {
+        v.AppendInt32(static_cast<int32_t>(rng() % 256));
+      } else if (name == "i16") {
+        v.AppendInt32(static_cast<int32_t>(rng() % 65536) - 32768);
+      } else if (name == "u32") {
+        v.AppendInt32(static_cast<int32_t>(static_cast<uint32_t>(rng())));
+      } else if (name == "u64") {
+        v.AppendInt64(static_cast<int64_t>(rng()));
+      }
+    }
+  }
+  return table;
+}
+
+std::vector<ColumnSpec> Specs(const std::vector<TestColumn>& schema) {
+  std::vector<ColumnSpec> specs;
+  for (const TestColumn& c : schema) specs.push_back(c.spec);
+  return specs;
+}
+
+std::string WriteFile(const std::vector<ColumnSpec>& specs, const std::vector<ColumnVector>& table,
+                      const WriterOptions& options, size_t batch_rows) {
+  std::string bytes;
+  StringSink sink(&bytes);
+  absl::StatusOr<std::unique_ptr<FileWriter>> writer = FileWriter::Open(specs, options, &sink);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  const size_t rows = table[0].size();
+  for (size_t begin = 0; begin < rows || begin == 0; begin += batch_rows) {
+    std::vector<ColumnVector> batch;
+    const size_t end = std::min(rows, begin + batch_rows);
+    for (const ColumnVector& column : table) {
+      ColumnVector slice(column.type);
+      slice.AppendSlice(column, begin, end);
+      batch.push_back(std::move(slice));
+    }
+    absl::Status s = (*writer)->WriteBatch(batch);
+    EXPECT_TRUE(s.ok()) << s;
+    if (rows == 0) break;
+  }
+  absl::Status s = (*writer)->Close();
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ((*writer)->bytes_written(), static_cast<int64_t>(bytes.size()));
+  return bytes;
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& bytes) {
+    static int counter = 0;
+    path_ = std::filesystem::temp_directory_path() /
+            fmt::format("strata_parquet_test_{}_{}.parquet", ::getpid(), counter++);
+    std::ofstream out(path_, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::unique_ptr<query::DuckDbEngine> OpenDuckDb() {
+  query::EngineOptions options;
+  options.threads = 2;
+  absl::StatusOr<std::unique_ptr<query::DuckDbEngine>> engine = query::DuckDbEngine::Open(options);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  return *std::move(engine);
+}
+
+query::QueryResult MustQuery(query::DuckDbEngine& db, const std::string& sql) {
+  absl::StatusOr<query::QueryResult> result = db.Query(sql);
+  EXPECT_TRUE(result.ok()) << result.status() << "\n" << sql;
+  return result.ok() ? *std::move(result) : query::QueryResult{};
+}
+
+struct Variant {
+  const char* name;
+  CompressionCodec codec;
+  size_t rows;
+  size_t dictionary_limit;
+  size_t page_bytes;
+  size_t page_rows;
+  int64_t row_group_rows;
+  size_t batch_rows;
+  uint64_t seed;
+};
+
+class WriterOracleTest : public testing::TestWithParam<Variant> {};
+
+// Every value, every logical type, every column chunk's statistics and the
+// sorting columns, as DuckDB sees them.
+TEST_P(WriterOracleTest, DuckDbReadsEveryValue) {
+  const Variant& variant = GetParam();
+  const std::vector<TestColumn> schema = TestSchema();
+  const std::vector<ColumnSpec> specs = Specs(schema);
+  const std::vector<ColumnVector> table = RandomTable(schema, variant.rows, variant.seed);
+  WriterOptions options;
+  options.codec = variant.codec;
+  options.column.dictionary_bytes_limit = variant.dictionary_limit;
+  options.column.data_page_bytes = variant.page_bytes;
+  options.column.data_page_max_rows = variant.page_rows;
+  options.row_group_max_rows = variant.row_group_rows;
+  options.sorting_columns = {{0, false, false}};
+  options.key_value_metadata = {{"strata.schema", "test"}, {"empty", ""}};
+  const std::string bytes = WriteFile(specs, table, options, variant.batch_rows);
+  TempFile file(bytes);
+  auto db = OpenDuckDb();
+  const std::string source = fmt::format("read_parquet('{}')", file.path());
+
+  // 1. A full ordered dump.
+  std::string select;
+  for (const TestColumn& c : schema) select += (select.empty() ? "" : ", ") + c.sql;
+  query::QueryResult dump =
+      MustQuery(*db, fmt::format("SELECT {} FROM {} ORDER BY row_id", select, source));
+  ASSERT_EQ(dump.rows.size(), variant.rows);
+  for (size_t r = 0; r < variant.rows; ++r) {
+    for (size_t c = 0; c < schema.size(); ++c) {
+      const Cell expected = table[c].is_null(r) ? Cell() : Cell(RenderValue(specs[c], table[c], r));
+      ASSERT_EQ(dump.rows[r][c], expected) << "row " << r << " column " << specs[c].name;
+    }
+  }
+
+  // 2. Logical types as DuckDB maps them.
+  query::QueryResult types = MustQuery(
+      *db, fmt::format("SELECT name, type, converted_type, logical_type FROM parquet_schema('{}') "
+                       "ORDER BY name",
+                       file.path()));
+  std::map<std::string, std::vector<Cell>> type_of;
+  for (auto& row : types.rows) type_of[*row[0]] = row;
+  EXPECT_EQ(type_of["s"][2], Cell("UTF8"));
+  EXPECT_NE(type_of["ts"][3].value_or("").find("NANOS"), std::string::npos)
+      << type_of["ts"][3].value_or("null");
+  EXPECT_NE(type_of["ts"][3].value_or("").find("isAdjustedToUTC=1"), std::string::npos)
+      << type_of["ts"][3].value_or("null");
+  EXPECT_EQ(type_of["u8"][2], Cell("UINT_8"));
+  EXPECT_EQ(type_of["u64"][2], Cell("UINT_64"));
+  EXPECT_EQ(type_of["fixed"][1], Cell("FIXED_LEN_BYTE_ARRAY"));
+  query::QueryResult described = MustQuery(
+      *db, fmt::format("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {})", source));
+  std::map<std::string, Cell> sql_type;
+  for (auto& row : described.rows) sql_type[*row[0]] = row[1];
+  EXPECT_EQ(sql_type["s"], Cell("VARCHAR"));
+  EXPECT_EQ(sql_type["ts"], Cell("TIMESTAMP WITH TIME ZONE"));
+  EXPECT_EQ(sql_type["ts_local"], Cell("TIMESTAMP_NS"));
+  EXPECT_EQ(sql_type["u8"], Cell("UTINYINT"));
+  EXPECT_EQ(sql_type["i16"], Cell("SMALLINT"));
+  EXPECT_EQ(sql_type["u32"], Cell("UINTEGER"));
+  EXPECT_EQ(sql_type["u64"], Cell("UBIGINT"));
+  EXPECT_EQ(sql_type["blob"], Cell("BLOB"));
+  EXPECT_EQ(sql_type["fixed"], Cell("BLOB"));
+  EXPECT_EQ(sql_type["d"], Cell("DOUBLE"));
+  EXPECT_EQ(sql_type["b"], Cell("BOOLEAN"));
+
+  // 3. Statistics per row group and column, against values computed here.
+  StringSource memory(bytes);
+  absl::StatusOr<std::unique_ptr<FileReader>> reader = FileReader::Open(&memory);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  const FileMetaData& meta = (*reader)->metadata();
+  if (variant.rows > static_cast<size_t>(variant.row_group_rows)) {
+    EXPECT_GT(meta.row_groups.size(), 1u);
+  }
+  query::QueryResult stats = MustQuery(
+      *db, fmt::format("SELECT row_group_id, path_in_schema, stats_min_value, stats_max_value, "
+                       "stats_null_count, row_group_num_rows FROM parquet_metadata('{}') "
+                       "ORDER BY row_group_id, column_id",
+                       file.path()));
+  ASSERT_EQ(stats.rows.size(), meta.row_groups.size() * specs.size());
+  size_t first_row = 0;
+  for (size_t g = 0; g < meta.row_groups.size(); ++g) {
+    const size_t group_rows = static_cast<size_t>(meta.row_groups[g].num_rows);
+    for (size_t c = 0; c < specs.size(); ++c) {
+      const auto& row = stats.rows[g * specs.size() + c];
+      ASSERT_EQ(row[1], Cell(specs[c].name));
+      int64_t nulls = 0;
+      for (size_t r = first_row; r < first_row + group_rows; ++r) nulls += table[c].is_null(r);
+      EXPECT_EQ(row[4], Cell(fmt::format("{}", nulls))) << specs[c].name << " group " << g;
+      EXPECT_EQ(row[5], Cell(fmt::format("{}", group_rows)));
+      // Exact bounds for the integer and short-string columns.
+      const std::string& name = specs[c].name;
+      if (name == "row_id" || name == "i64" || name == "i32" || name == "u8" || name == "hs") {
+        std::optional<std::string> lo, hi;
+        for (size_t r = first_row; r < first_row + group_rows; ++r) {
+          if (table[c].is_null(r)) continue;
+          const std::string v = RenderValue(specs[c], table[c], r);
+          auto less = [&](const std::string& a, const std::string& b) {
+            if (specs[c].type == PhysicalType::kByteArray) return a < b;
+            return std::stoll(a) < std::stoll(b);
+          };
+          if (!lo || less(v, *lo)) lo = v;
+          if (!hi || less(*hi, v)) hi = v;
+        }
+        EXPECT_EQ(row[2], lo) << name << " group " << g;
+        EXPECT_EQ(row[3], hi) << name << " group " << g;
+      }
+    }
+    first_row += group_rows;
+  }
+
+  // 4. Key/value metadata, created_by and sorting columns.
+  query::QueryResult kv =
+      MustQuery(*db, fmt::format("SELECT decode(key), decode(value) FROM parquet_kv_metadata('{}') "
+                                 "ORDER BY 1",
+                                 file.path()));
+  ASSERT_EQ(kv.rows.size(), 2u);
+  EXPECT_EQ(kv.rows[1][0], Cell("strata.schema"));
+  EXPECT_EQ(kv.rows[1][1], Cell("test"));
+  query::QueryResult file_meta = MustQuery(
+      *db,
+      fmt::format("SELECT created_by, num_rows, num_row_groups FROM parquet_file_metadata('{}')",
+                  file.path()));
+  ASSERT_EQ(file_meta.rows.size(), 1u);
+  EXPECT_EQ(file_meta.rows[0][0], Cell("strata"));
+  EXPECT_EQ(file_meta.rows[0][1], Cell(fmt::format("{}", variant.rows)));
+  for (const RowGroup& g : meta.row_groups) {
+    EXPECT_EQ(g.sorting_columns, options.sorting_columns);
+  }
+
+  // 5. Aggregates DuckDB computes itself (filters exercise stats-based pruning).
+  int64_t expected_nulls = 0, expected_true = 0;
+  for (size_t r = 0; r < variant.rows; ++r) {
+    expected_nulls += table[1].is_null(r);
+    expected_true += !table[1].is_null(r) && table[1].bools[r];
+  }
+  query::QueryResult agg = MustQuery(
+      *db,
+      fmt::format("SELECT count(*), count(b), sum(b::INT), count(*) FILTER (WHERE row_id >= {}) "
+                  "FROM {}",
+                  variant.rows / 2, source));
+  ASSERT_EQ(agg.rows.size(), 1u);
+  EXPECT_EQ(agg.rows[0][0], Cell(fmt::format("{}", variant.rows)));
+  EXPECT_EQ(agg.rows[0][1], Cell(fmt::format("{}", variant.rows - expected_nulls)));
+  if (variant.rows > static_cast<size_t>(expected_nulls)) {
+    EXPECT_EQ(agg.rows[0][2], Cell(fmt::format("{}", expected_true)));
+  }
+  EXPECT_EQ(agg.rows[0][3], Cell(fmt::format("{}", variant.rows - variant.rows / 2)));
+}
+
+// strata's own reader: identical values, projection and row ranges.
+TEST_P(WriterOracleTest, StrataReaderReadsEveryValue) {
+  const Variant& variant = GetParam();
+  const std::vector<TestColumn> schema = TestSchema();
+  const std::vector<ColumnSpec> specs = Specs(schema);
+  const std::vector<ColumnVector> table = RandomTable(schema, variant.rows, variant.seed);
+  WriterOptions options;
+  options.codec = variant.codec;
+  options.column.dictionary_bytes_limit = variant.dictionary_limit;
+  options.column.data_page_bytes = variant.page_bytes;
+  options.column.data_page_max_rows = variant.page_rows;
+  options.row_group_max_rows = variant.row_group_rows;
+  const std::string bytes = WriteFile(specs, table, options, variant.batch_rows);
+  StringSource source(bytes);
+  absl::StatusOr<std::unique_ptr<FileReader>> reader = FileReader::Open(&source);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_EQ((*reader)->columns(), specs);
+  EXPECT_EQ((*reader)->num_rows(), static_cast<int64_t>(variant.rows));
+
+  std::vector<int> all;
+  for (size_t c = 0; c < specs.size(); ++c) all.push_back(static_cast<int>(c));
+  absl::StatusOr<std::vector<ColumnVector>> full =
+      (*reader)->Read(all, 0, static_cast<int64_t>(variant.rows));
+  ASSERT_TRUE(full.ok()) << full.status();
+  for (size_t c = 0; c < specs.size(); ++c) {
+    EXPECT_TRUE((*full)[c] == table[c]) << specs[c].name;
+  }
+
+  std::mt19937_64 rng(variant.seed + 1);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t a = variant.rows == 0 ? 0 : static_cast<int64_t>(rng() % variant.rows);
+    const int64_t b = std::min<int64_t>(static_cast<int64_t>(variant.rows),
+                                        a + static_cast<int64_t>(rng() % 30000));
+    const std::vector<int> chosen = {static_cast<int>(rng() % specs.size()),
+                                     static_cast<int>(rng() % specs.size())};
+    absl::StatusOr<std::vector<ColumnVector>> part = (*reader)->Read(chosen, a, b);
+    ASSERT_TRUE(part.ok()) << part.status();
+    ASSERT_EQ(part->size(), 2u);
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      ColumnVector expected(specs[chosen[i]].type);
+      expected.AppendSlice(table[chosen[i]], a, b);
+      EXPECT_TRUE((*part)[i] == expected) << specs[chosen[i]].name << " [" << a << ", " << b << ")";
+    }
+  }
+  EXPECT_FALSE((*reader)->Read(all, 1, 0).ok());
+  EXPECT_FALSE((*reader)->ReadColumn(99, 0, 0).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, WriterOracleTest,
+    testing::Values(
+        // Many pages and row groups; a small dictionary limit forces fallback.
+        Variant{"Zstd", CompressionCodec::kZstd, 60000, 16 << 10, 32 << 10, 5000, 25000, 7000, 1},
+        Variant{"Uncompressed", CompressionCodec::kUncompressed, 30000, 1 << 20, 1 << 20, 20000,
+                1 << 20, 30000, 2},
+        Variant{"TinyPages", CompressionCodec::kZstd, 3000, 256, 512, 7, 1000, 333, 3},
+        Variant{"OneRow", CompressionCodec::kZstd, 1, 1 << 20, 1 << 20, 20000, 1 << 20, 1, 4},
+        Variant{"Empty", CompressionCodec::kZstd, 0, 1 << 20, 1 << 20, 20000, 1 << 20, 1, 5}),
+    [](const testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
+
+TEST(WriterTest, DictionaryFallbackStaysPlainAndBoundsMemory) {
+  std::vector<ColumnSpec> specs = {ColumnSpec::String("id")};
+  ColumnVector ids(PhysicalType::kByteArray);
+  for (int i = 0; i < 50000; ++i) ids.AppendBytes(fmt::format("value-{:08d}", i));
+  WriterOptions options;
+  options.column.dictionary_bytes_limit = 4096;
+  options.row_group_max_rows = 20000;
+  const std::string bytes = WriteFile(specs, {ids}, options, 50000);
+  StringSource source(bytes);
+  auto reader = FileReader::Open(&source);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  const FileMetaData& meta = (*reader)->metadata();
+  ASSERT_EQ(meta.row_groups.size(), 3u);
+  const ColumnMetaData& first = *meta.row_groups[0].columns[0].meta_data;
+  EXPECT_TRUE(first.dictionary_page_offset.has_value());  // dictionary, then PLAIN pages
+  for (size_t g = 1; g < 3; ++g) {
+    EXPECT_FALSE(meta.row_groups[g].columns[0].meta_data->dictionary_page_offset.has_value());
+  }
+  auto all = (*reader)->ReadColumn(0, 0, 50000);
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(*all == ids);
+}
+
+TEST(WriterTest, LowCardinalityColumnsAreDictionaryEncoded) {
+  std::vector<ColumnSpec> specs = {ColumnSpec::String("service"), ColumnSpec::Int64("code", true)};
+  ColumnVector service(PhysicalType::kByteArray), code(PhysicalType::kInt64);
+  for (int i = 0; i < 100000; ++i) {
+    service.AppendBytes(i % 3 == 0 ? "checkout" : "frontend");
+    if (i % 5 == 0) {
+      code.AppendNull();
+    } else {
+      code.AppendInt64(200);
+    }
+  }
+  WriterOptions options;
+  const std::string bytes = WriteFile(specs, {service, code}, options, 100000);
+  EXPECT_LT(bytes.size(), 2000u);
+  StringSource source(bytes);
+  auto reader = FileReader::Open(&source);
+  ASSERT_TRUE(reader.ok());
+  const ColumnMetaData& meta = *(*reader)->metadata().row_groups[0].columns[1].meta_data;
+  EXPECT_EQ(meta.statistics->null_count, 20000);
+  auto read = (*reader)->Read(std::vector<int>{1, 0}, 0, 100000);
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE((*read)[0] == code);
+  EXPECT_TRUE((*read)[1] == service);
+  TempFile file(bytes);
+  auto db = OpenDuckDb();
+  query::QueryResult r = MustQuery(
+      *db, fmt::format("SELECT service, count(*), count(code), min(code) FROM read_parquet('{}') "
+                       "GROUP BY 1 ORDER BY 1",
+                       file.path()));
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0][0], Cell("checkout"));
+  EXPECT_EQ(r.rows[0][1], Cell("33334"));
+  EXPECT_EQ(r.rows[1][3], Cell("200"));
+}
+
+TEST(WriterTest, LongStringStatisticsAreTruncatedBounds) {
+  std::vector<ColumnSpec> specs = {ColumnSpec::String("s")};
+  ColumnVector s(PhysicalType::kByteArray);
+  s.AppendBytes(std::string(100, 'b') + "é");
+  s.AppendBytes(std::string(100, 'y') + "z");
+  const std::string bytes = WriteFile(specs, {s}, WriterOptions{}, 10);
+  StringSource source(bytes);
+  auto reader = FileReader::Open(&source);
+  ASSERT_TRUE(reader.ok());
+  const Statistics& stats = *(*reader)->metadata().row_groups[0].columns[0].meta_data->statistics;
+  EXPECT_EQ(stats.min_value, std::string(64, 'b'));
+  EXPECT_EQ(stats.max_value, std::string(63, 'y') + "z");
+  EXPECT_EQ(stats.is_min_value_exact, false);
+  EXPECT_EQ(stats.is_max_value_exact, false);
+  TempFile file(bytes);
+  auto db = OpenDuckDb();
+  query::QueryResult r =
+      MustQuery(*db, fmt::format("SELECT count(*) FROM read_parquet('{}') WHERE s > '{}'",
+                                 file.path(), std::string(100, 'y')));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0][0], Cell("1"));
+}
+
+TEST(WriterTest, RejectsBatchesThatDoNotFitTheSchema) {
+  std::string bytes;
+  StringSink sink(&bytes);
+  auto writer = FileWriter::Open({ColumnSpec::Int64("a"), ColumnSpec::FixedBytes("f", 4)},
+                                 WriterOptions{}, &sink);
+  ASSERT_TRUE(writer.ok());
+  ColumnVector a(PhysicalType::kInt64), f(PhysicalType::kFixedLenByteArray);
+  a.AppendNull();
+  f.AppendBytes("abcd");
+  std::vector<ColumnVector> batch = {a, f};
+  EXPECT_EQ((*writer)->WriteBatch(batch).code(), absl::StatusCode::kInvalidArgument);
+  ColumnVector a2(PhysicalType::kInt64), f2(PhysicalType::kFixedLenByteArray);
+  a2.AppendInt64(1);
+  f2.AppendBytes("abc");
+  batch = {a2, f2};
+  EXPECT_EQ((*writer)->WriteBatch(batch).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(
+      FileWriter::Open({ColumnSpec::Int64("a"), ColumnSpec::Int64("a")}, WriterOptions{}, &sink)
+          .ok());
+  ColumnSpec bad = ColumnSpec::String("x");
+  bad.type = PhysicalType::kInt64;
+  EXPECT_FALSE(FileWriter::Open({bad}, WriterOptions{}, &sink).ok());
+}
+
+TEST(WriterTest, SinkErrorsFailTheWriter) {
+  int calls = 0;
+  CallbackSink sink([&](std::string_view) {
+    return ++calls > 2 ? absl::UnavailableError("disk full") : absl::OkStatus();
+  });
+  auto writer = FileWriter::Open({ColumnSpec::Int64("a")}, WriterOptions{}, &sink);
+  ASSERT_TRUE(writer.ok());
+  ColumnVector a(PhysicalType::kInt64);
+  for (int i = 0; i < 100; ++i) a.AppendInt64(i);
+  std::vector<ColumnVector> batch = {a};
+  ASSERT_TRUE((*writer)->WriteBatch(batch).ok());
+  EXPECT_EQ((*writer)->Close().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ((*writer)->WriteBatch(batch).code(), absl::StatusCode::kUnavailable);
+}
+
+// ---- Corrupt files ----
+
+std::string SmallFile() {
+  const std::vector<TestColumn> schema = TestSchema();
+  WriterOptions options;
+  options.column.data_page_max_rows = 20;
+  options.row_group_max_rows = 50;
+  return WriteFile(Specs(schema), RandomTable(schema, 120, 9), options, 120);
+}
+
+// Opens and reads everything; returns the first error.
+absl::Status ReadAll(const std::string& bytes) {
+  StringSource source(bytes);
+  absl::StatusOr<std::unique_ptr<FileReader>> reader = FileReader::Open(&source);
+  if (!reader.ok()) return reader.status();
+  std::vector<int> all;
+  for (size_t c = 0; c < (*reader)->columns().size(); ++c) all.push_back(static_cast<int>(c));
+  return (*reader)->Read(all, 0, (*reader)->num_rows()).status();
+}
+
+TEST(CorruptFileTest, EveryTruncationIsAnError) {
+  const std::string bytes = SmallFile();
+  ASSERT_TRUE(ReadAll(bytes).ok());
+  for (size_t n = 0; n < bytes.size(); n += (n < 64 || n > bytes.size() - 600) ? 1 : 97) {
+    absl::Status s = ReadAll(bytes.substr(0, n));
+    ASSERT_FALSE(s.ok()) << n;
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  }
+}
+
+TEST(CorruptFileTest, FooterByteFlipsNeverCrash) {
+  const std::string bytes = SmallFile();
+  uint32_t footer_length;
+  std::memcpy(&footer_length, bytes.data() + bytes.size() - 8, 4);
+  const size_t footer_start = bytes.size() - 8 - footer_length;
+  int errors = 0;
+  for (size_t i = footer_start; i < bytes.size(); ++i) {
+    std::string corrupt = bytes;
+    corrupt[i] = static_cast<char>(corrupt[i] ^ (i % 2 ? 0x01 : 0xFF));
+    errors += !ReadAll(corrupt).ok();
+  }
+  EXPECT_GT(errors, 0);
+}
+
+TEST(CorruptFileTest, DataByteFlipsNeverCrash) {
+  const std::string bytes = SmallFile();
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 1500; ++trial) {
+    std::string corrupt = bytes;
+    const size_t i = 4 + rng() % (bytes.size() - 12);
+    corrupt[i] = static_cast<char>(corrupt[i] ^ (1 << (rng() % 8)));
+    (void)ReadAll(corrupt);
+  }
+}
+
+TEST(CorruptFileTest, BadPageHeaderIsDataLossNamingTheOffset) {
+  std::string bytes = SmallFile();
+  StringSource source(bytes);
+  auto reader = FileReader::Open(&source);
+  ASSERT_TRUE(reader.ok());
+  const ColumnMetaData& meta = *(*reader)->metadata().row_groups[0].columns[0].meta_data;
+  const int64_t page = meta.dictionary_page_offset.value_or(meta.data_page_offset);
+  std::string corrupt = bytes;
+  corrupt[page] = '\x0f';  // wire type 15 does not exist
+  absl::Status s = ReadAll(corrupt);
+  ASSERT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find(fmt::format("offset {}", page)), absl::string_view::npos) << s;
+  corrupt = bytes;
+  corrupt.replace(0, 4, "PAR2");
+  EXPECT_EQ(ReadAll(corrupt).code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace strata::parquet

@@ -1,0 +1,186 @@
+#include "parquet/file_writer.h"
+
+#include <cstring>
+#include <utility>
+
+#include "fmt/format.h"
+#include "parquet/status_macros.h"
+
+namespace strata::parquet {
+namespace {
+
+constexpr std::string_view kMagic = "PAR1";
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FileWriter>> FileWriter::Open(std::vector<ColumnSpec> columns,
+                                                             WriterOptions options,
+                                                             ByteSink* sink) {
+  if (columns.empty()) return absl::InvalidArgumentError("a Parquet file needs a column");
+  for (const ColumnSpec& spec : columns) STRATA_PQ_RETURN_IF_ERROR(ValidateColumnSpec(spec));
+  for (size_t i = 0; i < columns.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (columns[i].name == columns[j].name) {
+        return absl::InvalidArgumentError(fmt::format("duplicate column '{}'", columns[i].name));
+      }
+    }
+  }
+  if (options.codec != CompressionCodec::kUncompressed &&
+      options.codec != CompressionCodec::kZstd) {
+    return absl::InvalidArgumentError("codec must be UNCOMPRESSED or ZSTD");
+  }
+  if (options.row_group_max_rows <= 0 || options.row_group_max_rows > INT32_MAX ||
+      options.column.data_page_max_rows == 0 || options.column.data_page_max_rows > (1u << 22) ||
+      options.column.data_page_bytes == 0) {
+    return absl::InvalidArgumentError("row group and page limits must be positive and sane");
+  }
+  for (const SortingColumn& s : options.sorting_columns) {
+    if (s.column_idx < 0 || static_cast<size_t>(s.column_idx) >= columns.size()) {
+      return absl::InvalidArgumentError(
+          fmt::format("sorting column index {} out of range", s.column_idx));
+    }
+  }
+  std::unique_ptr<FileWriter> writer(new FileWriter(std::move(columns), std::move(options), sink));
+  STRATA_PQ_RETURN_IF_ERROR(writer->Write(kMagic));
+  return writer;
+}
+
+FileWriter::FileWriter(std::vector<ColumnSpec> columns, WriterOptions options, ByteSink* sink)
+    : columns_(std::move(columns)),
+      options_(std::move(options)),
+      sink_(sink),
+      compressor_(options_.codec, options_.zstd_level) {
+  writers_.reserve(columns_.size());
+  for (const ColumnSpec& spec : columns_) {
+    writers_.push_back(std::make_unique<ColumnWriter>(spec, options_.column, &compressor_));
+  }
+  metadata_.version = 1;
+  metadata_.schema = ToSchemaElements(columns_);
+  metadata_.key_value_metadata = options_.key_value_metadata;
+  metadata_.created_by = options_.created_by;
+  metadata_.column_orders.assign(columns_.size(), 1);  // TYPE_ORDER
+}
+
+absl::Status FileWriter::Fail(absl::Status status) {
+  if (failure_.ok()) failure_ = status;
+  return status;
+}
+
+absl::Status FileWriter::Write(std::string_view bytes) {
+  if (absl::Status s = sink_->Append(bytes); !s.ok()) return Fail(s);
+  offset_ += static_cast<int64_t>(bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) const {
+  if (columns.size() != columns_.size()) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch has {} columns, schema has {}", columns.size(), columns_.size()));
+  }
+  const size_t rows = columns[0].size();
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const ColumnSpec& spec = columns_[c];
+    const ColumnVector& v = columns[c];
+    auto error = [&](std::string_view what) {
+      return absl::InvalidArgumentError(fmt::format("column '{}': {}", spec.name, what));
+    };
+    if (v.type != spec.type) return error("vector type differs from the column type");
+    if (v.size() != rows) return error(fmt::format("{} rows, expected {}", v.size(), rows));
+    if (!v.validity.empty()) {
+      if (v.validity.size() != rows) return error("validity size differs from the row count");
+      if (!spec.optional()) {
+        for (uint8_t present : v.validity) {
+          if (!present) return error("null in a required column");
+        }
+      }
+    }
+    if (spec.type == PhysicalType::kByteArray || spec.type == PhysicalType::kFixedLenByteArray) {
+      if (v.offsets.empty() || v.offsets[0] != 0 || v.offsets.back() != v.bytes.size()) {
+        return error("byte offsets do not cover the bytes");
+      }
+      for (size_t i = 0; i < rows; ++i) {
+        if (v.offsets[i + 1] < v.offsets[i]) return error("byte offsets decrease");
+        const uint64_t length = v.offsets[i + 1] - v.offsets[i];
+        if (spec.type == PhysicalType::kFixedLenByteArray && !v.is_null(i) &&
+            length != static_cast<uint64_t>(spec.type_length)) {
+          return error(
+              fmt::format("row {} has {} bytes, the column holds {}", i, length, spec.type_length));
+        }
+        if (length > INT32_MAX / 2) return error("a value longer than 1 GiB");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FileWriter::WriteBatch(std::span<const ColumnVector> columns) {
+  if (!failure_.ok()) return failure_;
+  if (closed_) return absl::FailedPreconditionError("WriteBatch after Close");
+  STRATA_PQ_RETURN_IF_ERROR(ValidateBatch(columns));
+  const size_t rows = columns[0].size();
+  size_t begin = 0;
+  while (begin < rows) {
+    const size_t room = static_cast<size_t>(options_.row_group_max_rows - row_group_rows_);
+    const size_t end = begin + std::min({rows - begin, room, kRowsPerSlice});
+    size_t buffered = 0;
+    for (size_t c = 0; c < writers_.size(); ++c) {
+      if (absl::Status s = writers_[c]->AppendRows(columns[c], begin, end); !s.ok()) {
+        return Fail(s);
+      }
+      buffered += writers_[c]->buffered_bytes();
+    }
+    row_group_rows_ += static_cast<int64_t>(end - begin);
+    rows_written_ += static_cast<int64_t>(end - begin);
+    begin = end;
+    if (row_group_rows_ >= options_.row_group_max_rows ||
+        buffered >= options_.row_group_max_bytes) {
+      STRATA_PQ_RETURN_IF_ERROR(FlushRowGroup());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FileWriter::FlushRowGroup() {
+  if (row_group_rows_ == 0) return absl::OkStatus();
+  RowGroup group;
+  group.num_rows = row_group_rows_;
+  group.file_offset = offset_;
+  if (metadata_.row_groups.size() <= INT16_MAX) {
+    group.ordinal = static_cast<int16_t>(metadata_.row_groups.size());
+  }
+  group.sorting_columns = options_.sorting_columns;
+  int64_t compressed = 0;
+  for (auto& writer : writers_) {
+    const int64_t start = offset_;
+    // The column writer writes through a sink that keeps offset_ current.
+    CallbackSink counting([this](std::string_view bytes) { return Write(bytes); });
+    absl::StatusOr<ColumnChunk> chunk = writer->FlushChunk(start, counting);
+    if (!chunk.ok()) return Fail(chunk.status());
+    group.total_byte_size += chunk->meta_data->total_uncompressed_size;
+    compressed += chunk->meta_data->total_compressed_size;
+    group.columns.push_back(*std::move(chunk));
+  }
+  group.total_compressed_size = compressed;
+  metadata_.num_rows += row_group_rows_;
+  metadata_.row_groups.push_back(std::move(group));
+  row_group_rows_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status FileWriter::Close() {
+  if (!failure_.ok()) return failure_;
+  if (closed_) return absl::FailedPreconditionError("Close called twice");
+  STRATA_PQ_RETURN_IF_ERROR(FlushRowGroup());
+  std::string footer;
+  SerializeFileMetaData(metadata_, &footer);
+  const uint32_t length = static_cast<uint32_t>(footer.size());
+  char length_bytes[4];
+  std::memcpy(length_bytes, &length, 4);
+  footer.append(length_bytes, 4);
+  footer.append(kMagic);
+  STRATA_PQ_RETURN_IF_ERROR(Write(footer));
+  closed_ = true;
+  return absl::OkStatus();
+}
+
+}  // namespace strata::parquet
