@@ -8,7 +8,7 @@
 #include "common/check.h"
 #include "fmt/format.h"
 #include "parquet/encoding.h"
-#include "parquet/status_macros.h"
+#include "common/status_macros.h"
 
 namespace strata::parquet {
 namespace {
@@ -260,7 +260,7 @@ void ColumnWriter::AddPlainValue(const ColumnVector& values, size_t row) {
 }
 
 absl::Status ColumnWriter::FallBackToPlain() {
-  STRATA_PQ_RETURN_IF_ERROR(FlushPage());
+  STRATA_RETURN_IF_ERROR(FlushPage());
   dictionary_active_ = false;
   dictionary_allowed_ = false;
   // The dictionary itself stays until the chunk is flushed: the pages already
@@ -279,14 +279,14 @@ absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, 
     } else if (!dictionary_active_) {
       AddPlainValue(values, row);
     } else if (!AddDictionaryValue(values, row)) {
-      STRATA_PQ_RETURN_IF_ERROR(FallBackToPlain());
+      STRATA_RETURN_IF_ERROR(FallBackToPlain());
       AddPlainValue(values, row);
     }
     if (optional) definition_levels_.push_back(present ? 1 : 0);
     ++page_rows_;
     ++chunk_rows_;
     if (page_rows_ >= options_.data_page_max_rows || OpenPageBytes() >= options_.data_page_bytes) {
-      STRATA_PQ_RETURN_IF_ERROR(FlushPage());
+      STRATA_RETURN_IF_ERROR(FlushPage());
     }
   }
   return absl::OkStatus();
@@ -329,7 +329,7 @@ absl::Status ColumnWriter::FlushPage() {
     page_body_.append(plain_values_);
     wrote_plain_page_ = true;
   }
-  STRATA_PQ_RETURN_IF_ERROR(compressor_->Compress(page_body_, &compressed_));
+  STRATA_RETURN_IF_ERROR(compressor_->Compress(page_body_, &compressed_));
 
   PageHeader header;
   header.type = PageType::kDataPage;
@@ -413,7 +413,7 @@ Statistics ColumnWriter::BuildStatistics() const {
 }
 
 absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSink& sink) {
-  STRATA_PQ_RETURN_IF_ERROR(FlushPage());
+  STRATA_RETURN_IF_ERROR(FlushPage());
   ColumnChunk chunk;
   chunk.file_offset = file_offset;
   ColumnMetaData& meta = chunk.meta_data.emplace();
@@ -425,7 +425,7 @@ absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSi
   int64_t offset = file_offset;
   int64_t uncompressed = 0, compressed = 0;
   if (wrote_dictionary_page_data_) {
-    STRATA_PQ_RETURN_IF_ERROR(compressor_->Compress(dictionary_plain_, &compressed_));
+    STRATA_RETURN_IF_ERROR(compressor_->Compress(dictionary_plain_, &compressed_));
     PageHeader header;
     header.type = PageType::kDictionaryPage;
     header.uncompressed_page_size = static_cast<int32_t>(dictionary_plain_.size());
@@ -435,8 +435,8 @@ absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSi
     dict.encoding = Encoding::kPlain;
     header_.clear();
     SerializePageHeader(header, &header_);
-    STRATA_PQ_RETURN_IF_ERROR(sink.Append(header_));
-    STRATA_PQ_RETURN_IF_ERROR(sink.Append(compressed_));
+    STRATA_RETURN_IF_ERROR(sink.Append(header_));
+    STRATA_RETURN_IF_ERROR(sink.Append(compressed_));
     meta.dictionary_page_offset = offset;
     offset += static_cast<int64_t>(header_.size() + compressed_.size());
     uncompressed += static_cast<int64_t>(header_.size() + dictionary_plain_.size());
@@ -448,7 +448,7 @@ absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSi
   if (spec_.optional()) meta.encodings.push_back(Encoding::kRle);
   if (meta.encodings.empty()) meta.encodings.push_back(Encoding::kPlain);
   meta.data_page_offset = offset;
-  STRATA_PQ_RETURN_IF_ERROR(sink.Append(pages_));
+  STRATA_RETURN_IF_ERROR(sink.Append(pages_));
   uncompressed += pages_uncompressed_bytes_;
   compressed += static_cast<int64_t>(pages_.size());
   meta.total_uncompressed_size = uncompressed;

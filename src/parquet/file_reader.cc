@@ -8,7 +8,7 @@
 
 #include "fmt/format.h"
 #include "parquet/encoding.h"
-#include "parquet/status_macros.h"
+#include "common/status_macros.h"
 
 namespace strata::parquet {
 namespace {
@@ -118,16 +118,16 @@ absl::StatusOr<std::unique_ptr<FileReader>> FileReader::Open(RandomAccessSource*
                                                              ReaderOptions options) {
   std::unique_ptr<FileReader> reader(new FileReader(source, std::move(options)));
   if (reader->zstd_context_ == nullptr) return absl::ResourceExhaustedError("ZSTD_createDCtx");
-  STRATA_PQ_RETURN_IF_ERROR(reader->Init());
+  STRATA_RETURN_IF_ERROR(reader->Init());
   return reader;
 }
 
 absl::Status FileReader::Init() {
   const uint64_t size = source_->size();
   if (size < 12) return Corrupt(0, fmt::format("file of {} bytes is too small for Parquet", size));
-  STRATA_PQ_RETURN_IF_ERROR(source_->ReadAt(0, 4, &scratch_));
+  STRATA_RETURN_IF_ERROR(source_->ReadAt(0, 4, &scratch_));
   if (scratch_ != kMagic) return Corrupt(0, "missing leading PAR1 magic");
-  STRATA_PQ_RETURN_IF_ERROR(source_->ReadAt(size - 8, 8, &scratch_));
+  STRATA_RETURN_IF_ERROR(source_->ReadAt(size - 8, 8, &scratch_));
   if (scratch_.substr(4) != kMagic) {
     return Corrupt(static_cast<int64_t>(size - 4), "missing trailing PAR1 magic");
   }
@@ -139,7 +139,7 @@ absl::Status FileReader::Init() {
                                footer_length, size, options_.max_footer_bytes));
   }
   const int64_t footer_start = static_cast<int64_t>(size - 8 - footer_length);
-  STRATA_PQ_RETURN_IF_ERROR(source_->ReadAt(footer_start, footer_length, &scratch_));
+  STRATA_RETURN_IF_ERROR(source_->ReadAt(footer_start, footer_length, &scratch_));
   absl::StatusOr<FileMetaData> metadata = ParseFileMetaData(scratch_);
   if (!metadata.ok()) {
     return Corrupt(footer_start,
@@ -242,7 +242,7 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
       const int64_t first = row_group_first_row_[g];
       const int64_t last = first + metadata_.row_groups[g].num_rows;
       if (last <= row_begin || first >= row_end) continue;
-      STRATA_PQ_RETURN_IF_ERROR(ReadChunk(static_cast<int>(g), column,
+      STRATA_RETURN_IF_ERROR(ReadChunk(static_cast<int>(g), column,
                                           std::max(row_begin, first) - first,
                                           std::min(row_end, last) - first, &out));
     }
@@ -254,7 +254,7 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
 absl::StatusOr<ColumnVector> FileReader::ReadColumn(int column, int64_t row_begin,
                                                     int64_t row_end) {
   const int columns[] = {column};
-  STRATA_PQ_ASSIGN_OR_RETURN(std::vector<ColumnVector> result, Read(columns, row_begin, row_end));
+  STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> result, Read(columns, row_begin, row_end));
   return std::move(result[0]);
 }
 
@@ -264,7 +264,7 @@ absl::Status FileReader::ReadPageHeader(int64_t offset, int64_t chunk_end, PageH
       std::min<int64_t>(chunk_end - offset, static_cast<int64_t>(options_.max_page_header_bytes));
   int64_t window = std::min<int64_t>(limit, 256);
   while (true) {
-    STRATA_PQ_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(window), &scratch_));
+    STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(window), &scratch_));
     size_t consumed = 0;
     absl::StatusOr<PageHeader> parsed = ParsePageHeader(scratch_, &consumed);
     if (parsed.ok()) {
@@ -290,7 +290,7 @@ absl::Status FileReader::ReadPageBody(int64_t offset, const PageHeader& header,
     }
     return source_->ReadAt(offset, compressed_size, body);
   }
-  STRATA_PQ_RETURN_IF_ERROR(source_->ReadAt(offset, compressed_size, &compressed_));
+  STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, compressed_size, &compressed_));
   body->resize(uncompressed_size);
   const size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_context_), body->data(),
                                        body->size(), compressed_.data(), compressed_.size());
@@ -417,7 +417,7 @@ absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int
     }
     PageHeader header;
     int64_t header_size = 0;
-    STRATA_PQ_RETURN_IF_ERROR(ReadPageHeader(pos, chunk_end, &header, &header_size));
+    STRATA_RETURN_IF_ERROR(ReadPageHeader(pos, chunk_end, &header, &header_size));
     const int64_t body_start = pos + header_size;
     if (header.compressed_page_size < 0 || header.uncompressed_page_size < 0 ||
         static_cast<size_t>(header.compressed_page_size) > options_.max_page_bytes ||
@@ -430,8 +430,8 @@ absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int
     switch (header.type) {
       case PageType::kDictionaryPage:
         if (have_dictionary || row > 0) return Corrupt(pos, "dictionary page after data pages");
-        STRATA_PQ_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
-        STRATA_PQ_RETURN_IF_ERROR(DecodeDictionary(spec, header, body, pos, &dictionary));
+        STRATA_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
+        STRATA_RETURN_IF_ERROR(DecodeDictionary(spec, header, body, pos, &dictionary));
         have_dictionary = true;
         break;
       case PageType::kDataPage: {
@@ -442,8 +442,8 @@ absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int
               pos, fmt::format("data page of {} values at row {} of {}", n, row, group.num_rows));
         }
         if (row + n > begin) {
-          STRATA_PQ_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
-          STRATA_PQ_RETURN_IF_ERROR(DecodeDataPage(spec, header, body, pos,
+          STRATA_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
+          STRATA_RETURN_IF_ERROR(DecodeDataPage(spec, header, body, pos,
                                                    have_dictionary ? &dictionary : nullptr, &page));
           out->AppendSlice(page, static_cast<size_t>(std::max(begin, row) - row),
                            static_cast<size_t>(std::min(end, row + n) - row));

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "parquet/status_macros.h"
+#include "common/status_macros.h"
 
 namespace strata::parquet {
 namespace {
@@ -17,7 +17,7 @@ absl::StatusOr<std::unique_ptr<FileWriter>> FileWriter::Open(std::vector<ColumnS
                                                              WriterOptions options,
                                                              ByteSink* sink) {
   if (columns.empty()) return absl::InvalidArgumentError("a Parquet file needs a column");
-  for (const ColumnSpec& spec : columns) STRATA_PQ_RETURN_IF_ERROR(ValidateColumnSpec(spec));
+  for (const ColumnSpec& spec : columns) STRATA_RETURN_IF_ERROR(ValidateColumnSpec(spec));
   for (size_t i = 0; i < columns.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (columns[i].name == columns[j].name) {
@@ -41,7 +41,7 @@ absl::StatusOr<std::unique_ptr<FileWriter>> FileWriter::Open(std::vector<ColumnS
     }
   }
   std::unique_ptr<FileWriter> writer(new FileWriter(std::move(columns), std::move(options), sink));
-  STRATA_PQ_RETURN_IF_ERROR(writer->Write(kMagic));
+  STRATA_RETURN_IF_ERROR(writer->Write(kMagic));
   return writer;
 }
 
@@ -116,7 +116,7 @@ absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) co
 absl::Status FileWriter::WriteBatch(std::span<const ColumnVector> columns) {
   if (!failure_.ok()) return failure_;
   if (closed_) return absl::FailedPreconditionError("WriteBatch after Close");
-  STRATA_PQ_RETURN_IF_ERROR(ValidateBatch(columns));
+  STRATA_RETURN_IF_ERROR(ValidateBatch(columns));
   const size_t rows = columns[0].size();
   size_t begin = 0;
   while (begin < rows) {
@@ -134,7 +134,7 @@ absl::Status FileWriter::WriteBatch(std::span<const ColumnVector> columns) {
     begin = end;
     if (row_group_rows_ >= options_.row_group_max_rows ||
         buffered >= options_.row_group_max_bytes) {
-      STRATA_PQ_RETURN_IF_ERROR(FlushRowGroup());
+      STRATA_RETURN_IF_ERROR(FlushRowGroup());
     }
   }
   return absl::OkStatus();
@@ -170,7 +170,7 @@ absl::Status FileWriter::FlushRowGroup() {
 absl::Status FileWriter::Close() {
   if (!failure_.ok()) return failure_;
   if (closed_) return absl::FailedPreconditionError("Close called twice");
-  STRATA_PQ_RETURN_IF_ERROR(FlushRowGroup());
+  STRATA_RETURN_IF_ERROR(FlushRowGroup());
   std::string footer;
   SerializeFileMetaData(metadata_, &footer);
   const uint32_t length = static_cast<uint32_t>(footer.size());
@@ -178,7 +178,7 @@ absl::Status FileWriter::Close() {
   std::memcpy(length_bytes, &length, 4);
   footer.append(length_bytes, 4);
   footer.append(kMagic);
-  STRATA_PQ_RETURN_IF_ERROR(Write(footer));
+  STRATA_RETURN_IF_ERROR(Write(footer));
   closed_ = true;
   return absl::OkStatus();
 }

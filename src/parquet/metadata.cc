@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "parquet/status_macros.h"
+#include "common/status_macros.h"
 #include "parquet/thrift_compact.h"
 
 namespace strata::parquet {
@@ -142,12 +142,12 @@ void WriteRowGroup(const RowGroup& g, CompactWriter& w) {
 // true when it consumed the value and false to have it skipped.
 template <typename OnField>
 absl::Status ParseStruct(CompactReader& r, OnField&& on_field) {
-  STRATA_PQ_RETURN_IF_ERROR(r.BeginStruct());
+  STRATA_RETURN_IF_ERROR(r.BeginStruct());
   while (true) {
-    STRATA_PQ_ASSIGN_OR_RETURN(CompactReader::FieldHeader h, r.ReadFieldHeader());
+    STRATA_ASSIGN_OR_RETURN(CompactReader::FieldHeader h, r.ReadFieldHeader());
     if (h.type == CT::kStop) break;
-    STRATA_PQ_ASSIGN_OR_RETURN(bool consumed, on_field(h));
-    if (!consumed) STRATA_PQ_RETURN_IF_ERROR(r.Skip(h.type));
+    STRATA_ASSIGN_OR_RETURN(bool consumed, on_field(h));
+    if (!consumed) STRATA_RETURN_IF_ERROR(r.Skip(h.type));
   }
   return r.EndStruct();
 }
@@ -166,12 +166,12 @@ absl::StatusOr<bool> GetI32(CompactReader& r, CompactReader::FieldHeader h, T* o
   // Thrift enums and i32 share a wire type; i16/i8 fields written by other
   // writers as i32 are accepted too.
   if (h.type == CT::kByte) {
-    STRATA_PQ_ASSIGN_OR_RETURN(int8_t v, r.ReadI8());
+    STRATA_ASSIGN_OR_RETURN(int8_t v, r.ReadI8());
     *out = static_cast<T>(v);
     return true;
   }
   if (h.type != CT::kI32 && h.type != CT::kI16) return Expect(r, h, CT::kI32);
-  STRATA_PQ_ASSIGN_OR_RETURN(int32_t v, r.ReadI32());
+  STRATA_ASSIGN_OR_RETURN(int32_t v, r.ReadI32());
   *out = static_cast<T>(v);
   return true;
 }
@@ -179,42 +179,42 @@ absl::StatusOr<bool> GetI32(CompactReader& r, CompactReader::FieldHeader h, T* o
 template <typename T>
 absl::StatusOr<bool> GetI32(CompactReader& r, CompactReader::FieldHeader h, std::optional<T>* out) {
   T v{};
-  STRATA_PQ_RETURN_IF_ERROR(GetI32(r, h, &v).status());
+  STRATA_RETURN_IF_ERROR(GetI32(r, h, &v).status());
   *out = v;
   return true;
 }
 
 absl::StatusOr<bool> GetI64(CompactReader& r, CompactReader::FieldHeader h, int64_t* out) {
   if (h.type != CT::kI64 && h.type != CT::kI32) return Expect(r, h, CT::kI64);
-  STRATA_PQ_ASSIGN_OR_RETURN(*out, r.ReadI64());
+  STRATA_ASSIGN_OR_RETURN(*out, r.ReadI64());
   return true;
 }
 
 absl::StatusOr<bool> GetI64(CompactReader& r, CompactReader::FieldHeader h,
                             std::optional<int64_t>* out) {
   int64_t v = 0;
-  STRATA_PQ_RETURN_IF_ERROR(GetI64(r, h, &v).status());
+  STRATA_RETURN_IF_ERROR(GetI64(r, h, &v).status());
   *out = v;
   return true;
 }
 
 absl::StatusOr<bool> GetBool(CompactReader& r, CompactReader::FieldHeader h, bool* out) {
-  STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kBoolTrue).status());
-  STRATA_PQ_ASSIGN_OR_RETURN(*out, r.ReadBool(h.type));
+  STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kBoolTrue).status());
+  STRATA_ASSIGN_OR_RETURN(*out, r.ReadBool(h.type));
   return true;
 }
 
 absl::StatusOr<bool> GetBool(CompactReader& r, CompactReader::FieldHeader h,
                              std::optional<bool>* out) {
   bool v = false;
-  STRATA_PQ_RETURN_IF_ERROR(GetBool(r, h, &v).status());
+  STRATA_RETURN_IF_ERROR(GetBool(r, h, &v).status());
   *out = v;
   return true;
 }
 
 absl::StatusOr<bool> GetString(CompactReader& r, CompactReader::FieldHeader h, std::string* out) {
-  STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kBinary).status());
-  STRATA_PQ_ASSIGN_OR_RETURN(std::string_view v, r.ReadBinary());
+  STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kBinary).status());
+  STRATA_ASSIGN_OR_RETURN(std::string_view v, r.ReadBinary());
   out->assign(v.data(), v.size());
   return true;
 }
@@ -222,7 +222,7 @@ absl::StatusOr<bool> GetString(CompactReader& r, CompactReader::FieldHeader h, s
 absl::StatusOr<bool> GetString(CompactReader& r, CompactReader::FieldHeader h,
                                std::optional<std::string>* out) {
   std::string v;
-  STRATA_PQ_RETURN_IF_ERROR(GetString(r, h, &v).status());
+  STRATA_RETURN_IF_ERROR(GetString(r, h, &v).status());
   *out = std::move(v);
   return true;
 }
@@ -231,15 +231,15 @@ absl::StatusOr<bool> GetString(CompactReader& r, CompactReader::FieldHeader h,
 template <typename ReadElement>
 absl::StatusOr<bool> GetList(CompactReader& r, CompactReader::FieldHeader h, CT element_type,
                              ReadElement&& read_element) {
-  STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kList).status());
-  STRATA_PQ_ASSIGN_OR_RETURN(CompactReader::ListHeader list, r.ReadListHeader());
+  STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kList).status());
+  STRATA_ASSIGN_OR_RETURN(CompactReader::ListHeader list, r.ReadListHeader());
   if (list.element_type != element_type &&
       !(element_type == CT::kI32 && list.element_type == CT::kI16)) {
     return r.Error(fmt::format("list field {} has element type {}, expected {}", h.id,
                                static_cast<int>(list.element_type),
                                static_cast<int>(element_type)));
   }
-  for (uint32_t i = 0; i < list.size; ++i) STRATA_PQ_RETURN_IF_ERROR(read_element());
+  for (uint32_t i = 0; i < list.size; ++i) STRATA_RETURN_IF_ERROR(read_element());
   return true;
 }
 
@@ -282,7 +282,7 @@ absl::Status ParseStatistics(CompactReader& r, Statistics* s) {
 
 absl::Status ParseKeyValue(CompactReader& r, KeyValue* kv) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -299,27 +299,27 @@ absl::Status ParseKeyValue(CompactReader& r, KeyValue* kv) {
 
 // An empty struct (the members of LogicalType and TimeUnit carry no fields).
 absl::Status SkipStructValue(CompactReader& r, CompactReader::FieldHeader h) {
-  STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+  STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
   return r.Skip(CT::kStruct);
 }
 
 absl::Status ParseTimestampType(CompactReader& r, LogicalType* t) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
           case 1:
             return GetBool(r, h, &t->is_adjusted_to_utc);
           case 2: {
-            STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+            STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
             int unions = 0;
-            STRATA_PQ_RETURN_IF_ERROR(
+            STRATA_RETURN_IF_ERROR(
                 ParseStruct(r, [&](CompactReader::FieldHeader u) -> absl::StatusOr<bool> {
                   if (u.id < 1 || u.id > 3) return false;
                   ++unions;
                   t->unit = static_cast<TimeUnit>(u.id);
-                  STRATA_PQ_RETURN_IF_ERROR(SkipStructValue(r, u));
+                  STRATA_RETURN_IF_ERROR(SkipStructValue(r, u));
                   return true;
                 }));
             if (unions != 1) return r.Error("TimeUnit must have exactly one member");
@@ -334,7 +334,7 @@ absl::Status ParseTimestampType(CompactReader& r, LogicalType* t) {
 
 absl::Status ParseIntType(CompactReader& r, LogicalType* t) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -351,22 +351,22 @@ absl::Status ParseIntType(CompactReader& r, LogicalType* t) {
 
 absl::Status ParseLogicalType(CompactReader& r, LogicalType* t) {
   int members = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         ++members;
-        STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+        STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
         switch (h.id) {
           case 1:
             t->kind = LogicalType::Kind::kString;
-            STRATA_PQ_RETURN_IF_ERROR(r.Skip(CT::kStruct));
+            STRATA_RETURN_IF_ERROR(r.Skip(CT::kStruct));
             return true;
           case 8:
             t->kind = LogicalType::Kind::kTimestamp;
-            STRATA_PQ_RETURN_IF_ERROR(ParseTimestampType(r, t));
+            STRATA_RETURN_IF_ERROR(ParseTimestampType(r, t));
             return true;
           case 10:
             t->kind = LogicalType::Kind::kInteger;
-            STRATA_PQ_RETURN_IF_ERROR(ParseIntType(r, t));
+            STRATA_RETURN_IF_ERROR(ParseIntType(r, t));
             return true;
           default:
             t->kind = LogicalType::Kind::kOther;
@@ -380,7 +380,7 @@ absl::Status ParseLogicalType(CompactReader& r, LogicalType* t) {
 
 absl::Status ParseSchemaElement(CompactReader& r, SchemaElement* e) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -403,8 +403,8 @@ absl::Status ParseSchemaElement(CompactReader& r, SchemaElement* e) {
           case 9:
             return GetI32(r, h, &e->field_id);
           case 10:
-            STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
-            STRATA_PQ_RETURN_IF_ERROR(ParseLogicalType(r, &e->logical_type));
+            STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+            STRATA_RETURN_IF_ERROR(ParseLogicalType(r, &e->logical_type));
             return true;
           default:
             return false;
@@ -415,7 +415,7 @@ absl::Status ParseSchemaElement(CompactReader& r, SchemaElement* e) {
 
 absl::Status ParseColumnMetaData(CompactReader& r, ColumnMetaData* m) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -423,13 +423,13 @@ absl::Status ParseColumnMetaData(CompactReader& r, ColumnMetaData* m) {
             return GetI32(r, h, &m->type);
           case 2:
             return GetList(r, h, CT::kI32, [&]() -> absl::Status {
-              STRATA_PQ_ASSIGN_OR_RETURN(int32_t v, r.ReadI32());
+              STRATA_ASSIGN_OR_RETURN(int32_t v, r.ReadI32());
               m->encodings.push_back(static_cast<Encoding>(v));
               return absl::OkStatus();
             });
           case 3:
             return GetList(r, h, CT::kBinary, [&]() -> absl::Status {
-              STRATA_PQ_ASSIGN_OR_RETURN(std::string_view v, r.ReadBinary());
+              STRATA_ASSIGN_OR_RETURN(std::string_view v, r.ReadBinary());
               m->path_in_schema.emplace_back(v);
               return absl::OkStatus();
             });
@@ -452,8 +452,8 @@ absl::Status ParseColumnMetaData(CompactReader& r, ColumnMetaData* m) {
           case 11:
             return GetI64(r, h, &m->dictionary_page_offset);
           case 12:
-            STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
-            STRATA_PQ_RETURN_IF_ERROR(ParseStatistics(r, &m->statistics.emplace()));
+            STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+            STRATA_RETURN_IF_ERROR(ParseStatistics(r, &m->statistics.emplace()));
             return true;
           default:
             return false;
@@ -465,7 +465,7 @@ absl::Status ParseColumnMetaData(CompactReader& r, ColumnMetaData* m) {
 
 absl::Status ParseColumnChunk(CompactReader& r, ColumnChunk* c) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -474,8 +474,8 @@ absl::Status ParseColumnChunk(CompactReader& r, ColumnChunk* c) {
           case 2:
             return GetI64(r, h, &c->file_offset);
           case 3:
-            STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
-            STRATA_PQ_RETURN_IF_ERROR(ParseColumnMetaData(r, &c->meta_data.emplace()));
+            STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+            STRATA_RETURN_IF_ERROR(ParseColumnMetaData(r, &c->meta_data.emplace()));
             return true;
           default:
             return false;
@@ -486,7 +486,7 @@ absl::Status ParseColumnChunk(CompactReader& r, ColumnChunk* c) {
 
 absl::Status ParseSortingColumn(CompactReader& r, SortingColumn* s) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -505,7 +505,7 @@ absl::Status ParseSortingColumn(CompactReader& r, SortingColumn* s) {
 
 absl::Status ParseRowGroup(CompactReader& r, RowGroup* g) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -536,7 +536,7 @@ absl::Status ParseRowGroup(CompactReader& r, RowGroup* g) {
 
 absl::Status ParseFileMetaDataStruct(CompactReader& r, FileMetaData* m) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -561,7 +561,7 @@ absl::Status ParseFileMetaDataStruct(CompactReader& r, FileMetaData* m) {
           case 7:
             return GetList(r, h, CT::kStruct, [&]() -> absl::Status {
               int16_t member = 0;
-              STRATA_PQ_RETURN_IF_ERROR(
+              STRATA_RETURN_IF_ERROR(
                   ParseStruct(r, [&](CompactReader::FieldHeader u) -> absl::StatusOr<bool> {
                     member = u.id;
                     return false;
@@ -578,7 +578,7 @@ absl::Status ParseFileMetaDataStruct(CompactReader& r, FileMetaData* m) {
 
 absl::Status ParseDataPageHeader(CompactReader& r, DataPageHeader* d) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -591,8 +591,8 @@ absl::Status ParseDataPageHeader(CompactReader& r, DataPageHeader* d) {
           case 4:
             return GetI32(r, h, &d->repetition_level_encoding);
           case 5:
-            STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
-            STRATA_PQ_RETURN_IF_ERROR(ParseStatistics(r, &d->statistics.emplace()));
+            STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+            STRATA_RETURN_IF_ERROR(ParseStatistics(r, &d->statistics.emplace()));
             return true;
           default:
             return false;
@@ -603,7 +603,7 @@ absl::Status ParseDataPageHeader(CompactReader& r, DataPageHeader* d) {
 
 absl::Status ParseDictionaryPageHeader(CompactReader& r, DictionaryPageHeader* d) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -622,7 +622,7 @@ absl::Status ParseDictionaryPageHeader(CompactReader& r, DictionaryPageHeader* d
 
 absl::Status ParsePageHeaderStruct(CompactReader& r, PageHeader* p) {
   uint32_t seen = 0;
-  STRATA_PQ_RETURN_IF_ERROR(
+  STRATA_RETURN_IF_ERROR(
       ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
         seen |= Bit(h.id);
         switch (h.id) {
@@ -635,12 +635,12 @@ absl::Status ParsePageHeaderStruct(CompactReader& r, PageHeader* p) {
           case 4:
             return GetI32(r, h, &p->crc);
           case 5:
-            STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
-            STRATA_PQ_RETURN_IF_ERROR(ParseDataPageHeader(r, &p->data_page_header.emplace()));
+            STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+            STRATA_RETURN_IF_ERROR(ParseDataPageHeader(r, &p->data_page_header.emplace()));
             return true;
           case 7:
-            STRATA_PQ_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
-            STRATA_PQ_RETURN_IF_ERROR(
+            STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
+            STRATA_RETURN_IF_ERROR(
                 ParseDictionaryPageHeader(r, &p->dictionary_page_header.emplace()));
             return true;
           case 8:
@@ -713,14 +713,14 @@ void SerializePageHeader(const PageHeader& p, std::string* out) {
 absl::StatusOr<FileMetaData> ParseFileMetaData(std::string_view bytes) {
   CompactReader r(bytes);
   FileMetaData m;
-  STRATA_PQ_RETURN_IF_ERROR(ParseFileMetaDataStruct(r, &m));
+  STRATA_RETURN_IF_ERROR(ParseFileMetaDataStruct(r, &m));
   return m;
 }
 
 absl::StatusOr<PageHeader> ParsePageHeader(std::string_view bytes, size_t* consumed) {
   CompactReader r(bytes);
   PageHeader p;
-  STRATA_PQ_RETURN_IF_ERROR(ParsePageHeaderStruct(r, &p));
+  STRATA_RETURN_IF_ERROR(ParsePageHeaderStruct(r, &p));
   *consumed = r.position();
   return p;
 }
