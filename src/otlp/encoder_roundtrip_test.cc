@@ -483,8 +483,10 @@ TEST(RoundTripTest, DeepestAcceptedValueSurvivesJsonWithDefaultLimits) {
     value = entry->mutable_value();
     value->mutable_kvlist_value();
   }
+  // The batch keeps views into the request bytes, so they must outlive it.
+  const std::string bytes = request.SerializeAsString();
   TraceBatch batch;
-  absl::Status status = DecodeTracesProto(request.SerializeAsString(), &batch, limits);
+  absl::Status status = DecodeTracesProto(bytes, &batch, limits);
   ASSERT_TRUE(status.ok()) << status;
 
   TraceBatch from_json;
@@ -494,8 +496,9 @@ TEST(RoundTripTest, DeepestAcceptedValueSurvivesJsonWithDefaultLimits) {
 
   // One level deeper is refused, so the test above sits exactly at the limit.
   value->mutable_kvlist_value()->add_values()->mutable_value()->mutable_kvlist_value();
+  const std::string too_deep_bytes = request.SerializeAsString();
   TraceBatch too_deep;
-  EXPECT_EQ(DecodeTracesProto(request.SerializeAsString(), &too_deep, limits).code(),
+  EXPECT_EQ(DecodeTracesProto(too_deep_bytes, &too_deep, limits).code(),
             absl::StatusCode::kInvalidArgument);
 }
 
