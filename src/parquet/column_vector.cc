@@ -63,10 +63,20 @@ ColumnSpec ColumnSpec::Integer(std::string name, int bits, bool is_signed, bool 
   return spec;
 }
 
+ColumnSpec ColumnSpec::List(ColumnSpec element, bool optional_list) {
+  element.list = true;
+  element.list_repetition = optional_list ? Repetition::kOptional : Repetition::kRequired;
+  return element;
+}
+
 absl::Status ValidateColumnSpec(const ColumnSpec& spec) {
   if (spec.name.empty()) return SpecError(spec, "empty name");
   if (spec.repetition != Repetition::kRequired && spec.repetition != Repetition::kOptional) {
-    return SpecError(spec, "only required and optional columns are supported (no nesting yet)");
+    return SpecError(spec, "only required and optional values are supported");
+  }
+  if (spec.list_repetition != Repetition::kRequired &&
+      (!spec.list || spec.list_repetition != Repetition::kOptional)) {
+    return SpecError(spec, "a list is required or optional; a flat column has no list repetition");
   }
   switch (spec.type) {
     case PhysicalType::kBoolean:
@@ -105,6 +115,7 @@ absl::Status ValidateColumnSpec(const ColumnSpec& spec) {
       }
       return SpecError(spec, "INTEGER bit width does not match the physical type");
     }
+    case LogicalType::Kind::kList:
     case LogicalType::Kind::kOther:
       break;
   }
@@ -143,36 +154,88 @@ std::vector<SchemaElement> ToSchemaElements(const std::vector<ColumnSpec>& colum
   root.name = "schema";
   root.num_children = static_cast<int32_t>(columns.size());
   for (const ColumnSpec& spec : columns) {
+    if (spec.list) {
+      SchemaElement& outer = schema.emplace_back();
+      outer.repetition_type = spec.list_repetition;
+      outer.name = spec.name;
+      outer.num_children = 1;
+      outer.converted_type = ConvertedType::kList;
+      outer.logical_type.kind = LogicalType::Kind::kList;
+      SchemaElement& middle = schema.emplace_back();
+      middle.repetition_type = Repetition::kRepeated;
+      middle.name = "list";
+      middle.num_children = 1;
+    }
     SchemaElement& e = schema.emplace_back();
     e.type = spec.type;
     if (spec.type == PhysicalType::kFixedLenByteArray) e.type_length = spec.type_length;
     e.repetition_type = spec.repetition;
-    e.name = spec.name;
+    e.name = spec.list ? "element" : spec.name;
     e.converted_type = ConvertedFor(spec);
     e.logical_type = spec.logical_type;
   }
   return schema;
 }
 
+namespace {
+
+bool IsGroup(const SchemaElement& e) { return !e.type || (e.num_children && *e.num_children != 0); }
+
+// Checks schema[i], a group, and its two descendants form a three-level LIST
+// of a primitive; sets *list_repetition.
+absl::Status CheckListGroup(const std::vector<SchemaElement>& schema, size_t i,
+                            Repetition* list_repetition) {
+  const SchemaElement& outer = schema[i];
+  auto error = [&](std::string_view what) {
+    return absl::InvalidArgumentError(
+        fmt::format("schema element {} ('{}'): {}; only three-level LISTs of primitives are "
+                    "supported",
+                    i, outer.name, what));
+  };
+  const bool annotated = outer.logical_type.kind == LogicalType::Kind::kList ||
+                         (outer.converted_type && *outer.converted_type == ConvertedType::kList);
+  if (!annotated) return error("group without a LIST annotation");
+  if (outer.type || !outer.num_children || *outer.num_children != 1) {
+    return error("LIST group must have one child");
+  }
+  *list_repetition = outer.repetition_type.value_or(Repetition::kRequired);
+  if (*list_repetition != Repetition::kRequired && *list_repetition != Repetition::kOptional) {
+    return error("repeated LIST group");
+  }
+  if (i + 2 >= schema.size()) return error("LIST group is missing its levels");
+  const SchemaElement& middle = schema[i + 1];
+  if (middle.type || !middle.num_children || *middle.num_children != 1 ||
+      middle.repetition_type != Repetition::kRepeated || middle.name != "list") {
+    return error("the LIST's middle level must be 'repeated group list' with one child");
+  }
+  const SchemaElement& leaf = schema[i + 2];
+  if (IsGroup(leaf) || leaf.name != "element") {
+    return error("the LIST's element must be a primitive named 'element'");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<ColumnSpec>> FromSchemaElements(
     const std::vector<SchemaElement>& schema) {
   if (schema.empty()) return absl::InvalidArgumentError("schema is empty");
   const SchemaElement& root = schema[0];
-  if (root.type || !root.num_children ||
-      *root.num_children != static_cast<int32_t>(schema.size() - 1)) {
-    return absl::InvalidArgumentError(
-        "schema is not flat: the root must have one child per remaining element");
+  if (root.type || !root.num_children || *root.num_children < 0) {
+    return absl::InvalidArgumentError("schema root must be a group with children");
   }
   std::vector<ColumnSpec> columns;
   columns.reserve(schema.size() - 1);
   for (size_t i = 1; i < schema.size(); ++i) {
-    const SchemaElement& e = schema[i];
-    if (!e.type || (e.num_children && *e.num_children != 0)) {
-      return absl::InvalidArgumentError(fmt::format(
-          "schema element {} ('{}') is a group; nested schemas are not supported", i, e.name));
-    }
     ColumnSpec spec;
-    spec.name = e.name;
+    if (IsGroup(schema[i])) {
+      spec.list = true;
+      if (absl::Status s = CheckListGroup(schema, i, &spec.list_repetition); !s.ok()) return s;
+      spec.name = schema[i].name;
+      i += 2;
+    }
+    const SchemaElement& e = schema[i];
+    if (!spec.list) spec.name = e.name;
     spec.type = *e.type;
     spec.repetition = e.repetition_type.value_or(Repetition::kRequired);
     spec.type_length =
@@ -189,12 +252,22 @@ absl::StatusOr<std::vector<ColumnSpec>> FromSchemaElements(
     if (absl::Status s = ValidateColumnSpec(spec); !s.ok()) return s;
     columns.push_back(std::move(spec));
   }
+  if (columns.size() != static_cast<size_t>(*root.num_children)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "schema root claims {} children, the schema holds {}", *root.num_children, columns.size()));
+  }
   return columns;
 }
 
 // ---- ColumnVector ----
 
-size_t ColumnVector::size() const {
+ColumnVector ColumnVector::List(PhysicalType t) {
+  ColumnVector v(t);
+  v.is_list = true;
+  return v;
+}
+
+size_t ColumnVector::element_count() const {
   switch (type) {
     case PhysicalType::kBoolean:
       return bools.size();
@@ -214,7 +287,7 @@ void ColumnVector::MarkPresent() {
 }
 
 void ColumnVector::AppendNull() {
-  if (validity.empty()) validity.assign(size(), 1);
+  if (validity.empty()) validity.assign(element_count(), 1);
   validity.push_back(0);
   switch (type) {
     case PhysicalType::kBoolean:
@@ -257,7 +330,19 @@ void ColumnVector::AppendBytes(std::string_view value) {
   offsets.push_back(bytes.size());
 }
 
+void ColumnVector::AppendList(uint64_t begin, uint64_t count) {
+  if (!list_validity.empty()) list_validity.push_back(1);
+  lists.push_back({begin, count});
+}
+
+void ColumnVector::AppendNullList() {
+  if (list_validity.empty()) list_validity.assign(lists.size(), 1);
+  list_validity.push_back(0);
+  lists.push_back({});
+}
+
 void ColumnVector::Reserve(size_t rows) {
+  if (is_list) lists.reserve(rows);
   switch (type) {
     case PhysicalType::kBoolean:
       bools.reserve(rows);
@@ -277,10 +362,10 @@ void ColumnVector::Reserve(size_t rows) {
   }
 }
 
-void ColumnVector::AppendSlice(const ColumnVector& source, size_t begin, size_t end) {
+void ColumnVector::AppendElements(const ColumnVector& source, size_t begin, size_t end) {
   if (begin >= end) return;
   if (!source.validity.empty() || !validity.empty()) {
-    if (validity.empty()) validity.assign(size(), 1);
+    if (validity.empty()) validity.assign(element_count(), 1);
     if (source.validity.empty()) {
       validity.insert(validity.end(), end - begin, 1);
     } else {
@@ -311,28 +396,56 @@ void ColumnVector::AppendSlice(const ColumnVector& source, size_t begin, size_t 
   }
 }
 
+void ColumnVector::AppendSlice(const ColumnVector& source, size_t begin, size_t end) {
+  if (!is_list) {
+    AppendElements(source, begin, end);
+    return;
+  }
+  for (size_t row = begin; row < end; ++row) {
+    if (source.is_null_list(row)) {
+      AppendNullList();
+      continue;
+    }
+    const ListRange range = source.lists[row];
+    const uint64_t first = element_count();
+    AppendElements(source, range.begin, range.begin + range.count);
+    AppendList(first, range.count);
+  }
+}
+
+bool ElementEquals(const ColumnVector& a, size_t i, const ColumnVector& b, size_t j) {
+  if (a.is_null(i) != b.is_null(j)) return false;
+  if (a.is_null(i)) return true;
+  switch (a.type) {
+    case PhysicalType::kBoolean:
+      return a.bools[i] == b.bools[j];
+    case PhysicalType::kInt32:
+      return a.int32s[i] == b.int32s[j];
+    case PhysicalType::kInt64:
+      return a.int64s[i] == b.int64s[j];
+    case PhysicalType::kDouble:
+      return std::memcmp(&a.doubles[i], &b.doubles[j], sizeof(double)) == 0;
+    default:
+      return a.bytes_at(i) == b.bytes_at(j);
+  }
+}
+
 bool ColumnVector::operator==(const ColumnVector& other) const {
-  if (type != other.type || size() != other.size()) return false;
+  if (type != other.type || is_list != other.is_list || size() != other.size()) return false;
   const size_t n = size();
-  for (size_t i = 0; i < n; ++i) {
-    if (is_null(i) != other.is_null(i)) return false;
-    if (is_null(i)) continue;
-    switch (type) {
-      case PhysicalType::kBoolean:
-        if (bools[i] != other.bools[i]) return false;
-        break;
-      case PhysicalType::kInt32:
-        if (int32s[i] != other.int32s[i]) return false;
-        break;
-      case PhysicalType::kInt64:
-        if (int64s[i] != other.int64s[i]) return false;
-        break;
-      case PhysicalType::kDouble:
-        if (std::memcmp(&doubles[i], &other.doubles[i], sizeof(double)) != 0) return false;
-        break;
-      default:
-        if (bytes_at(i) != other.bytes_at(i)) return false;
-        break;
+  if (!is_list) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!ElementEquals(*this, i, other, i)) return false;
+    }
+    return true;
+  }
+  for (size_t row = 0; row < n; ++row) {
+    if (is_null_list(row) != other.is_null_list(row)) return false;
+    if (is_null_list(row)) continue;
+    const ListRange a = lists[row], b = other.lists[row];
+    if (a.count != b.count) return false;
+    for (uint64_t k = 0; k < a.count; ++k) {
+      if (!ElementEquals(*this, a.begin + k, other, b.begin + k)) return false;
     }
   }
   return true;

@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -134,6 +135,7 @@ void ColumnWriter::ResetChunk() {
   pages_.clear();
   pages_uncompressed_bytes_ = 0;
   chunk_rows_ = 0;
+  chunk_values_ = 0;
   null_count_ = 0;
   wrote_dictionary_page_data_ = false;
   wrote_plain_page_ = false;
@@ -270,7 +272,70 @@ absl::Status ColumnWriter::FallBackToPlain() {
   return absl::OkStatus();
 }
 
+bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
+  const uint8_t list_present = spec_.list_optional() ? 1 : 0;
+  const uint8_t max_definition = static_cast<uint8_t>(spec_.max_definition_level());
+  if (values.is_null_list(row) || values.lists[row].count == 0) {
+    repetition_levels_.push_back(0);
+    definition_levels_.push_back(values.is_null_list(row) ? 0 : list_present);
+    ++null_count_;
+    return true;
+  }
+  const ListRange range = values.lists[row];
+  for (uint64_t k = 0; k < range.count; ++k) {
+    const size_t element = static_cast<size_t>(range.begin + k);
+    repetition_levels_.push_back(k == 0 ? 0 : 1);
+    if (values.is_null(element)) {
+      definition_levels_.push_back(static_cast<uint8_t>(max_definition - 1));
+      ++null_count_;
+      continue;
+    }
+    definition_levels_.push_back(max_definition);
+    if (!dictionary_active_) {
+      AddPlainValue(values, element);
+    } else if (!AddDictionaryValue(values, element)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status ColumnWriter::AppendListRow(const ColumnVector& values, size_t row) {
+  const size_t row_levels =
+      values.is_null_list(row) ? 1 : std::max<size_t>(1, values.lists[row].count);
+  if (page_rows_ > 0 && page_values_ + row_levels > kMaxPageValues) {
+    STRATA_RETURN_IF_ERROR(FlushPage());
+  }
+  const size_t levels_mark = definition_levels_.size();
+  const size_t indices_mark = indices_.size();
+  const int64_t nulls_mark = null_count_;
+  if (!TryAddListRow(values, row)) {
+    repetition_levels_.resize(levels_mark);
+    definition_levels_.resize(levels_mark);
+    indices_.resize(indices_mark);
+    null_count_ = nulls_mark;
+    STRATA_RETURN_IF_ERROR(FallBackToPlain());
+    const bool added = TryAddListRow(values, row);
+    STRATA_CHECK(added, "PLAIN values never overflow");
+  }
+  page_values_ += row_levels;
+  chunk_values_ += static_cast<int64_t>(row_levels);
+  ++page_rows_;
+  ++chunk_rows_;
+  return absl::OkStatus();
+}
+
 absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, size_t end) {
+  if (spec_.list) {
+    for (size_t row = begin; row < end; ++row) {
+      STRATA_RETURN_IF_ERROR(AppendListRow(values, row));
+      if (page_rows_ >= options_.data_page_max_rows ||
+          OpenPageBytes() >= options_.data_page_bytes) {
+        STRATA_RETURN_IF_ERROR(FlushPage());
+      }
+    }
+    return absl::OkStatus();
+  }
   const bool optional = spec_.optional();
   for (size_t row = begin; row < end; ++row) {
     const bool present = !values.is_null(row);
@@ -284,7 +349,9 @@ absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, 
     }
     if (optional) definition_levels_.push_back(present ? 1 : 0);
     ++page_rows_;
+    ++page_values_;
     ++chunk_rows_;
+    ++chunk_values_;
     if (page_rows_ >= options_.data_page_max_rows || OpenPageBytes() >= options_.data_page_bytes) {
       STRATA_RETURN_IF_ERROR(FlushPage());
     }
@@ -293,7 +360,7 @@ absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, 
 }
 
 size_t ColumnWriter::OpenPageBytes() const {
-  size_t bytes = definition_levels_.size() / 8;
+  size_t bytes = (repetition_levels_.size() + definition_levels_.size()) / 8;
   if (dictionary_active_) {
     const int width = BitWidthFor(dictionary_size_ == 0 ? 0 : dictionary_size_ - 1);
     bytes += 1 + indices_.size() * static_cast<size_t>(width) / 8;
@@ -310,8 +377,13 @@ size_t ColumnWriter::buffered_bytes() const {
 absl::Status ColumnWriter::FlushPage() {
   if (page_rows_ == 0) return absl::OkStatus();
   page_body_.clear();
-  if (spec_.optional()) {
-    EncodeLevelsV1(definition_levels_.data(), definition_levels_.size(), 1, &page_body_);
+  if (spec_.max_repetition_level() > 0) {
+    EncodeLevelsV1(repetition_levels_.data(), repetition_levels_.size(),
+                   spec_.max_repetition_level(), &page_body_);
+  }
+  if (spec_.max_definition_level() > 0) {
+    EncodeLevelsV1(definition_levels_.data(), definition_levels_.size(),
+                   spec_.max_definition_level(), &page_body_);
   }
   Encoding encoding = Encoding::kPlain;
   // A dictionary page with no entries is legal but unusual; an all-null page
@@ -336,7 +408,7 @@ absl::Status ColumnWriter::FlushPage() {
   header.uncompressed_page_size = static_cast<int32_t>(page_body_.size());
   header.compressed_page_size = static_cast<int32_t>(compressed_.size());
   DataPageHeader& data = header.data_page_header.emplace();
-  data.num_values = static_cast<int32_t>(page_rows_);
+  data.num_values = static_cast<int32_t>(page_values_);
   data.encoding = encoding;
   data.definition_level_encoding = Encoding::kRle;
   data.repetition_level_encoding = Encoding::kRle;
@@ -346,11 +418,13 @@ absl::Status ColumnWriter::FlushPage() {
   pages_.append(compressed_);
   pages_uncompressed_bytes_ += static_cast<int64_t>(header_.size() + page_body_.size());
 
+  repetition_levels_.clear();
   definition_levels_.clear();
   indices_.clear();
   plain_bools_.clear();
   plain_values_.clear();
   page_rows_ = 0;
+  page_values_ = 0;
   return absl::OkStatus();
 }
 
@@ -419,8 +493,12 @@ absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSi
   ColumnMetaData& meta = chunk.meta_data.emplace();
   meta.type = spec_.type;
   meta.path_in_schema = {spec_.name};
+  if (spec_.list) {
+    meta.path_in_schema.push_back("list");
+    meta.path_in_schema.push_back("element");
+  }
   meta.codec = compressor_->codec();
-  meta.num_values = chunk_rows_;
+  meta.num_values = chunk_values_;
 
   int64_t offset = file_offset;
   int64_t uncompressed = 0, compressed = 0;
@@ -445,7 +523,7 @@ absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSi
     meta.encodings.push_back(Encoding::kRleDictionary);
   }
   if (wrote_plain_page_ && !wrote_dictionary_page_data_) meta.encodings.push_back(Encoding::kPlain);
-  if (spec_.optional()) meta.encodings.push_back(Encoding::kRle);
+  if (spec_.max_definition_level() > 0) meta.encodings.push_back(Encoding::kRle);
   if (meta.encodings.empty()) meta.encodings.push_back(Encoding::kPlain);
   meta.data_page_offset = offset;
   STRATA_RETURN_IF_ERROR(sink.Append(pages_));

@@ -26,12 +26,18 @@
 // Byte-array bounds longer than statistics_max_bytes are truncated to a
 // shorter lower/upper bound and marked inexact.
 //
-// Not yet supported (needed for strata's nested schemas): repetition levels
-// and max definition levels above 1. The page layout already reserves their
-// place: a page is [repetition levels][definition levels][values] and
-// AppendRows would take per-value (rep, def) level arrays instead of a
-// validity vector; stats, dictionary and paging work per value, not per row,
-// except that pages must then be cut only where the repetition level is 0.
+// LIST columns (ColumnSpec::list): a page is [repetition levels][definition
+// levels][values], both level streams RLE with a 4-byte length; a row is one
+// level entry per element (repetition level 0 for its first, 1 after), or a
+// single entry for an empty list (definition level 1 if the list is
+// optional, else 0) or a null list (definition level 0). A null element has
+// definition level max - 1. Pages are cut only between rows, so every page
+// starts with repetition level 0 and a row's list never spans pages; a
+// page's num_values and the chunk's num_values count level entries. A
+// dictionary overflow in the middle of a row rewinds the row, flushes the
+// rows before it and writes the row again PLAIN. null_count counts level
+// entries below the maximum definition level (null and empty lists, null
+// elements); bounds cover the present elements.
 //
 // Thread-safety: single owner (the file writer's thread).
 // Errors: FlushChunk returns the sink's error, or Internal if zstd fails.
@@ -90,8 +96,13 @@ class ColumnWriter {
  public:
   ColumnWriter(ColumnSpec spec, const ColumnWriterOptions& options, PageCompressor* compressor);
 
+  // Most level entries (values) in one page: FileWriter rejects longer lists
+  // and a page is cut before a row that would pass it.
+  static constexpr size_t kMaxPageValues = 1 << 22;
+
   // Appends rows [begin, end) of values. The caller (FileWriter) has checked
-  // that values matches the spec (type, length, no nulls when required).
+  // that values matches the spec (type, kind, length, no nulls when
+  // required, list ranges inside the elements).
   [[nodiscard]] absl::Status AppendRows(const ColumnVector& values, size_t begin, size_t end);
 
   // Bytes this chunk holds so far: compressed pages, the open page's estimate
@@ -114,6 +125,10 @@ class ColumnWriter {
   bool AddDictionaryValue(const ColumnVector& values, size_t row);
   void AddPlainValue(const ColumnVector& values, size_t row);
   void UpdateStatistics(const ColumnVector& values, size_t row);
+  [[nodiscard]] absl::Status AppendListRow(const ColumnVector& values, size_t row);
+  // Adds one list row's levels and values; false for a dictionary overflow
+  // (the row is then partly added and the caller rewinds it).
+  bool TryAddListRow(const ColumnVector& values, size_t row);
   [[nodiscard]] absl::Status FallBackToPlain();
   size_t OpenPageBytes() const;
   [[nodiscard]] absl::Status FlushPage();
@@ -139,6 +154,7 @@ class ColumnWriter {
   std::string pages_;  // finished pages: header + (compressed) body
   int64_t pages_uncompressed_bytes_ = 0;
   int64_t chunk_rows_ = 0;
+  int64_t chunk_values_ = 0;  // level entries (== rows for flat columns)
   int64_t null_count_ = 0;
   bool wrote_dictionary_page_data_ = false;
   bool wrote_plain_page_ = false;
@@ -150,11 +166,13 @@ class ColumnWriter {
   std::string min_bytes_, max_bytes_;
 
   // The open page.
+  std::vector<uint8_t> repetition_levels_;
   std::vector<uint8_t> definition_levels_;
   std::vector<uint32_t> indices_;
   std::vector<uint8_t> plain_bools_;
   std::string plain_values_;
   size_t page_rows_ = 0;
+  size_t page_values_ = 0;
 
   // Scratch buffers reused across pages.
   std::string page_body_;

@@ -180,7 +180,10 @@ absl::Status FileReader::ValidateRowGroups(int64_t data_end) {
       if (!chunk.meta_data) return chunk_error("no ColumnMetaData");
       const ColumnMetaData& meta = *chunk.meta_data;
       if (meta.type != spec.type) return chunk_error("type differs from the schema");
-      if (meta.path_in_schema.size() != 1 || meta.path_in_schema[0] != spec.name) {
+      const std::vector<std::string> path =
+          spec.list ? std::vector<std::string>{spec.name, "list", "element"}
+                    : std::vector<std::string>{spec.name};
+      if (meta.path_in_schema != path) {
         return chunk_error("path_in_schema differs from the schema");
       }
       if (meta.codec != CompressionCodec::kUncompressed && meta.codec != CompressionCodec::kZstd) {
@@ -188,7 +191,7 @@ absl::Status FileReader::ValidateRowGroups(int64_t data_end) {
                                                     options_.file_name, spec.name,
                                                     static_cast<int>(meta.codec)));
       }
-      if (meta.num_values != group.num_rows) {
+      if (spec.list ? meta.num_values < group.num_rows : meta.num_values != group.num_rows) {
         return chunk_error(
             fmt::format("{} values in a row group of {} rows", meta.num_values, group.num_rows));
       }
@@ -236,7 +239,8 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
       return absl::InvalidArgumentError(fmt::format("no column {}", column));
     }
     const ColumnSpec& spec = columns_[column];
-    ColumnVector& out = result.emplace_back(spec.type);
+    ColumnVector& out =
+        result.emplace_back(spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type));
     out.Reserve(static_cast<size_t>(std::min<int64_t>(row_end - row_begin, 1 << 20)));
     for (size_t g = 0; g < metadata_.row_groups.size(); ++g) {
       const int64_t first = row_group_first_row_[g];
@@ -246,7 +250,8 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
                                           std::max(row_begin, first) - first,
                                           std::min(row_end, last) - first, &out));
     }
-    if (spec.optional() && out.validity.empty()) out.validity.assign(out.size(), 1);
+    if (spec.optional() && out.validity.empty()) out.validity.assign(out.element_count(), 1);
+    if (spec.list_optional() && out.list_validity.empty()) out.list_validity.assign(out.size(), 1);
   }
   return result;
 }
@@ -326,28 +331,12 @@ absl::Status FileReader::DecodeDictionary(const ColumnSpec& spec, const PageHead
   return absl::OkStatus();
 }
 
-absl::Status FileReader::DecodeDataPage(const ColumnSpec& spec, const PageHeader& header,
-                                        std::string_view body, int64_t offset,
-                                        const ColumnVector* dictionary, ColumnVector* page) {
-  const DataPageHeader& data = *header.data_page_header;
-  const size_t n = static_cast<size_t>(data.num_values);
-  std::vector<uint8_t> levels;
-  size_t present = n;
-  if (spec.optional()) {
-    if (data.definition_level_encoding != Encoding::kRle) {
-      return absl::UnimplementedError(
-          fmt::format("{}: offset {}: definition level encoding {}", options_.file_name, offset,
-                      static_cast<int>(data.definition_level_encoding)));
-    }
-    levels.resize(n);
-    if (absl::Status s = DecodeLevelsV1(&body, n, 1, levels.data()); !s.ok()) {
-      return Corrupt(offset, fmt::format("definition levels: {}", std::string(s.message())));
-    }
-    present = static_cast<size_t>(std::count(levels.begin(), levels.end(), 1));
-  }
-  ColumnVector values(spec.type);
+absl::Status FileReader::DecodeValues(const ColumnSpec& spec, const DataPageHeader& data,
+                                      std::string_view body, int64_t offset,
+                                      const ColumnVector* dictionary, size_t present,
+                                      ColumnVector* values) {
   if (data.encoding == Encoding::kPlain) {
-    if (absl::Status s = DecodePlainInto(spec, &body, present, &values); !s.ok()) {
+    if (absl::Status s = DecodePlainInto(spec, &body, present, values); !s.ok()) {
       return Corrupt(offset, fmt::format("PLAIN values: {}", std::string(s.message())));
     }
   } else if (data.encoding == Encoding::kRleDictionary ||
@@ -371,13 +360,37 @@ absl::Status FileReader::DecodeDataPage(const ColumnSpec& spec, const PageHeader
                                              dictionary_size));
         }
       }
-      GatherFromDictionary(*dictionary, indices, &values);
+      GatherFromDictionary(*dictionary, indices, values);
     }
   } else {
     return absl::UnimplementedError(fmt::format("{}: offset {}: value encoding {}",
                                                 options_.file_name, offset,
                                                 static_cast<int>(data.encoding)));
   }
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::DecodeDataPage(const ColumnSpec& spec, const PageHeader& header,
+                                        std::string_view body, int64_t offset,
+                                        const ColumnVector* dictionary, ColumnVector* page) {
+  const DataPageHeader& data = *header.data_page_header;
+  const size_t n = static_cast<size_t>(data.num_values);
+  std::vector<uint8_t> levels;
+  size_t present = n;
+  if (spec.optional()) {
+    if (data.definition_level_encoding != Encoding::kRle) {
+      return absl::UnimplementedError(
+          fmt::format("{}: offset {}: definition level encoding {}", options_.file_name, offset,
+                      static_cast<int>(data.definition_level_encoding)));
+    }
+    levels.resize(n);
+    if (absl::Status s = DecodeLevelsV1(&body, n, 1, levels.data()); !s.ok()) {
+      return Corrupt(offset, fmt::format("definition levels: {}", std::string(s.message())));
+    }
+    present = static_cast<size_t>(std::count(levels.begin(), levels.end(), 1));
+  }
+  ColumnVector values(spec.type);
+  STRATA_RETURN_IF_ERROR(DecodeValues(spec, data, body, offset, dictionary, present, &values));
   if (!spec.optional()) {
     *page = std::move(values);
     return absl::OkStatus();
@@ -395,6 +408,78 @@ absl::Status FileReader::DecodeDataPage(const ColumnSpec& spec, const PageHeader
     }
   }
   if (page->validity.empty()) page->validity.assign(n, 1);
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::DecodeListPage(const ColumnSpec& spec, const PageHeader& header,
+                                        std::string_view body, int64_t offset,
+                                        const ColumnVector* dictionary, int64_t rows_left,
+                                        int64_t skip_rows, ColumnVector* page,
+                                        int64_t* page_rows) {
+  const DataPageHeader& data = *header.data_page_header;
+  if (data.num_values <= 0 || data.num_values > options_.max_values_per_page) {
+    return Corrupt(offset, fmt::format("list data page of {} values", data.num_values));
+  }
+  if (data.repetition_level_encoding != Encoding::kRle ||
+      data.definition_level_encoding != Encoding::kRle) {
+    return absl::UnimplementedError(fmt::format("{}: offset {}: level encodings {} / {}",
+                                                options_.file_name, offset,
+                                                static_cast<int>(data.repetition_level_encoding),
+                                                static_cast<int>(data.definition_level_encoding)));
+  }
+  const size_t n = static_cast<size_t>(data.num_values);
+  std::vector<uint8_t> repetition(n), definition(n);
+  if (absl::Status s = DecodeLevelsV1(&body, n, spec.max_repetition_level(), repetition.data());
+      !s.ok()) {
+    return Corrupt(offset, fmt::format("repetition levels: {}", std::string(s.message())));
+  }
+  if (repetition[0] != 0) return Corrupt(offset, "list data page starts inside a row");
+  const int64_t rows = std::count(repetition.begin(), repetition.end(), 0);
+  if (rows > rows_left) {
+    return Corrupt(offset, fmt::format("list data page of {} rows where {} remain", rows, rows_left));
+  }
+  *page_rows = rows;
+  // A page wholly before the wanted rows needs only its row count.
+  if (rows <= skip_rows) return absl::OkStatus();
+
+  const int max_definition = spec.max_definition_level();
+  if (absl::Status s = DecodeLevelsV1(&body, n, max_definition, definition.data()); !s.ok()) {
+    return Corrupt(offset, fmt::format("definition levels: {}", std::string(s.message())));
+  }
+  const uint8_t list_present = spec.list_optional() ? 1 : 0;
+  size_t present = 0;
+  for (size_t i = 0; i < n; ++i) {
+    // Continuation entries are elements: their level is above "empty list".
+    if (repetition[i] == 1 && definition[i] <= list_present) {
+      return Corrupt(offset, fmt::format("level entry {}: an element of an empty or null list", i));
+    }
+    present += definition[i] == max_definition;
+  }
+  ColumnVector values(spec.type);
+  STRATA_RETURN_IF_ERROR(DecodeValues(spec, data, body, offset, dictionary, present, &values));
+
+  *page = ColumnVector::List(spec.type);
+  page->Reserve(n);
+  size_t next = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t level = definition[i];
+    if (repetition[i] == 0) {
+      if (spec.list_optional() && level == 0) {
+        page->AppendNullList();
+        continue;
+      }
+      page->AppendList(page->element_count(), 0);
+      if (level == list_present) continue;  // empty list
+    }
+    if (level == max_definition) {
+      page->AppendElements(values, next, next + 1);
+      ++next;
+    } else {
+      page->AppendNull();
+    }
+    ++page->lists.back().count;
+  }
+  if (spec.optional() && page->validity.empty()) page->validity.assign(page->element_count(), 1);
   return absl::OkStatus();
 }
 
@@ -436,6 +521,20 @@ absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int
         break;
       case PageType::kDataPage: {
         if (!header.data_page_header) return Corrupt(pos, "data page without its header");
+        if (spec.list) {
+          STRATA_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
+          int64_t page_rows = 0;
+          STRATA_RETURN_IF_ERROR(DecodeListPage(spec, header, body, pos,
+                                                have_dictionary ? &dictionary : nullptr,
+                                                group.num_rows - row, begin - row, &page,
+                                                &page_rows));
+          if (row + page_rows > begin) {
+            out->AppendSlice(page, static_cast<size_t>(std::max(begin, row) - row),
+                             static_cast<size_t>(std::min(end, row + page_rows) - row));
+          }
+          row += page_rows;
+          break;
+        }
         const int64_t n = header.data_page_header->num_values;
         if (n < 0 || n > options_.max_values_per_page || n > group.num_rows - row) {
           return Corrupt(

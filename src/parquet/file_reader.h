@@ -1,8 +1,8 @@
 #pragma once
 
-// FileReader reads the Parquet files FileWriter writes (flat schemas of
-// required and optional BOOLEAN, INT32, INT64, DOUBLE, BYTE_ARRAY and
-// FIXED_LEN_BYTE_ARRAY columns; v1 data pages, PLAIN and dictionary
+// FileReader reads the Parquet files FileWriter writes (required and
+// optional BOOLEAN, INT32, INT64, DOUBLE, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
+// columns, flat or as three-level LISTs of them; v1 data pages, PLAIN and dictionary
 // encodings, UNCOMPRESSED or ZSTD), for verification and for reading a few
 // rows of a batch by row number.
 //
@@ -11,7 +11,9 @@
 // path, codec, value count and byte range are consistent and inside the data
 // section. Read then touches only the chosen columns and only the pages that
 // hold the requested rows: page headers are read one by one, and a page
-// outside the range is skipped without being read or decompressed.
+// outside the range is skipped without being read or decompressed. A LIST
+// page's row count is known only from its repetition levels, so a LIST page
+// before the range is read and its levels decoded, but not its values.
 //
 // Thread-safety: single owner (it holds a zstd context and scratch buffers).
 //
@@ -107,6 +109,19 @@ class FileReader {
   [[nodiscard]] absl::Status DecodeDataPage(const ColumnSpec& spec, const PageHeader& header,
                                             std::string_view body, int64_t offset,
                                             const ColumnVector* dictionary, ColumnVector* page);
+  // Decodes `present` values (after the levels) of a data page into *values.
+  [[nodiscard]] absl::Status DecodeValues(const ColumnSpec& spec, const DataPageHeader& data,
+                                          std::string_view body, int64_t offset,
+                                          const ColumnVector* dictionary, size_t present,
+                                          ColumnVector* values);
+  // A LIST column's data page: sets *page_rows from the repetition levels
+  // and, unless all of those rows are before skip_rows, decodes the page
+  // into *page (a LIST vector). rows_left bounds the row count.
+  [[nodiscard]] absl::Status DecodeListPage(const ColumnSpec& spec, const PageHeader& header,
+                                            std::string_view body, int64_t offset,
+                                            const ColumnVector* dictionary, int64_t rows_left,
+                                            int64_t skip_rows, ColumnVector* page,
+                                            int64_t* page_rows);
   absl::Status Corrupt(int64_t offset, std::string_view what) const;
 
   RandomAccessSource* const source_;

@@ -11,6 +11,35 @@ namespace {
 
 constexpr std::string_view kMagic = "PAR1";
 
+// The list part of a LIST vector: validity sizes, no null list in a required
+// list, every range inside the elements and short enough for one page.
+absl::Status ValidateLists(const ColumnSpec& spec, const ColumnVector& v) {
+  auto error = [&](std::string_view what) {
+    return absl::InvalidArgumentError(fmt::format("column '{}': {}", spec.name, what));
+  };
+  const size_t rows = v.lists.size();
+  const uint64_t elements = v.element_count();
+  if (!v.list_validity.empty() && v.list_validity.size() != rows) {
+    return error("list validity size differs from the row count");
+  }
+  for (size_t row = 0; row < rows; ++row) {
+    if (v.is_null_list(row)) {
+      if (!spec.list_optional()) return error(fmt::format("row {}: null in a required list", row));
+      continue;
+    }
+    const ListRange range = v.lists[row];
+    if (range.begin > elements || range.count > elements - range.begin) {
+      return error(fmt::format("row {}: list [{}, +{}) outside the {} elements", row, range.begin,
+                               range.count, elements));
+    }
+    if (range.count > ColumnWriter::kMaxPageValues) {
+      return error(fmt::format("row {}: a list of {} elements (at most {})", row, range.count,
+                               ColumnWriter::kMaxPageValues));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<FileWriter>> FileWriter::Open(std::vector<ColumnSpec> columns,
@@ -85,9 +114,14 @@ absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) co
       return absl::InvalidArgumentError(fmt::format("column '{}': {}", spec.name, what));
     };
     if (v.type != spec.type) return error("vector type differs from the column type");
+    if (v.is_list != spec.list) return error("list and flat vectors do not mix");
     if (v.size() != rows) return error(fmt::format("{} rows, expected {}", v.size(), rows));
+    const size_t elements = v.element_count();
+    if (spec.list) STRATA_RETURN_IF_ERROR(ValidateLists(spec, v));
     if (!v.validity.empty()) {
-      if (v.validity.size() != rows) return error("validity size differs from the row count");
+      if (v.validity.size() != elements) {
+        return error("validity size differs from the value count");
+      }
       if (!spec.optional()) {
         for (uint8_t present : v.validity) {
           if (!present) return error("null in a required column");
@@ -98,7 +132,7 @@ absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) co
       if (v.offsets.empty() || v.offsets[0] != 0 || v.offsets.back() != v.bytes.size()) {
         return error("byte offsets do not cover the bytes");
       }
-      for (size_t i = 0; i < rows; ++i) {
+      for (size_t i = 0; i < elements; ++i) {
         if (v.offsets[i + 1] < v.offsets[i]) return error("byte offsets decrease");
         const uint64_t length = v.offsets[i + 1] - v.offsets[i];
         if (spec.type == PhysicalType::kFixedLenByteArray && !v.is_null(i) &&

@@ -57,6 +57,12 @@ void WriteLogicalType(const LogicalType& t, CompactWriter& w) {
       w.EndStruct();
       w.EndStruct();
       return;
+    case LogicalType::Kind::kList:
+      w.FieldStructBegin(10);
+      w.FieldStructBegin(3);
+      w.EndStruct();
+      w.EndStruct();
+      return;
     case LogicalType::Kind::kInteger:
       w.FieldStructBegin(10);
       w.FieldStructBegin(10);
@@ -358,6 +364,10 @@ absl::Status ParseLogicalType(CompactReader& r, LogicalType* t) {
         switch (h.id) {
           case 1:
             t->kind = LogicalType::Kind::kString;
+            STRATA_RETURN_IF_ERROR(r.Skip(CT::kStruct));
+            return true;
+          case 3:
+            t->kind = LogicalType::Kind::kList;
             STRATA_RETURN_IF_ERROR(r.Skip(CT::kStruct));
             return true;
           case 8:

@@ -85,9 +85,10 @@ enum class PageType : int32_t {
 enum class TimeUnit : int16_t { kMillis = 1, kMicros = 2, kNanos = 3 };
 
 // The LogicalType union, for the members strata uses; any other member parses
-// as kOther (its field id kept in other_id).
+// as kOther (its field id kept in other_id). kList annotates the outer group
+// of a three-level LIST, never a leaf.
 struct LogicalType {
-  enum class Kind { kNone, kString, kTimestamp, kInteger, kOther };
+  enum class Kind { kNone, kString, kTimestamp, kInteger, kList, kOther };
   Kind kind = Kind::kNone;
   // kTimestamp
   bool is_adjusted_to_utc = false;

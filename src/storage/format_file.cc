@@ -1,0 +1,195 @@
+#include "storage/format_file.h"
+
+#include <simdjson.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/runbook.h"
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "storage/batch_id.h"
+
+namespace strata::storage {
+namespace {
+
+// A FORMAT file longer than this is not one strata wrote; it is refused
+// without being read into memory.
+constexpr uint64_t kMaxFormatFileBytes = 4096;
+
+// The directories initialisation creates, parents before children.
+constexpr std::array<const char*, 6> kInitialDirs = {
+    "telemetry", "telemetry/staging", "telemetry/days", "telemetry/quarantine", "query", "control"};
+
+std::string Join(const std::string& dir, std::string_view name) {
+  return dir.empty() || dir.back() == '/' ? dir + std::string(name) : dir + "/" + std::string(name);
+}
+
+std::string ParentOf(const std::string& path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const size_t slash = trimmed.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return trimmed.substr(0, slash);
+}
+
+absl::Status NotStrataDir(std::string_view data_dir, std::string_view found) {
+  return absl::FailedPreconditionError(fmt::format(
+      "data directory {}: not a strata data directory: {}; strata will not write into a "
+      "directory it did not create; {}",
+      data_dir, found, RunbookRef("not-a-strata-data-directory")));
+}
+
+absl::Status NotRecognised(std::string_view data_dir, std::string_view contents,
+                           std::string_view why) {
+  return absl::FailedPreconditionError(
+      fmt::format("data directory {}: FORMAT is not recognised ({}); it holds {}; {}", data_dir,
+                  why, QuoteForError(contents), RunbookRef("format-not-recognised")));
+}
+
+// True if `path` is a directory with nothing in it.
+absl::StatusOr<bool> IsEmptyDir(FileSystem& fs, const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(const bool is_dir, fs.IsDirectory(path));
+  if (!is_dir) return false;
+  STRATA_ASSIGN_OR_RETURN(const std::vector<std::string> names, fs.ListDir(path));
+  return names.empty();
+}
+
+// Describes the first entry of `data_dir` that initialisation would not
+// have created, or returns "" if there is none (the directory is new, or
+// holds an interrupted initialisation).
+absl::StatusOr<std::string> UnexpectedEntry(FileSystem& fs, const std::string& data_dir) {
+  STRATA_ASSIGN_OR_RETURN(const std::vector<std::string> names, fs.ListDir(data_dir));
+  for (const std::string& name : names) {
+    const std::string path = Join(data_dir, name);
+    STRATA_ASSIGN_OR_RETURN(const bool is_dir, fs.IsDirectory(path));
+    if (name == kFormatTempFileName || name == kLockFileName) {
+      if (is_dir) return fmt::format("{} is a directory", QuoteForError(name));
+      continue;
+    }
+    if (name == "query" || name == "control") {
+      STRATA_ASSIGN_OR_RETURN(const bool empty, IsEmptyDir(fs, path));
+      if (!empty) return fmt::format("{} is not an empty directory", QuoteForError(name));
+      continue;
+    }
+    if (name != "telemetry") return fmt::format("it holds {} and no FORMAT", QuoteForError(name));
+    if (!is_dir) return "\"telemetry\" is not a directory";
+    STRATA_ASSIGN_OR_RETURN(const std::vector<std::string> children, fs.ListDir(path));
+    for (const std::string& child : children) {
+      if (child != "staging" && child != "days" && child != "quarantine") {
+        return fmt::format("it holds telemetry/{} and no FORMAT", QuoteForError(child));
+      }
+      STRATA_ASSIGN_OR_RETURN(const bool empty, IsEmptyDir(fs, Join(path, child)));
+      if (!empty) return fmt::format("telemetry/{} is not an empty directory", child);
+    }
+  }
+  return std::string();
+}
+
+absl::Status WriteFormatFile(FileSystem& fs, const std::string& data_dir) {
+  const std::string temp = Join(data_dir, kFormatTempFileName);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                          fs.NewWritableFile(temp, WriteMode::kCreateOrTruncate));
+  STRATA_RETURN_IF_ERROR(file->Append(kFormatFileContents));
+  STRATA_RETURN_IF_ERROR(file->Sync());
+  STRATA_RETURN_IF_ERROR(file->Close());
+  STRATA_RETURN_IF_ERROR(fs.RenameFile(temp, Join(data_dir, kFormatFileName)));
+  return fs.SyncDir(data_dir);
+}
+
+absl::Status Initialize(FileSystem& fs, const std::string& data_dir, bool exists) {
+  if (!exists) {
+    STRATA_RETURN_IF_ERROR(fs.CreateDirs(data_dir));
+    STRATA_RETURN_IF_ERROR(fs.SyncDir(ParentOf(data_dir)));
+  }
+  const std::string temp = Join(data_dir, kFormatTempFileName);
+  STRATA_ASSIGN_OR_RETURN(const bool temp_exists, fs.Exists(temp));
+  if (temp_exists) STRATA_RETURN_IF_ERROR(fs.RemoveFile(temp));
+  for (const char* dir : kInitialDirs) STRATA_RETURN_IF_ERROR(fs.CreateDirs(Join(data_dir, dir)));
+  // The subdirectories become durable before FORMAT can: a directory with
+  // FORMAT is always complete.
+  STRATA_RETURN_IF_ERROR(fs.SyncDir(Join(data_dir, "telemetry")));
+  STRATA_RETURN_IF_ERROR(fs.SyncDir(data_dir));
+  return WriteFormatFile(fs, data_dir);
+}
+
+}  // namespace
+
+absl::Status CheckFormatFileContents(std::string_view contents, std::string_view data_dir) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const simdjson::padded_string padded(contents.data(), contents.size());
+  if (parser.parse(padded).get(root) != simdjson::SUCCESS) {
+    return NotRecognised(data_dir, contents, "not JSON");
+  }
+  simdjson::dom::object object;
+  if (root.get(object) != simdjson::SUCCESS) {
+    return NotRecognised(data_dir, contents, "not a JSON object");
+  }
+  int format_members = 0;
+  int other_members = 0;
+  simdjson::dom::element format;
+  for (simdjson::dom::key_value_pair member : object) {
+    if (member.key == "format") {
+      ++format_members;
+      format = member.value;
+    } else {
+      ++other_members;
+    }
+  }
+  if (format_members != 1) {
+    return NotRecognised(data_dir, contents,
+                         format_members == 0 ? "no \"format\" member" : "\"format\" repeated");
+  }
+  // A newer format may add members, so "newer" is decided on `format` alone.
+  if (format.type() == simdjson::dom::element_type::UINT64) {
+    return absl::FailedPreconditionError(fmt::format(
+        "data directory {}: FORMAT was written by a newer strata (format {}); this binary reads "
+        "format {}; {}",
+        data_dir, format.get_uint64().value(), kFormatVersion,
+        RunbookRef("data-directory-from-a-newer-strata")));
+  }
+  if (format.type() != simdjson::dom::element_type::INT64) {
+    return NotRecognised(data_dir, contents, "\"format\" is not an integer");
+  }
+  const int64_t version = format.get_int64().value();
+  if (version < 1) return NotRecognised(data_dir, contents, "\"format\" is less than 1");
+  if (version > kFormatVersion) {
+    return absl::FailedPreconditionError(fmt::format(
+        "data directory {}: FORMAT was written by a newer strata (format {}); this binary reads "
+        "format {}; {}",
+        data_dir, version, kFormatVersion, RunbookRef("data-directory-from-a-newer-strata")));
+  }
+  if (other_members != 0) return NotRecognised(data_dir, contents, "members other than \"format\"");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DataDirState> CheckOrInitializeDataDir(FileSystem& fs, const std::string& data_dir) {
+  STRATA_ASSIGN_OR_RETURN(const bool exists, fs.Exists(data_dir));
+  if (exists) {
+    STRATA_ASSIGN_OR_RETURN(const bool is_dir, fs.IsDirectory(data_dir));
+    if (!is_dir) return NotStrataDir(data_dir, "it is not a directory");
+    const std::string format_path = Join(data_dir, kFormatFileName);
+    STRATA_ASSIGN_OR_RETURN(const bool has_format, fs.Exists(format_path));
+    if (has_format) {
+      STRATA_ASSIGN_OR_RETURN(const bool format_is_dir, fs.IsDirectory(format_path));
+      if (format_is_dir) return NotRecognised(data_dir, "", "FORMAT is a directory");
+      STRATA_ASSIGN_OR_RETURN(const uint64_t size, fs.FileSize(format_path));
+      if (size > kMaxFormatFileBytes) {
+        return NotRecognised(data_dir, "", fmt::format("FORMAT is {} bytes long", size));
+      }
+      STRATA_ASSIGN_OR_RETURN(const std::string contents, fs.ReadFile(format_path));
+      STRATA_RETURN_IF_ERROR(CheckFormatFileContents(contents, data_dir));
+      return DataDirState::kExisting;
+    }
+    STRATA_ASSIGN_OR_RETURN(const std::string unexpected, UnexpectedEntry(fs, data_dir));
+    if (!unexpected.empty()) return NotStrataDir(data_dir, unexpected);
+  }
+  STRATA_RETURN_IF_ERROR(Initialize(fs, data_dir, exists));
+  return DataDirState::kInitialized;
+}
+
+}  // namespace strata::storage
