@@ -14,18 +14,21 @@
 #include "gtest/gtest.h"
 #include "parquet/file_reader.h"
 #include "parquet/file_writer.h"
+#include "parquet/parquet_testing.h"
 #include "query/duckdb_engine.h"
 
 namespace strata::parquet {
 namespace {
 
 using Cell = std::optional<std::string>;
-
-std::string Hex(std::string_view bytes) {
-  std::string out;
-  for (unsigned char c : bytes) out += fmt::format("{:02X}", c);
-  return out;
-}
+using parquet_testing::ExpectReaderReturnsTable;
+using parquet_testing::Hex;
+using parquet_testing::MustQuery;
+using parquet_testing::OpenDuckDb;
+using parquet_testing::OptionsFor;
+using parquet_testing::TempFile;
+using parquet_testing::Variant;
+using parquet_testing::WriteTable;
 
 // A column of the test table: its spec, the SQL that renders it in DuckDB,
 // and how strata renders the same value.
@@ -183,73 +186,6 @@ std::vector<ColumnSpec> Specs(const std::vector<TestColumn>& schema) {
   return specs;
 }
 
-std::string WriteFile(const std::vector<ColumnSpec>& specs, const std::vector<ColumnVector>& table,
-                      const WriterOptions& options, size_t batch_rows) {
-  std::string bytes;
-  StringSink sink(&bytes);
-  absl::StatusOr<std::unique_ptr<FileWriter>> writer = FileWriter::Open(specs, options, &sink);
-  EXPECT_TRUE(writer.ok()) << writer.status();
-  const size_t rows = table[0].size();
-  for (size_t begin = 0; begin < rows || begin == 0; begin += batch_rows) {
-    std::vector<ColumnVector> batch;
-    const size_t end = std::min(rows, begin + batch_rows);
-    for (const ColumnVector& column : table) {
-      ColumnVector slice(column.type);
-      slice.AppendSlice(column, begin, end);
-      batch.push_back(std::move(slice));
-    }
-    absl::Status s = (*writer)->WriteBatch(batch);
-    EXPECT_TRUE(s.ok()) << s;
-    if (rows == 0) break;
-  }
-  absl::Status s = (*writer)->Close();
-  EXPECT_TRUE(s.ok()) << s;
-  EXPECT_EQ((*writer)->bytes_written(), static_cast<int64_t>(bytes.size()));
-  return bytes;
-}
-
-class TempFile {
- public:
-  explicit TempFile(const std::string& bytes) {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            fmt::format("strata_parquet_test_{}_{}.parquet", ::getpid(), counter++);
-    std::ofstream out(path_, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
-  ~TempFile() { std::filesystem::remove(path_); }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
-std::unique_ptr<query::DuckDbEngine> OpenDuckDb() {
-  query::EngineOptions options;
-  options.threads = 2;
-  absl::StatusOr<std::unique_ptr<query::DuckDbEngine>> engine = query::DuckDbEngine::Open(options);
-  EXPECT_TRUE(engine.ok()) << engine.status();
-  return *std::move(engine);
-}
-
-query::QueryResult MustQuery(query::DuckDbEngine& db, const std::string& sql) {
-  absl::StatusOr<query::QueryResult> result = db.Query(sql);
-  EXPECT_TRUE(result.ok()) << result.status() << "\n" << sql;
-  return result.ok() ? *std::move(result) : query::QueryResult{};
-}
-
-struct Variant {
-  const char* name;
-  CompressionCodec codec;
-  size_t rows;
-  size_t dictionary_limit;
-  size_t page_bytes;
-  size_t page_rows;
-  int64_t row_group_rows;
-  size_t batch_rows;
-  uint64_t seed;
-};
-
 class WriterOracleTest : public testing::TestWithParam<Variant> {};
 
 // Every value, every logical type, every column chunk's statistics and the
@@ -267,7 +203,7 @@ TEST_P(WriterOracleTest, DuckDbReadsEveryValue) {
   options.row_group_max_rows = variant.row_group_rows;
   options.sorting_columns = {{0, false, false}};
   options.key_value_metadata = {{"strata.schema", "test"}, {"empty", ""}};
-  const std::string bytes = WriteFile(specs, table, options, variant.batch_rows);
+  const std::string bytes = WriteTable(specs, table, options, variant.batch_rows);
   TempFile file(bytes);
   auto db = OpenDuckDb();
   const std::string source = fmt::format("read_parquet('{}')", file.path());
@@ -406,45 +342,14 @@ TEST_P(WriterOracleTest, StrataReaderReadsEveryValue) {
   const std::vector<TestColumn> schema = TestSchema();
   const std::vector<ColumnSpec> specs = Specs(schema);
   const std::vector<ColumnVector> table = RandomTable(schema, variant.rows, variant.seed);
-  WriterOptions options;
-  options.codec = variant.codec;
-  options.column.dictionary_bytes_limit = variant.dictionary_limit;
-  options.column.data_page_bytes = variant.page_bytes;
-  options.column.data_page_max_rows = variant.page_rows;
-  options.row_group_max_rows = variant.row_group_rows;
-  const std::string bytes = WriteFile(specs, table, options, variant.batch_rows);
+  const std::string bytes = WriteTable(specs, table, OptionsFor(variant), variant.batch_rows);
+  ExpectReaderReturnsTable(bytes, specs, table, variant.seed + 1, 20, 30000);
+
   StringSource source(bytes);
   absl::StatusOr<std::unique_ptr<FileReader>> reader = FileReader::Open(&source);
   ASSERT_TRUE(reader.ok()) << reader.status();
-  EXPECT_EQ((*reader)->columns(), specs);
-  EXPECT_EQ((*reader)->num_rows(), static_cast<int64_t>(variant.rows));
-
-  std::vector<int> all;
-  for (size_t c = 0; c < specs.size(); ++c) all.push_back(static_cast<int>(c));
-  absl::StatusOr<std::vector<ColumnVector>> full =
-      (*reader)->Read(all, 0, static_cast<int64_t>(variant.rows));
-  ASSERT_TRUE(full.ok()) << full.status();
-  for (size_t c = 0; c < specs.size(); ++c) {
-    EXPECT_TRUE((*full)[c] == table[c]) << specs[c].name;
-  }
-
-  std::mt19937_64 rng(variant.seed + 1);
-  for (int trial = 0; trial < 20; ++trial) {
-    const int64_t a = variant.rows == 0 ? 0 : static_cast<int64_t>(rng() % variant.rows);
-    const int64_t b = std::min<int64_t>(static_cast<int64_t>(variant.rows),
-                                        a + static_cast<int64_t>(rng() % 30000));
-    const std::vector<int> chosen = {static_cast<int>(rng() % specs.size()),
-                                     static_cast<int>(rng() % specs.size())};
-    absl::StatusOr<std::vector<ColumnVector>> part = (*reader)->Read(chosen, a, b);
-    ASSERT_TRUE(part.ok()) << part.status();
-    ASSERT_EQ(part->size(), 2u);
-    for (size_t i = 0; i < chosen.size(); ++i) {
-      ColumnVector expected(specs[chosen[i]].type);
-      expected.AppendSlice(table[chosen[i]], a, b);
-      EXPECT_TRUE((*part)[i] == expected) << specs[chosen[i]].name << " [" << a << ", " << b << ")";
-    }
-  }
-  EXPECT_FALSE((*reader)->Read(all, 1, 0).ok());
+  const std::vector<int> first_column = {0};
+  EXPECT_FALSE((*reader)->Read(first_column, 1, 0).ok());
   EXPECT_FALSE((*reader)->ReadColumn(99, 0, 0).ok());
 }
 
@@ -467,7 +372,7 @@ TEST(WriterTest, DictionaryFallbackStaysPlainAndBoundsMemory) {
   WriterOptions options;
   options.column.dictionary_bytes_limit = 4096;
   options.row_group_max_rows = 20000;
-  const std::string bytes = WriteFile(specs, {ids}, options, 50000);
+  const std::string bytes = WriteTable(specs, {ids}, options, 50000);
   StringSource source(bytes);
   auto reader = FileReader::Open(&source);
   ASSERT_TRUE(reader.ok()) << reader.status();
@@ -495,7 +400,7 @@ TEST(WriterTest, LowCardinalityColumnsAreDictionaryEncoded) {
     }
   }
   WriterOptions options;
-  const std::string bytes = WriteFile(specs, {service, code}, options, 100000);
+  const std::string bytes = WriteTable(specs, {service, code}, options, 100000);
   EXPECT_LT(bytes.size(), 2000u);
   StringSource source(bytes);
   auto reader = FileReader::Open(&source);
@@ -523,7 +428,7 @@ TEST(WriterTest, LongStringStatisticsAreTruncatedBounds) {
   ColumnVector s(PhysicalType::kByteArray);
   s.AppendBytes(std::string(100, 'b') + "é");
   s.AppendBytes(std::string(100, 'y') + "z");
-  const std::string bytes = WriteFile(specs, {s}, WriterOptions{}, 10);
+  const std::string bytes = WriteTable(specs, {s}, WriterOptions{}, 10);
   StringSource source(bytes);
   auto reader = FileReader::Open(&source);
   ASSERT_TRUE(reader.ok());
@@ -587,7 +492,7 @@ std::string SmallFile() {
   WriterOptions options;
   options.column.data_page_max_rows = 20;
   options.row_group_max_rows = 50;
-  return WriteFile(Specs(schema), RandomTable(schema, 120, 9), options, 120);
+  return WriteTable(Specs(schema), RandomTable(schema, 120, 9), options, 120);
 }
 
 // Opens and reads everything; returns the first error.

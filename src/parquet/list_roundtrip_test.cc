@@ -17,18 +17,20 @@
 #include "common/status_macros.h"
 #include "parquet/file_reader.h"
 #include "parquet/file_writer.h"
+#include "parquet/parquet_testing.h"
 #include "query/duckdb_engine.h"
 
 namespace strata::parquet {
 namespace {
 
 using Cell = std::optional<std::string>;
-
-std::string Hex(std::string_view bytes) {
-  std::string out;
-  for (unsigned char c : bytes) out += fmt::format("{:02X}", c);
-  return out;
-}
+using parquet_testing::ExpectReaderReturnsTable;
+using parquet_testing::Hex;
+using parquet_testing::MustQuery;
+using parquet_testing::OptionsFor;
+using parquet_testing::TempFile;
+using parquet_testing::WriteTable;
+using ListVariant = parquet_testing::Variant;
 
 // A column, the DuckDB type it reads as, and the SQL rendering one element x.
 struct ListTestColumn {
@@ -192,84 +194,6 @@ std::vector<ColumnSpec> Specs(const std::vector<ListTestColumn>& schema) {
   return specs;
 }
 
-ColumnVector Slice(const ColumnVector& column, size_t begin, size_t end) {
-  ColumnVector slice =
-      column.is_list ? ColumnVector::List(column.type) : ColumnVector(column.type);
-  slice.AppendSlice(column, begin, end);
-  return slice;
-}
-
-std::string WriteListFile(const std::vector<ColumnSpec>& specs,
-                          const std::vector<ColumnVector>& table, const WriterOptions& options,
-                          size_t batch_rows) {
-  std::string bytes;
-  StringSink sink(&bytes);
-  absl::StatusOr<std::unique_ptr<FileWriter>> writer = FileWriter::Open(specs, options, &sink);
-  EXPECT_TRUE(writer.ok()) << writer.status();
-  const size_t rows = table[0].size();
-  for (size_t begin = 0; begin < rows; begin += batch_rows) {
-    std::vector<ColumnVector> batch;
-    // Whole tables go in as they are (non-contiguous ranges); slices are
-    // compacted copies.
-    if (begin == 0 && batch_rows >= rows) {
-      batch = table;
-    } else {
-      for (const ColumnVector& column : table) {
-        batch.push_back(Slice(column, begin, std::min(rows, begin + batch_rows)));
-      }
-    }
-    absl::Status s = (*writer)->WriteBatch(batch);
-    EXPECT_TRUE(s.ok()) << s;
-  }
-  absl::Status s = (*writer)->Close();
-  EXPECT_TRUE(s.ok()) << s;
-  return bytes;
-}
-
-class TempFile {
- public:
-  explicit TempFile(const std::string& bytes) {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            fmt::format("strata_list_test_{}_{}.parquet", ::getpid(), counter++);
-    std::ofstream out(path_, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
-  ~TempFile() { std::filesystem::remove(path_); }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
-query::QueryResult MustQuery(query::DuckDbEngine& db, const std::string& sql) {
-  absl::StatusOr<query::QueryResult> result = db.Query(sql);
-  EXPECT_TRUE(result.ok()) << result.status() << "\n" << sql;
-  return result.ok() ? *std::move(result) : query::QueryResult{};
-}
-
-struct ListVariant {
-  const char* name;
-  CompressionCodec codec;
-  size_t rows;
-  size_t dictionary_limit;
-  size_t page_bytes;
-  size_t page_rows;
-  int64_t row_group_rows;
-  size_t batch_rows;
-  uint64_t seed;
-};
-
-WriterOptions OptionsFor(const ListVariant& variant) {
-  WriterOptions options;
-  options.codec = variant.codec;
-  options.column.dictionary_bytes_limit = variant.dictionary_limit;
-  options.column.data_page_bytes = variant.page_bytes;
-  options.column.data_page_max_rows = variant.page_rows;
-  options.row_group_max_rows = variant.row_group_rows;
-  return options;
-}
-
 class ListOracleTest : public testing::TestWithParam<ListVariant> {};
 
 TEST_P(ListOracleTest, DuckDbReadsEveryList) {
@@ -277,7 +201,7 @@ TEST_P(ListOracleTest, DuckDbReadsEveryList) {
   const std::vector<ListTestColumn> schema = ListSchema();
   const std::vector<ColumnSpec> specs = Specs(schema);
   const std::vector<ColumnVector> table = RandomListTable(schema, variant.rows, variant.seed);
-  const std::string bytes = WriteListFile(specs, table, OptionsFor(variant), variant.batch_rows);
+  const std::string bytes = WriteTable(specs, table, OptionsFor(variant), variant.batch_rows);
   TempFile file(bytes);
   query::EngineOptions engine_options;
   engine_options.threads = 2;
@@ -372,35 +296,8 @@ TEST_P(ListOracleTest, StrataReaderReadsEveryList) {
   const std::vector<ListTestColumn> schema = ListSchema();
   const std::vector<ColumnSpec> specs = Specs(schema);
   const std::vector<ColumnVector> table = RandomListTable(schema, variant.rows, variant.seed);
-  const std::string bytes = WriteListFile(specs, table, OptionsFor(variant), variant.batch_rows);
-  StringSource source(bytes);
-  absl::StatusOr<std::unique_ptr<FileReader>> reader = FileReader::Open(&source);
-  ASSERT_TRUE(reader.ok()) << reader.status();
-  EXPECT_EQ((*reader)->columns(), specs);
-  std::vector<int> all;
-  for (size_t c = 0; c < specs.size(); ++c) all.push_back(static_cast<int>(c));
-  absl::StatusOr<std::vector<ColumnVector>> full =
-      (*reader)->Read(all, 0, static_cast<int64_t>(variant.rows));
-  ASSERT_TRUE(full.ok()) << full.status();
-  for (size_t c = 0; c < specs.size(); ++c) {
-    EXPECT_TRUE((*full)[c] == table[c]) << specs[c].name;
-  }
-  std::mt19937_64 rng(variant.seed + 1);
-  for (int trial = 0; trial < 25; ++trial) {
-    const int64_t a = variant.rows == 0 ? 0 : static_cast<int64_t>(rng() % variant.rows);
-    const int64_t b = std::min<int64_t>(static_cast<int64_t>(variant.rows),
-                                        a + static_cast<int64_t>(rng() % 3000));
-    const std::vector<int> chosen = {static_cast<int>(rng() % specs.size()),
-                                     static_cast<int>(rng() % specs.size())};
-    absl::StatusOr<std::vector<ColumnVector>> part = (*reader)->Read(chosen, a, b);
-    ASSERT_TRUE(part.ok()) << part.status();
-    for (size_t i = 0; i < chosen.size(); ++i) {
-      const ColumnVector expected = Slice(table[chosen[i]], static_cast<size_t>(a),
-                                          static_cast<size_t>(b));
-      EXPECT_TRUE((*part)[i] == expected)
-          << specs[chosen[i]].name << " [" << a << ", " << b << ")";
-    }
-  }
+  const std::string bytes = WriteTable(specs, table, OptionsFor(variant), variant.batch_rows);
+  ExpectReaderReturnsTable(bytes, specs, table, variant.seed + 1, 25, 3000);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -441,7 +338,7 @@ std::string SmallListFile() {
   WriterOptions options;
   options.column.data_page_max_rows = 9;
   options.row_group_max_rows = 40;
-  return WriteListFile(Specs(schema), RandomListTable(schema, 90, 21), options, 90);
+  return WriteTable(Specs(schema), RandomListTable(schema, 90, 21), options, 90);
 }
 
 absl::Status ReadAll(const std::string& bytes) {
