@@ -113,14 +113,19 @@ constexpr const char* kStrindexMessage =
   return true;
 }
 
-[[nodiscard]] bool DecodeArrayValue(DecodeContext& ctx, std::string_view payload, uint32_t depth,
-                                    BatchBase* b, Range* out) {
+// Decodes the repeated `values` (field 1) of an ArrayValue or KeyValueList
+// into rows reserved together at the end of `table`, so the children of one
+// value stay contiguous even when they nest (grandchildren are reserved
+// after them). decode_one(sub, row) decodes one element into row `row`; it
+// must index the table afresh, since decoding a child may grow (move) it.
+template <typename Table, typename DecodeOne>
+[[nodiscard]] bool DecodeNestedValues(DecodeContext& ctx, std::string_view payload, Table& table,
+                                      Range* out, DecodeOne decode_one) {
   uint32_t count;
   if (!CountValues(ctx, payload, &count)) return false;
-  ValueColumns& values = b->nested_values;
   uint32_t begin;
-  if (!ReserveNested(ctx, payload, values.size(), count, &begin)) return false;
-  values.Resize(begin + count);
+  if (!ReserveNested(ctx, payload, table.size(), count, &begin)) return false;
+  table.Resize(begin + count);
   uint32_t i = 0;
   WireReader r(payload);
   while (!r.done()) {
@@ -132,43 +137,36 @@ constexpr const char* kStrindexMessage =
     }
     std::string_view sub;
     if (!r.ReadLen(&sub)) return ctx.FailWire(r, "values", i);
-    ValueRow v;
-    if (!DecodeAnyValue(ctx, sub, depth + 1, b, &v)) return ctx.In("values", i);
-    // Index afresh: decoding the child may have grown (moved) the columns.
-    values.Set(begin + i, v);
+    if (!decode_one(sub, begin + i)) return ctx.In("values", i);
     ++i;
   }
   *out = Range{begin, count};
   return true;
 }
 
+[[nodiscard]] bool DecodeArrayValue(DecodeContext& ctx, std::string_view payload, uint32_t depth,
+                                    BatchBase* b, Range* out) {
+  return DecodeNestedValues(ctx, payload, b->nested_values, out,
+                            [&](std::string_view sub, uint32_t row) {
+                              ValueRow v;
+                              if (!DecodeAnyValue(ctx, sub, depth + 1, b, &v)) return false;
+                              b->nested_values.Set(row, v);
+                              return true;
+                            });
+}
+
 [[nodiscard]] bool DecodeKvListValue(DecodeContext& ctx, std::string_view payload, uint32_t depth,
                                      BatchBase* b, Range* out) {
-  uint32_t count;
-  if (!CountValues(ctx, payload, &count)) return false;
-  AttributeColumns& entries = b->nested_attributes;
-  uint32_t begin;
-  if (!ReserveNested(ctx, payload, entries.size(), count, &begin)) return false;
-  entries.Resize(begin + count);
-  uint32_t i = 0;
-  WireReader r(payload);
-  while (!r.done()) {
-    uint32_t tag;
-    if (!r.ReadTag(&tag)) return ctx.FailWire(r);
-    if (tag != Tag(1, WireType::kLen)) {
-      if (!SkipOrReject(ctx, r, tag, kValuesFields)) return false;
-      continue;
-    }
-    std::string_view sub;
-    if (!r.ReadLen(&sub)) return ctx.FailWire(r, "values", i);
-    std::string_view key;
-    ValueRow v;
-    if (!DecodeKeyValueFields(ctx, sub, depth + 1, b, &key, &v)) return ctx.In("values", i);
-    entries.Set(begin + i, {key, v});
-    ++i;
-  }
-  *out = Range{begin, count};
-  return true;
+  return DecodeNestedValues(ctx, payload, b->nested_attributes, out,
+                            [&](std::string_view sub, uint32_t row) {
+                              std::string_view key;
+                              ValueRow v;
+                              if (!DecodeKeyValueFields(ctx, sub, depth + 1, b, &key, &v)) {
+                                return false;
+                              }
+                              b->nested_attributes.Set(row, {key, v});
+                              return true;
+                            });
 }
 
 [[nodiscard]] bool DecodeKeyValueFields(DecodeContext& ctx, std::string_view payload,
