@@ -65,7 +65,7 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
 
 absl::Status SqliteDb::Exec(std::string_view sql) {
   const std::string text(sql);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   char* error = nullptr;
   const int rc = sqlite3_exec(handle_->db, text.c_str(), nullptr, nullptr, &error);
   if (rc != SQLITE_OK) {
@@ -79,7 +79,7 @@ absl::Status SqliteDb::Exec(std::string_view sql) {
 
 absl::StatusOr<std::vector<std::vector<std::optional<std::string>>>> SqliteDb::Query(
     std::string_view sql) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement stmt;
   int rc = sqlite3_prepare_v2(handle_->db, sql.data(), static_cast<int>(sql.size()), stmt.out(),
                               nullptr);

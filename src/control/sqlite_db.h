@@ -21,7 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace strata::control {
 
@@ -48,7 +48,7 @@ class SqliteDb {
   struct Handle;
   explicit SqliteDb(std::unique_ptr<Handle> handle);
 
-  absl::Mutex mu_;
+  Mutex mu_;
   std::unique_ptr<Handle> handle_ ABSL_GUARDED_BY(mu_);
 };
 

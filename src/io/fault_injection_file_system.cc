@@ -70,7 +70,7 @@ class FaultInjectionFileSystem::FaultWritableFile final : public WritableFile {
       : fs_(fs), base_(std::move(base)), state_(std::move(state)), epoch_(epoch) {}
 
   absl::Status Append(std::string_view data) override {
-    absl::MutexLock lock(&fs_->mu_);
+    MutexLock lock(&fs_->mu_);
     if (absl::Status usable = Usable(IoOperation::kAppend); !usable.ok()) return usable;
     absl::Status status = base_->Append(data);
     if (status.ok()) status = base_->Flush();
@@ -78,7 +78,7 @@ class FaultInjectionFileSystem::FaultWritableFile final : public WritableFile {
   }
 
   absl::Status Flush() override {
-    absl::MutexLock lock(&fs_->mu_);
+    MutexLock lock(&fs_->mu_);
     // Appends are flushed already; only report whether the handle is usable.
     if (absl::Status status = fs_->CheckHandle(epoch_, "flush", path()); !status.ok()) {
       return status;
@@ -87,7 +87,7 @@ class FaultInjectionFileSystem::FaultWritableFile final : public WritableFile {
   }
 
   absl::Status Sync() override {
-    absl::MutexLock lock(&fs_->mu_);
+    MutexLock lock(&fs_->mu_);
     if (absl::Status usable = Usable(IoOperation::kSync); !usable.ok()) return usable;
     if (absl::Status synced = base_->Sync(); !synced.ok()) return synced;
     state_->synced_size = base_->size();
@@ -97,7 +97,7 @@ class FaultInjectionFileSystem::FaultWritableFile final : public WritableFile {
   }
 
   absl::Status Close() override {
-    absl::MutexLock lock(&fs_->mu_);
+    MutexLock lock(&fs_->mu_);
     if (absl::Status usable = Usable(IoOperation::kClose); !usable.ok()) return usable;
     return base_->Close();
   }
@@ -127,13 +127,13 @@ class FaultInjectionFileSystem::FaultRandomAccessFile final : public RandomAcces
       : fs_(fs), base_(std::move(base)), epoch_(epoch) {}
 
   absl::StatusOr<size_t> Read(uint64_t offset, size_t n, char* out) const override {
-    absl::MutexLock lock(&fs_->mu_);
+    MutexLock lock(&fs_->mu_);
     if (absl::Status status = Usable(IoOperation::kRead); !status.ok()) return status;
     return base_->Read(offset, n, out);
   }
 
   absl::StatusOr<uint64_t> Size() const override {
-    absl::MutexLock lock(&fs_->mu_);
+    MutexLock lock(&fs_->mu_);
     if (absl::Status status = Usable(IoOperation::kStat); !status.ok()) return status;
     return base_->Size();
   }
@@ -165,17 +165,17 @@ FaultInjectionFileSystem::~FaultInjectionFileSystem() = default;
 
 void FaultInjectionFileSystem::InjectFaults(IoOperation operation, uint32_t one_in,
                                             int error_number) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   rules_[static_cast<size_t>(operation)] = FaultRule{one_in, error_number};
 }
 
 void FaultInjectionFileSystem::SetDiskGone(bool gone) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   disk_gone_ = gone;
 }
 
 void FaultInjectionFileSystem::ClearFaults() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   rules_.fill(FaultRule{});
   disk_gone_ = false;
   sync_limit_.reset();
@@ -183,23 +183,23 @@ void FaultInjectionFileSystem::ClearFaults() {
 }
 
 void FaultInjectionFileSystem::CrashAfterSyncs(uint64_t count) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   sync_limit_ = sync_count_ + count;
   crash_point_reached_ = count == 0;
 }
 
 bool FaultInjectionFileSystem::crash_point_reached() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return crash_point_reached_;
 }
 
 uint64_t FaultInjectionFileSystem::sync_count() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return sync_count_;
 }
 
 uint64_t FaultInjectionFileSystem::injected_fault_count() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return injected_fault_count_;
 }
 
@@ -241,7 +241,7 @@ void FaultInjectionFileSystem::CountSync() {
 
 absl::StatusOr<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::NewWritableFile(
     const std::string& path, WriteMode mode) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kOpenForWrite, path); !fault.ok()) return fault;
   const std::string key = Normalize(path);
   absl::StatusOr<bool> existed = base_->Exists(path);
@@ -268,7 +268,7 @@ absl::StatusOr<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::NewWrita
 
 absl::StatusOr<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::NewRandomAccessFile(
     const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kOpenForRead, path); !fault.ok()) return fault;
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> file = base_->NewRandomAccessFile(path);
   if (!file.ok()) return file.status();
@@ -276,13 +276,13 @@ absl::StatusOr<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::NewR
 }
 
 absl::StatusOr<std::string> FaultInjectionFileSystem::ReadFile(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kRead, path); !fault.ok()) return fault;
   return base_->ReadFile(path);
 }
 
 absl::Status FaultInjectionFileSystem::RenameFile(const std::string& from, const std::string& to) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kRename, fmt::format("{} to {}", from, to));
       !fault.ok()) {
     return fault;
@@ -311,7 +311,7 @@ absl::Status FaultInjectionFileSystem::RenameFile(const std::string& from, const
 }
 
 absl::Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kSyncDir, path); !fault.ok()) return fault;
   if (absl::Status synced = base_->SyncDir(path); !synced.ok()) return synced;
   const std::string key = Normalize(path);
@@ -322,18 +322,18 @@ absl::Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
 
 absl::StatusOr<std::vector<std::string>> FaultInjectionFileSystem::ListDir(
     const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kList, path); !fault.ok()) return fault;
   return base_->ListDir(path);
 }
 
 absl::Status FaultInjectionFileSystem::CreateDir(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return CreateDirLocked(path);
 }
 
 absl::Status FaultInjectionFileSystem::CreateDirs(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   // Create each missing ancestor on its own so each is a pending entry.
   std::vector<std::string> missing;
   for (std::string dir = Normalize(path);; dir = ParentOf(dir)) {
@@ -356,34 +356,34 @@ absl::Status FaultInjectionFileSystem::CreateDirs(const std::string& path) {
 }
 
 absl::Status FaultInjectionFileSystem::RemoveFile(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return RemoveFileLocked(path);
 }
 
 absl::Status FaultInjectionFileSystem::RemoveDir(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return RemoveDirLocked(path);
 }
 
 absl::Status FaultInjectionFileSystem::RemoveAll(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return RemoveAllLocked(path, 0);
 }
 
 absl::StatusOr<uint64_t> FaultInjectionFileSystem::FileSize(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kStat, path); !fault.ok()) return fault;
   return base_->FileSize(path);
 }
 
 absl::StatusOr<bool> FaultInjectionFileSystem::Exists(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kStat, path); !fault.ok()) return fault;
   return base_->Exists(path);
 }
 
 absl::StatusOr<bool> FaultInjectionFileSystem::IsDirectory(const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kStat, path); !fault.ok()) return fault;
   return base_->IsDirectory(path);
 }
@@ -509,7 +509,7 @@ void FaultInjectionFileSystem::EraseFileStatesLocked(const std::string& path) {
 // ---- Crash ----
 
 absl::Status FaultInjectionFileSystem::SimulateCrash(CrashOptions options) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   // Data first, while the model's paths still match the disk; then the
   // directory entries, newest first, so each undo sees the state it left.
   absl::Status status = DropUnsyncedDataLocked(options);

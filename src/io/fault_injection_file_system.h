@@ -69,7 +69,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "io/file_system.h"
 
 namespace strata {
@@ -220,7 +220,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   // Constant after construction.
   FileSystem* const base_;
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
   std::array<FaultRule, kIoOperationCount> rules_ ABSL_GUARDED_BY(mu_);
   bool disk_gone_ ABSL_GUARDED_BY(mu_) = false;

@@ -116,7 +116,7 @@ absl::StatusOr<std::unique_ptr<DuckDbEngine>> DuckDbEngine::Open(const EngineOpt
 
 absl::StatusOr<QueryResult> DuckDbEngine::Query(std::string_view sql) {
   const std::string text(sql);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ResultGuard result;
   if (duckdb_query(handles_->connection, text.c_str(), result.get()) != DuckDBSuccess) {
     const char* error = duckdb_result_error(result.get());

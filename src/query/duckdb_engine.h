@@ -22,7 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace strata::query {
 
@@ -61,7 +61,7 @@ class DuckDbEngine {
   struct Handles;
   explicit DuckDbEngine(std::unique_ptr<Handles> handles);
 
-  absl::Mutex mu_;
+  Mutex mu_;
   std::unique_ptr<Handles> handles_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -203,13 +203,13 @@ BatchIdIssuer::BatchIdIssuer(MicrosClock clock, int node) : clock_(std::move(clo
 }
 
 void BatchIdIssuer::Observe(const BatchId& existing) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (existing.stamp_micros() > last_stamp_micros_) last_stamp_micros_ = existing.stamp_micros();
 }
 
 absl::StatusOr<BatchId> BatchIdIssuer::Issue(int generation) {
   const int64_t now = clock_();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   // last_stamp_micros_ <= kMaxStampMicros, so the increment cannot overflow.
   const int64_t stamp = std::max(now, last_stamp_micros_ + 1);
   if (stamp < kMinStampMicros || stamp > kMaxStampMicros) {

@@ -30,7 +30,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace strata::storage {
 
@@ -128,7 +128,7 @@ class BatchIdIssuer {
   const MicrosClock clock_;
   const int node_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   // The largest stamp issued or observed; -1 before any.
   int64_t last_stamp_micros_ ABSL_GUARDED_BY(mu_) = -1;
 };
