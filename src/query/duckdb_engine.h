@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "common/mutex.h"
+#include "parquet/column_vector.h"
 
 namespace strata::query {
 
@@ -53,6 +55,17 @@ class DuckDbEngine {
 
   // Runs `sql` (one or more statements; the last one's rows are returned).
   [[nodiscard]] absl::StatusOr<QueryResult> Query(std::string_view sql);
+
+  // Creates table `table` (replacing one of that name) with one column per
+  // spec, typed as DuckDB reads that Parquet column (INTEGER(8, unsigned) ->
+  // UTINYINT, STRING -> VARCHAR, other byte arrays -> BLOB, LIST -> T[],
+  // ...), and appends the rows of `columns` through DuckDB's appender in
+  // data chunks. Used to load the same rows into DuckDB that strata writes
+  // natively (the writer benchmark's baseline) and by tests. InvalidArgument
+  // for a type the mapping does not cover or columns of unequal length.
+  [[nodiscard]] absl::Status CreateTableFromColumns(std::string_view table,
+                                                    std::span<const parquet::ColumnSpec> specs,
+                                                    std::span<const parquet::ColumnVector> columns);
 
   // The linked library's version, e.g. "v1.4.4".
   static std::string LibraryVersion();
