@@ -4,6 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "cli/bench_writer.h"
 #include "cli/environment.h"
 #include "cli/serve.h"
 #include "common/runbook.h"
@@ -47,6 +48,28 @@ int Main(int argc, char** argv, char** envp) {
   AddFlag(serve_cmd, &env_names, "api-address", &serve.api_address,
           "Web UI and REST API listen address");
 
+  CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmarks that print numbers");
+  bench_cmd->require_subcommand(1);
+  BenchWriterOptions bench_writer;
+  CLI::App* bench_writer_cmd = bench_cmd->add_subcommand(
+      "writer", "Durable ingest through the storage engine, against a DuckDB baseline");
+  bench_writer_cmd->add_option("--spans", bench_writer.spans, "Spans to write")
+      ->capture_default_str();
+  bench_writer_cmd->add_option("--logs", bench_writer.logs, "Log records to write")
+      ->capture_default_str();
+  bench_writer_cmd->add_option("--metric-points", bench_writer.metric_points,
+                               "Metric data points to write")
+      ->capture_default_str();
+  bench_writer_cmd->add_option("--request-rows", bench_writer.request_rows,
+                               "Rows per export request")
+      ->capture_default_str();
+  bench_writer_cmd->add_option("--clients", bench_writer.clients, "Concurrent clients")
+      ->capture_default_str();
+  bench_writer_cmd->add_option("--dir", bench_writer.data_dir,
+                               "Working directory (default ./strata-bench-data, removed after)");
+  bench_writer_cmd->add_flag("--keep", bench_writer.keep, "Keep the working directory");
+  bench_writer_cmd->add_option("--seed", bench_writer.seed, "Traffic seed")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -58,6 +81,7 @@ int Main(int argc, char** argv, char** envp) {
   }
   spdlog::set_level(spdlog::level::from_str(log_level));
   if (serve_cmd->parsed()) return RunServe(serve);
+  if (bench_writer_cmd->parsed()) return RunBenchWriter(bench_writer);
   return 2;
 }
 

@@ -1,0 +1,186 @@
+#include "storage/storage.h"
+
+#include <utility>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "parquet/file_reader.h"
+#include "storage/logs_table.h"
+#include "storage/metrics_table.h"
+#include "storage/spans_table.h"
+
+namespace strata::storage {
+namespace {
+
+constexpr char kSpansFile[] = "spans.parquet";
+constexpr char kLogsFile[] = "logs.parquet";
+constexpr char kMetricsFile[] = "metrics.parquet";
+
+// A FileSystem file as the Parquet reader's source.
+class FileSource : public parquet::RandomAccessSource {
+ public:
+  FileSource(std::unique_ptr<RandomAccessFile> file, uint64_t size)
+      : file_(std::move(file)), size_(size) {}
+  uint64_t size() const override { return size_; }
+  absl::Status ReadAt(uint64_t offset, size_t length, std::string* out) override {
+    STRATA_ASSIGN_OR_RETURN(*out, file_->ReadExact(offset, length));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::unique_ptr<RandomAccessFile> file_;
+  uint64_t size_;
+};
+
+absl::StatusOr<std::unique_ptr<FileSource>> OpenSource(FileSystem& fs, const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs.NewRandomAccessFile(path));
+  STRATA_ASSIGN_OR_RETURN(uint64_t size, file->Size());
+  return std::make_unique<FileSource>(std::move(file), size);
+}
+
+// Adds the batch and file to a check's error, keeping its code.
+absl::Status InBatch(const absl::Status& status, const std::string& batch_dir) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), fmt::format("batch {}: {}", batch_dir, std::string(status.message())));
+}
+
+// The trace filter of a batch with spans, from its spans.tidx.
+absl::StatusOr<std::shared_ptr<const void>> LoadTraceFilter(FileSystem& fs,
+                                                            const std::string& batch_dir,
+                                                            const BatchMeta& meta) {
+  if (!meta.spans_tidx.has_value()) return std::shared_ptr<const void>();
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
+                          fs.NewRandomAccessFile(batch_dir + "/" + kTraceIndexFileName));
+  absl::StatusOr<TraceFilter> filter = TraceFilter::Open(*file);
+  if (!filter.ok()) return InBatch(filter.status(), batch_dir);
+  if (absl::Status s = filter->Validate(*meta.spans.traces, meta.spans.rows); !s.ok()) {
+    return InBatch(s, batch_dir);
+  }
+  return std::shared_ptr<const void>(std::make_shared<const TraceFilter>(*std::move(filter)));
+}
+
+}  // namespace
+
+const TraceFilter* BatchTraceFilter(const LiveBatch& batch) {
+  return static_cast<const TraceFilter*>(batch.attachment().get());
+}
+
+absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(FileSystem& fs,
+                                                               const std::string& batch_dir,
+                                                               const BatchMeta& meta) {
+  const std::string& id = meta.id;
+  if (meta.spans_parquet.has_value()) {
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenSource(fs, batch_dir + "/" + kSpansFile));
+    STRATA_RETURN_IF_ERROR(InBatch(
+        CheckSpansTableFooter(source.get(), id, meta.spans.file_rows, kSpansFile), batch_dir));
+  }
+  if (meta.logs_parquet.has_value()) {
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenSource(fs, batch_dir + "/" + kLogsFile));
+    STRATA_RETURN_IF_ERROR(InBatch(
+        CheckLogsTableFooter(source.get(), id, meta.logs.file_rows, kLogsFile), batch_dir));
+  }
+  if (meta.metrics_parquet.has_value()) {
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenSource(fs, batch_dir + "/" + kMetricsFile));
+    STRATA_RETURN_IF_ERROR(InBatch(
+        CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFile),
+        batch_dir));
+  }
+  return LoadTraceFilter(fs, batch_dir, meta);
+}
+
+absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs,
+                                                       const std::string& data_dir,
+                                                       StorageOptions options) {
+  DataDirOptions dir_options;
+  dir_options.clock = options.clock;
+  dir_options.validate_batch = [](FileSystem& fs, const std::string& batch_dir,
+                                  const BatchMeta& meta) -> absl::Status {
+    return CheckBatchContents(fs, batch_dir, meta).status();
+  };
+  dir_options.load_attachment = LoadTraceFilter;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<DataDir> dir,
+                          OpenDataDir(fs, data_dir, std::move(dir_options)));
+  return std::unique_ptr<Storage>(new Storage(std::move(dir), std::move(options)));
+}
+
+Storage::Storage(std::unique_ptr<DataDir> data_dir, StorageOptions options)
+    : options_(std::move(options)), data_dir_(std::move(data_dir)) {
+  writer_ = std::make_unique<GroupCommitWriter>(
+      options_.writer,
+      [this](std::span<WriteRequest* const> group) { return CommitGroup(group); });
+}
+
+Storage::~Storage() { Shutdown(options_.writer.drain_timeout); }
+
+void Storage::Shutdown(std::chrono::nanoseconds timeout) { writer_->Shutdown(timeout); }
+
+absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
+  std::vector<const otlp::TraceBatch*> traces;
+  std::vector<const otlp::LogBatch*> logs;
+  std::vector<const otlp::MetricBatch*> metrics;
+  for (const WriteRequest* request : group) {
+    if (request->traces != nullptr) traces.push_back(request->traces.get());
+    if (request->logs != nullptr) logs.push_back(request->logs.get());
+    if (request->metrics != nullptr) metrics.push_back(request->metrics.get());
+  }
+  absl::StatusOr<BatchId> id = data_dir_->issuer().Issue(0);
+  if (!id.ok()) {
+    return absl::UnavailableError(
+        fmt::format("cannot issue a batch id: {}", std::string(id.status().message())));
+  }
+  const std::string id_text = id->ToString();
+
+  EncodedBatch batch{.id = *id};
+  batch.spans.traces = 0;  // meta.json always counts traces for spans
+  if (!traces.empty()) {
+    STRATA_ASSIGN_OR_RETURN(SpansTable spans, WriteSpansTable(traces, id_text, options_.tables));
+    if (spans.meta.file_rows > 0) {
+      if (spans.meta.rows > 0) {
+        STRATA_ASSIGN_OR_RETURN(
+            std::string tidx,
+            BuildTraceIndex(spans.trace_runs, spans.meta.rows, spans.first_span_row));
+        batch.files.push_back({kTraceIndexFileName, std::move(tidx)});
+      }
+      batch.files.push_back({kSpansFile, std::move(spans.file)});
+    }
+    batch.spans = std::move(spans.meta);
+  }
+  if (!logs.empty()) {
+    STRATA_ASSIGN_OR_RETURN(LogsTable table, WriteLogsTable(logs, id_text, options_.tables));
+    if (table.meta.file_rows > 0) batch.files.push_back({kLogsFile, std::move(table.file)});
+    batch.logs = std::move(table.meta);
+  }
+  if (!metrics.empty()) {
+    STRATA_ASSIGN_OR_RETURN(MetricsTable table,
+                            WriteMetricsTable(metrics, id_text, options_.tables));
+    if (table.meta.file_rows > 0) batch.files.push_back({kMetricsFile, std::move(table.file)});
+    batch.metrics = std::move(table.meta);
+  }
+
+  STRATA_ASSIGN_OR_RETURN(CommittedBatch committed, data_dir_->committer().Commit(batch));
+  absl::StatusOr<std::shared_ptr<const void>> filter =
+      LoadTraceFilter(data_dir_->fs(), committed.dir, committed.meta);
+  if (!filter.ok()) {
+    return absl::UnavailableError(fmt::format("batch {} committed but its trace index cannot be "
+                                              "loaded: {}",
+                                              committed.dir, std::string(filter.status().message())));
+  }
+  BatchRecord record{.id = *id,
+                     .day = committed.meta.day,
+                     .dir = committed.dir,
+                     .meta = std::move(committed.meta),
+                     .attachment = *std::move(filter)};
+  std::vector<BatchRecord> add;
+  add.push_back(std::move(record));
+  absl::StatusOr<std::shared_ptr<const Snapshot>> published =
+      data_dir_->catalog().Publish(std::move(add), {});
+  if (!published.ok()) {
+    return absl::UnavailableError(
+        fmt::format("batch {} committed but not published: {}", id_text,
+                    std::string(published.status().message())));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace strata::storage

@@ -1,0 +1,95 @@
+#pragma once
+
+// Storage is strata's storage engine assembled: it opens (and recovers) a
+// data directory, validates every batch at boot with the table and trace
+// index checks, and runs the group-commit writer whose commit step turns a
+// group of decoded requests into one durable, published batch:
+//
+//   group -> spans.parquet + spans.tidx, logs.parquet, metrics.parquet
+//         -> staging/<id>/ -> fsync -> rename into days/<day>/ -> fsync
+//         -> publish a Snapshot that includes the batch (with its trace
+//            filter) -> every request of the group is acknowledged
+//
+// Readers Pin() a Snapshot and read the files it names; the in-memory trace
+// filter of each batch is its attachment (BatchTraceFilter()).
+//
+// Thread-safety: safe for concurrent use. Errors: Open returns recovery's
+// errors (FailedPrecondition / DataLoss naming the data directory, batch
+// and runbook section); Write/Submit answer with the writer's codes
+// (group_commit_writer.h): ResourceExhausted, Unavailable, InvalidArgument.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "io/file_system.h"
+#include "storage/batch_id.h"
+#include "storage/catalog.h"
+#include "storage/data_dir.h"
+#include "storage/group_commit_writer.h"
+#include "storage/table_common.h"
+#include "storage/trace_index.h"
+#include "storage/write_request.h"
+
+namespace strata::storage {
+
+struct StorageOptions {
+  GroupCommitWriter::Options writer;
+  TableOptions tables;
+  MicrosClock clock = SystemClockMicros;
+};
+
+class Storage {
+ public:
+  // Opens `data_dir` (initialising a new one), recovers it and starts the
+  // writer. `fs` must outlive the Storage.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Storage>> Open(FileSystem& fs,
+                                                                     const std::string& data_dir,
+                                                                     StorageOptions options = {});
+  // Shutdown(options.writer.drain_timeout) unless it already ran.
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  // Asynchronous and blocking ingest (group_commit_writer.h).
+  void Submit(WriteRequest request, GroupCommitWriter::Callback done) {
+    writer_->Submit(std::move(request), std::move(done));
+  }
+  [[nodiscard]] absl::Status Write(WriteRequest request) {
+    return writer_->Write(std::move(request));
+  }
+
+  // The current Snapshot; nothing it names is renamed or deleted while the
+  // pin is held.
+  std::shared_ptr<const Snapshot> Pin() const { return data_dir_->catalog().Pin(); }
+
+  // Stops admitting, drains the writer until `timeout`, then fails what is
+  // left with Unavailable. Later calls return at once.
+  void Shutdown(std::chrono::nanoseconds timeout);
+
+  GroupCommitWriterStats WriterStats() const { return writer_->GetStats(); }
+  const DataDir& data_dir() const { return *data_dir_; }
+
+ private:
+  Storage(std::unique_ptr<DataDir> data_dir, StorageOptions options);
+  // The writer's commit step.
+  [[nodiscard]] absl::Status CommitGroup(std::span<WriteRequest* const> group);
+
+  const StorageOptions options_;
+  std::unique_ptr<DataDir> data_dir_;
+  std::unique_ptr<GroupCommitWriter> writer_;
+};
+
+// The trace filter a live batch carries, or null when it has no spans.
+const TraceFilter* BatchTraceFilter(const LiveBatch& batch);
+
+// The boot checks of one batch beyond meta.json and checksums (meta-json.md
+// rule 10): each Parquet footer parses with its exact schema, key-value
+// metadata and row count, and spans.tidx passes its checks and agrees with
+// meta.json. Returns the batch's trace filter (null without spans).
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(
+    FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta);
+
+}  // namespace strata::storage
