@@ -68,6 +68,8 @@ int Main(int argc, char** argv, char** envp) {
   bench_writer_cmd->add_option("--dir", bench_writer.data_dir,
                                "Working directory (default ./strata-bench-data, removed after)");
   bench_writer_cmd->add_flag("--keep", bench_writer.keep, "Keep the working directory");
+  bench_writer_cmd->add_flag("--skip-baseline", bench_writer.skip_baseline,
+                             "Skip the DuckDB baseline (for profiling)");
   bench_writer_cmd->add_option("--seed", bench_writer.seed, "Traffic seed")->capture_default_str();
 
   try {

@@ -193,6 +193,7 @@ int RunBenchWriter(const BenchWriterOptions& options) {
     return r;
   });
   const double peak_rss = ProcStatusMiB("VmHWM:");
+  const storage::GroupCommitWriterStats span_stats = (*storage)->WriterStats();
   const double log_seconds = Drive(**storage, options.clients, logs.size(), [&](size_t i) {
     storage::WriteRequest r;
     r.rows = logs[i]->logs.size();
@@ -212,8 +213,9 @@ int RunBenchWriter(const BenchWriterOptions& options) {
   const DiskUse span_disk = MeasureDisk(*snapshot, [](const auto& m) { return m.spans.rows; });
   const DiskUse log_disk = MeasureDisk(*snapshot, [](const auto& m) { return m.logs.rows; });
 
-  uint64_t baseline_rows = 0;
-  const double baseline_seconds = DuckDbBaseline(fs, *snapshot, dir, &baseline_rows);
+  uint64_t baseline_rows = spans;
+  const double baseline_seconds =
+      options.skip_baseline ? 0 : DuckDbBaseline(fs, *snapshot, dir, &baseline_rows);
   if (baseline_seconds < 0 || baseline_rows != spans) return 1;
   snapshot.reset();
   (*storage)->Shutdown(std::chrono::seconds(10));
@@ -232,6 +234,12 @@ int RunBenchWriter(const BenchWriterOptions& options) {
              log_rows / log_seconds, log_disk.batches,
              static_cast<double>(log_disk.bytes) / log_rows);
   fmt::print("{:<34} {:>14.0f}\n", "strata writer: metric points", points / metric_seconds);
+  fmt::print("span phase: {} commits, {:.1f} requests per batch, mean commit {:.1f} ms\n",
+             span_stats.commit_calls,
+             static_cast<double>(span_stats.requests_ok) /
+                 std::max<uint64_t>(1, span_stats.batches_committed),
+             1000 * span_stats.commit_latency.sum_seconds /
+                 std::max<uint64_t>(1, span_stats.commit_latency.count));
   fmt::print("peak RSS while writing spans {:.0f} MiB (RSS before: {:.0f} MiB, which holds the "
              "pre-generated requests)\n",
              peak_rss, rss_before);

@@ -26,6 +26,8 @@ struct BenchWriterOptions {
   // Where batches go; empty: ./strata-bench-data, removed afterwards.
   std::string data_dir;
   bool keep = false;
+  // Skips the DuckDB baseline (for profiling the writer alone).
+  bool skip_baseline = false;
   uint64_t seed = 1;
 };
 
