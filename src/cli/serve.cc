@@ -8,6 +8,8 @@
 #include "fmt/format.h"
 #include "common/host_port.h"
 #include "common/runbook.h"
+#include "io/posix_file_system.h"
+#include "storage/storage.h"
 #include "spdlog/spdlog.h"
 
 namespace strata::cli {
@@ -45,14 +47,30 @@ int RunServe(const ServeOptions& options) {
                "otlp_http_address={} api_address={}",
                ec ? options.data_dir : data_dir.string(), options.otlp_grpc_address,
                options.otlp_http_address, options.api_address);
-  spdlog::info("strata serve: no listeners yet (OTLP ingest, storage and the API are not built "
-               "yet); waiting for SIGINT or SIGTERM");
+  PosixFileSystem fs;
+  absl::StatusOr<std::unique_ptr<storage::Storage>> storage =
+      storage::Storage::Open(fs, options.data_dir);
+  if (!storage.ok()) {
+    // Recovery's refusals already name the runbook section.
+    spdlog::error("strata serve: cannot open the data directory: {}", storage.status().ToString());
+    return 1;
+  }
+  const storage::RecoveryReport& report = (*storage)->data_dir().recovery();
+  spdlog::info("strata serve: storage ready: {} batches; removed {} staging entries and {} empty "
+               "day directories{}{}",
+               (*storage)->Pin()->size(), report.removed_staging.size(),
+               report.removed_days.size(), report.compaction.empty() ? "" : "; ",
+               report.compaction);
+  spdlog::info("strata serve: no OTLP listeners or API yet (they come with the ingest and query "
+               "work); waiting for SIGINT or SIGTERM");
   int received = 0;
   if (sigwait(&signals, &received) != 0) {
     spdlog::error("strata serve: sigwait failed");
     return 1;
   }
   spdlog::info("strata serve: received {}, shutting down", received == SIGINT ? "SIGINT" : "SIGTERM");
+  (*storage)->Shutdown(std::chrono::seconds(10));
+  storage->reset();
   return 0;
 }
 

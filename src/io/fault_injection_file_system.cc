@@ -1,5 +1,6 @@
 #include "io/fault_injection_file_system.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <utility>
@@ -27,6 +28,17 @@ std::string ParentOf(const std::string& normalized) {
 bool IsAtOrUnder(const std::string& path, const std::string& dir) {
   return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
                          path[dir.size()] == '/');
+}
+
+// Moves the paths of `entry` that lie inside `from` (and a durable_in that
+// is `from` itself) to the same place under `to`.
+template <typename Entry>
+void Rebase(Entry& entry, const std::string& from, const std::string& to) {
+  for (std::string* path : {&entry.path, &entry.from}) {
+    if (*path != from && IsAtOrUnder(*path, from)) *path = to + path->substr(from.size());
+  }
+  if (IsAtOrUnder(entry.durable_in, from))
+    entry.durable_in = to + entry.durable_in.substr(from.size());
 }
 
 }  // namespace
@@ -57,6 +69,8 @@ std::string_view IoOperationName(IoOperation operation) {
       return "list directory";
     case IoOperation::kStat:
       return "stat";
+    case IoOperation::kLock:
+      return "lock";
   }
   return "unknown operation";
 }
@@ -151,6 +165,29 @@ class FaultInjectionFileSystem::FaultRandomAccessFile final : public RandomAcces
 
   FaultInjectionFileSystem* const fs_;
   const std::unique_ptr<RandomAccessFile> base_;
+  const uint64_t epoch_;
+};
+
+// A lock in the model (invariant 8). A handle from before a crash releases
+// nothing: the crash released its lock already, and the path may have been
+// locked again since.
+class FaultInjectionFileSystem::FaultFileLock final : public FileLock {
+ public:
+  FaultFileLock(FaultInjectionFileSystem* fs, std::string path, std::string key, uint64_t epoch)
+      : fs_(fs), path_(std::move(path)), key_(std::move(key)), epoch_(epoch) {}
+  ~FaultFileLock() override {
+    MutexLock lock(&fs_->mu_);
+    if (epoch_ == fs_->epoch_) fs_->locks_.erase(key_);
+  }
+  FaultFileLock(const FaultFileLock&) = delete;
+  FaultFileLock& operator=(const FaultFileLock&) = delete;
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  FaultInjectionFileSystem* const fs_;
+  const std::string path_;
+  const std::string key_;
   const uint64_t epoch_;
 };
 
@@ -315,7 +352,40 @@ absl::Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
   if (absl::Status fault = CheckFault(IoOperation::kSyncDir, path); !fault.ok()) return fault;
   if (absl::Status synced = base_->SyncDir(path); !synced.ok()) return synced;
   const std::string key = Normalize(path);
-  std::erase_if(pending_, [&](const PendingEntry& entry) { return entry.durable_in == key; });
+  // A rename made durable here settles where the renamed entry lives: its
+  // own creation (or an older rename to its source) is durable with it, and
+  // older pending changes inside it stay pending at its new place. A
+  // directory whose removal is made durable here takes the pending changes
+  // inside it along: it could only be removed empty, so a crash cannot
+  // bring back what it held.
+  std::vector<std::string> removed_dirs;
+  std::vector<bool> settled(pending_.size(), false);
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i].durable_in != key) continue;
+    settled[i] = true;
+    if (pending_[i].kind == PendingEntry::Kind::kRemoveDir)
+      removed_dirs.push_back(pending_[i].path);
+    if (pending_[i].kind != PendingEntry::Kind::kRename) continue;
+    const PendingEntry rename = pending_[i];
+    for (size_t older = 0; older < i; ++older) {
+      PendingEntry& entry = pending_[older];
+      if (entry.path == rename.from && entry.kind != PendingEntry::Kind::kRemoveFile &&
+          entry.kind != PendingEntry::Kind::kRemoveDir) {
+        settled[older] = true;
+      } else {
+        Rebase(entry, rename.from, rename.path);
+      }
+    }
+  }
+  std::vector<PendingEntry> still_pending;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    const std::string& durable_in = pending_[i].durable_in;
+    const bool removed_with_dir =
+        std::any_of(removed_dirs.begin(), removed_dirs.end(),
+                    [&](const std::string& dir) { return IsAtOrUnder(durable_in, dir); });
+    if (!settled[i] && !removed_with_dir) still_pending.push_back(std::move(pending_[i]));
+  }
+  pending_ = std::move(still_pending);
   CountSync();
   return absl::OkStatus();
 }
@@ -386,6 +456,30 @@ absl::StatusOr<bool> FaultInjectionFileSystem::IsDirectory(const std::string& pa
   MutexLock lock(&mu_);
   if (absl::Status fault = CheckFault(IoOperation::kStat, path); !fault.ok()) return fault;
   return base_->IsDirectory(path);
+}
+
+absl::StatusOr<std::unique_ptr<FileLock>> FaultInjectionFileSystem::LockFile(
+    const std::string& path) {
+  MutexLock lock(&mu_);
+  if (absl::Status fault = CheckFault(IoOperation::kLock, path); !fault.ok()) return fault;
+  const std::string key = Normalize(path);
+  if (locks_.count(key) != 0) return ErrnoToStatus(EWOULDBLOCK, "lock", path);
+  absl::StatusOr<bool> exists = base_->Exists(path);
+  if (!exists.ok()) return exists.status();
+  if (!*exists) {
+    absl::StatusOr<std::unique_ptr<WritableFile>> file =
+        base_->NewWritableFile(path, WriteMode::kCreateExclusive);
+    if (!file.ok()) return file.status();
+    if (absl::Status closed = (*file)->Close(); !closed.ok()) return closed;
+    pending_.push_back(PendingEntry{
+        .kind = PendingEntry::Kind::kCreateFile, .path = key, .durable_in = ParentOf(key)});
+  } else {
+    absl::StatusOr<bool> is_dir = base_->IsDirectory(path);
+    if (!is_dir.ok()) return is_dir.status();
+    if (*is_dir) return ErrnoToStatus(EISDIR, "open for locking", path);
+  }
+  locks_.insert(key);
+  return std::make_unique<FaultFileLock>(this, path, key, epoch_);
 }
 
 // ---- Model helpers ----
@@ -518,6 +612,7 @@ absl::Status FaultInjectionFileSystem::SimulateCrash(CrashOptions options) {
   }
   files_.clear();
   pending_.clear();
+  locks_.clear();
   ++epoch_;
   sync_limit_.reset();
   crash_point_reached_ = false;

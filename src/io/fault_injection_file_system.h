@@ -22,6 +22,12 @@
 //      durable once the target's parent is synced even across directories:
 //      the journaling file systems strata runs on commit both halves of a
 //      rename in one transaction.
+//      Once the removal of a directory is durable, so are the pending
+//      changes inside it (it could only be removed empty). Once a rename of
+//      a directory is durable, the older pending changes inside it stay
+//      pending at its new place: creating files in a directory, renaming
+//      the directory and syncing only the rename's target parent does not
+//      make the files' entries durable.
 //   3. Files and directories that were not created or written through this
 //      FileSystem (the state found at construction or after a crash) are
 //      taken as durable as found.
@@ -42,8 +48,14 @@
 //      test then calls SimulateCrash() and reopens.
 //   7. After SimulateCrash() every handle opened before it fails with
 //      FailedPrecondition, nothing is pending, all files on disk count as
-//      durable, and the crash point is cleared. One-in-N rules and the
+//      durable, every lock is released (the process died), and the crash
+//      point is cleared. One-in-N rules and the
 //      disk-gone switch stay until ClearFaults().
+//
+//   8. Locks. LockFile() keeps its locks in memory, per instance: a second
+//      LockFile() on a held path fails with EWOULDBLOCK until the first
+//      handle is destroyed or SimulateCrash() runs. Creating a missing lock
+//      file is a pending entry like any other.
 //
 // Paths are compared lexically after normalisation ("a/./b/" is "a/b"), so a
 // test must spell each path the same way (absolute paths are simplest).
@@ -64,6 +76,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,8 +101,9 @@ enum class IoOperation {
   kRemove,        // RemoveFile, RemoveDir, and each removal RemoveAll makes
   kList,          // ListDir
   kStat,          // FileSize, Exists, IsDirectory
+  kLock,          // LockFile
 };
-inline constexpr size_t kIoOperationCount = 12;
+inline constexpr size_t kIoOperationCount = 13;
 
 std::string_view IoOperationName(IoOperation operation);
 
@@ -125,6 +139,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   absl::StatusOr<uint64_t> FileSize(const std::string& path) override;
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
 
   // Fails each `operation` with `error_number` (EIO, ENOSPC, ...) one time in
   // `one_in`; one_in == 0 removes the rule, one_in == 1 fails every time.
@@ -150,8 +165,10 @@ class FaultInjectionFileSystem final : public FileSystem {
  private:
   class FaultWritableFile;
   class FaultRandomAccessFile;
+  class FaultFileLock;
   friend class FaultWritableFile;
   friend class FaultRandomAccessFile;
+  friend class FaultFileLock;
 
   // What is known about a file written through this FileSystem. Accessed
   // only with mu_ held.
@@ -236,6 +253,8 @@ class FaultInjectionFileSystem final : public FileSystem {
   std::map<std::string, std::shared_ptr<FileState>> files_ ABSL_GUARDED_BY(mu_);
   // Oldest first.
   std::vector<PendingEntry> pending_ ABSL_GUARDED_BY(mu_);
+  // Normalised paths locked by a live FileLock of the current epoch.
+  std::set<std::string> locks_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace strata

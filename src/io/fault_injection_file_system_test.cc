@@ -523,6 +523,102 @@ TEST_F(FaultInjectionFileSystemTest, ConcurrentWritersKeepWhatTheySynced) {
   }
 }
 
+TEST_F(FaultInjectionFileSystemTest, DurableRemovalOfADirectoryCoversTheRemovalsInside) {
+  ASSERT_TRUE(fs_.CreateDir(Path("d")).ok());
+  Write("d/f", "data", /*sync=*/true);
+  ASSERT_TRUE(fs_.SyncDir(Path("d")).ok());
+  ASSERT_TRUE(fs_.SyncDir(root_).ok());
+  ASSERT_TRUE(fs_.RemoveAll(Path("d")).ok());  // f's removal is pending in d, d's in root
+  ASSERT_TRUE(fs_.SyncDir(root_).ok());
+  Crash();
+  EXPECT_FALSE(Exists("d"));
+
+  // Without the sync both come back.
+  ASSERT_TRUE(fs_.CreateDir(Path("e")).ok());
+  Write("e/f", "data", /*sync=*/true);
+  ASSERT_TRUE(fs_.SyncDir(Path("e")).ok());
+  ASSERT_TRUE(fs_.SyncDir(root_).ok());
+  ASSERT_TRUE(fs_.RemoveAll(Path("e")).ok());
+  Crash();
+  EXPECT_EQ(Read("e/f"), "data");
+}
+
+TEST_F(FaultInjectionFileSystemTest, DurableRenameOfADirectoryKeepsItsEntriesPending) {
+  ASSERT_TRUE(fs_.CreateDir(Path("a")).ok());
+  ASSERT_TRUE(fs_.CreateDir(Path("b")).ok());
+  ASSERT_TRUE(fs_.SyncDir(root_).ok());
+  ASSERT_TRUE(fs_.CreateDir(Path("a/d")).ok());
+  Write("a/d/f", "data", /*sync=*/true);
+  ASSERT_TRUE(fs_.RenameFile(Path("a/d"), Path("b/d")).ok());
+  ASSERT_TRUE(fs_.SyncDir(Path("b")).ok());  // the rename is durable, d's entries are not
+  Crash();
+  EXPECT_TRUE(Exists("b/d"));
+  EXPECT_FALSE(Exists("a/d"));
+  EXPECT_FALSE(Exists("b/d/f"));
+
+  Write("b/d/g", "more", /*sync=*/true);
+  ASSERT_TRUE(fs_.SyncDir(Path("b/d")).ok());
+  ASSERT_TRUE(fs_.RenameFile(Path("b/d"), Path("a/d")).ok());
+  ASSERT_TRUE(fs_.SyncDir(Path("a")).ok());
+  Crash();
+  EXPECT_EQ(Read("a/d/g"), "more");
+}
+
+TEST_F(FaultInjectionFileSystemTest, LockFileExcludesASecondHolderUntilReleased) {
+  auto first = fs_.LockFile(Path("LOCK"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(Exists("LOCK"));
+  // The model is per instance; the wrapped file system holds no lock.
+  auto real = posix_.LockFile(Path("LOCK"));
+  EXPECT_TRUE(real.ok()) << real.status();
+  real->reset();
+
+  auto second = fs_.LockFile(Path("./LOCK/../LOCK"));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(ErrnoOf(second.status()), EWOULDBLOCK);
+  first->reset();
+  EXPECT_TRUE(fs_.LockFile(Path("LOCK")).ok());
+}
+
+TEST_F(FaultInjectionFileSystemTest, CrashReleasesLocksAndOldHandlesReleaseNothing) {
+  ASSERT_TRUE(WriteFile(posix_, Path("LOCK"), "").ok());
+  auto before = fs_.LockFile(Path("LOCK"));
+  ASSERT_TRUE(before.ok()) << before.status();
+  Crash();
+  auto after = fs_.LockFile(Path("LOCK"));
+  ASSERT_TRUE(after.ok()) << after.status();
+  before->reset();  // must not release the lock taken after the crash
+  EXPECT_EQ(ErrnoOf(fs_.LockFile(Path("LOCK")).status()), EWOULDBLOCK);
+}
+
+TEST_F(FaultInjectionFileSystemTest, CreatedLockFileIsAPendingEntry) {
+  {
+    auto lock = fs_.LockFile(Path("LOCK"));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+  }
+  Crash();
+  EXPECT_FALSE(Exists("LOCK"));
+  {
+    auto lock = fs_.LockFile(Path("LOCK"));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+  }
+  ASSERT_TRUE(fs_.SyncDir(root_).ok());
+  Crash();
+  EXPECT_TRUE(Exists("LOCK"));
+}
+
+TEST_F(FaultInjectionFileSystemTest, LockFileTakesInjectedFaultsAndRefusesADirectory) {
+  fs_.InjectFaults(IoOperation::kLock, 1, EIO);
+  auto failed = fs_.LockFile(Path("LOCK"));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(ErrnoOf(failed.status()), EIO);
+  EXPECT_FALSE(Exists("LOCK"));
+  fs_.ClearFaults();
+  ASSERT_TRUE(posix_.CreateDir(Path("dir")).ok());
+  EXPECT_EQ(ErrnoOf(fs_.LockFile(Path("dir")).status()), EISDIR);
+}
+
 TEST(IoOperationTest, EveryOperationHasAName) {
   for (size_t i = 0; i < kIoOperationCount; ++i) {
     EXPECT_NE(IoOperationName(static_cast<IoOperation>(i)), "unknown operation") << i;

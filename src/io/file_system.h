@@ -36,8 +36,8 @@
 // ResourceExhausted: at ingest that code means "over the in-flight budget".
 //
 // Thread-safety: FileSystem implementations are safe for concurrent use.
-// RandomAccessFile is safe for concurrent use. WritableFile has a single
-// owner.
+// RandomAccessFile is safe for concurrent use. WritableFile and FileLock
+// have a single owner.
 
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +89,16 @@ class RandomAccessFile {
   [[nodiscard]] absl::StatusOr<std::string> ReadExact(uint64_t offset, size_t n) const;
 };
 
+// An exclusive lock on a file (LockFile()), held until this handle is
+// destroyed. The lock is advisory: it keeps out only other holders of
+// LockFile() on the same path, which is how one process claims a data
+// directory (docs/format/layout.md, "LOCK").
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+  virtual const std::string& path() const = 0;
+};
+
 enum class WriteMode {
   kCreateOrTruncate,  // O_CREAT | O_TRUNC
   kCreateExclusive,   // O_CREAT | O_EXCL: AlreadyExists if the path exists
@@ -136,6 +146,15 @@ class FileSystem {
   [[nodiscard]] virtual absl::StatusOr<bool> Exists(const std::string& path) = 0;
   // NotFound if `path` does not exist. Does not follow a final symbolic link.
   [[nodiscard]] virtual absl::StatusOr<bool> IsDirectory(const std::string& path) = 0;
+
+  // Creates `path` as an empty file if it is missing (its directory entry is
+  // not synced) and takes an exclusive lock on it without waiting. While the
+  // returned handle lives, every other LockFile(path), from this process or
+  // another, fails with Unavailable and errno EWOULDBLOCK (ErrnoOf()). The
+  // lock ends with the handle or with the process, so a crash never leaves
+  // a stale lock.
+  [[nodiscard]] virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
+      const std::string& path) = 0;
 };
 
 // Creates (or truncates) `path`, writes `data`, syncs and closes it.

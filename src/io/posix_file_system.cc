@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -155,6 +156,21 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     if (::fstat(fd_, &st) != 0) return ErrnoToStatus(errno, "fstat", path_);
     return static_cast<uint64_t>(st.st_size);
   }
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  const int fd_;
+};
+
+// Holds flock(LOCK_EX) on its own descriptor; closing it releases the lock.
+class PosixFileLock final : public FileLock {
+ public:
+  PosixFileLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixFileLock() override { (void)CloseFd(fd_, path_); }
+  PosixFileLock(const PosixFileLock&) = delete;
+  PosixFileLock& operator=(const PosixFileLock&) = delete;
 
   const std::string& path() const override { return path_; }
 
@@ -324,6 +340,17 @@ absl::StatusOr<bool> PosixFileSystem::IsDirectory(const std::string& path) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, "lstat", path);
   return S_ISDIR(st.st_mode);
+}
+
+absl::StatusOr<std::unique_ptr<FileLock>> PosixFileSystem::LockFile(const std::string& path) {
+  int fd = RetryOnEintr([&] { return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644); });
+  if (fd < 0) return ErrnoToStatus(errno, "open for locking", path);
+  if (RetryOnEintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0) {
+    absl::Status status = ErrnoToStatus(errno, "lock", path);
+    (void)CloseFd(fd, path);
+    return status;
+  }
+  return std::make_unique<PosixFileLock>(path, fd);
 }
 
 }  // namespace strata

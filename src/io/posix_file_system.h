@@ -10,6 +10,9 @@
 //   - WritableFile buffers up to kWriteBufferBytes in the process; larger
 //     appends go straight to write(2). Sync() is fdatasync(2), which also
 //     persists the file size.
+//   - LockFile() is flock(LOCK_EX | LOCK_NB) on a descriptor of its own, so
+//     two LockFile() calls on one path conflict even within one process;
+//     the lock ends when the handle closes that descriptor.
 //   - Files are created 0644 and directories 0755 (before umask), all with
 //     O_CLOEXEC.
 //   - Errors follow the errno table in file_system.h.
@@ -46,6 +49,7 @@ class PosixFileSystem final : public FileSystem {
   absl::StatusOr<uint64_t> FileSize(const std::string& path) override;
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
 };
 
 }  // namespace strata

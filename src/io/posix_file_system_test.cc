@@ -1,5 +1,8 @@
 #include "io/posix_file_system.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <random>
 #include <string>
@@ -312,6 +315,73 @@ TEST_F(PosixFileSystemTest, DiskFullIsUnavailableAndPoisonsTheFile) {
   EXPECT_EQ(ErrnoOf(appended), ENOSPC);
   EXPECT_EQ(ErrnoOf((*file)->Sync()), ENOSPC);
   EXPECT_TRUE((*file)->Close().ok());
+}
+
+TEST_F(PosixFileSystemTest, LockFileCreatesTheFileAndExcludesASecondHolder) {
+  auto first = fs_.LockFile(Path("LOCK"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ((*first)->path(), Path("LOCK"));
+  EXPECT_EQ(*fs_.ReadFile(Path("LOCK")), "");
+
+  // A second descriptor in the same process conflicts (flock, not fcntl).
+  auto second = fs_.LockFile(Path("LOCK"));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(ErrnoOf(second.status()), EWOULDBLOCK);
+  EXPECT_THAT(second.status().message(), HasSubstr(Path("LOCK")));
+
+  first->reset();
+  auto third = fs_.LockFile(Path("LOCK"));
+  EXPECT_TRUE(third.ok()) << third.status();
+}
+
+TEST_F(PosixFileSystemTest, LockFileKeepsExistingContentAndRefusesADirectory) {
+  ASSERT_TRUE(WriteFile(fs_, Path("LOCK"), "kept").ok());
+  auto lock = fs_.LockFile(Path("LOCK"));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_EQ(*fs_.ReadFile(Path("LOCK")), "kept");
+
+  ASSERT_TRUE(fs_.CreateDir(Path("dir")).ok());
+  auto on_dir = fs_.LockFile(Path("dir"));
+  ASSERT_FALSE(on_dir.ok());
+  EXPECT_EQ(ErrnoOf(on_dir.status()), EISDIR);
+}
+
+// Runs `body` in a forked child and returns its exit status (or -1).
+template <typename Body>
+int RunInChild(Body body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(body());
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+TEST_F(PosixFileSystemTest, LockFileExcludesOtherProcessesAndDiesWithTheHolder) {
+  const std::string path = Path("LOCK");
+  {
+    auto lock = fs_.LockFile(path);
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    // 3: the child was refused with EWOULDBLOCK.
+    EXPECT_EQ(RunInChild([&] {
+                PosixFileSystem child_fs;
+                auto child_lock = child_fs.LockFile(path);
+                return child_lock.ok() ? 0 : ErrnoOf(child_lock.status()) == EWOULDBLOCK ? 3 : 4;
+              }),
+              3);
+  }
+  // A child that takes the lock and exits without releasing it leaves no
+  // stale lock: the kernel drops it with the process.
+  EXPECT_EQ(RunInChild([&] {
+              PosixFileSystem child_fs;
+              auto child_lock = child_fs.LockFile(path);
+              if (!child_lock.ok()) return 5;
+              (void)child_lock->release();  // leaked on purpose: the process exit must free it
+              return 0;
+            }),
+            0);
+  auto lock = fs_.LockFile(path);
+  EXPECT_TRUE(lock.ok()) << lock.status();
 }
 
 TEST(ErrnoToStatusTest, MapsErrnoToCodesAndKeepsTheText) {

@@ -3,7 +3,11 @@
 
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -81,21 +85,57 @@ std::string ServeUntilSignal(const std::vector<std::string>& args,
   return server.output();
 }
 
+// A fresh directory name under the test's temp dir (not created).
+std::string FreshDataDir(const std::string& label) {
+  const std::string dir = ::testing::TempDir() + "strata-cli-" + label + "-" +
+                          std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
 TEST(CliTest, ServeLogsEffectiveConfigurationFromEnvironmentAndExitsOnSigterm) {
-  std::string out = ServeUntilSignal({}, Env({"STRATA_DATA_DIR=/tmp/strata-env-dir",
-                                              "STRATA_API_ADDRESS=127.0.0.1:17520"}),
-                                     SIGTERM);
-  EXPECT_THAT(out, HasSubstr("data_dir=/tmp/strata-env-dir"));
+  const std::string dir = FreshDataDir("env");
+  std::string out = ServeUntilSignal(
+      {}, Env({"STRATA_DATA_DIR=" + dir, "STRATA_API_ADDRESS=127.0.0.1:17520"}), SIGTERM);
+  EXPECT_THAT(out, HasSubstr("data_dir=" + dir));
+  EXPECT_THAT(out, HasSubstr("storage ready: 0 batches"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/FORMAT"));
   EXPECT_THAT(out, HasSubstr("api_address=127.0.0.1:17520"));
   EXPECT_THAT(out, HasSubstr("otlp_grpc_address=0.0.0.0:4317"));
   EXPECT_THAT(out, HasSubstr("received SIGTERM"));
 }
 
 TEST(CliTest, FlagOverridesEnvironmentAndSigintExitsCleanly) {
-  std::string out = ServeUntilSignal({"--data-dir", "/tmp/strata-flag-dir"},
-                                     Env({"STRATA_DATA_DIR=/tmp/strata-env-dir"}), SIGINT);
-  EXPECT_THAT(out, HasSubstr("data_dir=/tmp/strata-flag-dir"));
+  const std::string flag_dir = FreshDataDir("flag");
+  std::string out = ServeUntilSignal({"--data-dir", flag_dir},
+                                     Env({"STRATA_DATA_DIR=" + FreshDataDir("unused")}), SIGINT);
+  EXPECT_THAT(out, HasSubstr("data_dir=" + flag_dir));
   EXPECT_THAT(out, HasSubstr("received SIGINT"));
+  std::filesystem::remove_all(flag_dir);
+}
+
+TEST(CliTest, ServeRefusesADataDirectoryFromANewerFormatNamingTheRunbook) {
+  const std::string dir = FreshDataDir("newer");
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/FORMAT") << "{\"format\":2}\n"; }
+  auto [code, out] = RunToCompletion({kBinary, "serve", "--data-dir", dir}, kBaseEnv);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_THAT(out, HasSubstr("format 2"));
+  EXPECT_THAT(out, HasSubstr("docs/operations.md#data-directory-from-a-newer-strata"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTest, SecondServerOnTheSameDataDirectoryIsRefused) {
+  const std::string dir = FreshDataDir("locked");
+  Subprocess first({kBinary, "serve", "--data-dir", dir}, kBaseEnv);
+  ASSERT_TRUE(first.WaitForOutput("waiting for SIGINT or SIGTERM", std::chrono::seconds(20)))
+      << first.output();
+  auto [code, out] = RunToCompletion({kBinary, "serve", "--data-dir", dir}, kBaseEnv);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_THAT(out, HasSubstr("in use"));
+  first.Signal(SIGTERM);
+  EXPECT_EQ(first.Wait(std::chrono::seconds(20)), 0) << first.output();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

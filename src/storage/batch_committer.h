@@ -1,0 +1,162 @@
+#pragma once
+
+// BatchCommitter: makes an encoded batch durable and visible in the data
+// directory, by the commit protocol of docs/format/commit.md, steps 1-7:
+//
+//   1. create telemetry/staging/<id>/
+//   2. write each data file, computing its size and xxh3-64 as the bytes go
+//      out, and fsync it
+//   3. build meta.json, validate it (ValidateBatchMeta), write it last and
+//      fsync it
+//   4. fsync staging/<id>/
+//   5. create days/<day>/ if it is not known to be durable, and fsync days/
+//   6. rename staging/<id>/ to days/<day>/<id>.batch/ (the commit point)
+//   7. fsync days/<day>/
+//
+// Steps 8 and 9 (publish a Snapshot, acknowledge) belong to the caller, which
+// may do them only after Commit() returned OK.
+//
+// Invariants:
+//   1. Nothing half-written is ever under days/: a batch appears there only
+//      by the rename of a complete, fsynced staging directory.
+//   2. On failure the committer removes what it wrote (staging/<id>/, or the
+//      renamed batch when step 7 failed) as far as the file system lets it;
+//      whatever it cannot remove lies in staging/, which boot empties.
+//   3. A returned OK means the batch survives a crash (every file, the
+//      staging directory, the day directory and the rename were synced).
+//
+// Thread-safety: safe for concurrent use, provided concurrent commits carry
+// distinct batch ids (the BatchIdIssuer guarantees it).
+//
+// Errors: Unavailable (retryable, so an OTLP client retries) for every I/O
+// failure, naming the batch, the step and the underlying error (whose errno
+// payload is kept); Internal for a batch the caller built wrongly (unknown or
+// repeated file names, files that disagree with the signals' row counts), a
+// bug that no retry fixes. Nothing is written for an Internal error.
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/mutex.h"
+#include "io/file_system.h"
+#include "storage/batch_id.h"
+#include "storage/batch_meta.h"
+
+namespace strata::storage {
+
+// The paths of docs/format/layout.md under one data directory.
+class DataDirPaths {
+ public:
+  explicit DataDirPaths(std::string data_dir);
+
+  const std::string& data_dir() const { return data_dir_; }
+  std::string Lock() const;
+  std::string Telemetry() const;
+  std::string Staging() const;
+  std::string Days() const;
+  std::string Quarantine() const;
+  std::string CompactionMarker() const;
+  std::string CompactionMarkerTemp() const;
+  // staging/<id>
+  std::string StagingBatch(const BatchId& id) const;
+  // staging/<id>.retired
+  std::string RetiredBatch(const BatchId& id) const;
+  // days/<day>
+  std::string Day(std::string_view day) const;
+  // days/<day>/<id>.batch
+  std::string Batch(std::string_view day, const BatchId& id) const;
+
+ private:
+  std::string data_dir_;
+};
+
+inline constexpr char kBatchDirSuffix[] = ".batch";
+inline constexpr char kRetiredDirSuffix[] = ".retired";
+
+// One data file of a batch, already encoded. `name` is one of
+// kBatchFileNames.
+struct EncodedFile {
+  std::string name;
+  std::string bytes;
+};
+
+// Everything the committer needs to write one batch.
+struct EncodedBatch {
+  BatchId id;
+  SignalMeta spans;
+  SignalMeta logs;
+  SignalMeta metrics;
+  // The files of the signals that have rows, in any order; a signal with
+  // file_rows 0 has none (meta-json.md rule 8).
+  std::vector<EncodedFile> files;
+  // Compaction output only (generation above 0): the input ids, sorted, and
+  // the ingest-time bounds over the inputs, which also decide the day. For
+  // generation 0 both stay empty: the ingest time is the id's stamp.
+  std::vector<std::string> sources;
+  std::optional<NanosRange> ingest_time;
+};
+
+// A batch that Commit() made durable.
+struct CommittedBatch {
+  BatchMeta meta;   // as written to meta.json
+  std::string dir;  // days/<day>/<id>.batch
+};
+
+class BatchCommitter {
+ public:
+  // `fs` must outlive the committer. `durable_days` names day directories
+  // known to exist durably (boot synced days/ after listing them), which
+  // step 5 may skip.
+  BatchCommitter(FileSystem& fs, std::string data_dir, std::vector<std::string> durable_days = {});
+  BatchCommitter(const BatchCommitter&) = delete;
+  BatchCommitter& operator=(const BatchCommitter&) = delete;
+
+  // Runs steps 1-7 for `batch`. On OK the batch is durable at the returned
+  // dir; on error nothing new is visible under days/ (invariant 2).
+  [[nodiscard]] absl::StatusOr<CommittedBatch> Commit(const EncodedBatch& batch)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Tells the committer that `day` was removed (retention), so the next
+  // commit into it creates and syncs it again.
+  void ForgetDay(std::string_view day) ABSL_LOCKS_EXCLUDED(mu_);
+
+  const DataDirPaths& paths() const { return paths_; }
+
+ private:
+  // Steps 2-7 after staging/<id>/ exists; `meta` holds everything but the
+  // file sizes and checksums.
+  absl::StatusOr<CommittedBatch> WriteAndPublishDir(const EncodedBatch& batch, BatchMeta meta)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Step 5.
+  absl::Status EnsureDurableDay(const std::string& day) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Constant after construction.
+  FileSystem& fs_;
+  const DataDirPaths paths_;
+
+  Mutex mu_;
+  // Day directories whose entry in days/ is known to be durable.
+  std::set<std::string, std::less<>> durable_days_ ABSL_GUARDED_BY(mu_);
+};
+
+// Builds the meta.json of `batch` without file sizes and checksums (every
+// present file gets bytes 0, xxh3 0) and validates it (rules 2-8). Internal
+// for a batch that breaks a rule or names an unknown or repeated file.
+[[nodiscard]] absl::StatusOr<BatchMeta> PlanBatchMeta(const EncodedBatch& batch);
+
+// Deletes a live batch by commit.md "Deleting a batch": renames
+// days/<day>/<id>.batch/ to staging/<id>.retired/, syncs days/<day>/ and
+// staging/, then removes the retired directory. The caller guarantees that
+// no Snapshot names the batch any more. Errors: those of the file system,
+// naming the batch; after a failure the batch is either still whole in
+// days/ or in staging/, which boot empties.
+[[nodiscard]] absl::Status DeleteBatch(FileSystem& fs, const DataDirPaths& paths,
+                                       std::string_view day, const BatchId& id);
+
+}  // namespace strata::storage

@@ -1,0 +1,118 @@
+#include "storage/data_dir.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+
+#include "absl/strings/cord.h"
+#include "common/runbook.h"
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "storage/format_file.h"
+
+namespace strata::storage {
+namespace {
+
+// What initialisation creates at the top of a data directory besides LOCK
+// and FORMAT (format_file.h).
+constexpr std::string_view kInitialTopLevelNames[] = {"telemetry", "query", "control",
+                                                      kFormatTempFileName};
+
+std::string ParentOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+absl::Status InContext(const DataDirPaths& paths, std::string_view doing,
+                       const absl::Status& cause) {
+  absl::Status status(cause.code(), fmt::format("data directory {}: {}: {}", paths.data_dir(),
+                                                doing, std::string(cause.message())));
+  // Keep the errno (ErrnoOf) and anything else attached.
+  cause.ForEachPayload(
+      [&](absl::string_view url, const absl::Cord& payload) { status.SetPayload(url, payload); });
+  return status;
+}
+
+// True when `dir` (which exists) holds no FORMAT and no LOCK but something
+// initialisation does not create: a directory strata did not make, where
+// creating LOCK would already be writing into it.
+absl::StatusOr<bool> LooksForeign(FileSystem& fs, const DataDirPaths& paths) {
+  STRATA_ASSIGN_OR_RETURN(const bool has_format,
+                          fs.Exists(fmt::format("{}/{}", paths.data_dir(), kFormatFileName)));
+  STRATA_ASSIGN_OR_RETURN(const bool has_lock, fs.Exists(paths.Lock()));
+  if (has_format || has_lock) return false;
+  STRATA_ASSIGN_OR_RETURN(const std::vector<std::string> names, fs.ListDir(paths.data_dir()));
+  return std::any_of(names.begin(), names.end(), [](const std::string& name) {
+    return std::find(std::begin(kInitialTopLevelNames), std::end(kInitialTopLevelNames), name) ==
+           std::end(kInitialTopLevelNames);
+  });
+}
+
+// Makes sure there is a directory to lock, without writing into one that
+// CheckOrInitializeDataDir() would refuse. OK when LOCK may be taken.
+absl::Status PrepareToLock(FileSystem& fs, const DataDirPaths& paths) {
+  const std::string& dir = paths.data_dir();
+  STRATA_ASSIGN_OR_RETURN(const bool exists, fs.Exists(dir));
+  if (!exists) {
+    STRATA_RETURN_IF_ERROR(fs.CreateDirs(dir));
+    return fs.SyncDir(ParentOf(dir));
+  }
+  STRATA_ASSIGN_OR_RETURN(const bool is_dir, fs.IsDirectory(dir));
+  STRATA_ASSIGN_OR_RETURN(const bool foreign, is_dir ? LooksForeign(fs, paths) : true);
+  if (!foreign) return absl::OkStatus();
+  // Read-only: this refuses (naming what it found) without writing.
+  absl::StatusOr<DataDirState> state = CheckOrInitializeDataDir(fs, dir);
+  return state.ok() ? absl::OkStatus() : state.status();
+}
+
+absl::StatusOr<std::unique_ptr<FileLock>> LockDataDir(FileSystem& fs, const DataDirPaths& paths) {
+  absl::StatusOr<std::unique_ptr<FileLock>> lock = fs.LockFile(paths.Lock());
+  if (lock.ok()) return lock;
+  if (ErrnoOf(lock.status()) == EWOULDBLOCK) {
+    return absl::FailedPreconditionError(
+        fmt::format("data directory {} is in use: another strata process holds {}; {}",
+                    paths.data_dir(), paths.Lock(), RunbookRef("data-directory-in-use")));
+  }
+  return InContext(paths, "take LOCK", lock.status());
+}
+
+std::string Today(const MicrosClock& clock) {
+  const int64_t micros = std::clamp<int64_t>(clock(), kMinStampMicros, kMaxStampMicros);
+  return DayOfNanos(static_cast<uint64_t>(micros) * 1000);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DataDir>> OpenDataDir(FileSystem& fs, const std::string& path,
+                                                     DataDirOptions options) {
+  DataDirPaths paths(path);
+  if (absl::Status prepared = PrepareToLock(fs, paths); !prepared.ok()) {
+    if (absl::IsFailedPrecondition(prepared)) return prepared;  // a refusal, already in context
+    return InContext(paths, "open", prepared);
+  }
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock, LockDataDir(fs, paths));
+  if (absl::Status format = CheckOrInitializeDataDir(fs, paths.data_dir()).status(); !format.ok()) {
+    if (absl::IsFailedPrecondition(format)) return format;  // a refusal, already in context
+    return InContext(paths, "check FORMAT", format);
+  }
+
+  RecoveryOptions recovery_options{.today = Today(options.clock),
+                                   .validate_batch = std::move(options.validate_batch),
+                                   .load_attachment = std::move(options.load_attachment)};
+  STRATA_ASSIGN_OR_RETURN(RecoveredTelemetry recovered,
+                          RecoverTelemetry(fs, paths, recovery_options));
+
+  std::unique_ptr<DataDir> data_dir(new DataDir(fs, std::move(lock)));
+  data_dir->issuer_ = std::make_unique<BatchIdIssuer>(std::move(options.clock));
+  for (const BatchId& id : recovered.seen_ids) data_dir->issuer_->Observe(id);
+  STRATA_ASSIGN_OR_RETURN(data_dir->catalog_, Catalog::Create(std::move(recovered.batches),
+                                                              std::move(options.on_retire)));
+  data_dir->committer_ =
+      std::make_unique<BatchCommitter>(fs, paths.data_dir(), std::move(recovered.days));
+  data_dir->report_ = std::move(recovered.report);
+  return data_dir;
+}
+
+}  // namespace strata::storage
