@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the debug build's full ctest suite,
-# the unit and differential tests again under ASan+UBSan, each libFuzzer
-# target for a bounded time, and the decode benchmark in --quick mode to
-# prove it runs. Exits non-zero on the first failure.
+# the unit and differential tests again under ASan+UBSan, the storage
+# engine's concurrency tests under ThreadSanitizer, each libFuzzer target
+# for a bounded time, and the decode and writer benchmarks in quick mode to
+# prove they run. Exits non-zero on the first failure.
 #
 # STRATA_FUZZ_SECONDS overrides the per-target fuzzing time (default 60).
 set -euo pipefail
@@ -12,6 +13,10 @@ fuzz_seconds="${STRATA_FUZZ_SECONDS:-60}"
 unset STRATA_FUZZ_SECONDS  # strata refuses unknown STRATA_* variables
 
 step() { printf '\n=== %s\n' "$*"; }
+
+# The tests that exercise threads in the storage engine (the writer, the
+# catalog's pins and retirement, the assembled engine, the crash loop).
+tsan_tests='GroupCommitWriter|Catalog|StorageTest|CrashLoop'
 
 step "setup"
 bash scripts/setup.sh
@@ -26,6 +31,11 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan
 ctest --preset asan -j2 --timeout 1200
 
+step "tsan: storage concurrency tests"
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan --target storage_test storage_suite_test
+ctest --preset tsan -j2 --timeout 1200 -R "$tsan_tests"
+
 step "fuzz (${fuzz_seconds}s per target)"
 bash scripts/fuzz.sh "$fuzz_seconds"
 
@@ -33,5 +43,9 @@ step "decode benchmark (quick)"
 cmake --preset release >/dev/null
 cmake --build --preset release --target decode_bench
 build/release/bench/decode_bench --quick
+
+step "writer benchmark (quick)"
+cmake --build --preset release --target strata
+(cd build/release && ./strata bench writer --spans 200000 --logs 50000 --metric-points 20000)
 
 step "all tests passed"

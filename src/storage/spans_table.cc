@@ -1,0 +1,553 @@
+#include "storage/spans_table.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "common/check.h"
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "otlp/decode.h"
+
+namespace strata::storage {
+
+using parquet::ColumnSpec;
+using parquet::ColumnVector;
+using parquet::PhysicalType;
+
+namespace {
+
+// The span promoted columns after the resource ones, in file order. The
+// last two are exception_type / exception_message, which look at the first
+// event named "exception" before the span's own attributes.
+std::vector<PromotionRule> SpanPromotionRules() {
+  using otlp::ValueType;
+  return {
+      {"http_method", {"http.request.method", "http.method"}, ValueType::kString},
+      {"http_route", {"http.route"}, ValueType::kString},
+      {"http_status_code", {"http.response.status_code", "http.status_code"}, ValueType::kInt},
+      {"db_system", {"db.system.name", "db.system"}, ValueType::kString},
+      {"rpc_service", {"rpc.service"}, ValueType::kString},
+      {"rpc_method", {"rpc.method"}, ValueType::kString},
+      {"peer_service", {"peer.service"}, ValueType::kString},
+      {"messaging_system", {"messaging.system"}, ValueType::kString},
+      {"messaging_destination", {"messaging.destination.name"}, ValueType::kString},
+      {"exception_type", {"exception.type"}, ValueType::kString},
+      {"exception_message", {"exception.message"}, ValueType::kString},
+  };
+}
+constexpr int kSpanPromotedColumns = 11;
+constexpr int kExceptionRules = 2;  // the last two rules
+static_assert(kSpansColumnCount ==
+              kSpansPromoted + kResourcePromotedColumns + kSpanPromotedColumns);
+
+std::vector<ColumnSpec> BuildSpecs() {
+  std::vector<ColumnSpec> s;
+  AppendRowKindSpec(&s);
+  AppendResourceScopeSpecs(&s);
+  s.push_back(ColumnSpec::FixedBytes("trace_id", 16, true));
+  s.push_back(ColumnSpec::FixedBytes("span_id", 8, true));
+  s.push_back(ColumnSpec::FixedBytes("parent_span_id", 8, true));
+  s.push_back(ColumnSpec::String("trace_state", true));
+  s.push_back(ColumnSpec::Integer("flags", 32, false, true));
+  s.push_back(ColumnSpec::String("name", true));
+  s.push_back(ColumnSpec::Int32("kind", true));
+  s.push_back(ColumnSpec::Integer("start_time_unix_nano", 64, false, true));
+  s.push_back(ColumnSpec::Int64("duration_nano", true));
+  AppendAttributeFamilySpecs("attr", &s);
+  s.push_back(ColumnSpec::Integer("dropped_attributes_count", 32, false, true));
+  s.push_back(ColumnSpec::List(ColumnSpec::Integer("event_time_unix_nano", 64, false)));
+  s.push_back(ColumnSpec::List(ColumnSpec::String("event_name")));
+  s.push_back(ColumnSpec::List(ColumnSpec::Integer("event_dropped_attributes_count", 32, false)));
+  AppendElementCountSpec("event_attr_count", &s);
+  AppendAttributeFamilySpecs("event_attr", &s);
+  s.push_back(ColumnSpec::Integer("dropped_events_count", 32, false, true));
+  s.push_back(ColumnSpec::List(ColumnSpec::FixedBytes("link_trace_id", 16)));
+  s.push_back(ColumnSpec::List(ColumnSpec::FixedBytes("link_span_id", 8)));
+  s.push_back(ColumnSpec::List(ColumnSpec::String("link_trace_state")));
+  s.push_back(ColumnSpec::List(ColumnSpec::Integer("link_flags", 32, false)));
+  s.push_back(ColumnSpec::List(ColumnSpec::Integer("link_dropped_attributes_count", 32, false)));
+  AppendElementCountSpec("link_attr_count", &s);
+  AppendAttributeFamilySpecs("link_attr", &s);
+  s.push_back(ColumnSpec::Integer("dropped_links_count", 32, false, true));
+  s.push_back(ColumnSpec::Int32("status_code", true));
+  s.push_back(ColumnSpec::String("status_message", true));
+  AppendResourcePromotedSpecs(&s);
+  for (const PromotionRule& rule : SpanPromotionRules()) {
+    s.push_back(rule.type == otlp::ValueType::kInt
+                    ? ColumnSpec::Int64(std::string(rule.column), true)
+                    : ColumnSpec::String(std::string(rule.column), true));
+  }
+  STRATA_CHECK(s.size() == kSpansColumnCount, "spans column count");
+  STRATA_CHECK(s[kSpansTraceId].name == "trace_id" &&
+                   s[kSpansDroppedLinks].name == "dropped_links_count" &&
+                   s[kSpansPromoted].name == "service_name",
+               "spans column positions");
+  return s;
+}
+
+// A span's place in the sort: trace id (as two big-endian words, so integer
+// order is bytewise order), start time, then input position.
+struct SortKey {
+  uint64_t trace_hi;
+  uint64_t trace_lo;
+  uint64_t start;
+  uint32_t batch;
+  uint32_t row;
+
+  bool operator<(const SortKey& o) const {
+    if (trace_hi != o.trace_hi) return trace_hi < o.trace_hi;
+    if (trace_lo != o.trace_lo) return trace_lo < o.trace_lo;
+    if (start != o.start) return start < o.start;
+    if (batch != o.batch) return batch < o.batch;
+    return row < o.row;
+  }
+};
+
+uint64_t LoadBigEndian64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return std::endian::native == std::endian::little ? __builtin_bswap64(v) : v;
+}
+
+template <size_t N>
+void AppendFixed(ColumnVector& c, const std::array<uint8_t, N>& id) {
+  c.bytes.append(reinterpret_cast<const char*>(id.data()), N);
+  c.offsets.push_back(c.bytes.size());
+}
+
+// Builds every column of spans.parquet, one row at a time.
+class SpansBuilder {
+ public:
+  explicit SpansBuilder(std::span<const otlp::TraceBatch* const> batches);
+
+  void Reserve(size_t rows, size_t spans);
+  // Adds every input's span, event and link attribute tables as elements,
+  // in batch order; span rows then point into them.
+  void AddAttributeTables();
+  void AppendPlaceholder(uint32_t batch, uint32_t resource, std::optional<uint32_t> scope);
+  void AppendSpan(uint32_t batch, uint32_t span);
+  std::vector<ColumnVector> Finish();
+  const PromotionMisses& misses() const { return misses_; }
+
+ private:
+  void AppendSpanEvents(const otlp::TraceBatch& b, uint32_t batch, uint32_t span);
+  void AppendSpanLinks(const otlp::TraceBatch& b, uint32_t batch, uint32_t span);
+  void AppendSpanPromoted(const otlp::TraceBatch& b, uint32_t span);
+  // Every span column null (or an empty list) for a placeholder row.
+  void AppendNullSpan();
+
+  std::span<const otlp::TraceBatch* const> batches_;
+  PromotionMatcher span_matcher_;
+  PromotionMatcher exception_matcher_;
+  PromotionMisses misses_;
+  std::vector<int64_t> match_;
+  std::vector<int64_t> exception_match_;
+  std::vector<std::string_view> missed_;
+  // Per input batch: element number of row 0 of its attribute tables.
+  std::vector<uint64_t> span_attribute_base_;
+  std::vector<uint64_t> event_attribute_base_;
+  std::vector<uint64_t> link_attribute_base_;
+
+  ColumnVector row_kind_{PhysicalType::kInt32};
+  ResourceScopeWriter resource_scope_;
+  ColumnVector trace_id_{PhysicalType::kFixedLenByteArray};
+  ColumnVector span_id_{PhysicalType::kFixedLenByteArray};
+  ColumnVector parent_span_id_{PhysicalType::kFixedLenByteArray};
+  ColumnVector trace_state_{PhysicalType::kByteArray};
+  ColumnVector flags_{PhysicalType::kInt32};
+  ColumnVector name_{PhysicalType::kByteArray};
+  ColumnVector kind_{PhysicalType::kInt32};
+  ColumnVector start_{PhysicalType::kInt64};
+  ColumnVector duration_{PhysicalType::kInt64};
+  AttributeFamilyWriter attributes_;
+  ColumnVector dropped_attributes_{PhysicalType::kInt32};
+  ColumnVector event_time_ = ColumnVector::List(PhysicalType::kInt64);
+  ColumnVector event_name_ = ColumnVector::List(PhysicalType::kByteArray);
+  ColumnVector event_dropped_ = ColumnVector::List(PhysicalType::kInt32);
+  ColumnVector event_attr_count_ = ColumnVector::List(PhysicalType::kInt32);
+  AttributeFamilyWriter event_attributes_;
+  ColumnVector dropped_events_{PhysicalType::kInt32};
+  ColumnVector link_trace_id_ = ColumnVector::List(PhysicalType::kFixedLenByteArray);
+  ColumnVector link_span_id_ = ColumnVector::List(PhysicalType::kFixedLenByteArray);
+  ColumnVector link_trace_state_ = ColumnVector::List(PhysicalType::kByteArray);
+  ColumnVector link_flags_ = ColumnVector::List(PhysicalType::kInt32);
+  ColumnVector link_dropped_ = ColumnVector::List(PhysicalType::kInt32);
+  ColumnVector link_attr_count_ = ColumnVector::List(PhysicalType::kInt32);
+  AttributeFamilyWriter link_attributes_;
+  ColumnVector dropped_links_{PhysicalType::kInt32};
+  ColumnVector status_code_{PhysicalType::kInt32};
+  ColumnVector status_message_{PhysicalType::kByteArray};
+  ResourcePromotedWriter resource_promoted_;
+  std::array<ColumnVector, kSpanPromotedColumns> promoted_;
+};
+
+SpansBuilder::SpansBuilder(std::span<const otlp::TraceBatch* const> batches)
+    : batches_(batches),
+      span_matcher_(SpanPromotionRules()),
+      exception_matcher_({{"exception_type", {"exception.type"}, otlp::ValueType::kString},
+                          {"exception_message", {"exception.message"}, otlp::ValueType::kString}}) {
+  for (const otlp::TraceBatch* b : batches_) {
+    resource_scope_.AddBatch(*b);
+    resource_promoted_.AddBatch(*b);
+  }
+  const std::vector<PromotionRule>& rules = span_matcher_.rules();
+  for (int i = 0; i < kSpanPromotedColumns; ++i) {
+    promoted_[i] = ColumnVector(rules[i].type == otlp::ValueType::kInt ? PhysicalType::kInt64
+                                                                       : PhysicalType::kByteArray);
+  }
+}
+
+void SpansBuilder::Reserve(size_t rows, size_t spans) {
+  size_t span_attributes = 0, events = 0, event_attributes = 0, links = 0, link_attributes = 0;
+  size_t resource_attributes = 0, scope_attributes = 0;
+  for (const otlp::TraceBatch* b : batches_) {
+    span_attributes += b->span_attributes.size();
+    events += b->events.size();
+    event_attributes += b->event_attributes.size();
+    links += b->links.size();
+    link_attributes += b->link_attributes.size();
+    resource_attributes += b->resource_attributes.size();
+    scope_attributes += b->scope_attributes.size();
+  }
+  resource_scope_.Reserve(rows);
+  resource_promoted_.Reserve(rows);
+  for (ColumnVector* c : {&row_kind_, &flags_, &kind_, &start_, &duration_, &dropped_attributes_,
+                          &dropped_events_, &dropped_links_, &status_code_, &trace_id_, &span_id_,
+                          &parent_span_id_, &trace_state_, &name_, &status_message_}) {
+    c->Reserve(rows);
+  }
+  trace_id_.bytes.reserve(16 * spans);
+  span_id_.bytes.reserve(8 * spans);
+  parent_span_id_.bytes.reserve(8 * spans);
+  parent_span_id_.validity.reserve(rows);
+  name_.bytes.reserve(24 * spans);
+  attributes_.Reserve(rows, span_attributes);
+  event_attributes_.Reserve(rows, event_attributes);
+  link_attributes_.Reserve(rows, link_attributes);
+  for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
+    c->lists.reserve(rows);
+    c->Reserve(events);
+  }
+  for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
+                          &link_dropped_, &link_attr_count_}) {
+    c->lists.reserve(rows);
+    c->Reserve(links);
+  }
+  link_trace_id_.bytes.reserve(16 * links);
+  link_span_id_.bytes.reserve(8 * links);
+  for (ColumnVector& c : promoted_) c.Reserve(rows);
+  (void)resource_attributes;
+  (void)scope_attributes;
+}
+
+void SpansBuilder::AddAttributeTables() {
+  for (const otlp::TraceBatch* b : batches_) {
+    span_attribute_base_.push_back(attributes_.AddTable(*b, b->span_attributes));
+    event_attribute_base_.push_back(event_attributes_.AddTable(*b, b->event_attributes));
+    link_attribute_base_.push_back(link_attributes_.AddTable(*b, b->link_attributes));
+  }
+}
+
+void SpansBuilder::AppendNullSpan() {
+  for (ColumnVector* c : {&trace_id_, &span_id_, &parent_span_id_, &trace_state_, &flags_, &name_,
+                          &kind_, &start_, &duration_, &dropped_attributes_, &dropped_events_,
+                          &dropped_links_, &status_code_, &status_message_}) {
+    c->AppendNull();
+  }
+  attributes_.AppendEmptyRow();
+  event_attributes_.AppendEmptyRow();
+  link_attributes_.AppendEmptyRow();
+  for (ColumnVector* c :
+       {&event_time_, &event_name_, &event_dropped_, &event_attr_count_, &link_trace_id_,
+        &link_span_id_, &link_trace_state_, &link_flags_, &link_dropped_, &link_attr_count_}) {
+    c->AppendList(0, 0);
+  }
+  resource_promoted_.AppendNullRow();
+  for (ColumnVector& c : promoted_) c.AppendNull();
+}
+
+void SpansBuilder::AppendPlaceholder(uint32_t batch, uint32_t resource,
+                                     std::optional<uint32_t> scope) {
+  row_kind_.int32s.push_back(scope.has_value() ? 1 : 2);
+  resource_scope_.AppendRow(batch, resource, scope);
+  AppendNullSpan();
+}
+
+void SpansBuilder::AppendSpan(uint32_t batch, uint32_t span) {
+  const otlp::TraceBatch& b = *batches_[batch];
+  const otlp::SpanColumns& s = b.spans;
+  const uint32_t scope = s.scope[span];
+  row_kind_.int32s.push_back(0);
+  resource_scope_.AppendRow(batch, b.scopes.resource[scope], scope);
+  trace_id_.AppendBytes({reinterpret_cast<const char*>(s.trace_id[span].data()), 16});
+  span_id_.AppendBytes({reinterpret_cast<const char*>(s.span_id[span].data()), 8});
+  if (s.has_parent_span_id[span] != 0) {
+    parent_span_id_.AppendBytes({reinterpret_cast<const char*>(s.parent_span_id[span].data()), 8});
+  } else {
+    parent_span_id_.AppendNull();
+  }
+  trace_state_.AppendBytes(s.trace_state[span]);
+  flags_.AppendInt32(static_cast<int32_t>(s.flags[span]));
+  name_.AppendBytes(s.name[span]);
+  kind_.AppendInt32(s.kind[span]);
+  start_.AppendInt64(static_cast<int64_t>(s.start_time_unix_nano[span]));
+  // Modulo 2^64, so start + duration gives the end back exactly.
+  duration_.AppendInt64(
+      static_cast<int64_t>(s.end_time_unix_nano[span] - s.start_time_unix_nano[span]));
+  attributes_.AppendTableRow(span_attribute_base_[batch], s.attributes[span]);
+  dropped_attributes_.AppendInt32(static_cast<int32_t>(s.dropped_attributes_count[span]));
+  AppendSpanEvents(b, batch, span);
+  dropped_events_.AppendInt32(static_cast<int32_t>(s.dropped_events_count[span]));
+  AppendSpanLinks(b, batch, span);
+  dropped_links_.AppendInt32(static_cast<int32_t>(s.dropped_links_count[span]));
+  status_code_.AppendInt32(s.status_code[span]);
+  status_message_.AppendBytes(s.status_message[span]);
+  resource_promoted_.AppendRow(batch, b.scopes.resource[scope], &misses_);
+  AppendSpanPromoted(b, span);
+}
+
+void SpansBuilder::AppendSpanEvents(const otlp::TraceBatch& b, uint32_t batch, uint32_t span) {
+  const otlp::Range events = b.spans.events[span];
+  const otlp::EventColumns& e = b.events;
+  event_time_.AppendList(event_time_.int64s.size(), events.count);
+  event_name_.AppendList(event_name_.offsets.size() - 1, events.count);
+  event_dropped_.AppendList(event_dropped_.int32s.size(), events.count);
+  for (uint32_t i = events.begin; i < events.end(); ++i) {
+    event_time_.int64s.push_back(static_cast<int64_t>(e.time_unix_nano[i]));
+    event_name_.bytes.append(e.name[i]);
+    event_name_.offsets.push_back(event_name_.bytes.size());
+    event_dropped_.int32s.push_back(static_cast<int32_t>(e.dropped_attributes_count[i]));
+  }
+  const std::span<const otlp::Range> attributes(e.attributes.data() + events.begin, events.count);
+  AppendElementCounts(attributes, &event_attr_count_);
+  event_attributes_.AppendTableConcatenatedRow(event_attribute_base_[batch], b, b.event_attributes,
+                                               attributes);
+}
+
+void SpansBuilder::AppendSpanLinks(const otlp::TraceBatch& b, uint32_t batch, uint32_t span) {
+  const otlp::Range links = b.spans.links[span];
+  const otlp::LinkColumns& l = b.links;
+  link_trace_id_.AppendList(link_trace_id_.offsets.size() - 1, links.count);
+  link_span_id_.AppendList(link_span_id_.offsets.size() - 1, links.count);
+  link_trace_state_.AppendList(link_trace_state_.offsets.size() - 1, links.count);
+  link_flags_.AppendList(link_flags_.int32s.size(), links.count);
+  link_dropped_.AppendList(link_dropped_.int32s.size(), links.count);
+  for (uint32_t i = links.begin; i < links.end(); ++i) {
+    AppendFixed(link_trace_id_, l.trace_id[i]);
+    AppendFixed(link_span_id_, l.span_id[i]);
+    link_trace_state_.bytes.append(l.trace_state[i]);
+    link_trace_state_.offsets.push_back(link_trace_state_.bytes.size());
+    link_flags_.int32s.push_back(static_cast<int32_t>(l.flags[i]));
+    link_dropped_.int32s.push_back(static_cast<int32_t>(l.dropped_attributes_count[i]));
+  }
+  const std::span<const otlp::Range> attributes(l.attributes.data() + links.begin, links.count);
+  AppendElementCounts(attributes, &link_attr_count_);
+  link_attributes_.AppendTableConcatenatedRow(link_attribute_base_[batch], b, b.link_attributes,
+                                              attributes);
+}
+
+void SpansBuilder::AppendSpanPromoted(const otlp::TraceBatch& b, uint32_t span) {
+  missed_.clear();
+  // exception.type / exception.message: the first event named "exception"
+  // comes first, then the span's own attributes.
+  exception_match_.assign(kExceptionRules, -1);
+  const otlp::Range events = b.spans.events[span];
+  for (uint32_t i = events.begin; i < events.end(); ++i) {
+    if (b.events.name[i] == "exception") {
+      exception_matcher_.Match(b.event_attributes, b.events.attributes[i], &exception_match_,
+                               &missed_);
+      break;
+    }
+  }
+  span_matcher_.Match(b.span_attributes, b.spans.attributes[span], &match_, &missed_);
+  for (int i = 0; i < kSpanPromotedColumns; ++i) {
+    ColumnVector& c = promoted_[i];
+    const otlp::AttributeColumns* table = &b.span_attributes;
+    int64_t row = match_[i];
+    if (i >= kSpanPromotedColumns - kExceptionRules) {
+      const int64_t from_event = exception_match_[i - (kSpanPromotedColumns - kExceptionRules)];
+      if (from_event >= 0) {
+        table = &b.event_attributes;
+        row = from_event;
+      }
+    }
+    if (row < 0) {
+      c.AppendNull();
+    } else if (c.type == PhysicalType::kInt64) {
+      c.AppendInt64(table->value.int_at(static_cast<size_t>(row)));
+    } else {
+      c.AppendBytes(table->value.str[row]);
+    }
+  }
+  for (std::string_view key : missed_) misses_.Add(key);
+}
+
+std::vector<ColumnVector> SpansBuilder::Finish() {
+  std::vector<ColumnVector> out;
+  out.reserve(kSpansColumnCount);
+  out.push_back(std::move(row_kind_));
+  resource_scope_.MoveColumnsTo(&out);
+  for (ColumnVector* c : {&trace_id_, &span_id_, &parent_span_id_, &trace_state_, &flags_, &name_,
+                          &kind_, &start_, &duration_}) {
+    out.push_back(std::move(*c));
+  }
+  attributes_.MoveColumnsTo(&out);
+  out.push_back(std::move(dropped_attributes_));
+  for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
+    out.push_back(std::move(*c));
+  }
+  event_attributes_.MoveColumnsTo(&out);
+  out.push_back(std::move(dropped_events_));
+  for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
+                          &link_dropped_, &link_attr_count_}) {
+    out.push_back(std::move(*c));
+  }
+  link_attributes_.MoveColumnsTo(&out);
+  for (ColumnVector* c : {&dropped_links_, &status_code_, &status_message_}) {
+    out.push_back(std::move(*c));
+  }
+  resource_promoted_.MoveColumnsTo(&out);
+  for (ColumnVector& c : promoted_) out.push_back(std::move(c));
+  STRATA_CHECK(out.size() == kSpansColumnCount, "spans column count");
+  return out;
+}
+
+// Placeholder rows of one batch: resources without scopes (kind 2), then
+// scopes without spans (kind 1).
+void AppendPlaceholders(const otlp::TraceBatch& b, uint32_t batch, SpansBuilder* builder,
+                        size_t* rows) {
+  std::vector<uint32_t> scopes_per_resource(b.resources.size(), 0);
+  std::vector<uint32_t> spans_per_scope(b.scopes.size(), 0);
+  for (uint32_t r : b.scopes.resource) ++scopes_per_resource[r];
+  for (uint32_t s : b.spans.scope) ++spans_per_scope[s];
+  for (uint32_t r = 0; r < b.resources.size(); ++r) {
+    if (scopes_per_resource[r] != 0) continue;
+    if (builder != nullptr) builder->AppendPlaceholder(batch, r, std::nullopt);
+    ++*rows;
+  }
+  for (uint32_t s = 0; s < b.scopes.size(); ++s) {
+    if (spans_per_scope[s] != 0) continue;
+    if (builder != nullptr) builder->AppendPlaceholder(batch, b.scopes.resource[s], s);
+    ++*rows;
+  }
+}
+
+std::vector<SortKey> SortSpans(std::span<const otlp::TraceBatch* const> batches) {
+  size_t spans = 0;
+  for (const otlp::TraceBatch* b : batches) spans += b->spans.size();
+  std::vector<SortKey> keys;
+  keys.reserve(spans);
+  for (uint32_t k = 0; k < batches.size(); ++k) {
+    const otlp::SpanColumns& s = batches[k]->spans;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      const uint8_t* id = s.trace_id[i].data();
+      keys.push_back(
+          {LoadBigEndian64(id), LoadBigEndian64(id + 8), s.start_time_unix_nano[i], k, i});
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+// The meta.json member and trace runs, from the sorted spans.
+void Summarize(std::span<const otlp::TraceBatch* const> batches, const std::vector<SortKey>& keys,
+               uint32_t first_span_row, SpansTable* out) {
+  out->trace_runs.clear();
+  uint64_t min_time = std::numeric_limits<uint64_t>::max();
+  uint64_t max_time = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const SortKey& k = keys[i];
+    const otlp::SpanColumns& s = batches[k.batch]->spans;
+    const uint64_t start = s.start_time_unix_nano[k.row];
+    const uint64_t end = s.end_time_unix_nano[k.row];
+    const uint64_t lo = std::min(start, end), hi = std::max(start, end);
+    if (i == 0 || k.trace_hi != keys[i - 1].trace_hi || k.trace_lo != keys[i - 1].trace_lo) {
+      TraceRun run;
+      run.trace_id = s.trace_id[k.row];
+      run.first_row = first_span_row + static_cast<uint32_t>(i);
+      run.min_time_unix_nano = lo;
+      run.max_time_unix_nano = hi;
+      out->trace_runs.push_back(run);
+    }
+    TraceRun& run = out->trace_runs.back();
+    run.min_time_unix_nano = std::min(run.min_time_unix_nano, lo);
+    run.max_time_unix_nano = std::max(run.max_time_unix_nano, hi);
+    min_time = std::min(min_time, lo);
+    max_time = std::max(max_time, hi);
+  }
+  out->meta.rows = keys.size();
+  out->meta.traces = out->trace_runs.size();
+  if (out->meta.file_rows == 0) {
+    out->meta.event_time.reset();
+  } else if (keys.empty()) {
+    out->meta.event_time = NanosRange{0, 0};
+  } else {
+    out->meta.event_time = NanosRange{min_time, max_time};
+  }
+}
+
+}  // namespace
+
+const std::vector<ColumnSpec>& SpansTableColumns() {
+  static const std::vector<ColumnSpec>* const specs = new std::vector<ColumnSpec>(BuildSpecs());
+  return *specs;
+}
+
+absl::StatusOr<SpansTable> WriteSpansTable(std::span<const otlp::TraceBatch* const> batches,
+                                           std::string_view batch_id, const TableOptions& options) {
+  uint64_t resources = 0, scopes = 0;
+  for (const otlp::TraceBatch* b : batches) {
+    STRATA_RETURN_IF_ERROR(otlp::ValidateBatch(*b));
+    resources += b->resources.size();
+    scopes += b->scopes.size();
+  }
+  if (resources > std::numeric_limits<int32_t>::max() ||
+      scopes > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError("spans table: too many resources or scopes for one file");
+  }
+  size_t placeholders = 0;
+  for (uint32_t k = 0; k < batches.size(); ++k) {
+    AppendPlaceholders(*batches[k], k, nullptr, &placeholders);
+  }
+  const std::vector<SortKey> keys = SortSpans(batches);
+  const size_t rows = placeholders + keys.size();
+  if (rows > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError("spans table: too many rows for one file");
+  }
+
+  SpansTable out;
+  out.first_span_row = static_cast<uint32_t>(placeholders);
+  out.meta.file_rows = rows;
+  Summarize(batches, keys, out.first_span_row, &out);
+  if (rows == 0) return out;
+
+  SpansBuilder builder(batches);
+  builder.Reserve(rows, keys.size());
+  builder.AddAttributeTables();
+  for (uint32_t k = 0; k < batches.size(); ++k) {
+    size_t ignored = 0;
+    AppendPlaceholders(*batches[k], k, &builder, &ignored);
+  }
+  for (const SortKey& key : keys) builder.AppendSpan(key.batch, key.row);
+  builder.misses().AddTo(&out.meta.promotion_misses);
+  const std::vector<ColumnVector> columns = builder.Finish();
+
+  const std::vector<parquet::SortingColumn> sorting = {{kSpansTraceId, false, true},
+                                                       {kSpansStartTime, false, true}};
+  STRATA_ASSIGN_OR_RETURN(
+      out.file, WriteTableFile(SpansTableColumns(), columns,
+                               MakeWriterOptions(options, kSpansSchema, batch_id, sorting)));
+  return out;
+}
+
+absl::Status CheckSpansTableFooter(parquet::RandomAccessSource* source, std::string_view batch_id,
+                                   uint64_t file_rows, std::string_view file_name) {
+  return CheckTableFooter(source, SpansTableColumns(), kSpansSchema, batch_id, file_rows,
+                          file_name);
+}
+
+}  // namespace strata::storage

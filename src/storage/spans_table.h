@@ -1,0 +1,116 @@
+#pragma once
+
+// spans.parquet (docs/format/spans-parquet.md): the writer that turns the
+// TraceBatches of one group commit into one Parquet file, the reader that
+// turns a whole file back into one TraceBatch, and the footer check boot
+// runs without reading pages.
+//
+// WriteSpansTable renumbers resources and scopes consecutively across its
+// inputs, writes placeholder rows for resources and scopes without spans
+// first, then every span sorted by (trace id bytewise, start time), ties in
+// input order, and derives the promoted columns, the meta.json `spans`
+// member and the trace runs spans.tidx is built from. It sorts an array of
+// compact keys, never the batches, and shares each resource's and scope's
+// list elements between its rows.
+//
+// ReadSpansTable checks the footer (schema, key-value metadata) and the
+// rules listed under "Validation" in the format page, and rebuilds a batch
+// whose string views point into buffers the batch retains.
+//
+// Errors: WriteSpansTable returns Internal for a batch that breaks batch.h's
+// invariants it relies on (checked with otlp::ValidateBatch first) and the
+// Parquet writer's errors. The readers return DataLoss naming the file and
+// the check for anything wrong with the bytes, and the source's own error
+// when reading fails.
+//
+// Thread-safety: reentrant; batches are only read.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "otlp/batch.h"
+#include "parquet/column_vector.h"
+#include "parquet/file_reader.h"
+#include "storage/batch_meta.h"
+#include "storage/table_common.h"
+#include "storage/trace_run.h"
+
+namespace strata::storage {
+
+// strata.schema of spans.parquet.
+inline constexpr char kSpansSchema[] = "spans";
+
+// Column positions in spans.parquet (the order of spans-parquet.md).
+enum SpansColumn : int {
+  kSpansRowKind = 0,
+  kSpansResourceScope = 1,  // kResourceScopeColumns columns
+  kSpansTraceId = kSpansResourceScope + kResourceScopeColumns,
+  kSpansSpanId,
+  kSpansParentSpanId,
+  kSpansTraceState,
+  kSpansFlags,
+  kSpansName,
+  kSpansKind,
+  kSpansStartTime,
+  kSpansDuration,
+  kSpansAttributes,  // family
+  kSpansDroppedAttributes = kSpansAttributes + kAttributeFamilyColumns,
+  kSpansEventTime,
+  kSpansEventName,
+  kSpansEventDroppedAttributes,
+  kSpansEventAttributeCount,
+  kSpansEventAttributes,  // family
+  kSpansDroppedEvents = kSpansEventAttributes + kAttributeFamilyColumns,
+  kSpansLinkTraceId,
+  kSpansLinkSpanId,
+  kSpansLinkTraceState,
+  kSpansLinkFlags,
+  kSpansLinkDroppedAttributes,
+  kSpansLinkAttributeCount,
+  kSpansLinkAttributes,  // family
+  kSpansDroppedLinks = kSpansLinkAttributes + kAttributeFamilyColumns,
+  kSpansStatusCode,
+  kSpansStatusMessage,
+  kSpansPromoted,  // kResourcePromotedColumns, then the span promoted columns
+  kSpansColumnCount = kSpansPromoted + kResourcePromotedColumns + 11,
+};
+
+// The schema of spans.parquet, in file order.
+const std::vector<parquet::ColumnSpec>& SpansTableColumns();
+
+// A written spans.parquet and what the batch's other files need from it.
+struct SpansTable {
+  std::string file;  // the Parquet file's bytes
+  SignalMeta meta;   // meta.json `signals.spans`
+  // One per distinct trace id, in file order (ids strictly increasing).
+  std::vector<TraceRun> trace_runs;
+  // Row of the first span (the number of placeholder rows).
+  uint32_t first_span_row = 0;
+};
+
+// Writes the spans of `batches` (in this order) into one file for batch
+// `batch_id`. Batches with no resources contribute nothing; when there is no
+// row at all the result has file_rows 0 and an empty `file` (the signal's
+// files are then absent, meta-json.md).
+[[nodiscard]] absl::StatusOr<SpansTable> WriteSpansTable(
+    std::span<const otlp::TraceBatch* const> batches, std::string_view batch_id,
+    const TableOptions& options = {});
+
+// Reads a whole spans.parquet back into one batch (views point into buffers
+// the batch retains). `file_name` names the file in errors.
+[[nodiscard]] absl::StatusOr<otlp::TraceBatch> ReadSpansTable(parquet::RandomAccessSource* source,
+                                                              std::string_view batch_id,
+                                                              std::string_view file_name);
+
+// Boot's check: the footer parses, the schema and key-value metadata are
+// spans.parquet's for `batch_id`, and num_rows equals `file_rows`.
+[[nodiscard]] absl::Status CheckSpansTableFooter(parquet::RandomAccessSource* source,
+                                                 std::string_view batch_id, uint64_t file_rows,
+                                                 std::string_view file_name);
+
+}  // namespace strata::storage

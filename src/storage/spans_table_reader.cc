@@ -1,0 +1,251 @@
+// ReadSpansTable: spans.parquet back into one TraceBatch (spans_table.h).
+
+#include <cstring>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "otlp/decode.h"
+#include "storage/spans_table.h"
+
+namespace strata::storage {
+
+using parquet::ColumnVector;
+
+namespace {
+
+const std::string& ColumnName(int column) { return SpansTableColumns()[column].name; }
+
+template <size_t N>
+void CopyId(const ColumnVector& column, size_t i, std::array<uint8_t, N>* id) {
+  std::memcpy(id->data(), column.bytes.data() + column.offsets[i], N);
+}
+
+// Row kinds are 0..2 and placeholders (1, 2) come before spans (0). Returns
+// the first span row.
+absl::StatusOr<size_t> CheckRowKinds(const ColumnVector& kinds, const RowOwners& owners,
+                                     std::string_view file_name) {
+  size_t first_span = kinds.size();
+  for (size_t r = 0; r < kinds.size(); ++r) {
+    const int32_t kind = kinds.int32s[r];
+    if (kind < 0 || kind > 2) {
+      return ColumnDataLoss(file_name, "row_kind", r,
+                            fmt::format("row kind {} outside 0..2", kind));
+    }
+    if (kind == 0 && first_span == kinds.size()) first_span = r;
+    if (kind != 0 && first_span < r) {
+      return ColumnDataLoss(file_name, "row_kind", r, "placeholder row after a span row");
+    }
+    if ((kind == 2) != (owners.scope[r] == RowOwners::kNoScope)) {
+      return ColumnDataLoss(file_name, "scope_index", r,
+                            kind == 2 ? "not null on a resource placeholder" : "null");
+    }
+  }
+  return first_span;
+}
+
+// Reads the span rows [first, rows) of the columns into *batch.
+class SpanRowReader {
+ public:
+  SpanRowReader(std::vector<ColumnVector>& c, std::string_view file_name, otlp::TraceBatch* batch)
+      : c_(c), file_name_(file_name), batch_(batch) {}
+
+  [[nodiscard]] absl::Status Init();
+  [[nodiscard]] absl::Status ReadRow(size_t r, uint32_t scope);
+
+ private:
+  [[nodiscard]] absl::Status CheckPresent(size_t r) const;
+  [[nodiscard]] absl::Status CheckOrder(size_t r);
+  [[nodiscard]] absl::Status CheckListLengths(size_t r, std::initializer_list<int> columns) const;
+  [[nodiscard]] absl::StatusOr<otlp::Range> ReadEvents(size_t r);
+  [[nodiscard]] absl::StatusOr<otlp::Range> ReadLinks(size_t r);
+  std::string_view Str(int column, size_t i) const {
+    return BytesAt(c_[column], views_[column], i);
+  }
+
+  std::vector<ColumnVector>& c_;
+  std::string_view file_name_;
+  otlp::TraceBatch* batch_;
+  std::vector<std::string_view> views_ = std::vector<std::string_view>(kSpansColumnCount);
+  std::optional<AttributeFamilyReader> attributes_;
+  std::optional<AttributeFamilyReader> event_attributes_;
+  std::optional<AttributeFamilyReader> link_attributes_;
+  std::vector<otlp::Range> ranges_;
+  bool has_previous_ = false;
+  size_t previous_row_ = 0;
+};
+
+absl::Status SpanRowReader::Init() {
+  for (int k :
+       {kSpansTraceState, kSpansName, kSpansStatusMessage, kSpansEventName, kSpansLinkTraceState}) {
+    views_[k] = RetainBytes(&c_[k], batch_);
+  }
+  std::span<ColumnVector> all(c_);
+  STRATA_ASSIGN_OR_RETURN(attributes_, AttributeFamilyReader::Make(
+                                           all.subspan(kSpansAttributes, kAttributeFamilyColumns),
+                                           "attr", file_name_, batch_));
+  STRATA_ASSIGN_OR_RETURN(
+      event_attributes_,
+      AttributeFamilyReader::Make(all.subspan(kSpansEventAttributes, kAttributeFamilyColumns),
+                                  "event_attr", file_name_, batch_));
+  STRATA_ASSIGN_OR_RETURN(
+      link_attributes_,
+      AttributeFamilyReader::Make(all.subspan(kSpansLinkAttributes, kAttributeFamilyColumns),
+                                  "link_attr", file_name_, batch_));
+  return absl::OkStatus();
+}
+
+absl::Status SpanRowReader::CheckPresent(size_t r) const {
+  for (int k : {kSpansTraceId, kSpansSpanId, kSpansTraceState, kSpansFlags, kSpansName, kSpansKind,
+                kSpansStartTime, kSpansDuration, kSpansDroppedAttributes, kSpansDroppedEvents,
+                kSpansDroppedLinks, kSpansStatusCode, kSpansStatusMessage}) {
+    if (c_[k].is_null(r)) return ColumnDataLoss(file_name_, ColumnName(k), r, "null on a span row");
+  }
+  return absl::OkStatus();
+}
+
+// Spans are sorted by trace id (bytewise), then start time (unsigned).
+absl::Status SpanRowReader::CheckOrder(size_t r) {
+  if (has_previous_) {
+    const ColumnVector& ids = c_[kSpansTraceId];
+    const int order = std::memcmp(ids.bytes.data() + ids.offsets[previous_row_],
+                                  ids.bytes.data() + ids.offsets[r], 16);
+    const auto start = [&](size_t row) {
+      return static_cast<uint64_t>(c_[kSpansStartTime].int64s[row]);
+    };
+    if (order > 0 || (order == 0 && start(previous_row_) > start(r))) {
+      return ColumnDataLoss(file_name_, order > 0 ? "trace_id" : "start_time_unix_nano", r,
+                            "rows are not in the declared sort order");
+    }
+  }
+  has_previous_ = true;
+  previous_row_ = r;
+  return absl::OkStatus();
+}
+
+absl::Status SpanRowReader::CheckListLengths(size_t r, std::initializer_list<int> columns) const {
+  const int first = *columns.begin();
+  for (int k : columns) {
+    if (c_[k].lists[r].count != c_[first].lists[r].count) {
+      return ColumnDataLoss(file_name_, ColumnName(k), r,
+                            fmt::format("{} elements, {} has {}", c_[k].lists[r].count,
+                                        ColumnName(first), c_[first].lists[r].count));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<otlp::Range> SpanRowReader::ReadEvents(size_t r) {
+  STRATA_RETURN_IF_ERROR(CheckListLengths(
+      r,
+      {kSpansEventTime, kSpansEventName, kSpansEventDroppedAttributes, kSpansEventAttributeCount}));
+  STRATA_RETURN_IF_ERROR(event_attributes_->AppendSplitRow(
+      r, ListU32(c_[kSpansEventAttributeCount], r), batch_, &batch_->event_attributes, &ranges_));
+  const otlp::Range events{static_cast<uint32_t>(batch_->events.size()),
+                           static_cast<uint32_t>(ranges_.size())};
+  const std::span<const uint32_t> dropped = ListU32(c_[kSpansEventDroppedAttributes], r);
+  const uint64_t time_begin = c_[kSpansEventTime].lists[r].begin;
+  const uint64_t name_begin = c_[kSpansEventName].lists[r].begin;
+  for (size_t e = 0; e < ranges_.size(); ++e) {
+    otlp::EventRow event;
+    event.time_unix_nano = static_cast<uint64_t>(c_[kSpansEventTime].int64s[time_begin + e]);
+    event.name = Str(kSpansEventName, name_begin + e);
+    event.attributes = ranges_[e];
+    event.dropped_attributes_count = dropped[e];
+    batch_->events.Append(event);
+  }
+  return events;
+}
+
+absl::StatusOr<otlp::Range> SpanRowReader::ReadLinks(size_t r) {
+  STRATA_RETURN_IF_ERROR(CheckListLengths(
+      r, {kSpansLinkTraceId, kSpansLinkSpanId, kSpansLinkTraceState, kSpansLinkFlags,
+          kSpansLinkDroppedAttributes, kSpansLinkAttributeCount}));
+  STRATA_RETURN_IF_ERROR(link_attributes_->AppendSplitRow(
+      r, ListU32(c_[kSpansLinkAttributeCount], r), batch_, &batch_->link_attributes, &ranges_));
+  const otlp::Range links{static_cast<uint32_t>(batch_->links.size()),
+                          static_cast<uint32_t>(ranges_.size())};
+  const std::span<const uint32_t> flags = ListU32(c_[kSpansLinkFlags], r);
+  const std::span<const uint32_t> dropped = ListU32(c_[kSpansLinkDroppedAttributes], r);
+  const uint64_t trace_begin = c_[kSpansLinkTraceId].lists[r].begin;
+  const uint64_t span_begin = c_[kSpansLinkSpanId].lists[r].begin;
+  const uint64_t state_begin = c_[kSpansLinkTraceState].lists[r].begin;
+  for (size_t e = 0; e < ranges_.size(); ++e) {
+    otlp::LinkRow link;
+    CopyId(c_[kSpansLinkTraceId], trace_begin + e, &link.trace_id);
+    CopyId(c_[kSpansLinkSpanId], span_begin + e, &link.span_id);
+    link.trace_state = Str(kSpansLinkTraceState, state_begin + e);
+    link.attributes = ranges_[e];
+    link.dropped_attributes_count = dropped[e];
+    link.flags = flags[e];
+    batch_->links.Append(link);
+  }
+  return links;
+}
+
+absl::Status SpanRowReader::ReadRow(size_t r, uint32_t scope) {
+  STRATA_RETURN_IF_ERROR(CheckPresent(r));
+  STRATA_RETURN_IF_ERROR(CheckOrder(r));
+  otlp::SpanRow span;
+  span.scope = scope;
+  CopyId(c_[kSpansTraceId], r, &span.trace_id);
+  CopyId(c_[kSpansSpanId], r, &span.span_id);
+  span.trace_state = Str(kSpansTraceState, r);
+  if (!c_[kSpansParentSpanId].is_null(r)) {
+    CopyId(c_[kSpansParentSpanId], r, &span.parent_span_id);
+    span.has_parent_span_id = 1;
+  }
+  span.flags = static_cast<uint32_t>(c_[kSpansFlags].int32s[r]);
+  span.name = Str(kSpansName, r);
+  span.kind = c_[kSpansKind].int32s[r];
+  span.start_time_unix_nano = static_cast<uint64_t>(c_[kSpansStartTime].int64s[r]);
+  span.end_time_unix_nano =
+      span.start_time_unix_nano + static_cast<uint64_t>(c_[kSpansDuration].int64s[r]);
+  STRATA_ASSIGN_OR_RETURN(span.attributes,
+                          attributes_->AppendRow(r, batch_, &batch_->span_attributes));
+  span.dropped_attributes_count = static_cast<uint32_t>(c_[kSpansDroppedAttributes].int32s[r]);
+  STRATA_ASSIGN_OR_RETURN(span.events, ReadEvents(r));
+  span.dropped_events_count = static_cast<uint32_t>(c_[kSpansDroppedEvents].int32s[r]);
+  STRATA_ASSIGN_OR_RETURN(span.links, ReadLinks(r));
+  span.dropped_links_count = static_cast<uint32_t>(c_[kSpansDroppedLinks].int32s[r]);
+  span.status_code = c_[kSpansStatusCode].int32s[r];
+  span.status_message = Str(kSpansStatusMessage, r);
+  batch_->spans.Append(span);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<otlp::TraceBatch> ReadSpansTable(parquet::RandomAccessSource* source,
+                                                std::string_view batch_id,
+                                                std::string_view file_name) {
+  STRATA_ASSIGN_OR_RETURN(
+      std::unique_ptr<parquet::FileReader> reader,
+      OpenTable(source, SpansTableColumns(), kSpansSchema, batch_id, file_name));
+  STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c, ReadAllColumns(*reader, file_name));
+  otlp::TraceBatch batch;
+  STRATA_ASSIGN_OR_RETURN(const RowOwners owners,
+                          RebuildResourcesAndScopes(std::span<ColumnVector>(c).subspan(
+                                                        kSpansResourceScope, kResourceScopeColumns),
+                                                    file_name, &batch));
+  STRATA_ASSIGN_OR_RETURN(const size_t first_span,
+                          CheckRowKinds(c[kSpansRowKind], owners, file_name));
+  SpanRowReader rows(c, file_name, &batch);
+  STRATA_RETURN_IF_ERROR(rows.Init());
+  const size_t row_count = c[kSpansRowKind].size();
+  batch.spans.scope.reserve(row_count - first_span);
+  for (size_t r = first_span; r < row_count; ++r) {
+    STRATA_RETURN_IF_ERROR(rows.ReadRow(r, owners.scope[r]));
+  }
+  absl::Status valid = otlp::ValidateBatch(batch);
+  if (!valid.ok()) {
+    return absl::DataLossError(
+        fmt::format("{}: rebuilt batch is invalid: {}", file_name, std::string(valid.message())));
+  }
+  return batch;
+}
+
+}  // namespace strata::storage

@@ -1,0 +1,509 @@
+#pragma once
+
+// Column code shared by strata's three Parquet tables (spans, logs, metrics;
+// docs/format/spans-parquet.md, logs-parquet.md, metrics-parquet.md): the
+// seven-column attribute family of docs/format/attributes.md, the resource
+// and scope columns every table starts with, the promoted resource columns,
+// and the footer checks and writer options every table uses.
+//
+// What a table writer uses (metrics_table.cc follows the same recipe as
+// spans_table.cc and logs_table.cc):
+//   specs:   AppendRowKindSpec, AppendResourceScopeSpecs, AppendAttributeFamilySpecs
+//            (per family, e.g. "attr", "metric_metadata", "exemplar_attr"),
+//            AppendElementCountSpec ("exemplar_attr_count"),
+//            AppendResourcePromotedSpecs (service_name, service_version,
+//            deployment_environment; at the start of the promoted columns).
+//   rows:    ResourceScopeWriter::AddBatch once per input batch (it renumbers
+//            resources and scopes consecutively across inputs), then
+//            AppendRow(batch, resource, scope) per file row (rows of different
+//            batches may interleave); AttributeFamilyWriter::
+//            AppendRow / AppendConcatenatedRow / AppendEmptyRow per family and
+//            row; AppendElementCounts for the `<element>_attr_count` lists;
+//            ResourcePromotedWriter::AddBatch, AppendRow / AppendNullRow;
+//            PromotionMatcher for a table's own promoted columns.
+//   finish:  each writer's MoveColumnsTo, in spec order, then WriteTableFile.
+// What a table reader uses:
+//   OpenTable (footer parsed, schema and key-value metadata checked),
+//   ReadAllColumns, then RebuildResourcesAndScopes, AttributeFamilyReader
+//   (AppendRow / AppendSplitRow) and RetainBytes for string columns.
+// Boot uses CheckTableFooter (no pages read).
+//
+// Errors: every problem with bytes read from a file is DataLoss naming the
+// file and the check that failed ("<file>: column 'attr_types' row 7: type
+// code 9 outside 0..7"). Writers only fail when the batch breaks batch.h's
+// invariants the writer depends on (Internal) or Parquet writing fails.
+//
+// Thread-safety: the writers and readers here have a single owner; the free
+// functions are reentrant.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "otlp/batch.h"
+#include "parquet/column_vector.h"
+#include "parquet/file_reader.h"
+#include "parquet/file_writer.h"
+#include "storage/batch_meta.h"
+
+namespace strata::storage {
+
+// ------------------------------------------------------------ file level
+
+// Key-value metadata every table file carries.
+inline constexpr char kFormatKey[] = "strata.format";
+inline constexpr char kFormatValue[] = "1";
+inline constexpr char kSchemaKey[] = "strata.schema";
+inline constexpr char kBatchIdKey[] = "strata.batch_id";
+
+// How table files are written. The defaults are the format pages' values,
+// chosen by measurement on realistic traffic (tests/storage/
+// table_roundtrip_test.cc, SpansWriterThroughputAndSize): zstd 6 against 3
+// saves 3.5% of spans.parquet for about 13% more writer instructions; a
+// 16 KiB dictionary limit turns unique ids and times PLAIN after a few
+// thousand values instead of carrying a dictionary that is larger than the
+// values (41.0 against 48.3 bytes per span at zstd 3).
+struct TableOptions {
+  int zstd_level = 6;
+  // Row groups are cut when their buffered (uncompressed) bytes reach this.
+  size_t row_group_bytes = 128 << 20;
+  size_t page_bytes = 1 << 20;
+  // A page also ends after this many rows.
+  size_t page_rows = 20000;
+  // A column chunk's dictionary falls back to PLAIN past this many bytes.
+  size_t dictionary_bytes_limit = 16 << 10;
+  // The footer's created_by ("strata <version>").
+  std::string created_by = "strata";
+};
+
+// The parquet::WriterOptions for a table: zstd, sizes from `options`,
+// sorting columns as given, and the three strata.* key-value entries.
+parquet::WriterOptions MakeWriterOptions(const TableOptions& options, std::string_view schema,
+                                         std::string_view batch_id,
+                                         std::vector<parquet::SortingColumn> sorting_columns);
+
+// Writes one whole file: specs, then every column (columns[i] matches
+// specs[i]) in one batch. Returns the file bytes.
+[[nodiscard]] absl::StatusOr<std::string> WriteTableFile(
+    const std::vector<parquet::ColumnSpec>& specs, std::span<const parquet::ColumnVector> columns,
+    const parquet::WriterOptions& options);
+
+// The index of column `name` in `columns`, or DataLoss naming `file_name`.
+[[nodiscard]] absl::StatusOr<int> FindColumn(const std::vector<parquet::ColumnSpec>& columns,
+                                             std::string_view name, std::string_view file_name);
+
+// Checks a parsed footer against what strata writes: the schema (converted
+// to ColumnSpecs) equals `expected` exactly (names, types, logical types,
+// repetition, list shape, order), and the key-value metadata has
+// strata.format = 1, strata.schema = `schema`, strata.batch_id = `batch_id`.
+// DataLoss names `file_name` and the first difference.
+[[nodiscard]] absl::Status CheckTableSchema(const parquet::FileMetaData& metadata,
+                                            const std::vector<parquet::ColumnSpec>& columns,
+                                            const std::vector<parquet::ColumnSpec>& expected,
+                                            std::string_view schema, std::string_view batch_id,
+                                            std::string_view file_name);
+
+// What boot checks without reading pages: the footer parses (FileReader::
+// Open), CheckTableSchema, and num_rows == expected_file_rows. `bytes` is
+// the source's whole file.
+[[nodiscard]] absl::Status CheckTableFooter(parquet::RandomAccessSource* source,
+                                            const std::vector<parquet::ColumnSpec>& expected,
+                                            std::string_view schema, std::string_view batch_id,
+                                            uint64_t expected_file_rows,
+                                            std::string_view file_name);
+
+// Opens a table file and runs CheckTableSchema. Reader errors are turned
+// into DataLoss (a file strata wrote that its own reader rejects is corrupt).
+[[nodiscard]] absl::StatusOr<std::unique_ptr<parquet::FileReader>> OpenTable(
+    parquet::RandomAccessSource* source, const std::vector<parquet::ColumnSpec>& expected,
+    std::string_view schema, std::string_view batch_id, std::string_view file_name);
+
+// Every column of the file, whole, in schema order.
+[[nodiscard]] absl::StatusOr<std::vector<parquet::ColumnVector>> ReadAllColumns(
+    parquet::FileReader& reader, std::string_view file_name);
+
+// Moves a BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY column's bytes into a buffer the
+// batch retains and returns a view of them: value i is
+// view.substr(offsets[i], offsets[i + 1] - offsets[i]) and stays valid as
+// long as the batch. The column's `bytes` is left empty.
+std::string_view RetainBytes(parquet::ColumnVector* column, otlp::BatchBase* batch);
+
+// Value slot `i` of a byte column whose bytes RetainBytes returned as `all`.
+inline std::string_view BytesAt(const parquet::ColumnVector& column, std::string_view all,
+                                size_t i) {
+  return all.substr(column.offsets[i], column.offsets[i + 1] - column.offsets[i]);
+}
+
+// DataLoss "<file>: column '<column>' row <row>: <what>".
+absl::Status ColumnDataLoss(std::string_view file_name, std::string_view column, size_t row,
+                            std::string_view what);
+
+// ------------------------------------------------------------ row kind
+
+// `row_kind` (u8, required).
+void AppendRowKindSpec(std::vector<parquet::ColumnSpec>* specs);
+
+// A list<u32> column of element counts, e.g. `event_attr_count`: one count
+// per event saying how many attributes of the row's concatenated
+// `event_attr_*` family belong to it.
+void AppendElementCountSpec(std::string_view name, std::vector<parquet::ColumnSpec>* specs);
+
+// ------------------------------------------------------------ attributes
+
+// The seven list columns of an attribute family, in the order of
+// attributes.md: P_keys, P_types, P_str, P_int, P_double, P_bool, P_bytes.
+inline constexpr int kAttributeFamilyColumns = 7;
+void AppendAttributeFamilySpecs(std::string_view prefix, std::vector<parquet::ColumnSpec>* specs);
+
+// One row's elements in a family's element arrays; rows holding the same
+// attributes (a resource's, on every span of that resource) can share them.
+struct FamilyElements {
+  uint64_t begin = 0;
+  uint64_t count = 0;
+};
+
+// Builds the seven ColumnVectors of one family, a row at a time.
+class AttributeFamilyWriter {
+ public:
+  AttributeFamilyWriter();
+
+  void Reserve(size_t rows, size_t elements);
+
+  // Appends a row holding attributes `range` of `table` (an attribute table
+  // of `batch`; kArray / kKvList values are stored as their protobuf-encoded
+  // AnyValue, children read from batch.nested_*). Returns where its
+  // elements are, for AppendSharedRow.
+  FamilyElements AppendRow(const otlp::BatchBase& batch, const otlp::AttributeColumns& table,
+                           otlp::Range range);
+  // Appends a row holding the concatenation of the attributes each range
+  // names, in order (per-event / per-link / per-exemplar attributes).
+  FamilyElements AppendConcatenatedRow(const otlp::BatchBase& batch,
+                                       const otlp::AttributeColumns& table,
+                                       std::span<const otlp::Range> ranges);
+  // Adds the elements of attributes `range` of `table` without a row, for
+  // rows that AppendSharedRow adds later.
+  FamilyElements AddElements(const otlp::BatchBase& batch, const otlp::AttributeColumns& table,
+                             otlp::Range range);
+  // Adds every row of `table` as elements, in table order (reading the
+  // table sequentially), and returns the element number of its row 0. Rows
+  // then point at them with AppendTableRow / AppendTableConcatenatedRow, in
+  // any order: the way to write rows sorted differently from their batch.
+  uint64_t AddTable(const otlp::BatchBase& batch, const otlp::AttributeColumns& table);
+  // A row holding attributes `range` of a table AddTable returned `base` for.
+  void AppendTableRow(uint64_t base, otlp::Range range);
+  // A row holding the concatenation of `ranges` of such a table: shares the
+  // table's elements when the non-empty ranges are adjacent (as decoders
+  // lay them out), else copies them like AppendConcatenatedRow.
+  void AppendTableConcatenatedRow(uint64_t base, const otlp::BatchBase& batch,
+                                  const otlp::AttributeColumns& table,
+                                  std::span<const otlp::Range> ranges);
+  // Appends a row whose list is the same elements as an earlier row.
+  void AppendSharedRow(FamilyElements elements);
+  void AppendEmptyRow() { AppendSharedRow({}); }
+
+  size_t rows() const { return keys_.lists.size(); }
+
+  // Appends the seven columns, in spec order, to *out and resets the writer.
+  void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
+
+ private:
+  void AppendElements(const otlp::BatchBase& batch, const otlp::AttributeColumns& table,
+                      otlp::Range range);
+
+  parquet::ColumnVector keys_;
+  parquet::ColumnVector types_;
+  parquet::ColumnVector str_;
+  parquet::ColumnVector int_;
+  parquet::ColumnVector double_;
+  parquet::ColumnVector bool_;
+  parquet::ColumnVector bytes_;
+};
+
+// Appends one row to a list<u32> count column (see AppendElementCountSpec):
+// `ranges[i].count` for each i.
+void AppendElementCounts(std::span<const otlp::Range> ranges, parquet::ColumnVector* counts);
+
+// Reads the seven read-back ColumnVectors of one family into a batch's
+// attribute tables. Make() validates the whole family once (equal list
+// lengths per row, type codes 0..7, exactly one value per element in the
+// column its type names, no null lists) and retains the string and bytes
+// buffers in the batch; the rows then need no further checks except nested
+// value decoding.
+class AttributeFamilyReader {
+ public:
+  // `columns` are the family's seven vectors in spec order (taken over:
+  // their byte buffers move into `batch`). DataLoss names `file_name` and
+  // the column.
+  [[nodiscard]] static absl::StatusOr<AttributeFamilyReader> Make(
+      std::span<parquet::ColumnVector> columns, std::string_view prefix, std::string_view file_name,
+      otlp::BatchBase* batch);
+
+  size_t rows() const { return lists_.size(); }
+
+  // Appends row `row`'s attributes to *table, decoding array / kvlist bytes
+  // into batch->nested_values / nested_attributes, and returns their Range
+  // in *table. DataLoss for undecodable nested bytes.
+  [[nodiscard]] absl::StatusOr<otlp::Range> AppendRow(size_t row, otlp::BatchBase* batch,
+                                                      otlp::AttributeColumns* table) const;
+
+  // Row `row` holds the concatenated attributes of several elements;
+  // `counts` (one row of an `<element>_attr_count` column) says how many
+  // each owns. Appends them to *table and writes one Range per element to
+  // *out (cleared first). DataLoss when the counts do not sum to the row's
+  // list length.
+  [[nodiscard]] absl::Status AppendSplitRow(size_t row, std::span<const uint32_t> counts,
+                                            otlp::BatchBase* batch, otlp::AttributeColumns* table,
+                                            std::vector<otlp::Range>* out) const;
+
+ private:
+  AttributeFamilyReader() = default;
+  [[nodiscard]] absl::Status AppendElement(uint64_t element, otlp::BatchBase* batch,
+                                           otlp::AttributeColumns* table) const;
+
+  std::string file_name_;
+  std::string prefix_;
+  std::vector<parquet::ListRange> lists_;
+  std::vector<std::string_view> keys_;
+  std::vector<otlp::ValueType> types_;
+  // Per element: string / bytes payload, or the int / double / bool bits.
+  std::vector<std::string_view> payload_;
+  std::vector<uint64_t> bits_;
+};
+
+// The u32 elements of row `row` of a list<u32> column (INT32 elements
+// reinterpreted as unsigned).
+std::span<const uint32_t> ListU32(const parquet::ColumnVector& column, size_t row);
+
+// ------------------------------------------------------ resource and scope
+
+// The resource and scope columns of spans-parquet.md "Resource and scope",
+// in order: resource_index, resource_schema_url,
+// resource_dropped_attributes_count, resource_attr_* (7),
+// resource_entity_schema_url, resource_entity_type,
+// resource_entity_id_key_count, resource_entity_id_keys,
+// resource_entity_description_key_count, resource_entity_description_keys,
+// scope_index, scope_name, scope_version, scope_schema_url,
+// scope_dropped_attributes_count, scope_attr_* (7).
+inline constexpr int kResourceScopeColumns = 3 + 7 + 6 + 5 + 7;
+void AppendResourceScopeSpecs(std::vector<parquet::ColumnSpec>* specs);
+
+// Builds the resource and scope columns. Input batches are numbered
+// consecutively in the order they are added: resource row r of the k-th
+// added batch is file resource index (resources of batches 0..k-1) + r,
+// likewise scopes. Each resource's and scope's attribute and entity lists
+// are stored once per file and shared by every row that names them.
+//
+// Rows of different batches may interleave (a sorted table): add every
+// batch first with AddBatch and pass its number to AppendRow. BeginBatch +
+// the two-argument AppendRow is the same for a writer that emits one batch's
+// rows at a time.
+class ResourceScopeWriter {
+ public:
+  ResourceScopeWriter();
+
+  void Reserve(size_t rows);
+  // Registers the next input batch (kept by pointer until MoveColumnsTo)
+  // and returns its number.
+  uint32_t AddBatch(const otlp::BatchBase& batch);
+  // One row for resource row `resource` and, unless nullopt (a placeholder
+  // for a resource without scopes), scope row `scope` (a scope of that
+  // resource) of batch number `batch`.
+  void AppendRow(uint32_t batch, uint32_t resource, std::optional<uint32_t> scope);
+
+  // AddBatch, remembering the batch as the current one.
+  void BeginBatch(const otlp::BatchBase& batch) { current_ = AddBatch(batch); }
+  // AppendRow for the current batch.
+  void AppendRow(uint32_t resource, std::optional<uint32_t> scope) {
+    AppendRow(current_, resource, scope);
+  }
+
+  // File index of a resource / scope row of batch number `batch`.
+  uint32_t file_resource_index(uint32_t batch, uint32_t resource) const {
+    return batches_[batch].resource_base + resource;
+  }
+  uint32_t file_scope_index(uint32_t batch, uint32_t scope) const {
+    return batches_[batch].scope_base + scope;
+  }
+  // The same for the current batch.
+  uint32_t file_resource_index(uint32_t resource) const {
+    return file_resource_index(current_, resource);
+  }
+  uint32_t file_scope_index(uint32_t scope) const { return file_scope_index(current_, scope); }
+
+  size_t rows() const { return resource_index_.size(); }
+  // Appends the kResourceScopeColumns columns, in spec order, to *out and
+  // resets the writer (registered batches are forgotten).
+  void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
+
+ private:
+  struct ResourceElements {
+    bool built = false;
+    FamilyElements attributes;
+    parquet::ListRange entities;  // into the four per-entity element columns
+    parquet::ListRange id_keys;   // into resource_entity_id_keys
+    parquet::ListRange description_keys;
+  };
+  struct ScopeElements {
+    bool built = false;
+    FamilyElements attributes;
+  };
+  struct BatchState {
+    const otlp::BatchBase* batch = nullptr;
+    uint32_t resource_base = 0;
+    uint32_t scope_base = 0;
+    std::vector<ResourceElements> resources;
+    std::vector<ScopeElements> scopes;
+  };
+  void BuildResource(const otlp::BatchBase& b, ResourceElements* cache, uint32_t resource);
+
+  std::vector<BatchState> batches_;
+  uint32_t current_ = 0;
+  uint32_t next_resource_base_ = 0;
+  uint32_t next_scope_base_ = 0;
+
+  parquet::ColumnVector resource_index_;
+  parquet::ColumnVector resource_schema_url_;
+  parquet::ColumnVector resource_dropped_;
+  AttributeFamilyWriter resource_attributes_;
+  parquet::ColumnVector entity_schema_url_;
+  parquet::ColumnVector entity_type_;
+  parquet::ColumnVector entity_id_key_count_;
+  parquet::ColumnVector entity_id_keys_;
+  parquet::ColumnVector entity_description_key_count_;
+  parquet::ColumnVector entity_description_keys_;
+  parquet::ColumnVector scope_index_;
+  parquet::ColumnVector scope_name_;
+  parquet::ColumnVector scope_version_;
+  parquet::ColumnVector scope_schema_url_;
+  parquet::ColumnVector scope_dropped_;
+  AttributeFamilyWriter scope_attributes_;
+};
+
+// Where each file row's resource and scope ended up in the rebuilt batch.
+struct RowOwners {
+  // Per file row: the batch's resource row.
+  std::vector<uint32_t> resource;
+  // Per file row: the batch's scope row, or kNoScope (kind-2 placeholders).
+  std::vector<uint32_t> scope;
+  static constexpr uint32_t kNoScope = UINT32_MAX;
+};
+
+// Rebuilds batch->resources, resource_attributes, entity_refs, entity_keys,
+// scopes and scope_attributes from the kResourceScopeColumns read-back
+// columns starting at columns[first] (taken over). Resources and scopes are
+// appended in index order, each from the first row naming it. DataLoss
+// when an index is not dense (0..max all present), a scope index appears
+// with two resource indexes, or a family or entity list is malformed.
+[[nodiscard]] absl::StatusOr<RowOwners> RebuildResourcesAndScopes(
+    std::span<parquet::ColumnVector> columns, std::string_view file_name, otlp::BatchBase* batch);
+
+// ------------------------------------------------------------ promotion
+
+// Counts, per promoted source key, the data rows where the key's first
+// occurrence had a type the promoted column cannot hold (meta.json
+// `promotion_misses`).
+class PromotionMisses {
+ public:
+  void Add(std::string_view key, uint64_t rows = 1);
+  // Adds every count into *out (meta.json's map).
+  void AddTo(std::map<std::string, uint64_t>* out) const;
+
+ private:
+  // Keys are the static strings of a PromotionRule, so few and long-lived.
+  std::vector<std::pair<std::string_view, uint64_t>> counts_;
+};
+
+// One promoted column: its source keys in priority order and the value type
+// it holds (kString or kInt).
+struct PromotionRule {
+  std::string_view column;
+  std::vector<std::string_view> keys;
+  otlp::ValueType type = otlp::ValueType::kString;
+};
+
+// Finds, for several promoted columns at once, the value each takes from
+// one attribute set in a single pass over the set (spans-parquet.md
+// "Promoted columns", rules 2 and 3).
+class PromotionMatcher {
+ public:
+  explicit PromotionMatcher(std::vector<PromotionRule> rules);
+
+  const std::vector<PromotionRule>& rules() const { return rules_; }
+
+  // For each rule i, (*out)[i] = the row of `table` within `range` whose
+  // value the column takes, or -1 (out is resized to rules().size()). Each
+  // miss (a source key whose first occurrence has the wrong type, met
+  // before the column found its value) appends the key to *missed.
+  void Match(const otlp::AttributeColumns& table, otlp::Range range, std::vector<int64_t>* out,
+             std::vector<std::string_view>* missed) const;
+
+ private:
+  struct Source {
+    std::string_view key;
+    uint32_t rule = 0;
+    uint32_t priority = 0;
+    uint32_t slot = 0;  // index into the per-call first-occurrence array
+  };
+  std::vector<PromotionRule> rules_;
+  // Sources grouped by key length (index = length, capped).
+  std::vector<std::vector<Source>> by_length_;
+  size_t source_count_ = 0;
+};
+
+// The promoted resource columns every table has, first among its promoted
+// columns: service_name, service_version, deployment_environment (all
+// optional strings).
+inline constexpr int kResourcePromotedColumns = 3;
+void AppendResourcePromotedSpecs(std::vector<parquet::ColumnSpec>* specs);
+
+// Builds the promoted resource columns. Each resource's values are derived
+// once; its misses count once per data row. Batches are registered as in
+// ResourceScopeWriter (AddBatch + AppendRow(batch, ...), or BeginBatch +
+// AppendRow(resource, ...) for one batch at a time).
+class ResourcePromotedWriter {
+ public:
+  ResourcePromotedWriter();
+  void Reserve(size_t rows);
+  uint32_t AddBatch(const otlp::BatchBase& batch);
+  void BeginBatch(const otlp::BatchBase& batch) { current_ = AddBatch(batch); }
+  // A data row of resource row `resource` of batch number `batch` (counts
+  // its misses into *misses).
+  void AppendRow(uint32_t batch, uint32_t resource, PromotionMisses* misses);
+  void AppendRow(uint32_t resource, PromotionMisses* misses) {
+    AppendRow(current_, resource, misses);
+  }
+  // A placeholder row: all null.
+  void AppendNullRow();
+  // Appends the kResourcePromotedColumns columns to *out and resets.
+  void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
+
+ private:
+  struct Derived {
+    bool built = false;
+    std::vector<int64_t> value_row;  // per column: resource_attributes row or -1
+    std::vector<std::string_view> missed;
+  };
+  struct BatchState {
+    const otlp::BatchBase* batch = nullptr;
+    std::vector<Derived> resources;
+  };
+
+  PromotionMatcher matcher_;
+  std::vector<BatchState> batches_;
+  uint32_t current_ = 0;
+  std::array<parquet::ColumnVector, kResourcePromotedColumns> columns_;
+};
+
+// Appends `value` (present) or null to an optional string column.
+void AppendOptionalString(parquet::ColumnVector* column, std::optional<std::string_view> value);
+
+}  // namespace strata::storage

@@ -1,0 +1,258 @@
+#pragma once
+
+// Test-only helpers for the Parquet table suites (spans, logs, and the
+// whole-system round trip in tests/storage): DuckDB as the oracle for every
+// column of a table file, a sorted copy of a TraceBatch in the file's span
+// order, and rewriting a valid file's columns to build corrupt ones.
+// Header-only, included only by tests (it includes gtest and DuckDB's
+// adapter), never by strata_storage's sources.
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "otlp/batch.h"
+#include "parquet/file_reader.h"
+#include "parquet/file_writer.h"
+#include "parquet/parquet_testing.h"
+#include "query/duckdb_engine.h"
+
+namespace strata::storage::table_testing {
+
+using parquet::ColumnSpec;
+using parquet::ColumnVector;
+using parquet::LogicalType;
+using parquet::PhysicalType;
+
+// The DuckDB type a column reads as (spans-parquet.md "Type notation").
+inline std::string DuckDbType(const ColumnSpec& spec) {
+  std::string base;
+  const bool integer = spec.logical_type.kind == LogicalType::Kind::kInteger;
+  const bool is_unsigned = integer && !spec.logical_type.is_signed;
+  switch (spec.type) {
+    case PhysicalType::kBoolean:
+      base = "BOOLEAN";
+      break;
+    case PhysicalType::kInt32:
+      if (integer && spec.logical_type.bit_width == 8) {
+        base = is_unsigned ? "UTINYINT" : "TINYINT";
+      } else {
+        base = is_unsigned ? "UINTEGER" : "INTEGER";
+      }
+      break;
+    case PhysicalType::kInt64:
+      base = is_unsigned ? "UBIGINT" : "BIGINT";
+      break;
+    case PhysicalType::kDouble:
+      base = "DOUBLE";
+      break;
+    case PhysicalType::kByteArray:
+      base = spec.logical_type.kind == LogicalType::Kind::kString ? "VARCHAR" : "BLOB";
+      break;
+    default:
+      base = "BLOB";
+  }
+  return spec.list ? base + "[]" : base;
+}
+
+// SQL rendering one value x of the column; strings and bytes as hex, so
+// every byte sequence is unambiguous; doubles with 17 digits.
+inline std::string ElementSql(const ColumnSpec& spec, const std::string& x) {
+  switch (spec.type) {
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray:
+      return fmt::format("hex({})", x);
+    case PhysicalType::kDouble:
+      return fmt::format("printf('%.17g', {})", x);
+    default:
+      return fmt::format("CAST({} AS VARCHAR)", x);
+  }
+}
+
+inline std::string ColumnSql(const ColumnSpec& spec) {
+  const std::string name = fmt::format("\"{}\"", spec.name);
+  if (!spec.list) return ElementSql(spec, name);
+  return fmt::format(
+      "CAST(len({0}) AS VARCHAR) || ':' || "
+      "coalesce(array_to_string(list_transform({0}, x -> coalesce({1}, 'N')), '|'), '')",
+      name, ElementSql(spec, "x"));
+}
+
+inline std::string RenderElement(const ColumnSpec& spec, const ColumnVector& v, size_t i) {
+  if (v.is_null(i)) return "N";
+  const bool is_unsigned =
+      spec.logical_type.kind == LogicalType::Kind::kInteger && !spec.logical_type.is_signed;
+  switch (spec.type) {
+    case PhysicalType::kBoolean:
+      return v.bools[i] ? "true" : "false";
+    case PhysicalType::kInt32:
+      return is_unsigned ? fmt::format("{}", static_cast<uint32_t>(v.int32s[i]))
+                         : fmt::format("{}", v.int32s[i]);
+    case PhysicalType::kInt64:
+      return is_unsigned ? fmt::format("{}", static_cast<uint64_t>(v.int64s[i]))
+                         : fmt::format("{}", v.int64s[i]);
+    case PhysicalType::kDouble:
+      return fmt::format("{:.17g}", v.doubles[i]);
+    default:
+      return parquet::parquet_testing::Hex(v.bytes_at(i));
+  }
+}
+
+inline std::optional<std::string> RenderRow(const ColumnSpec& spec, const ColumnVector& v,
+                                            size_t row) {
+  if (!spec.list) {
+    if (v.is_null(row)) return std::nullopt;
+    return RenderElement(spec, v, row);
+  }
+  if (v.is_null_list(row)) return std::nullopt;
+  const parquet::ListRange range = v.lists[row];
+  std::string out = fmt::format("{}:", range.count);
+  for (uint64_t k = 0; k < range.count; ++k) {
+    if (k > 0) out += "|";
+    out += RenderElement(spec, v, range.begin + k);
+  }
+  return out;
+}
+
+// NaN's sign and payload are not something both printf implementations
+// agree on; strata's own reader checks the bits.
+inline std::optional<std::string> NormalizeNan(std::optional<std::string> cell) {
+  if (!cell) return cell;
+  std::string& s = *cell;
+  for (size_t at = s.find("-nan"); at != std::string::npos; at = s.find("-nan", at)) {
+    s.erase(at, 1);
+  }
+  return cell;
+}
+
+inline std::unique_ptr<query::DuckDbEngine> OpenDuckDb() {
+  return parquet::parquet_testing::OpenDuckDb();
+}
+
+// Reads `bytes` with strata's reader and with DuckDB and expects the same
+// schema (column names, DuckDB types) and every value of every column, in
+// file order. Returns the number of rows DuckDB saw (-1 on failure).
+inline int64_t ExpectDuckDbMatchesStrata(query::DuckDbEngine& db, const std::string& bytes,
+                                         const std::string& what) {
+  parquet::StringSource source(bytes);
+  absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader = parquet::FileReader::Open(&source);
+  EXPECT_TRUE(reader.ok()) << what << ": " << reader.status();
+  if (!reader.ok()) return -1;
+  const std::vector<ColumnSpec>& specs = (*reader)->columns();
+  std::vector<int> all(specs.size());
+  std::iota(all.begin(), all.end(), 0);
+  absl::StatusOr<std::vector<ColumnVector>> columns =
+      (*reader)->Read(all, 0, (*reader)->num_rows());
+  EXPECT_TRUE(columns.ok()) << what << ": " << columns.status();
+  if (!columns.ok()) return -1;
+
+  parquet::parquet_testing::TempFile file(bytes);
+  const std::string source_sql =
+      fmt::format("read_parquet('{}', file_row_number = true)", file.path());
+  query::QueryResult described = parquet::parquet_testing::MustQuery(
+      db, fmt::format("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM '{}')",
+                      file.path()));
+  EXPECT_EQ(described.rows.size(), specs.size()) << what;
+  for (size_t c = 0; c < std::min(described.rows.size(), specs.size()); ++c) {
+    EXPECT_EQ(described.rows[c][0], std::optional<std::string>(specs[c].name)) << what;
+    EXPECT_EQ(described.rows[c][1], std::optional<std::string>(DuckDbType(specs[c])))
+        << what << " column " << specs[c].name;
+  }
+  std::string select;
+  for (const ColumnSpec& spec : specs) select += (select.empty() ? "" : ", ") + ColumnSql(spec);
+  query::QueryResult dump = parquet::parquet_testing::MustQuery(
+      db, fmt::format("SELECT {} FROM {} ORDER BY file_row_number", select, source_sql));
+  EXPECT_EQ(dump.rows.size(), static_cast<size_t>((*reader)->num_rows())) << what;
+  int failures = 0;
+  for (size_t r = 0; r < dump.rows.size() && failures < 10; ++r) {
+    for (size_t c = 0; c < specs.size(); ++c) {
+      const std::optional<std::string> expected =
+          NormalizeNan(RenderRow(specs[c], (*columns)[c], r));
+      const std::optional<std::string> actual = NormalizeNan(dump.rows[r][c]);
+      if (expected != actual) {
+        ADD_FAILURE() << what << ": row " << r << " column " << specs[c].name << ": strata "
+                      << expected.value_or("NULL") << ", DuckDB " << actual.value_or("NULL");
+        if (++failures >= 10) break;
+      }
+    }
+  }
+  return static_cast<int64_t>(dump.rows.size());
+}
+
+// A copy of `batch` (views shared with it) whose span rows are in the
+// order of spans.parquet: stable by (trace id bytewise, start time).
+inline otlp::TraceBatch SortedCopy(const otlp::TraceBatch& in) {
+  otlp::TraceBatch out;
+  out.resources = in.resources;
+  out.resource_attributes = in.resource_attributes;
+  out.entity_refs = in.entity_refs;
+  out.entity_keys = in.entity_keys;
+  out.scopes = in.scopes;
+  out.scope_attributes = in.scope_attributes;
+  out.nested_values = in.nested_values;
+  out.nested_attributes = in.nested_attributes;
+  out.span_attributes = in.span_attributes;
+  out.events = in.events;
+  out.event_attributes = in.event_attributes;
+  out.links = in.links;
+  out.link_attributes = in.link_attributes;
+  std::vector<uint32_t> order(in.spans.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (in.spans.trace_id[a] != in.spans.trace_id[b]) {
+      return in.spans.trace_id[a] < in.spans.trace_id[b];
+    }
+    return in.spans.start_time_unix_nano[a] < in.spans.start_time_unix_nano[b];
+  });
+  const otlp::SpanColumns& s = in.spans;
+  for (uint32_t i : order) {
+    out.spans.Append({s.scope[i], s.trace_id[i], s.span_id[i], s.trace_state[i],
+                      s.parent_span_id[i], s.has_parent_span_id[i], s.flags[i], s.name[i],
+                      s.kind[i], s.start_time_unix_nano[i], s.end_time_unix_nano[i],
+                      s.attributes[i], s.dropped_attributes_count[i], s.events[i],
+                      s.dropped_events_count[i], s.links[i], s.dropped_links_count[i],
+                      s.status_message[i], s.status_code[i]});
+  }
+  return out;
+}
+
+// Reads every column of a valid table file, lets `mutate` change them, and
+// writes them again with the same schema and key-value metadata: how the
+// tests build files that are well-formed Parquet but break a table rule.
+inline std::string RewriteColumns(const std::string& bytes,
+                                  const std::function<void(std::vector<ColumnVector>&)>& mutate) {
+  parquet::StringSource source(bytes);
+  absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader = parquet::FileReader::Open(&source);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return {};
+  std::vector<int> all((*reader)->columns().size());
+  std::iota(all.begin(), all.end(), 0);
+  absl::StatusOr<std::vector<ColumnVector>> columns =
+      (*reader)->Read(all, 0, (*reader)->num_rows());
+  EXPECT_TRUE(columns.ok()) << columns.status();
+  if (!columns.ok()) return {};
+  mutate(*columns);
+  parquet::WriterOptions options;
+  options.key_value_metadata = (*reader)->metadata().key_value_metadata;
+  std::string out;
+  parquet::StringSink sink(&out);
+  absl::StatusOr<std::unique_ptr<parquet::FileWriter>> writer =
+      parquet::FileWriter::Open((*reader)->columns(), options, &sink);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  if (!writer.ok()) return {};
+  absl::Status status = (*writer)->WriteBatch(*columns);
+  EXPECT_TRUE(status.ok()) << status;
+  status = (*writer)->Close();
+  EXPECT_TRUE(status.ok()) << status;
+  return out;
+}
+
+}  // namespace strata::storage::table_testing

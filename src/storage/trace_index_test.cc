@@ -1,0 +1,601 @@
+#include "storage/trace_index.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+
+namespace strata::storage {
+namespace {
+
+using otlp::TraceId;
+using ::testing::HasSubstr;
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+// A RandomAccessFile over bytes in memory; `fail_reads_from` makes reads at
+// or past that offset fail as a broken disk would.
+class StringFile final : public RandomAccessFile {
+ public:
+  StringFile(std::string bytes, std::string path)
+      : bytes_(std::move(bytes)), path_(std::move(path)) {}
+  absl::StatusOr<size_t> Read(uint64_t offset, size_t n, char* out) const override {
+    ++reads_;
+    if (offset + n > fail_reads_from_) return absl::UnavailableError("pread: EIO");
+    if (offset >= bytes_.size()) return 0;
+    const size_t count = std::min<uint64_t>(n, bytes_.size() - offset);
+    std::memcpy(out, bytes_.data() + offset, count);
+    return count;
+  }
+  absl::StatusOr<uint64_t> Size() const override { return bytes_.size(); }
+  const std::string& path() const override { return path_; }
+
+  std::string bytes_;
+  uint64_t fail_reads_from_ = UINT64_MAX;
+  mutable int reads_ = 0;
+
+ private:
+  const std::string path_;
+};
+
+TraceId RandomId(std::mt19937_64& rng) {
+  TraceId id;
+  const uint64_t a = rng();
+  const uint64_t b = rng();
+  std::memcpy(id.data(), &a, 8);
+  std::memcpy(id.data() + 8, &b, 8);
+  return id;
+}
+
+struct RunSet {
+  std::vector<TraceRun> runs;
+  uint64_t span_rows = 0;
+  uint64_t first_covered_row = 0;
+};
+
+// `n` distinct random trace ids, sorted, each with 1..max_rows rows.
+RunSet MakeRuns(size_t n, uint64_t seed, uint64_t first_covered_row = 0, uint32_t max_rows = 12) {
+  std::mt19937_64 rng(seed);
+  std::vector<TraceId> ids;
+  ids.reserve(n);
+  while (ids.size() < n) {
+    for (size_t i = ids.size(); i < n; ++i) ids.push_back(RandomId(rng));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+  RunSet set;
+  set.first_covered_row = first_covered_row;
+  uint64_t row = first_covered_row;
+  for (const TraceId& id : ids) {
+    TraceRun run;
+    run.trace_id = id;
+    run.first_row = static_cast<uint32_t>(row);
+    run.min_time_unix_nano = 1'700'000'000'000'000'000ULL + rng() % 1'000'000'000'000ULL;
+    run.max_time_unix_nano = run.min_time_unix_nano + rng() % 5'000'000'000ULL;
+    set.runs.push_back(run);
+    row += 1 + rng() % max_rows;
+  }
+  set.span_rows = row - first_covered_row;
+  return set;
+}
+
+std::string BuildOrDie(const RunSet& set) {
+  absl::StatusOr<std::string> bytes =
+      BuildTraceIndex(set.runs, set.span_rows, set.first_covered_row);
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  return bytes.ok() ? *bytes : std::string();
+}
+
+TraceIndex OpenOrDie(const std::string& bytes) {
+  absl::StatusOr<TraceIndex> index = TraceIndex::Open(bytes);
+  EXPECT_TRUE(index.ok()) << index.status();
+  return *std::move(index);
+}
+
+uint64_t GetU64(const std::string& s, size_t offset) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(s[offset + i]);
+  return v;
+}
+
+uint32_t GetU32(const std::string& s, size_t offset) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(s[offset + i]);
+  return v;
+}
+
+void PutU64(std::string& s, size_t offset, uint64_t v) {
+  for (int i = 0; i < 8; ++i) s[offset + i] = static_cast<char>(v >> (8 * i));
+}
+
+void PutU32(std::string& s, size_t offset, uint32_t v) {
+  for (int i = 0; i < 4; ++i) s[offset + i] = static_cast<char>(v >> (8 * i));
+}
+
+// Recomputes the header checksum, so a mutation reaches the check behind it.
+void Reseal(std::string& s) {
+  PutU64(s, 56, 0);
+  PutU64(s, 56, XXH3_64bits(s.data(), s.size()));
+}
+
+// The location the runs imply for run `i`.
+TraceLocation ExpectedLocation(const RunSet& set, size_t i) {
+  const TraceRun& run = set.runs[i];
+  const uint64_t end =
+      i + 1 < set.runs.size() ? set.runs[i + 1].first_row : set.first_covered_row + set.span_rows;
+  return {run.first_row, end, run.min_time_unix_nano, 0};
+}
+
+void ExpectFound(const std::optional<TraceLocation>& found, const RunSet& set, size_t i) {
+  ASSERT_TRUE(found.has_value()) << "run " << i;
+  const TraceLocation expected = ExpectedLocation(set, i);
+  EXPECT_EQ(found->first_row, expected.first_row);
+  EXPECT_EQ(found->end_row, expected.end_row);
+  EXPECT_EQ(found->min_time_unix_nano, set.runs[i].min_time_unix_nano);
+  EXPECT_GE(found->max_time_bound_unix_nano, set.runs[i].max_time_unix_nano);
+  EXPECT_LT(found->max_time_bound_unix_nano - set.runs[i].max_time_unix_nano, 1000u);
+}
+
+// Opens `bytes` both ways (in memory, and streamed through TraceFilter) and
+// expects both to fail with DataLoss naming the file and `check`.
+void ExpectRejected(const std::string& bytes, std::string_view check) {
+  SCOPED_TRACE(std::string(check));
+  const std::string path = "batches/x.batch/spans.tidx";
+  const absl::StatusOr<TraceIndex> index = TraceIndex::Open(bytes, path);
+  ASSERT_FALSE(index.ok());
+  EXPECT_EQ(index.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(index.status().message()), HasSubstr(fmt::format("{}: {}", path, check)));
+  const StringFile file(bytes, path);
+  const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
+  ASSERT_FALSE(filter.ok());
+  EXPECT_EQ(filter.status(), index.status());
+}
+
+// ---------------------------------------------------------------------------
+// Writer and layout
+
+TEST(TraceIndexTest, LayoutMatchesTheFormatPage) {
+  const RunSet set = MakeRuns(100, 1, /*first_covered_row=*/3);
+  const std::string bytes = BuildOrDie(set);
+  ASSERT_GE(bytes.size(), 64u);
+  EXPECT_EQ(bytes.substr(0, 8), "STRATIDX");
+  EXPECT_EQ(GetU32(bytes, 8), 1u);
+  EXPECT_EQ(GetU32(bytes, 12), 64u);
+  EXPECT_EQ(GetU64(bytes, 16), 100u);
+  EXPECT_EQ(GetU64(bytes, 24), set.span_rows);
+  EXPECT_EQ(GetU64(bytes, 32), 3u);
+  const uint64_t filter_bytes = GetU64(bytes, 40);
+  EXPECT_EQ(GetU64(bytes, 48), 0u);
+  EXPECT_EQ(bytes.size(), 64 + 32 * 100 + filter_bytes);
+  EXPECT_EQ(filter_bytes % 8, 0u);
+  std::string zeroed = bytes;
+  PutU64(zeroed, 56, 0);
+  EXPECT_EQ(GetU64(bytes, 56), XXH3_64bits(zeroed.data(), zeroed.size()));
+  for (size_t i = 0; i < set.runs.size(); ++i) {
+    const size_t at = 64 + 32 * i;
+    const TraceRun& run = set.runs[i];
+    EXPECT_EQ(std::memcmp(bytes.data() + at, run.trace_id.data(), 16), 0);
+    EXPECT_EQ(GetU32(bytes, at + 16), run.first_row);
+    const uint64_t nanos = run.max_time_unix_nano - run.min_time_unix_nano;
+    EXPECT_EQ(GetU32(bytes, at + 20), (nanos + 999) / 1000);
+    EXPECT_EQ(GetU64(bytes, at + 24), run.min_time_unix_nano);
+  }
+  // The filter section: seed, segment length, count, array length, reserved.
+  const size_t filter_at = 64 + 32 * 100;
+  const uint32_t segment_length = GetU32(bytes, filter_at + 8);
+  const uint32_t segment_count = GetU32(bytes, filter_at + 12);
+  const uint32_t array_length = GetU32(bytes, filter_at + 16);
+  EXPECT_EQ(array_length, (segment_count + 2) * segment_length);
+  EXPECT_EQ(GetU32(bytes, filter_at + 20), 0u);
+  EXPECT_EQ(filter_bytes, (24 + array_length + 7) / 8 * 8);
+}
+
+TEST(TraceIndexTest, RoundTripsEntriesAndLocations) {
+  const RunSet set = MakeRuns(3000, 2, /*first_covered_row=*/17);
+  const std::string bytes = BuildOrDie(set);
+  EXPECT_EQ(BuildOrDie(set), bytes) << "the writer is deterministic";
+  const TraceIndex index = OpenOrDie(bytes);
+  ASSERT_EQ(index.entries().size(), set.runs.size());
+  EXPECT_TRUE(index.Validate(3000, set.span_rows).ok());
+  EXPECT_EQ(index.filter().trace_count(), 3000u);
+  EXPECT_EQ(index.filter().span_rows(), set.span_rows);
+  EXPECT_EQ(index.filter().first_covered_row(), 17u);
+  for (size_t i = 0; i < set.runs.size(); ++i) {
+    EXPECT_EQ(index.entries()[i].trace_id, set.runs[i].trace_id);
+    EXPECT_EQ(index.entries()[i].first_row, set.runs[i].first_row);
+    EXPECT_EQ(index.entries()[i].min_time_unix_nano, set.runs[i].min_time_unix_nano);
+    EXPECT_TRUE(index.MayContain(set.runs[i].trace_id));
+    ExpectFound(index.LocationOf(i), set, i);
+  }
+  EXPECT_EQ(index.Serialize(), bytes);
+}
+
+TEST(TraceIndexTest, TimeBoundsRoundUpAndSaturate) {
+  RunSet set = MakeRuns(6, 3);
+  auto& r = set.runs;
+  r[0].min_time_unix_nano = 5000;
+  r[0].max_time_unix_nano = 5000;  // a single instant
+  r[1].min_time_unix_nano = 1000;
+  r[1].max_time_unix_nano = 1001;  // 1 ns rounds up to 1 us
+  r[2].min_time_unix_nano = 0;
+  r[2].max_time_unix_nano = 4'294'967'294'000ULL;  // 2^32-2 us exactly
+  r[3].min_time_unix_nano = 0;
+  r[3].max_time_unix_nano = 4'294'967'295'000ULL;  // 2^32-1 us: saturated
+  r[4].min_time_unix_nano = 0;
+  r[4].max_time_unix_nano = UINT64_MAX;
+  r[5].min_time_unix_nano = UINT64_MAX - 10;
+  r[5].max_time_unix_nano = UINT64_MAX - 5;  // bound would pass 2^64
+  const TraceIndex index = OpenOrDie(BuildOrDie(set));
+  const auto bound = [&](size_t i) { return index.LocationOf(i).max_time_bound_unix_nano; };
+  EXPECT_EQ(index.entries()[0].span_micros, 0u);
+  EXPECT_EQ(bound(0), 5000u);
+  EXPECT_EQ(index.entries()[1].span_micros, 1u);
+  EXPECT_EQ(bound(1), 2000u);
+  EXPECT_EQ(index.entries()[2].span_micros, 0xfffffffeu);
+  EXPECT_EQ(bound(2), 4'294'967'294'000ULL);
+  EXPECT_EQ(index.entries()[3].span_micros, kTraceSpanSaturatedMicros);
+  EXPECT_EQ(bound(3), UINT64_MAX);
+  EXPECT_EQ(bound(4), UINT64_MAX);
+  EXPECT_EQ(index.entries()[5].span_micros, 1u);
+  EXPECT_EQ(bound(5), UINT64_MAX);
+}
+
+TEST(TraceIndexTest, BuildRejectsRunsThatBreakTheContract) {
+  const RunSet good = MakeRuns(5, 4, /*first_covered_row=*/2);
+  ASSERT_FALSE(BuildOrDie(good).empty());
+  const auto expect_invalid = [](const RunSet& set, const char* what) {
+    const absl::StatusOr<std::string> bytes =
+        BuildTraceIndex(set.runs, set.span_rows, set.first_covered_row);
+    EXPECT_EQ(bytes.status().code(), absl::StatusCode::kInvalidArgument) << what;
+  };
+  RunSet s = good;
+  s.runs.clear();
+  expect_invalid(s, "no runs");
+  s = good;
+  std::swap(s.runs[1].trace_id, s.runs[2].trace_id);
+  expect_invalid(s, "unsorted ids");
+  s = good;
+  s.runs[2].trace_id = s.runs[1].trace_id;
+  expect_invalid(s, "repeated id");
+  s = good;
+  s.runs[2].first_row = s.runs[1].first_row;
+  expect_invalid(s, "rows not increasing");
+  s = good;
+  s.first_covered_row = 1;
+  expect_invalid(s, "first run not at the first covered row");
+  s = good;
+  s.span_rows = s.runs.back().first_row - s.first_covered_row;
+  expect_invalid(s, "last run past the covered rows");
+  s = good;
+  s.runs[3].max_time_unix_nano = s.runs[3].min_time_unix_nano - 1;
+  expect_invalid(s, "ends before it starts");
+  s = good;
+  s.span_rows = kTraceIndexMaxRowEnd;
+  expect_invalid(s, "rows past 2^32-1");
+}
+
+// ---------------------------------------------------------------------------
+// Lookups
+
+// Present ids, their byte neighbours and random ids, against a std::map.
+void CheckLookupsAgainstBruteForce(const RunSet& set, size_t random_probes, uint64_t seed) {
+  const std::string bytes = BuildOrDie(set);
+  const TraceIndex index = OpenOrDie(bytes);
+  const StringFile file(bytes, "spans.tidx");
+  const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  std::map<TraceId, size_t> truth;
+  for (size_t i = 0; i < set.runs.size(); ++i) truth[set.runs[i].trace_id] = i;
+
+  std::vector<TraceId> probes;
+  std::mt19937_64 rng(seed);
+  for (const TraceRun& run : set.runs) {
+    probes.push_back(run.trace_id);
+    TraceId next = run.trace_id;
+    next[15] ^= 1;
+    probes.push_back(next);
+  }
+  for (size_t i = 0; i < random_probes; ++i) probes.push_back(RandomId(rng));
+  probes.push_back(TraceId{});
+  TraceId all_ones;
+  all_ones.fill(0xff);
+  probes.push_back(all_ones);
+
+  for (const TraceId& id : probes) {
+    const auto it = truth.find(id);
+    const std::optional<TraceLocation> in_memory = index.Find(id);
+    const absl::StatusOr<std::optional<TraceLocation>> in_file = filter->Find(file, id);
+    ASSERT_TRUE(in_file.ok()) << in_file.status();
+    EXPECT_EQ(*in_file, in_memory);
+    if (it == truth.end()) {
+      EXPECT_FALSE(in_memory.has_value());
+    } else {
+      EXPECT_TRUE(filter->MayContain(id));
+      ExpectFound(in_memory, set, it->second);
+    }
+  }
+}
+
+TEST(TraceIndexTest, LookupsMatchBruteForceOnRandomSets) {
+  for (size_t n : {1, 2, 3, 50, 127, 128, 129, 130, 131, 257, 1000, 20000}) {
+    SCOPED_TRACE(n);
+    CheckLookupsAgainstBruteForce(MakeRuns(n, 100 + n, /*first_covered_row=*/n % 7), 2000, n);
+  }
+}
+
+TEST(TraceIndexTest, SingleTraceIndex) {
+  RunSet set = MakeRuns(1, 5, /*first_covered_row=*/4);
+  set.span_rows = 1;
+  const TraceIndex index = OpenOrDie(BuildOrDie(set));
+  const std::optional<TraceLocation> found = index.Find(set.runs[0].trace_id);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->first_row, 4u);
+  EXPECT_EQ(found->end_row, 5u);
+  CheckLookupsAgainstBruteForce(set, 500, 5);
+}
+
+TEST(TraceIndexTest, LargeIndexOnDisk) {
+  const RunSet set = MakeRuns(300000, 6, /*first_covered_row=*/1, /*max_rows=*/3);
+  const std::string bytes = BuildOrDie(set);
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::random_device random;
+  const std::string dir =
+      fmt::format("{}strata_tidx_{}_{:x}", ::testing::TempDir(), info->name(), random());
+  PosixFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir(dir).ok());
+  const std::string path = dir + "/spans.tidx";
+  ASSERT_TRUE(WriteFile(fs, path, bytes).ok());
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> file = fs.NewRandomAccessFile(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(**file);
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  EXPECT_TRUE(filter->Validate(300000, set.span_rows).ok());
+  const absl::StatusOr<TraceIndex> index = TraceIndex::Open(**file);
+  ASSERT_TRUE(index.ok()) << index.status();
+  EXPECT_EQ(index->Serialize(), bytes);
+
+  const double bits_per_trace =
+      8.0 * static_cast<double>(filter->MemoryBytes()) / static_cast<double>(set.runs.size());
+  std::printf(
+      "300000 traces: %zu bytes on disk (%.2f per trace), filter in memory %zu bytes "
+      "(%.2f bits per trace)\n",
+      bytes.size(), static_cast<double>(bytes.size()) / 300000.0, filter->MemoryBytes(),
+      bits_per_trace);
+  EXPECT_LT(bits_per_trace, 9.6);
+  EXPECT_GE(filter->MemoryBytes(), filter->filter().fingerprints().size());
+
+  std::mt19937_64 rng(606);  // not MakeRuns' seed: these ids must be absent
+  for (int i = 0; i < 3000; ++i) {
+    const size_t at = rng() % set.runs.size();
+    const absl::StatusOr<std::optional<TraceLocation>> found =
+        filter->Find(**file, set.runs[at].trace_id);
+    ASSERT_TRUE(found.ok()) << found.status();
+    ExpectFound(*found, set, at);
+    const absl::StatusOr<std::optional<TraceLocation>> absent = filter->Find(**file, RandomId(rng));
+    ASSERT_TRUE(absent.ok()) << absent.status();
+    EXPECT_FALSE(absent->has_value());
+  }
+  EXPECT_TRUE(fs.RemoveAll(dir).ok());
+}
+
+TEST(TraceIndexTest, FindInFileUsesFewReads) {
+  const RunSet set = MakeRuns(100000, 7);
+  StringFile file(BuildOrDie(set), "spans.tidx");
+  const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  file.reads_ = 0;
+  const absl::StatusOr<std::optional<TraceLocation>> found =
+      filter->Find(file, set.runs[4321].trace_id);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  // log2(100000 / 128) rounds up to 10 probes, plus one read of the rest.
+  EXPECT_LE(file.reads_, 11);
+}
+
+TEST(TraceIndexTest, FindInFileReportsAFileThatChangedAndIoErrors) {
+  const RunSet set = MakeRuns(1000, 8);
+  StringFile file(BuildOrDie(set), "d/spans.tidx");
+  const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  const TraceId& id = set.runs[500].trace_id;
+
+  file.fail_reads_from_ = 64;
+  absl::StatusOr<std::optional<TraceLocation>> found = filter->Find(file, id);
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kUnavailable);
+
+  file.fail_reads_from_ = UINT64_MAX;
+  file.bytes_.resize(64 + 32 * 10);
+  found = filter->Find(file, id);
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(found.status().message()), HasSubstr("d/spans.tidx: file size"));
+
+  // Entries rewritten so the found entry's rows run backwards.
+  file.bytes_ = BuildOrDie(set);
+  PutU32(file.bytes_, 64 + 32 * 501 + 16, set.runs[500].first_row);
+  found = filter->Find(file, id);
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(found.status().message()), HasSubstr("d/spans.tidx: first rows"));
+}
+
+TEST(TraceIndexTest, OpenPassesIoErrorsThrough) {
+  StringFile file(BuildOrDie(MakeRuns(5000, 9)), "spans.tidx");
+  file.fail_reads_from_ = 64 * 1024;
+  const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
+  EXPECT_EQ(filter.status().code(), absl::StatusCode::kUnavailable);
+}
+
+// ---------------------------------------------------------------------------
+// Validation
+
+class TraceIndexValidationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    set_ = MakeRuns(40, 10, /*first_covered_row=*/2);
+    good_ = BuildOrDie(set_);
+    ASSERT_TRUE(TraceIndex::Open(good_).ok());
+    filter_at_ = 64 + 32 * 40;
+  }
+
+  // A copy of the good file with `mutate` applied and the checksum redone.
+  std::string Mutated(const std::function<void(std::string&)>& mutate) const {
+    std::string s = good_;
+    mutate(s);
+    Reseal(s);
+    return s;
+  }
+
+  RunSet set_;
+  std::string good_;
+  size_t filter_at_ = 0;
+};
+
+TEST_F(TraceIndexValidationTest, HeaderFields) {
+  ExpectRejected(Mutated([](std::string& s) { s[0] = 'X'; }), "magic");
+  ExpectRejected(Mutated([](std::string& s) { s[7] = 'Y'; }), "magic");
+  ExpectRejected(Mutated([](std::string& s) { PutU32(s, 8, 2); }), "version");
+  ExpectRejected(Mutated([](std::string& s) { PutU32(s, 8, 0); }), "version");
+  ExpectRejected(Mutated([](std::string& s) { PutU32(s, 12, 72); }), "header size");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 48, 1); }), "reserved");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 48, 1ULL << 63); }), "reserved");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 0); }), "entry count");
+}
+
+TEST_F(TraceIndexValidationTest, SizeAndSections) {
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 41); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 39); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, UINT64_MAX); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 1ULL << 59); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 40, GetU64(s, 40) + 8); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 40, UINT64_MAX); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { s.push_back('\0'); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { s.resize(s.size() - 8); }), "file size");
+  // N and F traded against each other keep the size but not the filter.
+  ExpectRejected(Mutated([](std::string& s) {
+                   PutU64(s, 16, 39);
+                   PutU64(s, 40, GetU64(s, 40) + 32);
+                 }),
+                 "filter ");
+  for (size_t size : {size_t{0}, size_t{1}, size_t{63}}) {
+    ExpectRejected(good_.substr(0, size), "file size");
+  }
+  for (size_t size = 64; size < good_.size(); size += 5) {
+    ExpectRejected(good_.substr(0, size), "file size");
+  }
+  // Covered rows that would pass row 2^32-1.
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 24, kTraceIndexMaxRowEnd); }),
+                 "covered rows");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 32, UINT64_MAX); }), "covered rows");
+}
+
+TEST_F(TraceIndexValidationTest, Checksum) {
+  std::string s = good_;
+  s[56] ^= 1;
+  ExpectRejected(s, "checksum");
+  // Damage anywhere else with the stored checksum kept: the checksum is
+  // what reports it, even where another check would also fail.
+  for (size_t at : {size_t{64}, size_t{64 + 16}, size_t{64 + 32 * 39 + 31}, filter_at_,
+                    filter_at_ + 30, good_.size() - 1}) {
+    s = good_;
+    s[at] ^= 0x40;
+    ExpectRejected(s, "checksum");
+  }
+  // Every single-byte change is caught.
+  for (size_t at = 0; at < good_.size(); ++at) {
+    s = good_;
+    s[at] ^= 0x01;
+    const absl::StatusOr<TraceIndex> index = TraceIndex::Open(s);
+    ASSERT_FALSE(index.ok()) << "byte " << at;
+    EXPECT_EQ(index.status().code(), absl::StatusCode::kDataLoss);
+  }
+}
+
+TEST_F(TraceIndexValidationTest, Entries) {
+  const auto entry = [](size_t i) { return 64 + 32 * i; };
+  ExpectRejected(Mutated([&](std::string& s) {
+                   std::swap_ranges(s.begin() + entry(5), s.begin() + entry(5) + 16,
+                                    s.begin() + entry(6));
+                 }),
+                 "entry order");
+  ExpectRejected(
+      Mutated([&](std::string& s) { std::copy_n(s.begin() + entry(5), 16, s.begin() + entry(6)); }),
+      "entry order");
+  ExpectRejected(
+      Mutated([&](std::string& s) { PutU32(s, entry(9) + 16, GetU32(s, entry(8) + 16)); }),
+      "first rows");
+  ExpectRejected(
+      Mutated([&](std::string& s) { PutU32(s, entry(9) + 16, GetU32(s, entry(8) + 16) - 1); }),
+      "first rows");
+  ExpectRejected(Mutated([&](std::string& s) { PutU32(s, entry(0) + 16, 3); }), "first row");
+  ExpectRejected(Mutated([&](std::string& s) { PutU64(s, 32, 1); }), "first row");
+  ExpectRejected(Mutated([&](std::string& s) {
+                   PutU64(s, 24, GetU32(s, entry(39) + 16) - 2);  // covered: [2, last)
+                 }),
+                 "last row");
+  ExpectRejected(Mutated([&](std::string& s) { PutU64(s, 24, 0); }), "last row");
+}
+
+TEST_F(TraceIndexValidationTest, FilterSection) {
+  ExpectRejected(Mutated([&](std::string& s) { PutU32(s, filter_at_ + 20, 1); }),
+                 "filter reserved");
+  ExpectRejected(
+      Mutated([&](std::string& s) { PutU32(s, filter_at_ + 16, GetU32(s, filter_at_ + 16) - 8); }),
+      "filter array length");
+  ExpectRejected(
+      Mutated([&](std::string& s) { PutU32(s, filter_at_ + 12, GetU32(s, filter_at_ + 12) + 1); }),
+      "filter array length");
+  ExpectRejected(Mutated([&](std::string& s) { PutU32(s, filter_at_ + 8, 3); }),
+                 "filter segment length");
+  ExpectRejected(Mutated([&](std::string& s) { PutU32(s, filter_at_ + 12, 0); }),
+                 "filter segment count");
+  // Fingerprints wiped: the entries no longer pass.
+  ExpectRejected(
+      Mutated([&](std::string& s) { std::fill(s.begin() + filter_at_ + 24, s.end(), '\0'); }),
+      "filter membership");
+  // A different seed: the same bytes no longer answer for these ids.
+  ExpectRejected(Mutated([&](std::string& s) { PutU64(s, filter_at_, GetU64(s, filter_at_) + 1); }),
+                 "filter membership");
+}
+
+TEST_F(TraceIndexValidationTest, AnEntryTheFilterWasNotBuiltFor) {
+  // Change entry 20's id to one between its neighbours that the filter
+  // rejects (about 255 of 256 candidates are): only its last byte changes,
+  // so it still sorts between entries 19 and 21.
+  const TraceIndex index = OpenOrDie(good_);
+  TraceId id = set_.runs[20].trace_id;
+  bool replaced = false;
+  for (int b = 0; b < 256 && !replaced; ++b) {
+    id[15] = static_cast<uint8_t>(b);
+    if (id > set_.runs[19].trace_id && id < set_.runs[21].trace_id && !index.MayContain(id)) {
+      replaced = true;
+    }
+  }
+  ASSERT_TRUE(replaced);
+  ExpectRejected(
+      Mutated([&](std::string& s) { std::memcpy(s.data() + 64 + 32 * 20, id.data(), 16); }),
+      "filter membership");
+}
+
+TEST_F(TraceIndexValidationTest, AgainstMetaJson) {
+  const TraceIndex index = OpenOrDie(good_);
+  EXPECT_TRUE(index.Validate(40, set_.span_rows).ok());
+  absl::Status status = index.Validate(41, set_.span_rows);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("spans.tidx: meta.json traces"));
+  status = index.Validate(40, set_.span_rows + 1);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("spans.tidx: meta.json rows"));
+}
+
+}  // namespace
+}  // namespace strata::storage

@@ -1,0 +1,24 @@
+#pragma once
+
+// TraceRun: one trace id's run of rows in a sorted spans.parquet. The spans
+// table writer produces one per distinct trace id, in file order (trace ids
+// strictly increasing bytewise); the trace index writer (spans.tidx,
+// docs/format/trace-index.md) consumes them. Plain values.
+
+#include <cstdint>
+
+#include "otlp/batch.h"
+
+namespace strata::storage {
+
+struct TraceRun {
+  otlp::TraceId trace_id{};
+  // Row of spans.parquet where the trace's spans start (placeholder rows
+  // come first, so the first run starts at the file's first span row).
+  uint32_t first_row = 0;
+  // Smallest and largest start or end time over the trace's spans (ns).
+  uint64_t min_time_unix_nano = 0;
+  uint64_t max_time_unix_nano = 0;
+};
+
+}  // namespace strata::storage
