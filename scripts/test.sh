@@ -34,7 +34,8 @@ ctest --preset asan -j2 --timeout 1200
 step "tsan: storage concurrency tests"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan --target storage_test storage_suite_test
-ctest --preset tsan -j2 --timeout 1200 -R "$tsan_tests"
+TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp" \
+  ctest --preset tsan -j2 --timeout 1200 -R "$tsan_tests"
 
 step "fuzz (${fuzz_seconds}s per target)"
 bash scripts/fuzz.sh "$fuzz_seconds"
