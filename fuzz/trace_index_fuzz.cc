@@ -43,7 +43,9 @@ class BytesFile final : public strata::RandomAccessFile {
  public:
   explicit BytesFile(std::string_view bytes) : bytes_(bytes), path_(kName) {}
   absl::StatusOr<size_t> Read(uint64_t offset, size_t n, char* out) const override {
-    if (offset >= bytes_.size()) return 0;
+    if (offset >= bytes_.size()) {
+      return 0;
+    }
     const size_t count = std::min<uint64_t>(n, bytes_.size() - offset);
     std::memcpy(out, bytes_.data() + offset, count);
     return count;
@@ -95,7 +97,9 @@ void CheckRebuild(const TraceIndex& index) {
   std::vector<strata::storage::TraceRun> runs;
   for (size_t i = 0; i < index.entries().size(); ++i) {
     const TraceLocation location = index.LocationOf(i);
-    if (location.max_time_bound_unix_nano == UINT64_MAX) return;
+    if (location.max_time_bound_unix_nano == UINT64_MAX) {
+      return;
+    }
     strata::storage::TraceRun run;
     run.trace_id = index.entries()[i].trace_id;
     run.first_row = index.entries()[i].first_row;
@@ -144,8 +148,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string resealed = bytes;
     std::memset(resealed.data() + 56, 0, 8);
     const uint64_t checksum = XXH3_64bits(resealed.data(), resealed.size());
-    for (int i = 0; i < 8; ++i) resealed[56 + i] = static_cast<char>(checksum >> (8 * i));
-    if (resealed != bytes) CheckOne(resealed);
+    for (int i = 0; i < 8; ++i) {
+      resealed[56 + i] = static_cast<char>(checksum >> (8 * i));
+    }
+    if (resealed != bytes) {
+      CheckOne(resealed);
+    }
   }
   return 0;
 }

@@ -106,19 +106,25 @@ class Peeler {
     size_t peeled = 0;
     lonely_.clear();
     for (uint32_t p = 0; p < array_length; ++p) {
-      if ((count_and_slot_[p] >> 2) == 1) lonely_.push_back(p);
+      if ((count_and_slot_[p] >> 2) == 1) {
+        lonely_.push_back(p);
+      }
     }
     while (!lonely_.empty()) {
       const uint32_t p = lonely_.back();
       lonely_.pop_back();
-      if ((count_and_slot_[p] >> 2) != 1) continue;  // emptied since it was queued
+      if ((count_and_slot_[p] >> 2) != 1) {
+        continue;  // emptied since it was queued
+      }
       const uint64_t hash = hash_xor_[p];
       peeled_hash_[peeled] = hash;
       peeled_slot_[peeled] = static_cast<uint8_t>(count_and_slot_[p] & 3);
       ++peeled;
       Remove(hash);
     }
-    if (peeled != keys.size()) return false;
+    if (peeled != keys.size()) {
+      return false;
+    }
 
     fingerprints.assign(array_length, 0);
     for (size_t i = peeled; i-- > 0;) {
@@ -145,14 +151,20 @@ class Peeler {
           shift);
     };
     segment_start_.assign(shape_.segment_count + 1, 0);
-    for (uint64_t key : keys) ++segment_start_[segment_of(KeyHash(key, seed)) + 1];
-    for (uint32_t s = 0; s < shape_.segment_count; ++s) segment_start_[s + 1] += segment_start_[s];
+    for (uint64_t key : keys) {
+      ++segment_start_[segment_of(KeyHash(key, seed)) + 1];
+    }
+    for (uint32_t s = 0; s < shape_.segment_count; ++s) {
+      segment_start_[s + 1] += segment_start_[s];
+    }
     sorted_hash_.resize(keys.size());
     for (uint64_t key : keys) {
       const uint64_t hash = KeyHash(key, seed);
       sorted_hash_[segment_start_[segment_of(hash)]++] = hash;
     }
-    for (uint64_t hash : sorted_hash_) Add(hash);
+    for (uint64_t hash : sorted_hash_) {
+      Add(hash);
+    }
   }
 
   void Add(uint64_t hash) {
@@ -169,7 +181,9 @@ class Peeler {
       const uint32_t p = pos.at[slot];
       count_and_slot_[p] = (count_and_slot_[p] - 4) ^ slot;
       hash_xor_[p] ^= hash;
-      if ((count_and_slot_[p] >> 2) == 1) lonely_.push_back(p);
+      if ((count_and_slot_[p] >> 2) == 1) {
+        lonely_.push_back(p);
+      }
     }
   }
 
@@ -187,11 +201,15 @@ class Peeler {
 // Little-endian fields.
 
 void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  for (int i = 0; i < 4; ++i) {
+    out.push_back(static_cast<char>(v >> (8 * i)));
+  }
 }
 
 void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>(v >> (8 * i)));
+  }
 }
 
 uint64_t GetLittleEndian(std::string_view bytes, size_t offset, int width) {
@@ -270,12 +288,16 @@ absl::StatusOr<BinaryFuse8Filter> BinaryFuse8Filter::Deserialize(std::string_vie
   const uint64_t segment_count = GetLittleEndian(section, 12, 4);
   const uint64_t array_length = GetLittleEndian(section, 16, 4);
   const uint64_t reserved = GetLittleEndian(section, 20, 4);
-  if (reserved != 0) return FilterError(file_name, "reserved", fmt::format("{}, not 0", reserved));
+  if (reserved != 0) {
+    return FilterError(file_name, "reserved", fmt::format("{}, not 0", reserved));
+  }
   if (segment_length == 0 || (segment_length & (segment_length - 1)) != 0) {
     return FilterError(file_name, "segment length",
                        fmt::format("{} is not a power of two", segment_length));
   }
-  if (segment_count == 0) return FilterError(file_name, "segment count", "0");
+  if (segment_count == 0) {
+    return FilterError(file_name, "segment count", "0");
+  }
   if ((segment_count + 2) * segment_length != array_length) {
     return FilterError(
         file_name, "array length",
@@ -288,7 +310,9 @@ absl::StatusOr<BinaryFuse8Filter> BinaryFuse8Filter::Deserialize(std::string_vie
                                    section.size(), array_length, SectionBytes(array_length)));
   }
   for (size_t i = kSectionHeaderBytes + array_length; i < section.size(); ++i) {
-    if (section[i] != 0) return FilterError(file_name, "padding", "not zero");
+    if (section[i] != 0) {
+      return FilterError(file_name, "padding", "not zero");
+    }
   }
   const auto* begin = reinterpret_cast<const uint8_t*>(section.data()) + kSectionHeaderBytes;
   return BinaryFuse8Filter(seed, static_cast<uint32_t>(segment_length),

@@ -21,7 +21,9 @@ using ::testing::HasSubstr;
 std::vector<uint64_t> RandomKeys(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<uint64_t> keys(n);
-  for (uint64_t& key : keys) key = rng();
+  for (uint64_t& key : keys) {
+    key = rng();
+  }
   return keys;
 }
 
@@ -54,8 +56,8 @@ DocMapping MapAsDocumented(uint64_t key, uint64_t seed, uint64_t segment_length,
   DocMapping m{};
   m.hash = h;
   m.fingerprint = static_cast<uint8_t>((h ^ (h >> 32)) & 0xff);
-  const unsigned __int128 product =
-      static_cast<unsigned __int128>(h) * (segment_count * segment_length);
+  const unsigned __int128 product = static_cast<unsigned __int128>(h) *
+                                    static_cast<unsigned __int128>(segment_count * segment_length);
   m.position[0] = static_cast<uint64_t>(product >> 64);
   m.position[1] = (m.position[0] + segment_length) ^ ((h >> 18) % segment_length);
   m.position[2] = (m.position[0] + 2 * segment_length) ^ (h % segment_length);
@@ -65,7 +67,9 @@ DocMapping MapAsDocumented(uint64_t key, uint64_t seed, uint64_t segment_length,
 TEST(BinaryFuse8FilterTest, PinnedVectorsCatchAnyChangeToHashingOrLayout) {
   // Keys 1..20 squared times a constant: a fixed set anyone can rebuild.
   std::vector<uint64_t> keys;
-  for (uint64_t i = 1; i <= 20; ++i) keys.push_back(i * i * 0x100000001b3ULL);
+  for (uint64_t i = 1; i <= 20; ++i) {
+    keys.push_back(i * i * 0x100000001b3ULL);
+  }
   const BinaryFuse8Filter filter = BuildOrDie(keys);
   const std::string section = Serialize(filter);
   // Computed once by this implementation and pinned.
@@ -78,7 +82,9 @@ TEST(BinaryFuse8FilterTest, PinnedVectorsCatchAnyChangeToHashingOrLayout) {
       "0000e4878200007200000000e00000000000000000002c00009400000000500000008bdc002a8800bfdaffc5dad6"
       "c63e";
   std::string hex;
-  for (unsigned char c : section) hex += fmt::format("{:02x}", c);
+  for (unsigned char c : section) {
+    hex += fmt::format("{:02x}", c);
+  }
   EXPECT_EQ(hex, expected_hex);
   EXPECT_EQ(filter.seed(), BinaryFuse8Filter::kDefaultFirstSeed + BinaryFuse8Filter::kSeedStep);
   EXPECT_EQ(filter.build_attempts(), 2);
@@ -101,7 +107,9 @@ TEST(BinaryFuse8FilterTest, EveryKeySatisfiesTheDocumentedMapping) {
     for (uint64_t key : keys) {
       const DocMapping m =
           MapAsDocumented(key, filter.seed(), filter.segment_length(), filter.segment_count());
-      for (uint64_t p : m.position) ASSERT_LT(p, f.size());
+      for (uint64_t p : m.position) {
+        ASSERT_LT(p, f.size());
+      }
       // Three distinct segments.
       EXPECT_EQ(m.position[1] / filter.segment_length(),
                 m.position[0] / filter.segment_length() + 1);
@@ -117,20 +125,28 @@ TEST(BinaryFuse8FilterTest, NoFalseNegativesOnManyRandomSets) {
   int most_attempts = 0;
   int retried_sets = 0;
   std::vector<size_t> sizes;
-  for (size_t n = 0; n <= 400; ++n) sizes.push_back(n);
-  for (size_t n : {1000, 4096, 10000, 65536, 250000}) sizes.push_back(n);
+  for (size_t n = 0; n <= 400; ++n) {
+    sizes.push_back(n);
+  }
+  for (size_t n : {1000, 4096, 10000, 65536, 250000}) {
+    sizes.push_back(n);
+  }
   for (size_t n : sizes) {
     for (uint64_t trial = 0; trial < (n <= 400 ? 5u : 1u); ++trial) {
       const std::vector<uint64_t> keys = RandomKeys(n, n * 131 + trial);
       const absl::StatusOr<BinaryFuse8Filter> filter = BinaryFuse8Filter::Build(keys);
       ASSERT_TRUE(filter.ok()) << "n " << n << ": " << filter.status();
-      for (uint64_t key : keys) ASSERT_TRUE(filter->Contains(key)) << "n " << n;
+      for (uint64_t key : keys) {
+        ASSERT_TRUE(filter->Contains(key)) << "n " << n;
+      }
       // The stored seed is the one that worked.
       EXPECT_EQ(filter->seed(), BinaryFuse8Filter::kDefaultFirstSeed +
                                     static_cast<uint64_t>(filter->build_attempts() - 1) *
                                         BinaryFuse8Filter::kSeedStep);
       most_attempts = std::max(most_attempts, filter->build_attempts());
-      if (filter->build_attempts() > 1) ++retried_sets;
+      if (filter->build_attempts() > 1) {
+        ++retried_sets;
+      }
     }
   }
   std::printf("most build attempts %d, sets that needed a retry %d\n", most_attempts, retried_sets);
@@ -146,7 +162,9 @@ TEST(BinaryFuse8FilterTest, DuplicateKeysAreHandled) {
   keys.insert(keys.end(), unique.begin(), unique.begin() + 10);
   std::shuffle(keys.begin(), keys.end(), std::mt19937_64(5));
   const BinaryFuse8Filter filter = BuildOrDie(keys);
-  for (uint64_t key : unique) EXPECT_TRUE(filter.Contains(key));
+  for (uint64_t key : unique) {
+    EXPECT_TRUE(filter.Contains(key));
+  }
   // Sized for the distinct keys, as if built from them alone.
   const BinaryFuse8Filter from_unique = BuildOrDie(unique);
   EXPECT_EQ(filter.fingerprints().size(), from_unique.fingerprints().size());
@@ -174,7 +192,9 @@ TEST(BinaryFuse8FilterTest, FalsePositiveRateIsAboutOneIn256) {
   size_t probes = 0;
   while (probes < kProbes) {
     const uint64_t key = rng();
-    if (members.count(key) != 0) continue;
+    if (members.count(key) != 0) {
+      continue;
+    }
     ++probes;
     positives += filter.Contains(key) ? 1 : 0;
   }
@@ -217,9 +237,13 @@ TEST(BinaryFuse8FilterTest, SerializeDeserializeRoundTrips) {
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     EXPECT_EQ(*loaded, filter);
     EXPECT_EQ(Serialize(*loaded), section);
-    for (uint64_t key : keys) EXPECT_TRUE(loaded->Contains(key));
+    for (uint64_t key : keys) {
+      EXPECT_TRUE(loaded->Contains(key));
+    }
     const std::vector<uint64_t> others = RandomKeys(1000, n + 1000);
-    for (uint64_t key : others) EXPECT_EQ(loaded->Contains(key), filter.Contains(key));
+    for (uint64_t key : others) {
+      EXPECT_EQ(loaded->Contains(key), filter.Contains(key));
+    }
   }
 }
 
@@ -233,7 +257,9 @@ void ExpectRejected(const std::string& section, std::string_view check) {
 }
 
 void PutU32At(std::string& s, size_t offset, uint32_t v) {
-  for (int i = 0; i < 4; ++i) s[offset + i] = static_cast<char>(v >> (8 * i));
+  for (int i = 0; i < 4; ++i) {
+    s[offset + i] = static_cast<char>(v >> (8 * i));
+  }
 }
 
 TEST(BinaryFuse8FilterTest, DeserializeRejectsEveryBrokenField) {

@@ -34,7 +34,9 @@ constexpr size_t kChecksumOffset = 56;
 // Little-endian fields.
 
 void StoreLittleEndian(char* p, uint64_t v, int width) {
-  for (int i = 0; i < width; ++i) p[i] = static_cast<char>(v >> (8 * i));
+  for (int i = 0; i < width; ++i) {
+    p[i] = static_cast<char>(v >> (8 * i));
+  }
 }
 
 void PutU32(std::string& out, uint32_t v) {
@@ -51,7 +53,9 @@ void PutU64(std::string& out, uint64_t v) {
 
 uint64_t GetLittleEndian(const char* p, int width) {
   uint64_t v = 0;
-  for (int i = width - 1; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  for (int i = width - 1; i >= 0; --i) {
+    v = (v << 8) | static_cast<uint8_t>(p[i]);
+  }
   return v;
 }
 
@@ -152,7 +156,9 @@ int CompareIds(const otlp::TraceId& a, const otlp::TraceId& b) {
 
 std::string FormatId(const otlp::TraceId& id) {
   std::string hex;
-  for (uint8_t b : id) hex += fmt::format("{:02x}", b);
+  for (uint8_t b : id) {
+    hex += fmt::format("{:02x}", b);
+  }
   return hex;
 }
 
@@ -163,7 +169,9 @@ uint32_t SpanMicros(uint64_t min_time, uint64_t max_time) {
 }
 
 uint64_t MaxTimeBound(const TraceIndexEntry& entry) {
-  if (entry.span_micros == kTraceSpanSaturatedMicros) return UINT64_MAX;
+  if (entry.span_micros == kTraceSpanSaturatedMicros) {
+    return UINT64_MAX;
+  }
   const uint64_t span_nanos = uint64_t{entry.span_micros} * 1000;
   return entry.min_time_unix_nano > UINT64_MAX - span_nanos ? UINT64_MAX
                                                             : entry.min_time_unix_nano + span_nanos;
@@ -181,13 +189,17 @@ class EntryChecker {
       : header_(header), filter_(filter), name_(name) {}
 
   void Add(const TraceIndexEntry& entry) {
-    if (first_error_.ok()) first_error_ = Check(entry);
+    if (first_error_.ok()) {
+      first_error_ = Check(entry);
+    }
     previous_ = entry;
     ++index_;
   }
 
   absl::Status Finish() const {
-    if (!first_error_.ok()) return first_error_;
+    if (!first_error_.ok()) {
+      return first_error_;
+    }
     const uint64_t row_end = header_.first_covered_row + header_.span_rows;
     if (previous_.first_row >= row_end) {
       return FormatError(
@@ -309,7 +321,9 @@ uint64_t TraceFilterKey(const otlp::TraceId& trace_id) {
 
 absl::StatusOr<std::string> BuildTraceIndex(std::span<const TraceRun> runs, uint64_t span_rows,
                                             uint64_t first_covered_row) {
-  if (runs.empty()) return absl::InvalidArgumentError("BuildTraceIndex: no trace runs");
+  if (runs.empty()) {
+    return absl::InvalidArgumentError("BuildTraceIndex: no trace runs");
+  }
   if (first_covered_row > kTraceIndexMaxRowEnd ||
       span_rows > kTraceIndexMaxRowEnd - first_covered_row) {
     return absl::InvalidArgumentError(
@@ -385,7 +399,9 @@ absl::StatusOr<TraceIndex> TraceIndex::OpenSource(const TraceIndexSource& source
   XXH3_64bits_update(state.get(), zeroed_header.data(), zeroed_header.size());
   EntryChecker checker(header, filter.ok() ? &*filter : nullptr, name);
   std::vector<TraceIndexEntry> entries;
-  if (keep_entries) entries.reserve(header.trace_count);
+  if (keep_entries) {
+    entries.reserve(header.trace_count);
+  }
   std::string piece_scratch;
   for (uint64_t first = 0; first < header.trace_count; first += kEntriesPerPiece) {
     const uint64_t count = std::min(kEntriesPerPiece, header.trace_count - first);
@@ -396,7 +412,9 @@ absl::StatusOr<TraceIndex> TraceIndex::OpenSource(const TraceIndexSource& source
     for (uint64_t i = 0; i < count; ++i) {
       const TraceIndexEntry entry = DecodeEntry(piece.data() + i * kTraceIndexEntryBytes);
       checker.Add(entry);
-      if (keep_entries) entries.push_back(entry);
+      if (keep_entries) {
+        entries.push_back(entry);
+      }
     }
   }
   XXH3_64bits_update(state.get(), filter_bytes.data(), filter_bytes.size());
@@ -404,7 +422,9 @@ absl::StatusOr<TraceIndex> TraceIndex::OpenSource(const TraceIndexSource& source
     return FormatError(name, "checksum",
                        fmt::format("stored {:016x}, computed {:016x}", header.checksum, computed));
   }
-  if (!filter.ok()) return filter.status();
+  if (!filter.ok()) {
+    return filter.status();
+  }
   STRATA_RETURN_IF_ERROR(checker.Finish());
   return TraceIndex(TraceFilter(name, *std::move(filter), header.trace_count, header.span_rows,
                                 header.first_covered_row),
@@ -453,7 +473,9 @@ size_t TraceFilter::MemoryBytes() const {
 
 absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
     const RandomAccessFile& file, const otlp::TraceId& trace_id) const {
-  if (!MayContain(trace_id)) return std::nullopt;
+  if (!MayContain(trace_id)) {
+    return std::nullopt;
+  }
   // Invariant: entries before `low` hold smaller ids, entries from `high`
   // on hold ids at least as large; the answer, if any, is entry `high`'s
   // lower bound in [low, high].
@@ -480,8 +502,12 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
   for (uint64_t i = low; i < stop && i <= high; ++i) {
     const TraceIndexEntry entry = DecodeEntry(piece.data() + (i - low) * kTraceIndexEntryBytes);
     const int order = CompareIds(entry.trace_id, trace_id);
-    if (order > 0) break;
-    if (order < 0) continue;
+    if (order > 0) {
+      break;
+    }
+    if (order < 0) {
+      continue;
+    }
     const uint64_t end_row =
         i + 1 < trace_count_
             ? DecodeEntry(piece.data() + (i + 1 - low) * kTraceIndexEntryBytes).first_row
@@ -497,12 +523,16 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
 }
 
 std::optional<TraceLocation> TraceIndex::Find(const otlp::TraceId& trace_id) const {
-  if (!MayContain(trace_id)) return std::nullopt;
+  if (!MayContain(trace_id)) {
+    return std::nullopt;
+  }
   const auto it = std::lower_bound(entries_.begin(), entries_.end(), trace_id,
                                    [](const TraceIndexEntry& entry, const otlp::TraceId& id) {
                                      return CompareIds(entry.trace_id, id) < 0;
                                    });
-  if (it == entries_.end() || CompareIds(it->trace_id, trace_id) != 0) return std::nullopt;
+  if (it == entries_.end() || CompareIds(it->trace_id, trace_id) != 0) {
+    return std::nullopt;
+  }
   return LocationOf(static_cast<size_t>(it - entries_.begin()));
 }
 

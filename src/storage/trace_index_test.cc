@@ -33,8 +33,12 @@ class StringFile final : public RandomAccessFile {
       : bytes_(std::move(bytes)), path_(std::move(path)) {}
   absl::StatusOr<size_t> Read(uint64_t offset, size_t n, char* out) const override {
     ++reads_;
-    if (offset + n > fail_reads_from_) return absl::UnavailableError("pread: EIO");
-    if (offset >= bytes_.size()) return 0;
+    if (offset + n > fail_reads_from_) {
+      return absl::UnavailableError("pread: EIO");
+    }
+    if (offset >= bytes_.size()) {
+      return 0;
+    }
     const size_t count = std::min<uint64_t>(n, bytes_.size() - offset);
     std::memcpy(out, bytes_.data() + offset, count);
     return count;
@@ -71,7 +75,9 @@ RunSet MakeRuns(size_t n, uint64_t seed, uint64_t first_covered_row = 0, uint32_
   std::vector<TraceId> ids;
   ids.reserve(n);
   while (ids.size() < n) {
-    for (size_t i = ids.size(); i < n; ++i) ids.push_back(RandomId(rng));
+    for (size_t i = ids.size(); i < n; ++i) {
+      ids.push_back(RandomId(rng));
+    }
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   }
@@ -106,22 +112,30 @@ TraceIndex OpenOrDie(const std::string& bytes) {
 
 uint64_t GetU64(const std::string& s, size_t offset) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(s[offset + i]);
+  for (int i = 7; i >= 0; --i) {
+    v = (v << 8) | static_cast<uint8_t>(s[offset + i]);
+  }
   return v;
 }
 
 uint32_t GetU32(const std::string& s, size_t offset) {
   uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(s[offset + i]);
+  for (int i = 3; i >= 0; --i) {
+    v = (v << 8) | static_cast<uint8_t>(s[offset + i]);
+  }
   return v;
 }
 
 void PutU64(std::string& s, size_t offset, uint64_t v) {
-  for (int i = 0; i < 8; ++i) s[offset + i] = static_cast<char>(v >> (8 * i));
+  for (int i = 0; i < 8; ++i) {
+    s[offset + i] = static_cast<char>(v >> (8 * i));
+  }
 }
 
 void PutU32(std::string& s, size_t offset, uint32_t v) {
-  for (int i = 0; i < 4; ++i) s[offset + i] = static_cast<char>(v >> (8 * i));
+  for (int i = 0; i < 4; ++i) {
+    s[offset + i] = static_cast<char>(v >> (8 * i));
+  }
 }
 
 // Recomputes the header checksum, so a mutation reaches the check behind it.
@@ -297,7 +311,9 @@ void CheckLookupsAgainstBruteForce(const RunSet& set, size_t random_probes, uint
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
   ASSERT_TRUE(filter.ok()) << filter.status();
   std::map<TraceId, size_t> truth;
-  for (size_t i = 0; i < set.runs.size(); ++i) truth[set.runs[i].trace_id] = i;
+  for (size_t i = 0; i < set.runs.size(); ++i) {
+    truth[set.runs[i].trace_id] = i;
+  }
 
   std::vector<TraceId> probes;
   std::mt19937_64 rng(seed);
@@ -307,7 +323,9 @@ void CheckLookupsAgainstBruteForce(const RunSet& set, size_t random_probes, uint
     next[15] ^= 1;
     probes.push_back(next);
   }
-  for (size_t i = 0; i < random_probes; ++i) probes.push_back(RandomId(rng));
+  for (size_t i = 0; i < random_probes; ++i) {
+    probes.push_back(RandomId(rng));
+  }
   probes.push_back(TraceId{});
   TraceId all_ones;
   all_ones.fill(0xff);
@@ -430,7 +448,7 @@ TEST(TraceIndexTest, FindInFileReportsAFileThatChangedAndIoErrors) {
 
 TEST(TraceIndexTest, OpenPassesIoErrorsThrough) {
   StringFile file(BuildOrDie(MakeRuns(5000, 9)), "spans.tidx");
-  file.fail_reads_from_ = 64 * 1024;
+  file.fail_reads_from_ = uint64_t{64} * 1024;
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
   EXPECT_EQ(filter.status().code(), absl::StatusCode::kUnavailable);
 }
@@ -582,7 +600,7 @@ TEST_F(TraceIndexValidationTest, AnEntryTheFilterWasNotBuiltFor) {
   }
   ASSERT_TRUE(replaced);
   ExpectRejected(
-      Mutated([&](std::string& s) { std::memcpy(s.data() + 64 + 32 * 20, id.data(), 16); }),
+      Mutated([&](std::string& s) { std::memcpy(s.data() + 64 + size_t{32} * 20, id.data(), 16); }),
       "filter membership");
 }
 
