@@ -21,8 +21,11 @@ struct BenchWriterOptions {
   uint64_t metric_points = 200'000;
   // Rows per export request (the OpenTelemetry SDKs' default batch is 512).
   int request_rows = 512;
-  // Concurrent exporting clients.
-  int clients = 16;
+  // Concurrent exporting clients. A server sees many exporters at once (SDKs
+  // in every service, collectors with several senders each); each client
+  // waits for its acknowledgement, so fewer clients than this leave the
+  // commit pipeline (fsync latency) idle rather than measure the writer.
+  int clients = 256;
   // Where batches go; empty: ./strata-bench-data, removed afterwards.
   std::string data_dir;
   bool keep = false;

@@ -125,7 +125,13 @@ ColumnWriter::ColumnWriter(ColumnSpec spec, const ColumnWriterOptions& options,
   ResetChunk();
 }
 
+void ColumnWriter::ForgetMemos() {
+  has_last_bytes_ = false;
+  last_list_values_ = nullptr;
+}
+
 void ColumnWriter::ResetChunk() {
+  ForgetMemos();
   dictionary_active_ = dictionary_allowed_;
   dictionary_plain_.clear();
   dictionary_size_ = 0;
@@ -202,14 +208,20 @@ bool ColumnWriter::AddDictionaryValue(const ColumnVector& values, size_t row) {
   uint32_t index;
   if (spec_.type == PhysicalType::kByteArray || spec_.type == PhysicalType::kFixedLenByteArray) {
     const std::string_view v = values.bytes_at(row);
+    if (has_last_bytes_ && v == last_bytes_) {
+      indices_.push_back(last_bytes_index_);
+      return true;
+    }
     auto it = dictionary_bytes_.find(v);
     if (it != dictionary_bytes_.end()) {
       index = it->second;
+      last_bytes_ = it->first;
     } else {
       const size_t entry = spec_.type == PhysicalType::kByteArray ? 4 + v.size() : v.size();
       if (dictionary_plain_.size() + entry > options_.dictionary_bytes_limit) return false;
       index = dictionary_size_++;
-      dictionary_bytes_.emplace(dictionary_arena_.Copy(v), index);
+      last_bytes_ = dictionary_arena_.Copy(v);
+      dictionary_bytes_.emplace(last_bytes_, index);
       if (spec_.type == PhysicalType::kByteArray) {
         EncodePlainByteArray(v, &dictionary_plain_);
       } else {
@@ -217,6 +229,8 @@ bool ColumnWriter::AddDictionaryValue(const ColumnVector& values, size_t row) {
       }
       UpdateStatistics(values, row);
     }
+    last_bytes_index_ = index;
+    has_last_bytes_ = true;
   } else {
     const uint64_t key = FixedKey(values, row);
     auto it = dictionary_fixed_.find(key);
@@ -269,6 +283,7 @@ absl::Status ColumnWriter::FallBackToPlain() {
   // written refer to it. Its lookup tables are no longer needed.
   dictionary_bytes_.clear();
   dictionary_fixed_.clear();
+  ForgetMemos();
   return absl::OkStatus();
 }
 
@@ -282,6 +297,19 @@ bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
     return true;
   }
   const ListRange range = values.lists[row];
+  if (dictionary_active_ && last_list_values_ == &values && last_list_range_ == range) {
+    // The same elements as the previous list row: same levels, same indices.
+    repetition_levels_.push_back(0);
+    repetition_levels_.resize(repetition_levels_.size() + range.count - 1, 1);
+    definition_levels_.insert(definition_levels_.end(), last_list_definition_levels_.begin(),
+                              last_list_definition_levels_.end());
+    indices_.insert(indices_.end(), last_list_indices_.begin(), last_list_indices_.end());
+    null_count_ += last_list_nulls_;
+    return true;
+  }
+  const size_t levels_begin = definition_levels_.size();
+  const size_t indices_begin = indices_.size();
+  const int64_t nulls_begin = null_count_;
   for (uint64_t k = 0; k < range.count; ++k) {
     const size_t element = static_cast<size_t>(range.begin + k);
     repetition_levels_.push_back(k == 0 ? 0 : 1);
@@ -296,6 +324,14 @@ bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
     } else if (!AddDictionaryValue(values, element)) {
       return false;
     }
+  }
+  if (dictionary_active_) {
+    last_list_values_ = &values;
+    last_list_range_ = range;
+    last_list_definition_levels_.assign(definition_levels_.begin() + levels_begin,
+                                        definition_levels_.end());
+    last_list_indices_.assign(indices_.begin() + indices_begin, indices_.end());
+    last_list_nulls_ = null_count_ - nulls_begin;
   }
   return true;
 }
@@ -326,6 +362,9 @@ absl::Status ColumnWriter::AppendListRow(const ColumnVector& values, size_t row)
 }
 
 absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, size_t end) {
+  // The caller may have changed a vector it passed before: the list memo
+  // only spans one call.
+  last_list_values_ = nullptr;
   if (spec_.list) {
     for (size_t row = begin; row < end; ++row) {
       STRATA_RETURN_IF_ERROR(AppendListRow(values, row));

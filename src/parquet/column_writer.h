@@ -134,6 +134,7 @@ class ColumnWriter {
   [[nodiscard]] absl::Status FlushPage();
   Statistics BuildStatistics() const;
   void ResetChunk();
+  void ForgetMemos();
 
   // Constant after construction.
   const ColumnSpec spec_;
@@ -151,6 +152,20 @@ class ColumnWriter {
   Arena dictionary_arena_;  // keys of dictionary_bytes_
   absl::flat_hash_map<std::string_view, uint32_t> dictionary_bytes_;
   absl::flat_hash_map<uint64_t, uint32_t> dictionary_fixed_;
+  // The byte value most recently looked up, and its index: consecutive equal
+  // values (a resource's strings on every span of a sorted run) skip the
+  // hash lookup. last_bytes_ points into dictionary_arena_.
+  std::string_view last_bytes_;
+  uint32_t last_bytes_index_ = 0;
+  bool has_last_bytes_ = false;
+  // The list row most recently added with the dictionary active: a row whose
+  // range is the same elements of the same vector (rows that share a
+  // resource's attributes) repeats its levels and indices without lookups.
+  const ColumnVector* last_list_values_ = nullptr;
+  ListRange last_list_range_;
+  std::vector<uint8_t> last_list_definition_levels_;
+  std::vector<uint32_t> last_list_indices_;
+  int64_t last_list_nulls_ = 0;
   std::string pages_;  // finished pages: header + (compressed) body
   int64_t pages_uncompressed_bytes_ = 0;
   int64_t chunk_rows_ = 0;
