@@ -18,7 +18,10 @@
 //            AppendRow(batch, resource, scope) per file row (rows of different
 //            batches may interleave); AttributeFamilyWriter::
 //            AppendRow / AppendConcatenatedRow / AppendEmptyRow per family and
-//            row; AppendElementCounts for the `<element>_attr_count` lists;
+//            row, or (faster when rows are sorted differently from their
+//            batch) AddTable once per batch and AppendTableRow /
+//            AppendTableConcatenatedRow per row; AppendElementCounts for the
+//            `<element>_attr_count` lists;
 //            ResourcePromotedWriter::AddBatch, AppendRow / AppendNullRow;
 //            PromotionMatcher for a table's own promoted columns.
 //   finish:  each writer's MoveColumnsTo, in spec order, then WriteTableFile.
@@ -113,8 +116,8 @@ parquet::WriterOptions MakeWriterOptions(const TableOptions& options, std::strin
                                             std::string_view file_name);
 
 // What boot checks without reading pages: the footer parses (FileReader::
-// Open), CheckTableSchema, and num_rows == expected_file_rows. `bytes` is
-// the source's whole file.
+// Open reads only the footer), CheckTableSchema, and num_rows ==
+// expected_file_rows.
 [[nodiscard]] absl::Status CheckTableFooter(parquet::RandomAccessSource* source,
                                             const std::vector<parquet::ColumnSpec>& expected,
                                             std::string_view schema, std::string_view batch_id,

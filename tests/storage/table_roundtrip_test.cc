@@ -275,7 +275,8 @@ TEST(TableRoundTripTest, SpansWriterThroughputAndSize) {
   TableOptions options;
   options.dictionary_bytes_limit =
       EnvOr("STRATA_SPANS_BENCH_DICTIONARY_BYTES", options.dictionary_bytes_limit);
-  options.zstd_level = static_cast<int>(EnvOr("STRATA_SPANS_BENCH_ZSTD_LEVEL", 3));
+  options.zstd_level = static_cast<int>(
+      EnvOr("STRATA_SPANS_BENCH_ZSTD_LEVEL", static_cast<uint64_t>(options.zstd_level)));
   options.page_bytes = EnvOr("STRATA_SPANS_BENCH_PAGE_BYTES", options.page_bytes);
   options.page_rows = EnvOr("STRATA_SPANS_BENCH_PAGE_ROWS", options.page_rows);
   std::vector<std::string> written;
