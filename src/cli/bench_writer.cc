@@ -105,28 +105,31 @@ DiskUse MeasureDisk(const storage::Snapshot& snapshot,
   return use;
 }
 
+// Logs a failed step of the baseline; returns the failure marker -1.
+double Fail(const absl::Status& status) {
+  spdlog::error("bench writer: duckdb baseline: {}", status.ToString());
+  return -1;
+}
+
 // The DuckDB baseline: for each span batch strata wrote, the same rows
 // (read back, untimed) are appended to a DuckDB table and written with
 // COPY TO parquet (zstd), then fsynced. Returns seconds, or -1.
 double DuckDbBaseline(FileSystem& fs, const storage::Snapshot& snapshot, const std::string& dir,
                       uint64_t* rows_out) {
   auto engine = query::DuckDbEngine::Open({.threads = 2});
-  if (!engine.ok()) {
-    spdlog::error("bench writer: {}", engine.status().ToString());
-    return -1;
-  }
+  if (!engine.ok()) return Fail(engine.status());
   double seconds = 0;
   int file = 0;
   for (const auto& batch : snapshot.batches()) {
     if (batch->meta().spans.rows == 0) continue;
     auto bytes = fs.ReadFile(batch->dir() + "/spans.parquet");
-    if (!bytes.ok()) return -1;
+    if (!bytes.ok()) return Fail(bytes.status());
     parquet::StringSource source(*bytes);
     auto reader = storage::OpenTable(&source, storage::SpansTableColumns(), storage::kSpansSchema,
                                      batch->id().ToString(), "spans.parquet");
-    if (!reader.ok()) return -1;
+    if (!reader.ok()) return Fail(reader.status());
     auto columns = storage::ReadAllColumns(**reader, "spans.parquet");
-    if (!columns.ok()) return -1;
+    if (!columns.ok()) return Fail(columns.status());
     *rows_out += batch->meta().spans.rows;
     const std::string path = fmt::format("{}/duckdb-{}.parquet", dir, file++);
     const Clock::time_point start = Clock::now();
@@ -142,10 +145,7 @@ double DuckDbBaseline(FileSystem& fs, const storage::Snapshot& snapshot, const s
       if (s.ok()) s = fs.SyncDir(dir);
     }
     seconds += SecondsSince(start);
-    if (!s.ok()) {
-      spdlog::error("bench writer: duckdb baseline: {}", s.ToString());
-      return -1;
-    }
+    if (!s.ok()) return Fail(s);
   }
   return seconds;
 }
@@ -208,15 +208,23 @@ int RunBenchWriter(const BenchWriterOptions& options) {
     r.metrics = std::move(metrics[i]);
     return r;
   });
-  if (span_seconds < 0 || log_seconds < 0 || metric_seconds < 0) return 1;
+  if (span_seconds < 0 || log_seconds < 0 || metric_seconds < 0) {
+    spdlog::error("bench writer: some requests failed");
+    return 1;
+  }
   std::shared_ptr<const storage::Snapshot> snapshot = (*storage)->Pin();
   const DiskUse span_disk = MeasureDisk(*snapshot, [](const auto& m) { return m.spans.rows; });
   const DiskUse log_disk = MeasureDisk(*snapshot, [](const auto& m) { return m.logs.rows; });
 
-  uint64_t baseline_rows = spans;
+  uint64_t baseline_rows = options.skip_baseline ? spans : 0;
   const double baseline_seconds =
       options.skip_baseline ? 0 : DuckDbBaseline(fs, *snapshot, dir, &baseline_rows);
-  if (baseline_seconds < 0 || baseline_rows != spans) return 1;
+  if (baseline_seconds < 0) return 1;
+  if (baseline_rows != spans) {
+    spdlog::error("bench writer: the baseline read {} spans back, {} were written", baseline_rows,
+                  spans);
+    return 1;
+  }
   snapshot.reset();
   (*storage)->Shutdown(std::chrono::seconds(10));
   storage->reset();
