@@ -272,9 +272,8 @@ void AttributeFamilyWriter::AppendElements(const otlp::BatchBase& batch,
   double_.doubles.resize(at + n, 0);
   bool_.bools.resize(at + n, 0);
   for (ColumnVector* c : {&str_, &int_, &double_, &bool_, &bytes_}) c->validity.resize(at + n, 0);
-  keys_.offsets.reserve(keys_.offsets.size() + n);
-  str_.offsets.reserve(str_.offsets.size() + n);
-  bytes_.offsets.reserve(bytes_.offsets.size() + n);
+  // No reserve(size() + n) here: called once per row, an exact reserve
+  // would reallocate every time (quadratic); push_back grows geometrically.
   const otlp::ValueColumns& v = table.value;
   for (size_t k = 0; k < n; ++k) {
     const uint32_t row = range.begin + static_cast<uint32_t>(k);
