@@ -85,7 +85,7 @@ struct TableOptions {
   // A column chunk's dictionary falls back to PLAIN past this many bytes.
   size_t dictionary_bytes_limit = 16 << 10;
   // The footer's created_by ("strata <version>").
-  std::string created_by = "strata";
+  std::string created_by = "strata " STRATA_VERSION;
 };
 
 // The parquet::WriterOptions for a table: zstd, sizes from `options`,
