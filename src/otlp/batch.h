@@ -737,6 +737,25 @@ struct MetricBatch : BatchBase {
   ExemplarColumns exemplars;
   AttributeColumns exemplar_attributes;
 
+  // The table that holds the data points of a metric of `type` (gauges
+  // and sums share number_points); null for kUnset.
+  const PointColumnsBase* points_of(MetricType type) const {
+    switch (type) {
+      case MetricType::kGauge:
+      case MetricType::kSum:
+        return &number_points;
+      case MetricType::kHistogram:
+        return &histogram_points;
+      case MetricType::kExponentialHistogram:
+        return &exponential_points;
+      case MetricType::kSummary:
+        return &summary_points;
+      case MetricType::kUnset:
+        break;
+    }
+    return nullptr;
+  }
+
   // Data points of every type.
   size_t point_count() const {
     return number_points.size() + histogram_points.size() + exponential_points.size() +

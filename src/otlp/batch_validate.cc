@@ -271,23 +271,6 @@ struct MetricTables {
   }
 };
 
-const PointColumnsBase* PointColumnsOf(const MetricBatch& b, MetricType type) {
-  switch (type) {
-    case MetricType::kGauge:
-    case MetricType::kSum:
-      return &b.number_points;
-    case MetricType::kHistogram:
-      return &b.histogram_points;
-    case MetricType::kExponentialHistogram:
-      return &b.exponential_points;
-    case MetricType::kSummary:
-      return &b.summary_points;
-    case MetricType::kUnset:
-      break;
-  }
-  return nullptr;
-}
-
 void CheckPointBase(Checker& c, std::string_view table, const PointColumnsBase& p,
                     const MetricBatch& b, MetricTables* t, std::initializer_list<size_t> more) {
   std::vector<size_t> sizes = {p.metric.size(), p.attributes.size(),
@@ -307,7 +290,7 @@ void CheckMetricPoints(Checker& c, const MetricBatch& b, MetricTables* t) {
   const MetricColumns& m = b.metrics;
   for (size_t i = 0; i < m.size() && c.ok(); ++i) {
     const MetricType type = m.type[i];
-    const PointColumnsBase* points = PointColumnsOf(b, type);
+    const PointColumnsBase* points = b.points_of(type);
     if (points == nullptr) {
       if (type != MetricType::kUnset) {
         return c.Fail(absl::StrCat("metrics[", i, "]: unknown type ", static_cast<int>(type)));

@@ -414,20 +414,8 @@ struct PendingExponential {
 // ------------------------------------------------------------------ metrics
 
 size_t PointTableSize(const MetricBatch& b, MetricType type) {
-  switch (type) {
-    case MetricType::kGauge:
-    case MetricType::kSum:
-      return b.number_points.size();
-    case MetricType::kHistogram:
-      return b.histogram_points.size();
-    case MetricType::kExponentialHistogram:
-      return b.exponential_points.size();
-    case MetricType::kSummary:
-      return b.summary_points.size();
-    case MetricType::kUnset:
-      break;
-  }
-  return 0;
+  const PointColumnsBase* points = b.points_of(type);
+  return points != nullptr ? points->size() : 0;
 }
 
 [[nodiscard]] bool DecodePoint(DecodeContext& ctx, std::string_view payload, MetricBatch* b,

@@ -19,7 +19,6 @@ namespace {
 using metrics_internal::HasTemporality;
 using metrics_internal::IsFamilyColumn;
 using metrics_internal::kExemplarLists;
-using metrics_internal::PointTable;
 using otlp::MetricBatch;
 using otlp::MetricType;
 using otlp::NumberType;
@@ -468,7 +467,7 @@ void MetricsBuilder::AppendMetric(const Segment& segment, uint32_t file_index) {
     AppendNoPoint();
     return;
   }
-  const otlp::PointColumnsBase& table = *PointTable(b, type);
+  const otlp::PointColumnsBase& table = *b.points_of(type);
   for (uint32_t p = points.begin; p < points.end(); ++p) {
     U32(kMetricsRowKind, kMetricsDataPointRow);
     resource_scope_.AppendRow(segment.input, segment.resource, segment.scope);
@@ -680,23 +679,6 @@ bool HasTemporality(MetricType type) {
 
 bool IsNumberType(MetricType type) {
   return type == MetricType::kGauge || type == MetricType::kSum;
-}
-
-const otlp::PointColumnsBase* PointTable(const MetricBatch& b, MetricType type) {
-  switch (type) {
-    case MetricType::kGauge:
-    case MetricType::kSum:
-      return &b.number_points;
-    case MetricType::kHistogram:
-      return &b.histogram_points;
-    case MetricType::kExponentialHistogram:
-      return &b.exponential_points;
-    case MetricType::kSummary:
-      return &b.summary_points;
-    case MetricType::kUnset:
-      break;
-  }
-  return nullptr;
 }
 
 bool IsFamilyColumn(int c) {

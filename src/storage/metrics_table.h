@@ -155,8 +155,6 @@ bool IsKnownMetricType(int32_t code);
 bool HasTemporality(otlp::MetricType type);
 // Gauge and sum points live in number_points.
 bool IsNumberType(otlp::MetricType type);
-// The point table of a metric type (nullptr for kUnset).
-const otlp::PointColumnsBase* PointTable(const otlp::MetricBatch& b, otlp::MetricType type);
 
 }  // namespace metrics_internal
 

@@ -25,7 +25,6 @@ using metrics_internal::IsFamilyColumn;
 using metrics_internal::IsKnownMetricType;
 using metrics_internal::IsNumberType;
 using metrics_internal::kExemplarLists;
-using metrics_internal::PointTable;
 using otlp::MetricBatch;
 using otlp::MetricType;
 using otlp::NumberType;
@@ -334,7 +333,7 @@ absl::Status MetricsTableReader::AppendMetric(uint32_t metric) {
   if (type == MetricType::kSum) {
     m.is_monotonic = c_[kMetricsIsMonotonic].bools[first] != 0 ? 1 : 0;
   }
-  const otlp::PointColumnsBase* table = PointTable(*b_, type);
+  const otlp::PointColumnsBase* table = b_->points_of(type);
   // As the decoders leave them: an empty range at the table's end, {0, 0}
   // for an unset metric.
   m.points = Range{table == nullptr ? 0 : static_cast<uint32_t>(table->size()), 0};
