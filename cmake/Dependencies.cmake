@@ -31,3 +31,9 @@ set_target_properties(duckdb PROPERTIES
 target_include_directories(duckdb SYSTEM INTERFACE "${STRATA_DUCKDB_DIR}/include")
 
 set(STRATA_PROTO_DIR "${STRATA_DEPS_DIR}/protos")
+
+# OTLP transports (src/server): gRPC's C++ library for OTLP/gRPC, Boost
+# (Beast/Asio, header-only) for OTLP/HTTP and the API listener, zlib for gzip.
+find_package(gRPC CONFIG REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+find_package(ZLIB REQUIRED)

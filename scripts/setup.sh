@@ -15,7 +15,7 @@ apt_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev
-  libsodium-dev libboost1.74-dev libcli11-dev libspdlog-dev libfmt-dev
+  libsodium-dev libboost1.74-dev zlib1g-dev libcli11-dev libspdlog-dev libfmt-dev
 )
 
 # Pinned npm packages: name@version, sha256 of the tarball npm delivers.
@@ -110,6 +110,24 @@ install_npm_packages() {
   printf '%s\n' "$expected" >"$marker"
 }
 
+# The OpenTelemetry JS SDK and exporters the end-to-end tests drive
+# (tests/e2e/package.json, locked by package-lock.json), installed with
+# `npm ci` into tests/e2e/node_modules (git-ignored). Skipped when the lock
+# file has not changed since the last install.
+install_e2e_clients() {
+  local dir="$root/tests/e2e"
+  local marker="$dir/node_modules/.strata-lock-sha256"
+  local want
+  want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ]; then
+    return
+  fi
+  echo "setup: installing the OpenTelemetry SDK clients for tests/e2e"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  printf '%s\n' "$want" >"$marker"
+}
+
 install_debian_packages
 install_npm_packages
+install_e2e_clients
 echo "setup: ok"

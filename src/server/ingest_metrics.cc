@@ -1,0 +1,149 @@
+#include "server/ingest_metrics.h"
+
+#include "fmt/format.h"
+
+namespace strata::server {
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+constexpr std::array<Signal, kSignalCount> kSignals = {Signal::kTraces, Signal::kLogs,
+                                                       Signal::kMetrics};
+constexpr std::array<Transport, kTransportCount> kTransports = {Transport::kGrpc,
+                                                                Transport::kHttp};
+
+void Header(std::string* out, std::string_view name, std::string_view type,
+            std::string_view help) {
+  fmt::format_to(std::back_inserter(*out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+// Writes one histogram from per-bucket (not cumulative) counts.
+template <typename Counts>
+void WriteHistogram(std::string* out, std::string_view name, std::string_view labels,
+                    const Counts& per_bucket, uint64_t count, double sum_seconds) {
+  const auto& bounds = storage::LatencyHistogram::kBucketBoundsSeconds;
+  const std::string sep = labels.empty() ? "" : ",";
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    cumulative += per_bucket[i];
+    fmt::format_to(std::back_inserter(*out), "{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels, sep,
+                   bounds[i], cumulative);
+  }
+  fmt::format_to(std::back_inserter(*out), "{}_bucket{{{}{}le=\"+Inf\"}} {}\n", name, labels, sep,
+                 count);
+  const std::string braces = labels.empty() ? "" : fmt::format("{{{}}}", labels);
+  fmt::format_to(std::back_inserter(*out), "{}_sum{} {}\n{}_count{} {}\n", name, braces,
+                 sum_seconds, name, braces, count);
+}
+
+}  // namespace
+
+void IngestMetrics::CountIngested(Signal signal, Transport transport, uint64_t rows,
+                                  uint64_t wire_bytes) {
+  rows_[static_cast<int>(signal)][static_cast<int>(transport)].fetch_add(rows, kRelaxed);
+  bytes_[static_cast<int>(signal)][static_cast<int>(transport)].fetch_add(wire_bytes, kRelaxed);
+}
+
+void IngestMetrics::CountRejected(Signal signal, Transport transport, RejectReason reason) {
+  rejected_[static_cast<int>(signal)][static_cast<int>(transport)][static_cast<int>(reason)]
+      .fetch_add(1, kRelaxed);
+}
+
+void IngestMetrics::ObserveExportLatency(Transport transport, std::chrono::nanoseconds latency) {
+  Histogram& h = latency_[static_cast<int>(transport)];
+  const double seconds = std::chrono::duration<double>(latency).count();
+  const auto& bounds = storage::LatencyHistogram::kBucketBoundsSeconds;
+  size_t bucket = 0;
+  while (bucket < bounds.size() && seconds > bounds[bucket]) ++bucket;
+  h.buckets[bucket].fetch_add(1, kRelaxed);
+  h.count.fetch_add(1, kRelaxed);
+  h.sum_nanos.fetch_add(static_cast<uint64_t>(std::max<int64_t>(latency.count(), 0)), kRelaxed);
+}
+
+void IngestMetrics::AddConnections(Transport transport, int64_t delta) {
+  connections_[static_cast<int>(transport)].fetch_add(delta, kRelaxed);
+}
+
+uint64_t IngestMetrics::ingested_rows(Signal signal, Transport transport) const {
+  return rows_[static_cast<int>(signal)][static_cast<int>(transport)].load(kRelaxed);
+}
+
+uint64_t IngestMetrics::rejected(Signal signal, Transport transport, RejectReason reason) const {
+  return rejected_[static_cast<int>(signal)][static_cast<int>(transport)][static_cast<int>(reason)]
+      .load(kRelaxed);
+}
+
+std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStats& writer) const {
+  std::string out;
+  auto line = [&out](std::string_view name, std::string_view labels, auto value) {
+    if (labels.empty()) {
+      fmt::format_to(std::back_inserter(out), "{} {}\n", name, value);
+    } else {
+      fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", name, labels, value);
+    }
+  };
+  auto signal_transport = [](Signal s, Transport t) {
+    return fmt::format("signal=\"{}\",transport=\"{}\"", SignalName(s), TransportName(t));
+  };
+
+  Header(&out, "strata_ingest_rows_total", "counter",
+         "Rows (spans, log records, metric data points) acknowledged, by signal and transport.");
+  for (Signal s : kSignals) {
+    for (Transport t : kTransports) line("strata_ingest_rows_total", signal_transport(s, t),
+                                         ingested_rows(s, t));
+  }
+  Header(&out, "strata_ingest_bytes_total", "counter",
+         "Request bytes as received (before decompression) of acknowledged exports.");
+  for (Signal s : kSignals) {
+    for (Transport t : kTransports) {
+      line("strata_ingest_bytes_total", signal_transport(s, t),
+           bytes_[static_cast<int>(s)][static_cast<int>(t)].load(kRelaxed));
+    }
+  }
+  Header(&out, "strata_ingest_rejected_total", "counter",
+         "Export requests refused, by signal, transport and reason.");
+  for (Signal s : kSignals) {
+    for (Transport t : kTransports) {
+      for (int r = 0; r < kRejectReasonCount; ++r) {
+        const auto reason = static_cast<RejectReason>(r);
+        line("strata_ingest_rejected_total",
+             fmt::format("{},reason=\"{}\"", signal_transport(s, t), RejectReasonName(reason)),
+             rejected(s, t, reason));
+      }
+    }
+  }
+  Header(&out, "strata_export_duration_seconds", "histogram",
+         "Time from an export request's arrival to its answer, by transport.");
+  for (Transport t : kTransports) {
+    const Histogram& h = latency_[static_cast<int>(t)];
+    std::array<uint64_t, kBuckets> counts{};
+    for (size_t i = 0; i < kBuckets; ++i) counts[i] = h.buckets[i].load(kRelaxed);
+    WriteHistogram(&out, "strata_export_duration_seconds",
+                   fmt::format("transport=\"{}\"", TransportName(t)), counts,
+                   h.count.load(kRelaxed), static_cast<double>(h.sum_nanos.load(kRelaxed)) / 1e9);
+  }
+  Header(&out, "strata_http_connections", "gauge", "Open OTLP/HTTP client connections.");
+  line("strata_http_connections", "",
+       connections_[static_cast<int>(Transport::kHttp)].load(kRelaxed));
+
+  Header(&out, "strata_batches_published_total", "counter",
+         "Batches the group-commit writer published.");
+  line("strata_batches_published_total", "", writer.batches_committed);
+  Header(&out, "strata_commit_retries_total", "counter",
+         "Commit attempts repeated after a transient storage error.");
+  line("strata_commit_retries_total", "", writer.commit_retries);
+  Header(&out, "strata_commit_duration_seconds", "histogram",
+         "Duration of one group commit (encode, write, fsync, rename, publish).");
+  WriteHistogram(&out, "strata_commit_duration_seconds", "", writer.commit_latency.bucket_counts,
+                 writer.commit_latency.count, writer.commit_latency.sum_seconds);
+  Header(&out, "strata_inflight_bytes", "gauge",
+         "Bytes of admitted requests not yet answered (the in-flight budget in use).");
+  line("strata_inflight_bytes", "", writer.inflight_bytes);
+  Header(&out, "strata_inflight_requests", "gauge", "Admitted requests not yet answered.");
+  line("strata_inflight_requests", "", writer.inflight_requests);
+  Header(&out, "strata_writer_queue_depth", "gauge",
+         "Admitted requests waiting to be grouped into a commit.");
+  line("strata_writer_queue_depth", "", writer.queued_requests);
+  return out;
+}
+
+}  // namespace strata::server

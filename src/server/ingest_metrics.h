@@ -1,0 +1,59 @@
+#pragma once
+
+// IngestMetrics counts what the OTLP transports saw: rows and bytes ingested
+// by signal and transport, refusals by reason, and export latency, and
+// renders them (with the storage writer's own statistics) in the Prometheus
+// text exposition format for /metrics.
+//
+// Thread-safety: safe for concurrent use; counting is lock-free (relaxed
+// atomics), so the hot path never waits on a scrape.
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "server/ingest.h"
+#include "storage/group_commit_writer.h"
+
+namespace strata::server {
+
+class IngestMetrics {
+ public:
+  IngestMetrics() = default;
+  IngestMetrics(const IngestMetrics&) = delete;
+  IngestMetrics& operator=(const IngestMetrics&) = delete;
+
+  // An acknowledged export: `rows` rows, `wire_bytes` as received.
+  void CountIngested(Signal signal, Transport transport, uint64_t rows, uint64_t wire_bytes);
+  void CountRejected(Signal signal, Transport transport, RejectReason reason);
+  // Time from a request's arrival to its answer, any outcome.
+  void ObserveExportLatency(Transport transport, std::chrono::nanoseconds latency);
+  // Open client connections of a transport (HTTP counts its own).
+  void AddConnections(Transport transport, int64_t delta);
+
+  uint64_t ingested_rows(Signal signal, Transport transport) const;
+  uint64_t rejected(Signal signal, Transport transport, RejectReason reason) const;
+
+  // The whole /metrics page: these counters plus `writer`'s statistics
+  // (batches published, commit latency, in-flight bytes, queue depth).
+  std::string RenderPrometheus(const storage::GroupCommitWriterStats& writer) const;
+
+ private:
+  static constexpr size_t kBuckets = storage::LatencyHistogram::kBucketBoundsSeconds.size() + 1;
+  struct Histogram {
+    std::array<std::atomic<uint64_t>, kBuckets> buckets{};
+    std::atomic<uint64_t> count{0};
+    std::atomic<uint64_t> sum_nanos{0};
+  };
+  std::array<std::array<std::atomic<uint64_t>, kTransportCount>, kSignalCount> rows_{};
+  std::array<std::array<std::atomic<uint64_t>, kTransportCount>, kSignalCount> bytes_{};
+  std::array<std::array<std::array<std::atomic<uint64_t>, kRejectReasonCount>, kTransportCount>,
+             kSignalCount>
+      rejected_{};
+  std::array<Histogram, kTransportCount> latency_{};
+  std::array<std::atomic<int64_t>, kTransportCount> connections_{};
+};
+
+}  // namespace strata::server

@@ -1,0 +1,214 @@
+// IngestService: bearer-token checks, decoding, row limits and the hand-off
+// to a real storage engine, with the responses an OTLP exporter parses
+// (checked against libprotobuf's classes).
+
+#include "server/ingest_service.h"
+
+#include <future>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/unknown_field_set.h"
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+#include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
+#include "otlp/encode.h"
+#include "storage/commit_testing.h"
+#include "storage/storage.h"
+#include "workload/traffic_generator.h"
+
+namespace strata::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::string_view kToken = "strata_good";
+
+absl::Status CheckToken(std::string_view token) {
+  if (token == kToken) return absl::OkStatus();
+  if (token == "strata_read") return absl::PermissionDeniedError("token has read scope");
+  return absl::UnauthenticatedError("unknown or revoked token");
+}
+
+class IngestServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = storage::Storage::Open(fs_, tmp_.path() + "/data");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    storage_ = std::move(*opened);
+    service_ = std::make_unique<IngestService>(*storage_, CheckToken, metrics_,
+                                               IngestService::Options{.max_rows_per_request = 500});
+  }
+
+  ExportOutcome ExportNow(Signal signal, Encoding encoding, std::string body) {
+    std::promise<ExportOutcome> answered;
+    const uint64_t size = body.size();
+    service_->Export(signal, encoding, Transport::kHttp,
+                     std::make_shared<const std::string>(std::move(body)), size,
+                     [&answered](ExportOutcome outcome) { answered.set_value(std::move(outcome)); });
+    return answered.get_future().get();
+  }
+
+  uint64_t StoredSpans() const {
+    uint64_t spans = 0;
+    for (const auto& batch : storage_->Pin()->batches()) spans += batch->meta().spans.rows;
+    return spans;
+  }
+
+  PosixFileSystem fs_;
+  storage::testing::ScopedTempDir tmp_{"ingest"};
+  std::unique_ptr<storage::Storage> storage_;
+  IngestMetrics metrics_;
+  std::unique_ptr<IngestService> service_;
+  workload::TrafficGenerator generator_{workload::TrafficOptions{.seed = 4}};
+};
+
+TEST_F(IngestServiceTest, AuthorizeAcceptsOnlyABearerIngestToken) {
+  EXPECT_TRUE(service_->Authorize("Bearer strata_good", Signal::kTraces, Transport::kHttp).ok());
+  EXPECT_TRUE(service_->Authorize("bearer  strata_good ", Signal::kTraces, Transport::kGrpc).ok());
+  EXPECT_EQ(service_->Authorize("", Signal::kTraces, Transport::kHttp).code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(service_->Authorize("Basic strata_good", Signal::kLogs, Transport::kHttp).code(),
+            absl::StatusCode::kUnauthenticated);
+  absl::Status wrong = service_->Authorize("Bearer strata_bad", Signal::kLogs, Transport::kHttp);
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(std::string(wrong.message()), ::testing::Not(HasSubstr("strata_bad")));
+  EXPECT_EQ(service_->Authorize("Bearer strata_read", Signal::kMetrics, Transport::kHttp).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kHttp, RejectReason::kUnauthenticated), 2);
+  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kHttp, RejectReason::kUnauthenticated),
+            1);
+  EXPECT_EQ(
+      metrics_.rejected(Signal::kMetrics, Transport::kHttp, RejectReason::kPermissionDenied), 1);
+}
+
+TEST_F(IngestServiceTest, ProtobufAndJsonExportsAreStoredBeforeTheAnswer) {
+  auto traces = generator_.Traces(120);
+  const uint64_t spans = traces->spans.size();
+  ExportOutcome proto = ExportNow(Signal::kTraces, Encoding::kProtobuf,
+                                  otlp::EncodeTracesProto(*traces));
+  ASSERT_TRUE(proto.status.ok()) << proto.status;
+  EXPECT_EQ(proto.rows, spans);
+  EXPECT_EQ(StoredSpans(), spans);
+
+  auto more = generator_.Traces(60);
+  ExportOutcome json = ExportNow(Signal::kTraces, Encoding::kJson, otlp::EncodeTracesJson(*more));
+  ASSERT_TRUE(json.status.ok()) << json.status;
+  EXPECT_EQ(StoredSpans(), spans + more->spans.size());
+  EXPECT_EQ(metrics_.ingested_rows(Signal::kTraces, Transport::kHttp),
+            spans + more->spans.size());
+
+  auto logs = generator_.Logs(40);
+  ExportOutcome log_outcome =
+      ExportNow(Signal::kLogs, Encoding::kProtobuf, otlp::EncodeLogsProto(*logs));
+  ASSERT_TRUE(log_outcome.status.ok()) << log_outcome.status;
+  auto metrics = generator_.Metrics(40);
+  ExportOutcome metric_outcome =
+      ExportNow(Signal::kMetrics, Encoding::kJson, otlp::EncodeMetricsJson(*metrics));
+  ASSERT_TRUE(metric_outcome.status.ok()) << metric_outcome.status;
+  uint64_t log_rows = 0, points = 0;
+  for (const auto& batch : storage_->Pin()->batches()) {
+    log_rows += batch->meta().logs.rows;
+    points += batch->meta().metrics.rows;
+  }
+  EXPECT_EQ(log_rows, logs->logs.size());
+  EXPECT_EQ(points, metrics->point_count());
+}
+
+TEST_F(IngestServiceTest, MalformedBodyIsInvalidArgumentWithTheDecoderMessage) {
+  ExportOutcome garbage = ExportNow(Signal::kTraces, Encoding::kProtobuf, "\x0a\x05\x01");
+  EXPECT_EQ(garbage.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(garbage.status.message()), HasSubstr("resource_spans"));
+  ExportOutcome bad_json = ExportNow(Signal::kLogs, Encoding::kJson, "{\"resourceLogs\": 7}");
+  EXPECT_EQ(bad_json.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(StoredSpans(), 0u);
+  EXPECT_EQ(storage_->Pin()->size(), 0u);
+  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kHttp, RejectReason::kInvalidArgument),
+            1);
+}
+
+TEST_F(IngestServiceTest, TooManyRowsIsRefusedWhole) {
+  auto traces = generator_.Traces(600);
+  ExportOutcome outcome =
+      ExportNow(Signal::kTraces, Encoding::kProtobuf, otlp::EncodeTracesProto(*traces));
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(outcome.status.message()), HasSubstr("at most 500"));
+  EXPECT_EQ(storage_->Pin()->size(), 0u);
+}
+
+TEST_F(IngestServiceTest, EmptyExportIsAcknowledgedWithoutACommit) {
+  ExportOutcome outcome = ExportNow(Signal::kMetrics, Encoding::kProtobuf, "");
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(storage_->Pin()->size(), 0u);
+  EXPECT_EQ(storage_->WriterStats().commit_calls, 0u);
+}
+
+TEST_F(IngestServiceTest, AfterShutdownExportsAreUnavailableWithRetryAfter) {
+  storage_->Shutdown(std::chrono::seconds(1));
+  auto traces = generator_.Traces(10);
+  ExportOutcome outcome =
+      ExportNow(Signal::kTraces, Encoding::kProtobuf, otlp::EncodeTracesProto(*traces));
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_GT(outcome.retry_after.count(), 0);
+}
+
+TEST(IngestResponseTest, ResponsesParseWithLibprotobufAndCarryPartialSuccess) {
+  EXPECT_EQ(IngestService::EncodeResponse(Signal::kTraces, Encoding::kProtobuf, {}), "");
+  EXPECT_EQ(IngestService::EncodeResponse(Signal::kTraces, Encoding::kJson, {}), "{}");
+  ExportOutcome partial{.rejected_rows = 300, .partial_message = "spans without a trace id"};
+  const std::string proto =
+      IngestService::EncodeResponse(Signal::kTraces, Encoding::kProtobuf, partial);
+  // The test protos predate partial_success, so read the fields through
+  // libprotobuf's unknown-field parser: field 1 holds {1: rejected, 2: message}.
+  opentelemetry::proto::collector::trace::v1::ExportTraceServiceResponse response;
+  ASSERT_TRUE(response.ParseFromString(proto));
+  const google::protobuf::UnknownFieldSet& top = response.GetReflection()->GetUnknownFields(response);
+  ASSERT_EQ(top.field_count(), 1);
+  ASSERT_EQ(top.field(0).number(), 1);
+  google::protobuf::UnknownFieldSet partial_success;
+  ASSERT_TRUE(partial_success.ParseFromString(top.field(0).length_delimited()));
+  ASSERT_EQ(partial_success.field_count(), 2);
+  EXPECT_EQ(partial_success.field(0).number(), 1);
+  EXPECT_EQ(partial_success.field(0).varint(), 300u);
+  EXPECT_EQ(partial_success.field(1).number(), 2);
+  EXPECT_EQ(partial_success.field(1).length_delimited(), "spans without a trace id");
+  EXPECT_EQ(IngestService::EncodeResponse(Signal::kLogs, Encoding::kJson, partial),
+            R"({"partialSuccess":{"rejectedLogRecords":"300","errorMessage":"spans without a trace id"}})");
+}
+
+TEST(IngestVocabularyTest, NamesPathsAndHttpStatusesRoundTrip) {
+  for (Signal s : {Signal::kTraces, Signal::kLogs, Signal::kMetrics}) {
+    EXPECT_EQ(SignalForHttpPath(HttpPathFor(s)), s);
+    EXPECT_EQ(SignalForGrpcMethod(GrpcMethodFor(s)), s);
+  }
+  EXPECT_EQ(SignalForHttpPath("/v1/trace"), std::nullopt);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kResourceExhausted), 429);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnavailable), 503);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kOutOfRange), 413);
+  EXPECT_EQ(RejectReasonFor(absl::StatusCode::kResourceExhausted), RejectReason::kOverBudget);
+}
+
+TEST(IngestMetricsTest, PrometheusPageCarriesCountersAndWriterStatistics) {
+  IngestMetrics metrics;
+  metrics.CountIngested(Signal::kLogs, Transport::kGrpc, 42, 1000);
+  metrics.CountRejected(Signal::kTraces, Transport::kHttp, RejectReason::kOverBudget);
+  metrics.ObserveExportLatency(Transport::kHttp, std::chrono::milliseconds(3));
+  storage::GroupCommitWriterStats writer;
+  writer.batches_committed = 7;
+  writer.inflight_bytes = 123;
+  writer.commit_latency.Observe(std::chrono::milliseconds(2));
+  const std::string page = metrics.RenderPrometheus(writer);
+  EXPECT_THAT(page, HasSubstr("strata_ingest_rows_total{signal=\"logs\",transport=\"grpc\"} 42\n"));
+  EXPECT_THAT(page, HasSubstr("strata_ingest_bytes_total{signal=\"logs\",transport=\"grpc\"} 1000"));
+  EXPECT_THAT(page, HasSubstr("strata_ingest_rejected_total{signal=\"traces\",transport=\"http\","
+                              "reason=\"over_budget\"} 1\n"));
+  EXPECT_THAT(page, HasSubstr("strata_export_duration_seconds_bucket{transport=\"http\","
+                              "le=\"0.0025\"} 0\n"));
+  EXPECT_THAT(page, HasSubstr("strata_export_duration_seconds_bucket{transport=\"http\","
+                              "le=\"0.005\"} 1\n"));
+  EXPECT_THAT(page, HasSubstr("strata_batches_published_total 7\n"));
+  EXPECT_THAT(page, HasSubstr("strata_inflight_bytes 123\n"));
+  EXPECT_THAT(page, HasSubstr("strata_commit_duration_seconds_count 1\n"));
+}
+
+}  // namespace
+}  // namespace strata::server
