@@ -37,3 +37,7 @@ set(STRATA_PROTO_DIR "${STRATA_DEPS_DIR}/protos")
 find_package(gRPC CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(ZLIB REQUIRED)
+
+# The control plane (src/control): libsodium for token randomness, hashing
+# and constant-time comparison.
+pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)

@@ -6,7 +6,10 @@
 #include "CLI/CLI.hpp"
 #include "cli/bench_writer.h"
 #include "cli/environment.h"
+#include "cli/flags.h"
+#include "cli/loadgen.h"
 #include "cli/serve.h"
+#include "cli/token_cmd.h"
 #include "common/runbook.h"
 #include "spdlog/spdlog.h"
 
@@ -14,16 +17,6 @@ namespace strata::cli {
 namespace {
 
 constexpr char kVersion[] = "strata " STRATA_VERSION;
-
-// Adds `--name` with its STRATA_* variable and records the variable.
-template <typename T>
-CLI::Option* AddFlag(CLI::App* app, std::set<std::string>* env_names, const std::string& name,
-                     T* value, const std::string& help) {
-  std::string env = std::string(kEnvPrefix);
-  for (char c : name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  env_names->insert(env);
-  return app->add_option("--" + name, *value, help)->envname(env)->capture_default_str();
-}
 
 }  // namespace
 
@@ -46,7 +39,57 @@ int Main(int argc, char** argv, char** envp) {
   AddFlag(serve_cmd, &env_names, "otlp-http-address", &serve.otlp_http_address,
           "OTLP/HTTP listen address");
   AddFlag(serve_cmd, &env_names, "api-address", &serve.api_address,
-          "Web UI and REST API listen address");
+          "Web UI, REST API, /healthz, /readyz and /metrics listen address");
+  AddFlag(serve_cmd, &env_names, "inflight-bytes-limit", &serve.inflight_bytes_limit,
+          "Bytes of admitted, unanswered exports; beyond it exports get 429 / RESOURCE_EXHAUSTED");
+  AddFlag(serve_cmd, &env_names, "max-body-bytes", &serve.max_body_bytes,
+          "Largest export body as received (413 beyond)");
+  AddFlag(serve_cmd, &env_names, "max-decompressed-body-bytes",
+          &serve.max_decompressed_body_bytes,
+          "Largest export body after gzip decompression (413 / RESOURCE_EXHAUSTED beyond)");
+  AddFlag(serve_cmd, &env_names, "max-request-rows", &serve.max_request_rows,
+          "Most spans, log records or data points in one export (400 beyond)");
+  AddFlag(serve_cmd, &env_names, "drain-timeout-sec", &serve.drain_timeout_sec,
+          "How long shutdown waits for in-flight exports and the writer");
+  AddFlag(serve_cmd, &env_names, "http-io-threads", &serve.http_io_threads,
+          "Event-loop threads of the OTLP/HTTP listener");
+
+  LoadgenOptions loadgen;
+  CLI::App* loadgen_cmd =
+      app.add_subcommand("loadgen", "Send realistic OTLP traffic to a server and report");
+  loadgen_cmd->add_option("--protocol", loadgen.protocol, "grpc, http/protobuf or http/json")
+      ->check(CLI::IsMember({"grpc", "http/protobuf", "http/json"}))
+      ->capture_default_str();
+  loadgen_cmd->add_option("--target", loadgen.target,
+                          "Server host:port (default 127.0.0.1:4317 for gRPC, :4318 for HTTP)");
+  AddFlag(loadgen_cmd, &env_names, "token", &loadgen.token, "Ingest token");
+  loadgen_cmd->add_option("--signals", loadgen.signals, "Signals to send, comma-separated")
+      ->capture_default_str();
+  loadgen_cmd->add_option("--request-spans", loadgen.request_spans,
+                          "Spans per trace request (logs: half, metric points: a quarter)")
+      ->capture_default_str();
+  loadgen_cmd->add_option("--rate", loadgen.rate_spans_per_sec,
+                          "Target spans/s (0: as fast as acknowledged)")
+      ->capture_default_str();
+  loadgen_cmd->add_option("--duration", loadgen.duration_sec, "Seconds to send for")
+      ->capture_default_str();
+  loadgen_cmd->add_option("--max-requests", loadgen.max_requests,
+                          "Stop after this many requests (0: no limit)")
+      ->capture_default_str();
+  loadgen_cmd->add_option("--concurrency", loadgen.concurrency, "Requests in flight")
+      ->capture_default_str();
+  loadgen_cmd->add_option("--connections", loadgen.connections, "Connections or channels")
+      ->capture_default_str();
+  loadgen_cmd->add_option("--client-threads", loadgen.client_threads, "Client threads")
+      ->capture_default_str();
+  loadgen_cmd->add_flag("--gzip", loadgen.gzip, "Compress requests with gzip");
+  loadgen_cmd->add_option("--payloads", loadgen.payloads, "Distinct payloads per signal")
+      ->capture_default_str();
+  loadgen_cmd->add_option("--record", loadgen.record_path,
+                          "Append every acknowledged request to this file (each payload is "
+                          "sent once; needs --max-requests)");
+  loadgen_cmd->add_option("--seed", loadgen.seed, "Traffic seed")->capture_default_str();
+  loadgen_cmd->add_flag("--quiet", loadgen.quiet, "Print only the JSON report");
 
   CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmarks that print numbers");
   bench_cmd->require_subcommand(1);
@@ -72,6 +115,8 @@ int Main(int argc, char** argv, char** envp) {
                              "Skip the DuckDB baseline (for profiling)");
   bench_writer_cmd->add_option("--seed", bench_writer.seed, "Traffic seed")->capture_default_str();
 
+  std::unique_ptr<TokenCommands> token = AddTokenCommands(&app, &env_names);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -83,7 +128,9 @@ int Main(int argc, char** argv, char** envp) {
   }
   spdlog::set_level(spdlog::level::from_str(log_level));
   if (serve_cmd->parsed()) return RunServe(serve);
+  if (std::optional<int> code = RunTokenCommands(*token)) return *code;
   if (bench_writer_cmd->parsed()) return RunBenchWriter(bench_writer);
+  if (loadgen_cmd->parsed()) return RunLoadgen(loadgen);
   return 2;
 }
 

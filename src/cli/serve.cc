@@ -3,16 +3,75 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <filesystem>
 
-#include "fmt/format.h"
 #include "common/host_port.h"
 #include "common/runbook.h"
+#include "control/token_authenticator.h"
+#include "control/token_store.h"
+#include "fmt/format.h"
 #include "io/posix_file_system.h"
-#include "storage/storage.h"
+#include "server/grpc_adapter.h"
+#include "server/http_adapter.h"
+#include "server/ingest_metrics.h"
+#include "server/ingest_service.h"
 #include "spdlog/spdlog.h"
+#include "storage/storage.h"
 
 namespace strata::cli {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// What /readyz reports; written by the main thread, read by API threads.
+enum class Phase : int { kRecovering, kReady, kDraining };
+
+// File descriptors wanted: every OTLP/HTTP connection holds one.
+constexpr uint64_t kWantedOpenFiles = 65'536;
+
+// Everything the API listener's callbacks read, published once storage is
+// open. The callbacks run on API threads while the main thread boots and
+// shuts down, hence the atomics.
+struct ServerState {
+  std::atomic<Phase> phase{Phase::kRecovering};
+  std::atomic<const storage::Storage*> storage{nullptr};
+  server::IngestMetrics metrics;
+};
+
+server::HealthChecks HealthChecksFor(ServerState& state) {
+  return server::HealthChecks{
+      .ready =
+          [&state]() -> absl::Status {
+            switch (state.phase.load()) {
+              case Phase::kReady: return absl::OkStatus();
+              case Phase::kRecovering:
+                return absl::UnavailableError("recovering the data directory");
+              case Phase::kDraining: return absl::UnavailableError("shutting down");
+            }
+            return absl::UnavailableError("unknown state");
+          },
+      .metrics_text =
+          [&state]() {
+            const storage::Storage* storage = state.storage.load();
+            return state.metrics.RenderPrometheus(
+                storage == nullptr ? storage::GroupCommitWriterStats{} : storage->WriterStats());
+          },
+  };
+}
+
+// The ingest token check: a live token whose scope allows ingest.
+server::IngestService::TokenCheck TokenCheckFor(const control::TokenAuthenticator& auth) {
+  return [&auth](std::string_view token) {
+    return auth.Authorize(token, control::TokenScope::kIngest);
+  };
+}
+
+std::chrono::nanoseconds Remaining(SteadyClock::time_point deadline) {
+  return std::max(std::chrono::nanoseconds(0), deadline - SteadyClock::now());
+}
+
+}  // namespace
 
 absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (options.data_dir.empty()) return absl::InvalidArgumentError("--data-dir must not be empty");
@@ -26,6 +85,21 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(fmt::format("{}: {}", flag, parsed.status().ToString()));
     }
+  }
+  if (options.inflight_bytes_limit == 0) {
+    return absl::InvalidArgumentError("--inflight-bytes-limit must be > 0");
+  }
+  if (options.max_body_bytes == 0 || options.max_decompressed_body_bytes == 0) {
+    return absl::InvalidArgumentError("--max-body-bytes and --max-decompressed-body-bytes must be > 0");
+  }
+  if (options.max_request_rows == 0) {
+    return absl::InvalidArgumentError("--max-request-rows must be > 0");
+  }
+  if (!(options.drain_timeout_sec >= 0)) {
+    return absl::InvalidArgumentError("--drain-timeout-sec must be >= 0");
+  }
+  if (options.http_io_threads < 1) {
+    return absl::InvalidArgumentError("--http-io-threads must be >= 1");
   }
   return absl::OkStatus();
 }
@@ -44,12 +118,37 @@ int RunServe(const ServeOptions& options) {
   std::error_code ec;
   const std::filesystem::path data_dir = std::filesystem::absolute(options.data_dir, ec);
   spdlog::info("strata serve: effective configuration: data_dir={} otlp_grpc_address={} "
-               "otlp_http_address={} api_address={}",
+               "otlp_http_address={} api_address={} inflight_bytes_limit={} max_body_bytes={} "
+               "max_decompressed_body_bytes={} max_request_rows={} drain_timeout_sec={}",
                ec ? options.data_dir : data_dir.string(), options.otlp_grpc_address,
-               options.otlp_http_address, options.api_address);
+               options.otlp_http_address, options.api_address, options.inflight_bytes_limit,
+               options.max_body_bytes, options.max_decompressed_body_bytes,
+               options.max_request_rows, options.drain_timeout_sec);
+  if (absl::StatusOr<uint64_t> files = server::RaiseOpenFileLimit(kWantedOpenFiles); !files.ok()) {
+    spdlog::warn("strata serve: could not raise the open-file limit: {}", files.status().ToString());
+  } else if (*files < 4096) {
+    spdlog::warn("strata serve: only {} open files allowed; OTLP/HTTP connections are limited by "
+                 "it",
+                 *files);
+  }
+
+  ServerState state;
+  server::HttpRouter api_routes;
+  server::AddHealthRoutes(&api_routes, HealthChecksFor(state));
+  absl::StatusOr<std::unique_ptr<server::HttpServer>> api = server::HttpServer::Start(
+      server::HttpServerOptions{.address = options.api_address}, std::move(api_routes).ToHandler());
+  if (!api.ok()) {
+    spdlog::error("strata serve: cannot listen on --api-address {}: {}; {}", options.api_address,
+                  api.status().ToString(), RunbookRef("address-in-use"));
+    return 1;
+  }
+  spdlog::info("strata serve: API listening on {}", (*api)->address());
+
   PosixFileSystem fs;
+  storage::StorageOptions storage_options;
+  storage_options.writer.inflight_bytes_limit = options.inflight_bytes_limit;
   absl::StatusOr<std::unique_ptr<storage::Storage>> storage =
-      storage::Storage::Open(fs, options.data_dir);
+      storage::Storage::Open(fs, options.data_dir, storage_options);
   if (!storage.ok()) {
     // Recovery's refusals already name the runbook section.
     spdlog::error("strata serve: cannot open the data directory: {}", storage.status().ToString());
@@ -61,16 +160,106 @@ int RunServe(const ServeOptions& options) {
                (*storage)->Pin()->size(), report.removed_staging.size(),
                report.removed_days.size(), report.compaction.empty() ? "" : "; ",
                report.compaction);
-  spdlog::info("strata serve: no OTLP listeners or API yet (they come with the ingest and query "
-               "work); waiting for SIGINT or SIGTERM");
+  state.storage.store(storage->get());
+
+  absl::StatusOr<std::unique_ptr<control::TokenStore>> tokens =
+      control::TokenStore::Open(options.data_dir);
+  if (!tokens.ok()) {
+    spdlog::error("strata serve: {}", tokens.status().ToString());
+    return 1;
+  }
+  absl::StatusOr<std::optional<control::CreatedToken>> first =
+      (*tokens)->CreateIfNone(control::kDefaultIngestTokenName, control::TokenScope::kIngest);
+  if (!first.ok()) {
+    spdlog::error("strata serve: cannot create the first ingest token: {}",
+                  first.status().ToString());
+    return 1;
+  }
+  if (first->has_value()) {
+    spdlog::warn("strata serve: created ingest token \"{}\"; it is shown only this once, so "
+                 "store it now (send it as \"Authorization: Bearer <token>\"): {}",
+                 control::kDefaultIngestTokenName, (*first)->token);
+  }
+  absl::StatusOr<std::unique_ptr<control::TokenAuthenticator>> authenticator =
+      control::TokenAuthenticator::Create(
+          tokens->get(), control::TokenAuthenticatorOptions{
+                             .on_refresh_error = [](const absl::Status& s) {
+                               spdlog::warn("strata serve: reloading tokens failed (the last "
+                                            "loaded ones stay in use): {}",
+                                            s.ToString());
+                             }});
+  if (!authenticator.ok()) {
+    spdlog::error("strata serve: cannot load ingest tokens: {}", authenticator.status().ToString());
+    return 1;
+  }
+  (*authenticator)->Start();
+
+  server::IngestService ingest(**storage, TokenCheckFor(**authenticator), state.metrics,
+                               server::IngestService::Options{
+                                   .max_rows_per_request = options.max_request_rows});
+  absl::StatusOr<std::unique_ptr<server::GrpcServer>> grpc = server::GrpcServer::Start(
+      ingest, server::GrpcServerOptions{.address = options.otlp_grpc_address,
+                                        .max_message_bytes = options.max_decompressed_body_bytes});
+  if (!grpc.ok()) {
+    spdlog::error("strata serve: cannot listen on --otlp-grpc-address {}: {}; {}",
+                  options.otlp_grpc_address, grpc.status().ToString(),
+                  RunbookRef("address-in-use"));
+    return 1;
+  }
+  const std::string grpc_host = ParseHostPort(options.otlp_grpc_address)->host;
+  spdlog::info("strata serve: OTLP/gRPC listening on {}:{}",
+               grpc_host.empty() ? "0.0.0.0" : grpc_host, (*grpc)->port());
+
+  server::OtlpHttpOptions http_options;
+  http_options.http.address = options.otlp_http_address;
+  http_options.http.io_threads = options.http_io_threads;
+  http_options.http.max_body_bytes = options.max_body_bytes;
+  http_options.max_decompressed_body_bytes = options.max_decompressed_body_bytes;
+  http_options.http.on_connections = [&state](int64_t delta) {
+    state.metrics.AddConnections(server::Transport::kHttp, delta);
+  };
+  absl::StatusOr<std::unique_ptr<server::HttpServer>> http =
+      server::StartOtlpHttpServer(std::move(http_options), ingest);
+  if (!http.ok()) {
+    spdlog::error("strata serve: cannot listen on --otlp-http-address {}: {}; {}",
+                  options.otlp_http_address, http.status().ToString(),
+                  RunbookRef("address-in-use"));
+    (*grpc)->Shutdown(std::chrono::nanoseconds(0));
+    return 1;
+  }
+  spdlog::info("strata serve: OTLP/HTTP listening on {}", (*http)->address());
+  state.phase.store(Phase::kReady);
+  spdlog::info("strata serve: ready; waiting for SIGINT or SIGTERM");
+
   int received = 0;
   if (sigwait(&signals, &received) != 0) {
     spdlog::error("strata serve: sigwait failed");
     return 1;
   }
-  spdlog::info("strata serve: received {}, shutting down", received == SIGINT ? "SIGINT" : "SIGTERM");
-  (*storage)->Shutdown(std::chrono::seconds(10));
+  const SteadyClock::time_point deadline =
+      SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                               std::chrono::duration<double>(options.drain_timeout_sec));
+  spdlog::info("strata serve: received {}; no longer accepting, draining for up to {} s",
+               received == SIGINT ? "SIGINT" : "SIGTERM", options.drain_timeout_sec);
+  state.phase.store(Phase::kDraining);
+  // In-flight exports finish while the writer still runs; only then is the
+  // writer drained, so nothing acknowledged is lost and nothing is
+  // acknowledged that was not stored.
+  (*http)->StopAccepting();
+  (*grpc)->Shutdown(Remaining(deadline));
+  (*http)->Shutdown(Remaining(deadline));
+  (*storage)->Shutdown(Remaining(deadline));
+  const storage::GroupCommitWriterStats stats = (*storage)->WriterStats();
+  spdlog::info("strata serve: drained; {} requests acknowledged, {} batches published",
+               stats.requests_ok, stats.batches_committed);
+  (*authenticator)->Stop();
+  if (absl::Status s = (*authenticator)->Refresh(); !s.ok()) {
+    spdlog::warn("strata serve: could not record the tokens' last use: {}", s.ToString());
+  }
+  state.storage.store(nullptr);
+  (*api)->Shutdown(std::chrono::seconds(1));
   storage->reset();
+  spdlog::info("strata serve: stopped");
   return 0;
 }
 

@@ -1,13 +1,17 @@
 #pragma once
 
-// `strata serve`: strata's main job. Today it validates and logs its
-// effective configuration, then waits for SIGINT or SIGTERM and exits 0; the
-// OTLP listeners, storage and API attach here as their issues land.
+// `strata serve`: strata's main job. It opens the API listener first (so
+// /healthz answers and /readyz says "recovering" during boot), opens and
+// recovers the data directory, makes sure an ingest token exists (printing a
+// new one once), then serves OTLP/gRPC and OTLP/HTTP until SIGINT or
+// SIGTERM. Shutdown stops accepting, lets in-flight exports finish up to
+// the drain timeout, drains the writer and exits 0.
 //
 // Thread-safety: runs on the main thread; blocks SIGINT/SIGTERM in the
 // calling thread before any other thread starts, so the signals are taken
 // with sigwait() and not by a handler.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -19,6 +23,17 @@ struct ServeOptions {
   std::string otlp_grpc_address = "0.0.0.0:4317";
   std::string otlp_http_address = "0.0.0.0:4318";
   std::string api_address = "0.0.0.0:7520";
+  // Bytes of admitted, unanswered export requests; beyond it exports are
+  // refused with 429 / RESOURCE_EXHAUSTED.
+  uint64_t inflight_bytes_limit = 256ull << 20;
+  // An export body as received, and after gzip decompression.
+  uint64_t max_body_bytes = 16ull << 20;
+  uint64_t max_decompressed_body_bytes = 64ull << 20;
+  // Spans, log records or data points in one export.
+  uint64_t max_request_rows = 200'000;
+  // How long shutdown waits for in-flight exports and the writer.
+  double drain_timeout_sec = 10;
+  int http_io_threads = 1;
 };
 
 // Checks the options; InvalidArgument names the bad one.

@@ -31,8 +31,8 @@ absl::StatusOr<HostPort> ParseHostPort(std::string_view text) {
   uint32_t port = 0;
   const char* end = port_text.data() + port_text.size();
   auto [ptr, ec] = std::from_chars(port_text.data(), end, port);
-  if (port_text.empty() || ec != std::errc() || ptr != end || port == 0 || port > 65535) {
-    return fail("port must be a number from 1 to 65535");
+  if (port_text.empty() || ec != std::errc() || ptr != end || port > 65535) {
+    return fail("port must be a number from 0 to 65535 (0 picks a free port)");
   }
   out.port = static_cast<uint16_t>(port);
   return out;

@@ -15,7 +15,7 @@ namespace strata {
 
 struct HostPort {
   std::string host;  // empty means all interfaces; IPv6 without brackets
-  uint16_t port = 0;
+  uint16_t port = 0;  // 0: the listener picks a free port
 };
 
 [[nodiscard]] absl::StatusOr<HostPort> ParseHostPort(std::string_view text);

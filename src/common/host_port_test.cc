@@ -28,7 +28,7 @@ TEST(HostPortTest, ParsesBracketedIpv6) {
 }
 
 TEST(HostPortTest, RejectsBadInputWithReason) {
-  for (const char* bad : {"localhost", "host:", "host:0", "host:65536", "host:12ab", "::1:80",
+  for (const char* bad : {"localhost", "host:", "host:-1", "host:65536", "host:12ab", "::1:80",
                           "[::1]80", "[::1", "[]:80"}) {
     auto hp = ParseHostPort(bad);
     EXPECT_FALSE(hp.ok()) << bad;

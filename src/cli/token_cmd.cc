@@ -1,0 +1,193 @@
+#include "cli/token_cmd.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/time/time.h"
+#include "cli/flags.h"
+#include "control/token_authenticator.h"
+#include "control/token_store.h"
+#include "fmt/format.h"
+#include "io/posix_file_system.h"
+#include "storage/data_dir.h"
+#include "storage/format_file.h"
+
+namespace strata::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+void PrintError(std::string_view command, const absl::Status& status) {
+  fmt::print(stderr, "strata token {}: {}\n", command, std::string(status.message()));
+}
+
+// Makes sure `data_dir` is a strata data directory before its control
+// database is opened, so `strata token` never leaves a control/ folder in a
+// directory the server would then refuse. A directory with FORMAT is only
+// checked (nothing is written; a running server may own it). Without
+// FORMAT, `create` initialises it exactly as the server's boot does, under
+// its LOCK; `list` and `revoke` refuse, as there is nothing to show.
+absl::Status PrepareDataDir(const std::string& data_dir, bool may_initialize) {
+  PosixFileSystem fs;
+  absl::StatusOr<bool> has_format = fs.Exists(data_dir + "/" + storage::kFormatFileName);
+  if (!has_format.ok()) return has_format.status();
+  if (*has_format) return storage::CheckOrInitializeDataDir(fs, data_dir).status();
+  if (!may_initialize) {
+    return absl::FailedPreconditionError(fmt::format(
+        "data directory {} is not initialised yet (it has no FORMAT), so it holds no tokens; "
+        "`strata serve` or `strata token create` initialises it",
+        data_dir));
+  }
+  absl::StatusOr<std::unique_ptr<storage::DataDir>> opened =
+      storage::OpenDataDir(fs, data_dir, storage::DataDirOptions{});
+  return opened.status();  // the DataDir, and its LOCK, are released here
+}
+
+absl::StatusOr<std::unique_ptr<control::TokenStore>> OpenStore(const TokenCommands& commands,
+                                                               bool may_initialize) {
+  if (absl::Status s = PrepareDataDir(commands.data_dir, may_initialize); !s.ok()) return s;
+  return control::TokenStore::Open(commands.data_dir);
+}
+
+std::string FormatUtc(absl::Time time) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", time, absl::UTCTimeZone());
+}
+
+std::string FormatUtc(const std::optional<absl::Time>& time) {
+  return time.has_value() ? FormatUtc(*time) : "-";
+}
+
+int RunCreate(const TokenCommands& commands) {
+  absl::StatusOr<control::TokenScope> scope = control::ParseTokenScope(commands.scope);
+  if (!scope.ok()) {
+    PrintError("create", scope.status());
+    return kExitUsage;
+  }
+  if (absl::Status s = control::ValidateTokenName(commands.name); !s.ok()) {
+    PrintError("create", s);
+    return kExitUsage;
+  }
+  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
+      OpenStore(commands, /*may_initialize=*/true);
+  if (!store.ok()) {
+    PrintError("create", store.status());
+    return kExitFailure;
+  }
+  absl::StatusOr<control::CreatedToken> created = (*store)->Create(commands.name, *scope);
+  if (!created.ok()) {
+    PrintError("create", created.status());
+    return kExitFailure;
+  }
+  fmt::print(
+      "Created token {} \"{}\" with scope {}. This is the only time it is shown (strata keeps "
+      "only a hash of it); store it now:\n{}\n",
+      created->id, commands.name, control::TokenScopeName(*scope), created->token);
+  return kExitOk;
+}
+
+int RunList(const TokenCommands& commands) {
+  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
+      OpenStore(commands, /*may_initialize=*/false);
+  if (!store.ok()) {
+    PrintError("list", store.status());
+    return kExitFailure;
+  }
+  absl::StatusOr<std::vector<control::TokenInfo>> tokens = (*store)->List();
+  if (!tokens.ok()) {
+    PrintError("list", tokens.status());
+    return kExitFailure;
+  }
+  if (tokens->empty()) {
+    fmt::print("No tokens.\n");
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> table = {
+      {"ID", "NAME", "SCOPE", "CREATED", "LAST USED", "REVOKED"}};
+  for (const control::TokenInfo& token : *tokens) {
+    table.push_back({std::to_string(token.id), token.name,
+                     std::string(control::TokenScopeName(token.scope)), FormatUtc(token.created_at),
+                     FormatUtc(token.last_used_at), FormatUtc(token.revoked_at)});
+  }
+  std::vector<size_t> widths(table[0].size(), 0);
+  for (const auto& row : table) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : table) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += c + 1 < row.size() ? fmt::format("{:<{}}  ", row[c], widths[c]) : row[c];
+    }
+    fmt::print("{}\n", line);
+  }
+  return kExitOk;
+}
+
+int RunRevoke(const TokenCommands& commands) {
+  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
+      OpenStore(commands, /*may_initialize=*/false);
+  if (!store.ok()) {
+    PrintError("revoke", store.status());
+    return kExitFailure;
+  }
+  absl::StatusOr<control::RevokedToken> revoked = (*store)->Revoke(commands.id_or_name);
+  if (!revoked.ok()) {
+    PrintError("revoke", revoked.status());
+    return kExitFailure;
+  }
+  const control::TokenInfo& token = revoked->token;
+  if (revoked->already_revoked) {
+    fmt::print("Token {} \"{}\" was already revoked at {}.\n", token.id, token.name,
+               FormatUtc(token.revoked_at));
+  } else {
+    fmt::print(
+        "Revoked token {} \"{}\" (scope {}). A running server refuses it from its next token "
+        "refresh (every {} by default).\n",
+        token.id, token.name, control::TokenScopeName(token.scope),
+        absl::FormatDuration(control::TokenAuthenticator::kDefaultRefreshInterval));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::unique_ptr<TokenCommands> AddTokenCommands(CLI::App* app, std::set<std::string>* env_names) {
+  auto commands = std::make_unique<TokenCommands>();
+  commands->token = app->add_subcommand("token", "Manage ingest, read and admin tokens");
+  commands->token->require_subcommand(1);
+
+  commands->create = commands->token->add_subcommand(
+      "create", "Create a token and print it (once: strata keeps only its hash)");
+  AddFlag(commands->create, env_names, "data-dir", &commands->data_dir, "Data directory");
+  commands->create->add_option("--name", commands->name, "Token name (unique)")->required();
+  commands->create->add_option("--scope", commands->scope, "ingest, read or admin")
+      ->required()
+      ->check(CLI::IsMember({"ingest", "read", "admin"}));
+
+  commands->list =
+      commands->token->add_subcommand("list", "List tokens (never their values or hashes)");
+  AddFlag(commands->list, env_names, "data-dir", &commands->data_dir, "Data directory");
+
+  commands->revoke = commands->token->add_subcommand(
+      "revoke", "Revoke a token by id or name; a running server refuses it within 1 s");
+  AddFlag(commands->revoke, env_names, "data-dir", &commands->data_dir, "Data directory");
+  commands->revoke->add_option("token", commands->id_or_name, "Token id or name")->required();
+  return commands;
+}
+
+std::optional<int> RunTokenCommands(const TokenCommands& commands) {
+  const auto ran = [](const CLI::App* command) { return command != nullptr && command->parsed(); };
+  if (!ran(commands.create) && !ran(commands.list) && !ran(commands.revoke)) return std::nullopt;
+  if (commands.data_dir.empty()) {
+    fmt::print(stderr, "strata token: --data-dir must not be empty\n");
+    return kExitUsage;
+  }
+  if (ran(commands.create)) return RunCreate(commands);
+  if (ran(commands.list)) return RunList(commands);
+  return RunRevoke(commands);
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,260 @@
+#include "control/token_store.h"
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "common/runbook.h"
+#include "common/status_macros.h"
+#include "control/migrations.h"
+#include "fmt/format.h"
+
+namespace strata::control {
+namespace {
+
+constexpr std::string_view kInfoColumns = "id, name, scope, created_at, last_used_at, revoked_at";
+
+absl::Status CannotOpen(const std::string& path, const absl::Status& cause) {
+  return absl::Status(cause.code(),
+                      fmt::format("control database {}: {}; {}", path, std::string(cause.message()),
+                                  RunbookRef("control-database-cannot-be-opened")));
+}
+
+absl::StatusOr<int64_t> ParseInt(const std::optional<std::string>& value, std::string_view column) {
+  int64_t out = 0;
+  if (!value.has_value() || !absl::SimpleAtoi(*value, &out)) {
+    return absl::DataLossError(fmt::format("tokens.{} is not an integer", column));
+  }
+  return out;
+}
+
+absl::StatusOr<std::optional<absl::Time>> ParseOptionalTime(const std::optional<std::string>& value,
+                                                            std::string_view column) {
+  if (!value.has_value()) return std::nullopt;
+  STRATA_ASSIGN_OR_RETURN(const int64_t millis, ParseInt(value, column));
+  return absl::FromUnixMillis(millis);
+}
+
+absl::StatusOr<TokenScope> ParseScope(const std::optional<std::string>& value) {
+  absl::StatusOr<TokenScope> scope = ParseTokenScope(value.value_or(""));
+  if (!scope.ok()) return absl::DataLossError(fmt::format("tokens.scope: {}", value.value_or("")));
+  return scope;
+}
+
+// One row of SELECT kInfoColumns.
+absl::StatusOr<TokenInfo> InfoFromRow(const SqlRow& row) {
+  if (row.size() != 6) return absl::InternalError("tokens: unexpected column count");
+  TokenInfo info;
+  STRATA_ASSIGN_OR_RETURN(info.id, ParseInt(row[0], "id"));
+  info.name = row[1].value_or("");
+  STRATA_ASSIGN_OR_RETURN(info.scope, ParseScope(row[2]));
+  STRATA_ASSIGN_OR_RETURN(const int64_t created_ms, ParseInt(row[3], "created_at"));
+  info.created_at = absl::FromUnixMillis(created_ms);
+  STRATA_ASSIGN_OR_RETURN(info.last_used_at, ParseOptionalTime(row[4], "last_used_at"));
+  STRATA_ASSIGN_OR_RETURN(info.revoked_at, ParseOptionalTime(row[5], "revoked_at"));
+  return info;
+}
+
+// One row of SELECT id, scope, token_hash.
+absl::StatusOr<LiveToken> LiveFromRow(const SqlRow& row) {
+  if (row.size() != 3) return absl::InternalError("tokens: unexpected column count");
+  LiveToken token;
+  STRATA_ASSIGN_OR_RETURN(token.id, ParseInt(row[0], "id"));
+  STRATA_ASSIGN_OR_RETURN(token.scope, ParseScope(row[1]));
+  if (!row[2].has_value() || row[2]->size() != token.hash.size()) {
+    return absl::DataLossError(
+        fmt::format("tokens.token_hash of token {} is not 32 bytes", token.id));
+  }
+  std::copy(row[2]->begin(), row[2]->end(), token.hash.begin());
+  return token;
+}
+
+SqlBlob HashBlob(const TokenHash& hash) {
+  return SqlBlob{std::string(reinterpret_cast<const char*>(hash.data()), hash.size())};
+}
+
+bool AllDigits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+// Inserts a new token inside `txn`; AlreadyExists when the name is taken.
+absl::StatusOr<CreatedToken> InsertToken(SqliteDb::Transaction& txn, std::string_view name,
+                                         TokenScope scope, absl::Time now) {
+  STRATA_ASSIGN_OR_RETURN(const SqlRows existing,
+                          txn.Query("SELECT id FROM tokens WHERE name = ?", {std::string(name)}));
+  if (!existing.empty()) {
+    return absl::AlreadyExistsError(fmt::format("a token named \"{}\" already exists (id {})", name,
+                                                existing[0][0].value_or("?")));
+  }
+  CreatedToken created;
+  created.token = GenerateToken();
+  STRATA_ASSIGN_OR_RETURN(
+      const SqlRows rows,
+      txn.Query("INSERT INTO tokens(name, scope, token_hash, created_at) VALUES (?, ?, ?, ?) "
+                "RETURNING id",
+                {std::string(name), std::string(TokenScopeName(scope)),
+                 HashBlob(HashToken(created.token)), absl::ToUnixMillis(now)}));
+  if (rows.size() != 1 || rows[0].size() != 1) {
+    return absl::InternalError("INSERT ... RETURNING id returned no id");
+  }
+  STRATA_ASSIGN_OR_RETURN(created.id, ParseInt(rows[0][0], "id"));
+  return created;
+}
+
+}  // namespace
+
+absl::Status TokenStore::Annotate(const absl::Status& status, std::string_view what) const {
+  if (status.ok() || absl::IsNotFound(status) || absl::IsAlreadyExists(status)) return status;
+  return absl::Status(status.code(), fmt::format("control database {}: {}: {}", path(), what,
+                                                 std::string(status.message())));
+}
+
+TokenStore::TokenStore(std::unique_ptr<SqliteDb> db, TokenStoreOptions options)
+    : db_(std::move(db)), options_(std::move(options)) {}
+
+absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Open(const std::string& data_dir,
+                                                             TokenStoreOptions options) {
+  const std::filesystem::path path = std::filesystem::path(data_dir) / kControlDbRelativePath;
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) {
+    return CannotOpen(path.string(),
+                      absl::UnavailableError(fmt::format(
+                          "cannot create {}: {}", path.parent_path().string(), ec.message())));
+  }
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path.string());
+  if (!db.ok()) return CannotOpen(path.string(), db.status());
+  absl::StatusOr<int> version = ApplyMigrations(**db, ControlMigrations(), options.clock());
+  if (!version.ok()) {
+    // A newer database has its own runbook section, named in the message.
+    if (absl::IsFailedPrecondition(version.status())) return version.status();
+    return CannotOpen(path.string(), version.status());
+  }
+  return std::unique_ptr<TokenStore>(new TokenStore(std::move(*db), std::move(options)));
+}
+
+absl::StatusOr<CreatedToken> TokenStore::Create(std::string_view name, TokenScope scope) {
+  STRATA_RETURN_IF_ERROR(ValidateTokenName(name));
+  const absl::Time now = options_.clock();
+  CreatedToken created;
+  STRATA_RETURN_IF_ERROR(
+      Annotate(db_->InTransaction([&](SqliteDb::Transaction& txn) -> absl::Status {
+        STRATA_ASSIGN_OR_RETURN(created, InsertToken(txn, name, scope, now));
+        return absl::OkStatus();
+      }),
+               "create token"));
+  return created;
+}
+
+absl::StatusOr<std::optional<CreatedToken>> TokenStore::CreateIfNone(std::string_view name,
+                                                                     TokenScope scope) {
+  STRATA_RETURN_IF_ERROR(ValidateTokenName(name));
+  const absl::Time now = options_.clock();
+  std::optional<CreatedToken> created;
+  STRATA_RETURN_IF_ERROR(
+      Annotate(db_->InTransaction([&](SqliteDb::Transaction& txn) -> absl::Status {
+        STRATA_ASSIGN_OR_RETURN(const SqlRows rows, txn.Query("SELECT 1 FROM tokens LIMIT 1"));
+        if (!rows.empty()) return absl::OkStatus();
+        STRATA_ASSIGN_OR_RETURN(created, InsertToken(txn, name, scope, now));
+        return absl::OkStatus();
+      }),
+               "create token"));
+  return created;
+}
+
+absl::StatusOr<std::vector<TokenInfo>> TokenStore::List() {
+  absl::StatusOr<SqlRows> rows =
+      db_->Query(fmt::format("SELECT {} FROM tokens ORDER BY id", kInfoColumns));
+  if (!rows.ok()) return Annotate(rows.status(), "list tokens");
+  std::vector<TokenInfo> tokens;
+  tokens.reserve(rows->size());
+  for (const SqlRow& row : *rows) {
+    absl::StatusOr<TokenInfo> info = InfoFromRow(row);
+    if (!info.ok()) return Annotate(info.status(), "list tokens");
+    tokens.push_back(*std::move(info));
+  }
+  return tokens;
+}
+
+absl::StatusOr<RevokedToken> TokenStore::Revoke(std::string_view id_or_name) {
+  const bool by_id = AllDigits(id_or_name);
+  int64_t id = 0;
+  if (by_id && !absl::SimpleAtoi(absl::string_view(id_or_name.data(), id_or_name.size()), &id)) {
+    return absl::NotFoundError(fmt::format("no token has id {}", id_or_name));
+  }
+  const absl::Time now = options_.clock();
+  RevokedToken result;
+  absl::Status status = db_->InTransaction([&](SqliteDb::Transaction& txn) -> absl::Status {
+    const std::string select =
+        fmt::format("SELECT {} FROM tokens WHERE {} = ?", kInfoColumns, by_id ? "id" : "name");
+    STRATA_ASSIGN_OR_RETURN(
+        const SqlRows rows,
+        txn.Query(select, {by_id ? SqlValue(id) : SqlValue(std::string(id_or_name))}));
+    if (rows.empty()) {
+      return absl::NotFoundError(by_id ? fmt::format("no token has id {}", id)
+                                       : fmt::format("no token is named \"{}\"", id_or_name));
+    }
+    STRATA_ASSIGN_OR_RETURN(result.token, InfoFromRow(rows[0]));
+    if (result.token.revoked_at.has_value()) {
+      result.already_revoked = true;
+      return absl::OkStatus();
+    }
+    STRATA_RETURN_IF_ERROR(txn.Exec("UPDATE tokens SET revoked_at = ? WHERE id = ?",
+                                    {absl::ToUnixMillis(now), result.token.id}));
+    result.token.revoked_at = absl::FromUnixMillis(absl::ToUnixMillis(now));
+    return absl::OkStatus();
+  });
+  STRATA_RETURN_IF_ERROR(Annotate(status, "revoke token"));
+  return result;
+}
+
+absl::StatusOr<std::vector<LiveToken>> TokenStore::LoadLive() {
+  absl::StatusOr<SqlRows> rows =
+      db_->Query("SELECT id, scope, token_hash FROM tokens WHERE revoked_at IS NULL ORDER BY id");
+  if (!rows.ok()) return Annotate(rows.status(), "load live tokens");
+  std::vector<LiveToken> live;
+  live.reserve(rows->size());
+  for (const SqlRow& row : *rows) {
+    absl::StatusOr<LiveToken> token = LiveFromRow(row);
+    if (!token.ok()) return Annotate(token.status(), "load live tokens");
+    live.push_back(*token);
+  }
+  return live;
+}
+
+absl::Status TokenStore::RecordLastUsed(const absl::flat_hash_map<int64_t, absl::Time>& times) {
+  if (times.empty()) return absl::OkStatus();
+  return Annotate(db_->InTransaction([&](SqliteDb::Transaction& txn) -> absl::Status {
+    for (const auto& [id, time] : times) {
+      STRATA_RETURN_IF_ERROR(txn.Exec(
+          "UPDATE tokens SET last_used_at = MAX(COALESCE(last_used_at, ?1), ?1) WHERE id = ?2",
+          {absl::ToUnixMillis(time), id}));
+    }
+    return absl::OkStatus();
+  }),
+                  "record last use");
+}
+
+absl::StatusOr<int64_t> TokenStore::Count() {
+  absl::StatusOr<SqlRows> rows = db_->Query("SELECT COUNT(*) FROM tokens");
+  if (!rows.ok()) return Annotate(rows.status(), "count tokens");
+  if (rows->size() != 1 || (*rows)[0].size() != 1) {
+    return Annotate(absl::InternalError("COUNT(*) returned no row"), "count tokens");
+  }
+  return ParseInt((*rows)[0][0], "COUNT(*)");
+}
+
+absl::StatusOr<std::optional<std::string>> EnsureIngestToken(TokenStore& store) {
+  STRATA_ASSIGN_OR_RETURN(std::optional<CreatedToken> created,
+                          store.CreateIfNone(kDefaultIngestTokenName, TokenScope::kIngest));
+  if (!created.has_value()) return std::nullopt;
+  return std::move(created->token);
+}
+
+}  // namespace strata::control

@@ -1,0 +1,116 @@
+#pragma once
+
+// GrpcServer is strata's OTLP/gRPC listener (DESIGN.md, Ports: 4317). It
+// serves the three OTLP Export methods
+//
+//   /opentelemetry.proto.collector.trace.v1.TraceService/Export
+//   /opentelemetry.proto.collector.logs.v1.LogsService/Export
+//   /opentelemetry.proto.collector.metrics.v1.MetricsService/Export
+//
+// without libprotobuf: gRPC's generic callback service hands over each
+// request's raw bytes, which go to IngestService (strata's own decoder, the
+// writer) and come back as an OK with the encoded Export<Signal>ServiceResponse
+// or as a status whose gRPC code is the absl code of the outcome.
+//
+// grpc_adapter.cc is the only file of strata that includes gRPC headers; this
+// header exposes no gRPC type. It also holds NewGrpcClient (otlp_client.h).
+//
+// Per call, in order:
+//  1. A method other than the three above: UNIMPLEMENTED.
+//  2. The "authorization" metadata goes to IngestService::Authorize:
+//     UNAUTHENTICATED or PERMISSION_DENIED before the message is read, so a
+//     refused caller never reaches storage.
+//  3. Exactly one request message is read. gRPC itself refuses a message
+//     larger than Options::max_message_bytes as received (RESOURCE_EXHAUSTED).
+//     A gzip-compressed message (grpc-encoding: gzip) is inflated here, not by
+//     gRPC, with GunzipLimited and the same limit, so a gzip bomb costs at
+//     most max_message_bytes of memory (gRPC 1.51 checks only the compressed
+//     size and then inflates without a bound). Over the limit:
+//     RESOURCE_EXHAUSTED. Corrupt gzip: INVALID_ARGUMENT. Only gzip (and
+//     identity) are accepted; a deflate-encoded call is UNIMPLEMENTED.
+//  4. IngestService::Export decodes and submits it; its answer finishes the
+//     call. RESOURCE_EXHAUSTED and UNAVAILABLE carry the OTLP-recommended
+//     google.rpc.RetryInfo (retry_delay = ExportOutcome::retry_after) in the
+//     grpc-status-details-bin trailer.
+//  5. A call the client cancels, whose deadline passes, or that Shutdown()
+//     cancels, is finished at once (the client sees gRPC's status for the
+//     cancellation); a storage answer that arrives later is dropped (the rows may still be stored: delivery is
+//     at-least-once, DESIGN.md, Contracts: durability).
+//
+// Thread model: gRPC's callback API runs every reaction (a new call, a read
+// completed, a cancellation, the end of a call) on gRPC core's own threads;
+// strata starts none. Those reactions never block: the token check is a
+// cached lookup, decoding is CPU work, and submission to the writer never
+// waits. IngestService answers on a storage writer thread (or inline on the
+// gRPC thread for an immediate refusal); finishing a callback call from any
+// thread is allowed by gRPC. Each call's reactor is freed only after both
+// gRPC's OnDone and the storage answer have run, whichever comes last.
+//
+// Transport security: plaintext (insecure credentials). TLS is out of scope
+// for now; put strata behind a TLS-terminating proxy or a collector when
+// the network is untrusted.
+//
+// Thread-safety: safe for concurrent use. Owner: serve.cc. The IngestService
+// (and the storage engine and metrics behind it) must outlive the server and
+// keep answering until Shutdown() returned: stop this server first, then
+// shut the storage down.
+//
+// Errors (Start): InvalidArgument for a malformed address or limit;
+// FailedPrecondition when the address cannot be bound (in use, not local, no
+// permission), naming the address and the runbook section.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/ingest_service.h"
+
+namespace strata::server {
+
+struct GrpcServerOptions {
+  // "host:port", "[v6-host]:port" or ":port" (all interfaces); port 0 picks
+  // a free port (GrpcServer::port() says which).
+  std::string address = "0.0.0.0:4317";
+  // The largest request message, both as received and after gzip
+  // decompression (at most 2 GiB - 1, gRPC's limit).
+  uint64_t max_message_bytes = 64ull << 20;
+  // Concurrent calls one client connection may have open (HTTP/2
+  // SETTINGS_MAX_CONCURRENT_STREAMS); more wait in the client.
+  int max_concurrent_streams_per_connection = 1024;
+};
+
+class GrpcServer {
+ public:
+  // Binds the address and starts serving. `ingest` must outlive the server.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
+      IngestService& ingest, const GrpcServerOptions& options);
+  // Shutdown(0) unless Shutdown() already ran.
+  ~GrpcServer();
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  // The port bound (the chosen one when the address asked for port 0).
+  uint16_t port() const;
+
+  // Stops accepting calls (new ones fail UNAVAILABLE), lets calls in flight
+  // finish for up to `drain_timeout`, then cancels the rest: their clients
+  // get gRPC's UNAVAILABLE ("Cancelling all calls"), which OTLP exporters
+  // retry. Returns when every call has ended, without waiting for storage
+  // answers still owed to cancelled calls. Later calls return at once. Must
+  // not be called from a gRPC or storage callback.
+  void Shutdown(std::chrono::nanoseconds drain_timeout);
+
+  // Request messages that arrived gzip-compressed and were inflated by the
+  // adapter (not by gRPC core); for tests.
+  uint64_t TEST_gzip_messages_inflated() const;
+
+  class Impl;
+
+ private:
+  explicit GrpcServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::server

@@ -1,0 +1,261 @@
+#pragma once
+
+// strata's HTTP/1.1 listeners, on Boost.Beast/Asio (http_adapter.cc is the
+// only file that includes Boost headers; nothing here exposes a Boost type):
+//
+//  * HttpServer: an asynchronous server. A few io threads (no thread per
+//    connection) serve thousands of keep-alive connections. Every read has
+//    a deadline, so a slow or stalled client costs a socket and a little
+//    memory, never a thread; headers, bodies and connections are capped.
+//    Handlers answer through an HttpResponder, from any thread, at any time
+//    before the request's deadline.
+//  * HttpRouter: method + path -> handler, for the API listener.
+//  * StartOtlpHttpServer: OTLP/HTTP (POST /v1/traces, /v1/logs, /v1/metrics;
+//    protobuf or JSON; gzip) in front of an IngestService.
+//  * AddHealthRoutes: /healthz, /readyz and /metrics of the API listener.
+//
+// serve.cc starts both listeners, and on SIGTERM calls StopAccepting() on
+// them, then Shutdown(drain deadline) (in-flight requests finish, idle
+// keep-alive connections close), before draining storage.
+//
+// The OTLP/HTTP client the load generator uses (NewHttpClient) is declared in
+// otlp_client.h and implemented in http_adapter.cc.
+//
+// Thread-safety: HttpServer and HttpRouter (once built) are safe for
+// concurrent use; an HttpResponder has a single owner at a time. Errors:
+// Start() returns InvalidArgument for a malformed address, FailedPrecondition
+// when the address cannot be bound (in use, not local, no permission), naming
+// the address and the runbook section.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace strata::server {
+
+class IngestService;
+
+struct HttpServerOptions {
+  // "host:port", "[v6]:port" or ":port" (all interfaces); port 0 picks a
+  // free port (HttpServer::port() tells which).
+  std::string address;
+  // Threads running the event loop. Handlers run on them, so a handler must
+  // not block (IngestService::Export decodes inline, then answers from a
+  // storage thread).
+  int io_threads = 1;
+  // Open connections; one more is answered 503 with Retry-After and closed.
+  // Each costs a file descriptor: serve raises RLIMIT_NOFILE to fit.
+  int max_connections = 10'000;
+  // Request line plus header fields; more is answered 431 and closed.
+  uint32_t max_header_bytes = 16 << 10;
+  // Request body as it arrives (before any decompression); more is answered
+  // 413 and closed. A Content-Length over it is refused before the body is
+  // read.
+  uint64_t max_body_bytes = 16 << 20;
+  // How long a keep-alive connection may wait for the first byte of its
+  // next request (and a new connection for its first request).
+  std::chrono::milliseconds idle_timeout{60'000};
+  // From a request's first byte to the end of its header.
+  std::chrono::milliseconds header_timeout{10'000};
+  // The longest wait for each read of the body.
+  std::chrono::milliseconds read_timeout{10'000};
+  // From a request's first byte to its answer being started. A handler that
+  // has not answered by then is answered 504 by the server (its late answer
+  // is dropped); a client still sending by then is disconnected.
+  std::chrono::milliseconds request_timeout{60'000};
+  // Writing one response.
+  std::chrono::milliseconds write_timeout{10'000};
+  // After answering and closing the sending side, how long unread request
+  // bytes are drained before the socket closes (so the client sees the
+  // answer instead of a reset).
+  std::chrono::milliseconds linger_timeout{2'000};
+  // Observers, called on io threads; must be quick and must not block.
+  // Open connections changed by `delta`.
+  std::function<void(int64_t delta)> on_connections;
+  // The server itself refused a request or gave up on it: 413 body too
+  // large, 431 header too large, 400 malformed, 408 client too slow sending
+  // it, 504 handler past the deadline. `target` is the request target when
+  // its request line was read, else empty.
+  std::function<void(std::string_view target, int status)> on_refused;
+};
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // as sent: path and query
+  // Fields in arrival order, names as sent.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<std::string> body;
+  // When the request's first byte arrived.
+  std::chrono::steady_clock::time_point arrival;
+
+  // `target` up to '?', and after it ("" when absent).
+  std::string_view path() const;
+  std::string_view query() const;
+  // The first field named `name` (any letter case); "" when absent.
+  std::string_view Header(std::string_view name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  // Further fields (Retry-After, WWW-Authenticate, Allow, ...). The server
+  // sets Server, Content-Length and Connection itself.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+
+  static HttpResponse Text(int status, std::string body);
+};
+
+namespace internal {
+struct HttpExchange;
+}
+
+// The one way to answer a request: call Respond() exactly once, from any
+// thread. Move-only. Destroying an unanswered responder answers 500, so a
+// handler that loses a request cannot leave its client waiting.
+class HttpResponder {
+ public:
+  explicit HttpResponder(std::shared_ptr<internal::HttpExchange> exchange);
+  HttpResponder(HttpResponder&&) noexcept;
+  HttpResponder& operator=(HttpResponder&&) noexcept;
+  ~HttpResponder();
+
+  // Hands `response` to the connection. False when it can no longer be
+  // delivered: already answered, the connection closed, the server stopped.
+  // (A response accepted here is still dropped if the request's deadline
+  // passes before the io thread gets to it; the server then answered 504.)
+  bool Respond(HttpResponse response);
+
+ private:
+  std::shared_ptr<internal::HttpExchange> exchange_;
+};
+
+// Called on an io thread for every complete request; must not block.
+using HttpHandler = std::function<void(HttpRequest request, HttpResponder responder)>;
+
+// Routes by method and path (the query is ignored). Exact paths win over
+// prefixes; the longest prefix wins among prefixes. An unknown path is
+// answered 404, a known path with another method 405 with Allow.
+//
+// Thread-safety: Add*() while building; Handle() is then safe for concurrent
+// use.
+class HttpRouter {
+ public:
+  void Add(std::string_view method, std::string_view path, HttpHandler handler);
+  // For route families such as "/api/v1/traces/".
+  void AddPrefix(std::string_view method, std::string_view prefix, HttpHandler handler);
+
+  void Handle(HttpRequest request, HttpResponder responder) const;
+  // A handler that owns this router (moved in).
+  HttpHandler ToHandler() &&;
+
+ private:
+  struct Route {
+    std::string method;
+    std::string path;
+    bool prefix;
+    HttpHandler handler;
+  };
+  std::vector<Route> routes_;
+};
+
+struct HttpServerStats {
+  int64_t open_connections = 0;
+  uint64_t connections_accepted = 0;
+  // Refused at accept because max_connections were open.
+  uint64_t connections_refused = 0;
+  // Requests whose header was read.
+  uint64_t requests = 0;
+  // Connections closed because a deadline passed (idle, header, body, write).
+  uint64_t timeouts = 0;
+};
+
+class HttpServer {
+ public:
+  // Binds, listens and starts the io threads.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,
+                                                                         HttpHandler handler);
+  // Shutdown(0) unless Shutdown() already ran.
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound port (the chosen one when the address said port 0).
+  uint16_t port() const;
+  // The bound address as "host:port".
+  std::string address() const;
+
+  // Closes the listening socket; established connections carry on.
+  // Returns once no new connection can be accepted.
+  void StopAccepting();
+  // StopAccepting(), then: idle keep-alive connections close at once,
+  // requests in progress finish (their answers say Connection: close) until
+  // `drain_timeout`, after which every connection is closed and unanswered
+  // requests are dropped; then the io threads stop. Handlers that answer
+  // later are ignored. Later calls return at once.
+  void Shutdown(std::chrono::nanoseconds drain_timeout);
+
+  HttpServerStats GetStats() const;
+
+  class Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- OTLP/HTTP ----
+
+struct OtlpHttpOptions {
+  // address defaults to serve's ":4318" only in serve; set it.
+  HttpServerOptions http;
+  // The body after gzip decompression; a gzip body that would inflate past
+  // it is refused 413 as soon as it does (a gzip bomb never inflates).
+  uint64_t max_decompressed_body_bytes = 64 << 20;
+};
+
+// The OTLP/HTTP handler: POST /v1/traces, /v1/logs, /v1/metrics with
+// Content-Type application/x-protobuf or application/json (parameters
+// ignored), Content-Encoding gzip or identity. Answers 200 with the
+// Export<Signal>ServiceResponse in the request's encoding; errors with
+// HttpStatusFor's status and a google.rpc.Status body (protobuf or
+// {"code":..,"message":".."}), Retry-After on 429 and 503, WWW-Authenticate
+// on 401. Other paths 404, other methods 405, other media types 415. Counts
+// its own refusals, latency, in `ingest.metrics()`. `ingest` must outlive
+// the handler.
+HttpHandler NewOtlpHttpHandler(IngestService& ingest, uint64_t max_decompressed_body_bytes);
+
+// HttpServer::Start with NewOtlpHttpHandler, counting open connections and
+// transport refusals (413, request deadline) in ingest.metrics().
+[[nodiscard]] absl::StatusOr<std::unique_ptr<HttpServer>> StartOtlpHttpServer(
+    OtlpHttpOptions options, IngestService& ingest);
+
+// ---- API listener ----
+
+struct HealthChecks {
+  // OK when the server is ready to take traffic (recovery done, listeners
+  // up); otherwise a status whose message says why. Null: always ready.
+  std::function<absl::Status()> ready;
+  // The Prometheus text exposition for /metrics. Null: an empty page.
+  std::function<std::string()> metrics_text;
+};
+
+// GET /healthz -> 200 "ok"; GET /readyz -> 200 "ready", or 503 with the
+// reason; GET /metrics -> 200 text/plain; version=0.0.4.
+void AddHealthRoutes(HttpRouter* router, HealthChecks checks);
+
+// ---- process limits ----
+
+// Raises the soft RLIMIT_NOFILE to `wanted` (capped at the hard limit) when
+// it is lower. Returns the soft limit now in force.
+[[nodiscard]] absl::StatusOr<uint64_t> RaiseOpenFileLimit(uint64_t wanted);
+
+}  // namespace strata::server

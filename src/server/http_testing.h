@@ -1,0 +1,512 @@
+#pragma once
+
+// Test-only helpers for the HTTP listener and client tests
+// (http_adapter_test.cc, http_client_test.cc): the real curl binary as a
+// subprocess, a raw TCP client that speaks just enough HTTP/1.1 to hold
+// connections open, stall, and read answers, a FileSystem that can hold a
+// commit at its publish step so the writer's in-flight budget fills
+// deterministically, OTLP payloads, and a fixture that runs the OTLP/HTTP
+// listener in front of a real storage engine.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "io/file_system.h"
+#include "io/posix_file_system.h"
+#include "otlp/decode.h"
+#include "otlp/encode.h"
+#include "server/http_adapter.h"
+#include "server/ingest.h"
+#include "server/ingest_metrics.h"
+#include "server/ingest_service.h"
+#include "storage/commit_testing.h"
+#include "storage/storage.h"
+
+namespace strata::server::testing {
+
+// One HTTP answer: status, headers (names lowercased), body.
+struct HttpAnswer {
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string body;
+
+  std::string Header(const std::string& lowercase_name) const {
+    auto it = headers.find(lowercase_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+inline std::string Lowercase(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+// Parses "HTTP/1.1 200 OK\r\nName: value\r\n..." (the head, without the blank
+// line) into `answer`. False when it is not an HTTP status line.
+inline bool ParseHead(std::string_view head, HttpAnswer* answer) {
+  if (head.substr(0, 5) != "HTTP/" || head.size() < 12) return false;
+  const size_t space = head.find(' ');
+  if (space == std::string_view::npos) return false;
+  int status = 0;
+  auto [end, ec] = std::from_chars(head.data() + space + 1, head.data() + head.size(), status);
+  if (ec != std::errc()) return false;
+  answer->status = status;
+  answer->headers.clear();
+  size_t line = head.find("\r\n");
+  while (line != std::string_view::npos) {
+    const size_t next = head.find("\r\n", line + 2);
+    std::string_view field = head.substr(line + 2, next == std::string_view::npos
+                                                       ? std::string_view::npos
+                                                       : next - line - 2);
+    const size_t colon = field.find(':');
+    if (colon != std::string_view::npos) {
+      std::string_view value = field.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      answer->headers[Lowercase(std::string(field.substr(0, colon)))] = std::string(value);
+    }
+    line = next;
+  }
+  return true;
+}
+
+// Runs `curl -sS -i <args>` and parses what it printed: interim 1xx answers
+// are skipped. status 0 when curl failed (the body then holds its output).
+inline HttpAnswer Curl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv_strings = {"curl", "-sS", "-i", "--max-time", "60"};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return HttpAnswer{.body = "pipe failed"};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    execvp("curl", argv.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::string output;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = read(pipe_fds[0], buffer, sizeof(buffer));
+    if (n > 0) {
+      output.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(pipe_fds[0]);
+  int wait_status = 0;
+  waitpid(pid, &wait_status, 0);
+  HttpAnswer answer;
+  std::string_view rest = output;
+  for (;;) {
+    const size_t end = rest.find("\r\n\r\n");
+    if (end == std::string_view::npos || !ParseHead(rest.substr(0, end), &answer)) {
+      return HttpAnswer{.body = "curl: " + output};
+    }
+    rest.remove_prefix(end + 4);
+    if (answer.status >= 200) break;
+  }
+  answer.body = std::string(rest);
+  return answer;
+}
+
+// A blocking TCP client with deadlines on every wait.
+class RawConnection {
+ public:
+  // Connects to 127.0.0.1:`port`; connected() says whether it worked and
+  // error() holds the errno when not.
+  explicit RawConnection(uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) {
+      error_ = errno;
+      return;
+    }
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+      error_ = errno;
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~RawConnection() {
+    if (fd_ >= 0) close(fd_);
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return fd_ >= 0; }
+  int error() const { return error_; }
+
+  bool Send(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // Reads one answer (which must carry Content-Length) within `timeout`;
+  // nullopt on timeout, close or error.
+  std::optional<HttpAnswer> ReadAnswer(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const size_t end = buffer_.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        HttpAnswer answer;
+        if (!ParseHead(std::string_view(buffer_).substr(0, end), &answer)) return std::nullopt;
+        const size_t length = std::stoul("0" + answer.Header("content-length"));
+        if (buffer_.size() >= end + 4 + length) {
+          answer.body = buffer_.substr(end + 4, length);
+          buffer_.erase(0, end + 4 + length);
+          return answer;
+        }
+      }
+      if (ReadSome(deadline) <= 0) return std::nullopt;
+    }
+  }
+
+  // True when the server closed the connection (end of stream or reset)
+  // within `timeout`; data that arrives first is discarded.
+  bool WaitClosed(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const ssize_t n = ReadSome(deadline);
+      if (n == 0) return true;
+      if (n < 0) return error_ != ETIMEDOUT;
+      buffer_.clear();
+    }
+  }
+
+  // True when nothing says the server closed the connection yet (checked
+  // without waiting).
+  bool LooksOpen() {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) == 0) return true;
+    char c;
+    const ssize_t n = recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+  }
+
+ private:
+  // > 0 bytes appended, 0 end of stream, < 0 error (error_ set; ETIMEDOUT
+  // past the deadline).
+  ssize_t ReadSome(std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        error_ = ETIMEDOUT;
+        return -1;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = poll(&p, 1, static_cast<int>(left.count()));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) continue;
+      char chunk[16384];
+      const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        error_ = errno;
+        return -1;
+      }
+      buffer_.append(chunk, static_cast<size_t>(n));
+      return n;
+    }
+  }
+
+  int fd_ = -1;
+  int error_ = 0;
+  std::string buffer_;
+};
+
+// PosixFileSystem that, once BlockCommits() was called, holds every
+// rename into days/ (a commit's publish step, commit.md) until Release().
+class BlockingFileSystem final : public FileSystem {
+ public:
+  void BlockCommits() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    blocking_ = true;
+  }
+  void Release() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    blocking_ = false;
+    changed_.SignalAll();
+  }
+  // Waits until a commit is held; false after `timeout`.
+  bool WaitUntilBlocked(std::chrono::seconds timeout) ABSL_LOCKS_EXCLUDED(mu_) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    MutexLock lock(&mu_);
+    while (held_ == 0) {
+      if (!changed_.WaitUntil(&mu_, deadline) && std::chrono::steady_clock::now() >= deadline) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  absl::Status RenameFile(const std::string& from, const std::string& to) override {
+    if (to.find("/days/") != std::string::npos) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      MutexLock lock(&mu_);
+      ++held_;
+      changed_.SignalAll();
+      while (blocking_) {
+        if (!changed_.WaitUntil(&mu_, deadline) && std::chrono::steady_clock::now() >= deadline) {
+          break;
+        }
+      }
+      --held_;
+    }
+    return base_.RenameFile(from, to);
+  }
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
+                                                                WriteMode mode) override {
+    return base_.NewWritableFile(path, mode);
+  }
+  using FileSystem::NewWritableFile;
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& path) override {
+    return base_.NewRandomAccessFile(path);
+  }
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
+    return base_.ReadFile(path);
+  }
+  absl::Status SyncDir(const std::string& path) override { return base_.SyncDir(path); }
+  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
+    return base_.ListDir(path);
+  }
+  absl::Status CreateDir(const std::string& path) override { return base_.CreateDir(path); }
+  absl::Status CreateDirs(const std::string& path) override { return base_.CreateDirs(path); }
+  absl::Status RemoveFile(const std::string& path) override { return base_.RemoveFile(path); }
+  absl::Status RemoveDir(const std::string& path) override { return base_.RemoveDir(path); }
+  absl::Status RemoveAll(const std::string& path) override { return base_.RemoveAll(path); }
+  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
+    return base_.FileSize(path);
+  }
+  absl::StatusOr<bool> Exists(const std::string& path) override { return base_.Exists(path); }
+  absl::StatusOr<bool> IsDirectory(const std::string& path) override {
+    return base_.IsDirectory(path);
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return base_.LockFile(path);
+  }
+
+ private:
+  PosixFileSystem base_;
+  Mutex mu_;
+  CondVar changed_;
+  bool blocking_ ABSL_GUARDED_BY(mu_) = false;
+  int held_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// ---- OTLP payloads ----
+
+inline constexpr char kToken[] = "s3cret-ingest-token";
+inline constexpr uint64_t kStartNanos = 1'750'000'000'000'000'000ULL;
+
+inline std::string ResourceJson(std::string_view service) {
+  return fmt::format(
+      R"({{"attributes":[{{"key":"service.name","value":{{"stringValue":"{}"}}}}]}})", service);
+}
+
+// OTLP/JSON export requests with `count` rows (spans, log records or data
+// points); `seed` makes ids and names distinct between requests.
+inline std::string TracesJson(int count, uint64_t seed) {
+  std::string spans;
+  for (int i = 0; i < count; ++i) {
+    if (i > 0) spans += ",";
+    spans += fmt::format(
+        R"({{"traceId":"{:016x}{:016x}","spanId":"{:016x}","name":"GET /item/{}","kind":2,)"
+        R"("startTimeUnixNano":"{}","endTimeUnixNano":"{}",)"
+        R"("attributes":[{{"key":"http.route","value":{{"stringValue":"/item"}}}}]}})",
+        seed + 1, i / 4 + 1, seed * 100'000 + i + 1, i, kStartNanos + i, kStartNanos + i + 5000);
+  }
+  return fmt::format(
+      R"({{"resourceSpans":[{{"resource":{},"scopeSpans":[{{"scope":{{"name":"http-test"}},)"
+      R"("spans":[{}]}}]}}]}})",
+      ResourceJson("checkout"), spans);
+}
+
+inline std::string LogsJson(int count, uint64_t seed) {
+  std::string records;
+  for (int i = 0; i < count; ++i) {
+    if (i > 0) records += ",";
+    records += fmt::format(
+        R"({{"timeUnixNano":"{}","severityNumber":9,"severityText":"INFO",)"
+        R"("body":{{"stringValue":"request {} of batch {} served"}}}})",
+        kStartNanos + i, i, seed);
+  }
+  return fmt::format(
+      R"({{"resourceLogs":[{{"resource":{},"scopeLogs":[{{"scope":{{"name":"http-test"}},)"
+      R"("logRecords":[{}]}}]}}]}})",
+      ResourceJson("checkout"), records);
+}
+
+inline std::string MetricsJson(int count, uint64_t seed) {
+  std::string metrics;
+  for (int i = 0; i < count; ++i) {
+    if (i > 0) metrics += ",";
+    metrics += fmt::format(
+        R"({{"name":"requests_{}_{}","sum":{{"aggregationTemporality":2,"isMonotonic":true,)"
+        R"("dataPoints":[{{"timeUnixNano":"{}","asInt":"{}"}}]}}}})",
+        seed, i, kStartNanos + i, i + 1);
+  }
+  return fmt::format(
+      R"({{"resourceMetrics":[{{"resource":{},"scopeMetrics":[{{"scope":{{"name":"http-test"}},)"
+      R"("metrics":[{}]}}]}}]}})",
+      ResourceJson("checkout"), metrics);
+}
+
+inline std::string PayloadJson(Signal signal, int count, uint64_t seed) {
+  switch (signal) {
+    case Signal::kTraces: return TracesJson(count, seed);
+    case Signal::kLogs: return LogsJson(count, seed);
+    case Signal::kMetrics: return MetricsJson(count, seed);
+  }
+  return "";
+}
+
+// The same request in the protobuf wire format, through strata's decoder
+// and encoder.
+inline std::string JsonToProto(Signal signal, const std::string& json) {
+  switch (signal) {
+    case Signal::kTraces: {
+      otlp::TraceBatch batch;
+      EXPECT_TRUE(otlp::DecodeTracesJson(json, &batch).ok());
+      return otlp::EncodeTracesProto(batch);
+    }
+    case Signal::kLogs: {
+      otlp::LogBatch batch;
+      EXPECT_TRUE(otlp::DecodeLogsJson(json, &batch).ok());
+      return otlp::EncodeLogsProto(batch);
+    }
+    case Signal::kMetrics: {
+      otlp::MetricBatch batch;
+      EXPECT_TRUE(otlp::DecodeMetricsJson(json, &batch).ok());
+      return otlp::EncodeMetricsProto(batch);
+    }
+  }
+  return "";
+}
+
+// ---- fixture ----
+
+// The OTLP/HTTP listener on 127.0.0.1:0 in front of a real storage engine
+// (on BlockingFileSystem) and an IngestService that accepts kToken only.
+class OtlpHttpServerTest : public ::testing::Test {
+ protected:
+  static OtlpHttpOptions SmallOptions() {
+    OtlpHttpOptions options;
+    options.http.max_body_bytes = 1 << 20;
+    options.max_decompressed_body_bytes = 4 << 20;
+    return options;
+  }
+
+  void StartServer(OtlpHttpOptions options = SmallOptions(),
+                   storage::StorageOptions storage_options = {}) {
+    ASSERT_FALSE(tmp_.path().empty());
+    auto storage = storage::Storage::Open(fs_, tmp_.path() + "/data", std::move(storage_options));
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    storage_ = *std::move(storage);
+    ingest_ = std::make_unique<IngestService>(
+        *storage_,
+        [](std::string_view token) {
+          return token == kToken ? absl::OkStatus()
+                                 : absl::UnauthenticatedError("unknown or revoked ingest token");
+        },
+        metrics_, IngestService::Options{});
+    options.http.address = "127.0.0.1:0";
+    auto server = StartOtlpHttpServer(std::move(options), *ingest_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown(std::chrono::seconds(5));
+    fs_.Release();
+    if (storage_ != nullptr) storage_->Shutdown(std::chrono::seconds(5));
+    server_.reset();
+    ingest_.reset();
+    storage_.reset();
+  }
+
+  std::string Url(std::string_view path) const {
+    return fmt::format("http://127.0.0.1:{}{}", server_->port(), path);
+  }
+  std::string Target() const { return fmt::format("127.0.0.1:{}", server_->port()); }
+
+  // Writes `bytes` to a new file under the temp dir, for curl's
+  // --data-binary @file.
+  std::string WriteTemp(std::string_view bytes) {
+    const std::string path = fmt::format("{}/body-{}", tmp_.path(), ++temp_files_);
+    EXPECT_TRUE(WriteFile(fs_, path, bytes).ok());
+    return path;
+  }
+
+  // POSTs `body` to `path` with curl; `headers` as "Name: value".
+  HttpAnswer Post(std::string_view path, std::string_view body,
+                  std::vector<std::string> headers) {
+    std::vector<std::string> args = {"-X", "POST", "--data-binary", "@" + WriteTemp(body)};
+    for (std::string& header : headers) {
+      args.push_back("-H");
+      args.push_back(std::move(header));
+    }
+    args.push_back(Url(path));
+    return Curl(args);
+  }
+
+  // Rows of `signal` in the current snapshot.
+  uint64_t StoredRows(Signal signal) const {
+    uint64_t rows = 0;
+    for (const auto& batch : storage_->Pin()->batches()) {
+      switch (signal) {
+        case Signal::kTraces: rows += batch->meta().spans.rows; break;
+        case Signal::kLogs: rows += batch->meta().logs.rows; break;
+        case Signal::kMetrics: rows += batch->meta().metrics.rows; break;
+      }
+    }
+    return rows;
+  }
+
+  BlockingFileSystem fs_;
+  storage::testing::ScopedTempDir tmp_{"http"};
+  IngestMetrics metrics_;
+  std::unique_ptr<storage::Storage> storage_;
+  std::unique_ptr<IngestService> ingest_;
+  std::unique_ptr<HttpServer> server_;
+  int temp_files_ = 0;
+};
+
+}  // namespace strata::server::testing

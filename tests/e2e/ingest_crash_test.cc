@@ -1,0 +1,186 @@
+// Durability of the whole server under load: strata loadgen records every
+// acknowledged request while the server is SIGKILLed and restarted, or
+// stopped with SIGTERM; afterwards every span and log record of every
+// acknowledged request must be in the stored Parquet (read with DuckDB).
+//
+// STRATA_E2E_KILLS sets the number of kill rounds (default 4).
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "e2e/server_process.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "otlp/decode.h"
+
+namespace strata::testing {
+namespace {
+
+template <size_t N>
+std::string Hex(const std::array<uint8_t, N>& bytes) {
+  std::string out;
+  for (uint8_t b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+// What acknowledged requests carried: span keys "trace/span" and log keys
+// "time/trace/span", with how often each was acknowledged.
+struct Acked {
+  std::map<std::string, int> spans;
+  std::map<std::string, int> logs;
+  uint64_t requests = 0;
+};
+
+// Reads a loadgen record file (docs/format/loadgen-record.md).
+void ReadRecord(const std::string& path, Acked* acked) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr) << path;
+  char signal[16];
+  unsigned long long rows = 0;
+  size_t bytes = 0;
+  while (std::fscanf(f, "%15s %llu %zu", signal, &rows, &bytes) == 3) {
+    ASSERT_EQ(std::fgetc(f), '\n');
+    std::string payload(bytes, '\0');
+    ASSERT_EQ(std::fread(payload.data(), 1, bytes, f), bytes) << path;
+    ASSERT_EQ(std::fgetc(f), '\n');
+    ++acked->requests;
+    if (std::string(signal) == "traces") {
+      otlp::TraceBatch batch;
+      ASSERT_TRUE(otlp::DecodeTracesProto(payload, &batch).ok());
+      ASSERT_EQ(batch.spans.size(), rows);
+      for (size_t i = 0; i < batch.spans.size(); ++i) {
+        ++acked->spans[Hex(batch.spans.trace_id[i]) + "/" + Hex(batch.spans.span_id[i])];
+      }
+    } else if (std::string(signal) == "logs") {
+      otlp::LogBatch batch;
+      ASSERT_TRUE(otlp::DecodeLogsProto(payload, &batch).ok());
+      ASSERT_EQ(batch.logs.size(), rows);
+      for (size_t i = 0; i < batch.logs.size(); ++i) {
+        ++acked->logs[fmt::format("{}/{}/{}", batch.logs.time_unix_nano[i],
+                                  Hex(batch.logs.trace_id[i]), Hex(batch.logs.span_id[i]))];
+      }
+    }
+  }
+  std::fclose(f);
+}
+
+// Every acknowledged span and log record is stored at least as often as it
+// was acknowledged.
+void ExpectStored(const std::string& data_dir, const Acked& acked) {
+  auto engine = query::DuckDbEngine::Open({});
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  ASSERT_TRUE(CreateTableView(**engine, data_dir, "spans"));
+  ASSERT_TRUE(CreateTableView(**engine, data_dir, "logs"));
+  auto spans = (*engine)->Query(
+      "SELECT lower(hex(trace_id)) || '/' || lower(hex(span_id)), count(*) FROM spans "
+      "WHERE row_kind = 0 GROUP BY 1");
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  std::map<std::string, int> stored_spans;
+  for (const auto& row : spans->rows) stored_spans[*row[0]] = std::stoi(*row[1]);
+  size_t missing = 0;
+  for (const auto& [key, count] : acked.spans) {
+    if (stored_spans[key] < count) ++missing;
+  }
+  EXPECT_EQ(missing, 0u) << "of " << acked.spans.size() << " acknowledged spans";
+  auto logs = (*engine)->Query(
+      "SELECT time_unix_nano::VARCHAR || '/' || lower(hex(coalesce(trace_id, "
+      "'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'::BLOB)))"
+      " || '/' || lower(hex(coalesce(span_id, '\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'::BLOB))),"
+      " count(*) FROM logs WHERE row_kind = 0 GROUP BY 1");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  std::map<std::string, int> stored_logs;
+  for (const auto& row : logs->rows) stored_logs[*row[0]] = std::stoi(*row[1]);
+  missing = 0;
+  for (const auto& [key, count] : acked.logs) {
+    if (stored_logs[key] < count) ++missing;
+  }
+  EXPECT_EQ(missing, 0u) << "of " << acked.logs.size() << " acknowledged log records";
+}
+
+// Waits (30 s at most) until the loadgen has recorded an acknowledgement.
+bool WaitForRecords(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    if (std::filesystem::file_size(path, ec) > 0 && !ec) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+std::unique_ptr<Subprocess> StartLoadgen(const ServerProcess& server, const std::string& token,
+                                         const std::string& record, uint64_t seed,
+                                         const std::string& protocol) {
+  const std::string target =
+      protocol == "grpc" ? server.grpc_address() : server.http_address();
+  return std::make_unique<Subprocess>(
+      std::vector<std::string>{STRATA_BINARY, "loadgen", "--protocol", protocol, "--target",
+                               target, "--token", token, "--signals", "traces,logs",
+                               "--request-spans", "100", "--concurrency", "16", "--duration",
+                               "20", "--max-requests", "4000", "--record", record, "--seed",
+                               std::to_string(seed), "--quiet"},
+      ChildEnvironment());
+}
+
+TEST(IngestCrashTest, SigkillUnderLoadLosesNoAcknowledgedRow) {
+  int kills = 4;
+  if (const char* env = std::getenv("STRATA_E2E_KILLS"); env != nullptr) kills = std::atoi(env);
+  std::mt19937 random(std::random_device{}());
+  const unsigned seed = random();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  random.seed(seed);
+  TempDir dir("e2e-kill");
+  const std::string data = dir.path() + "/data";
+  std::string token;
+  std::vector<std::string> records;
+  for (int round = 0; round < kills; ++round) {
+    ServerProcess server(data);
+    ASSERT_TRUE(server.ready()) << server.output();
+    if (round == 0) token = server.first_token();
+    ASSERT_FALSE(token.empty());
+    records.push_back(fmt::format("{}/acked-{}.rec", dir.path(), round));
+    auto loadgen = StartLoadgen(server, token, records.back(), seed + round,
+                                round % 2 == 0 ? "grpc" : "http/protobuf");
+    // Once acknowledgements flow, kill the server at a random moment.
+    ASSERT_TRUE(WaitForRecords(records.back())) << loadgen->output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 1200));
+    server.Kill();
+    // The generator sees the server gone and finishes within its duration.
+    EXPECT_GE(loadgen->Wait(std::chrono::seconds(60)), 0) << loadgen->output();
+  }
+  ServerProcess last(data);
+  ASSERT_TRUE(last.ready()) << last.output();
+  ASSERT_EQ(last.Stop(), 0) << last.output();
+
+  Acked acked;
+  for (const std::string& record : records) ReadRecord(record, &acked);
+  ASSERT_GT(acked.spans.size(), 0u);
+  ExpectStored(data, acked);
+}
+
+TEST(IngestCrashTest, GracefulShutdownUnderLoadKeepsEveryAcknowledgedRow) {
+  TempDir dir("e2e-term");
+  const std::string data = dir.path() + "/data";
+  const std::string record = dir.path() + "/acked.rec";
+  ServerProcess server(data);
+  ASSERT_TRUE(server.ready()) << server.output();
+  auto loadgen = StartLoadgen(server, server.first_token(), record, 7, "http/protobuf");
+  ASSERT_TRUE(WaitForRecords(record)) << loadgen->output();
+  EXPECT_EQ(server.Stop(), 0) << server.output();
+  EXPECT_GE(loadgen->Wait(std::chrono::seconds(60)), 0) << loadgen->output();
+
+  Acked acked;
+  ReadRecord(record, &acked);
+  ASSERT_GT(acked.requests, 0u);
+  ExpectStored(data, acked);
+}
+
+}  // namespace
+}  // namespace strata::testing
