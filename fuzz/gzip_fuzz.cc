@@ -28,14 +28,15 @@ void CheckAsGzip(std::string_view input) {
   const auto out = GunzipLimited(input, kMaxOut);
   if (!out.ok()) {
     const absl::StatusCode code = out.status().code();
-    STRATA_CHECK(code == absl::StatusCode::kInvalidArgument ||
-                     code == absl::StatusCode::kOutOfRange,
-                 out.status().ToString().c_str());
+    STRATA_CHECK(
+        code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kOutOfRange,
+        out.status().ToString().c_str());
     return;
   }
   STRATA_CHECK(out->size() <= kMaxOut, "output over the limit");
   const auto exact = GunzipLimited(input, out->size());
-  STRATA_CHECK(exact.ok() && *exact == *out, "a limit of exactly the output size changed the result");
+  STRATA_CHECK(exact.ok() && *exact == *out,
+               "a limit of exactly the output size changed the result");
   if (!out->empty()) {
     const auto under = GunzipLimited(input, out->size() - 1);
     STRATA_CHECK(!under.ok() && under.status().code() == absl::StatusCode::kOutOfRange,
@@ -51,10 +52,9 @@ void CheckRoundTrip(std::string_view input) {
   // A few truncations, spread over the member (all of them for short ones).
   const size_t step = gz.size() / 16 + 1;
   for (size_t cut = 0; cut < gz.size(); cut += step) {
-    const auto truncated = strata::server::GunzipLimited(std::string_view(gz).substr(0, cut),
-                                                         input.size());
-    STRATA_CHECK(!truncated.ok() &&
-                     truncated.status().code() == absl::StatusCode::kInvalidArgument,
+    const auto truncated =
+        strata::server::GunzipLimited(std::string_view(gz).substr(0, cut), input.size());
+    STRATA_CHECK(!truncated.ok() && truncated.status().code() == absl::StatusCode::kInvalidArgument,
                  "a truncated gzip member was not refused as InvalidArgument");
   }
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "cli/bench_ingest.h"
 #include "cli/bench_writer.h"
 #include "cli/environment.h"
 #include "cli/flags.h"
@@ -115,6 +116,30 @@ int Main(int argc, char** argv, char** envp) {
                              "Skip the DuckDB baseline (for profiling)");
   bench_writer_cmd->add_option("--seed", bench_writer.seed, "Traffic seed")->capture_default_str();
 
+  BenchIngestOptions bench_ingest;
+  CLI::App* bench_ingest_cmd = bench_cmd->add_subcommand(
+      "ingest", "OTLP/gRPC and OTLP/HTTP ingest on loopback, driven by the load generator");
+  bench_ingest_cmd->add_option("--phase-sec", bench_ingest.phase_sec,
+                               "Seconds of each measured phase")
+      ->capture_default_str();
+  bench_ingest_cmd->add_option("--request-spans", bench_ingest.request_spans, "Spans per request")
+      ->capture_default_str();
+  bench_ingest_cmd->add_option("--concurrency", bench_ingest.concurrency, "Requests in flight")
+      ->capture_default_str();
+  bench_ingest_cmd->add_option("--connections", bench_ingest.connections,
+                               "Connections or channels")
+      ->capture_default_str();
+  bench_ingest_cmd->add_option("--overload-sec", bench_ingest.overload_sec,
+                               "Seconds of the overload phase (0 skips it)")
+      ->capture_default_str();
+  bench_ingest_cmd->add_option("--overload-concurrency", bench_ingest.overload_concurrency,
+                               "Requests in flight during the overload phase")
+      ->capture_default_str();
+  bench_ingest_cmd->add_option("--dir", bench_ingest.data_dir,
+                               "Working directory (default ./strata-bench-data, removed after)");
+  bench_ingest_cmd->add_flag("--keep", bench_ingest.keep, "Keep the working directory");
+  bench_ingest_cmd->add_option("--seed", bench_ingest.seed, "Traffic seed")->capture_default_str();
+
   std::unique_ptr<TokenCommands> token = AddTokenCommands(&app, &env_names);
 
   try {
@@ -131,6 +156,7 @@ int Main(int argc, char** argv, char** envp) {
   if (std::optional<int> code = RunTokenCommands(*token)) return *code;
   if (bench_writer_cmd->parsed()) return RunBenchWriter(bench_writer);
   if (loadgen_cmd->parsed()) return RunLoadgen(loadgen);
+  if (bench_ingest_cmd->parsed()) return RunBenchIngest(bench_ingest);
   return 2;
 }
 

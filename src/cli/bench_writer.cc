@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/bench_common.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "parquet/file_reader.h"
@@ -26,21 +27,7 @@
 namespace strata::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// VmHWM (peak resident set) and VmRSS of this process, in MiB.
-double ProcStatusMiB(const char* field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field, 0) == 0) return std::stod(line.substr(std::string(field).size())) / 1024;
-  }
-  return 0;
-}
+using Clock = BenchClock;
 
 // fsyncs a file another library wrote (DuckDB's COPY output).
 absl::Status FsyncPath(const std::string& path) {
@@ -54,8 +41,6 @@ absl::Status FsyncPath(const std::string& path) {
 
 // Resets VmHWM to the current RSS (Linux clear_refs 5), so the peak of one
 // phase can be read.
-void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
-
 // Runs `count` requests through `storage` from `clients` threads; `make(i)`
 // builds request i. Returns the seconds from the first submit to the last
 // acknowledgement, or -1 if any request failed.

@@ -139,7 +139,7 @@ int RunServe(const ServeOptions& options) {
       server::HttpServerOptions{.address = options.api_address}, std::move(api_routes).ToHandler());
   if (!api.ok()) {
     spdlog::error("strata serve: cannot listen on --api-address {}: {}; {}", options.api_address,
-                  api.status().ToString(), RunbookRef("address-in-use"));
+                  api.status().ToString(), RunbookRef("cannot-listen"));
     return 1;
   }
   spdlog::info("strata serve: API listening on {}", (*api)->address());
@@ -203,7 +203,7 @@ int RunServe(const ServeOptions& options) {
   if (!grpc.ok()) {
     spdlog::error("strata serve: cannot listen on --otlp-grpc-address {}: {}; {}",
                   options.otlp_grpc_address, grpc.status().ToString(),
-                  RunbookRef("address-in-use"));
+                  RunbookRef("cannot-listen"));
     return 1;
   }
   const std::string grpc_host = ParseHostPort(options.otlp_grpc_address)->host;
@@ -223,7 +223,7 @@ int RunServe(const ServeOptions& options) {
   if (!http.ok()) {
     spdlog::error("strata serve: cannot listen on --otlp-http-address {}: {}; {}",
                   options.otlp_http_address, http.status().ToString(),
-                  RunbookRef("address-in-use"));
+                  RunbookRef("cannot-listen"));
     (*grpc)->Shutdown(std::chrono::nanoseconds(0));
     return 1;
   }

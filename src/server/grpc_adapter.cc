@@ -276,7 +276,7 @@ class ExportReactor final : public grpc::ServerGenericBidiReactor {
 
   void OnReadDone(bool ok) override;
   void OnCancel() override;
-  void OnDone() override { Unref(); }
+  void OnDone() override { delete this; }  // MUTATION
 
  private:
   ~ExportReactor() override = default;
@@ -458,8 +458,8 @@ absl::Status GrpcServer::Impl::Start(const GrpcServerOptions& options) {
   if (server_ == nullptr || port_ == 0) {
     server_.reset();
     return absl::FailedPreconditionError(
-        fmt::format("cannot listen for OTLP/gRPC on {}: the address is in use, not local, or "
-                    "needs a privilege strata lacks (gRPC logged the reason); {}",
+        fmt::format("cannot listen on {} (OTLP/gRPC): gRPC could not bind it (its log line "
+                    "just before this one says why); {}",
                     options.address, RunbookRef("cannot-listen")));
   }
   return absl::OkStatus();

@@ -57,8 +57,8 @@ absl::StatusOr<std::string> GunzipLimited(std::string_view in, size_t max_out) {
   const size_t out_limit = max_out == SIZE_MAX ? SIZE_MAX : max_out + 1;
   std::string out;
   size_t produced = 0;
-  size_t consumed = 0;      // input bytes handed to zlib and used
-  size_t member = 1;        // 1-based, for messages
+  size_t consumed = 0;  // input bytes handed to zlib and used
+  size_t member = 1;    // 1-based, for messages
   size_t member_offset = 0;
   for (;;) {
     if (produced == out.size()) {

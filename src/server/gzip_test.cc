@@ -42,8 +42,7 @@ TEST(GzipTest, ConcatenatedMembersDecodeInOrder) {
   const std::string a = PseudoRandomText(100'000, 1);
   const std::string b = PseudoRandomText(5, 2);
   const std::string c = PseudoRandomText(70'000, 3);
-  absl::StatusOr<std::string> back =
-      GunzipLimited(Gzip(a) + Gzip(b) + Gzip("") + Gzip(c), 1 << 20);
+  absl::StatusOr<std::string> back = GunzipLimited(Gzip(a) + Gzip(b) + Gzip("") + Gzip(c), 1 << 20);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, a + b + c);
 }

@@ -32,11 +32,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
-#include <optional>
-#include <thread>
-#include <unordered_map>
-
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -48,6 +43,10 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <deque>
+#include <optional>
+#include <thread>
+#include <unordered_map>
 
 #include "absl/status/status.h"
 #include "common/host_port.h"
@@ -169,6 +168,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void Linger();
   void DiscardUntilClosed();
   void Close();
+  void ReleaseBodyBytes();
 
   HttpServer::Impl* const server_;
   beast::tcp_stream stream_;
@@ -184,6 +184,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string target_;  // of the request being read or handled
   bool header_done_ = false;
   bool keep_alive_ = true;
+  // This request's share of max_inflight_body_bytes, held from its header
+  // until its body is handed to the handler (or it is refused).
+  uint64_t reserved_body_bytes_ = 0;
 };
 
 }  // namespace internal
@@ -215,6 +218,22 @@ class HttpServer::Impl {
   void Remove(internal::HttpSession* session) ABSL_LOCKS_EXCLUDED(mu_);
   void CountRequest() { requests_.fetch_add(1, std::memory_order_relaxed); }
   void CountTimeout() { timeouts_.fetch_add(1, std::memory_order_relaxed); }
+  // Takes `bytes` of max_inflight_body_bytes; false when they do not fit.
+  // A request is always admitted when no other body is being received, so
+  // one as large as max_body_bytes cannot starve.
+  bool ReserveBodyBytes(uint64_t bytes) {
+    uint64_t current = body_bytes_.load(std::memory_order_relaxed);
+    for (;;) {
+      if (options_.max_inflight_body_bytes > 0 && current > 0 &&
+          current + bytes > options_.max_inflight_body_bytes) {
+        return false;
+      }
+      if (body_bytes_.compare_exchange_weak(current, current + bytes, std::memory_order_relaxed)) {
+        return true;
+      }
+    }
+  }
+  void ReleaseBodyBytes(uint64_t bytes) { body_bytes_.fetch_sub(bytes, std::memory_order_relaxed); }
   void Refused(std::string_view target, int status) const {
     if (options_.on_refused) options_.on_refused(target, status);
   }
@@ -247,6 +266,10 @@ class HttpServer::Impl {
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> timeouts_{0};
   std::atomic<bool> draining_{false};
+  // Bytes reserved by requests whose bodies are being received. An atomic
+  // counter rather than a lock: sessions on every io thread take and
+  // return shares, and only the sum matters.
+  std::atomic<uint64_t> body_bytes_{0};
 
   mutable Mutex mu_;
   CondVar changed_;
@@ -280,7 +303,8 @@ void HttpSession::Refuse() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
     self->state_ = State::kWriting;
     self->stream_.expires_after(self->options().write_timeout);
-    net::async_write(self->stream_, net::buffer(kTooManyConnections.data(), kTooManyConnections.size()),
+    net::async_write(self->stream_,
+                     net::buffer(kTooManyConnections.data(), kTooManyConnections.size()),
                      [self](const ErrorCode& ec, size_t) {
                        if (ec) return self->Close();
                        self->Linger();
@@ -338,10 +362,9 @@ void HttpSession::BeginRequest() {
   parser_->header_limit(options().max_header_bytes);
   parser_->body_limit(options().max_body_bytes);
   stream_.expires_at(std::min(request_start_ + options().header_timeout, request_deadline_));
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](const ErrorCode& ec, size_t) {
-                            self->OnHeader(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](const ErrorCode& ec, size_t) { self->OnHeader(ec); });
 }
 
 void HttpSession::OnHeader(const ErrorCode& ec) {
@@ -350,8 +373,23 @@ void HttpSession::OnHeader(const ErrorCode& ec) {
   header_done_ = true;
   server_->CountRequest();
   target_ = std::string(parser_->get().target());
+  // Reserve the body's bytes in the server-wide budget before reading it:
+  // the declared length, or the per-request cap for a chunked body.
+  const uint64_t body_bytes =
+      parser_->content_length().value_or(parser_->chunked() ? options().max_body_bytes : 0);
+  if (body_bytes > 0) {
+    if (!server_->ReserveBodyBytes(body_bytes)) {
+      server_->Refused(target_, 429);
+      HttpResponse busy = HttpResponse::Text(
+          429, "the server is receiving too many request bodies at once; retry shortly\n");
+      busy.headers.emplace_back("Retry-After", "1");
+      return Write(std::move(busy), /*close=*/true);
+    }
+    reserved_body_bytes_ = body_bytes;
+  }
   if (!parser_->is_done() &&
-      AsciiEqualsIgnoreCase(TrimHttpWhitespace(parser_->get()[http::field::expect]), "100-continue")) {
+      AsciiEqualsIgnoreCase(TrimHttpWhitespace(parser_->get()[http::field::expect]),
+                            "100-continue")) {
     // The client waits for this before sending the body (curl does for
     // large bodies). A body over the limit never gets here: the parser
     // refused its Content-Length with the header.
@@ -370,10 +408,9 @@ void HttpSession::OnHeader(const ErrorCode& ec) {
 void HttpSession::ReadBody() {
   if (parser_->is_done()) return Dispatch();
   stream_.expires_at(std::min(Clock::now() + options().read_timeout, request_deadline_));
-  http::async_read_some(stream_, buffer_, *parser_,
-                        [self = shared_from_this()](const ErrorCode& ec, size_t) {
-                          self->OnBody(ec);
-                        });
+  http::async_read_some(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](const ErrorCode& ec, size_t) { self->OnBody(ec); });
 }
 
 void HttpSession::OnBody(const ErrorCode& ec) {
@@ -427,6 +464,9 @@ void HttpSession::Dispatch() {
   request.arrival = request_start_;
   keep_alive_ = message.keep_alive();
   parser_.reset();
+  // The body now belongs to the handler (for OTLP: to the writer's own
+  // in-flight budget, or it is refused and freed).
+  ReleaseBodyBytes();
 
   const uint64_t sequence = ++sequence_;
   auto exchange = std::make_shared<HttpExchange>();
@@ -455,11 +495,18 @@ void HttpSession::OnRequestDeadline(const ErrorCode& ec, uint64_t sequence) {
 
 void HttpSession::Write(HttpResponse response, bool close) {
   state_ = State::kWriting;
+  ReleaseBodyBytes();
+  if (response.status < 100 || response.status > 999) {
+    response = HttpResponse::Text(500, fmt::format("internal error: a handler answered with "
+                                                   "HTTP status {}\n",
+                                                   response.status));
+  }
   auto message = std::make_shared<http::response<http::string_body>>();
   message->version(11);
   message->result(static_cast<unsigned>(response.status));
   message->set(http::field::server, kServerName);
-  if (!response.content_type.empty()) message->set(http::field::content_type, response.content_type);
+  if (!response.content_type.empty())
+    message->set(http::field::content_type, response.content_type);
   for (const auto& [name, value] : response.headers) message->insert(name, value);
   message->body() = std::move(response.body);
   const bool keep_alive = !close && keep_alive_ && !server_->draining();
@@ -511,7 +558,14 @@ void HttpSession::Close() {
   stream_.close();
   deadline_timer_.cancel();
   parser_.reset();
+  ReleaseBodyBytes();
   server_->Remove(this);
+}
+
+void HttpSession::ReleaseBodyBytes() {
+  if (reserved_body_bytes_ == 0) return;
+  server_->ReleaseBodyBytes(reserved_body_bytes_);
+  reserved_body_bytes_ = 0;
 }
 
 }  // namespace internal
@@ -627,10 +681,9 @@ void HttpServer::Impl::Run() {
 }
 
 void HttpServer::Impl::Accept() {
-  acceptor_->async_accept(net::make_strand(*io_context_),
-                          [this](const ErrorCode& ec, tcp::socket socket) {
-                            OnAccept(ec, std::move(socket));
-                          });
+  acceptor_->async_accept(
+      net::make_strand(*io_context_),
+      [this](const ErrorCode& ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
 }
 
 void HttpServer::Impl::OnAccept(const ErrorCode& ec, tcp::socket socket) {
@@ -763,6 +816,7 @@ HttpServerStats HttpServer::Impl::GetStats() const {
   stats.connections_refused = refused_.load(std::memory_order_relaxed);
   stats.requests = requests_.load(std::memory_order_relaxed);
   stats.timeouts = timeouts_.load(std::memory_order_relaxed);
+  stats.body_bytes_reserved = body_bytes_.load(std::memory_order_relaxed);
   return stats;
 }
 
@@ -945,10 +999,9 @@ void HttpOtlpClient::Connection::OnSent(const ErrorCode& ec) {
 void HttpOtlpClient::Connection::OnAnswer(const ErrorCode& ec) {
   if (ec) return Fail(ec, "read the answer");
   const auto& answer = parser_->get();
-  ExportReply reply =
-      ParseExportReply(call_->signal, static_cast<int>(answer.result_int()),
-                       answer[http::field::content_type], answer[http::field::retry_after],
-                       answer.body());
+  ExportReply reply = ParseExportReply(call_->signal, static_cast<int>(answer.result_int()),
+                                       answer[http::field::content_type],
+                                       answer[http::field::retry_after], answer.body());
   if (!answer.keep_alive()) Disconnect();
   parser_.reset();
   request_.reset();
@@ -958,10 +1011,9 @@ void HttpOtlpClient::Connection::OnAnswer(const ErrorCode& ec) {
 void HttpOtlpClient::Connection::Fail(const ErrorCode& ec, std::string_view step) {
   Disconnect();
   if (ec == beast::error::timeout) {
-    return Complete(ExportReply{.status = absl::DeadlineExceededError(
-                                    fmt::format("{}: no answer within {} ms ({})",
-                                                client_->options_.target,
-                                                client_->options_.timeout.count(), step))});
+    return Complete(ExportReply{.status = absl::DeadlineExceededError(fmt::format(
+                                    "{}: no answer within {} ms ({})", client_->options_.target,
+                                    client_->options_.timeout.count(), step))});
   }
   if (!aborted_ && reused_ && !retried_ && IsStaleConnection(ec) && !client_->closing() &&
       Clock::now() < call_->deadline) {
@@ -1022,8 +1074,8 @@ HttpOtlpClient::~HttpOtlpClient() {
     dropped.swap(queue_);
   }
   for (Call& call : dropped) {
-    Finish(&call, ExportReply{.status = absl::UnavailableError(fmt::format(
-                                  "{}: the client is closing", options_.target))});
+    Finish(&call, ExportReply{.status = absl::UnavailableError(
+                                  fmt::format("{}: the client is closing", options_.target))});
   }
   for (const auto& connection : connections_) connection->Abort();
   {
@@ -1045,8 +1097,8 @@ void HttpOtlpClient::Export(Signal signal, std::shared_ptr<const std::string> pa
     MutexLock lock(&mu_);
     if (!closing_) {
       ++outstanding_;
-      queue_.push_back(Call{signal, std::move(payload), std::move(done),
-                            Clock::now() + options_.timeout});
+      queue_.push_back(
+          Call{signal, std::move(payload), std::move(done), Clock::now() + options_.timeout});
       if (!idle_.empty()) {
         wake = idle_.back();
         idle_.pop_back();
@@ -1094,11 +1146,10 @@ absl::StatusOr<std::unique_ptr<OtlpClient>> NewHttpClient(const OtlpClientOption
     return absl::InvalidArgumentError(
         fmt::format("OTLP/HTTP target \"{}\": the port must not be 0", options.target));
   }
-  const std::string host_header = target->host.find(':') != std::string::npos
-                                      ? fmt::format("[{}]:{}", target->host, target->port)
-                                      : fmt::format("{}:{}", target->host.empty() ? "localhost"
-                                                                                  : target->host,
-                                                    target->port);
+  const std::string host_header =
+      target->host.find(':') != std::string::npos
+          ? fmt::format("[{}]:{}", target->host, target->port)
+          : fmt::format("{}:{}", target->host.empty() ? "localhost" : target->host, target->port);
   auto client = std::make_unique<HttpOtlpClient>(options, host_header);
   if (absl::Status s = client->Start(*target); !s.ok()) return s;
   return std::unique_ptr<OtlpClient>(std::move(client));

@@ -60,6 +60,12 @@ struct HttpServerOptions {
   // 413 and closed. A Content-Length over it is refused before the body is
   // read.
   uint64_t max_body_bytes = 16 << 20;
+  // All request bodies being received at once (each counted at its
+  // Content-Length, or at max_body_bytes when chunked, from its header until
+  // it is handed to the handler). A request that does not fit is answered
+  // 429 with Retry-After and closed before its body is read, so memory
+  // stays bounded however many clients upload at once. 0: no limit.
+  uint64_t max_inflight_body_bytes = 256 << 20;
   // How long a keep-alive connection may wait for the first byte of its
   // next request (and a new connection for its first request).
   std::chrono::milliseconds idle_timeout{60'000};
@@ -81,8 +87,9 @@ struct HttpServerOptions {
   // Open connections changed by `delta`.
   std::function<void(int64_t delta)> on_connections;
   // The server itself refused a request or gave up on it: 413 body too
-  // large, 431 header too large, 400 malformed, 408 client too slow sending
-  // it, 504 handler past the deadline. `target` is the request target when
+  // large, 431 header too large, 400 malformed, 429 over
+  // max_inflight_body_bytes, 408 client too slow sending it, 504 handler
+  // past the deadline. `target` is the request target when
   // its request line was read, else empty.
   std::function<void(std::string_view target, int status)> on_refused;
 };
@@ -176,6 +183,8 @@ struct HttpServerStats {
   uint64_t requests = 0;
   // Connections closed because a deadline passed (idle, header, body, write).
   uint64_t timeouts = 0;
+  // Bytes of max_inflight_body_bytes taken now.
+  uint64_t body_bytes_reserved = 0;
 };
 
 class HttpServer {

@@ -19,15 +19,15 @@
 namespace strata::server {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using testing::BlockingFileSystem;
 using testing::Curl;
+using ::testing::HasSubstr;
 using testing::HttpAnswer;
 using testing::JsonToProto;
 using testing::kToken;
 using testing::PayloadJson;
 using testing::RawConnection;
+using ::testing::StartsWith;
 
 constexpr auto kWait = std::chrono::seconds(30);
 const std::string kAuth = std::string("Authorization: Bearer ") + kToken;
@@ -73,8 +73,9 @@ StatusBody ParseStatusBody(const HttpAnswer& answer) {
 // A request with a Content-Length body, for raw connections.
 std::string RawPost(std::string_view path, std::string_view content_type, std::string_view body,
                     bool auth = true) {
-  return fmt::format("POST {} HTTP/1.1\r\nHost: test\r\nContent-Type: {}\r\n{}Content-Length: {}\r\n\r\n{}",
-                     path, content_type, auth ? kAuth + "\r\n" : "", body.size(), body);
+  return fmt::format(
+      "POST {} HTTP/1.1\r\nHost: test\r\nContent-Type: {}\r\n{}Content-Length: {}\r\n\r\n{}", path,
+      content_type, auth ? kAuth + "\r\n" : "", body.size(), body);
 }
 
 constexpr std::string_view kEmptyExport = "{}";
@@ -132,11 +133,10 @@ TEST_F(OtlpHttpTest, JsonExportsOfEverySignalAreStoredAndAnsweredInJson) {
 TEST_F(OtlpHttpTest, GzipBodiesAreDecompressed) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const std::string proto = JsonToProto(Signal::kTraces, testing::TracesJson(200, 4));
-  HttpAnswer answer =
-      Post("/v1/traces", Gzip(proto), {kProtobuf, "Content-Encoding: gzip", kAuth});
+  HttpAnswer answer = Post("/v1/traces", Gzip(proto), {kProtobuf, "Content-Encoding: gzip", kAuth});
   ASSERT_EQ(answer.status, 200) << answer.body;
-  HttpAnswer json = Post("/v1/logs", Gzip(testing::LogsJson(10, 5)),
-                         {kJson, "Content-Encoding: GZIP", kAuth});
+  HttpAnswer json =
+      Post("/v1/logs", Gzip(testing::LogsJson(10, 5)), {kJson, "Content-Encoding: GZIP", kAuth});
   ASSERT_EQ(json.status, 200) << json.body;
   EXPECT_EQ(StoredRows(Signal::kTraces), 200u);
   EXPECT_EQ(StoredRows(Signal::kLogs), 10u);
@@ -152,8 +152,8 @@ TEST_F(OtlpHttpTest, MissingOrWrongTokenIs401AndStorageIsNotTouched) {
   EXPECT_EQ(status.code, static_cast<int>(absl::StatusCode::kUnauthenticated));
   EXPECT_THAT(status.message, HasSubstr("Bearer"));
 
-  HttpAnswer wrong = Post("/v1/traces", testing::TracesJson(5, 6),
-                          {kJson, "Authorization: Bearer not-the-token"});
+  HttpAnswer wrong =
+      Post("/v1/traces", testing::TracesJson(5, 6), {kJson, "Authorization: Bearer not-the-token"});
   EXPECT_EQ(wrong.status, 401);
   EXPECT_EQ(wrong.Header("www-authenticate"), "Bearer");
   EXPECT_EQ(wrong.Header("content-type"), "application/json");
@@ -178,11 +178,10 @@ TEST_F(OtlpHttpTest, UnsupportedContentTypeOrEncodingIs415) {
   EXPECT_EQ(brotli.status, 415);
   EXPECT_EQ(ParseStatusBody(brotli).code, static_cast<int>(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(ParseStatusBody(brotli).message, HasSubstr("Content-Encoding \"br\""));
-  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kHttp,
-                              RejectReason::kUnsupportedMediaType),
-            2u);
-  EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kHttp,
-                              RejectReason::kUnsupportedMediaType),
+  EXPECT_EQ(
+      metrics_.rejected(Signal::kTraces, Transport::kHttp, RejectReason::kUnsupportedMediaType),
+      2u);
+  EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kHttp, RejectReason::kUnsupportedMediaType),
             1u);
 }
 
@@ -272,8 +271,7 @@ TEST_F(OtlpHttpTest, OverTheInflightBudgetIs429WithRetryAfter) {
                             {kProtobuf, kAuth});
   EXPECT_EQ(refused.status, 429);
   EXPECT_EQ(refused.Header("retry-after"), "1");
-  EXPECT_EQ(ParseStatusBody(refused).code,
-            static_cast<int>(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(ParseStatusBody(refused).code, static_cast<int>(absl::StatusCode::kResourceExhausted));
   fs_.Release();
   HttpAnswer answered = first.get();
   EXPECT_EQ(answered.status, 200) << answered.body;
@@ -305,7 +303,8 @@ TEST_F(OtlpHttpTest, HoldsAThousandKeepAliveConnectionsAndServesEachAgain) {
   std::vector<std::unique_ptr<RawConnection>> connections;
   for (int i = 0; i < kConnections; ++i) {
     connections.push_back(std::make_unique<RawConnection>(server_->port()));
-    ASSERT_TRUE(connections.back()->connected()) << i << ": " << std::strerror(connections.back()->error());
+    ASSERT_TRUE(connections.back()->connected())
+        << i << ": " << std::strerror(connections.back()->error());
     ASSERT_TRUE(connections.back()->Send(RawPost("/v1/traces", "application/json", kEmptyExport)));
   }
   for (int i = 0; i < kConnections; ++i) {
@@ -319,8 +318,8 @@ TEST_F(OtlpHttpTest, HoldsAThousandKeepAliveConnectionsAndServesEachAgain) {
   EXPECT_THAT(metrics_.RenderPrometheus(storage_->WriterStats()),
               HasSubstr("\nstrata_http_connections 1000\n"));
   for (int i = 0; i < kConnections; ++i) {
-    ASSERT_TRUE(connections[i]->Send(RawPost(
-        "/v1/logs", "application/json", testing::LogsJson(1, static_cast<uint64_t>(i)))));
+    ASSERT_TRUE(connections[i]->Send(
+        RawPost("/v1/logs", "application/json", testing::LogsJson(1, static_cast<uint64_t>(i)))));
   }
   for (int i = 0; i < kConnections; ++i) {
     std::optional<HttpAnswer> answer = connections[i]->ReadAnswer(kWait);
@@ -365,10 +364,49 @@ TEST_F(OtlpHttpTest, StalledClientsDoNotHoldTheServerAndAreClosedAtTheirDeadline
   EXPECT_TRUE(Eventually([&] { return server_->GetStats().timeouts == 2; }))
       << server_->GetStats().timeouts;
   EXPECT_TRUE(Eventually([&] {
-    return metrics_.rejected(Signal::kTraces, Transport::kHttp,
-                             RejectReason::kDeadlineExceeded) == 2;
+    return metrics_.rejected(Signal::kTraces, Transport::kHttp, RejectReason::kDeadlineExceeded) ==
+           2;
   }));
   EXPECT_TRUE(other.LooksOpen()) << "a kept-alive connection is not a stalled one";
+}
+
+TEST_F(OtlpHttpTest, BodiesOverTheServerWideBudgetAre429BeforeTheyAreRead) {
+  OtlpHttpOptions options = SmallOptions();
+  options.http.max_inflight_body_bytes = 100 << 10;
+  ASSERT_NO_FATAL_FAILURE(StartServer(options));
+  const std::string first_body = testing::TracesJson(250, 16);
+  const std::string second_body = testing::TracesJson(250, 17);
+  ASSERT_GT(first_body.size(), 50u << 10);
+  ASSERT_LT(first_body.size(), 100u << 10);
+
+  // The first request's header is read (the server answers 100 Continue
+  // once its body has a reservation); its body has not been sent yet.
+  RawConnection first(server_->port());
+  ASSERT_TRUE(first.Send(
+      fmt::format("POST /v1/traces HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n{}\r\n"
+                  "Expect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+                  kAuth, first_body.size())));
+  std::optional<HttpAnswer> go_on = first.ReadAnswer(kWait);
+  ASSERT_TRUE(go_on.has_value());
+  ASSERT_EQ(go_on->status, 100);
+  EXPECT_EQ(server_->GetStats().body_bytes_reserved, first_body.size());
+
+  RawConnection second(server_->port());
+  ASSERT_TRUE(second.Send(RawPost("/v1/traces", "application/json", second_body)));
+  std::optional<HttpAnswer> busy = second.ReadAnswer(kWait);
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_EQ(busy->status, 429);
+  EXPECT_EQ(busy->Header("retry-after"), "1");
+  EXPECT_TRUE(second.WaitClosed(kWait));
+  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kHttp, RejectReason::kOverBudget), 1u);
+
+  ASSERT_TRUE(first.Send(first_body));
+  std::optional<HttpAnswer> stored = first.ReadAnswer(kWait);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->status, 200) << stored->body;
+  EXPECT_EQ(server_->GetStats().body_bytes_reserved, 0u);
+  EXPECT_EQ(Post("/v1/traces", second_body, {kJson, kAuth}).status, 200);
+  EXPECT_EQ(StoredRows(Signal::kTraces), 500u);
 }
 
 TEST_F(OtlpHttpTest, IdleKeepAliveConnectionIsClosedAfterIdleTimeout) {
@@ -376,11 +414,12 @@ TEST_F(OtlpHttpTest, IdleKeepAliveConnectionIsClosedAfterIdleTimeout) {
   options.http.idle_timeout = std::chrono::milliseconds(300);
   ASSERT_NO_FATAL_FAILURE(StartServer(options));
   RawConnection connection(server_->port());
+  // The server's idle timer starts after it answered, so after this.
+  const auto sent = std::chrono::steady_clock::now();
   ASSERT_TRUE(connection.Send(RawPost("/v1/traces", "application/json", kEmptyExport)));
   ASSERT_TRUE(connection.ReadAnswer(kWait).has_value());
-  const auto idle_since = std::chrono::steady_clock::now();
   EXPECT_TRUE(connection.WaitClosed(kWait));
-  EXPECT_GE(std::chrono::steady_clock::now() - idle_since, options.http.idle_timeout);
+  EXPECT_GE(std::chrono::steady_clock::now() - sent, options.http.idle_timeout);
 }
 
 TEST_F(OtlpHttpTest, ConnectionsOverTheCapAreRefusedWith503) {
@@ -421,7 +460,8 @@ TEST_F(OtlpHttpTest, ShutdownFinishesInFlightRequestsAndClosesIdleConnections) {
 
   fs_.BlockCommits();
   RawConnection in_flight(server_->port());
-  ASSERT_TRUE(in_flight.Send(RawPost("/v1/traces", "application/json", testing::TracesJson(7, 14))));
+  ASSERT_TRUE(
+      in_flight.Send(RawPost("/v1/traces", "application/json", testing::TracesJson(7, 14))));
   ASSERT_TRUE(fs_.WaitUntilBlocked(std::chrono::seconds(30)));
 
   server_->StopAccepting();
@@ -497,10 +537,10 @@ TEST_F(OtlpHttpTest, MetricsPageShowsHttpIngest) {
   ASSERT_EQ(Post("/v1/traces", testing::TracesJson(6, 15), {kJson, kAuth}).status, 200);
   HttpRouter router;
   AddHealthRoutes(&router, HealthChecks{.metrics_text = [this] {
-                    return metrics_.RenderPrometheus(storage_->WriterStats());
-                  }});
-  auto api = HttpServer::Start(HttpServerOptions{.address = "127.0.0.1:0"},
-                               std::move(router).ToHandler());
+    return metrics_.RenderPrometheus(storage_->WriterStats());
+  }});
+  auto api =
+      HttpServer::Start(HttpServerOptions{.address = "127.0.0.1:0"}, std::move(router).ToHandler());
   ASSERT_TRUE(api.ok()) << api.status();
   HttpAnswer page = Curl({fmt::format("http://127.0.0.1:{}/metrics", (*api)->port())});
   EXPECT_EQ(page.status, 200);
@@ -571,7 +611,8 @@ TEST_F(HttpServerTest, AnswersFromOtherThreadsLateAnswersAndDroppedRequests) {
   EXPECT_EQ(next.status, 200);
   EXPECT_EQ(next.body, "ok");
   // Two pipelined requests are answered in order.
-  ASSERT_TRUE(connection.Send("GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /later HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_TRUE(
+      connection.Send("GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /later HTTP/1.1\r\nHost: t\r\n\r\n"));
   EXPECT_EQ(connection.ReadAnswer(kWait).value_or(HttpAnswer{}).status, 200);
   EXPECT_EQ(connection.ReadAnswer(kWait).value_or(HttpAnswer{}).status, 202);
   server_->Shutdown(std::chrono::seconds(1));
@@ -588,7 +629,8 @@ TEST_F(HttpServerTest, OversizedHeaderIs431AndMalformedRequestIs400) {
     responder.Respond(HttpResponse::Text(200, "ok"));
   }));
   RawConnection big(server_->port());
-  ASSERT_TRUE(big.Send("GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(8192, 'a') + "\r\n\r\n"));
+  ASSERT_TRUE(
+      big.Send("GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(8192, 'a') + "\r\n\r\n"));
   std::optional<HttpAnswer> answer = big.ReadAnswer(kWait);
   ASSERT_TRUE(answer.has_value());
   EXPECT_EQ(answer->status, 431);
@@ -608,13 +650,14 @@ TEST(HttpServerStartTest, AddressInUseAndMalformedAddressAreRefused) {
   auto first = HttpServer::Start(HttpServerOptions{.address = "127.0.0.1:0"},
                                  [](HttpRequest, HttpResponder) {});
   ASSERT_TRUE(first.ok()) << first.status();
-  auto second = HttpServer::Start(
-      HttpServerOptions{.address = fmt::format("127.0.0.1:{}", (*first)->port())},
-      [](HttpRequest, HttpResponder) {});
+  auto second =
+      HttpServer::Start(HttpServerOptions{.address = fmt::format("127.0.0.1:{}", (*first)->port())},
+                        [](HttpRequest, HttpResponder) {});
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(second.status().message()), HasSubstr("in use"));
-  EXPECT_THAT(std::string(second.status().message()), HasSubstr("docs/operations.md#cannot-listen"));
+  EXPECT_THAT(std::string(second.status().message()),
+              HasSubstr("docs/operations.md#cannot-listen"));
   auto malformed = HttpServer::Start(HttpServerOptions{.address = "nonsense"},
                                      [](HttpRequest, HttpResponder) {});
   ASSERT_FALSE(malformed.ok());

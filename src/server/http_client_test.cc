@@ -49,8 +49,12 @@ TEST_F(HttpClientTest, ExportsEverySignalInBothEncodingsWithAndWithoutGzip) {
   uint64_t seed = 0;
   for (Encoding encoding : {Encoding::kProtobuf, Encoding::kJson}) {
     for (bool gzip : {false, true}) {
-      auto client = NewClient({.target = Target(), .token = kToken, .encoding = encoding,
-                               .gzip = gzip, .connections = 3, .threads = 2});
+      auto client = NewClient({.target = Target(),
+                               .token = kToken,
+                               .encoding = encoding,
+                               .gzip = gzip,
+                               .connections = 3,
+                               .threads = 2});
       ASSERT_NE(client, nullptr);
       // Many exports at once over three connections.
       std::vector<std::future<ExportReply>> replies;
@@ -106,8 +110,8 @@ TEST_F(HttpClientTest, RefusalsComeBackAsStatusCodesWithTheServersMessage) {
     ExportReply too_large = ExportAndWait(*client, Signal::kTraces, std::string(100 << 10, 'x'));
     EXPECT_EQ(too_large.status.code(), absl::StatusCode::kOutOfRange) << too_large.status;
 
-    auto gzip_claims = NewClient(
-        {.target = Target(), .token = kToken, .encoding = encoding, .gzip = true});
+    auto gzip_claims =
+        NewClient({.target = Target(), .token = kToken, .encoding = encoding, .gzip = true});
     ExportReply not_gzip = ExportAndWait(*gzip_claims, Signal::kTraces, "plain");
     EXPECT_EQ(not_gzip.status.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(not_gzip.status.message()), HasSubstr("gzip body"));
@@ -145,7 +149,8 @@ TEST_F(HttpClientTest, ReconnectsAfterTheServerClosedAnIdleConnection) {
     ASSERT_TRUE(reply.status.ok()) << reply.status;
     // The server drops the idle connection before the next export.
     const auto deadline = std::chrono::steady_clock::now() + kWait;
-    while (server_->GetStats().open_connections > 0 && std::chrono::steady_clock::now() < deadline) {
+    while (server_->GetStats().open_connections > 0 &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     ASSERT_EQ(server_->GetStats().open_connections, 0);
@@ -156,7 +161,8 @@ TEST_F(HttpClientTest, ReconnectsAfterTheServerClosedAnIdleConnection) {
 
 TEST(HttpClientScriptedTest, ReadsPartialSuccessInBothEncodings) {
   auto server = HttpServer::Start(
-      HttpServerOptions{.address = "127.0.0.1:0"}, [](HttpRequest request, HttpResponder responder) {
+      HttpServerOptions{.address = "127.0.0.1:0"},
+      [](HttpRequest request, HttpResponder responder) {
         HttpResponse response;
         response.content_type = std::string(request.Header("Content-Type"));
         if (response.content_type == "application/json") {
@@ -190,8 +196,8 @@ TEST(HttpClientScriptedTest, NoAnswerIsDeadlineExceededAndNoServerIsUnavailable)
   ASSERT_TRUE(server.ok()) << server.status();
   const uint16_t port = (*server)->port();
   {
-    auto client = NewClient({.target = fmt::format("127.0.0.1:{}", port),
-                             .timeout = std::chrono::milliseconds(200)});
+    auto client = NewClient(
+        {.target = fmt::format("127.0.0.1:{}", port), .timeout = std::chrono::milliseconds(200)});
     const auto start = std::chrono::steady_clock::now();
     ExportReply reply = ExportAndWait(*client, Signal::kTraces, "");
     EXPECT_EQ(reply.status.code(), absl::StatusCode::kDeadlineExceeded) << reply.status;
@@ -221,8 +227,8 @@ TEST(HttpClientScriptedTest, DestroyingTheClientAnswersEveryOutstandingExport) {
   std::atomic<int> answered{0};
   std::atomic<int> unavailable{0};
   {
-    auto client = NewClient({.target = fmt::format("127.0.0.1:{}", (*server)->port()),
-                             .connections = 2});
+    auto client =
+        NewClient({.target = fmt::format("127.0.0.1:{}", (*server)->port()), .connections = 2});
     for (int i = 0; i < 10; ++i) {
       client->Export(Signal::kTraces, std::make_shared<const std::string>(""),
                      [&](ExportReply reply) {
@@ -257,8 +263,7 @@ TEST(OtlpHttpCodecTest, StatusBodiesRoundTripThroughTheClientsReader) {
       "resource_spans[0]: \"bad\"\tvalue \\ \xc3\xa9 \xf0\x9f\x98\x80 \x01");
   for (Encoding encoding : {Encoding::kProtobuf, Encoding::kJson}) {
     const std::string body = EncodeStatusBody(encoding, status);
-    ExportReply reply =
-        ParseExportReply(Signal::kTraces, 400, ContentTypeFor(encoding), "", body);
+    ExportReply reply = ParseExportReply(Signal::kTraces, 400, ContentTypeFor(encoding), "", body);
     EXPECT_EQ(reply.status, status) << body;
   }
   EXPECT_EQ(EncodeStatusBody(Encoding::kJson, absl::UnavailableError("down")),

@@ -1,8 +1,6 @@
 // The parts of http_adapter.h that need no Boost: requests and responses,
 // the router, the health routes, the OTLP/HTTP handler, and process limits.
 
-#include "server/http_adapter.h"
-
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "server/gzip.h"
+#include "server/http_adapter.h"
 #include "server/ingest.h"
 #include "server/ingest_metrics.h"
 #include "server/ingest_service.h"
@@ -56,8 +55,7 @@ void HttpRouter::Add(std::string_view method, std::string_view path, HttpHandler
   routes_.push_back(Route{std::string(method), std::string(path), false, std::move(handler)});
 }
 
-void HttpRouter::AddPrefix(std::string_view method, std::string_view prefix,
-                           HttpHandler handler) {
+void HttpRouter::AddPrefix(std::string_view method, std::string_view prefix, HttpHandler handler) {
   routes_.push_back(Route{std::string(method), std::string(prefix), true, std::move(handler)});
 }
 
@@ -91,7 +89,8 @@ void HttpRouter::Handle(HttpRequest request, HttpResponder responder) const {
     allow += route.method;
   }
   HttpResponse response = HttpResponse::Text(
-      405, fmt::format("method {} is not allowed on {}; allowed: {}\n", request.method, path, allow));
+      405,
+      fmt::format("method {} is not allowed on {}; allowed: {}\n", request.method, path, allow));
   response.headers.emplace_back("Allow", allow);
   responder.Respond(std::move(response));
 }
@@ -216,7 +215,8 @@ void OtlpHttpHandler::operator()(HttpRequest request, HttpResponder responder) c
   const uint64_t wire_bytes = request.body->size();
   std::shared_ptr<const std::string> body = request.body;
   const std::string_view content_encoding = TrimHttpWhitespace(request.Header("Content-Encoding"));
-  if (AsciiEqualsIgnoreCase(content_encoding, "gzip") || AsciiEqualsIgnoreCase(content_encoding, "x-gzip")) {
+  if (AsciiEqualsIgnoreCase(content_encoding, "gzip") ||
+      AsciiEqualsIgnoreCase(content_encoding, "x-gzip")) {
     absl::StatusOr<std::string> inflated =
         GunzipLimited(*request.body, max_decompressed_body_bytes_);
     if (!inflated.ok()) {
@@ -229,9 +229,9 @@ void OtlpHttpHandler::operator()(HttpRequest request, HttpResponder responder) c
     body = std::make_shared<const std::string>(std::move(*inflated));
   } else if (!content_encoding.empty() && !AsciiEqualsIgnoreCase(content_encoding, "identity")) {
     refuse(RejectReason::kUnsupportedMediaType,
-           absl::FailedPreconditionError(fmt::format(
-               "unsupported Content-Encoding \"{}\": strata takes gzip or identity",
-               content_encoding)),
+           absl::FailedPreconditionError(
+               fmt::format("unsupported Content-Encoding \"{}\": strata takes gzip or identity",
+                           content_encoding)),
            encoding);
     return;
   } else if (body->size() > max_decompressed_body_bytes_) {
@@ -242,20 +242,19 @@ void OtlpHttpHandler::operator()(HttpRequest request, HttpResponder responder) c
     return;
   }
   request.body.reset();
-  ingest_.Export(
-      *signal, *encoding, Transport::kHttp, std::move(body), wire_bytes,
-      [&metrics, responder = std::move(responder), signal = *signal, encoding = *encoding,
-       arrival](ExportOutcome outcome) mutable {
-        HttpResponse response;
-        if (outcome.status.ok()) {
-          response.content_type = std::string(ContentTypeFor(encoding));
-          response.body = IngestService::EncodeResponse(signal, encoding, outcome);
-        } else {
-          response = ErrorResponse(outcome.status, encoding, outcome.retry_after);
-        }
-        metrics.ObserveExportLatency(Transport::kHttp, Clock::now() - arrival);
-        responder.Respond(std::move(response));
-      });
+  ingest_.Export(*signal, *encoding, Transport::kHttp, std::move(body), wire_bytes,
+                 [&metrics, responder = std::move(responder), signal = *signal,
+                  encoding = *encoding, arrival](ExportOutcome outcome) mutable {
+                   HttpResponse response;
+                   if (outcome.status.ok()) {
+                     response.content_type = std::string(ContentTypeFor(encoding));
+                     response.body = IngestService::EncodeResponse(signal, encoding, outcome);
+                   } else {
+                     response = ErrorResponse(outcome.status, encoding, outcome.retry_after);
+                   }
+                   metrics.ObserveExportLatency(Transport::kHttp, Clock::now() - arrival);
+                   responder.Respond(std::move(response));
+                 });
 }
 
 }  // namespace
@@ -268,19 +267,20 @@ HttpHandler NewOtlpHttpHandler(IngestService& ingest, uint64_t max_decompressed_
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> StartOtlpHttpServer(OtlpHttpOptions options,
-                                                                 IngestService& ingest) {
+                                                                IngestService& ingest) {
   IngestMetrics& metrics = ingest.metrics();
-  options.http.on_connections = [&metrics, chained = std::move(options.http.on_connections)](
-                                    int64_t delta) {
+  options.http.on_connections = [&metrics,
+                                 chained = std::move(options.http.on_connections)](int64_t delta) {
     metrics.AddConnections(Transport::kHttp, delta);
     if (chained) chained(delta);
   };
   options.http.on_refused = [&metrics, chained = std::move(options.http.on_refused)](
                                 std::string_view target, int status) {
     if (std::optional<Signal> signal = SignalForHttpPath(target.substr(0, target.find('?')))) {
-      const RejectReason reason = status == 413                   ? RejectReason::kBodyTooLarge
-                                  : status == 408 || status == 504 ? RejectReason::kDeadlineExceeded
-                                                                   : RejectReason::kInvalidArgument;
+      RejectReason reason = RejectReason::kInvalidArgument;
+      if (status == 413) reason = RejectReason::kBodyTooLarge;
+      if (status == 429) reason = RejectReason::kOverBudget;
+      if (status == 408 || status == 504) reason = RejectReason::kDeadlineExceeded;
       metrics.CountRejected(*signal, Transport::kHttp, reason);
     }
     if (chained) chained(target, status);

@@ -76,9 +76,8 @@ inline bool ParseHead(std::string_view head, HttpAnswer* answer) {
   size_t line = head.find("\r\n");
   while (line != std::string_view::npos) {
     const size_t next = head.find("\r\n", line + 2);
-    std::string_view field = head.substr(line + 2, next == std::string_view::npos
-                                                       ? std::string_view::npos
-                                                       : next - line - 2);
+    std::string_view field = head.substr(
+        line + 2, next == std::string_view::npos ? std::string_view::npos : next - line - 2);
     const size_t colon = field.find(':');
     if (colon != std::string_view::npos) {
       std::string_view value = field.substr(colon + 1);
@@ -363,10 +362,9 @@ inline std::string LogsJson(int count, uint64_t seed) {
   std::string records;
   for (int i = 0; i < count; ++i) {
     if (i > 0) records += ",";
-    records += fmt::format(
-        R"({{"timeUnixNano":"{}","severityNumber":9,"severityText":"INFO",)"
-        R"("body":{{"stringValue":"request {} of batch {} served"}}}})",
-        kStartNanos + i, i, seed);
+    records += fmt::format(R"({{"timeUnixNano":"{}","severityNumber":9,"severityText":"INFO",)"
+                           R"("body":{{"stringValue":"request {} of batch {} served"}}}})",
+                           kStartNanos + i, i, seed);
   }
   return fmt::format(
       R"({{"resourceLogs":[{{"resource":{},"scopeLogs":[{{"scope":{{"name":"http-test"}},)"
@@ -391,9 +389,12 @@ inline std::string MetricsJson(int count, uint64_t seed) {
 
 inline std::string PayloadJson(Signal signal, int count, uint64_t seed) {
   switch (signal) {
-    case Signal::kTraces: return TracesJson(count, seed);
-    case Signal::kLogs: return LogsJson(count, seed);
-    case Signal::kMetrics: return MetricsJson(count, seed);
+    case Signal::kTraces:
+      return TracesJson(count, seed);
+    case Signal::kLogs:
+      return LogsJson(count, seed);
+    case Signal::kMetrics:
+      return MetricsJson(count, seed);
   }
   return "";
 }
@@ -476,8 +477,7 @@ class OtlpHttpServerTest : public ::testing::Test {
   }
 
   // POSTs `body` to `path` with curl; `headers` as "Name: value".
-  HttpAnswer Post(std::string_view path, std::string_view body,
-                  std::vector<std::string> headers) {
+  HttpAnswer Post(std::string_view path, std::string_view body, std::vector<std::string> headers) {
     std::vector<std::string> args = {"-X", "POST", "--data-binary", "@" + WriteTemp(body)};
     for (std::string& header : headers) {
       args.push_back("-H");
@@ -492,9 +492,15 @@ class OtlpHttpServerTest : public ::testing::Test {
     uint64_t rows = 0;
     for (const auto& batch : storage_->Pin()->batches()) {
       switch (signal) {
-        case Signal::kTraces: rows += batch->meta().spans.rows; break;
-        case Signal::kLogs: rows += batch->meta().logs.rows; break;
-        case Signal::kMetrics: rows += batch->meta().metrics.rows; break;
+        case Signal::kTraces:
+          rows += batch->meta().spans.rows;
+          break;
+        case Signal::kLogs:
+          rows += batch->meta().logs.rows;
+          break;
+        case Signal::kMetrics:
+          rows += batch->meta().metrics.rows;
+          break;
       }
     }
     return rows;

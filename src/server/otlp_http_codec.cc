@@ -75,11 +75,21 @@ std::optional<std::string> JsonStringMember(std::string_view json, std::string_v
     if (pos >= json.size()) break;
     const char escape = json[pos++];
     switch (escape) {
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
       case 'u': {
         std::optional<uint32_t> unit = ParseHex4(json, pos);
         if (!unit.has_value()) return std::nullopt;
@@ -96,7 +106,9 @@ std::optional<std::string> JsonStringMember(std::string_view json, std::string_v
         AppendUtf8(code_point, &out);
         break;
       }
-      default: out.push_back(escape); break;  // '"', '\\', '/'
+      default:
+        out.push_back(escape);
+        break;  // '"', '\\', '/'
     }
   }
   return std::nullopt;
@@ -163,9 +175,12 @@ int64_t ProtoRejectedRows(std::string_view body) {
 
 std::string_view RejectedRowsJsonMember(Signal signal) {
   switch (signal) {
-    case Signal::kTraces: return "rejectedSpans";
-    case Signal::kLogs: return "rejectedLogRecords";
-    case Signal::kMetrics: return "rejectedDataPoints";
+    case Signal::kTraces:
+      return "rejectedSpans";
+    case Signal::kLogs:
+      return "rejectedLogRecords";
+    case Signal::kMetrics:
+      return "rejectedDataPoints";
   }
   return "rejected";
 }
@@ -229,19 +244,31 @@ std::optional<Encoding> EncodingForContentType(std::string_view content_type) {
 
 absl::StatusCode CodeForHttpStatus(int status) {
   switch (status) {
-    case 200: return absl::StatusCode::kOk;
-    case 400: return absl::StatusCode::kInvalidArgument;
-    case 401: return absl::StatusCode::kUnauthenticated;
-    case 403: return absl::StatusCode::kPermissionDenied;
-    case 404: return absl::StatusCode::kNotFound;
-    case 413: return absl::StatusCode::kOutOfRange;
-    case 415: return absl::StatusCode::kFailedPrecondition;
-    case 429: return absl::StatusCode::kResourceExhausted;
+    case 200:
+      return absl::StatusCode::kOk;
+    case 400:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 413:
+      return absl::StatusCode::kOutOfRange;
+    case 415:
+      return absl::StatusCode::kFailedPrecondition;
+    case 429:
+      return absl::StatusCode::kResourceExhausted;
     case 502:
-    case 503: return absl::StatusCode::kUnavailable;
-    case 504: return absl::StatusCode::kDeadlineExceeded;
-    case 500: return absl::StatusCode::kInternal;
-    default: return absl::StatusCode::kUnknown;
+    case 503:
+      return absl::StatusCode::kUnavailable;
+    case 504:
+      return absl::StatusCode::kDeadlineExceeded;
+    case 500:
+      return absl::StatusCode::kInternal;
+    default:
+      return absl::StatusCode::kUnknown;
   }
 }
 
@@ -251,8 +278,8 @@ ExportReply ParseExportReply(Signal signal, int status, std::string_view content
   retry_after = TrimHttpWhitespace(retry_after);
   int64_t seconds = 0;
   if (!retry_after.empty()) {
-    auto [end, ec] = std::from_chars(retry_after.data(), retry_after.data() + retry_after.size(),
-                                     seconds);
+    auto [end, ec] =
+        std::from_chars(retry_after.data(), retry_after.data() + retry_after.size(), seconds);
     if (ec == std::errc() && seconds > 0) reply.retry_after = std::chrono::seconds(seconds);
   }
   const std::optional<Encoding> encoding = EncodingForContentType(content_type);
@@ -276,8 +303,8 @@ ExportReply ParseExportReply(Signal signal, int status, std::string_view content
   }
   if (message->empty()) message = fmt::format("HTTP status {}", status);
   const absl::StatusCode code = CodeForHttpStatus(status);
-  reply.status = absl::Status(code == absl::StatusCode::kOk ? absl::StatusCode::kUnknown : code,
-                              *message);
+  reply.status =
+      absl::Status(code == absl::StatusCode::kOk ? absl::StatusCode::kUnknown : code, *message);
   return reply;
 }
 

@@ -102,14 +102,17 @@ void ExpectStored(const std::string& data_dir, const Acked& acked) {
     if (stored_logs[key] < count) ++missing;
   }
   EXPECT_EQ(missing, 0u) << "of " << acked.logs.size() << " acknowledged log records";
+  std::printf("checked %llu acknowledged requests: %zu spans, %zu log records; %zu spans stored\n",
+              static_cast<unsigned long long>(acked.requests), acked.spans.size(),
+              acked.logs.size(), stored_spans.size());
 }
 
 // Waits (30 s at most) until the loadgen has recorded an acknowledgement.
-bool WaitForRecords(const std::string& path) {
+bool WaitForRecords(const std::string& path, uintmax_t min_bytes = 1) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
     std::error_code ec;
-    if (std::filesystem::file_size(path, ec) > 0 && !ec) return true;
+    if (std::filesystem::file_size(path, ec) >= min_bytes && !ec) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
@@ -172,7 +175,7 @@ TEST(IngestCrashTest, GracefulShutdownUnderLoadKeepsEveryAcknowledgedRow) {
   ServerProcess server(data);
   ASSERT_TRUE(server.ready()) << server.output();
   auto loadgen = StartLoadgen(server, server.first_token(), record, 7, "http/protobuf");
-  ASSERT_TRUE(WaitForRecords(record)) << loadgen->output();
+  ASSERT_TRUE(WaitForRecords(record, 2 << 20)) << loadgen->output();
   EXPECT_EQ(server.Stop(), 0) << server.output();
   EXPECT_GE(loadgen->Wait(std::chrono::seconds(60)), 0) << loadgen->output();
 

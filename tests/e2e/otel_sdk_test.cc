@@ -18,9 +18,7 @@ using ::testing::HasSubstr;
 
 struct SentSpan {
   std::string trace_id, span_id, name;
-  bool operator<(const SentSpan& o) const {
-    return std::tie(trace_id, span_id, name) < std::tie(o.trace_id, o.span_id, o.name);
-  }
+  friend auto operator<=>(const SentSpan&, const SentSpan&) = default;
 };
 
 struct Sent {
