@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (fuzz preset: clang, ASan+UBSan) and runs each
 # for the given number of seconds (default 60) starting from its committed
 # seed corpus in fuzz/corpus/<kind>/ (proto_decoder_fuzz uses fuzz/corpus/proto/,
-# parquet_reader_fuzz uses fuzz/corpus/parquet_reader/). New inputs go to a scratch corpus under
+# parquet_reader_fuzz uses fuzz/corpus/parquet_reader/, gzip_fuzz uses fuzz/corpus/gzip/). New inputs go to a scratch corpus under
 # build/fuzz/, never into the repository. A crash fails the script and leaves
 # the reproducer in build/fuzz/artifacts/.
 set -euo pipefail

@@ -138,8 +138,7 @@ int RunServe(const ServeOptions& options) {
   absl::StatusOr<std::unique_ptr<server::HttpServer>> api = server::HttpServer::Start(
       server::HttpServerOptions{.address = options.api_address}, std::move(api_routes).ToHandler());
   if (!api.ok()) {
-    spdlog::error("strata serve: cannot listen on --api-address {}: {}; {}", options.api_address,
-                  api.status().ToString(), RunbookRef("cannot-listen"));
+    spdlog::error("strata serve: --api-address: {}", api.status().ToString());
     return 1;
   }
   spdlog::info("strata serve: API listening on {}", (*api)->address());
@@ -199,11 +198,10 @@ int RunServe(const ServeOptions& options) {
                                    .max_rows_per_request = options.max_request_rows});
   absl::StatusOr<std::unique_ptr<server::GrpcServer>> grpc = server::GrpcServer::Start(
       ingest, server::GrpcServerOptions{.address = options.otlp_grpc_address,
-                                        .max_message_bytes = options.max_decompressed_body_bytes});
+                                        .max_message_bytes = options.max_decompressed_body_bytes,
+                                        .max_wire_message_bytes = options.max_body_bytes});
   if (!grpc.ok()) {
-    spdlog::error("strata serve: cannot listen on --otlp-grpc-address {}: {}; {}",
-                  options.otlp_grpc_address, grpc.status().ToString(),
-                  RunbookRef("cannot-listen"));
+    spdlog::error("strata serve: --otlp-grpc-address: {}", grpc.status().ToString());
     return 1;
   }
   const std::string grpc_host = ParseHostPort(options.otlp_grpc_address)->host;
@@ -215,15 +213,10 @@ int RunServe(const ServeOptions& options) {
   http_options.http.io_threads = options.http_io_threads;
   http_options.http.max_body_bytes = options.max_body_bytes;
   http_options.max_decompressed_body_bytes = options.max_decompressed_body_bytes;
-  http_options.http.on_connections = [&state](int64_t delta) {
-    state.metrics.AddConnections(server::Transport::kHttp, delta);
-  };
   absl::StatusOr<std::unique_ptr<server::HttpServer>> http =
       server::StartOtlpHttpServer(std::move(http_options), ingest);
   if (!http.ok()) {
-    spdlog::error("strata serve: cannot listen on --otlp-http-address {}: {}; {}",
-                  options.otlp_http_address, http.status().ToString(),
-                  RunbookRef("cannot-listen"));
+    spdlog::error("strata serve: --otlp-http-address: {}", http.status().ToString());
     (*grpc)->Shutdown(std::chrono::nanoseconds(0));
     return 1;
   }

@@ -164,15 +164,14 @@ std::string Flatten(const grpc::ByteBuffer& buffer) {
 
 grpc::Status ToGrpcStatus(const absl::Status& status, std::chrono::seconds retry_after) {
   const int code = static_cast<int>(status.code());
-  std::string message(status.message());
+  const std::string message(status.message());
   const bool retryable = status.code() == absl::StatusCode::kResourceExhausted ||
                          status.code() == absl::StatusCode::kUnavailable;
   if (retryable && retry_after.count() > 0) {
     std::string details = EncodeStatusWithRetryInfo(code, message, retry_after);
-    return grpc::Status(static_cast<grpc::StatusCode>(code), std::move(message),
-                        std::move(details));
+    return grpc::Status(static_cast<grpc::StatusCode>(code), message, details);
   }
-  return grpc::Status(static_cast<grpc::StatusCode>(code), std::move(message));
+  return grpc::Status(static_cast<grpc::StatusCode>(code), message);
 }
 
 // Whether `message` is a gzip member rather than a protobuf message. A
@@ -196,7 +195,9 @@ absl::StatusOr<std::string> GrpcListenAddress(std::string_view address) {
   if (!parsed.ok()) return parsed.status();
   const int port = any_port ? 0 : parsed->port;
   if (parsed->host.empty()) return fmt::format("[::]:{}", port);
-  if (parsed->host.find(':') != std::string::npos) return fmt::format("[{}]:{}", parsed->host, port);
+  if (parsed->host.find(':') != std::string::npos) {
+    return fmt::format("[{}]:{}", parsed->host, port);
+  }
   return fmt::format("{}:{}", parsed->host, port);
 }
 
@@ -204,8 +205,6 @@ absl::StatusOr<std::string> GrpcListenAddress(std::string_view address) {
 
 // ---------------------------------------------------------------------------
 // Server
-
-class ExportReactor;
 
 class GrpcServer::Impl {
  public:
@@ -248,6 +247,8 @@ class GrpcServer::Impl {
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };
 
+namespace {
+
 // One Export call: a unary call served through the generic bidi-streaming
 // reactor. It reads one message, hands it to IngestService, and finishes
 // with the answer.
@@ -276,13 +277,13 @@ class ExportReactor final : public grpc::ServerGenericBidiReactor {
 
   void OnReadDone(bool ok) override;
   void OnCancel() override;
-  void OnDone() override { delete this; }  // MUTATION
+  void OnDone() override { Unref(); }
 
  private:
   ~ExportReactor() override = default;
 
   void Begin();
-  void OnExported(ExportOutcome outcome);
+  void OnExported(const ExportOutcome& outcome);
   // Refuses the call with `status` if nobody finished it yet, and drops the
   // work reference. For refusals on gRPC threads, before Export.
   void Refuse(const absl::Status& status, std::optional<RejectReason> reason);
@@ -306,10 +307,14 @@ class ExportReactor final : public grpc::ServerGenericBidiReactor {
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+}  // namespace
+
 grpc::ServerGenericBidiReactor* GrpcServer::Impl::Service::CreateReactor(
     grpc::GenericCallbackServerContext* context) {
   return new ExportReactor(impl_, context);
 }
+
+namespace {
 
 void ExportReactor::Begin() {
   signal_ = SignalForGrpcMethod(context_->method());
@@ -372,10 +377,10 @@ void ExportReactor::OnReadDone(bool ok) {
   }
   server_->ingest().Export(*signal_, Encoding::kProtobuf, Transport::kGrpc,
                            std::make_shared<const std::string>(std::move(message)), wire_bytes,
-                           [this](ExportOutcome outcome) { OnExported(std::move(outcome)); });
+                           [this](ExportOutcome outcome) { OnExported(outcome); });
 }
 
-void ExportReactor::OnExported(ExportOutcome outcome) {
+void ExportReactor::OnExported(const ExportOutcome& outcome) {
   if (!ClaimFinish()) {
     // Cancelled before the answer came (invariant 2).
     Unref();
@@ -426,14 +431,19 @@ bool ExportReactor::ClaimFinish() {
   return true;
 }
 
+}  // namespace
+
 absl::Status GrpcServer::Impl::Start(const GrpcServerOptions& options) {
   absl::StatusOr<std::string> address = GrpcListenAddress(options.address);
   if (!address.ok()) return address.status();
-  if (options.max_message_bytes == 0 ||
-      options.max_message_bytes > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
-    return absl::InvalidArgumentError(
-        fmt::format("max_message_bytes {} must be from 1 to {}", options.max_message_bytes,
-                    std::numeric_limits<int>::max()));
+  const uint64_t wire_limit = options.max_wire_message_bytes == 0 ? options.max_message_bytes
+                                                                  : options.max_wire_message_bytes;
+  for (const auto& [name, value] : {std::pair{"max_message_bytes", options.max_message_bytes},
+                                    std::pair{"max_wire_message_bytes", wire_limit}}) {
+    if (value == 0 || value > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+      return absl::InvalidArgumentError(
+          fmt::format("{} {} must be from 1 to {}", name, value, std::numeric_limits<int>::max()));
+    }
   }
   if (options.max_concurrent_streams_per_connection < 1) {
     return absl::InvalidArgumentError("max_concurrent_streams_per_connection must be positive");
@@ -442,10 +452,11 @@ absl::Status GrpcServer::Impl::Start(const GrpcServerOptions& options) {
   // Plaintext: TLS is out of scope (grpc_adapter.h).
   builder.AddListeningPort(*address, grpc::InsecureServerCredentials(), &port_);
   builder.RegisterCallbackGenericService(&service_);
-  // The message as received; inflated size is checked by the reactor.
-  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
+  // The message as received; the inflated size is checked by the reactor.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(wire_limit));
   // gzip is inflated by the reactor under the size limit, not by gRPC core,
-  // which in 1.51 inflates without a bound (grpc_adapter.h, step 3).
+  // which in 1.51 inflates a whole message before checking its size
+  // (grpc_adapter.h, step 3).
   builder.AddChannelArgument(GRPC_ARG_ENABLE_PER_MESSAGE_DECOMPRESSION, 0);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, true);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
@@ -540,6 +551,8 @@ class GrpcClient final : public OtlpClient {
   };
 
   void OnCallDone(const std::shared_ptr<Call>& call, const grpc::Status& status);
+  // After a Call and its ClientContext were destroyed.
+  void OnCallFreed();
 
   const OtlpClientOptions options_;
   std::array<std::string, kSignalCount> methods_;
@@ -550,28 +563,50 @@ class GrpcClient final : public OtlpClient {
 
   Mutex mu_;
   CondVar idle_;
+  // Calls not yet answered, for cancellation at destruction.
   std::unordered_map<Call*, std::shared_ptr<Call>> calls_ ABSL_GUARDED_BY(mu_);
+  // Call objects not yet destroyed. A Call's ClientContext holds a reference
+  // to its channel, and gRPC destroys the completion callback (and with it
+  // the last reference to the Call) on its own thread after the callback
+  // returned. The destructor waits for this count to reach 0 so that the
+  // last channel reference is always dropped by the destructor: a channel
+  // released on one of gRPC's callback threads tears down the callback
+  // queue that thread is running on (a gRPC 1.51 crash, grpc_cq_internal_unref
+  // "prior > 0").
+  int live_calls_ ABSL_GUARDED_BY(mu_) = 0;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Keeps a payload alive for as long as gRPC holds the slice that points into
 // it.
-void ReleasePayload(void* holder) { delete static_cast<std::shared_ptr<const std::string>*>(holder); }
+void ReleasePayload(void* holder) {
+  delete static_cast<std::shared_ptr<const std::string>*>(holder);
+}
 
 void GrpcClient::Export(Signal signal, std::shared_ptr<const std::string> payload, Done done) {
-  if (options_.gzip) {
-    // gRPC's C++ API cannot send a message that is already compressed, so
-    // the payload is inflated here and gRPC compresses it again (gzip) on
-    // the wire.
+  if (options_.gzip && IsGzip(*payload)) {
+    // With gzip, gRPC compresses each message itself (grpc-encoding: gzip).
+    // Its C++ API cannot send a message that is already compressed, so a
+    // gzip payload is inflated here first; an uncompressed payload (the
+    // cheap way, and the one the load generator uses) goes as it is. The two
+    // cannot be confused: a protobuf message never starts with gzip's magic.
     absl::StatusOr<std::string> inflated = GunzipLimited(*payload, kMaxClientPayloadBytes);
     if (!inflated.ok()) {
-      done(ExportReply{.status = absl::InvalidArgumentError(fmt::format(
-                           "the payload is not valid gzip: {}", ViewOf(inflated.status().message())))});
+      done(ExportReply{
+          .status = absl::InvalidArgumentError(fmt::format("the payload is not valid gzip: {}",
+                                                           ViewOf(inflated.status().message())))});
       return;
     }
     payload = std::make_shared<const std::string>(std::move(*inflated));
   }
-  auto call = std::make_shared<Call>();
+  {
+    MutexLock lock(&mu_);
+    ++live_calls_;
+  }
+  std::shared_ptr<Call> call(new Call, [this](Call* freed) {
+    delete freed;
+    OnCallFreed();
+  });
   call->done = std::move(done);
   call->context.set_deadline(std::chrono::system_clock::now() + options_.timeout);
   if (!authorization_.empty()) call->context.AddMetadata("authorization", authorization_);
@@ -595,13 +630,13 @@ void GrpcClient::Export(Signal signal, std::shared_ptr<const std::string> payloa
       *stubs_[next_channel_.fetch_add(1, std::memory_order_relaxed) % stubs_.size()];
   stub.UnaryCall(&call->context, methods_[static_cast<int>(signal)], grpc::StubOptions(),
                  &call->request, &call->response,
-                 [this, call](grpc::Status status) { OnCallDone(call, status); });
+                 [this, call](const grpc::Status& status) { OnCallDone(call, status); });
 }
 
 void GrpcClient::OnCallDone(const std::shared_ptr<Call>& call, const grpc::Status& status) {
   ExportReply reply;
-  reply.status = absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                              status.error_message());
+  reply.status =
+      absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   if (status.ok()) {
     reply.rejected_rows = RejectedRowsFromResponse(Flatten(call->response));
   } else if (!status.error_details().empty()) {
@@ -611,7 +646,11 @@ void GrpcClient::OnCallDone(const std::shared_ptr<Call>& call, const grpc::Statu
   call->done = nullptr;
   MutexLock lock(&mu_);
   calls_.erase(call.get());
-  if (calls_.empty()) idle_.SignalAll();
+}
+
+void GrpcClient::OnCallFreed() {
+  MutexLock lock(&mu_);
+  if (--live_calls_ == 0) idle_.SignalAll();
 }
 
 GrpcClient::~GrpcClient() {
@@ -626,8 +665,8 @@ GrpcClient::~GrpcClient() {
   open.clear();
   MutexLock lock(&mu_);
   // Each call ends promptly once cancelled; its deadline bounds the wait in
-  // any case.
-  while (!calls_.empty()) idle_.WaitFor(&mu_, std::chrono::milliseconds(100));
+  // any case. Its Call is freed right after its answer.
+  while (live_calls_ > 0) idle_.WaitFor(&mu_, std::chrono::milliseconds(100));
 }
 
 }  // namespace

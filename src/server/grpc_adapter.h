@@ -21,11 +21,12 @@
 //     UNAUTHENTICATED or PERMISSION_DENIED before the message is read, so a
 //     refused caller never reaches storage.
 //  3. Exactly one request message is read. gRPC itself refuses a message
-//     larger than Options::max_message_bytes as received (RESOURCE_EXHAUSTED).
-//     A gzip-compressed message (grpc-encoding: gzip) is inflated here, not by
-//     gRPC, with GunzipLimited and the same limit, so a gzip bomb costs at
-//     most max_message_bytes of memory (gRPC 1.51 checks only the compressed
-//     size and then inflates without a bound). Over the limit:
+//     larger than Options::max_wire_message_bytes as received
+//     (RESOURCE_EXHAUSTED). A gzip-compressed message (grpc-encoding: gzip)
+//     is inflated here, not by gRPC, with GunzipLimited and
+//     Options::max_message_bytes, so a gzip bomb costs at most
+//     max_message_bytes of memory (gRPC 1.51 inflates the whole message
+//     before it compares its size with the limit). Over the limit:
 //     RESOURCE_EXHAUSTED. Corrupt gzip: INVALID_ARGUMENT. Only gzip (and
 //     identity) are accepted; a deflate-encoded call is UNIMPLEMENTED.
 //  4. IngestService::Export decodes and submits it; its answer finishes the
@@ -34,8 +35,9 @@
 //     grpc-status-details-bin trailer.
 //  5. A call the client cancels, whose deadline passes, or that Shutdown()
 //     cancels, is finished at once (the client sees gRPC's status for the
-//     cancellation); a storage answer that arrives later is dropped (the rows may still be stored: delivery is
-//     at-least-once, DESIGN.md, Contracts: durability).
+//     cancellation); a storage answer that arrives later is dropped (the
+//     rows may still be stored: delivery is at-least-once, DESIGN.md,
+//     Contracts: durability).
 //
 // Thread model: gRPC's callback API runs every reaction (a new call, a read
 // completed, a cancellation, the end of a call) on gRPC core's own threads;
@@ -51,9 +53,11 @@
 // the network is untrusted.
 //
 // Thread-safety: safe for concurrent use. Owner: serve.cc. The IngestService
-// (and the storage engine and metrics behind it) must outlive the server and
-// keep answering until Shutdown() returned: stop this server first, then
-// shut the storage down.
+// (and the storage engine and metrics behind it) must outlive the server.
+// Order at exit: Shutdown() this server, then shut the storage down (it
+// still answers calls cancelled at the drain deadline; those answers are
+// dropped safely, even after the server is destroyed), then destroy the
+// IngestService.
 //
 // Errors (Start): InvalidArgument for a malformed address or limit;
 // FailedPrecondition when the address cannot be bound (in use, not local, no
@@ -73,9 +77,12 @@ struct GrpcServerOptions {
   // "host:port", "[v6-host]:port" or ":port" (all interfaces); port 0 picks
   // a free port (GrpcServer::port() says which).
   std::string address = "0.0.0.0:4317";
-  // The largest request message, both as received and after gzip
-  // decompression (at most 2 GiB - 1, gRPC's limit).
+  // The largest request message after gzip decompression (at most
+  // 2 GiB - 1, gRPC's limit).
   uint64_t max_message_bytes = 64ull << 20;
+  // The largest request message as received, compressed or not; 0 means
+  // max_message_bytes. (serve.cc: --max-body-bytes.)
+  uint64_t max_wire_message_bytes = 0;
   // Concurrent calls one client connection may have open (HTTP/2
   // SETTINGS_MAX_CONCURRENT_STREAMS); more wait in the client.
   int max_concurrent_streams_per_connection = 1024;

@@ -147,7 +147,9 @@ std::string Flatten(const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
   std::string out;
   if (!buffer.Valid() || !buffer.Dump(&slices).ok()) return out;
-  for (const grpc::Slice& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  for (const grpc::Slice& s : slices) {
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
   return out;
 }
 
@@ -159,8 +161,8 @@ class GrpcAdapterTest : public ::testing::Test {
     auto opened = storage::Storage::Open(fs_, tmp_.path() + "/data", std::move(storage_options));
     ASSERT_TRUE(opened.ok()) << opened.status();
     storage_ = std::move(*opened);
-    service_ = std::make_unique<IngestService>(*storage_, CheckToken, metrics_,
-                                               IngestService::Options{});
+    service_ =
+        std::make_unique<IngestService>(*storage_, CheckToken, metrics_, IngestService::Options{});
     grpc_options.address = "127.0.0.1:0";
     auto server = GrpcServer::Start(*service_, grpc_options);
     ASSERT_TRUE(server.ok()) << server.status();
@@ -196,7 +198,7 @@ class GrpcAdapterTest : public ::testing::Test {
   // A call through gRPC's generic stub with full control of the method,
   // metadata and compression.
   RawReply RawCall(const std::string& method, const std::string& message,
-                   std::string authorization = "Bearer " + std::string(kToken),
+                   const std::string& authorization = "Bearer " + std::string(kToken),
                    grpc_compression_algorithm compression = GRPC_COMPRESS_NONE) {
     auto channel = grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials());
     grpc::GenericStub stub(channel);
@@ -309,7 +311,7 @@ TEST_F(GrpcAdapterTest, ManyConcurrentExportsOverSeveralConnectionsAreAllStored)
   Mutex mu;
   std::vector<absl::Status> statuses;
   for (const auto& payload : payloads) {
-    (*client)->Export(Signal::kTraces, payload, [&](ExportReply reply) {
+    (*client)->Export(Signal::kTraces, payload, [&](const ExportReply& reply) {
       MutexLock lock(&mu);
       statuses.push_back(reply.status);
     });
@@ -328,20 +330,30 @@ TEST_F(GrpcAdapterTest, GzipMessagesAreInflatedByTheAdapter) {
   auto client = Client(std::string(kToken), /*gzip=*/true);
   auto traces = generator_.Traces(200);
   auto logs = generator_.Logs(100);
-  ExportReply reply =
-      Send(*client, Signal::kTraces, Gzip(otlp::EncodeTracesProto(*traces)));
+  ExportReply reply = Send(*client, Signal::kTraces, Gzip(otlp::EncodeTracesProto(*traces)));
   ASSERT_TRUE(reply.status.ok()) << reply.status;
   reply = Send(*client, Signal::kLogs, Gzip(otlp::EncodeLogsProto(*logs)));
   ASSERT_TRUE(reply.status.ok()) << reply.status;
   EXPECT_EQ(StoredRows().spans, traces->spans.size());
   EXPECT_EQ(StoredRows().logs, logs->logs.size());
-  // gRPC core handed the compressed bytes over (it would inflate them
-  // without a bound); the adapter inflated them under its limit.
+  // gRPC core handed the compressed bytes over (it would inflate a whole
+  // message before checking its size); the adapter inflated them under its
+  // limit.
   EXPECT_EQ(server_->TEST_gzip_messages_inflated(), 2u);
 
-  // A payload that is not gzip fails in the client, before any call.
-  reply = Send(*client, Signal::kTraces, "not gzip");
+  // An uncompressed payload is compressed by gRPC alone.
+  auto metrics = generator_.Metrics(100);
+  reply = Send(*client, Signal::kMetrics, otlp::EncodeMetricsProto(*metrics));
+  ASSERT_TRUE(reply.status.ok()) << reply.status;
+  EXPECT_EQ(StoredRows().points, metrics->point_count());
+  EXPECT_EQ(server_->TEST_gzip_messages_inflated(), 3u);
+
+  // A corrupt gzip payload fails in the client, before any call.
+  std::string corrupt = Gzip(otlp::EncodeLogsProto(*logs));
+  corrupt.resize(corrupt.size() / 2);
+  reply = Send(*client, Signal::kLogs, corrupt);
   EXPECT_EQ(reply.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(server_->TEST_gzip_messages_inflated(), 3u);
 }
 
 TEST_F(GrpcAdapterTest, DeflateIsRefusedAsUnimplemented) {
@@ -359,8 +371,8 @@ TEST_F(GrpcAdapterTest, MissingOrWrongTokenIsUnauthenticatedWithoutTouchingStora
   const std::string payload = otlp::EncodeTracesProto(*generator_.Traces(30));
   ExportReply none = Send(*Client(""), Signal::kTraces, payload);
   EXPECT_EQ(none.status.code(), absl::StatusCode::kUnauthenticated) << none.status;
-  ExportReply wrong = Send(*Client("strata_wrong"), Signal::kLogs,
-                           otlp::EncodeLogsProto(*generator_.Logs(10)));
+  ExportReply wrong =
+      Send(*Client("strata_wrong"), Signal::kLogs, otlp::EncodeLogsProto(*generator_.Logs(10)));
   EXPECT_EQ(wrong.status.code(), absl::StatusCode::kUnauthenticated) << wrong.status;
   EXPECT_THAT(std::string(wrong.status.message()), Not(HasSubstr("strata_wrong")));
   RawReply basic = RawCall(TraceMethod(), payload, "Basic " + std::string(kToken));
@@ -368,8 +380,7 @@ TEST_F(GrpcAdapterTest, MissingOrWrongTokenIsUnauthenticatedWithoutTouchingStora
   ExpectStorageUntouched();
   EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kGrpc, RejectReason::kUnauthenticated),
             2u);
-  EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kGrpc, RejectReason::kUnauthenticated),
-            1u);
+  EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kGrpc, RejectReason::kUnauthenticated), 1u);
 }
 
 TEST_F(GrpcAdapterTest, TokenWithoutIngestScopeIsPermissionDenied) {
@@ -394,9 +405,10 @@ TEST_F(GrpcAdapterTest, GarbageIsInvalidArgumentWithTheDecoderMessage) {
 
 TEST_F(GrpcAdapterTest, UnknownMethodIsUnimplemented) {
   Start();
-  RawReply reply = RawCall("/opentelemetry.proto.collector.profiles.v1development."
-                           "ProfilesService/Export",
-                           "");
+  RawReply reply = RawCall(
+      "/opentelemetry.proto.collector.profiles.v1development."
+      "ProfilesService/Export",
+      "");
   EXPECT_EQ(reply.status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
   EXPECT_THAT(reply.status.error_message(), HasSubstr("ProfilesService"));
   ExpectStorageUntouched();
@@ -471,8 +483,7 @@ TEST_F(GrpcAdapterTest, OversizeMessagesAreResourceExhausted) {
   EXPECT_EQ(raw.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(raw.status.error_message(), HasSubstr("inflates to more than"));
   EXPECT_EQ(server_->TEST_gzip_messages_inflated(), 1u);
-  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kGrpc, RejectReason::kBodyTooLarge),
-            1u);
+  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kGrpc, RejectReason::kBodyTooLarge), 1u);
   ExpectStorageUntouched();
 
   // Under the limit, compressed or not, the same server accepts.
@@ -480,6 +491,28 @@ TEST_F(GrpcAdapterTest, OversizeMessagesAreResourceExhausted) {
   reply = Send(*Client(std::string(kToken), /*gzip=*/true), Signal::kTraces,
                Gzip(otlp::EncodeTracesProto(*small)));
   EXPECT_TRUE(reply.status.ok()) << reply.status;
+}
+
+TEST_F(GrpcAdapterTest, WireAndInflatedLimitsAreSeparate) {
+  GrpcServerOptions options;
+  options.max_wire_message_bytes = 128 << 10;
+  options.max_message_bytes = 4 << 20;
+  Start({}, options);
+  auto traces = generator_.Traces(2000);
+  const std::string payload = otlp::EncodeTracesProto(*traces);
+  ASSERT_GT(payload.size(), options.max_wire_message_bytes);
+  ASSERT_LT(payload.size(), options.max_message_bytes);
+  ASSERT_LT(Gzip(payload).size(), options.max_wire_message_bytes);
+  // Too large as sent uncompressed.
+  ExportReply reply = Send(*Client(), Signal::kTraces, payload);
+  EXPECT_EQ(reply.status.code(), absl::StatusCode::kResourceExhausted) << reply.status;
+  // Small enough compressed, and under the inflated limit.
+  reply = Send(*Client(std::string(kToken), /*gzip=*/true), Signal::kTraces, Gzip(payload));
+  EXPECT_TRUE(reply.status.ok()) << reply.status;
+  EXPECT_EQ(StoredRows().spans, traces->spans.size());
+  options.max_wire_message_bytes = uint64_t{1} << 32;
+  EXPECT_EQ(GrpcServer::Start(*service_, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(GrpcAdapterTest, ClientDeadlinePassingWhileStorageCommitsIsSafe) {
@@ -585,8 +618,7 @@ TEST_F(GrpcAdapterTest, ShutdownDeadlineCancelsCallsAndLateStorageAnswersAreSafe
   server_.reset();
   // Storage now answers calls whose reactors gRPC is done with.
   fs_.Open();
-  ASSERT_TRUE(
-      WaitUntil([&] { return storage_->WriterStats().requests_ok == uint64_t{kCalls}; }));
+  ASSERT_TRUE(WaitUntil([&] { return storage_->WriterStats().requests_ok == uint64_t{kCalls}; }));
 }
 
 TEST_F(GrpcAdapterTest, DestroyingTheClientAnswersItsOutstandingCalls) {

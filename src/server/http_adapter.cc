@@ -801,6 +801,8 @@ void HttpServer::Impl::Shutdown(std::chrono::nanoseconds drain_timeout) {
   left.clear();
   accept_pause_.reset();
   acceptor_.reset();
+  // A strand refers to state inside its io_context: it goes first.
+  accept_strand_.reset();
   // Destroys the handlers still queued, and with them the last references
   // to closed sessions.
   io_context_.reset();

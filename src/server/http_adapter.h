@@ -18,8 +18,11 @@
 // them, then Shutdown(drain deadline) (in-flight requests finish, idle
 // keep-alive connections close), before draining storage.
 //
-// The OTLP/HTTP client the load generator uses (NewHttpClient) is declared in
-// otlp_client.h and implemented in http_adapter.cc.
+// Implementation: http_adapter.cc holds everything that touches Boost (the
+// server, responders, and the OTLP/HTTP client the load generator uses,
+// NewHttpClient, declared in otlp_client.h); http_routes.cc the router,
+// health routes, OTLP/HTTP handler and RaiseOpenFileLimit; and
+// otlp_http_codec.{h,cc} the OTLP bytes both ends share.
 //
 // Thread-safety: HttpServer and HttpRouter (once built) are safe for
 // concurrent use; an HttpResponder has a single owner at a time. Errors:
@@ -209,7 +212,8 @@ class HttpServer {
   // requests in progress finish (their answers say Connection: close) until
   // `drain_timeout`, after which every connection is closed and unanswered
   // requests are dropped; then the io threads stop. Handlers that answer
-  // later are ignored. Later calls return at once.
+  // later are ignored. Later calls return at once. Must not be called from
+  // a handler (an io thread would wait for itself).
   void Shutdown(std::chrono::nanoseconds drain_timeout);
 
   HttpServerStats GetStats() const;
@@ -224,7 +228,8 @@ class HttpServer {
 // ---- OTLP/HTTP ----
 
 struct OtlpHttpOptions {
-  // address defaults to serve's ":4318" only in serve; set it.
+  // http.address has no default here: serve passes --otlp-http-address
+  // (0.0.0.0:4318 unless configured).
   HttpServerOptions http;
   // The body after gzip decompression; a gzip body that would inflate past
   // it is refused 413 as soon as it does (a gzip bomb never inflates).
@@ -242,8 +247,11 @@ struct OtlpHttpOptions {
 // the handler.
 HttpHandler NewOtlpHttpHandler(IngestService& ingest, uint64_t max_decompressed_body_bytes);
 
-// HttpServer::Start with NewOtlpHttpHandler, counting open connections and
-// transport refusals (413, request deadline) in ingest.metrics().
+// HttpServer::Start with NewOtlpHttpHandler. Counts open connections
+// (strata_http_connections) and the server's own refusals (413, 429 over
+// max_inflight_body_bytes, 408/504 deadlines) in ingest.metrics(), so the
+// caller must not count connections again in options.http.on_connections
+// (which is still called, after the count).
 [[nodiscard]] absl::StatusOr<std::unique_ptr<HttpServer>> StartOtlpHttpServer(
     OtlpHttpOptions options, IngestService& ingest);
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -490,7 +491,10 @@ class OtlpHttpServerTest : public ::testing::Test {
   // Rows of `signal` in the current snapshot.
   uint64_t StoredRows(Signal signal) const {
     uint64_t rows = 0;
-    for (const auto& batch : storage_->Pin()->batches()) {
+    // Pinned for the whole loop (a temporary in the range expression would
+    // die before the loop body runs).
+    const std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+    for (const auto& batch : snapshot->batches()) {
       switch (signal) {
         case Signal::kTraces:
           rows += batch->meta().spans.rows;
@@ -512,7 +516,7 @@ class OtlpHttpServerTest : public ::testing::Test {
   std::unique_ptr<storage::Storage> storage_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<HttpServer> server_;
-  int temp_files_ = 0;
+  std::atomic<int> temp_files_{0};  // Post() runs on helper threads too
 };
 
 }  // namespace strata::server::testing

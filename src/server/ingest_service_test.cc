@@ -50,7 +50,8 @@ class IngestServiceTest : public ::testing::Test {
 
   uint64_t StoredSpans() const {
     uint64_t spans = 0;
-    for (const auto& batch : storage_->Pin()->batches()) spans += batch->meta().spans.rows;
+    const std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+    for (const auto& batch : snapshot->batches()) spans += batch->meta().spans.rows;
     return spans;
   }
 
@@ -106,7 +107,8 @@ TEST_F(IngestServiceTest, ProtobufAndJsonExportsAreStoredBeforeTheAnswer) {
       ExportNow(Signal::kMetrics, Encoding::kJson, otlp::EncodeMetricsJson(*metrics));
   ASSERT_TRUE(metric_outcome.status.ok()) << metric_outcome.status;
   uint64_t log_rows = 0, points = 0;
-  for (const auto& batch : storage_->Pin()->batches()) {
+  const std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+  for (const auto& batch : snapshot->batches()) {
     log_rows += batch->meta().logs.rows;
     points += batch->meta().metrics.rows;
   }

@@ -32,8 +32,10 @@ struct OtlpClientOptions {
   std::string token;
   // HTTP only: the body's encoding (gRPC always carries protobuf).
   Encoding encoding = Encoding::kProtobuf;
-  // Payloads are already gzip-compressed: gRPC sends them as compressed
-  // messages (grpc-encoding: gzip), HTTP with Content-Encoding: gzip.
+  // Compress requests with gzip. HTTP: the payloads given are already
+  // gzip-compressed and are sent with Content-Encoding: gzip. gRPC: gRPC
+  // compresses each message itself (grpc-encoding: gzip), so payloads are
+  // best given uncompressed; a gzip-compressed one is inflated first.
   bool gzip = false;
   // Connections (HTTP keep-alive connections, gRPC channels) requests are
   // spread over.

@@ -1,0 +1,177 @@
+// spans_write_bench: single-threaded CPU cost and size of WriteSpansTable
+// (spans.parquet) on the traffic `strata bench writer` sends: requests of
+// 512 spans from src/workload/, grouped into files of --file-spans spans
+// (about what one group commit writes). It writes every file --repeat
+// times and prints CPU per span, bytes per span, the bytes of each column
+// chunk, and an FNV-1a digest of the files so a change meant to keep the
+// bytes identical can be checked (db_bench style: a table, then one JSON
+// line). Quick enough to run under `valgrind --tool=callgrind` with
+// --spans 50000.
+//
+// Usage: spans_write_bench [--spans=N] [--file-spans=N] [--request-spans=N]
+//                          [--repeat=N] [--zstd-level=N] [--columns]
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "otlp/batch.h"
+#include "parquet/file_reader.h"
+#include "storage/spans_table.h"
+#include "storage/table_common.h"
+#include "workload/traffic_generator.h"
+
+namespace strata {
+namespace {
+
+struct Options {
+  uint64_t spans = 200000;
+  uint64_t file_spans = 54000;
+  int request_spans = 512;
+  int repeat = 1;
+  int zstd_level = storage::TableOptions().zstd_level;
+  bool columns = false;
+};
+
+bool ParseFlag(std::string_view arg, std::string_view name, uint64_t* out) {
+  if (arg.substr(0, name.size()) != name || arg.size() <= name.size() || arg[name.size()] != '=') {
+    return false;
+  }
+  *out = std::strtoull(std::string(arg.substr(name.size() + 1)).c_str(), nullptr, 10);
+  return true;
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+uint64_t Fnv1a(std::string_view bytes, uint64_t h) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+int Run(const Options& options) {
+  workload::TrafficGenerator generator(workload::TrafficOptions{});
+  std::vector<std::unique_ptr<otlp::TraceBatch>> requests;
+  while (generator.spans_generated() < options.spans) {
+    requests.push_back(generator.Traces(options.request_spans));
+  }
+  std::vector<std::vector<const otlp::TraceBatch*>> files(1);
+  uint64_t in_file = 0;
+  for (const auto& r : requests) {
+    if (in_file >= options.file_spans) {
+      files.emplace_back();
+      in_file = 0;
+    }
+    files.back().push_back(r.get());
+    in_file += r->spans.size();
+  }
+  const uint64_t spans = generator.spans_generated();
+
+  storage::TableOptions table_options;
+  table_options.zstd_level = options.zstd_level;
+  std::vector<std::string> written;
+  const double cpu_start = ThreadCpuSeconds();
+  for (int round = 0; round < options.repeat; ++round) {
+    written.clear();
+    for (const auto& inputs : files) {
+      absl::StatusOr<storage::SpansTable> table =
+          storage::WriteSpansTable(inputs, "20261130T000000Z-0000000001-bench", table_options);
+      if (!table.ok()) {
+        std::fprintf(stderr, "WriteSpansTable: %s\n", table.status().ToString().c_str());
+        return 1;
+      }
+      written.push_back(std::move(table->file));
+    }
+  }
+  const double cpu = (ThreadCpuSeconds() - cpu_start) / options.repeat;
+  uint64_t bytes = 0, digest = 0xcbf29ce484222325ULL;
+  for (const std::string& f : written) {
+    bytes += f.size();
+    digest = Fnv1a(f, digest);
+  }
+
+  if (options.columns) {
+    std::map<std::string, int64_t> column_bytes;
+    for (const std::string& f : written) {
+      parquet::StringSource source(f);
+      auto reader = parquet::FileReader::Open(&source);
+      if (!reader.ok()) {
+        std::fprintf(stderr, "read back: %s\n", reader.status().ToString().c_str());
+        return 1;
+      }
+      for (const parquet::RowGroup& group : (*reader)->metadata().row_groups) {
+        for (size_t c = 0; c < group.columns.size(); ++c) {
+          column_bytes[storage::SpansTableColumns()[c].name] +=
+              group.columns[c].meta_data->total_compressed_size;
+        }
+      }
+    }
+    std::vector<std::pair<int64_t, std::string>> by_size;
+    for (const auto& [name, n] : column_bytes) by_size.emplace_back(n, name);
+    std::sort(by_size.rbegin(), by_size.rend());
+    std::printf("%-40s %10s\n", "column", "B/span");
+    for (const auto& [n, name] : by_size) {
+      std::printf("%-40s %10.3f\n", name.c_str(),
+                  static_cast<double>(n) / static_cast<double>(spans));
+    }
+  }
+  std::printf("%llu spans in %zu files of ~%llu (requests of %d), zstd %d\n",
+              static_cast<unsigned long long>(spans), written.size(),
+              static_cast<unsigned long long>(options.file_spans), options.request_spans,
+              options.zstd_level);
+  std::printf("CPU %.3f s, %.3f us/span, %.0f spans/CPU-s; %.3f bytes/span\n", cpu,
+              1e6 * cpu / static_cast<double>(spans), static_cast<double>(spans) / cpu,
+              static_cast<double>(bytes) / static_cast<double>(spans));
+  std::printf(
+      "{\"spans\":%llu,\"cpu_us_per_span\":%.3f,\"bytes_per_span\":%.3f,\"bytes\":%llu,"
+      "\"digest\":\"%016llx\"}\n",
+      static_cast<unsigned long long>(spans), 1e6 * cpu / static_cast<double>(spans),
+      static_cast<double>(bytes) / static_cast<double>(spans),
+      static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(digest));
+  return 0;
+}
+
+}  // namespace
+}  // namespace strata
+
+int main(int argc, char** argv) {
+  strata::Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    uint64_t v = 0;
+    if (strata::ParseFlag(arg, "--spans", &v)) {
+      options.spans = v;
+    } else if (strata::ParseFlag(arg, "--file-spans", &v)) {
+      options.file_spans = std::max<uint64_t>(1, v);
+    } else if (strata::ParseFlag(arg, "--request-spans", &v)) {
+      options.request_spans = static_cast<int>(std::max<uint64_t>(1, v));
+    } else if (strata::ParseFlag(arg, "--repeat", &v)) {
+      options.repeat = static_cast<int>(std::max<uint64_t>(1, v));
+    } else if (strata::ParseFlag(arg, "--zstd-level", &v)) {
+      options.zstd_level = static_cast<int>(v);
+    } else if (arg == "--columns") {
+      options.columns = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: spans_write_bench [--spans=N] [--file-spans=N] [--request-spans=N] "
+                   "[--repeat=N] [--zstd-level=N] [--columns]\n");
+      return 2;
+    }
+  }
+  return strata::Run(options);
+}
