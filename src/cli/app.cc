@@ -79,7 +79,8 @@ int Main(int argc, char** argv, char** envp) {
       ->capture_default_str();
   loadgen_cmd->add_option("--concurrency", loadgen.concurrency, "Requests in flight")
       ->capture_default_str();
-  loadgen_cmd->add_option("--connections", loadgen.connections, "Connections or channels")
+  loadgen_cmd->add_option("--connections", loadgen.connections,
+                          "HTTP keep-alive connections or gRPC channels")
       ->capture_default_str();
   loadgen_cmd->add_option("--client-threads", loadgen.client_threads, "Client threads")
       ->capture_default_str();
@@ -127,7 +128,7 @@ int Main(int argc, char** argv, char** envp) {
   bench_ingest_cmd->add_option("--concurrency", bench_ingest.concurrency, "Requests in flight")
       ->capture_default_str();
   bench_ingest_cmd->add_option("--connections", bench_ingest.connections,
-                               "Connections or channels")
+                               "gRPC channels (HTTP opens one connection per request in flight)")
       ->capture_default_str();
   bench_ingest_cmd->add_option("--overload-sec", bench_ingest.overload_sec,
                                "Seconds of the overload phase (0 skips it)")

@@ -153,6 +153,8 @@ int RunBenchIngest(const BenchIngestOptions& options) {
   LoadgenOptions http_load = load;
   http_load.protocol = "http/protobuf";
   http_load.target = (*http)->address();
+  // HTTP/1.1 carries one request per connection at a time.
+  http_load.connections = options.concurrency;
   absl::StatusOr<Phase> http_full =
       grpc_full.ok() ? RunPhase(http_load, *payloads) : grpc_full.status();
   if (!grpc_full.ok() || !http_full.ok()) {

@@ -20,6 +20,7 @@ struct BenchIngestOptions {
   double phase_sec = 10;
   int request_spans = 500;
   int concurrency = 64;
+  // gRPC channels; OTLP/HTTP uses one connection per request in flight.
   int connections = 4;
   // Seconds of the overload phase (0 skips it; the check is 300).
   double overload_sec = 0;

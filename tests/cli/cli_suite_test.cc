@@ -25,6 +25,11 @@ using ::testing::Not;
 
 const std::string kBinary = STRATA_BINARY;
 const std::vector<std::string> kBaseEnv = {"PATH=/usr/bin:/bin"};
+// Servers started by these tests listen on ports the system picks, so they
+// never collide with each other or with anything else on the machine.
+const std::vector<std::string> kServeEnv = {
+    "PATH=/usr/bin:/bin", "STRATA_OTLP_GRPC_ADDRESS=127.0.0.1:0",
+    "STRATA_OTLP_HTTP_ADDRESS=127.0.0.1:0", "STRATA_API_ADDRESS=127.0.0.1:0"};
 
 std::vector<std::string> Env(std::vector<std::string> extra) {
   extra.insert(extra.end(), kBaseEnv.begin(), kBaseEnv.end());
@@ -95,20 +100,24 @@ std::string FreshDataDir(const std::string& label) {
 
 TEST(CliTest, ServeLogsEffectiveConfigurationFromEnvironmentAndExitsOnSigterm) {
   const std::string dir = FreshDataDir("env");
-  std::string out = ServeUntilSignal(
-      {}, Env({"STRATA_DATA_DIR=" + dir, "STRATA_API_ADDRESS=127.0.0.1:17520"}), SIGTERM);
+  std::vector<std::string> env = kServeEnv;
+  env.push_back("STRATA_DATA_DIR=" + dir);
+  env.push_back("STRATA_MAX_REQUEST_ROWS=1234");
+  std::string out = ServeUntilSignal({}, env, SIGTERM);
   EXPECT_THAT(out, HasSubstr("data_dir=" + dir));
   EXPECT_THAT(out, HasSubstr("storage ready: 0 batches"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/FORMAT"));
-  EXPECT_THAT(out, HasSubstr("api_address=127.0.0.1:17520"));
-  EXPECT_THAT(out, HasSubstr("otlp_grpc_address=0.0.0.0:4317"));
+  EXPECT_THAT(out, HasSubstr("api_address=127.0.0.1:0"));
+  EXPECT_THAT(out, HasSubstr("max_request_rows=1234"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("OTLP/gRPC listening on 127.0.0.1:[1-9]"));
   EXPECT_THAT(out, HasSubstr("received SIGTERM"));
 }
 
 TEST(CliTest, FlagOverridesEnvironmentAndSigintExitsCleanly) {
   const std::string flag_dir = FreshDataDir("flag");
-  std::string out = ServeUntilSignal({"--data-dir", flag_dir},
-                                     Env({"STRATA_DATA_DIR=" + FreshDataDir("unused")}), SIGINT);
+  std::vector<std::string> env = kServeEnv;
+  env.push_back("STRATA_DATA_DIR=" + FreshDataDir("unused"));
+  std::string out = ServeUntilSignal({"--data-dir", flag_dir}, env, SIGINT);
   EXPECT_THAT(out, HasSubstr("data_dir=" + flag_dir));
   EXPECT_THAT(out, HasSubstr("received SIGINT"));
   std::filesystem::remove_all(flag_dir);
@@ -118,7 +127,7 @@ TEST(CliTest, ServeRefusesADataDirectoryFromANewerFormatNamingTheRunbook) {
   const std::string dir = FreshDataDir("newer");
   std::filesystem::create_directories(dir);
   { std::ofstream(dir + "/FORMAT") << "{\"format\":2}\n"; }
-  auto [code, out] = RunToCompletion({kBinary, "serve", "--data-dir", dir}, kBaseEnv);
+  auto [code, out] = RunToCompletion({kBinary, "serve", "--data-dir", dir}, kServeEnv);
   EXPECT_EQ(code, 1) << out;
   EXPECT_THAT(out, HasSubstr("format 2"));
   EXPECT_THAT(out, HasSubstr("docs/operations.md#data-directory-from-a-newer-strata"));
@@ -127,12 +136,12 @@ TEST(CliTest, ServeRefusesADataDirectoryFromANewerFormatNamingTheRunbook) {
 
 TEST(CliTest, SecondServerOnTheSameDataDirectoryIsRefused) {
   const std::string dir = FreshDataDir("locked");
-  Subprocess first({kBinary, "serve", "--data-dir", dir}, kBaseEnv);
+  Subprocess first({kBinary, "serve", "--data-dir", dir}, kServeEnv);
   ASSERT_TRUE(first.WaitForOutput("waiting for SIGINT or SIGTERM", std::chrono::seconds(20)))
       << first.output();
-  auto [code, out] = RunToCompletion({kBinary, "serve", "--data-dir", dir}, kBaseEnv);
+  auto [code, out] = RunToCompletion({kBinary, "serve", "--data-dir", dir}, kServeEnv);
   EXPECT_EQ(code, 1) << out;
-  EXPECT_THAT(out, HasSubstr("in use"));
+  EXPECT_THAT(out, HasSubstr("docs/operations.md#data-directory-in-use"));
   first.Signal(SIGTERM);
   EXPECT_EQ(first.Wait(std::chrono::seconds(20)), 0) << first.output();
   std::filesystem::remove_all(dir);
