@@ -6,7 +6,7 @@
 // client (NewGrpcClient), calls are made with gRPC's protobuf call path and
 // libprotobuf's generated OTLP classes, the way generated stubs do.
 //
-// Commits are held back deterministically with GatedFileSystem, which blocks
+// Commits are held back deterministically with PublishGateFileSystem, which blocks
 // the rename that publishes a batch until the test opens the gate.
 
 #include "server/grpc_adapter.h"
@@ -66,76 +66,6 @@ bool WaitUntil(Predicate done, std::chrono::nanoseconds timeout = kWait) {
   }
   return true;
 }
-
-// A PosixFileSystem whose RenameFile (the step that publishes a batch) waits
-// while the gate is closed.
-class GatedFileSystem final : public FileSystem {
- public:
-  void Close() {
-    MutexLock lock(&mu_);
-    open_ = false;
-  }
-  void Open() {
-    MutexLock lock(&mu_);
-    open_ = true;
-    cv_.SignalAll();
-  }
-  // Renames waiting at the gate now.
-  int waiting() {
-    MutexLock lock(&mu_);
-    return waiting_;
-  }
-
-  absl::Status RenameFile(const std::string& from, const std::string& to) override {
-    {
-      MutexLock lock(&mu_);
-      ++waiting_;
-      const auto deadline = Clock::now() + kWait;  // a broken test fails, never hangs
-      while (!open_ && Clock::now() < deadline) cv_.WaitUntil(&mu_, deadline);
-      --waiting_;
-    }
-    return base_.RenameFile(from, to);
-  }
-
-  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
-                                                                WriteMode mode) override {
-    return base_.NewWritableFile(path, mode);
-  }
-  using FileSystem::NewWritableFile;
-  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
-      const std::string& path) override {
-    return base_.NewRandomAccessFile(path);
-  }
-  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
-    return base_.ReadFile(path);
-  }
-  absl::Status SyncDir(const std::string& path) override { return base_.SyncDir(path); }
-  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
-    return base_.ListDir(path);
-  }
-  absl::Status CreateDir(const std::string& path) override { return base_.CreateDir(path); }
-  absl::Status CreateDirs(const std::string& path) override { return base_.CreateDirs(path); }
-  absl::Status RemoveFile(const std::string& path) override { return base_.RemoveFile(path); }
-  absl::Status RemoveDir(const std::string& path) override { return base_.RemoveDir(path); }
-  absl::Status RemoveAll(const std::string& path) override { return base_.RemoveAll(path); }
-  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
-    return base_.FileSize(path);
-  }
-  absl::StatusOr<bool> Exists(const std::string& path) override { return base_.Exists(path); }
-  absl::StatusOr<bool> IsDirectory(const std::string& path) override {
-    return base_.IsDirectory(path);
-  }
-  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    return base_.LockFile(path);
-  }
-
- private:
-  PosixFileSystem base_;
-  Mutex mu_;
-  CondVar cv_;
-  bool open_ ABSL_GUARDED_BY(mu_) = true;
-  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
-};
 
 // What a call made without strata's client saw.
 struct RawReply {
@@ -257,7 +187,7 @@ class GrpcAdapterTest : public ::testing::Test {
     EXPECT_EQ(storage_->Pin()->size(), 0u);
   }
 
-  GatedFileSystem fs_;
+  storage::testing::PublishGateFileSystem fs_;
   storage::testing::ScopedTempDir tmp_{"grpc_adapter"};
   std::unique_ptr<storage::Storage> storage_;
   IngestMetrics metrics_;
@@ -425,7 +355,7 @@ TEST_F(GrpcAdapterTest, OverBudgetIsResourceExhaustedWithRetryInfo) {
   client->Export(Signal::kTraces,
                  std::make_shared<const std::string>(otlp::EncodeTracesProto(*first)),
                  [&](ExportReply reply) { first_reply.set_value(std::move(reply)); });
-  ASSERT_TRUE(WaitUntil([&] { return fs_.waiting() > 0; }));
+  ASSERT_TRUE(WaitUntil([&] { return fs_.held() > 0; }));
 
   ExportReply refused =
       Send(*client, Signal::kTraces, otlp::EncodeTracesProto(*generator_.Traces(40)));
@@ -522,7 +452,7 @@ TEST_F(GrpcAdapterTest, ClientDeadlinePassingWhileStorageCommitsIsSafe) {
   ExportReply reply = Send(*Client(std::string(kToken), false, std::chrono::milliseconds(200)),
                            Signal::kTraces, otlp::EncodeTracesProto(*traces));
   EXPECT_EQ(reply.status.code(), absl::StatusCode::kDeadlineExceeded) << reply.status;
-  ASSERT_TRUE(WaitUntil([&] { return fs_.waiting() > 0; }));
+  ASSERT_TRUE(WaitUntil([&] { return fs_.held() > 0; }));
   // The storage answer now arrives for a call gRPC has finished with.
   fs_.Open();
   ASSERT_TRUE(WaitUntil([&] { return storage_->WriterStats().requests_ok == 1; }));
@@ -604,7 +534,7 @@ TEST_F(GrpcAdapterTest, ShutdownDeadlineCancelsCallsAndLateStorageAnswersAreSafe
   server_->Shutdown(std::chrono::milliseconds(300));
   // Shutdown did not wait for storage, which is still held at the gate.
   EXPECT_LT(Clock::now() - began, std::chrono::seconds(10));
-  EXPECT_GT(fs_.waiting(), 0);
+  EXPECT_GT(fs_.held(), 0);
   ASSERT_TRUE(WaitUntil([&] { return in_flight.answered() == kCalls; }));
   {
     MutexLock lock(&in_flight.mu);

@@ -19,7 +19,6 @@
 namespace strata::server {
 namespace {
 
-using testing::BlockingFileSystem;
 using testing::Curl;
 using ::testing::HasSubstr;
 using testing::HttpAnswer;
@@ -262,17 +261,17 @@ TEST_F(OtlpHttpTest, OverTheInflightBudgetIs429WithRetryAfter) {
   // admitted only when nothing else is in flight).
   storage_options.writer.inflight_bytes_limit = 1;
   ASSERT_NO_FATAL_FAILURE(StartServer(SmallOptions(), std::move(storage_options)));
-  fs_.BlockCommits();
+  fs_.Close();
   auto first = std::async(std::launch::async, [&] {
     return Post("/v1/traces", testing::TracesJson(10, 10), {kJson, kAuth});
   });
-  ASSERT_TRUE(fs_.WaitUntilBlocked(std::chrono::seconds(30)));
+  ASSERT_TRUE(fs_.WaitUntilHeld(std::chrono::seconds(30)));
   HttpAnswer refused = Post("/v1/traces", JsonToProto(Signal::kTraces, testing::TracesJson(10, 11)),
                             {kProtobuf, kAuth});
   EXPECT_EQ(refused.status, 429);
   EXPECT_EQ(refused.Header("retry-after"), "1");
   EXPECT_EQ(ParseStatusBody(refused).code, static_cast<int>(absl::StatusCode::kResourceExhausted));
-  fs_.Release();
+  fs_.Open();
   HttpAnswer answered = first.get();
   EXPECT_EQ(answered.status, 200) << answered.body;
   EXPECT_EQ(StoredRows(Signal::kTraces), 10u);
@@ -458,11 +457,11 @@ TEST_F(OtlpHttpTest, ShutdownFinishesInFlightRequestsAndClosesIdleConnections) {
   ASSERT_TRUE(idle.Send(RawPost("/v1/traces", "application/json", kEmptyExport)));
   ASSERT_TRUE(idle.ReadAnswer(kWait).has_value());
 
-  fs_.BlockCommits();
+  fs_.Close();
   RawConnection in_flight(server_->port());
   ASSERT_TRUE(
       in_flight.Send(RawPost("/v1/traces", "application/json", testing::TracesJson(7, 14))));
-  ASSERT_TRUE(fs_.WaitUntilBlocked(std::chrono::seconds(30)));
+  ASSERT_TRUE(fs_.WaitUntilHeld(std::chrono::seconds(30)));
 
   server_->StopAccepting();
   RawConnection late(server_->port());
@@ -472,7 +471,7 @@ TEST_F(OtlpHttpTest, ShutdownFinishesInFlightRequestsAndClosesIdleConnections) {
   std::thread shutdown([&] { server_->Shutdown(std::chrono::seconds(30)); });
   EXPECT_TRUE(idle.WaitClosed(kWait)) << "idle keep-alive connections close at once";
   EXPECT_TRUE(in_flight.LooksOpen());
-  fs_.Release();
+  fs_.Open();
   std::optional<HttpAnswer> answer = in_flight.ReadAnswer(kWait);
   shutdown.join();
   ASSERT_TRUE(answer.has_value());

@@ -119,15 +119,15 @@ TEST_F(HttpClientTest, RefusalsComeBackAsStatusCodesWithTheServersMessage) {
 
   // 429 with Retry-After while a commit holds the whole budget.
   auto client = NewClient({.target = Target(), .token = kToken, .encoding = Encoding::kJson});
-  fs_.BlockCommits();
+  fs_.Close();
   auto first = std::async(std::launch::async, [&] {
     return ExportAndWait(*client, Signal::kTraces, PayloadJson(Signal::kTraces, 5, 2));
   });
-  ASSERT_TRUE(fs_.WaitUntilBlocked(std::chrono::seconds(30)));
+  ASSERT_TRUE(fs_.WaitUntilHeld(std::chrono::seconds(30)));
   ExportReply over = ExportAndWait(*client, Signal::kTraces, PayloadJson(Signal::kTraces, 5, 3));
   EXPECT_EQ(over.status.code(), absl::StatusCode::kResourceExhausted) << over.status;
   EXPECT_EQ(over.retry_after, std::chrono::seconds(1));
-  fs_.Release();
+  fs_.Open();
   EXPECT_TRUE(first.get().status.ok());
 
   // 503 with Retry-After once storage shut down.

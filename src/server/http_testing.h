@@ -250,86 +250,6 @@ class RawConnection {
   std::string buffer_;
 };
 
-// PosixFileSystem that, once BlockCommits() was called, holds every
-// rename into days/ (a commit's publish step, commit.md) until Release().
-class BlockingFileSystem final : public FileSystem {
- public:
-  void BlockCommits() ABSL_LOCKS_EXCLUDED(mu_) {
-    MutexLock lock(&mu_);
-    blocking_ = true;
-  }
-  void Release() ABSL_LOCKS_EXCLUDED(mu_) {
-    MutexLock lock(&mu_);
-    blocking_ = false;
-    changed_.SignalAll();
-  }
-  // Waits until a commit is held; false after `timeout`.
-  bool WaitUntilBlocked(std::chrono::seconds timeout) ABSL_LOCKS_EXCLUDED(mu_) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    MutexLock lock(&mu_);
-    while (held_ == 0) {
-      if (!changed_.WaitUntil(&mu_, deadline) && std::chrono::steady_clock::now() >= deadline) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  absl::Status RenameFile(const std::string& from, const std::string& to) override {
-    if (to.find("/days/") != std::string::npos) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      MutexLock lock(&mu_);
-      ++held_;
-      changed_.SignalAll();
-      while (blocking_) {
-        if (!changed_.WaitUntil(&mu_, deadline) && std::chrono::steady_clock::now() >= deadline) {
-          break;
-        }
-      }
-      --held_;
-    }
-    return base_.RenameFile(from, to);
-  }
-
-  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
-                                                                WriteMode mode) override {
-    return base_.NewWritableFile(path, mode);
-  }
-  using FileSystem::NewWritableFile;
-  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
-      const std::string& path) override {
-    return base_.NewRandomAccessFile(path);
-  }
-  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
-    return base_.ReadFile(path);
-  }
-  absl::Status SyncDir(const std::string& path) override { return base_.SyncDir(path); }
-  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
-    return base_.ListDir(path);
-  }
-  absl::Status CreateDir(const std::string& path) override { return base_.CreateDir(path); }
-  absl::Status CreateDirs(const std::string& path) override { return base_.CreateDirs(path); }
-  absl::Status RemoveFile(const std::string& path) override { return base_.RemoveFile(path); }
-  absl::Status RemoveDir(const std::string& path) override { return base_.RemoveDir(path); }
-  absl::Status RemoveAll(const std::string& path) override { return base_.RemoveAll(path); }
-  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
-    return base_.FileSize(path);
-  }
-  absl::StatusOr<bool> Exists(const std::string& path) override { return base_.Exists(path); }
-  absl::StatusOr<bool> IsDirectory(const std::string& path) override {
-    return base_.IsDirectory(path);
-  }
-  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    return base_.LockFile(path);
-  }
-
- private:
-  PosixFileSystem base_;
-  Mutex mu_;
-  CondVar changed_;
-  bool blocking_ ABSL_GUARDED_BY(mu_) = false;
-  int held_ ABSL_GUARDED_BY(mu_) = 0;
-};
 
 // ---- OTLP payloads ----
 
@@ -426,7 +346,7 @@ inline std::string JsonToProto(Signal signal, const std::string& json) {
 // ---- fixture ----
 
 // The OTLP/HTTP listener on 127.0.0.1:0 in front of a real storage engine
-// (on BlockingFileSystem) and an IngestService that accepts kToken only.
+// (on PublishGateFileSystem) and an IngestService that accepts kToken only.
 class OtlpHttpServerTest : public ::testing::Test {
  protected:
   static OtlpHttpOptions SmallOptions() {
@@ -457,7 +377,7 @@ class OtlpHttpServerTest : public ::testing::Test {
 
   void TearDown() override {
     if (server_ != nullptr) server_->Shutdown(std::chrono::seconds(5));
-    fs_.Release();
+    fs_.Open();
     if (storage_ != nullptr) storage_->Shutdown(std::chrono::seconds(5));
     server_.reset();
     ingest_.reset();
@@ -510,7 +430,7 @@ class OtlpHttpServerTest : public ::testing::Test {
     return rows;
   }
 
-  BlockingFileSystem fs_;
+  storage::testing::PublishGateFileSystem fs_;
   storage::testing::ScopedTempDir tmp_{"http"};
   IngestMetrics metrics_;
   std::unique_ptr<storage::Storage> storage_;

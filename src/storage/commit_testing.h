@@ -12,6 +12,7 @@
 // Single owner each; ScriptedFaultFileSystem is safe for concurrent use.
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -25,6 +26,7 @@
 #include "common/mutex.h"
 #include "fmt/format.h"
 #include "io/file_system.h"
+#include "io/forwarding_file_system.h"
 #include "io/posix_file_system.h"
 #include "storage/batch_committer.h"
 #include "storage/batch_id.h"
@@ -117,9 +119,9 @@ enum class ScriptedOp { kOpen, kAppend, kSync, kClose, kRename, kSyncDir, kCreat
 // Forwards to a wrapped FileSystem, failing an operation with `error_number`
 // when its path ends with `path_suffix` (for a rename: the target's path),
 // `times` times (-1: always).
-class ScriptedFaultFileSystem final : public FileSystem {
+class ScriptedFaultFileSystem final : public ForwardingFileSystem {
  public:
-  explicit ScriptedFaultFileSystem(FileSystem& base) : base_(base) {}
+  explicit ScriptedFaultFileSystem(FileSystem& base) : ForwardingFileSystem(base) {}
 
   void FailOn(ScriptedOp op, std::string path_suffix, int error_number, int times = -1)
       ABSL_LOCKS_EXCLUDED(mu_) {
@@ -138,58 +140,38 @@ class ScriptedFaultFileSystem final : public FileSystem {
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
                                                                 WriteMode mode) override {
     if (absl::Status fault = Check(ScriptedOp::kOpen, path); !fault.ok()) return fault;
-    absl::StatusOr<std::unique_ptr<WritableFile>> file = base_.NewWritableFile(path, mode);
+    absl::StatusOr<std::unique_ptr<WritableFile>> file = base().NewWritableFile(path, mode);
     if (!file.ok()) return file.status();
     return std::make_unique<File>(this, *std::move(file));
   }
   using FileSystem::NewWritableFile;
-  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
-      const std::string& path) override {
-    return base_.NewRandomAccessFile(path);
-  }
-  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
-    return base_.ReadFile(path);
-  }
   absl::Status RenameFile(const std::string& from, const std::string& to) override {
     if (absl::Status fault = Check(ScriptedOp::kRename, to); !fault.ok()) return fault;
-    return base_.RenameFile(from, to);
+    return base().RenameFile(from, to);
   }
   absl::Status SyncDir(const std::string& path) override {
     if (absl::Status fault = Check(ScriptedOp::kSyncDir, path); !fault.ok()) return fault;
-    return base_.SyncDir(path);
-  }
-  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
-    return base_.ListDir(path);
+    return base().SyncDir(path);
   }
   absl::Status CreateDir(const std::string& path) override {
     if (absl::Status fault = Check(ScriptedOp::kCreateDir, path); !fault.ok()) return fault;
-    return base_.CreateDir(path);
+    return base().CreateDir(path);
   }
   absl::Status CreateDirs(const std::string& path) override {
     if (absl::Status fault = Check(ScriptedOp::kCreateDir, path); !fault.ok()) return fault;
-    return base_.CreateDirs(path);
+    return base().CreateDirs(path);
   }
   absl::Status RemoveFile(const std::string& path) override {
     if (absl::Status fault = Check(ScriptedOp::kRemove, path); !fault.ok()) return fault;
-    return base_.RemoveFile(path);
+    return base().RemoveFile(path);
   }
   absl::Status RemoveDir(const std::string& path) override {
     if (absl::Status fault = Check(ScriptedOp::kRemove, path); !fault.ok()) return fault;
-    return base_.RemoveDir(path);
+    return base().RemoveDir(path);
   }
   absl::Status RemoveAll(const std::string& path) override {
     if (absl::Status fault = Check(ScriptedOp::kRemove, path); !fault.ok()) return fault;
-    return base_.RemoveAll(path);
-  }
-  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
-    return base_.FileSize(path);
-  }
-  absl::StatusOr<bool> Exists(const std::string& path) override { return base_.Exists(path); }
-  absl::StatusOr<bool> IsDirectory(const std::string& path) override {
-    return base_.IsDirectory(path);
-  }
-  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    return base_.LockFile(path);
+    return base().RemoveAll(path);
   }
 
  private:
@@ -236,10 +218,66 @@ class ScriptedFaultFileSystem final : public FileSystem {
     return absl::OkStatus();
   }
 
-  FileSystem& base_;
   mutable Mutex mu_;
   std::vector<Rule> rules_ ABSL_GUARDED_BY(mu_);
   int failures_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// A file system whose rename into days/ (the step that publishes a batch)
+// waits while the gate is closed, so a test can hold commits in flight
+// deterministically: Close(), start work, WaitUntilHeld(), check what must
+// hold while a commit is pending, Open(). A held rename gives up after 60 s
+// so a broken test fails instead of hanging. Safe for concurrent use.
+class PublishGateFileSystem final : public ForwardingFileSystem {
+ public:
+  PublishGateFileSystem() : ForwardingFileSystem(posix_) {}
+
+  void Close() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    open_ = false;
+  }
+  void Open() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    open_ = true;
+    changed_.SignalAll();
+  }
+  // Renames waiting at the gate now.
+  int held() const ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    return held_;
+  }
+  // Waits until at least one rename is held; false after `timeout`.
+  bool WaitUntilHeld(std::chrono::nanoseconds timeout) ABSL_LOCKS_EXCLUDED(mu_) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    MutexLock lock(&mu_);
+    while (held_ == 0) {
+      if (!changed_.WaitUntil(&mu_, deadline) && std::chrono::steady_clock::now() >= deadline) {
+        return held_ > 0;
+      }
+    }
+    return true;
+  }
+
+  absl::Status RenameFile(const std::string& from, const std::string& to) override {
+    if (to.find("/days/") != std::string::npos) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      MutexLock lock(&mu_);
+      ++held_;
+      changed_.SignalAll();
+      while (!open_ && std::chrono::steady_clock::now() < deadline) {
+        changed_.WaitUntil(&mu_, deadline);
+      }
+      --held_;
+    }
+    return ForwardingFileSystem::RenameFile(from, to);
+  }
+
+ private:
+  PosixFileSystem posix_;
+  mutable Mutex mu_;
+  CondVar changed_;
+  bool open_ ABSL_GUARDED_BY(mu_) = true;
+  int held_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace strata::storage::testing
