@@ -4,8 +4,12 @@
 // process's resident memory from /proc. Linux only, like strata.
 
 #include <chrono>
+#include <cstddef>
 #include <fstream>
+#include <functional>
 #include <string>
+
+#include "storage/storage.h"
 
 namespace strata::cli {
 
@@ -28,5 +32,13 @@ inline double ProcStatusMiB(const char* field) {
 
 // Restarts VmHWM from the current resident set.
 inline void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Runs `count` requests through `storage` from `clients` threads, each
+// waiting for its acknowledgement; `make(i)` builds request i (again after
+// a ResourceExhausted refusal, which the client backs off from and
+// retries). Returns the seconds from the first submit to the last
+// acknowledgement, or -1 if any request failed (logged).
+double Drive(storage::Storage& storage, int clients, size_t count,
+             const std::function<storage::WriteRequest(size_t)>& make);
 
 }  // namespace strata::cli

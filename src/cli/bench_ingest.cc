@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "cli/bench_common.h"
 #include "cli/loadgen.h"
@@ -56,42 +57,24 @@ void PrintPhase(std::string_view name, const Phase& phase) {
              phase.cpu_sec, errors.empty() ? "" : "  errors:" + errors);
 }
 
-// The writer alone: the same requests decoded and written through
-// Storage::Write from `clients` threads. Returns spans/s, or -1 on failure.
+// The writer alone: `requests` of the payloads, decoded (untimed work is
+// not separated out: decoding is part of what a listener does too) and
+// written through Storage::Write from `clients` threads. Spans/s, or -1.
 double WriterOnly(storage::Storage& storage, const std::vector<Payload>& payloads,
-                  double seconds, int clients) {
-  std::atomic<uint64_t> spans{0};
-  std::atomic<bool> failed{false};
-  std::atomic<size_t> next{0};
-  const BenchClock::time_point start = BenchClock::now();
-  const BenchClock::time_point end =
-      start + std::chrono::duration_cast<BenchClock::duration>(std::chrono::duration<double>(seconds));
-  std::vector<std::thread> threads;
-  for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&] {
-      while (BenchClock::now() < end && !failed) {
-        const Payload& payload = payloads[next++ % payloads.size()];
-        storage::WriteRequest request;
-        request.traces = std::make_unique<otlp::TraceBatch>();
-        request.traces->Retain(payload.bytes);
-        if (!otlp::DecodeTracesProto(*payload.bytes, request.traces.get()).ok()) {
-          failed = true;
-          return;
-        }
-        request.rows = request.traces->spans.size();
-        request.bytes = 2 * payload.bytes->size();
-        absl::Status s = storage.Write(std::move(request));
-        if (s.code() == absl::StatusCode::kResourceExhausted) continue;
-        if (!s.ok()) {
-          failed = true;
-          return;
-        }
-        spans += payload.rows;
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return failed ? -1 : static_cast<double>(spans) / SecondsSince(start);
+                  size_t requests, int clients) {
+  uint64_t spans = 0;
+  for (size_t i = 0; i < requests; ++i) spans += payloads[i % payloads.size()].rows;
+  const double seconds = Drive(storage, clients, requests, [&](size_t i) {
+    const Payload& payload = payloads[i % payloads.size()];
+    storage::WriteRequest request;
+    request.traces = std::make_unique<otlp::TraceBatch>();
+    request.traces->Retain(payload.bytes);
+    if (!otlp::DecodeTracesProto(*payload.bytes, request.traces.get()).ok()) return request;
+    request.rows = request.traces->spans.size();
+    request.bytes = 2 * payload.bytes->size();
+    return request;
+  });
+  return seconds > 0 ? static_cast<double>(spans) / seconds : -1;
 }
 
 }  // namespace
@@ -171,8 +154,9 @@ int RunBenchIngest(const BenchIngestOptions& options) {
     return 1;
   }
   PrintPhase(fmt::format("gRPC at {:.0f} spans/s", paced.rate_spans_per_sec), *half);
-  const double writer_only =
-      WriterOnly(**storage, *payloads, options.phase_sec, options.concurrency);
+  // As many requests as the full-speed gRPC phase had acknowledged.
+  const double writer_only = WriterOnly(**storage, *payloads, grpc_full->report.requests_ok,
+                                        options.concurrency);
   fmt::print("{:<28} {:>10.0f} spans/s  (the same requests through Storage::Write)\n",
              "writer only", writer_only);
   const double peak_rss = ProcStatusMiB("VmHWM:");

@@ -39,36 +39,6 @@ absl::Status FsyncPath(const std::string& path) {
   return rc == 0 ? absl::OkStatus() : absl::ErrnoToStatus(saved, "fsync " + path);
 }
 
-// Resets VmHWM to the current RSS (Linux clear_refs 5), so the peak of one
-// phase can be read.
-// Runs `count` requests through `storage` from `clients` threads; `make(i)`
-// builds request i. Returns the seconds from the first submit to the last
-// acknowledgement, or -1 if any request failed.
-double Drive(storage::Storage& storage, int clients, size_t count,
-             const std::function<storage::WriteRequest(size_t)>& make) {
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::vector<std::thread> threads;
-  const Clock::time_point start = Clock::now();
-  for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < count; i = next++) {
-        absl::Status s = storage.Write(make(i));
-        while (s.code() == absl::StatusCode::kResourceExhausted) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a client backing off
-          s = storage.Write(make(i));
-        }
-        if (!s.ok()) {
-          spdlog::error("bench writer: request {} failed: {}", i, s.ToString());
-          failed = true;
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return failed ? -1 : SecondsSince(start);
-}
-
 struct DiskUse {
   uint64_t batches = 0;
   uint64_t bytes = 0;
