@@ -81,28 +81,44 @@ std::optional<std::string> UpperBound(std::string_view v, size_t max_bytes, bool
 
 // ---- PageCompressor ----
 
+namespace {
+
+// One zstd context per thread, shared by every PageCompressor that runs on
+// it: the context's workspace (megabytes at level 6) is then allocated and
+// faulted in once per thread instead of once per file. ZSTD_compressCCtx is
+// one-shot, so compressors sharing a context never see each other's state.
+struct ThreadZstdContext {
+  ZSTD_CCtx* context = nullptr;
+  ~ThreadZstdContext() { ZSTD_freeCCtx(context); }
+};
+
+ZSTD_CCtx* ThisThreadZstdContext() {
+  thread_local ThreadZstdContext cache;
+  if (cache.context == nullptr) {
+    cache.context = ZSTD_createCCtx();
+    STRATA_CHECK(cache.context != nullptr, "ZSTD_createCCtx failed (out of memory)");
+  }
+  return cache.context;
+}
+
+}  // namespace
+
 PageCompressor::PageCompressor(CompressionCodec codec, int zstd_level)
     : codec_(codec), zstd_level_(zstd_level) {
   STRATA_CHECK(codec == CompressionCodec::kUncompressed || codec == CompressionCodec::kZstd,
                "only UNCOMPRESSED and ZSTD are supported");
-  if (codec == CompressionCodec::kZstd) {
-    zstd_context_ = ZSTD_createCCtx();
-    STRATA_CHECK(zstd_context_ != nullptr, "ZSTD_createCCtx failed (out of memory)");
-  }
 }
 
-PageCompressor::~PageCompressor() {
-  if (zstd_context_ != nullptr) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_context_));
-}
-
-absl::Status PageCompressor::Compress(std::string_view input, std::string* out) {
+absl::Status PageCompressor::Compress(std::string_view input, std::string* out,
+                                      std::optional<int> zstd_level) {
   if (codec_ == CompressionCodec::kUncompressed) {
     out->assign(input.data(), input.size());
     return absl::OkStatus();
   }
   out->resize(ZSTD_compressBound(input.size()));
-  const size_t written = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_context_), out->data(),
-                                           out->size(), input.data(), input.size(), zstd_level_);
+  const size_t written = ZSTD_compressCCtx(ThisThreadZstdContext(), out->data(),
+                                           out->size(), input.data(), input.size(),
+                                           zstd_level.value_or(zstd_level_));
   if (ZSTD_isError(written)) {
     return absl::InternalError(
         fmt::format("zstd compression failed: {}", ZSTD_getErrorName(written)));
@@ -127,7 +143,25 @@ ColumnWriter::ColumnWriter(ColumnSpec spec, const ColumnWriterOptions& options,
 
 void ColumnWriter::ForgetMemos() {
   has_last_bytes_ = false;
-  last_list_values_ = nullptr;
+  memo_values_ = nullptr;
+  memo_enabled_ = false;
+  memos_.clear();
+  memo_definition_levels_.clear();
+  memo_indices_.clear();
+}
+
+void ColumnWriter::PrepareListMemo(const ColumnVector& values) {
+  if (memo_values_ == &values) return;
+  ForgetMemos();
+  memo_values_ = &values;
+  if (!dictionary_active_) return;
+  uint64_t named = 0;
+  for (size_t row = 0; row < values.lists.size(); ++row) {
+    if (!values.is_null_list(row)) named += values.lists[row].count;
+  }
+  const uint64_t elements = values.element_count();
+  memo_enabled_ = named > 2 * elements;
+  if (memo_enabled_) memo_by_begin_.assign(elements, -1);
 }
 
 void ColumnWriter::ResetChunk() {
@@ -136,8 +170,8 @@ void ColumnWriter::ResetChunk() {
   dictionary_plain_.clear();
   dictionary_size_ = 0;
   dictionary_arena_ = Arena();
-  dictionary_bytes_.clear();
-  dictionary_fixed_.clear();
+  dictionary_bytes_.Clear();
+  dictionary_fixed_.Clear();
   pages_.clear();
   pages_uncompressed_bytes_ = 0;
   chunk_rows_ = 0;
@@ -212,16 +246,16 @@ bool ColumnWriter::AddDictionaryValue(const ColumnVector& values, size_t row) {
       indices_.push_back(last_bytes_index_);
       return true;
     }
-    auto it = dictionary_bytes_.find(v);
-    if (it != dictionary_bytes_.end()) {
-      index = it->second;
-      last_bytes_ = it->first;
+    uint64_t hash;
+    index = dictionary_bytes_.Find(v, &hash);
+    if (index != ByteDictionaryIndex::kNotFound) {
+      last_bytes_ = dictionary_bytes_.value(index);
     } else {
       const size_t entry = spec_.type == PhysicalType::kByteArray ? 4 + v.size() : v.size();
       if (dictionary_plain_.size() + entry > options_.dictionary_bytes_limit) return false;
       index = dictionary_size_++;
       last_bytes_ = dictionary_arena_.Copy(v);
-      dictionary_bytes_.emplace(last_bytes_, index);
+      dictionary_bytes_.Insert(last_bytes_, hash);
       if (spec_.type == PhysicalType::kByteArray) {
         EncodePlainByteArray(v, &dictionary_plain_);
       } else {
@@ -233,14 +267,12 @@ bool ColumnWriter::AddDictionaryValue(const ColumnVector& values, size_t row) {
     has_last_bytes_ = true;
   } else {
     const uint64_t key = FixedKey(values, row);
-    auto it = dictionary_fixed_.find(key);
-    if (it != dictionary_fixed_.end()) {
-      index = it->second;
-    } else {
+    index = dictionary_fixed_.Find(key);
+    if (index == FixedDictionaryIndex::kNotFound) {
       const size_t width = FixedWidth(spec_.type);
       if (dictionary_plain_.size() + width > options_.dictionary_bytes_limit) return false;
       index = dictionary_size_++;
-      dictionary_fixed_.emplace(key, index);
+      dictionary_fixed_.Insert(key);
       dictionary_plain_.append(reinterpret_cast<const char*>(&key), width);
       UpdateStatistics(values, row);
     }
@@ -281,8 +313,8 @@ absl::Status ColumnWriter::FallBackToPlain() {
   dictionary_allowed_ = false;
   // The dictionary itself stays until the chunk is flushed: the pages already
   // written refer to it. Its lookup tables are no longer needed.
-  dictionary_bytes_.clear();
-  dictionary_fixed_.clear();
+  dictionary_bytes_.Clear();
+  dictionary_fixed_.Clear();
   ForgetMemos();
   return absl::OkStatus();
 }
@@ -297,41 +329,68 @@ bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
     return true;
   }
   const ListRange range = values.lists[row];
-  if (dictionary_active_ && last_list_values_ == &values && last_list_range_ == range) {
-    // The same elements as the previous list row: same levels, same indices.
-    repetition_levels_.push_back(0);
-    repetition_levels_.resize(repetition_levels_.size() + range.count - 1, 1);
-    definition_levels_.insert(definition_levels_.end(), last_list_definition_levels_.begin(),
-                              last_list_definition_levels_.end());
-    indices_.insert(indices_.end(), last_list_indices_.begin(), last_list_indices_.end());
-    null_count_ += last_list_nulls_;
-    return true;
+  if (memo_enabled_) {
+    const int32_t m = memo_by_begin_[range.begin];
+    if (m >= 0 && memos_[m].count == range.count) {
+      // Elements added before: the same levels, the same indices.
+      const ListMemo& memo = memos_[m];
+      repetition_levels_.push_back(0);
+      repetition_levels_.resize(repetition_levels_.size() + range.count - 1, 1);
+      const auto levels = memo_definition_levels_.begin() + memo.levels_at;
+      definition_levels_.insert(definition_levels_.end(), levels,
+                                levels + static_cast<ptrdiff_t>(range.count));
+      const auto indices = memo_indices_.begin() + memo.indices_at;
+      indices_.insert(indices_.end(), indices, indices + memo.indices_count);
+      null_count_ += memo.nulls;
+      return true;
+    }
   }
+  // Levels for the whole row at once: repetition 0 then 1s, definition
+  // max_definition except for null elements (set below).
   const size_t levels_begin = definition_levels_.size();
   const size_t indices_begin = indices_.size();
   const int64_t nulls_begin = null_count_;
-  for (uint64_t k = 0; k < range.count; ++k) {
-    const size_t element = static_cast<size_t>(range.begin + k);
-    repetition_levels_.push_back(k == 0 ? 0 : 1);
-    if (values.is_null(element)) {
-      definition_levels_.push_back(static_cast<uint8_t>(max_definition - 1));
-      ++null_count_;
-      continue;
-    }
-    definition_levels_.push_back(max_definition);
+  const size_t count = static_cast<size_t>(range.count);
+  repetition_levels_.resize(levels_begin + count, 1);
+  repetition_levels_[levels_begin] = 0;
+  definition_levels_.resize(levels_begin + count, max_definition);
+  const size_t first = static_cast<size_t>(range.begin);
+  if (values.validity.empty()) {
     if (!dictionary_active_) {
-      AddPlainValue(values, element);
-    } else if (!AddDictionaryValue(values, element)) {
-      return false;
+      for (size_t k = 0; k < count; ++k) AddPlainValue(values, first + k);
+    } else {
+      for (size_t k = 0; k < count; ++k) {
+        if (!AddDictionaryValue(values, first + k)) return false;
+      }
+    }
+  } else {
+    uint8_t* definition = definition_levels_.data() + levels_begin;
+    const uint8_t* validity = values.validity.data() + first;
+    for (size_t k = 0; k < count; ++k) {
+      if (validity[k] == 0) {
+        definition[k] = static_cast<uint8_t>(max_definition - 1);
+        ++null_count_;
+      } else if (!dictionary_active_) {
+        AddPlainValue(values, first + k);
+      } else if (!AddDictionaryValue(values, first + k)) {
+        return false;
+      }
     }
   }
-  if (dictionary_active_) {
-    last_list_values_ = &values;
-    last_list_range_ = range;
-    last_list_definition_levels_.assign(definition_levels_.begin() + levels_begin,
-                                        definition_levels_.end());
-    last_list_indices_.assign(indices_.begin() + indices_begin, indices_.end());
-    last_list_nulls_ = null_count_ - nulls_begin;
+  if (memo_enabled_ && dictionary_active_ && memo_by_begin_[range.begin] < 0 &&
+      memo_definition_levels_.size() + range.count <= kMaxMemoLevels) {
+    ListMemo memo;
+    memo.count = range.count;
+    memo.levels_at = static_cast<uint32_t>(memo_definition_levels_.size());
+    memo.indices_at = static_cast<uint32_t>(memo_indices_.size());
+    memo.indices_count = static_cast<uint32_t>(indices_.size() - indices_begin);
+    memo.nulls = static_cast<uint32_t>(null_count_ - nulls_begin);
+    memo_by_begin_[range.begin] = static_cast<int32_t>(memos_.size());
+    memos_.push_back(memo);
+    memo_definition_levels_.insert(memo_definition_levels_.end(),
+                                   definition_levels_.begin() + levels_begin,
+                                   definition_levels_.end());
+    memo_indices_.insert(memo_indices_.end(), indices_.begin() + indices_begin, indices_.end());
   }
   return true;
 }
@@ -362,12 +421,27 @@ absl::Status ColumnWriter::AppendListRow(const ColumnVector& values, size_t row)
 }
 
 absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, size_t end) {
-  // The caller may have changed a vector it passed before: the list memo
-  // only spans one call.
-  last_list_values_ = nullptr;
   if (spec_.list) {
+    PrepareListMemo(values);
+    const uint8_t list_present = spec_.list_optional() ? 1 : 0;
     for (size_t row = begin; row < end; ++row) {
-      STRATA_RETURN_IF_ERROR(AppendListRow(values, row));
+      const bool null_list = values.is_null_list(row);
+      if (null_list || values.lists[row].count == 0) {
+        // An empty or null list (most rows of most list columns): one level
+        // entry and no value.
+        if (page_rows_ > 0 && page_values_ + 1 > kMaxPageValues) {
+          STRATA_RETURN_IF_ERROR(FlushPage());
+        }
+        repetition_levels_.push_back(0);
+        definition_levels_.push_back(null_list ? 0 : list_present);
+        ++null_count_;
+        ++page_values_;
+        ++chunk_values_;
+        ++page_rows_;
+        ++chunk_rows_;
+      } else {
+        STRATA_RETURN_IF_ERROR(AppendListRow(values, row));
+      }
       if (page_rows_ >= options_.data_page_max_rows ||
           OpenPageBytes() >= options_.data_page_bytes) {
         STRATA_RETURN_IF_ERROR(FlushPage());
@@ -396,17 +470,6 @@ absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, 
     }
   }
   return absl::OkStatus();
-}
-
-size_t ColumnWriter::OpenPageBytes() const {
-  size_t bytes = (repetition_levels_.size() + definition_levels_.size()) / 8;
-  if (dictionary_active_) {
-    const int width = BitWidthFor(dictionary_size_ == 0 ? 0 : dictionary_size_ - 1);
-    bytes += 1 + indices_.size() * static_cast<size_t>(width) / 8;
-  } else {
-    bytes += plain_values_.size() + plain_bools_.size() / 8;
-  }
-  return bytes;
 }
 
 size_t ColumnWriter::buffered_bytes() const {
@@ -440,7 +503,7 @@ absl::Status ColumnWriter::FlushPage() {
     page_body_.append(plain_values_);
     wrote_plain_page_ = true;
   }
-  STRATA_RETURN_IF_ERROR(compressor_->Compress(page_body_, &compressed_));
+  STRATA_RETURN_IF_ERROR(compressor_->Compress(page_body_, &compressed_, options_.zstd_level));
 
   PageHeader header;
   header.type = PageType::kDataPage;
@@ -542,7 +605,8 @@ absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSi
   int64_t offset = file_offset;
   int64_t uncompressed = 0, compressed = 0;
   if (wrote_dictionary_page_data_) {
-    STRATA_RETURN_IF_ERROR(compressor_->Compress(dictionary_plain_, &compressed_));
+    STRATA_RETURN_IF_ERROR(
+        compressor_->Compress(dictionary_plain_, &compressed_, options_.zstd_level));
     PageHeader header;
     header.type = PageType::kDictionaryPage;
     header.uncompressed_page_size = static_cast<int32_t>(dictionary_plain_.size());

@@ -13,6 +13,9 @@
 // not at all), so a chunk's memory is its compressed pages plus one open page
 // plus the dictionary.
 //
+// A column whose options disable the dictionary (ids and times that never
+// repeat) is PLAIN from its first value.
+//
 // Dictionary fallback: when the dictionary's PLAIN size would exceed
 // dictionary_bytes_limit, the open page is flushed as a dictionary page and
 // every later value of the chunk is written PLAIN; the writer then stays
@@ -49,10 +52,11 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "common/arena.h"
 #include "parquet/column_vector.h"
+#include "parquet/dictionary_index.h"
+#include "parquet/encoding.h"
 #include "parquet/metadata.h"
 
 namespace strata::parquet {
@@ -64,24 +68,25 @@ class ByteSink {
   [[nodiscard]] virtual absl::Status Append(std::string_view bytes) = 0;
 };
 
-// Compresses pages; one per file writer, shared by its column writers so a
-// schema with many columns holds one zstd context, not one per column.
+// Compresses pages; one per file writer, shared by its column writers. The
+// zstd context is the calling thread's (one per thread, kept for the
+// thread's life and shared by every compressor on it), so neither a column
+// nor a file allocates one.
 class PageCompressor {
  public:
   PageCompressor(CompressionCodec codec, int zstd_level);
-  ~PageCompressor();
   PageCompressor(const PageCompressor&) = delete;
   PageCompressor& operator=(const PageCompressor&) = delete;
 
   CompressionCodec codec() const { return codec_; }
   // Replaces *out with the compressed form of input (a copy when
-  // UNCOMPRESSED).
-  [[nodiscard]] absl::Status Compress(std::string_view input, std::string* out);
+  // UNCOMPRESSED), at `zstd_level` when given, else the compressor's level.
+  [[nodiscard]] absl::Status Compress(std::string_view input, std::string* out,
+                                      std::optional<int> zstd_level = std::nullopt);
 
  private:
   CompressionCodec codec_;
   int zstd_level_;
-  void* zstd_context_ = nullptr;  // ZSTD_CCtx*, kept out of this header
 };
 
 struct ColumnWriterOptions {
@@ -90,6 +95,8 @@ struct ColumnWriterOptions {
   bool dictionary_enabled = true;
   size_t dictionary_bytes_limit = 1 << 20;
   size_t statistics_max_bytes = 64;
+  // This column's zstd level; unset: the file's (the compressor's) level.
+  std::optional<int> zstd_level;
 };
 
 class ColumnWriter {
@@ -99,6 +106,11 @@ class ColumnWriter {
   // Most level entries (values) in one page: FileWriter rejects longer lists
   // and a page is cut before a row that would pass it.
   static constexpr size_t kMaxPageValues = 1 << 22;
+
+  // Starts a batch: every AppendRows until the next BeginBatch passes slices
+  // of one unchanged vector, so what the writer remembers about a vector's
+  // list rows (below) stays valid. FileWriter calls it once per WriteBatch.
+  void BeginBatch() { ForgetMemos(); }
 
   // Appends rows [begin, end) of values. The caller (FileWriter) has checked
   // that values matches the spec (type, kind, length, no nulls when
@@ -130,7 +142,18 @@ class ColumnWriter {
   // (the row is then partly added and the caller rewinds it).
   bool TryAddListRow(const ColumnVector& values, size_t row);
   [[nodiscard]] absl::Status FallBackToPlain();
-  size_t OpenPageBytes() const;
+  // Starts remembering list rows of `values` if its rows share elements.
+  void PrepareListMemo(const ColumnVector& values);
+  size_t OpenPageBytes() const {
+    size_t bytes = (repetition_levels_.size() + definition_levels_.size()) / 8;
+    if (dictionary_active_) {
+      const int width = BitWidthFor(dictionary_size_ == 0 ? 0 : dictionary_size_ - 1);
+      bytes += 1 + indices_.size() * static_cast<size_t>(width) / 8;
+    } else {
+      bytes += plain_values_.size() + plain_bools_.size() / 8;
+    }
+    return bytes;
+  }
   [[nodiscard]] absl::Status FlushPage();
   Statistics BuildStatistics() const;
   void ResetChunk();
@@ -150,22 +173,35 @@ class ColumnWriter {
   std::string dictionary_plain_;  // the dictionary page body
   uint32_t dictionary_size_ = 0;
   Arena dictionary_arena_;  // keys of dictionary_bytes_
-  absl::flat_hash_map<std::string_view, uint32_t> dictionary_bytes_;
-  absl::flat_hash_map<uint64_t, uint32_t> dictionary_fixed_;
+  ByteDictionaryIndex dictionary_bytes_;
+  FixedDictionaryIndex dictionary_fixed_;
   // The byte value most recently looked up, and its index: consecutive equal
   // values (a resource's strings on every span of a sorted run) skip the
   // hash lookup. last_bytes_ points into dictionary_arena_.
   std::string_view last_bytes_;
   uint32_t last_bytes_index_ = 0;
   bool has_last_bytes_ = false;
-  // The list row most recently added with the dictionary active: a row whose
-  // range is the same elements of the same vector (rows that share a
-  // resource's attributes) repeats its levels and indices without lookups.
-  const ColumnVector* last_list_values_ = nullptr;
-  ListRange last_list_range_;
-  std::vector<uint8_t> last_list_definition_levels_;
-  std::vector<uint32_t> last_list_indices_;
-  int64_t last_list_nulls_ = 0;
+  // List rows remembered while the dictionary is active, for a vector whose
+  // rows share elements (a resource's attributes on every span of that
+  // resource, in trace order): a row whose range was added before repeats
+  // its definition levels and indices without lookups. Only vectors whose
+  // rows name more than twice as many elements as they hold are remembered
+  // (rows of unique elements would pay for nothing), by the first element
+  // of the range, at most kMaxMemoLevels level entries in all.
+  static constexpr size_t kMaxMemoLevels = 1 << 20;
+  struct ListMemo {
+    uint64_t count = 0;
+    uint32_t levels_at = 0;  // into memo_definition_levels_
+    uint32_t indices_at = 0;  // into memo_indices_
+    uint32_t indices_count = 0;
+    uint32_t nulls = 0;
+  };
+  const ColumnVector* memo_values_ = nullptr;  // the vector PrepareListMemo saw
+  bool memo_enabled_ = false;
+  std::vector<int32_t> memo_by_begin_;  // element -> index into memos_, or -1
+  std::vector<ListMemo> memos_;
+  std::vector<uint8_t> memo_definition_levels_;
+  std::vector<uint32_t> memo_indices_;
   std::string pages_;  // finished pages: header + (compressed) body
   int64_t pages_uncompressed_bytes_ = 0;
   int64_t chunk_rows_ = 0;

@@ -16,24 +16,63 @@ void WriteVarint(uint64_t value, std::string* out) {
   out->push_back(static_cast<char>(value));
 }
 
-// Bit-packs values LSB first; `count` is a multiple of 8 except possibly for
-// the final group, which is zero-padded to 8 values.
+// Packs whole groups of 8 values of at most 8 bits, W bits each, to
+// `groups` * W bytes at dst (W a constant, so the loop unrolls).
+template <int W, typename T>
+void PackNarrowGroups(const T* values, size_t groups, uint8_t* dst) {
+  for (size_t g = 0; g < groups; ++g, values += 8, dst += W) {
+    uint64_t acc = 0;
+    for (int j = 0; j < 8; ++j) acc |= static_cast<uint64_t>(values[j]) << (j * W);
+    std::memcpy(dst, &acc, W);
+  }
+}
+
 template <typename T>
-void BitPack(const T* values, size_t count, int bit_width, std::string* out) {
-  uint64_t acc = 0;
-  int bits = 0;
-  const size_t padded = (count + 7) / 8 * 8;
-  for (size_t i = 0; i < padded; ++i) {
-    const uint64_t v = i < count ? static_cast<uint64_t>(values[i]) : 0;
-    acc |= v << bits;
-    bits += bit_width;
-    while (bits >= 8) {
-      out->push_back(static_cast<char>(acc & 0xFF));
-      acc >>= 8;
-      bits -= 8;
+void PackGroups(const T* values, size_t groups, size_t width, uint8_t* dst) {
+  switch (width) {
+    case 1: return PackNarrowGroups<1>(values, groups, dst);
+    case 2: return PackNarrowGroups<2>(values, groups, dst);
+    case 3: return PackNarrowGroups<3>(values, groups, dst);
+    case 4: return PackNarrowGroups<4>(values, groups, dst);
+    case 5: return PackNarrowGroups<5>(values, groups, dst);
+    case 6: return PackNarrowGroups<6>(values, groups, dst);
+    case 7: return PackNarrowGroups<7>(values, groups, dst);
+    case 8: return PackNarrowGroups<8>(values, groups, dst);
+    default: break;
+  }
+  for (size_t g = 0; g < groups; ++g, values += 8) {
+    uint64_t acc = 0;
+    size_t bits = 0;
+    for (size_t j = 0; j < 8; ++j) {
+      acc |= static_cast<uint64_t>(values[j]) << bits;
+      bits += width;
+      while (bits >= 8) {
+        *dst++ = static_cast<uint8_t>(acc);
+        acc >>= 8;
+        bits -= 8;
+      }
     }
   }
-  STRATA_CHECK(bits == 0, "bit-packed groups of 8 end on a byte boundary");
+}
+
+// Bit-packs values LSB first; `count` is a multiple of 8 except possibly for
+// the final group, which is zero-padded to 8 values. Writes straight into
+// the string (one resize), a group of 8 values at a time.
+template <typename T>
+void BitPack(const T* values, size_t count, int bit_width, std::string* out) {
+  const size_t groups = (count + 7) / 8;
+  const size_t width = static_cast<size_t>(bit_width);
+  const size_t at = out->size();
+  out->resize(at + groups * width);
+  if (width == 0 || groups == 0) return;
+  auto* dst = reinterpret_cast<uint8_t*>(out->data() + at);
+  const size_t full = count / 8;
+  PackGroups(values, full, width, dst);
+  if (full < groups) {
+    T tail[8] = {};
+    std::memcpy(tail, values + 8 * full, (count - 8 * full) * sizeof(T));
+    PackGroups(tail, 1, width, dst + full * width);
+  }
 }
 
 template <typename T>
@@ -51,6 +90,30 @@ void EmitRepeat(uint32_t value, size_t count, int bit_width, std::string* out) {
     out->push_back(static_cast<char>((value >> (8 * b)) & 0xFF));
 }
 
+// The end of the run of values equal to values[i] (i < count).
+size_t RunEnd(const uint8_t* values, size_t i, size_t count) {
+  const uint8_t value = values[i];
+  size_t end = i + 1;
+  // Eight bytes at a time: a level stream is mostly long runs.
+  const uint64_t pattern = 0x0101010101010101ULL * value;
+  while (end + 8 <= count) {
+    uint64_t word;
+    std::memcpy(&word, values + end, 8);
+    const uint64_t diff = word ^ pattern;
+    if (diff != 0) return end + static_cast<size_t>(__builtin_ctzll(diff)) / 8;
+    end += 8;
+  }
+  while (end < count && values[end] == value) ++end;
+  return end;
+}
+
+size_t RunEnd(const uint32_t* values, size_t i, size_t count) {
+  const uint32_t value = values[i];
+  size_t end = i + 1;
+  while (end < count && values[end] == value) ++end;
+  return end;
+}
+
 // Greedy hybrid encoder: runs of 8 or more equal values become RLE runs;
 // everything else is bit-packed. A bit-packed run in the middle of the stream
 // must hold a multiple of 8 values, so a literal stretch borrows up to 7
@@ -61,8 +124,7 @@ void EncodeRleHybridImpl(const T* values, size_t count, int bit_width, std::stri
   size_t literal_start = 0;
   size_t i = 0;
   while (i < count) {
-    size_t run_end = i + 1;
-    while (run_end < count && values[run_end] == values[i]) ++run_end;
+    const size_t run_end = RunEnd(values, i, count);
     const size_t run = run_end - i;
     if (run >= 8) {
       const size_t literal_count = i - literal_start;
@@ -85,7 +147,6 @@ absl::Status Truncated(const char* what, size_t need, size_t have) {
 
 }  // namespace
 
-int BitWidthFor(uint32_t max_value) { return max_value == 0 ? 0 : 32 - __builtin_clz(max_value); }
 
 // ---- PLAIN ----
 

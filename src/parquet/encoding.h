@@ -29,7 +29,9 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "PLAIN encoding is implemented with memcpy on little-endian hosts");
 
 // Bits needed to store max_value (0 for 0).
-int BitWidthFor(uint32_t max_value);
+inline int BitWidthFor(uint32_t max_value) {
+  return max_value == 0 ? 0 : 32 - __builtin_clz(max_value);
+}
 
 // ---- PLAIN ----
 

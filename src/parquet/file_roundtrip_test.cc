@@ -423,6 +423,127 @@ TEST(WriterTest, LowCardinalityColumnsAreDictionaryEncoded) {
   EXPECT_EQ(r.rows[1][3], Cell("200"));
 }
 
+TEST(WriterTest, PerColumnOptionsChoosePlainAndZstdLevels) {
+  std::vector<ColumnSpec> specs = {ColumnSpec::Int64("id"), ColumnSpec::String("service", true)};
+  ColumnVector id(PhysicalType::kInt64), service(PhysicalType::kByteArray);
+  for (int i = 0; i < 30000; ++i) {
+    id.AppendInt64(int64_t{1} << 40 | i * 7919);
+    if (i % 11 == 0) {
+      service.AppendNull();
+    } else {
+      service.AppendBytes(i % 3 == 0 ? "checkout" : "frontend");
+    }
+  }
+  WriterOptions options;
+  options.column_options.assign(2, options.column);
+  options.column_options[0].dictionary_enabled = false;  // PLAIN from the first value
+  options.column_options[0].zstd_level = 1;
+  options.column_options[1].zstd_level = 9;
+  const std::string bytes = WriteTable(specs, {id, service}, options, 30000);
+  StringSource source(bytes);
+  auto reader = FileReader::Open(&source);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  const RowGroup& group = (*reader)->metadata().row_groups[0];
+  const ColumnMetaData& id_meta = *group.columns[0].meta_data;
+  EXPECT_FALSE(id_meta.dictionary_page_offset.has_value());
+  EXPECT_EQ(id_meta.encodings, std::vector<Encoding>{Encoding::kPlain});
+  EXPECT_TRUE(group.columns[1].meta_data->dictionary_page_offset.has_value());
+  auto read = (*reader)->Read(std::vector<int>{0, 1}, 0, 30000);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE((*read)[0] == id);
+  EXPECT_TRUE((*read)[1] == service);
+  TempFile file(bytes);
+  auto db = OpenDuckDb();
+  query::QueryResult r = MustQuery(
+      *db, fmt::format("SELECT count(*), sum(id % 1000003), count(service), "
+                       "count(*) FILTER (WHERE service = 'checkout') FROM read_parquet('{}')",
+                       file.path()));
+  int64_t sum = 0, checkout = 0;
+  for (int i = 0; i < 30000; ++i) {
+    sum += (int64_t{1} << 40 | i * 7919) % 1000003;
+    if (i % 11 != 0 && i % 3 == 0) ++checkout;
+  }
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0][0], Cell("30000"));
+  EXPECT_EQ(r.rows[0][1], Cell(std::to_string(sum)));
+  EXPECT_EQ(r.rows[0][2], Cell(std::to_string(30000 - (30000 + 10) / 11)));
+  EXPECT_EQ(r.rows[0][3], Cell(std::to_string(checkout)));
+
+  options.column_options.resize(1);
+  std::string ignored;
+  StringSink sink(&ignored);
+  EXPECT_FALSE(FileWriter::Open(specs, options, &sink).ok());
+}
+
+// Rows that name the same elements (a resource's attributes on every span
+// of that resource) are remembered and repeated; rows sharing only a
+// first element, null elements, slices over several WriteBatch calls and a
+// dictionary overflow midway must all still come back exactly.
+TEST(WriterTest, SharedListRowsRoundTrip) {
+  std::vector<ColumnSpec> specs = {
+      ColumnSpec::List(ColumnSpec::String("keys", true), true),
+      ColumnSpec::List(ColumnSpec::Int64("values")),
+  };
+  ColumnVector keys = ColumnVector::List(PhysicalType::kByteArray);
+  ColumnVector values = ColumnVector::List(PhysicalType::kInt64);
+  // 40 "resources" of 0..7 elements each, shared by the rows.
+  std::vector<std::pair<uint64_t, uint64_t>> groups;
+  for (int g = 0; g < 40; ++g) {
+    const uint64_t begin = keys.element_count();
+    const int n = g % 8;
+    for (int k = 0; k < n; ++k) {
+      if ((g + k) % 5 == 0) {
+        keys.AppendNull();
+      } else {
+        keys.AppendBytes(fmt::format("key-{}-{}", g % 9, k));
+      }
+      values.AppendInt64(g * 100 + k);
+    }
+    groups.emplace_back(begin, n);
+  }
+  for (int row = 0; row < 20000; ++row) {
+    const auto [begin, count] = groups[(row * 7) % groups.size()];
+    if (row % 97 == 0) {
+      keys.AppendNullList();
+    } else if (row % 13 == 0 && count > 1) {
+      keys.AppendList(begin, count - 1);  // same first element, shorter
+    } else {
+      keys.AppendList(begin, count);
+    }
+    values.AppendList(begin, count);
+  }
+  for (size_t dictionary_limit : {size_t{1} << 20, size_t{200}}) {
+    WriterOptions options;
+    options.column.dictionary_bytes_limit = dictionary_limit;
+    options.column.data_page_max_rows = 3000;
+    for (size_t batch_rows : {size_t{20000}, size_t{4500}}) {
+      const std::string bytes = WriteTable(specs, {keys, values}, options, batch_rows);
+      parquet_testing::ExpectReaderReturnsTable(bytes, specs, {keys, values}, 5, 10, 5000);
+    }
+  }
+  const std::string bytes = WriteTable(specs, {keys, values}, WriterOptions(), 20000);
+  TempFile file(bytes);
+  auto db = OpenDuckDb();
+  query::QueryResult r = MustQuery(
+      *db, fmt::format("SELECT count(*), count(keys), sum(len(keys)), sum(list_sum(\"values\")) "
+                       "FROM read_parquet('{}')",
+                       file.path()));
+  int64_t present = 0, elements = 0, sum = 0;
+  for (int row = 0; row < 20000; ++row) {
+    for (uint64_t k = 0; k < values.lists[row].count; ++k) {
+      sum += values.int64s[values.lists[row].begin + k];
+    }
+    if (keys.is_null_list(row)) continue;
+    ++present;
+    elements += static_cast<int64_t>(keys.lists[row].count);
+  }
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0][0], Cell("20000"));
+  EXPECT_EQ(r.rows[0][1], Cell(std::to_string(present)));
+  EXPECT_EQ(r.rows[0][2], Cell(std::to_string(elements)));
+  EXPECT_EQ(r.rows[0][3], Cell(std::to_string(sum)));
+}
+
 TEST(WriterTest, LongStringStatisticsAreTruncatedBounds) {
   std::vector<ColumnSpec> specs = {ColumnSpec::String("s")};
   ColumnVector s(PhysicalType::kByteArray);

@@ -63,6 +63,15 @@ absl::StatusOr<std::unique_ptr<FileWriter>> FileWriter::Open(std::vector<ColumnS
       options.column.data_page_bytes == 0) {
     return absl::InvalidArgumentError("row group and page limits must be positive and sane");
   }
+  if (!options.column_options.empty() && options.column_options.size() != columns.size()) {
+    return absl::InvalidArgumentError("column_options needs one entry per column");
+  }
+  for (const ColumnWriterOptions& column : options.column_options) {
+    if (column.data_page_max_rows == 0 || column.data_page_max_rows > (1u << 22) ||
+        column.data_page_bytes == 0) {
+      return absl::InvalidArgumentError("page limits must be positive and sane");
+    }
+  }
   for (const SortingColumn& s : options.sorting_columns) {
     if (s.column_idx < 0 || static_cast<size_t>(s.column_idx) >= columns.size()) {
       return absl::InvalidArgumentError(
@@ -80,8 +89,10 @@ FileWriter::FileWriter(std::vector<ColumnSpec> columns, WriterOptions options, B
       sink_(sink),
       compressor_(options_.codec, options_.zstd_level) {
   writers_.reserve(columns_.size());
-  for (const ColumnSpec& spec : columns_) {
-    writers_.push_back(std::make_unique<ColumnWriter>(spec, options_.column, &compressor_));
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    const ColumnWriterOptions& column =
+        options_.column_options.empty() ? options_.column : options_.column_options[c];
+    writers_.push_back(std::make_unique<ColumnWriter>(columns_[c], column, &compressor_));
   }
   metadata_.version = 1;
   metadata_.schema = ToSchemaElements(columns_);
@@ -152,6 +163,7 @@ absl::Status FileWriter::WriteBatch(std::span<const ColumnVector> columns) {
   if (closed_) return absl::FailedPreconditionError("WriteBatch after Close");
   STRATA_RETURN_IF_ERROR(ValidateBatch(columns));
   const size_t rows = columns[0].size();
+  for (auto& writer : writers_) writer->BeginBatch();
   size_t begin = 0;
   while (begin < rows) {
     const size_t room = static_cast<size_t>(options_.row_group_max_rows - row_group_rows_);

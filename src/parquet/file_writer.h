@@ -64,6 +64,10 @@ struct WriterOptions {
   CompressionCodec codec = CompressionCodec::kZstd;
   int zstd_level = 3;
   ColumnWriterOptions column;
+  // Per column (schema order), options replacing `column` (a column's own
+  // zstd level, PLAIN from the start for values that never repeat); empty:
+  // `column` for every column.
+  std::vector<ColumnWriterOptions> column_options;
   int64_t row_group_max_rows = 1 << 20;
   size_t row_group_max_bytes = 128 << 20;
   std::vector<SortingColumn> sorting_columns;

@@ -40,6 +40,24 @@ parquet::WriterOptions MakeWriterOptions(const TableOptions& options, std::strin
   return out;
 }
 
+std::vector<parquet::ColumnWriterOptions> PerColumnOptions(
+    const std::vector<ColumnSpec>& specs, const TableOptions& options,
+    const parquet::ColumnWriterOptions& base, std::span<const std::string_view> full_zstd_columns,
+    std::span<const std::string_view> plain_columns) {
+  auto find = [&](std::string_view name) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].name == name) return i;
+    }
+    STRATA_CHECK(false, "per-column option names a column not in the schema");
+    return specs.size();
+  };
+  std::vector<parquet::ColumnWriterOptions> out(specs.size(), base);
+  for (parquet::ColumnWriterOptions& column : out) column.zstd_level = options.fast_zstd_level;
+  for (std::string_view name : full_zstd_columns) out[find(name)].zstd_level = options.zstd_level;
+  for (std::string_view name : plain_columns) out[find(name)].dictionary_enabled = false;
+  return out;
+}
+
 absl::StatusOr<std::string> WriteTableFile(const std::vector<ColumnSpec>& specs,
                                            std::span<const ColumnVector> columns,
                                            const parquet::WriterOptions& options) {

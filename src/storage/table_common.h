@@ -77,6 +77,12 @@ inline constexpr char kBatchIdKey[] = "strata.batch_id";
 // values (41.0 against 48.3 bytes per span at zstd 3).
 struct TableOptions {
   int zstd_level = 6;
+  // A table may name the columns zstd_level pays off for (spans.parquet
+  // does; ColumnZstdLevels) and compress the others at this level: ids,
+  // durations and already dictionary-coded columns come out the same size
+  // (or smaller) at level 1 for a fraction of the CPU (spans-parquet.md,
+  // "File-level rules").
+  int fast_zstd_level = 1;
   // Row groups are cut when their buffered (uncompressed) bytes reach this.
   size_t row_group_bytes = 128 << 20;
   size_t page_bytes = 1 << 20;
@@ -93,6 +99,16 @@ struct TableOptions {
 parquet::WriterOptions MakeWriterOptions(const TableOptions& options, std::string_view schema,
                                          std::string_view batch_id,
                                          std::vector<parquet::SortingColumn> sorting_columns);
+
+// Per-column writer options (parquet::WriterOptions::column_options):
+// `base` everywhere, then the zstd level options.zstd_level for the columns
+// named in `full_zstd_columns` and options.fast_zstd_level for the others,
+// and no dictionary (PLAIN from the first value) for `plain_columns`, whose
+// values never repeat. Every name must be in `specs`.
+std::vector<parquet::ColumnWriterOptions> PerColumnOptions(
+    const std::vector<parquet::ColumnSpec>& specs, const TableOptions& options,
+    const parquet::ColumnWriterOptions& base, std::span<const std::string_view> full_zstd_columns,
+    std::span<const std::string_view> plain_columns);
 
 // Writes one whole file: specs, then every column (columns[i] matches
 // specs[i]) in one batch. Returns the file bytes.
