@@ -77,8 +77,10 @@ uint32_t ByteDictionaryIndex::Find(std::string_view value, uint64_t* hash) const
     if (slot.index_plus_one == 0) return kNotFound;
     if (slot.tag == tag) {
       const std::string_view candidate = values_[slot.index_plus_one - 1];
+      // memcmp must not see the null data() of an empty view, even with
+      // size 0.
       if (candidate.size() == value.size() &&
-          std::memcmp(candidate.data(), value.data(), value.size()) == 0) {
+          (value.empty() || std::memcmp(candidate.data(), value.data(), value.size()) == 0)) {
         return slot.index_plus_one - 1;
       }
     }
