@@ -20,7 +20,7 @@ step() { printf '\n=== %s\n' "$*"; }
 # (event loop threads answering from storage threads). The gRPC adapter's
 # tests are left out: Debian's libgrpc is not built for ThreadSanitizer, and
 # its internals report races of their own.
-tsan_tests='GroupCommitWriter|Catalog|StorageTest|CrashLoop|TokenAuthenticator|Http|Gzip|IngestService'
+tsan_tests='GroupCommitWriter|Catalog|StorageTest|CrashLoop|TokenAuthenticator|HttpServer|HttpClient|OtlpHttp|GzipTest|IngestService'
 
 step "setup"
 bash scripts/setup.sh
