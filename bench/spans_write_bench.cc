@@ -10,7 +10,7 @@
 //
 // Usage: spans_write_bench [--spans=N] [--file-spans=N] [--request-spans=N]
 //                          [--repeat=N] [--zstd-level=N] [--fast-zstd-level=N]
-//                          [--columns]
+//                          [--page-bytes=N] [--page-rows=N] [--columns]
 // --zstd-level and --fast-zstd-level set TableOptions' two levels (the
 // columns spans.parquet compresses harder, and the rest).
 
@@ -44,6 +44,8 @@ struct Options {
   int repeat = 1;
   int zstd_level = storage::TableOptions().zstd_level;
   int fast_zstd_level = storage::TableOptions().fast_zstd_level;
+  uint64_t page_bytes = storage::TableOptions().page_bytes;
+  uint64_t page_rows = storage::TableOptions().page_rows;
   bool columns = false;
 };
 
@@ -97,6 +99,8 @@ int Run(const Options& options) {
   storage::TableOptions table_options;
   table_options.zstd_level = options.zstd_level;
   table_options.fast_zstd_level = options.fast_zstd_level;
+  table_options.page_bytes = options.page_bytes;
+  table_options.page_rows = options.page_rows;
   std::vector<std::string> written;
   const double cpu_start = ThreadCpuSeconds();
   const uint64_t faults_start = ThreadMinorFaults();
@@ -184,12 +188,17 @@ int main(int argc, char** argv) {
       options.zstd_level = static_cast<int>(v);
     } else if (arg.starts_with("--fast-zstd-level=")) {
       options.fast_zstd_level = std::atoi(std::string(arg.substr(18)).c_str());
+    } else if (strata::ParseFlag(arg, "--page-bytes", &v)) {
+      options.page_bytes = std::max<uint64_t>(1, v);
+    } else if (strata::ParseFlag(arg, "--page-rows", &v)) {
+      options.page_rows = std::max<uint64_t>(1, v);
     } else if (arg == "--columns") {
       options.columns = true;
     } else {
       std::fprintf(stderr,
                    "usage: spans_write_bench [--spans=N] [--file-spans=N] [--request-spans=N] "
-                   "[--repeat=N] [--zstd-level=N] [--fast-zstd-level=N] [--columns]\n");
+                   "[--repeat=N] [--zstd-level=N] [--fast-zstd-level=N] [--page-bytes=N] "
+                   "[--page-rows=N] [--columns]\n");
       return 2;
     }
   }

@@ -2,7 +2,7 @@
 # Sets up, builds and runs every test: the debug build's full ctest suite
 # (with the end-to-end suites against a real server), everything again under
 # ASan+UBSan, the concurrency tests under ThreadSanitizer, each libFuzzer
-# target for a bounded time, and the decode, writer and ingest benchmarks in
+# target for a bounded time, and the decode, writer, ingest and query benchmarks in
 # quick mode to prove they run. Exits non-zero on the first failure.
 #
 # STRATA_FUZZ_SECONDS overrides the per-target fuzzing time (default 60).
@@ -17,10 +17,11 @@ step() { printf '\n=== %s\n' "$*"; }
 # The tests that exercise threads: the storage engine (the writer, the
 # catalog's pins and retirement, the assembled engine, the crash loop), the
 # token authenticator's refresh thread, and the OTLP/HTTP server and client
-# (event loop threads answering from storage threads). The gRPC adapter's
+# (event loop threads answering from storage threads), and the query pool
+# (connection checkout, the deadline timer). The gRPC adapter's
 # tests are left out: Debian's libgrpc is not built for ThreadSanitizer, and
 # its internals report races of their own.
-tsan_tests='GroupCommitWriter|Catalog|StorageTest|CrashLoop|TokenAuthenticator|HttpServer|HttpClient|OtlpHttp|GzipTest|IngestService'
+tsan_tests='GroupCommitWriter|Catalog|StorageTest|CrashLoop|TokenAuthenticator|HttpServer|HttpClient|OtlpHttp|GzipTest|IngestService|QueryPool'
 
 step "setup"
 bash scripts/setup.sh
@@ -37,7 +38,8 @@ ctest --preset asan -j2 --timeout 1200
 
 step "tsan: storage concurrency tests"
 cmake --preset tsan >/dev/null
-cmake --build --preset tsan --target storage_test storage_suite_test control_test server_test
+cmake --build --preset tsan --target storage_test storage_suite_test control_test server_test \
+  query_test
 TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp" \
   ctest --preset tsan -j2 --timeout 1200 -R "$tsan_tests"
 
@@ -55,5 +57,8 @@ cmake --build --preset release --target strata
 
 step "ingest benchmark (quick)"
 (cd build/release && ./strata bench ingest --phase-sec 3)
+
+step "query benchmark (quick)"
+(cd build/release && ./strata bench query --spans 400000 --batches 20 --lookups 300 --scans 3)
 
 step "all tests passed"

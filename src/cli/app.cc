@@ -5,11 +5,13 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/bench_ingest.h"
+#include "cli/bench_query.h"
 #include "cli/bench_writer.h"
 #include "cli/environment.h"
 #include "cli/flags.h"
 #include "cli/loadgen.h"
 #include "cli/serve.h"
+#include "cli/sql_cmd.h"
 #include "cli/token_cmd.h"
 #include "common/runbook.h"
 #include "spdlog/spdlog.h"
@@ -54,6 +56,16 @@ int Main(int argc, char** argv, char** envp) {
           "How long shutdown waits for in-flight exports and the writer");
   AddFlag(serve_cmd, &env_names, "http-io-threads", &serve.http_io_threads,
           "Event-loop threads of the OTLP/HTTP listener");
+  AddFlag(serve_cmd, &env_names, "query-memory-limit-bytes", &serve.query_memory_limit_bytes,
+          "DuckDB's memory limit (0: half of the cgroup's or the machine's memory)");
+  AddFlag(serve_cmd, &env_names, "query-threads", &serve.query_threads,
+          "DuckDB worker threads (0: one per core)");
+  AddFlag(serve_cmd, &env_names, "query-concurrency", &serve.query_concurrency,
+          "Queries that run at once (more wait, then get 429)");
+  AddFlag(serve_cmd, &env_names, "query-timeout-sec", &serve.query_timeout_sec,
+          "Deadline of each query; it is interrupted after it");
+  AddFlag(serve_cmd, &env_names, "api-workers", &serve.api_workers,
+          "Threads that answer REST API requests");
 
   LoadgenOptions loadgen;
   CLI::App* loadgen_cmd =
@@ -141,6 +153,38 @@ int Main(int argc, char** argv, char** envp) {
   bench_ingest_cmd->add_flag("--keep", bench_ingest.keep, "Keep the working directory");
   bench_ingest_cmd->add_option("--seed", bench_ingest.seed, "Traffic seed")->capture_default_str();
 
+  BenchQueryOptions bench_query;
+  CLI::App* bench_query_cmd = bench_cmd->add_subcommand(
+      "query", "Trace by id, search and aggregate latency on a large data directory");
+  bench_query_cmd->add_option("--spans", bench_query.spans, "Spans to write")
+      ->capture_default_str();
+  bench_query_cmd->add_option("--batches", bench_query.batches, "Batches to write them in")
+      ->capture_default_str();
+  bench_query_cmd->add_option("--dir", bench_query.data_dir,
+                              "Data directory (default ./strata-bench-query, removed after)");
+  bench_query_cmd->add_flag("--keep", bench_query.keep, "Keep the data directory");
+  bench_query_cmd->add_flag("--reuse", bench_query.reuse,
+                            "Query the data directory given by --dir as it is");
+  bench_query_cmd->add_option("--lookups", bench_query.lookups,
+                              "Present and absent trace ids looked up (each)")
+      ->capture_default_str();
+  bench_query_cmd->add_option("--scans", bench_query.scans,
+                              "Runs of the DuckDB scan, the search and the aggregate")
+      ->capture_default_str();
+  bench_query_cmd->add_option("--seed", bench_query.seed, "Traffic seed")->capture_default_str();
+
+  SqlOptions sql;
+  CLI::App* sql_cmd = app.add_subcommand(
+      "sql", "Read-only SQL over spans, logs and metrics of a running server");
+  AddFlag(sql_cmd, &env_names, "api-address", &sql.api_address, "The server's API address");
+  AddFlag(sql_cmd, &env_names, "token", &sql.token, "A token with read scope");
+  sql_cmd->add_option("-c,--command", sql.command, "Run this statement and exit");
+  sql_cmd->add_option("--limit", sql.limit, "Most rows shown per statement")
+      ->capture_default_str();
+  sql_cmd->add_option("--timeout-sec", sql.timeout_sec, "How long to wait for an answer")
+      ->capture_default_str();
+  sql_cmd->add_flag("--json", sql.json, "Print the API's JSON instead of a table");
+
   std::unique_ptr<TokenCommands> token = AddTokenCommands(&app, &env_names);
 
   try {
@@ -158,6 +202,8 @@ int Main(int argc, char** argv, char** envp) {
   if (bench_writer_cmd->parsed()) return RunBenchWriter(bench_writer);
   if (loadgen_cmd->parsed()) return RunLoadgen(loadgen);
   if (bench_ingest_cmd->parsed()) return RunBenchIngest(bench_ingest);
+  if (bench_query_cmd->parsed()) return RunBenchQuery(bench_query);
+  if (sql_cmd->parsed()) return RunSql(sql);
   return 2;
 }
 

@@ -6,12 +6,15 @@
 #include <atomic>
 #include <filesystem>
 
+#include "absl/cleanup/cleanup.h"
+#include "api/api_server.h"
 #include "common/host_port.h"
 #include "common/runbook.h"
 #include "control/token_authenticator.h"
 #include "control/token_store.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
+#include "query/query_pool.h"
 #include "server/grpc_adapter.h"
 #include "server/http_adapter.h"
 #include "server/ingest_metrics.h"
@@ -36,8 +39,27 @@ constexpr uint64_t kWantedOpenFiles = 65'536;
 struct ServerState {
   std::atomic<Phase> phase{Phase::kRecovering};
   std::atomic<const storage::Storage*> storage{nullptr};
+  // The REST API's router, set once the query side is open.
+  std::atomic<const server::HttpHandler*> api{nullptr};
   server::IngestMetrics metrics;
 };
+
+// Forwards /api/ requests to the REST API once it exists: the API listener
+// starts before storage, tokens and the query pool are open.
+void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
+  auto forward = [&state](server::HttpRequest request, server::HttpResponder responder) {
+    const server::HttpHandler* api = state.api.load();
+    if (api == nullptr) {
+      server::HttpResponse response = server::HttpResponse::Text(503, "recovering\n");
+      response.headers.emplace_back("Retry-After", "1");
+      responder.Respond(std::move(response));
+      return;
+    }
+    (*api)(std::move(request), std::move(responder));
+  };
+  router->AddPrefix("GET", "/api/", forward);
+  router->AddPrefix("POST", "/api/", forward);
+}
 
 server::HealthChecks HealthChecksFor(ServerState& state) {
   return server::HealthChecks{
@@ -98,6 +120,14 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (!(options.drain_timeout_sec >= 0)) {
     return absl::InvalidArgumentError("--drain-timeout-sec must be >= 0");
   }
+  if (options.query_threads < 0) return absl::InvalidArgumentError("--query-threads must be >= 0");
+  if (options.query_concurrency < 1) {
+    return absl::InvalidArgumentError("--query-concurrency must be >= 1");
+  }
+  if (!(options.query_timeout_sec > 0)) {
+    return absl::InvalidArgumentError("--query-timeout-sec must be > 0");
+  }
+  if (options.api_workers < 1) return absl::InvalidArgumentError("--api-workers must be >= 1");
   if (options.http_io_threads < 1) {
     return absl::InvalidArgumentError("--http-io-threads must be >= 1");
   }
@@ -135,6 +165,7 @@ int RunServe(const ServeOptions& options) {
   ServerState state;
   server::HttpRouter api_routes;
   server::AddHealthRoutes(&api_routes, HealthChecksFor(state));
+  AddApiForwarding(&api_routes, state);
   absl::StatusOr<std::unique_ptr<server::HttpServer>> api = server::HttpServer::Start(
       server::HttpServerOptions{.address = options.api_address}, std::move(api_routes).ToHandler());
   if (!api.ok()) {
@@ -146,8 +177,11 @@ int RunServe(const ServeOptions& options) {
   PosixFileSystem fs;
   storage::StorageOptions storage_options;
   storage_options.writer.inflight_bytes_limit = options.inflight_bytes_limit;
+  // Absolute, so the files queries name lie under the one directory DuckDB
+  // may read.
+  const std::string data_path = ec ? options.data_dir : data_dir.lexically_normal().string();
   absl::StatusOr<std::unique_ptr<storage::Storage>> storage =
-      storage::Storage::Open(fs, options.data_dir, storage_options);
+      storage::Storage::Open(fs, data_path, storage_options);
   if (!storage.ok()) {
     // Recovery's refusals already name the runbook section.
     spdlog::error("strata serve: cannot open the data directory: {}", storage.status().ToString());
@@ -192,6 +226,50 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
   (*authenticator)->Start();
+
+  const auto query_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(std::max(1.0, options.query_timeout_sec * 1000)));
+  absl::StatusOr<std::unique_ptr<query::QueryPool>> pool =
+      query::QueryPool::Open(query::QueryPoolOptions{
+          .data_dir = data_path,
+          .max_concurrent = options.query_concurrency,
+          .threads = options.query_threads,
+          .memory_limit_bytes = options.query_memory_limit_bytes,
+          .default_deadline = query_timeout,
+      });
+  if (!pool.ok()) {
+    spdlog::error("strata serve: cannot start the query engine: {}; {}", pool.status().ToString(),
+                  RunbookRef("query-engine-cannot-start"));
+    return 1;
+  }
+  spdlog::info("strata serve: query engine ready: memory_limit={} MiB threads={} concurrency={} "
+               "timeout={} s",
+               (*pool)->options().memory_limit_bytes >> 20, (*pool)->options().threads,
+               (*pool)->options().max_concurrent, options.query_timeout_sec);
+  storage::Storage* const storage_ptr = storage->get();
+  const control::TokenAuthenticator* const auth_ptr = authenticator->get();
+  auto rest_api = std::make_unique<api::Api>(api::ApiOptions{
+      .storage = [storage_ptr] { return storage_ptr; },
+      .pool = pool->get(),
+      .fs = &fs,
+      .data_dir = data_path,
+      .authorize =
+          [auth_ptr](std::string_view token) {
+            return auth_ptr->Authorize(token, control::TokenScope::kRead);
+          },
+      .worker_threads = options.api_workers,
+      .query_deadline = query_timeout,
+  });
+  server::HttpRouter rest_routes;
+  rest_api->AddRoutes(&rest_routes);
+  const server::HttpHandler rest_handler = std::move(rest_routes).ToHandler();
+  state.api.store(&rest_handler);
+  // Whichever way this function returns, the API listener stops (no handler
+  // runs any more) before the REST API and the engines it reads go.
+  absl::Cleanup stop_api_listener = [&api, &state] {
+    (*api)->Shutdown(std::chrono::seconds(1));
+    state.api.store(nullptr);
+  };
 
   server::IngestService ingest(**storage, TokenCheckFor(**authenticator), state.metrics,
                                server::IngestService::Options{
@@ -250,7 +328,8 @@ int RunServe(const ServeOptions& options) {
     spdlog::warn("strata serve: could not record the tokens' last use: {}", s.ToString());
   }
   state.storage.store(nullptr);
-  (*api)->Shutdown(std::chrono::seconds(1));
+  std::move(stop_api_listener).Invoke();
+  rest_api.reset();  // joins its workers: no query runs on the storage any more
   storage->reset();
   spdlog::info("strata serve: stopped");
   return 0;

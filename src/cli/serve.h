@@ -3,7 +3,8 @@
 // `strata serve`: strata's main job. It opens the API listener first (so
 // /healthz answers and /readyz says "recovering" during boot), opens and
 // recovers the data directory, makes sure an ingest token exists (printing a
-// new one once), then serves OTLP/gRPC and OTLP/HTTP until SIGINT or
+// new one once), opens the query pool and the REST API (/api/v1/, answered
+// 503 "recovering" until then), then serves OTLP/gRPC and OTLP/HTTP until SIGINT or
 // SIGTERM. Shutdown stops accepting, lets in-flight exports finish up to
 // the drain timeout, drains the writer and exits 0.
 //
@@ -34,6 +35,15 @@ struct ServeOptions {
   // How long shutdown waits for in-flight exports and the writer.
   double drain_timeout_sec = 10;
   int http_io_threads = 1;
+  // The query side (docs/operations.md, "Querying"): DuckDB's memory limit
+  // in bytes (0: half of the cgroup's or the machine's memory), its worker
+  // threads (0: one per core), queries run at once, each query's deadline,
+  // and the API's worker threads.
+  uint64_t query_memory_limit_bytes = 0;
+  int query_threads = 0;
+  int query_concurrency = 2;
+  double query_timeout_sec = 30;
+  int api_workers = 4;
 };
 
 // Checks the options; InvalidArgument names the bad one.

@@ -3,6 +3,7 @@
 #include <duckdb.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <utility>
 
@@ -40,8 +41,7 @@ class ConfigGuard {
   }
   absl::Status Set(const char* name, const std::string& value) {
     if (duckdb_set_config(config_, name, value.c_str()) != DuckDBSuccess) {
-      return absl::InvalidArgumentError(
-          fmt::format("duckdb: rejected setting {}={}", name, value));
+      return absl::InvalidArgumentError(fmt::format("duckdb: rejected setting {}={}", name, value));
     }
     return absl::OkStatus();
   }
@@ -327,5 +327,510 @@ absl::Status DuckDbEngine::CreateTableFromColumns(std::string_view table,
 }
 
 std::string DuckDbEngine::LibraryVersion() { return duckdb_library_version(); }
+
+absl::StatusOr<std::string> DuckDbTypeName(const parquet::ColumnSpec& spec) {
+  absl::StatusOr<DuckColumnType> type = ColumnTypeFor(spec);
+  if (!type.ok()) return type.status();
+  return std::move(type->sql);
+}
+
+// ---------------------------------------------------------------------------
+// QueryDatabase and QueryConnection.
+
+struct QueryDatabase::Handle {
+  duckdb_database database = nullptr;
+  ~Handle() {
+    if (database != nullptr) duckdb_close(&database);
+  }
+};
+
+struct QueryConnection::Handle {
+  duckdb_connection connection = nullptr;
+  ~Handle() {
+    if (connection != nullptr) duckdb_disconnect(&connection);
+  }
+};
+
+namespace {
+
+// A SQL string literal: single quotes doubled.
+std::string SqlLiteral(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  out += '\'';
+  return out;
+}
+
+// Runs one setup statement on `connection`.
+absl::Status RunSetup(duckdb_connection connection, const std::string& sql) {
+  ResultGuard result;
+  if (duckdb_query(connection, sql.c_str(), result.get()) != DuckDBSuccess) {
+    const char* error = duckdb_result_error(result.get());
+    return absl::InternalError(
+        fmt::format("duckdb: {} failed: {}", sql, error != nullptr ? error : "unknown error"));
+  }
+  return absl::OkStatus();
+}
+
+// Owns a duckdb_logical_type.
+class LogicalTypeGuard {
+ public:
+  explicit LogicalTypeGuard(duckdb_logical_type type) : type_(type) {}
+  ~LogicalTypeGuard() {
+    if (type_ != nullptr) duckdb_destroy_logical_type(&type_);
+  }
+  LogicalTypeGuard(const LogicalTypeGuard&) = delete;
+  LogicalTypeGuard& operator=(const LogicalTypeGuard&) = delete;
+  duckdb_logical_type get() const { return type_; }
+
+ private:
+  duckdb_logical_type type_;
+};
+
+// Takes ownership of a string DuckDB allocated.
+std::string TakeString(char* text) {
+  std::string out = text != nullptr ? text : "";
+  duckdb_free(text);
+  return out;
+}
+
+// Names of the types that have no parameters.
+constexpr std::pair<duckdb_type, const char*> kSimpleTypeNames[] = {
+    {DUCKDB_TYPE_BOOLEAN, "BOOLEAN"},
+    {DUCKDB_TYPE_TINYINT, "TINYINT"},
+    {DUCKDB_TYPE_SMALLINT, "SMALLINT"},
+    {DUCKDB_TYPE_INTEGER, "INTEGER"},
+    {DUCKDB_TYPE_BIGINT, "BIGINT"},
+    {DUCKDB_TYPE_UTINYINT, "UTINYINT"},
+    {DUCKDB_TYPE_USMALLINT, "USMALLINT"},
+    {DUCKDB_TYPE_UINTEGER, "UINTEGER"},
+    {DUCKDB_TYPE_UBIGINT, "UBIGINT"},
+    {DUCKDB_TYPE_HUGEINT, "HUGEINT"},
+    {DUCKDB_TYPE_UHUGEINT, "UHUGEINT"},
+    {DUCKDB_TYPE_FLOAT, "FLOAT"},
+    {DUCKDB_TYPE_DOUBLE, "DOUBLE"},
+    {DUCKDB_TYPE_DATE, "DATE"},
+    {DUCKDB_TYPE_TIME, "TIME"},
+    {DUCKDB_TYPE_TIME_NS, "TIME_NS"},
+    {DUCKDB_TYPE_TIME_TZ, "TIME WITH TIME ZONE"},
+    {DUCKDB_TYPE_TIMESTAMP, "TIMESTAMP"},
+    {DUCKDB_TYPE_TIMESTAMP_S, "TIMESTAMP_S"},
+    {DUCKDB_TYPE_TIMESTAMP_MS, "TIMESTAMP_MS"},
+    {DUCKDB_TYPE_TIMESTAMP_NS, "TIMESTAMP_NS"},
+    {DUCKDB_TYPE_TIMESTAMP_TZ, "TIMESTAMP WITH TIME ZONE"},
+    {DUCKDB_TYPE_INTERVAL, "INTERVAL"},
+    {DUCKDB_TYPE_VARCHAR, "VARCHAR"},
+    {DUCKDB_TYPE_BLOB, "BLOB"},
+    {DUCKDB_TYPE_UUID, "UUID"},
+    {DUCKDB_TYPE_BIT, "BIT"},
+    {DUCKDB_TYPE_BIGNUM, "BIGNUM"},
+    {DUCKDB_TYPE_ENUM, "ENUM"},
+    {DUCKDB_TYPE_UNION, "UNION"},
+    {DUCKDB_TYPE_SQLNULL, "\"NULL\""},
+};
+
+// DuckDB's name of `type`, as typeof() prints it.
+std::string TypeName(duckdb_logical_type type) {
+  const duckdb_type id = duckdb_get_type_id(type);
+  for (const auto& [simple, name] : kSimpleTypeNames) {
+    if (simple == id) return name;
+  }
+  switch (id) {
+    case DUCKDB_TYPE_DECIMAL:
+      return fmt::format("DECIMAL({},{})", duckdb_decimal_width(type), duckdb_decimal_scale(type));
+    case DUCKDB_TYPE_LIST: {
+      LogicalTypeGuard child(duckdb_list_type_child_type(type));
+      return TypeName(child.get()) + "[]";
+    }
+    case DUCKDB_TYPE_ARRAY: {
+      LogicalTypeGuard child(duckdb_array_type_child_type(type));
+      return fmt::format("{}[{}]", TypeName(child.get()), duckdb_array_type_array_size(type));
+    }
+    case DUCKDB_TYPE_MAP: {
+      LogicalTypeGuard key(duckdb_map_type_key_type(type));
+      LogicalTypeGuard value(duckdb_map_type_value_type(type));
+      return fmt::format("MAP({}, {})", TypeName(key.get()), TypeName(value.get()));
+    }
+    case DUCKDB_TYPE_STRUCT: {
+      std::string out = "STRUCT(";
+      const idx_t children = duckdb_struct_type_child_count(type);
+      for (idx_t i = 0; i < children; ++i) {
+        LogicalTypeGuard child(duckdb_struct_type_child_type(type, i));
+        out +=
+            fmt::format("{}{} {}", i == 0 ? "" : ", ",
+                        TakeString(duckdb_struct_type_child_name(type, i)), TypeName(child.get()));
+      }
+      return out + ")";
+    }
+    default:
+      return "UNKNOWN";
+  }
+}
+
+// Lowercase hex of `bytes`.
+std::string Hex(const void* data, idx_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::string out(size * 2, '0');
+  for (idx_t i = 0; i < size; ++i) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 0xF];
+  }
+  return out;
+}
+
+// The rows of a materialized `result`, at most `max_rows` of them.
+QueryResult CollectRows(duckdb_result* result, size_t max_rows) {
+  QueryResult out;
+  const idx_t columns = duckdb_column_count(result);
+  const idx_t rows = duckdb_row_count(result);
+  std::vector<bool> blob(columns);
+  for (idx_t c = 0; c < columns; ++c) {
+    out.columns.emplace_back(duckdb_column_name(result, c));
+    LogicalTypeGuard type(duckdb_column_logical_type(result, c));
+    out.types.push_back(TypeName(type.get()));
+    blob[c] = duckdb_column_type(result, c) == DUCKDB_TYPE_BLOB;
+  }
+  const idx_t kept = std::min<idx_t>(rows, max_rows);
+  out.truncated = rows > kept;
+  out.rows.reserve(kept);
+  for (idx_t r = 0; r < kept; ++r) {
+    auto& row = out.rows.emplace_back();
+    row.reserve(columns);
+    for (idx_t c = 0; c < columns; ++c) {
+      if (duckdb_value_is_null(result, c, r)) {
+        row.emplace_back(std::nullopt);
+      } else if (blob[c]) {
+        duckdb_blob value = duckdb_value_blob(result, c, r);
+        row.emplace_back(Hex(value.data, value.size));
+        duckdb_free(value.data);
+      } else {
+        row.emplace_back(TakeString(duckdb_value_varchar(result, c, r)));
+      }
+    }
+  }
+  return out;
+}
+
+// DuckDB's error, as a Status of the code query_pool.h promises.
+absl::Status ErrorStatus(duckdb_error_type type, std::string_view message) {
+  if (type == DUCKDB_ERROR_INTERRUPT) {
+    return absl::CancelledError(fmt::format("duckdb: {}", message));
+  }
+  // Errors from preparing carry no type, only DuckDB's text, which starts
+  // with the error's kind.
+  if (type == DUCKDB_ERROR_OUT_OF_MEMORY || message.starts_with("Out of Memory Error")) {
+    return absl::ResourceExhaustedError(fmt::format("duckdb: {}", message));
+  }
+  if (message.starts_with("INTERRUPT Error")) {
+    return absl::CancelledError(fmt::format("duckdb: {}", message));
+  }
+  return absl::InvalidArgumentError(fmt::format("duckdb: {}", message));
+}
+
+// Owns a duckdb_prepared_statement.
+class PreparedGuard {
+ public:
+  PreparedGuard() = default;
+  ~PreparedGuard() { duckdb_destroy_prepare(&prepared_); }
+  PreparedGuard(const PreparedGuard&) = delete;
+  PreparedGuard& operator=(const PreparedGuard&) = delete;
+  duckdb_prepared_statement* out() { return &prepared_; }
+  duckdb_prepared_statement get() const { return prepared_; }
+  std::string error() const {
+    const char* error = duckdb_prepare_error(prepared_);
+    return error != nullptr ? error : "cannot prepare the statement";
+  }
+
+ private:
+  duckdb_prepared_statement prepared_ = nullptr;
+};
+
+// Owns duckdb_extracted_statements.
+class ExtractedGuard {
+ public:
+  ExtractedGuard() = default;
+  ~ExtractedGuard() { duckdb_destroy_extracted(&extracted_); }
+  ExtractedGuard(const ExtractedGuard&) = delete;
+  ExtractedGuard& operator=(const ExtractedGuard&) = delete;
+  duckdb_extracted_statements* out() { return &extracted_; }
+  duckdb_extracted_statements get() const { return extracted_; }
+
+ private:
+  duckdb_extracted_statements extracted_ = nullptr;
+};
+
+absl::Status BindParams(duckdb_prepared_statement prepared, std::span<const QueryParam> params) {
+  const idx_t expected = duckdb_nparams(prepared);
+  if (expected != params.size()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "duckdb: the statement has {} parameters, {} were given", expected, params.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const idx_t index = i + 1;
+    duckdb_state state = DuckDBError;
+    if (const auto* text = std::get_if<std::string>(&params[i])) {
+      state = duckdb_bind_varchar_length(prepared, index, text->data(), text->size());
+    } else if (const auto* i64 = std::get_if<int64_t>(&params[i])) {
+      state = duckdb_bind_int64(prepared, index, *i64);
+    } else if (const auto* u64 = std::get_if<uint64_t>(&params[i])) {
+      state = duckdb_bind_uint64(prepared, index, *u64);
+    } else if (const auto* d = std::get_if<double>(&params[i])) {
+      state = duckdb_bind_double(prepared, index, *d);
+    } else if (const auto* b = std::get_if<bool>(&params[i])) {
+      state = duckdb_bind_boolean(prepared, index, *b);
+    } else if (const auto* blob = std::get_if<Blob>(&params[i])) {
+      state = duckdb_bind_blob(prepared, index, blob->bytes.data(), blob->bytes.size());
+    }
+    if (state != DuckDBSuccess) {
+      return absl::InvalidArgumentError(fmt::format("duckdb: cannot bind parameter ${}", index));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// If `sql` starts with keyword `word` (case-insensitive) followed by white
+// space, the rest after that space; else nullopt.
+std::optional<std::string_view> AfterKeyword(std::string_view sql, std::string_view word) {
+  size_t i = 0;
+  while (i < sql.size() && IsSpace(sql[i])) ++i;
+  if (sql.size() - i <= word.size()) return std::nullopt;
+  for (size_t k = 0; k < word.size(); ++k) {
+    if (std::tolower(static_cast<unsigned char>(sql[i + k])) != word[k]) return std::nullopt;
+  }
+  if (!IsSpace(sql[i + word.size()])) return std::nullopt;
+  return sql.substr(i + word.size());
+}
+
+absl::Status ResultError(duckdb_result* result) {
+  const char* error = duckdb_result_error(result);
+  return ErrorStatus(duckdb_result_error_type(result), error != nullptr ? error : "query failed");
+}
+
+// True when `text` holds only white space, comments and semicolons.
+bool OnlyCommentsAndSemicolons(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    if (IsSpace(text[i]) || text[i] == ';') {
+      ++i;
+    } else if (text.substr(i).starts_with("--")) {
+      const size_t line_end = text.find('\n', i);
+      if (line_end == std::string_view::npos) return true;
+      i = line_end + 1;
+    } else if (text.substr(i).starts_with("/*")) {
+      const size_t end = text.find("*/", i + 2);
+      if (end == std::string_view::npos) return false;
+      i = end + 2;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `sql` without its terminating semicolon and what follows it: cut at the
+// first ';' after which only comments, white space and semicolons remain.
+// (A ';' inside a string literal can fool this; the caller then tries the
+// text unchanged.)
+std::string_view WithoutTerminator(std::string_view sql) {
+  size_t cut = std::string_view::npos;
+  for (size_t at = sql.rfind(';'); at != std::string_view::npos;
+       at = at == 0 ? std::string_view::npos : sql.rfind(';', at - 1)) {
+    if (OnlyCommentsAndSemicolons(sql.substr(at + 1))) cut = at;
+  }
+  return cut == std::string_view::npos ? sql : sql.substr(0, cut);
+}
+
+// "SELECT * FROM (<statement>) LIMIT <max_rows + 1>"; the line break before
+// ')' ends a trailing line comment.
+std::string LimitedSelect(std::string_view statement, size_t max_rows) {
+  const uint64_t limit = max_rows < (uint64_t{1} << 62) ? max_rows + 1 : max_rows;
+  return fmt::format("SELECT * FROM (\n{}\n) LIMIT {}", statement, limit);
+}
+
+// OK when `prepared` (the one statement of `sql`) only reads: a SELECT,
+// or an EXPLAIN [ANALYZE] of one. `depth` bounds the recursion.
+absl::Status CheckReadOnly(duckdb_connection connection, std::string_view sql,
+                           duckdb_prepared_statement prepared, int depth) {
+  const duckdb_statement_type type = duckdb_prepared_statement_type(prepared);
+  if (type == DUCKDB_STATEMENT_TYPE_SELECT) return absl::OkStatus();
+  if (type != DUCKDB_STATEMENT_TYPE_EXPLAIN) {
+    return absl::InvalidArgumentError(
+        "query: only a SELECT (or EXPLAIN of a SELECT) is allowed; this statement is not "
+        "read-only");
+  }
+  // EXPLAIN ANALYZE runs the statement it explains, so that must be a
+  // SELECT as well. Anything but "EXPLAIN [ANALYZE] <statement>" (leading
+  // comments, options) is refused rather than parsed.
+  std::optional<std::string_view> inner = AfterKeyword(sql, "explain");
+  if (inner.has_value()) {
+    std::optional<std::string_view> analyzed = AfterKeyword(*inner, "analyze");
+    if (!analyzed.has_value()) analyzed = AfterKeyword(*inner, "analyse");
+    if (analyzed.has_value()) inner = analyzed;
+  }
+  if (!inner.has_value() || depth > 0) {
+    return absl::InvalidArgumentError("query: only EXPLAIN [ANALYZE] <SELECT> is allowed");
+  }
+  const std::string text(*inner);
+  ExtractedGuard extracted;
+  if (duckdb_extract_statements(connection, text.c_str(), extracted.out()) != 1) {
+    return absl::InvalidArgumentError("query: only EXPLAIN [ANALYZE] <SELECT> is allowed");
+  }
+  PreparedGuard inner_prepared;
+  if (duckdb_prepare_extracted_statement(connection, extracted.get(), 0, inner_prepared.out()) !=
+      DuckDBSuccess) {
+    return ErrorStatus(DUCKDB_ERROR_INVALID, inner_prepared.error());
+  }
+  return CheckReadOnly(connection, text, inner_prepared.get(), depth + 1);
+}
+
+}  // namespace
+
+QueryDatabase::QueryDatabase(std::unique_ptr<Handle> handle) : handle_(std::move(handle)) {}
+QueryDatabase::~QueryDatabase() = default;
+
+absl::StatusOr<std::unique_ptr<QueryDatabase>> QueryDatabase::Open(
+    const QueryDatabaseOptions& options) {
+  if (options.memory_limit_bytes == 0 || options.temp_directory.empty()) {
+    return absl::InvalidArgumentError("duckdb: a memory limit and a temp directory are needed");
+  }
+  ConfigGuard config;
+  if (absl::Status s = config.Create(); !s.ok()) return s;
+  // Settings DuckDB takes at open; the rest need SQL (allowed_directories
+  // must be set before external access is turned off, and TimeZone belongs
+  // to the ICU extension, loaded during open).
+  const std::pair<const char*, std::string> settings[] = {
+      {"memory_limit",
+       fmt::format("{}KiB", std::max<uint64_t>(1, options.memory_limit_bytes / 1024))},
+      {"temp_directory", options.temp_directory},
+      {"autoinstall_known_extensions", "false"},
+      {"autoload_known_extensions", "false"},
+  };
+  for (const auto& [name, value] : settings) {
+    if (absl::Status s = config.Set(name, value); !s.ok()) return absl::InternalError(s.message());
+  }
+  if (options.threads > 0) {
+    if (absl::Status s = config.Set("threads", std::to_string(options.threads)); !s.ok()) {
+      return absl::InternalError(s.message());
+    }
+  }
+  auto handle = std::make_unique<Handle>();
+  char* error = nullptr;
+  if (duckdb_open_ext(nullptr, &handle->database, config.get(), &error) != DuckDBSuccess) {
+    std::string message = TakeString(error);
+    return absl::InternalError(fmt::format("duckdb: cannot open database: {}", message));
+  }
+  QueryConnection::Handle setup;
+  if (duckdb_connect(handle->database, &setup.connection) != DuckDBSuccess) {
+    return absl::InternalError("duckdb: cannot connect");
+  }
+  std::string allowed;
+  for (const std::string& dir : options.allowed_directories) {
+    allowed += (allowed.empty() ? "" : ", ") + SqlLiteral(dir);
+  }
+  const std::string statements[] = {
+      "SET GLOBAL TimeZone = 'UTC'",
+      fmt::format("SET GLOBAL allowed_directories = [{}]", allowed),
+      "SET GLOBAL enable_external_access = false",
+      "SET GLOBAL lock_configuration = true",
+  };
+  for (const std::string& sql : statements) {
+    if (absl::Status s = RunSetup(setup.connection, sql); !s.ok()) return s;
+  }
+  return std::unique_ptr<QueryDatabase>(new QueryDatabase(std::move(handle)));
+}
+
+absl::StatusOr<std::unique_ptr<QueryConnection>> QueryDatabase::Connect() {
+  auto handle = std::make_unique<QueryConnection::Handle>();
+  if (duckdb_connect(handle_->database, &handle->connection) != DuckDBSuccess) {
+    return absl::InternalError("duckdb: cannot connect");
+  }
+  return std::unique_ptr<QueryConnection>(new QueryConnection(std::move(handle)));
+}
+
+QueryConnection::QueryConnection(std::unique_ptr<Handle> handle) : handle_(std::move(handle)) {}
+QueryConnection::~QueryConnection() = default;
+
+void QueryConnection::Interrupt() { duckdb_interrupt(handle_->connection); }
+
+absl::StatusOr<QueryResult> QueryConnection::Run(std::string_view sql,
+                                                 std::span<const QueryParam> params,
+                                                 size_t max_rows, bool read_only) {
+  const std::string text(sql);
+  duckdb_connection connection = handle_->connection;
+  ExtractedGuard extracted;
+  const idx_t count = duckdb_extract_statements(connection, text.c_str(), extracted.out());
+  if (count == 0) {
+    const char* error = duckdb_extract_statements_error(extracted.get());
+    return absl::InvalidArgumentError(
+        fmt::format("duckdb: {}", error != nullptr ? error : "no statement"));
+  }
+  if (read_only && count != 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("query: exactly one statement is allowed, the SQL holds {}", count));
+  }
+  for (idx_t i = 0; i < count; ++i) {
+    const bool last = i + 1 == count;
+    PreparedGuard prepared;
+    if (duckdb_prepare_extracted_statement(connection, extracted.get(), i, prepared.out()) !=
+        DuckDBSuccess) {
+      return ErrorStatus(DUCKDB_ERROR_INVALID, prepared.error());
+    }
+    if (read_only) {
+      if (absl::Status s = CheckReadOnly(connection, sql, prepared.get(), 0); !s.ok()) return s;
+    }
+    if (!last) {
+      ResultGuard result;
+      if (duckdb_execute_prepared(prepared.get(), result.get()) != DuckDBSuccess) {
+        return ResultError(result.get());
+      }
+      continue;
+    }
+    // DuckDB materializes a whole result, outside its memory_limit, so a
+    // lone SELECT runs as "SELECT * FROM (<sql>) LIMIT max_rows + 1".
+    PreparedGuard limited;
+    duckdb_prepared_statement run = prepared.get();
+    if (count == 1 && duckdb_prepared_statement_type(run) == DUCKDB_STATEMENT_TYPE_SELECT) {
+      bool wrapped =
+          duckdb_prepare(connection, LimitedSelect(WithoutTerminator(sql), max_rows).c_str(),
+                         limited.out()) == DuckDBSuccess;
+      if (!wrapped) {
+        duckdb_destroy_prepare(limited.out());
+        wrapped = duckdb_prepare(connection, LimitedSelect(sql, max_rows).c_str(), limited.out()) ==
+                  DuckDBSuccess;
+      }
+      if (wrapped) {
+        run = limited.get();
+      } else if (read_only) {
+        absl::Status failed = ErrorStatus(DUCKDB_ERROR_INVALID, limited.error());
+        if (failed.code() != absl::StatusCode::kInvalidArgument) return failed;  // interrupted, OOM
+        return absl::InvalidArgumentError(
+            fmt::format("query: cannot cap the rows of this SELECT: {}", limited.error()));
+      }
+    }
+    if (absl::Status s = BindParams(run, params); !s.ok()) return s;
+    ResultGuard result;
+    if (duckdb_execute_prepared(run, result.get()) != DuckDBSuccess) {
+      return ResultError(result.get());
+    }
+    QueryResult out = CollectRows(result.get(), max_rows);
+    // The wrapping subquery renames duplicate columns ("a", "a_1"); report
+    // the statement's own names when DuckDB knows them.
+    if (run != prepared.get() &&
+        duckdb_prepared_statement_column_count(prepared.get()) == out.columns.size()) {
+      for (size_t c = 0; c < out.columns.size(); ++c) {
+        const char* name = duckdb_prepared_statement_column_name(prepared.get(), c);
+        if (name != nullptr) out.columns[c] = TakeString(const_cast<char*>(name));
+      }
+    }
+    return out;
+  }
+  return absl::InternalError("query: unreachable");
+}
 
 }  // namespace strata::query

@@ -1,12 +1,18 @@
 #pragma once
 
-// DuckDbEngine is strata's adapter to embedded DuckDB: the only code that
-// includes duckdb.h. It opens a database (in memory, or a file under the
-// data directory), holds one connection and runs SQL text, returning results
-// as strings. Later work grows it into the bounded query pool DESIGN.md
-// describes (memory limit, spill directory, deadlines, restricted file
-// access); the shape of the API stays: SQL in, Status or rows out, no
-// exception ever crosses it.
+// strata's adapter to embedded DuckDB: the only code that includes duckdb.h.
+// Two layers live here:
+//
+//   * DuckDbEngine opens a database (in memory, or a file under the data
+//     directory), holds one connection and runs SQL text; tests, the writer
+//     benchmark's baseline and tools use it.
+//   * QueryDatabase / QueryConnection are the connection-level API the
+//     bounded QueryPool (query_pool.h) is built from: a locked-down database
+//     and connections that run one statement with bound parameters, cap the
+//     rows they return and can be interrupted from another thread.
+//
+// The shape of the API stays: SQL in, Status or rows out, no exception ever
+// crosses it.
 //
 // Thread-safety: safe for concurrent use; queries on one engine run one at a
 // time (mu_ serializes them).
@@ -19,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -28,12 +35,35 @@
 
 namespace strata::query {
 
-// A query's result, every value rendered as DuckDB's VARCHAR cast; SQL NULL
-// is std::nullopt.
+// A query's result. Every value is rendered as DuckDB's VARCHAR cast,
+// except a top-level BLOB value, which is lowercase hex without a prefix
+// (a trace id reads "5b8efff798038103d269b633813fc60c", not DuckDB's
+// "[\x5B\x8E...]" escapes); BLOBs nested in lists or structs keep DuckDB's
+// rendering. SQL NULL is std::nullopt. (DuckDbEngine::Query predates this:
+// it leaves `types` empty and renders BLOBs as DuckDB does.)
 struct QueryResult {
   std::vector<std::string> columns;
+  // DuckDB's name of each column's type: "BIGINT", "VARCHAR", "BLOB",
+  // "DOUBLE", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_NS", "VARCHAR[]",
+  // "DECIMAL(18,3)", "STRUCT(a INTEGER, b VARCHAR)", ...
+  std::vector<std::string> types;
   std::vector<std::vector<std::optional<std::string>>> rows;
+  // True when the query produced more rows than the cap `rows` was cut at.
+  bool truncated = false;
 };
+
+// A bound parameter ($1, $2, ... in order). std::string binds VARCHAR;
+// Blob binds BLOB.
+struct Blob {
+  std::string bytes;
+};
+using QueryParam = std::variant<std::string, int64_t, uint64_t, double, bool, Blob>;
+
+// The SQL type DuckDB gives a Parquet column of this spec when it reads a
+// file strata wrote (INTEGER(8, unsigned) -> UTINYINT, STRING -> VARCHAR,
+// other byte arrays -> BLOB, TIMESTAMP(NANOS) -> TIMESTAMP_NS, LIST -> T[],
+// ...). InvalidArgument for a type the mapping does not cover.
+[[nodiscard]] absl::StatusOr<std::string> DuckDbTypeName(const parquet::ColumnSpec& spec);
 
 struct EngineOptions {
   // Empty opens an in-memory database.
@@ -76,6 +106,89 @@ class DuckDbEngine {
 
   Mutex mu_;
   std::unique_ptr<Handles> handles_ ABSL_GUARDED_BY(mu_);
+};
+
+struct QueryDatabaseOptions {
+  // The only directories SQL may read files from (allowed_directories);
+  // absolute, each ending in '/'.
+  std::vector<std::string> allowed_directories;
+  // Spill directory (temp_directory); must exist.
+  std::string temp_directory;
+  // memory_limit in bytes; must be > 0.
+  uint64_t memory_limit_bytes = 0;
+  // DuckDB worker threads; 0: the number of cores.
+  int threads = 0;
+};
+
+class QueryConnection;
+
+// QueryDatabase is one in-memory DuckDB database set up for untrusted SQL:
+// TimeZone 'UTC' for every connection, memory_limit, threads,
+// temp_directory, allowed_directories with enable_external_access = false,
+// no extension autoload or autoinstall, and finally lock_configuration =
+// true so no SQL can change any of it.
+//
+// Thread-safety: safe for concurrent use. Errors: Internal when DuckDB
+// cannot open or refuses a setting (DuckDB's message included).
+class QueryDatabase {
+ public:
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<QueryDatabase>> Open(
+      const QueryDatabaseOptions& options);
+  // Every QueryConnection must be destroyed first.
+  ~QueryDatabase();
+  QueryDatabase(const QueryDatabase&) = delete;
+  QueryDatabase& operator=(const QueryDatabase&) = delete;
+
+  // A new connection (it inherits the database's settings).
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<QueryConnection>> Connect();
+
+ private:
+  struct Handle;
+  explicit QueryDatabase(std::unique_ptr<Handle> handle);
+  std::unique_ptr<Handle> handle_;
+};
+
+// QueryConnection is one DuckDB connection of a QueryDatabase.
+//
+// Thread-safety: single owner (one Run at a time), except Interrupt(),
+// which any thread may call while the connection is alive.
+//
+// Errors of Run: InvalidArgument for SQL DuckDB rejects or a statement
+// `read_only` refuses (the reason included); ResourceExhausted when DuckDB
+// runs out of memory (its "Out of Memory Error" message included);
+// Cancelled when Interrupt() stopped the statement.
+class QueryConnection {
+ public:
+  ~QueryConnection();
+  QueryConnection(const QueryConnection&) = delete;
+  QueryConnection& operator=(const QueryConnection&) = delete;
+
+  // Runs the statements of `sql` in order; `params` bind to $1, $2, ... of
+  // the last one, whose rows are returned, at most `max_rows` of them
+  // (QueryResult::truncated says when there were more). With `read_only`,
+  // `sql` must be exactly one SELECT or EXPLAIN of a SELECT (EXPLAIN
+  // ANALYZE runs its statement, so it must be a SELECT too).
+  //
+  // DuckDB materializes a result outside memory_limit, so a single SELECT
+  // runs as "SELECT * FROM (<sql>) LIMIT max_rows + 1" and never holds more
+  // rows than that (column names are the statement's own). A read-only
+  // SELECT that cannot be wrapped so is InvalidArgument (none is known:
+  // semicolons and comments at the end are handled); other SQL runs
+  // unwrapped and materializes fully.
+  [[nodiscard]] absl::StatusOr<QueryResult> Run(std::string_view sql,
+                                                std::span<const QueryParam> params, size_t max_rows,
+                                                bool read_only);
+
+  // Stops the statement running on this connection, if any (duckdb_interrupt);
+  // it then fails with Cancelled. A statement that starts afterwards is not
+  // affected, so a caller that may race a statement's start repeats it.
+  void Interrupt();
+
+ private:
+  friend class QueryDatabase;
+  struct Handle;
+  explicit QueryConnection(std::unique_ptr<Handle> handle);
+  std::unique_ptr<Handle> handle_;
 };
 
 }  // namespace strata::query

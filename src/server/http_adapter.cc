@@ -1157,4 +1157,46 @@ absl::StatusOr<std::unique_ptr<OtlpClient>> NewHttpClient(const OtlpClientOption
   return std::unique_ptr<OtlpClient>(std::move(client));
 }
 
+absl::StatusOr<HttpResponse> HttpCall(std::string_view address, const HttpRequest& request,
+                                      std::chrono::milliseconds timeout) {
+  absl::StatusOr<HostPort> target = ParseHostPort(address);
+  if (!target.ok()) return target.status();
+  const std::string host = target->host.empty() ? "localhost" : target->host;
+  net::io_context io;
+  beast::tcp_stream stream(io);
+  stream.expires_after(timeout);
+  beast::error_code ec;
+  tcp::resolver resolver(io);
+  const auto endpoints = resolver.resolve(host, std::to_string(target->port), ec);
+  if (!ec) stream.connect(endpoints, ec);
+  http::request<http::string_body> req;
+  http::response<http::string_body> res;
+  if (!ec) {
+    req.method_string(request.method);
+    req.target(request.target);
+    req.version(11);
+    req.set(http::field::host, fmt::format("{}:{}", host, target->port));
+    req.set(http::field::connection, "close");
+    for (const auto& [name, value] : request.headers) req.set(name, value);
+    if (request.body != nullptr) req.body() = *request.body;
+    req.prepare_payload();
+    http::write(stream, req, ec);
+  }
+  beast::flat_buffer buffer;
+  if (!ec) http::read(stream, buffer, res, ec);
+  if (ec == beast::error::timeout) {
+    return absl::DeadlineExceededError(
+        fmt::format("{} {}: no answer within {} ms", request.method, address, timeout.count()));
+  }
+  if (ec) {
+    return absl::UnavailableError(
+        fmt::format("{} {}: {}", request.method, address, ec.message()));
+  }
+  HttpResponse out;
+  out.status = static_cast<int>(res.result_int());
+  out.content_type = std::string(res[http::field::content_type]);
+  out.body = std::move(res.body());
+  return out;
+}
+
 }  // namespace strata::server

@@ -269,6 +269,17 @@ struct HealthChecks {
 // reason; GET /metrics -> 200 text/plain; version=0.0.4.
 void AddHealthRoutes(HttpRouter* router, HealthChecks checks);
 
+// ---- one-shot client ----
+
+// Sends one request to "host:port" over a fresh connection and returns the
+// answer (status, Content-Type, body; other fields dropped). For command
+// line tools such as `strata sql`; servers never call it. `request.body`
+// may be null. Unavailable when the connection fails, DeadlineExceeded past
+// `timeout`, InvalidArgument for a malformed address.
+[[nodiscard]] absl::StatusOr<HttpResponse> HttpCall(std::string_view address,
+                                                    const HttpRequest& request,
+                                                    std::chrono::milliseconds timeout);
+
 // ---- process limits ----
 
 // Raises the soft RLIMIT_NOFILE to `wanted` (capped at the hard limit) when

@@ -1,9 +1,9 @@
 #pragma once
 
 // spans.parquet (docs/format/spans-parquet.md): the writer that turns the
-// TraceBatches of one group commit into one Parquet file, the reader that
-// turns a whole file back into one TraceBatch, and the footer check boot
-// runs without reading pages.
+// TraceBatches of one group commit into one Parquet file, the readers that
+// turn a whole file, or a range of its span rows (trace lookup), back into
+// a TraceBatch, and the footer check boot runs without reading pages.
 //
 // WriteSpansTable renumbers resources and scopes consecutively across its
 // inputs, writes placeholder rows for resources and scopes without spans
@@ -15,7 +15,10 @@
 //
 // ReadSpansTable checks the footer (schema, key-value metadata) and the
 // rules listed under "Validation" in the format page, and rebuilds a batch
-// whose string views point into buffers the batch retains.
+// whose string views point into buffers the batch retains. ReadSpansRows
+// does the same for a range of span rows, reading only the pages that
+// cover it, through the same code; it can check only what the range
+// shows (the sort order inside it, not across the file).
 //
 // Errors: WriteSpansTable returns Internal for a batch that breaks batch.h's
 // invariants it relies on (checked with otlp::ValidateBatch first) and the
@@ -106,6 +109,25 @@ struct SpansTable {
 [[nodiscard]] absl::StatusOr<otlp::TraceBatch> ReadSpansTable(parquet::RandomAccessSource* source,
                                                               std::string_view batch_id,
                                                               std::string_view file_name);
+
+// Reads span rows [row_begin, row_end) (file row numbers; every one must be
+// a span row, row_kind 0) and appends them to *batch, with a resource and a
+// scope row for each resource and scope they name (appended after the
+// batch's existing rows, with the attributes stored on the rows read). The
+// batch retains the buffers its new views point into. DataLoss when the
+// range is empty, passes the file's rows or holds a placeholder row. On
+// error *batch may hold part of the rows; discard it. Row numbers in
+// messages are file rows, except in resource and scope checks, where they
+// count from row_begin.
+[[nodiscard]] absl::Status ReadSpansRows(parquet::RandomAccessSource* source,
+                                         std::string_view batch_id, std::string_view file_name,
+                                         uint64_t row_begin, uint64_t row_end,
+                                         otlp::TraceBatch* batch);
+// The same into a new batch.
+[[nodiscard]] absl::StatusOr<otlp::TraceBatch> ReadSpansRows(parquet::RandomAccessSource* source,
+                                                             std::string_view batch_id,
+                                                             std::string_view file_name,
+                                                             uint64_t row_begin, uint64_t row_end);
 
 // Boot's check: the footer parses, the schema and key-value metadata are
 // spans.parquet's for `batch_id`, and num_rows equals `file_rows`.

@@ -1,11 +1,15 @@
-// ReadSpansTable: spans.parquet back into one TraceBatch (spans_table.h).
+// ReadSpansTable and ReadSpansRows: spans.parquet, whole or a row range,
+// back into a TraceBatch (spans_table.h). Both read their columns and then
+// share one path (AppendSpanRows) that rebuilds resources, scopes and spans.
 
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/check.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "otlp/decode.h"
@@ -19,39 +23,72 @@ namespace {
 
 const std::string& ColumnName(int column) { return SpansTableColumns()[column].name; }
 
+// The position of a column of the schema, which must have it.
+int SpansColumnIndex(std::string_view name) {
+  const std::vector<parquet::ColumnSpec>& columns = SpansTableColumns();
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == name) return static_cast<int>(i);
+  }
+  STRATA_CHECK(false, "spans.parquet has no such column");
+  return -1;
+}
+
 template <size_t N>
 void CopyId(const ColumnVector& column, size_t i, std::array<uint8_t, N>* id) {
   std::memcpy(id->data(), column.bytes.data() + column.offsets[i], N);
 }
 
 // Row kinds are 0..2 and placeholders (1, 2) come before spans (0). Returns
-// the first span row.
+// the first span row. Vector row r is file row first_row + r (for messages).
 absl::StatusOr<size_t> CheckRowKinds(const ColumnVector& kinds, const RowOwners& owners,
-                                     std::string_view file_name) {
+                                     std::string_view file_name, uint64_t first_row) {
   size_t first_span = kinds.size();
   for (size_t r = 0; r < kinds.size(); ++r) {
     const int32_t kind = kinds.int32s[r];
     if (kind < 0 || kind > 2) {
-      return ColumnDataLoss(file_name, "row_kind", r,
+      return ColumnDataLoss(file_name, "row_kind", first_row + r,
                             fmt::format("row kind {} outside 0..2", kind));
     }
     if (kind == 0 && first_span == kinds.size()) first_span = r;
     if (kind != 0 && first_span < r) {
-      return ColumnDataLoss(file_name, "row_kind", r, "placeholder row after a span row");
+      return ColumnDataLoss(file_name, "row_kind", first_row + r,
+                            "placeholder row after a span row");
     }
     if ((kind == 2) != (owners.scope[r] == RowOwners::kNoScope)) {
-      return ColumnDataLoss(file_name, "scope_index", r,
+      return ColumnDataLoss(file_name, "scope_index", first_row + r,
                             kind == 2 ? "not null on a resource placeholder" : "null");
     }
   }
   return first_span;
 }
 
-// Reads the span rows [first, rows) of the columns into *batch.
+// Renumbers an index column (resource_index or scope_index) of a row range
+// so its values are dense again: the range names only some of the file's
+// resources and scopes, and RebuildResourcesAndScopes requires 0..max. The
+// order of the indexes is kept, so is the resource a scope belongs to
+// (the mapping is one-to-one).
+void RenumberDense(ColumnVector* index) {
+  std::vector<int32_t> values;
+  values.reserve(index->int32s.size());
+  for (size_t r = 0; r < index->int32s.size(); ++r) {
+    if (!index->is_null(r)) values.push_back(index->int32s[r]);
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  for (size_t r = 0; r < index->int32s.size(); ++r) {
+    if (index->is_null(r)) continue;
+    const auto it = std::lower_bound(values.begin(), values.end(), index->int32s[r]);
+    index->int32s[r] = static_cast<int32_t>(it - values.begin());
+  }
+}
+
+// Reads span rows of the columns into *batch, one ReadRow() per row in
+// column order. Vector row r is file row first_row + r (for messages).
 class SpanRowReader {
  public:
-  SpanRowReader(std::vector<ColumnVector>& c, std::string_view file_name, otlp::TraceBatch* batch)
-      : c_(c), file_name_(file_name), batch_(batch) {}
+  SpanRowReader(std::vector<ColumnVector>& c, std::string_view file_name, uint64_t first_row,
+                otlp::TraceBatch* batch)
+      : c_(c), file_name_(file_name), first_row_(first_row), batch_(batch) {}
 
   [[nodiscard]] absl::Status Init();
   [[nodiscard]] absl::Status ReadRow(size_t r, uint32_t scope);
@@ -68,6 +105,7 @@ class SpanRowReader {
 
   std::vector<ColumnVector>& c_;
   std::string_view file_name_;
+  uint64_t first_row_;
   otlp::TraceBatch* batch_;
   std::vector<std::string_view> views_ = std::vector<std::string_view>(kSpansColumnCount);
   std::optional<AttributeFamilyReader> attributes_;
@@ -102,7 +140,9 @@ absl::Status SpanRowReader::CheckPresent(size_t r) const {
   for (int k : {kSpansTraceId, kSpansSpanId, kSpansTraceState, kSpansFlags, kSpansName, kSpansKind,
                 kSpansStartTime, kSpansDuration, kSpansDroppedAttributes, kSpansDroppedEvents,
                 kSpansDroppedLinks, kSpansStatusCode, kSpansStatusMessage}) {
-    if (c_[k].is_null(r)) return ColumnDataLoss(file_name_, ColumnName(k), r, "null on a span row");
+    if (c_[k].is_null(r)) {
+      return ColumnDataLoss(file_name_, ColumnName(k), first_row_ + r, "null on a span row");
+    }
   }
   return absl::OkStatus();
 }
@@ -117,8 +157,8 @@ absl::Status SpanRowReader::CheckOrder(size_t r) {
       return static_cast<uint64_t>(c_[kSpansStartTime].int64s[row]);
     };
     if (order > 0 || (order == 0 && start(previous_row_) > start(r))) {
-      return ColumnDataLoss(file_name_, order > 0 ? "trace_id" : "start_time_unix_nano", r,
-                            "rows are not in the declared sort order");
+      return ColumnDataLoss(file_name_, order > 0 ? "trace_id" : "start_time_unix_nano",
+                            first_row_ + r, "rows are not in the declared sort order");
     }
   }
   has_previous_ = true;
@@ -130,7 +170,7 @@ absl::Status SpanRowReader::CheckListLengths(size_t r, std::initializer_list<int
   const int first = *columns.begin();
   for (int k : columns) {
     if (c_[k].lists[r].count != c_[first].lists[r].count) {
-      return ColumnDataLoss(file_name_, ColumnName(k), r,
+      return ColumnDataLoss(file_name_, ColumnName(k), first_row_ + r,
                             fmt::format("{} elements, {} has {}", c_[k].lists[r].count,
                                         ColumnName(first), c_[first].lists[r].count));
     }
@@ -217,6 +257,42 @@ absl::Status SpanRowReader::ReadRow(size_t r, uint32_t scope) {
   return absl::OkStatus();
 }
 
+// The shared path of both readers: `c` holds every column of the file rows
+// [first_row, first_row + c[0].size()), which are the whole file (`whole`:
+// placeholder rows allowed before the spans) or a range of span rows.
+// Appends their resources, scopes and spans to *batch and validates it.
+absl::Status AppendSpanRows(std::vector<ColumnVector>& c, std::string_view file_name,
+                            uint64_t first_row, bool whole, otlp::TraceBatch* batch) {
+  if (!whole) {
+    static const int kResourceIndex = SpansColumnIndex("resource_index");
+    static const int kScopeIndex = SpansColumnIndex("scope_index");
+    RenumberDense(&c[kResourceIndex]);
+    RenumberDense(&c[kScopeIndex]);
+  }
+  std::span<ColumnVector> resource_scope =
+      std::span<ColumnVector>(c).subspan(kSpansResourceScope, kResourceScopeColumns);
+  STRATA_ASSIGN_OR_RETURN(const RowOwners owners,
+                          RebuildResourcesAndScopes(resource_scope, file_name, batch));
+  STRATA_ASSIGN_OR_RETURN(const size_t first_span,
+                          CheckRowKinds(c[kSpansRowKind], owners, file_name, first_row));
+  if (!whole && first_span != 0) {
+    return ColumnDataLoss(file_name, "row_kind", first_row, "placeholder row in a span row range");
+  }
+  SpanRowReader rows(c, file_name, first_row, batch);
+  STRATA_RETURN_IF_ERROR(rows.Init());
+  const size_t row_count = c[kSpansRowKind].size();
+  batch->spans.scope.reserve(batch->spans.size() + row_count - first_span);
+  for (size_t r = first_span; r < row_count; ++r) {
+    STRATA_RETURN_IF_ERROR(rows.ReadRow(r, owners.scope[r]));
+  }
+  absl::Status valid = otlp::ValidateBatch(*batch);
+  if (!valid.ok()) {
+    return absl::DataLossError(
+        fmt::format("{}: rebuilt batch is invalid: {}", file_name, std::string(valid.message())));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<otlp::TraceBatch> ReadSpansTable(parquet::RandomAccessSource* source,
@@ -227,24 +303,41 @@ absl::StatusOr<otlp::TraceBatch> ReadSpansTable(parquet::RandomAccessSource* sou
       OpenTable(source, SpansTableColumns(), kSpansSchema, batch_id, file_name));
   STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c, ReadAllColumns(*reader, file_name));
   otlp::TraceBatch batch;
-  STRATA_ASSIGN_OR_RETURN(const RowOwners owners,
-                          RebuildResourcesAndScopes(std::span<ColumnVector>(c).subspan(
-                                                        kSpansResourceScope, kResourceScopeColumns),
-                                                    file_name, &batch));
-  STRATA_ASSIGN_OR_RETURN(const size_t first_span,
-                          CheckRowKinds(c[kSpansRowKind], owners, file_name));
-  SpanRowReader rows(c, file_name, &batch);
-  STRATA_RETURN_IF_ERROR(rows.Init());
-  const size_t row_count = c[kSpansRowKind].size();
-  batch.spans.scope.reserve(row_count - first_span);
-  for (size_t r = first_span; r < row_count; ++r) {
-    STRATA_RETURN_IF_ERROR(rows.ReadRow(r, owners.scope[r]));
+  STRATA_RETURN_IF_ERROR(AppendSpanRows(c, file_name, 0, /*whole=*/true, &batch));
+  return batch;
+}
+
+absl::Status ReadSpansRows(parquet::RandomAccessSource* source, std::string_view batch_id,
+                           std::string_view file_name, uint64_t row_begin, uint64_t row_end,
+                           otlp::TraceBatch* batch) {
+  STRATA_ASSIGN_OR_RETURN(
+      std::unique_ptr<parquet::FileReader> reader,
+      OpenTable(source, SpansTableColumns(), kSpansSchema, batch_id, file_name));
+  const auto file_rows = static_cast<uint64_t>(std::max<int64_t>(reader->num_rows(), 0));
+  if (row_begin >= row_end || row_end > file_rows) {
+    return absl::DataLossError(fmt::format("{}: rows [{}, {}) asked for, the file has {} rows",
+                                           file_name, row_begin, row_end, file_rows));
   }
-  absl::Status valid = otlp::ValidateBatch(batch);
-  if (!valid.ok()) {
-    return absl::DataLossError(
-        fmt::format("{}: rebuilt batch is invalid: {}", file_name, std::string(valid.message())));
+  std::vector<int> all(reader->columns().size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  absl::StatusOr<std::vector<ColumnVector>> c =
+      reader->Read(all, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
+  if (!c.ok()) {
+    if (!absl::IsInvalidArgument(c.status()) && !absl::IsUnimplemented(c.status()) &&
+        !absl::IsOutOfRange(c.status())) {
+      return c.status();  // DataLoss names the file already; I/O errors pass through
+    }
+    return absl::DataLossError(fmt::format("{}: {}", file_name, std::string(c.status().message())));
   }
+  return AppendSpanRows(*c, file_name, row_begin, /*whole=*/false, batch);
+}
+
+absl::StatusOr<otlp::TraceBatch> ReadSpansRows(parquet::RandomAccessSource* source,
+                                               std::string_view batch_id,
+                                               std::string_view file_name, uint64_t row_begin,
+                                               uint64_t row_end) {
+  otlp::TraceBatch batch;
+  STRATA_RETURN_IF_ERROR(ReadSpansRows(source, batch_id, file_name, row_begin, row_end, &batch));
   return batch;
 }
 

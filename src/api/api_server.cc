@@ -1,0 +1,393 @@
+#include "api/api_server.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "api/json_output.h"
+#include "api/search.h"
+#include "otlp/encode.h"
+#include "storage/storage.h"
+#include "storage/trace_lookup.h"
+
+namespace strata::api {
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kTracesPrefix = "/api/v1/traces/";
+constexpr std::string_view kServicesPrefix = "/api/v1/services/";
+constexpr std::string_view kOperationsSuffix = "/operations";
+
+constexpr Limit kSqlLimit{1000, 10000};
+
+server::HttpResponse JsonResponse(std::string body) {
+  server::HttpResponse response;
+  response.status = 200;
+  response.content_type = std::string(kJson);
+  response.body = std::move(body);
+  return response;
+}
+
+// The bearer token of `request`, or "" when there is none.
+std::string_view BearerToken(const server::HttpRequest& request) {
+  std::string_view value = request.Header("Authorization");
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  if (value.size() < 7 || absl::AsciiStrToLower(std::string(value.substr(0, 7))) != "bearer ") {
+    return {};
+  }
+  value.remove_prefix(7);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  return value;
+}
+
+// Takes an optional string parameter into `out`.
+absl::Status TakeString(QueryParams& params, std::string_view name,
+                        std::optional<std::string>* out) {
+  absl::StatusOr<std::optional<std::string>> value = params.Take(name);
+  if (!value.ok()) return value.status();
+  *out = *std::move(value);
+  return absl::OkStatus();
+}
+
+#define API_RETURN_IF_ERROR(expr)                                \
+  do {                                                           \
+    const absl::Status api_status_ = (expr);                     \
+    if (!api_status_.ok()) return ApiErrorResponse(api_status_); \
+  } while (false)
+
+#define API_ASSIGN_OR_RESPOND(lhs, expr) API_ASSIGN_IMPL(API_CONCAT(api_or_, __LINE__), lhs, expr)
+#define API_CONCAT_INNER(a, b) a##b
+#define API_CONCAT(a, b) API_CONCAT_INNER(a, b)
+#define API_ASSIGN_IMPL(tmp, lhs, expr)                 \
+  auto tmp = (expr);                                    \
+  if (!tmp.ok()) return ApiErrorResponse(tmp.status()); \
+  lhs = *std::move(tmp)
+
+}  // namespace
+
+int HttpStatusForApi(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+server::HttpResponse ApiErrorResponse(const absl::Status& status) {
+  server::HttpResponse response;
+  response.status = HttpStatusForApi(status);
+  response.content_type = std::string(kJson);
+  response.body = ErrorJson(std::string(status.message()));
+  if (response.status == 429 || response.status == 503) {
+    response.headers.emplace_back("Retry-After", "1");
+  }
+  if (response.status == 401) {
+    response.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"strata\"");
+  }
+  return response;
+}
+
+Api::Api(ApiOptions options) : options_(std::move(options)) {
+  const int threads = std::max(1, options_.worker_threads);
+  workers_.reserve(static_cast<size_t>(threads));
+  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+Api::~Api() {
+  std::deque<Job> left;
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    left.swap(queue_);
+    work_cv_.SignalAll();
+  }
+  for (Job& job : left) {
+    job.responder.Respond(ApiErrorResponse(absl::UnavailableError("the API is shutting down")));
+  }
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void Api::AddRoutes(server::HttpRouter* router) {
+  auto route = [this](Endpoint endpoint) {
+    return [this, endpoint](server::HttpRequest request, server::HttpResponder responder) {
+      Dispatch(endpoint, std::move(request), std::move(responder));
+    };
+  };
+  router->AddPrefix("GET", kTracesPrefix, route(&Api::GetTrace));
+  router->Add("GET", "/api/v1/traces", route(&Api::SearchTracesEndpoint));
+  router->Add("GET", "/api/v1/logs", route(&Api::SearchLogsEndpoint));
+  router->Add("GET", "/api/v1/metrics/names", route(&Api::MetricNamesEndpoint));
+  router->Add("GET", "/api/v1/metrics/query", route(&Api::MetricQueryEndpoint));
+  router->Add("GET", "/api/v1/services", route(&Api::ServicesEndpoint));
+  router->AddPrefix("GET", kServicesPrefix, route(&Api::OperationsEndpoint));
+  router->Add("POST", "/api/v1/sql", route(&Api::SqlEndpoint));
+}
+
+void Api::Dispatch(Endpoint endpoint, server::HttpRequest request,
+                   server::HttpResponder responder) {
+  const std::string_view token = BearerToken(request);
+  if (token.empty()) {
+    responder.Respond(ApiErrorResponse(
+        absl::UnauthenticatedError("missing bearer token (Authorization: Bearer <token>)")));
+    return;
+  }
+  const absl::Status allowed = options_.authorize
+                                   ? options_.authorize(token)
+                                   : absl::UnauthenticatedError("no token is accepted");
+  if (!allowed.ok()) {
+    responder.Respond(ApiErrorResponse(allowed));
+    return;
+  }
+  Job job{endpoint, std::move(request), std::move(responder)};
+  if (!Enqueue(job)) {
+    job.responder.Respond(
+        ApiErrorResponse(absl::UnavailableError("too many API requests in progress; retry later")));
+  }
+}
+
+bool Api::Enqueue(Job& job) {
+  MutexLock lock(&mu_);
+  if (stopping_ || queue_.size() >= options_.queue_capacity) return false;
+  queue_.push_back(std::move(job));
+  work_cv_.Signal();
+  return true;
+}
+
+void Api::WorkerLoop() {
+  for (;;) {
+    std::optional<Job> job;
+    {
+      MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) work_cv_.Wait(&mu_);
+      if (stopping_) return;
+      job.emplace(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    job->responder.Respond(Run(job->endpoint, job->request));
+  }
+}
+
+server::HttpResponse Api::Run(Endpoint endpoint, const server::HttpRequest& request) {
+  storage::Storage* storage = options_.storage ? options_.storage() : nullptr;
+  if (storage == nullptr || options_.pool == nullptr) {
+    return ApiErrorResponse(absl::UnavailableError("recovering"));
+  }
+  // Pinned until the answer is built: nothing the query reads is deleted.
+  const std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+  return (this->*endpoint)(request, *snapshot);
+}
+
+query::ViewFiles Api::FilesOf(const storage::Snapshot& snapshot) const {
+  return ViewFilesFor(snapshot, options_.data_dir);
+}
+
+server::HttpResponse Api::GetTrace(const server::HttpRequest& request,
+                                   const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_RETURN_IF_ERROR(params.Finish());
+  const std::string_view path = request.path();
+  API_ASSIGN_OR_RESPOND(std::string id_text, PercentDecode(path.substr(kTracesPrefix.size())));
+  API_ASSIGN_OR_RESPOND(otlp::TraceId id, ParseTraceId("trace_id", id_text));
+  if (options_.fs == nullptr) return ApiErrorResponse(absl::UnavailableError("recovering"));
+  API_ASSIGN_OR_RESPOND(std::optional<otlp::TraceBatch> batch,
+                        storage::LookupTrace(*options_.fs, options_.data_dir, snapshot, id));
+  if (!batch.has_value()) {
+    return ApiErrorResponse(
+        absl::NotFoundError(absl::StrCat("trace ", TraceIdHex(id), " not found")));
+  }
+  return JsonResponse(otlp::EncodeTracesJson(*batch));
+}
+
+server::HttpResponse Api::SearchTracesEndpoint(const server::HttpRequest& request,
+                                               const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  TraceSearch search;
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  search.start = window.start;
+  search.end = window.end;
+  API_RETURN_IF_ERROR(TakeString(params, "service", &search.service));
+  API_RETURN_IF_ERROR(TakeString(params, "operation", &search.operation));
+  std::optional<std::string> text;
+  API_RETURN_IF_ERROR(TakeString(params, "min_duration", &text));
+  if (text.has_value()) {
+    API_ASSIGN_OR_RESPOND(search.min_duration, ParseDuration("min_duration", *text));
+  }
+  API_RETURN_IF_ERROR(TakeString(params, "max_duration", &text));
+  if (text.has_value()) {
+    API_ASSIGN_OR_RESPOND(search.max_duration, ParseDuration("max_duration", *text));
+  }
+  API_RETURN_IF_ERROR(TakeString(params, "status", &text));
+  if (text.has_value()) {
+    API_ASSIGN_OR_RESPOND(search.status, ParseStatus("status", *text));
+  }
+  API_ASSIGN_OR_RESPOND(search.attributes, params.TakeAttributes());
+  API_ASSIGN_OR_RESPOND(search.limit, TakeLimit(params, Limit{kTraceLimitDefault, kTraceLimitMax}));
+  API_RETURN_IF_ERROR(params.Finish());
+  if (search.min_duration.has_value() && search.max_duration.has_value() &&
+      *search.min_duration > *search.max_duration) {
+    return ApiErrorResponse(absl::InvalidArgumentError("min_duration: above max_duration"));
+  }
+  API_ASSIGN_OR_RESPOND(std::vector<TraceSummary> traces,
+                        SearchTraces(*options_.pool, FilesOf(snapshot), search,
+                                     CallOptions{options_.query_deadline}));
+  return JsonResponse(TracesJson(traces));
+}
+
+server::HttpResponse Api::SearchLogsEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  LogSearch search;
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  search.start = window.start;
+  search.end = window.end;
+  API_RETURN_IF_ERROR(TakeString(params, "service", &search.service));
+  std::optional<std::string> text;
+  API_RETURN_IF_ERROR(TakeString(params, "severity_min", &text));
+  if (text.has_value()) {
+    API_ASSIGN_OR_RESPOND(search.severity_min, ParseSeverity("severity_min", *text));
+  }
+  API_RETURN_IF_ERROR(TakeString(params, "q", &search.text));
+  API_RETURN_IF_ERROR(TakeString(params, "trace_id", &text));
+  if (text.has_value()) {
+    API_ASSIGN_OR_RESPOND(search.trace_id, ParseTraceId("trace_id", *text));
+  }
+  API_RETURN_IF_ERROR(TakeString(params, "cursor", &text));
+  if (text.has_value()) search.cursor = *text;
+  API_ASSIGN_OR_RESPOND(search.attributes, params.TakeAttributes());
+  API_ASSIGN_OR_RESPOND(search.limit, TakeLimit(params, Limit{kLogLimitDefault, kLogLimitMax}));
+  API_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(LogPage page, SearchLogs(*options_.pool, FilesOf(snapshot), search,
+                                                 CallOptions{options_.query_deadline}));
+  return JsonResponse(LogsJson(page));
+}
+
+server::HttpResponse Api::MetricNamesEndpoint(const server::HttpRequest& request,
+                                              const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  API_ASSIGN_OR_RESPOND(int64_t limit,
+                        TakeLimit(params, Limit{kMetricNamesLimitDefault, kMetricNamesLimitMax}));
+  API_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(std::vector<MetricName> names,
+                        MetricNames(*options_.pool, FilesOf(snapshot), window.start, window.end,
+                                    limit, CallOptions{options_.query_deadline}));
+  return JsonResponse(MetricNamesJson(names));
+}
+
+server::HttpResponse Api::MetricQueryEndpoint(const server::HttpRequest& request,
+                                              const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  MetricQuery q;
+  std::optional<std::string> text;
+  API_RETURN_IF_ERROR(TakeString(params, "name", &text));
+  if (!text.has_value() || text->empty()) {
+    return ApiErrorResponse(absl::InvalidArgumentError("name: required"));
+  }
+  q.name = *text;
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  q.start = window.start;
+  q.end = window.end;
+  API_RETURN_IF_ERROR(TakeString(params, "step", &text));
+  if (text.has_value()) {
+    API_ASSIGN_OR_RESPOND(q.step, ParseDuration("step", *text));
+    if (q.step <= 0) return ApiErrorResponse(absl::InvalidArgumentError("step: must be positive"));
+  } else {
+    q.step = DefaultStep(q.start, q.end);
+  }
+  std::string aggregation = "sum";
+  API_RETURN_IF_ERROR(TakeString(params, "agg", &text));
+  if (text.has_value()) aggregation = *text;
+  API_ASSIGN_OR_RESPOND(q.aggregation, ParseAggregation("agg", aggregation));
+  API_ASSIGN_OR_RESPOND(q.attributes, params.TakeAttributes());
+  API_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(
+      std::vector<MetricSeries> series,
+      QueryMetric(*options_.pool, FilesOf(snapshot), q, CallOptions{options_.query_deadline}));
+  return JsonResponse(MetricSeriesJson(q, aggregation, series));
+}
+
+server::HttpResponse Api::ServicesEndpoint(const server::HttpRequest& request,
+                                           const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  API_ASSIGN_OR_RESPOND(int64_t limit,
+                        TakeLimit(params, Limit{kServiceLimitDefault, kServiceLimitMax}));
+  API_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(std::vector<std::string> services,
+                        ListServices(*options_.pool, FilesOf(snapshot), window.start, window.end,
+                                     limit, CallOptions{options_.query_deadline}));
+  return JsonResponse(ServicesJson(services));
+}
+
+server::HttpResponse Api::OperationsEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot) {
+  std::string_view rest = request.path().substr(kServicesPrefix.size());
+  if (rest.size() <= kOperationsSuffix.size() || !rest.ends_with(kOperationsSuffix)) {
+    return ApiErrorResponse(
+        absl::NotFoundError(absl::StrCat("no such endpoint: ", std::string(request.path()),
+                                         " (expected /api/v1/services/{service}/operations)")));
+  }
+  rest.remove_suffix(kOperationsSuffix.size());
+  if (rest.find('/') != std::string_view::npos) {
+    return ApiErrorResponse(
+        absl::NotFoundError(absl::StrCat("no such endpoint: ", std::string(request.path()),
+                                         " (a '/' in a service name is written %2F)")));
+  }
+  API_ASSIGN_OR_RESPOND(std::string service, PercentDecode(rest));
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  API_ASSIGN_OR_RESPOND(int64_t limit,
+                        TakeLimit(params, Limit{kServiceLimitDefault, kServiceLimitMax}));
+  API_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(std::vector<Operation> operations,
+                        ListOperations(*options_.pool, FilesOf(snapshot), service, window.start,
+                                       window.end, limit, CallOptions{options_.query_deadline}));
+  return JsonResponse(OperationsJson(service, operations));
+}
+
+server::HttpResponse Api::SqlEndpoint(const server::HttpRequest& request,
+                                      const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_ASSIGN_OR_RESPOND(int64_t limit, TakeLimit(params, kSqlLimit));
+  API_RETURN_IF_ERROR(params.Finish());
+  const std::string body = request.body != nullptr ? *request.body : std::string();
+  std::string content_type = absl::AsciiStrToLower(std::string(request.Header("Content-Type")));
+  content_type = content_type.substr(0, content_type.find(';'));
+  while (!content_type.empty() && content_type.back() == ' ') content_type.pop_back();
+  std::string sql;
+  if (content_type == "application/json") {
+    API_ASSIGN_OR_RESPOND(sql, ParseSqlJson(body));
+  } else {
+    sql = body;
+  }
+  if (absl::StripAsciiWhitespace(sql).empty()) {
+    return ApiErrorResponse(absl::InvalidArgumentError("body: no SQL"));
+  }
+  query::QueryOptions query_options;
+  query_options.deadline = options_.query_deadline;
+  query_options.max_rows = static_cast<size_t>(limit);
+  query_options.user_sql = true;
+  API_ASSIGN_OR_RESPOND(query::QueryResult result,
+                        options_.pool->Run(FilesOf(snapshot), sql, query_options));
+  return JsonResponse(SqlResultJson(result));
+}
+
+}  // namespace strata::api

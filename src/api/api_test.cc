@@ -1,0 +1,744 @@
+// The REST API end to end: generated traffic written through the real
+// storage engine into a temp dir, the Api's routes behind a real HttpServer
+// on 127.0.0.1:0, requests through curl, and every answer compared with
+// ground truth from a plain DuckDB query over all the Parquet files (or
+// from hand-written data whose answers are known).
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "api/api_server.h"
+#include "api/search.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+#include "otlp/decode.h"
+#include "query/duckdb_engine.h"
+#include "query/query_pool.h"
+#include "server/http_testing.h"
+#include "storage/commit_testing.h"
+#include "storage/storage.h"
+#include "workload/traffic_generator.h"
+
+namespace strata::api {
+namespace {
+
+using server::testing::Curl;
+using server::testing::HttpAnswer;
+using ::testing::HasSubstr;
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr char kReadToken[] = "read-token";
+constexpr char kIngestToken[] = "ingest-token";
+constexpr char kEdgeTrace[] = "c0ffee00c0ffee00c0ffee00c0ffee01";
+
+std::string SpanJson(std::string_view span_id, std::string_view parent, std::string_view name,
+                     int64_t start, int64_t duration, int status, std::string_view attributes) {
+  return fmt::format(
+      R"({{"traceId":"{}","spanId":"{}",{}"name":"{}","kind":2,"startTimeUnixNano":"{}",)"
+      R"("endTimeUnixNano":"{}","status":{{"code":{}}},"attributes":[{}]}})",
+      kEdgeTrace, span_id,
+      parent.empty() ? std::string() : fmt::format(R"("parentSpanId":"{}",)", parent), name, start,
+      start + duration, status, attributes);
+}
+
+std::string TraceRequestJson(const std::vector<std::string>& spans) {
+  std::string joined;
+  for (const std::string& span : spans) joined += (joined.empty() ? "" : ",") + span;
+  return fmt::format(
+      R"({{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"service.name","value":)"
+      R"({{"stringValue":"edge"}}}}]}},"scopeSpans":[{{"scope":{{"name":"t"}},"spans":[{}]}}]}}]}})",
+      joined);
+}
+
+// A cumulative counter and a delta histogram whose rates and quantiles are
+// known (see MetricRatesAndQuantiles).
+std::string KnownMetricsJson(int64_t t0) {
+  return fmt::format(
+      R"({{"resourceMetrics":[{{"resource":{{"attributes":[{{"key":"service.name","value":)"
+      R"({{"stringValue":"meter"}}}}]}},"scopeMetrics":[{{"scope":{{"name":"t"}},"metrics":[)"
+      R"({{"name":"test.requests","sum":{{"aggregationTemporality":2,"isMonotonic":true,)"
+      R"("dataPoints":[{{"timeUnixNano":"{}","asInt":"100"}},{{"timeUnixNano":"{}","asInt":"130"}},)"
+      R"({{"timeUnixNano":"{}","asInt":"190"}}]}}}},)"
+      R"({{"name":"test.latency","histogram":{{"aggregationTemporality":1,"dataPoints":[)"
+      R"({{"timeUnixNano":"{}","count":"100","sum":3000,"bucketCounts":["10","20","60","10"],)"
+      R"("explicitBounds":[10,20,50]}}]}}}}]}}]}}]}})",
+      t0 + 10 * kSecond, t0 + 20 * kSecond, t0 + 70 * kSecond, t0 + 30 * kSecond);
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { shared_ = new Shared(); }
+  static void TearDownTestSuite() {
+    delete shared_;
+    shared_ = nullptr;
+  }
+
+  struct Shared {
+    Shared() {
+      now = SystemNowUnixNano();
+      start = now - 40 * 60 * kSecond;
+      end = now + 10 * 60 * kSecond;
+      edge_start = now - 20 * 60 * kSecond;
+      metric_t0 = now - 10 * 60 * kSecond;
+      data_dir = tmp.path() + "/data";
+      auto opened = storage::Storage::Open(fs, data_dir);
+      EXPECT_TRUE(opened.ok()) << opened.status();
+      storage = *std::move(opened);
+
+      workload::TrafficOptions traffic;
+      traffic.seed = 11;
+      traffic.start_time_unix_nano = static_cast<uint64_t>(now - 30 * 60 * kSecond);
+      workload::TrafficGenerator generator(traffic);
+      for (int i = 0; i < 6; ++i) {
+        storage::WriteRequest request;
+        request.traces = generator.Traces(300);
+        request.logs = generator.Logs(150);
+        request.metrics = generator.Metrics(150);
+        request.rows = 600;
+        request.bytes = 1 << 20;
+        EXPECT_TRUE(storage->Write(std::move(request)).ok());
+      }
+      // The edge trace, one request (and so one batch) per part.
+      const std::string custom =
+          R"({"key":"custom.key","value":{"stringValue":"abc"}},)"
+          R"({"key":"http.response.status_code","value":{"intValue":"599"}})";
+      const std::vector<std::vector<std::string>> parts = {
+          {SpanJson("0000000000000001", "", "edge-root", edge_start, 900'000'000, 2, custom)},
+          {SpanJson("0000000000000002", "0000000000000001", "edge-child", edge_start + kSecond / 10,
+                    100'000'000, 0, ""),
+           SpanJson("0000000000000003", "0000000000000001", "edge-child", edge_start + kSecond / 5,
+                    100'000'000, 0, "")},
+          {SpanJson("0000000000000004", "0000000000000002", "edge-db", edge_start + kSecond / 4,
+                    5'000'000, 0, ""),
+           SpanJson("0000000000000005", "0000000000000003", "edge-db", edge_start + kSecond / 3,
+                    5'000'000, 0, "")}};
+      for (const auto& part : parts) {
+        auto batch = std::make_unique<otlp::TraceBatch>();
+        EXPECT_TRUE(otlp::DecodeTracesJson(TraceRequestJson(part), batch.get()).ok());
+        storage::WriteRequest request;
+        request.traces = std::move(batch);
+        request.rows = part.size();
+        request.bytes = 4096;
+        EXPECT_TRUE(storage->Write(std::move(request)).ok());
+      }
+      auto metrics = std::make_unique<otlp::MetricBatch>();
+      const absl::Status decoded =
+          otlp::DecodeMetricsJson(KnownMetricsJson(metric_t0), metrics.get());
+      EXPECT_TRUE(decoded.ok()) << decoded;
+      storage::WriteRequest request;
+      request.metrics = std::move(metrics);
+      request.rows = 4;
+      request.bytes = 4096;
+      EXPECT_TRUE(storage->Write(std::move(request)).ok());
+
+      query::QueryPoolOptions pool_options;
+      pool_options.data_dir = data_dir;
+      pool_options.max_concurrent = 2;
+      pool_options.threads = 2;
+      auto opened_pool = query::QueryPool::Open(pool_options);
+      EXPECT_TRUE(opened_pool.ok()) << opened_pool.status();
+      pool = *std::move(opened_pool);
+
+      ApiOptions options;
+      options.storage = [this] { return storage.get(); };
+      options.pool = pool.get();
+      options.fs = &fs;
+      options.data_dir = data_dir;
+      options.authorize = [](std::string_view token) {
+        if (token == kReadToken) return absl::OkStatus();
+        if (token == kIngestToken) return absl::PermissionDeniedError("token lacks read scope");
+        return absl::UnauthenticatedError("unknown or revoked token");
+      };
+      api = std::make_unique<Api>(std::move(options));
+      server::HttpRouter router;
+      api->AddRoutes(&router);
+      server::HttpServerOptions http;
+      http.address = "127.0.0.1:0";
+      auto started = server::HttpServer::Start(http, std::move(router).ToHandler());
+      EXPECT_TRUE(started.ok()) << started.status();
+      http_server = *std::move(started);
+
+      auto opened_engine = query::DuckDbEngine::Open({});
+      EXPECT_TRUE(opened_engine.ok());
+      engine = *std::move(opened_engine);
+      std::map<std::string, std::vector<std::string>> files;
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir)) {
+        const std::string name = entry.path().filename().string();
+        if (name.ends_with(".parquet")) {
+          files[name.substr(0, name.size() - 8)].push_back("'" + entry.path().string() + "'");
+        }
+      }
+      batches = files["spans"].size();
+      for (const auto& [table, list] : files) {
+        std::string joined;
+        for (const std::string& file : list) joined += (joined.empty() ? "" : ",") + file;
+        auto created = engine->Query(
+            fmt::format("CREATE VIEW {} AS SELECT * FROM read_parquet([{}]) WHERE row_kind = 0",
+                        table, joined));
+        EXPECT_TRUE(created.ok()) << created.status();
+      }
+    }
+    ~Shared() {
+      if (http_server != nullptr) http_server->Shutdown(std::chrono::seconds(5));
+      http_server.reset();
+      api.reset();
+      pool.reset();
+      if (storage != nullptr) storage->Shutdown(std::chrono::seconds(5));
+      storage.reset();
+    }
+
+    PosixFileSystem fs;
+    storage::testing::ScopedTempDir tmp{"api"};
+    std::string data_dir;
+    int64_t now = 0, start = 0, end = 0, edge_start = 0, metric_t0 = 0;
+    size_t batches = 0;
+    std::unique_ptr<storage::Storage> storage;
+    std::unique_ptr<query::QueryPool> pool;
+    std::unique_ptr<Api> api;
+    std::unique_ptr<server::HttpServer> http_server;
+    std::unique_ptr<query::DuckDbEngine> engine;
+  };
+
+  static HttpAnswer Get(const std::string& target, const std::string& token = kReadToken) {
+    std::vector<std::string> args;
+    if (!token.empty()) args = {"-H", "Authorization: Bearer " + token};
+    args.push_back(fmt::format("http://127.0.0.1:{}{}", shared_->http_server->port(), target));
+    return Curl(args);
+  }
+
+  static HttpAnswer PostSql(const std::string& body, const std::string& content_type,
+                            const std::string& query = "") {
+    return Curl(
+        {"-X", "POST", "-H", std::string("Authorization: Bearer ") + kReadToken, "-H",
+         "Content-Type: " + content_type, "--data-binary", body,
+         fmt::format("http://127.0.0.1:{}/api/v1/sql{}", shared_->http_server->port(), query)});
+  }
+
+  static std::string Window() {
+    return fmt::format("start={}&end={}", shared_->start, shared_->end);
+  }
+
+  // Rows of a ground-truth query.
+  static std::vector<std::vector<std::string>> Truth(const std::string& sql) {
+    auto result = shared_->engine->Query(sql);
+    EXPECT_TRUE(result.ok()) << result.status() << "\n" << sql;
+    std::vector<std::vector<std::string>> rows;
+    if (!result.ok()) return rows;
+    for (const auto& row : result->rows) {
+      std::vector<std::string> out;
+      for (const auto& cell : row) out.push_back(cell.value_or("NULL"));
+      rows.push_back(std::move(out));
+    }
+    return rows;
+  }
+
+  static std::string WindowSql(std::string_view column) {
+    return fmt::format("{} >= {} AND {} < {}", column, shared_->start, column, shared_->end);
+  }
+
+  // Trace ids of a GET /api/v1/traces answer, in answer order.
+  static std::vector<std::string> TraceIds(const std::string& body) {
+    std::vector<std::string> ids;
+    static const std::regex kId(R"re("trace_id":"([0-9a-f]{32})")re");
+    for (std::sregex_iterator it(body.begin(), body.end(), kId), end; it != end; ++it) {
+      ids.push_back((*it)[1].str());
+    }
+    return ids;
+  }
+
+  // Distinct trace ids of spans matching `where` in the window, sorted.
+  static std::vector<std::string> TruthTraceIds(const std::string& where) {
+    std::vector<std::string> ids;
+    for (const auto& row :
+         Truth(fmt::format("SELECT DISTINCT lower(hex(trace_id)) FROM spans WHERE {} AND ({}) "
+                           "ORDER BY 1",
+                           WindowSql("start_time_unix_nano"), where))) {
+      ids.push_back(row[0]);
+    }
+    return ids;
+  }
+
+  static std::vector<std::string> Sorted(std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+
+  static Shared* shared_;
+};
+
+ApiTest::Shared* ApiTest::shared_ = nullptr;
+
+TEST_F(ApiTest, DataSpansManyBatches) {
+  EXPECT_GE(shared_->batches, 9u);
+  EXPECT_EQ(
+      Truth("SELECT count(DISTINCT filename) FROM read_parquet("
+            "'" +
+            shared_->data_dir + "/telemetry/days/*/*.batch/spans.parquet', filename = true)")[0][0],
+      std::to_string(shared_->batches));
+}
+
+TEST_F(ApiTest, TraceByIdComesBackWholeAcrossBatches) {
+  HttpAnswer answer = Get(std::string("/api/v1/traces/") + kEdgeTrace);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.Header("content-type"), "application/json");
+  EXPECT_THAT(answer.body, HasSubstr("\"resourceSpans\""));
+  for (int i = 1; i <= 5; ++i) {
+    EXPECT_THAT(answer.body, HasSubstr(fmt::format("\"spanId\":\"000000000000000{}\"", i)));
+  }
+  // Generated traces: as many spans as the files hold.
+  for (const auto& row : Truth("SELECT lower(hex(trace_id)), count(*) FROM spans GROUP BY 1 "
+                               "ORDER BY 1 LIMIT 5")) {
+    HttpAnswer trace = Get("/api/v1/traces/" + row[0]);
+    ASSERT_EQ(trace.status, 200) << trace.body;
+    // Every span has a start time; links and events do not.
+    size_t spans = 0;
+    for (size_t at = trace.body.find("\"startTimeUnixNano\""); at != std::string::npos;
+         at = trace.body.find("\"startTimeUnixNano\"", at + 1)) {
+      ++spans;
+    }
+    EXPECT_EQ(spans, std::stoul(row[1])) << row[0];
+  }
+}
+
+TEST_F(ApiTest, TraceByIdAbsentIs404AndBadIdIs400) {
+  HttpAnswer absent = Get("/api/v1/traces/0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(absent.status, 404);
+  EXPECT_EQ(absent.body, R"({"error":"trace 0123456789abcdef0123456789abcdef not found"})");
+  HttpAnswer bad = Get("/api/v1/traces/xyz");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body, R"({"error":"trace_id: not 32 hex digits: \"xyz\""})");
+}
+
+TEST_F(ApiTest, TraceSearchByServiceMatchesDuckDb) {
+  const std::string service = Truth(fmt::format(
+      "SELECT service_name FROM spans WHERE service_name <> 'edge' GROUP BY 1 ORDER BY count(*) "
+      "DESC LIMIT 1"))[0][0];
+  HttpAnswer answer = Get("/api/v1/traces?limit=1000&service=" + service + "&" + Window());
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const std::vector<std::string> ids = TraceIds(answer.body);
+  EXPECT_EQ(Sorted(ids), TruthTraceIds(fmt::format("service_name = '{}'", service)));
+  EXPECT_FALSE(ids.empty());
+
+  // Newest first, and each summary covers the trace's spans in the window.
+  static const std::regex kSummary(
+      R"re(\{"trace_id":"([0-9a-f]{32})","root_service":"([^"]*)","root_name":"([^"]*)","start_time_unix_nano":"(\d+)","duration_nano":"(-?\d+)","span_count":(\d+),"error_count":(\d+))re");
+  int64_t previous = INT64_MAX;
+  int checked = 0;
+  for (std::sregex_iterator it(answer.body.begin(), answer.body.end(), kSummary), end; it != end;
+       ++it) {
+    const int64_t start = std::stoll((*it)[4].str());
+    EXPECT_LE(start, previous);
+    previous = start;
+    if (checked++ < 5) {
+      const auto truth = Truth(fmt::format(
+          "SELECT count(*), min(start_time_unix_nano), count(*) FILTER (WHERE status_code = 2) "
+          "FROM spans WHERE trace_id = from_hex('{}') AND {}",
+          (*it)[1].str(), WindowSql("start_time_unix_nano")));
+      EXPECT_EQ((*it)[6].str(), truth[0][0]);
+      EXPECT_EQ((*it)[4].str(), truth[0][1]);
+      EXPECT_EQ((*it)[7].str(), truth[0][2]);
+    }
+  }
+  EXPECT_EQ(checked, static_cast<int>(ids.size()));
+}
+
+TEST_F(ApiTest, TraceSearchFiltersMatchDuckDb) {
+  const std::string operation = Truth(
+      "SELECT name FROM spans WHERE service_name <> 'edge' GROUP BY 1 ORDER BY count(*) DESC, 1 "
+      "LIMIT 1")[0][0];
+  const std::string code = Truth(
+      "SELECT http_status_code FROM spans WHERE http_status_code <> 200 GROUP BY 1 "
+      "ORDER BY count(*) DESC, 1 LIMIT 1")[0][0];
+  struct Case {
+    std::string query;
+    std::string where;
+  };
+  const std::vector<Case> cases = {
+      {"operation=" + operation, fmt::format("name = '{}'", operation)},
+      {"min_duration=50ms", "duration_nano >= 50000000"},
+      {"max_duration=1ms", "duration_nano <= 1000000"},
+      {"min_duration=1ms&max_duration=2ms",
+       "duration_nano >= 1000000 AND duration_nano <= 2000000"},
+      {"status=error", "status_code = 2"},
+      {"attr.http.response.status_code=" + code, "http_status_code = " + code},
+      {"attr.custom.key=abc", "trace_id = from_hex('" + std::string(kEdgeTrace) + "')"},
+      {"attr.service.name=edge", "service_name = 'edge'"},
+  };
+  for (const Case& c : cases) {
+    HttpAnswer answer = Get("/api/v1/traces?limit=1000&" + c.query + "&" + Window());
+    ASSERT_EQ(answer.status, 200) << c.query << " " << answer.body;
+    const std::vector<std::string> truth = TruthTraceIds(c.where);
+    EXPECT_FALSE(truth.empty()) << c.query;
+    EXPECT_EQ(Sorted(TraceIds(answer.body)), truth) << c.query;
+  }
+  // The edge trace's summary.
+  HttpAnswer edge = Get("/api/v1/traces?service=edge&" + Window());
+  ASSERT_EQ(edge.status, 200);
+  EXPECT_THAT(edge.body,
+              HasSubstr(fmt::format(
+                  R"({{"trace_id":"{}","root_service":"edge","root_name":"edge-root",)"
+                  R"("start_time_unix_nano":"{}","duration_nano":"900000000","span_count":5,)"
+                  R"("error_count":1,"services":["edge"]}})",
+                  kEdgeTrace, shared_->edge_start)));
+  // The default limit is 20.
+  HttpAnswer all = Get("/api/v1/traces?" + Window());
+  ASSERT_EQ(all.status, 200);
+  EXPECT_EQ(TraceIds(all.body).size(), 20u);
+}
+
+TEST_F(ApiTest, LogPagesConcatenateToTheFullOrderedListWhileDataArrives) {
+  const auto truth = Truth(fmt::format(
+      "SELECT time_unix_nano, severity_number, coalesce(lower(hex(span_id)), '') FROM logs "
+      "WHERE {} ORDER BY time_unix_nano DESC",
+      WindowSql("time_unix_nano")));
+  ASSERT_GT(truth.size(), 300u);
+  static const std::regex kEntry(
+      R"re(\{"time_unix_nano":"(\d+)","observed_time_unix_nano":"\d+","severity_number":(-?\d+),"severity_text":"(?:[^"\\]|\\.)*","body":"(?:[^"\\]|\\.)*","service_name":"[^"]*","trace_id":"[0-9a-f]*","span_id":"([0-9a-f]*)")re");
+  static const std::regex kCursor(R"re("next_cursor":"([^"]+)")re");
+  std::multiset<std::vector<std::string>> seen;
+  std::vector<std::string> times;
+  std::string cursor;
+  int pages = 0;
+  for (;;) {
+    HttpAnswer page = Get("/api/v1/logs?limit=97&" + Window() +
+                          (cursor.empty() ? std::string() : "&cursor=" + cursor));
+    ASSERT_EQ(page.status, 200) << page.body;
+    ++pages;
+    for (std::sregex_iterator it(page.body.begin(), page.body.end(), kEntry), end; it != end;
+         ++it) {
+      seen.insert({(*it)[1].str(), (*it)[2].str(), (*it)[3].str()});
+      times.push_back((*it)[1].str());
+    }
+    if (pages == 1) {
+      // New logs arrive between pages; newer than the first page, they
+      // must not show up in later pages.
+      workload::TrafficOptions traffic;
+      traffic.seed = 99;
+      traffic.start_time_unix_nano = static_cast<uint64_t>(shared_->now);
+      workload::TrafficGenerator generator(traffic);
+      generator.Traces(50);
+      storage::WriteRequest request;
+      request.logs = generator.Logs(40);
+      request.rows = 40;
+      request.bytes = 1 << 16;
+      ASSERT_TRUE(shared_->storage->Write(std::move(request)).ok());
+    }
+    std::smatch match;
+    if (!std::regex_search(page.body, match, kCursor)) {
+      EXPECT_THAT(page.body, HasSubstr("\"next_cursor\":null"));
+      break;
+    }
+    cursor = match[1].str();
+    ASSERT_LT(pages, 100);
+  }
+  EXPECT_GE(pages, 3);
+  std::multiset<std::vector<std::string>> expected(truth.begin(), truth.end());
+  EXPECT_EQ(seen.size(), truth.size());
+  EXPECT_TRUE(seen == expected);
+  for (size_t i = 1; i < times.size(); ++i) {
+    EXPECT_GE(std::stoull(times[i - 1]), std::stoull(times[i]));
+  }
+}
+
+TEST_F(ApiTest, LogFiltersMatchDuckDb) {
+  static const std::regex kTime(R"re("time_unix_nano":")re");
+  auto count = [](const std::string& body) {
+    return static_cast<size_t>(std::distance(std::sregex_iterator(body.begin(), body.end(), kTime),
+                                             std::sregex_iterator()));
+  };
+  const auto sample = Truth(
+      "SELECT service_name, lower(hex(trace_id)), lower(substr(body_str, 3, 4)) FROM logs "
+      "WHERE trace_id IS NOT NULL AND length(body_str) > 8 LIMIT 1");
+  ASSERT_EQ(sample.size(), 1u);
+  struct Case {
+    std::string query;
+    std::string where;
+  };
+  const auto attribute = Truth(
+      "SELECT attr_keys[1], attr_str[1] FROM logs WHERE len(attr_keys) > 0 AND attr_str[1] IS "
+      "NOT NULL LIMIT 1");
+  ASSERT_EQ(attribute.size(), 1u);
+  const std::vector<Case> cases = {
+      {"attr." + attribute[0][0] + "=" + attribute[0][1],
+       fmt::format("attr_str[list_position(attr_keys, '{0}')] = '{1}' OR "
+                   "resource_attr_str[list_position(resource_attr_keys, '{0}')] = '{1}'",
+                   attribute[0][0], attribute[0][1])},
+      {"service=" + sample[0][0], fmt::format("service_name = '{}'", sample[0][0])},
+      {"severity_min=warn", "severity_number >= 13"},
+      {"severity_min=17", "severity_number >= 17"},
+      {"trace_id=" + sample[0][1], fmt::format("trace_id = from_hex('{}')", sample[0][1])},
+      {"q=" + sample[0][2], fmt::format("contains(lower(body_str), '{}')", sample[0][2])},
+  };
+  for (const Case& c : cases) {
+    // Written after the paging test's extra logs, so count in the window
+    // now (ground truth reads the files as they are now).
+    HttpAnswer answer = Get("/api/v1/logs?limit=1000&" + c.query + "&" + Window());
+    ASSERT_EQ(answer.status, 200) << c.query << " " << answer.body;
+    const std::string truth = Truth(
+        fmt::format("SELECT count(*) FROM read_parquet('{}/telemetry/days/*/*.batch/logs.parquet') "
+                    "WHERE row_kind = 0 AND {} AND ({})",
+                    shared_->data_dir, WindowSql("time_unix_nano"), c.where))[0][0];
+    EXPECT_EQ(count(answer.body), std::stoul(truth)) << c.query;
+    EXPECT_GT(count(answer.body), 0u) << c.query;
+  }
+}
+
+TEST_F(ApiTest, ServicesAndOperationsMatchDuckDb) {
+  std::vector<std::string> expected;
+  for (const auto& row : Truth(fmt::format(
+           "SELECT service_name FROM spans WHERE {} UNION SELECT service_name FROM logs WHERE {} "
+           "UNION SELECT service_name FROM metrics WHERE {} ORDER BY 1",
+           WindowSql("start_time_unix_nano"), WindowSql("time_unix_nano"),
+           WindowSql("time_unix_nano")))) {
+    expected.push_back(fmt::format("\"{}\"", row[0]));
+  }
+  // The default window (the last hour) holds all of the data.
+  HttpAnswer answer = Get("/api/v1/services");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.body, fmt::format("{{\"services\":[{}]}}", fmt::join(expected, ",")));
+
+  const std::string service = Truth(
+      "SELECT service_name FROM spans WHERE service_name <> 'edge' "
+      "ORDER BY 1 LIMIT 1")[0][0];
+  std::vector<std::string> operations;
+  for (const auto& row : Truth(
+           fmt::format("SELECT name, count(*), count(*) FILTER (WHERE status_code = 2) FROM spans "
+                       "WHERE service_name = '{}' AND {} GROUP BY 1 ORDER BY 1",
+                       service, WindowSql("start_time_unix_nano")))) {
+    operations.push_back(
+        fmt::format(R"({{"name":"{}","span_count":{},"error_count":{}}})", row[0], row[1], row[2]));
+  }
+  HttpAnswer ops = Get("/api/v1/services/" + service + "/operations?" + Window());
+  ASSERT_EQ(ops.status, 200) << ops.body;
+  EXPECT_EQ(ops.body, fmt::format(R"({{"service":"{}","operations":[{}]}})", service,
+                                  fmt::join(operations, ",")));
+  EXPECT_EQ(Get("/api/v1/services/x/y").status, 404);
+}
+
+TEST_F(ApiTest, MetricNamesAndSumsMatchDuckDb) {
+  std::vector<std::string> names;
+  for (const auto& row :
+       Truth(fmt::format("SELECT DISTINCT metric_name FROM metrics WHERE {} ORDER BY 1",
+                         WindowSql("time_unix_nano")))) {
+    names.push_back(row[0]);
+  }
+  HttpAnswer answer = Get("/api/v1/metrics/names?" + Window());
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  std::vector<std::string> got;
+  static const std::regex kName(R"re(\{"name":"([^"]*)")re");
+  for (std::sregex_iterator it(answer.body.begin(), answer.body.end(), kName), end; it != end;
+       ++it) {
+    got.push_back((*it)[1].str());
+  }
+  EXPECT_EQ(got, names);
+
+  const std::string metric = Truth(
+      "SELECT metric_name FROM metrics WHERE metric_type IN (5, 7) AND service_name <> 'meter' "
+      "GROUP BY 1 ORDER BY count(DISTINCT (service_name, attr_keys, attr_str, attr_int)) DESC, "
+      "1 LIMIT 1")[0][0];
+  const auto truth = Truth(fmt::format(
+      "SELECT sum(coalesce(value_double, value_int)), min(coalesce(value_double, value_int)), "
+      "max(coalesce(value_double, value_int)), count(DISTINCT (service_name, attr_keys, "
+      "attr_types, "
+      "attr_str, attr_int, attr_double, attr_bool)) FROM metrics WHERE metric_name = '{}' AND {}",
+      metric, WindowSql("time_unix_nano")));
+  static const std::regex kPoint(R"re(\["(\d+)",(-?[0-9.eE+-]+)\])re");
+  static const std::regex kSeries(R"re("labels":)re");
+  auto values = [&](const std::string& agg) {
+    HttpAnswer series =
+        Get(fmt::format("/api/v1/metrics/query?name={}&agg={}&step=1h&{}", metric, agg, Window()));
+    EXPECT_EQ(series.status, 200) << series.body;
+    std::vector<double> out;
+    for (std::sregex_iterator it(series.body.begin(), series.body.end(), kPoint), end; it != end;
+         ++it) {
+      out.push_back(std::stod((*it)[2].str()));
+    }
+    const auto count =
+        std::distance(std::sregex_iterator(series.body.begin(), series.body.end(), kSeries),
+                      std::sregex_iterator());
+    EXPECT_EQ(std::to_string(count), truth[0][3]) << agg;
+    return out;
+  };
+  double sum = 0;
+  for (double v : values("sum")) sum += v;
+  EXPECT_NEAR(sum, std::stod(truth[0][0]), 1e-6 * std::abs(std::stod(truth[0][0])) + 1e-9);
+  const std::vector<double> mins = values("min");
+  ASSERT_FALSE(mins.empty());
+  EXPECT_DOUBLE_EQ(*std::min_element(mins.begin(), mins.end()), std::stod(truth[0][1]));
+  const std::vector<double> maxes = values("max");
+  ASSERT_FALSE(maxes.empty());
+  EXPECT_DOUBLE_EQ(*std::max_element(maxes.begin(), maxes.end()), std::stod(truth[0][2]));
+  for (double avg : values("avg")) {
+    EXPECT_GE(avg, std::stod(truth[0][1]));
+    EXPECT_LE(avg, std::stod(truth[0][2]));
+  }
+}
+
+TEST_F(ApiTest, MetricRatesAndQuantiles) {
+  const int64_t t0 = shared_->metric_t0;
+  const std::string window = fmt::format("start={}&end={}&step=1m", t0, t0 + 120 * kSecond);
+  HttpAnswer rate = Get("/api/v1/metrics/query?name=test.requests&agg=rate&" + window);
+  ASSERT_EQ(rate.status, 200) << rate.body;
+  EXPECT_THAT(rate.body,
+              HasSubstr(fmt::format(R"("labels":[{{"key":"service.name","value":"meter"}}],)"
+                                    R"("points":[["{}",0.5],["{}",1]])",
+                                    t0, t0 + 60 * kSecond)));
+  struct Quantile {
+    std::string agg;
+    std::string value;
+  };
+  for (const Quantile& q : std::vector<Quantile>{
+           {"p50", "30"}, {"p90", "50"}, {"p99", "50"}, {"avg", "30"}, {"sum", "3000"}}) {
+    HttpAnswer answer =
+        Get(fmt::format("/api/v1/metrics/query?name=test.latency&agg={}&{}", q.agg, window));
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    EXPECT_THAT(answer.body, HasSubstr(fmt::format(R"("points":[["{}",{}]])", t0, q.value)))
+        << q.agg;
+  }
+  HttpAnswer sum = Get("/api/v1/metrics/query?name=test.requests&agg=sum&" + window);
+  EXPECT_THAT(sum.body,
+              HasSubstr(fmt::format(R"("points":[["{}",230],["{}",190]])", t0, t0 + 60 * kSecond)));
+}
+
+TEST_F(ApiTest, SqlAnswersAsJsonAndRefusesWrites) {
+  const std::string spans = Truth("SELECT count(*) FROM spans")[0][0];
+  HttpAnswer text = PostSql("SELECT count(*) AS n FROM spans", "text/plain");
+  ASSERT_EQ(text.status, 200) << text.body;
+  EXPECT_EQ(text.body, fmt::format(R"({{"columns":[{{"name":"n","type":"BIGINT"}}],)"
+                                   R"("rows":[[{}]],"truncated":false}})",
+                                   spans));
+  HttpAnswer json = PostSql(R"({"sql": "SELECT 'a\"b' AS s, NULL AS z, true AS t, 1.5 AS d"})",
+                            "application/json; charset=utf-8");
+  ASSERT_EQ(json.status, 200) << json.body;
+  EXPECT_THAT(json.body, HasSubstr(R"("rows":[["a\"b",null,true,1.5]])"));
+  HttpAnswer limited = PostSql("SELECT * FROM range(10)", "text/plain", "?limit=3");
+  ASSERT_EQ(limited.status, 200) << limited.body;
+  EXPECT_THAT(limited.body, HasSubstr(R"("rows":[[0],[1],[2]],"truncated":true)"));
+
+  HttpAnswer insert = PostSql("INSERT INTO spans SELECT * FROM spans", "text/plain");
+  EXPECT_EQ(insert.status, 400) << insert.body;
+  HttpAnswer create = PostSql("CREATE TABLE t AS SELECT 1", "text/plain");
+  EXPECT_EQ(create.status, 400) << create.body;
+  HttpAnswer bad_json = PostSql(R"({"query": "SELECT 1"})", "application/json");
+  EXPECT_EQ(bad_json.status, 400);
+  EXPECT_THAT(bad_json.body, HasSubstr("body: unknown member"));
+  HttpAnswer over = PostSql("SELECT 1", "text/plain", "?limit=10001");
+  EXPECT_EQ(over.status, 400);
+  EXPECT_THAT(over.body, HasSubstr("limit: not an integer in 1..10000"));
+}
+
+TEST_F(ApiTest, TokensAreRequired) {
+  HttpAnswer missing = Get("/api/v1/services", "");
+  EXPECT_EQ(missing.status, 401);
+  EXPECT_THAT(missing.Header("www-authenticate"), HasSubstr("Bearer"));
+  EXPECT_THAT(missing.body, HasSubstr("missing bearer token"));
+  HttpAnswer unknown = Get("/api/v1/services", "nope");
+  EXPECT_EQ(unknown.status, 401);
+  EXPECT_THAT(unknown.Header("www-authenticate"), HasSubstr("Bearer"));
+  HttpAnswer ingest = Get("/api/v1/traces/" + std::string(kEdgeTrace), kIngestToken);
+  EXPECT_EQ(ingest.status, 403);
+  EXPECT_EQ(ingest.body, R"({"error":"token lacks read scope"})");
+}
+
+TEST_F(ApiTest, BadParametersAre400NamingTheParameter) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/api/v1/traces?min_duration=fast", "min_duration: not a duration"},
+      {"/api/v1/traces?start=yesterday",
+       R"(start: not RFC 3339 or unix nanoseconds: \"yesterday\")"},
+      {"/api/v1/traces?limit=1001", "limit: not an integer in 1..1000"},
+      {"/api/v1/traces?status=failed", "status: not one of unset, ok, error"},
+      {"/api/v1/traces?servce=x", "servce: unknown parameter"},
+      {"/api/v1/traces?start=20&end=10", "start: must be before end"},
+      {"/api/v1/logs?severity_min=loud", "severity_min: not a severity"},
+      {"/api/v1/logs?trace_id=00000000000000000000000000000000", "trace_id: the all-zero"},
+      {"/api/v1/logs?cursor=abc", "cursor: not a cursor from a previous page"},
+      {"/api/v1/metrics/query?agg=sum", "name: required"},
+      {"/api/v1/metrics/query?name=x&agg=median", "agg: not one of sum"},
+      {"/api/v1/metrics/query?name=x&step=1ns", "step: the window would have more than"},
+      {"/api/v1/services?limit=0", "limit: not an integer in 1..10000"},
+      {"/api/v1/traces?q=%zz", "query: bad percent escape"},
+  };
+  for (const auto& [target, message] : cases) {
+    HttpAnswer answer = Get(target);
+    EXPECT_EQ(answer.status, 400) << target << " " << answer.body;
+    EXPECT_THAT(answer.body, HasSubstr(message)) << target;
+    EXPECT_EQ(answer.Header("content-type"), "application/json");
+  }
+}
+
+// Another Api over the same pool: no storage yet, and a worker queue that
+// holds nothing.
+TEST(ApiCapacityTest, RecoveringAndFullQueueAre503) {
+  for (const bool recovering : {true, false}) {
+    ApiOptions options;
+    options.storage = [] { return nullptr; };
+    options.authorize = [](std::string_view) { return absl::OkStatus(); };
+    options.worker_threads = 1;
+    options.queue_capacity = recovering ? 4 : 0;
+    Api api(std::move(options));
+    server::HttpRouter router;
+    api.AddRoutes(&router);
+    server::HttpServerOptions http;
+    http.address = "127.0.0.1:0";
+    auto started = server::HttpServer::Start(http, std::move(router).ToHandler());
+    ASSERT_TRUE(started.ok()) << started.status();
+    HttpAnswer answer =
+        Curl({"-H", "Authorization: Bearer t",
+              fmt::format("http://127.0.0.1:{}/api/v1/services", (*started)->port())});
+    EXPECT_EQ(answer.status, 503);
+    EXPECT_EQ(answer.Header("retry-after"), "1");
+    EXPECT_EQ(answer.body, recovering
+                               ? R"({"error":"recovering"})"
+                               : R"({"error":"too many API requests in progress; retry later"})");
+    (*started)->Shutdown(std::chrono::seconds(5));
+  }
+}
+
+TEST_F(ApiTest, QueryPastItsDeadlineIs504) {
+  ApiOptions options;
+  options.storage = [] { return shared_->storage.get(); };
+  options.pool = shared_->pool.get();
+  options.fs = &shared_->fs;
+  options.data_dir = shared_->data_dir;
+  options.authorize = [](std::string_view) { return absl::OkStatus(); };
+  options.query_deadline = std::chrono::milliseconds(200);
+  Api api(std::move(options));
+  server::HttpRouter router;
+  api.AddRoutes(&router);
+  server::HttpServerOptions http;
+  http.address = "127.0.0.1:0";
+  auto started = server::HttpServer::Start(http, std::move(router).ToHandler());
+  ASSERT_TRUE(started.ok()) << started.status();
+  const auto began = std::chrono::steady_clock::now();
+  HttpAnswer answer = Curl({"-X", "POST", "-H", "Authorization: Bearer t", "--data-binary",
+                            "SELECT sum(hash(i)) FROM range(1000000000000) t(i)",
+                            fmt::format("http://127.0.0.1:{}/api/v1/sql", (*started)->port())});
+  EXPECT_EQ(answer.status, 504) << answer.body;
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(20));
+  // The pool is still usable.
+  HttpAnswer after =
+      Curl({"-X", "POST", "-H", "Authorization: Bearer t", "--data-binary", "SELECT 1 AS one",
+            fmt::format("http://127.0.0.1:{}/api/v1/sql", (*started)->port())});
+  EXPECT_EQ(after.status, 200) << after.body;
+  (*started)->Shutdown(std::chrono::seconds(5));
+}
+
+TEST(ApiStatusTest, StatusesMapToHttp) {
+  EXPECT_EQ(HttpStatusForApi(absl::InvalidArgumentError("")), 400);
+  EXPECT_EQ(HttpStatusForApi(absl::UnauthenticatedError("")), 401);
+  EXPECT_EQ(HttpStatusForApi(absl::PermissionDeniedError("")), 403);
+  EXPECT_EQ(HttpStatusForApi(absl::NotFoundError("")), 404);
+  EXPECT_EQ(HttpStatusForApi(absl::ResourceExhaustedError("")), 429);
+  EXPECT_EQ(HttpStatusForApi(absl::UnavailableError("")), 503);
+  EXPECT_EQ(HttpStatusForApi(absl::DeadlineExceededError("")), 504);
+  EXPECT_EQ(HttpStatusForApi(absl::InternalError("")), 500);
+  EXPECT_EQ(HttpStatusForApi(absl::DataLossError("")), 500);
+}
+
+}  // namespace
+}  // namespace strata::api

@@ -1,0 +1,238 @@
+#pragma once
+
+// The questions the REST API answers, as plain functions over a QueryPool
+// and the files of one pinned Snapshot (query::ViewFiles), so the HTTP
+// handlers (api_server.h) and `strata bench query` share them. Each builds
+// parameterized SQL over the views spans, logs and metrics: every value
+// that came from a request is bound as $1, $2, ..., never pasted into the
+// SQL text. docs/api.md states the semantics (filters, order, limits).
+//
+// Attribute filters (`attr.<key>=<value>`) match when the key's first
+// occurrence (list_position) in the row's own attributes or in its
+// resource's attributes has the value: as a string, or as an int64 / double
+// / bool when the value parses as one (attributes.md, "What queries look
+// like").
+//
+// Thread-safety: reentrant (the pool is safe for concurrent use). Errors:
+// the pool's (InvalidArgument, ResourceExhausted, DeadlineExceeded,
+// Internal); InvalidArgument for a bad cursor or an over-large metric
+// query; Internal when a result does not have the expected shape.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "otlp/batch.h"
+#include "query/query_pool.h"
+#include "storage/catalog.h"
+
+namespace strata::api {
+
+using Attributes = std::vector<std::pair<std::string, std::string>>;
+
+// The files of `snapshot` for the views, as absolute paths (batch
+// directories not already under `data_dir` are joined to it).
+query::ViewFiles ViewFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir);
+
+// Common to every call: the query deadline (0: the pool's default).
+struct CallOptions {
+  std::chrono::milliseconds deadline{0};
+};
+
+// ---- traces ----
+
+inline constexpr int64_t kTraceLimitDefault = 20;
+inline constexpr int64_t kTraceLimitMax = 1000;
+
+struct TraceSearch {
+  int64_t start = 0;                     // unix ns, span start_time_unix_nano >= start
+  int64_t end = 0;                       // and < end
+  std::optional<std::string> service;    // spans.service_name
+  std::optional<std::string> operation;  // spans.name
+  std::optional<int64_t> min_duration;   // duration_nano >= (ns)
+  std::optional<int64_t> max_duration;   // duration_nano <= (ns)
+  std::optional<int32_t> status;         // status_code =
+  Attributes attributes;
+  int64_t limit = kTraceLimitDefault;
+};
+
+struct TraceSummary {
+  std::string trace_id;  // 32 lowercase hex digits
+  std::string root_service;
+  std::string root_name;
+  int64_t start = 0;     // earliest span start in the window (unix ns)
+  int64_t duration = 0;  // latest span end minus start (ns)
+  int64_t span_count = 0;
+  int64_t error_count = 0;
+  std::vector<std::string> services;  // sorted, distinct
+};
+
+// Traces with at least one span in the window matching every filter; each
+// summary covers all of the trace's spans in the window. Newest first (by
+// summary start, then trace id), at most `limit`.
+[[nodiscard]] absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
+                                                                     const query::ViewFiles& files,
+                                                                     const TraceSearch& search,
+                                                                     const CallOptions& call = {});
+
+// ---- logs ----
+
+inline constexpr int64_t kLogLimitDefault = 100;
+inline constexpr int64_t kLogLimitMax = 1000;
+
+struct LogSearch {
+  int64_t start = 0;  // time_unix_nano >= start
+  int64_t end = 0;    // and < end
+  std::optional<std::string> service;
+  std::optional<int32_t> severity_min;
+  std::optional<std::string> text;  // q: case-insensitive substring of body_str
+  std::optional<otlp::TraceId> trace_id;
+  Attributes attributes;
+  int64_t limit = kLogLimitDefault;
+  // From LogPage::next_cursor; empty: the first page.
+  std::string cursor;
+};
+
+struct LogEntry {
+  int64_t time = 0;           // unix ns
+  int64_t observed_time = 0;  // unix ns
+  int32_t severity_number = 0;
+  std::string severity_text;
+  // The body's string value; other body types rendered as text (ints,
+  // doubles, bools), bytes/arrays/kvlists as "".
+  std::string body;
+  std::string service;
+  std::string trace_id;   // hex, "" when absent
+  std::string span_id;    // hex, "" when absent
+  Attributes attributes;  // scalar values rendered as text
+};
+
+struct LogPage {
+  std::vector<LogEntry> logs;
+  // Opaque; empty when this page is the last.
+  std::string next_cursor;
+};
+
+// Newest first, ordered by (time_unix_nano, row key) descending, where the
+// row key is a hash of the row's content. The cursor holds the last row's
+// (time, key), so the next page starts strictly after it.
+[[nodiscard]] absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool,
+                                                 const query::ViewFiles& files,
+                                                 const LogSearch& search,
+                                                 const CallOptions& call = {});
+
+// ---- metrics ----
+
+inline constexpr int64_t kMetricNamesLimitDefault = 1000;
+inline constexpr int64_t kMetricNamesLimitMax = 10000;
+
+struct MetricName {
+  std::string name;
+  std::string type;  // gauge, sum, histogram, exponential_histogram, summary
+  std::string unit;
+  int64_t points = 0;
+};
+
+// Metrics with points in [start, end), by name.
+[[nodiscard]] absl::StatusOr<std::vector<MetricName>> MetricNames(query::QueryPool& pool,
+                                                                  const query::ViewFiles& files,
+                                                                  int64_t start, int64_t end,
+                                                                  int64_t limit,
+                                                                  const CallOptions& call = {});
+
+enum class Aggregation { kSum, kAvg, kMin, kMax, kRate, kP50, kP90, kP95, kP99 };
+[[nodiscard]] absl::StatusOr<Aggregation> ParseAggregation(std::string_view name,
+                                                           std::string_view value);
+
+inline constexpr int64_t kMaxMetricBuckets = 11'000;
+inline constexpr int64_t kMaxMetricSeries = 1'000;
+inline constexpr size_t kMaxMetricPoints = 1'000'000;
+
+struct MetricQuery {
+  std::string name;
+  int64_t start = 0;
+  int64_t end = 0;
+  int64_t step = 0;  // ns, > 0
+  Aggregation aggregation = Aggregation::kSum;
+  Attributes attributes;
+};
+
+struct MetricSeries {
+  // service.name first (when the resource has one), then the point's
+  // attributes in stored order.
+  Attributes labels;
+  // (bucket start unix ns, value), ascending; buckets without a value are
+  // left out.
+  std::vector<std::pair<int64_t, double>> points;
+};
+
+// The default step for a window: window / 60 rounded to whole seconds, at
+// least one second.
+int64_t DefaultStep(int64_t start, int64_t end);
+
+// Series of metric `name` grouped by (service, point attribute set); see
+// docs/api.md for each aggregation's meaning.
+[[nodiscard]] absl::StatusOr<std::vector<MetricSeries>> QueryMetric(query::QueryPool& pool,
+                                                                    const query::ViewFiles& files,
+                                                                    const MetricQuery& q,
+                                                                    const CallOptions& call = {});
+
+// ---- services ----
+
+inline constexpr int64_t kServiceLimitDefault = 1000;
+inline constexpr int64_t kServiceLimitMax = 10000;
+
+// Distinct service names with spans, logs or metrics in [start, end), sorted.
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ListServices(query::QueryPool& pool,
+                                                                    const query::ViewFiles& files,
+                                                                    int64_t start, int64_t end,
+                                                                    int64_t limit,
+                                                                    const CallOptions& call = {});
+
+struct Operation {
+  std::string name;
+  int64_t span_count = 0;
+  int64_t error_count = 0;
+};
+
+// Span names of `service` with spans starting in [start, end), by name.
+[[nodiscard]] absl::StatusOr<std::vector<Operation>> ListOperations(
+    query::QueryPool& pool, const query::ViewFiles& files, const std::string& service,
+    int64_t start, int64_t end, int64_t limit, const CallOptions& call = {});
+
+// ---- helpers shared by the .cc files ----
+namespace internal {
+
+// Appends the SQL of one attribute filter to `sql`, binding its values in
+// `params`; `prefixes` are the attribute families to look in ("attr",
+// "resource_attr").
+void AppendAttributeFilter(const std::string& key, const std::string& value,
+                           const std::vector<std::string>& prefixes, std::string* sql,
+                           std::vector<query::QueryParam>* params);
+
+// "$<n>" for the parameter about to be pushed.
+std::string NextParam(const std::vector<query::QueryParam>& params);
+
+[[nodiscard]] absl::StatusOr<int64_t> CellInt(const std::optional<std::string>& cell);
+[[nodiscard]] absl::StatusOr<double> CellDouble(const std::optional<std::string>& cell);
+std::string CellString(const std::optional<std::string>& cell);
+
+query::QueryOptions Options(const CallOptions& call, std::vector<query::QueryParam> params,
+                            size_t max_rows);
+// Internal unless every row of `result` has `columns` cells.
+[[nodiscard]] absl::Status CheckShape(const query::QueryResult& result, size_t columns,
+                                      std::string_view what);
+
+// SQL that renders attribute family `prefix` as "k\x1fv\x1ek\x1fv..."; and
+// its inverse.
+std::string AttributeSetSql(const std::string& prefix);
+Attributes SplitAttributeSet(std::string_view text);
+
+}  // namespace internal
+
+}  // namespace strata::api

@@ -1,0 +1,142 @@
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "api/search.h"
+#include "query/view_files.h"
+
+namespace strata::api {
+
+query::ViewFiles ViewFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir) {
+  query::ViewFiles files = query::ViewFilesOf(snapshot);
+  for (auto* list : {&files.spans, &files.logs, &files.metrics}) {
+    for (std::string& path : *list) {
+      if (!path.starts_with('/')) path = absl::StrCat(data_dir, "/", path);
+    }
+  }
+  return files;
+}
+
+namespace internal {
+
+std::string NextParam(const std::vector<query::QueryParam>& params) {
+  return absl::StrCat("$", params.size() + 1);
+}
+
+void AppendAttributeFilter(const std::string& key, const std::string& value,
+                           const std::vector<std::string>& prefixes, std::string* sql,
+                           std::vector<query::QueryParam>* params) {
+  const std::string key_param = NextParam(*params);
+  params->emplace_back(key);
+  const std::string str_param = NextParam(*params);
+  params->emplace_back(value);
+  std::string int_param, double_param, bool_param;
+  int64_t as_int = 0;
+  if (auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), as_int);
+      !value.empty() && ec == std::errc() && end == value.data() + value.size()) {
+    int_param = NextParam(*params);
+    params->emplace_back(as_int);
+  }
+  double as_double = 0;
+  if (auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), as_double);
+      !value.empty() && ec == std::errc() && end == value.data() + value.size() &&
+      std::isfinite(as_double)) {
+    double_param = NextParam(*params);
+    params->emplace_back(as_double);
+  }
+  if (value == "true" || value == "false") {
+    bool_param = NextParam(*params);
+    params->emplace_back(value == "true");
+  }
+  sql->append(" AND (");
+  bool first = true;
+  for (const std::string& prefix : prefixes) {
+    const std::string position = absl::StrCat("list_position(", prefix, "_keys, ", key_param, ")");
+    auto term = [&](std::string_view list, const std::string& param) {
+      if (param.empty()) return;
+      if (!first) sql->append(" OR ");
+      first = false;
+      absl::StrAppend(sql, prefix, "_", std::string(list), "[", position, "] = ", param);
+    };
+    term("str", str_param);
+    term("int", int_param);
+    term("double", double_param);
+    term("bool", bool_param);
+  }
+  sql->append(")");
+}
+
+absl::StatusOr<int64_t> CellInt(const std::optional<std::string>& cell) {
+  if (!cell.has_value()) return 0;
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(cell->data(), cell->data() + cell->size(), value);
+  if (ec != std::errc() || end != cell->data() + cell->size()) {
+    return absl::InternalError(absl::StrCat("query result: not an int64: \"", *cell, "\""));
+  }
+  return value;
+}
+
+absl::StatusOr<double> CellDouble(const std::optional<std::string>& cell) {
+  if (!cell.has_value()) return std::nan("");
+  const std::string& text = *cell;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    return absl::InternalError(absl::StrCat("query result: not a number: \"", text, "\""));
+  }
+  return value;
+}
+
+std::string CellString(const std::optional<std::string>& cell) {
+  return cell.has_value() ? *cell : std::string();
+}
+
+query::QueryOptions Options(const CallOptions& call, std::vector<query::QueryParam> params,
+                            size_t max_rows) {
+  query::QueryOptions options;
+  options.deadline = call.deadline;
+  options.max_rows = max_rows;
+  options.params = std::move(params);
+  return options;
+}
+
+absl::Status CheckShape(const query::QueryResult& result, size_t columns, std::string_view what) {
+  for (const auto& row : result.rows) {
+    if (row.size() != columns) {
+      return absl::InternalError(absl::StrCat(std::string(what), ": result row has ", row.size(),
+                                              " columns, expected ", columns));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string AttributeSetSql(const std::string& prefix) {
+  const std::string& p = prefix;
+  return absl::StrCat("array_to_string(list_transform(range(1, len(", p,
+                      "_keys) + 1), lambda i: ", p, "_keys[i] || chr(31) || coalesce(", p,
+                      "_str[i], CAST(", p, "_int[i] AS VARCHAR), CAST(", p,
+                      "_double[i] AS VARCHAR), CAST(", p, "_bool[i] AS VARCHAR), '')), chr(30))");
+}
+
+Attributes SplitAttributeSet(std::string_view text) {
+  Attributes out;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\x1e', begin);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view pair = text.substr(begin, end - begin);
+    const size_t separator = pair.find('\x1f');
+    if (separator == std::string_view::npos) {
+      out.emplace_back(std::string(pair), std::string());
+    } else {
+      out.emplace_back(std::string(pair.substr(0, separator)),
+                       std::string(pair.substr(separator + 1)));
+    }
+    begin = end + 1;
+  }
+  return out;
+}
+
+}  // namespace internal
+}  // namespace strata::api

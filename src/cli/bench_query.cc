@@ -1,0 +1,285 @@
+#include "cli/bench_query.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "api/search.h"
+#include "cli/bench_common.h"
+#include "fmt/format.h"
+#include "io/posix_file_system.h"
+#include "query/query_pool.h"
+#include "query/view_files.h"
+#include "spdlog/spdlog.h"
+#include "storage/storage.h"
+#include "storage/trace_lookup.h"
+#include "workload/traffic_generator.h"
+
+namespace strata::cli {
+namespace {
+
+using Clock = BenchClock;
+constexpr uint64_t kHourNanos = 3'600'000'000'000ULL;
+constexpr uint64_t kDayNanos = 24 * kHourNanos;
+
+uint64_t UnixNanosNow() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Milliseconds at quantile q (0..1) of `samples` (sorted in place).
+double QuantileMs(std::vector<double>& samples, double q) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const size_t i = std::min(samples.size() - 1, static_cast<size_t>(q * samples.size()));
+  return samples[i] * 1000;
+}
+
+int Fail(std::string_view step, const absl::Status& status) {
+  spdlog::error("bench query: {}: {}", step, status.ToString());
+  return 1;
+}
+
+// Writes `options.spans` spans of traffic over the last 24 hours, one
+// request (and so one batch) per slice of the day. Returns false on failure.
+bool BuildData(storage::Storage& storage, const BenchQueryOptions& options, uint64_t now) {
+  const int batches = std::max(1, options.batches);
+  const uint64_t per_batch = std::max<uint64_t>(1, options.spans / batches);
+  const uint64_t slice = kDayNanos / batches;
+  const Clock::time_point start = Clock::now();
+  const double seconds = Drive(storage, 2, batches, [&](size_t b) {
+    workload::TrafficGenerator generator(workload::TrafficOptions{
+        .seed = options.seed * 1'000'003 + b,
+        .start_time_unix_nano = now - kDayNanos + b * slice,
+    });
+    storage::WriteRequest r;
+    r.traces = generator.Traces(static_cast<int>(per_batch));
+    r.rows = r.traces->spans.size();
+    r.bytes = r.rows * 400;
+    return r;
+  });
+  if (seconds < 0) return false;
+  fmt::print("built {} batches of about {} spans in {:.1f} s (generation included)\n", batches,
+             per_batch, SecondsSince(start));
+  return true;
+}
+
+struct SampledTrace {
+  otlp::TraceId id{};
+  uint64_t spans = 0;
+};
+
+bool ParseTraceId(std::string_view hex, otlp::TraceId* id) {
+  std::string bytes;
+  if (hex.size() != 32 || hex.find_first_not_of("0123456789abcdefABCDEF") != hex.npos) return false;
+  bytes = absl::HexStringToBytes(absl::string_view(hex.data(), hex.size()));
+  std::copy(bytes.begin(), bytes.end(), id->begin());
+  return true;
+}
+
+std::string IdBytes(const otlp::TraceId& id) { return std::string(id.begin(), id.end()); }
+
+}  // namespace
+
+int RunBenchQuery(const BenchQueryOptions& options) {
+  PosixFileSystem fs;
+  // Absolute: DuckDB may read only under the data directory, named by path.
+  const std::string dir =
+      std::filesystem::absolute(options.data_dir.empty() ? "strata-bench-query" : options.data_dir)
+          .lexically_normal()
+          .string();
+  if (!options.reuse) {
+    if (auto exists = fs.Exists(dir); exists.ok() && *exists) {
+      if (!options.data_dir.empty()) {
+        spdlog::error("bench query: {} exists; pass --reuse to query it, or another --dir", dir);
+        return 1;
+      }
+      (void)fs.RemoveAll(dir);
+    }
+  }
+  const uint64_t build_now = UnixNanosNow();
+  storage::StorageOptions storage_options;
+  storage_options.writer.max_requests_per_batch = 1;  // one batch per request
+  const Clock::time_point open_start = Clock::now();
+  auto storage = storage::Storage::Open(fs, dir, storage_options);
+  if (!storage.ok()) return Fail("open", storage.status());
+  const double open_seconds = SecondsSince(open_start);
+  if (!options.reuse && !BuildData(**storage, options, build_now)) return 1;
+
+  std::shared_ptr<const storage::Snapshot> snapshot = (*storage)->Pin();
+  uint64_t spans = 0;
+  uint64_t span_batches = 0;
+  for (const auto& batch : snapshot->batches()) {
+    spans += batch->meta().spans.rows;
+    span_batches += batch->meta().spans.rows > 0;
+  }
+  fmt::print("data: {} spans in {} batches ({} batches in all); boot validation took {:.2f} s\n",
+             spans, span_batches, snapshot->size(), open_seconds);
+  if (spans == 0) {
+    spdlog::error("bench query: no spans in {}", dir);
+    return 1;
+  }
+
+  auto pool = query::QueryPool::Open(query::QueryPoolOptions{.data_dir = dir});
+  if (!pool.ok()) return Fail("query pool", pool.status());
+  const query::ViewFiles files = query::ViewFilesOf(*snapshot);
+  const query::QueryOptions slow{.deadline = std::chrono::minutes(10), .max_rows = 100'000};
+
+  // Ground truth, untimed: a sample of trace ids with their span counts,
+  // and the newest span start (the "now" of the search window).
+  auto sample = (*pool)->Run(
+      files,
+      fmt::format("SELECT hex(trace_id), count(*) FROM spans WHERE trace_id IN (SELECT trace_id "
+                  "FROM spans USING SAMPLE reservoir({} ROWS) REPEATABLE ({})) GROUP BY 1",
+                  std::max(1, options.lookups), options.seed),
+      slow);
+  if (!sample.ok()) return Fail("sampling trace ids", sample.status());
+  std::vector<SampledTrace> present;
+  for (const auto& row : sample->rows) {
+    SampledTrace t;
+    if (!row[0] || !row[1] || !ParseTraceId(*row[0], &t.id)) {
+      spdlog::error("bench query: unexpected sample row");
+      return 1;
+    }
+    t.spans = std::stoull(*row[1]);
+    present.push_back(t);
+  }
+  auto newest = (*pool)->Run(files, "SELECT max(start_time_unix_nano) FROM spans", slow);
+  if (!newest.ok() || newest->rows.empty() || !newest->rows[0][0]) {
+    return Fail("newest span", newest.ok() ? absl::InternalError("no rows") : newest.status());
+  }
+  const uint64_t now = std::stoull(*newest->rows[0][0]);
+
+  // Trace by id, present ids: every span comes back.
+  std::vector<double> present_s, absent_s;
+  uint64_t lookup_spans = 0;
+  storage::TraceLookupStats stats_sum;
+  for (const SampledTrace& t : present) {
+    storage::TraceLookupStats stats;
+    const Clock::time_point start = Clock::now();
+    auto trace = storage::LookupTrace(fs, dir, *snapshot, t.id, &stats);
+    present_s.push_back(SecondsSince(start));
+    if (!trace.ok()) return Fail("trace lookup", trace.status());
+    const uint64_t got = trace->has_value() ? (*trace)->spans.size() : 0;
+    if (got != t.spans) {
+      spdlog::error("bench query: trace {} returned {} spans, DuckDB counts {}",
+                    absl::BytesToHexString(IdBytes(t.id)), got, t.spans);
+      return 1;
+    }
+    lookup_spans += got;
+    stats_sum.filter_matches += stats.filter_matches;
+    stats_sum.batches_read += stats.batches_read;
+  }
+  // Absent ids: random, so (almost surely) in no batch.
+  std::mt19937_64 rng(options.seed);
+  for (int i = 0; i < std::max(1, options.lookups); ++i) {
+    otlp::TraceId id;
+    for (size_t b = 0; b < id.size(); b += 8) {
+      const uint64_t r = rng();
+      std::memcpy(id.data() + b, &r, 8);
+    }
+    storage::TraceLookupStats stats;
+    const Clock::time_point start = Clock::now();
+    auto trace = storage::LookupTrace(fs, dir, *snapshot, id, &stats);
+    absent_s.push_back(SecondsSince(start));
+    if (!trace.ok()) return Fail("absent trace lookup", trace.status());
+    if (trace->has_value()) {
+      spdlog::error("bench query: random id {} found", absl::BytesToHexString(IdBytes(id)));
+      return 1;
+    }
+  }
+
+  // The same lookup as a DuckDB scan over every file.
+  std::vector<double> scan_s;
+  for (int i = 0; i < std::max(1, options.scans); ++i) {
+    const SampledTrace& t = present[i % present.size()];
+    query::QueryOptions q = slow;
+    q.params = {query::Blob{IdBytes(t.id)}};
+    const Clock::time_point start = Clock::now();
+    auto rows = (*pool)->Run(files, "SELECT span_id, name FROM spans WHERE trace_id = $1", q);
+    scan_s.push_back(SecondsSince(start));
+    if (!rows.ok()) return Fail("duckdb scan", rows.status());
+    if (rows->rows.size() != t.spans) {
+      spdlog::error("bench query: the scan found {} spans of a trace the lookup found with {}",
+                    rows->rows.size(), t.spans);
+      return 1;
+    }
+  }
+
+  // Error traces of one service in the last hour, as the API's trace
+  // search runs it.
+  std::vector<double> search_s;
+  size_t search_hits = 0;
+  for (int i = 0; i < std::max(1, options.scans); ++i) {
+    api::TraceSearch search;
+    search.start = static_cast<int64_t>(now - kHourNanos);
+    search.end = static_cast<int64_t>(now + 1);
+    search.service = "checkout";
+    search.status = 2;  // STATUS_CODE_ERROR
+    const Clock::time_point start = Clock::now();
+    auto traces = api::SearchTraces(**pool, files, search);
+    search_s.push_back(SecondsSince(start));
+    if (!traces.ok()) return Fail("search", traces.status());
+    search_hits = traces->size();
+  }
+
+  // p99 duration per operation over 24 hours.
+  std::vector<double> aggregate_s;
+  size_t operations = 0;
+  for (int i = 0; i < std::max(1, options.scans); ++i) {
+    query::QueryOptions q = slow;
+    q.params = {now - kDayNanos};
+    const Clock::time_point start = Clock::now();
+    auto rows = (*pool)->Run(files,
+                             "SELECT service_name, name, quantile_cont(duration_nano, 0.99) "
+                             "FROM spans WHERE start_time_unix_nano >= $1 GROUP BY ALL",
+                             q);
+    aggregate_s.push_back(SecondsSince(start));
+    if (!rows.ok()) return Fail("aggregate", rows.status());
+    operations = rows->rows.size();
+  }
+
+  snapshot.reset();
+  pool->reset();
+  (*storage)->Shutdown(std::chrono::seconds(10));
+  storage->reset();
+  if (!options.keep && !options.reuse) (void)fs.RemoveAll(dir);
+
+  const double trace_p50 = QuantileMs(present_s, 0.5);
+  const double trace_p99 = QuantileMs(present_s, 0.99);
+  const double absent_p50 = QuantileMs(absent_s, 0.5);
+  const double absent_p99 = QuantileMs(absent_s, 0.99);
+  const double scan_p50 = QuantileMs(scan_s, 0.5);
+  const double search_p50 = QuantileMs(search_s, 0.5);
+  const double aggregate_p50 = QuantileMs(aggregate_s, 0.5);
+  fmt::print("{:<44} {:>10} {:>10}\n", "query", "p50 ms", "p99 ms");
+  fmt::print("{:<44} {:>10.3f} {:>10.3f}\n", "trace by id, present (no time range)", trace_p50,
+             trace_p99);
+  fmt::print("{:<44} {:>10.3f} {:>10.3f}\n", "trace by id, absent", absent_p50, absent_p99);
+  fmt::print("{:<44} {:>10.1f}\n", "same lookup as a DuckDB scan of all files", scan_p50);
+  fmt::print("{:<44} {:>10.1f}\n", "error traces of one service, last hour", search_p50);
+  fmt::print("{:<44} {:>10.1f}\n", "p99 duration per operation, 24 hours", aggregate_p50);
+  fmt::print(
+      "{} present lookups returned {} spans; {:.2f} filter matches and {:.2f} batches read "
+      "per lookup; search found {} traces; aggregate {} operations\n",
+      present.size(), lookup_spans, static_cast<double>(stats_sum.filter_matches) / present.size(),
+      static_cast<double>(stats_sum.batches_read) / present.size(), search_hits, operations);
+  fmt::print(
+      "{{\"spans\":{},\"batches\":{},\"trace_p50_ms\":{:.3f},\"trace_p99_ms\":{:.3f},"
+      "\"absent_p50_ms\":{:.3f},\"absent_p99_ms\":{:.3f},\"duckdb_scan_p50_ms\":{:.1f},"
+      "\"ratio\":{:.1f},\"search_p50_ms\":{:.1f},\"aggregate_p50_ms\":{:.1f}}}\n",
+      spans, span_batches, trace_p50, trace_p99, absent_p50, absent_p99, scan_p50,
+      scan_p50 / std::max(trace_p50, 1e-6), search_p50, aggregate_p50);
+  return 0;
+}
+
+}  // namespace strata::cli

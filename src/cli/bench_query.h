@@ -1,0 +1,46 @@
+#pragma once
+
+// `strata bench query`: builds a data directory of generated traffic
+// through the real writer (or reuses one), then measures, in one run:
+//
+//   * trace by id with no time range (filters -> trace index -> only the
+//     trace's rows), for ids that are present and ids that are absent;
+//   * the same lookup as a DuckDB scan over every spans.parquet file (the
+//     baseline), checked to return the same number of spans;
+//   * "error traces of one service in the last hour" (the trace search the
+//     API runs) and "p99 duration per operation over 24 hours" (an
+//     aggregate through the query pool).
+//
+// The generated traffic covers the 24 hours before the run, one request
+// per batch, so each batch holds a slice of the day. Prints a table, then
+// one JSON object as the last line.
+//
+// Thread-safety: runs on the calling thread (plus two writer clients).
+
+#include <cstdint>
+#include <string>
+
+namespace strata::cli {
+
+struct BenchQueryOptions {
+  uint64_t spans = 20'000'000;
+  int batches = 200;
+  // Where the data directory goes; empty: ./strata-bench-query, removed
+  // afterwards unless `keep`.
+  std::string data_dir;
+  bool keep = false;
+  // Use the data directory as it is (built by an earlier --keep run, or by
+  // a server) instead of writing traffic into it.
+  bool reuse = false;
+  // Present and absent ids looked up (each).
+  int lookups = 2000;
+  // Runs of the DuckDB scan, the search and the aggregate.
+  int scans = 5;
+  uint64_t seed = 1;
+};
+
+// Returns the process exit code (0, or 1 when a step fails or a check of
+// the answers does not hold).
+int RunBenchQuery(const BenchQueryOptions& options);
+
+}  // namespace strata::cli

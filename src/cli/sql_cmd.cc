@@ -1,0 +1,165 @@
+#include "cli/sql_cmd.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "server/http_adapter.h"
+#include "simdjson.h"
+
+namespace strata::cli {
+namespace {
+
+constexpr size_t kMaxCellChars = 60;
+
+// A cell as printed: JSON strings unquoted, null empty, numbers and
+// booleans as written, nested values as JSON. Long cells are cut.
+std::string CellText(simdjson::dom::element value) {
+  std::string text;
+  switch (value.type()) {
+    case simdjson::dom::element_type::NULL_VALUE:
+      text = "NULL";
+      break;
+    case simdjson::dom::element_type::STRING:
+      text = std::string(std::string_view(value.get_string()));
+      break;
+    default:
+      text = simdjson::minify(value);
+  }
+  for (char& c : text) {
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+  }
+  if (text.size() > kMaxCellChars) text = text.substr(0, kMaxCellChars - 3) + "...";
+  return text;
+}
+
+// Runs one statement; prints its table (or JSON). False when it failed.
+bool RunStatement(const SqlOptions& options, const std::string& sql) {
+  server::HttpRequest request;
+  request.method = "POST";
+  request.target = fmt::format("/api/v1/sql?limit={}", options.limit);
+  request.headers = {{"Content-Type", "text/plain; charset=utf-8"},
+                     {"Authorization", "Bearer " + options.token}};
+  request.body = std::make_shared<std::string>(sql);
+  absl::StatusOr<server::HttpResponse> response = server::HttpCall(
+      options.api_address, request, std::chrono::seconds(std::max(1, options.timeout_sec)));
+  if (!response.ok()) {
+    fmt::print(stderr, "strata sql: {}\n", std::string(response.status().message()));
+    return false;
+  }
+  if (response->status != 200) {
+    simdjson::dom::parser parser;
+    std::string_view message = response->body;
+    simdjson::dom::element doc;
+    if (parser.parse(response->body).get(doc) == simdjson::SUCCESS) {
+      (void)doc["error"].get_string().get(message);
+    }
+    fmt::print(stderr, "strata sql: HTTP {}: {}\n", response->status, message);
+    return false;
+  }
+  if (options.json) {
+    fmt::print("{}\n", response->body);
+    return true;
+  }
+  std::string error;
+  const std::string table = FormatSqlTable(response->body, &error);
+  if (!error.empty()) {
+    fmt::print(stderr, "strata sql: unexpected answer: {}\n", error);
+    return false;
+  }
+  fmt::print("{}", table);
+  return true;
+}
+
+// Statements from `in`, each ended by ';' at the end of a line (or by the
+// end of input).
+bool RunStream(const SqlOptions& options, std::istream& in, bool interactive) {
+  bool ok = true;
+  std::string statement, line;
+  for (;;) {
+    if (interactive) std::fputs(statement.empty() ? "strata> " : "   ...> ", stdout);
+    std::fflush(stdout);
+    if (!std::getline(in, line)) break;
+    if (statement.empty() && (line == "\\q" || line == "quit" || line == "exit")) break;
+    statement += line;
+    statement += '\n';
+    const size_t end = line.find_last_not_of(" \t\r");
+    if (end == std::string::npos || line[end] != ';') continue;
+    ok = RunStatement(options, statement) && ok;
+    statement.clear();
+  }
+  if (statement.find_first_not_of(" \t\r\n") != std::string::npos) {
+    ok = RunStatement(options, statement) && ok;
+  }
+  return ok;
+}
+
+}  // namespace
+
+std::string FormatSqlTable(std::string_view json, std::string* error) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::dom::array columns, rows;
+  if (parser.parse(json.data(), json.size()).get(doc) != simdjson::SUCCESS ||
+      doc["columns"].get_array().get(columns) != simdjson::SUCCESS ||
+      doc["rows"].get_array().get(rows) != simdjson::SUCCESS) {
+    *error = "not a SQL result (columns and rows)";
+    return "";
+  }
+  std::vector<std::vector<std::string>> cells(1);
+  for (simdjson::dom::element column : columns) {
+    std::string_view name;
+    if (column["name"].get_string().get(name) != simdjson::SUCCESS) {
+      *error = "a column without a name";
+      return "";
+    }
+    cells[0].emplace_back(name);
+  }
+  const size_t width_count = cells[0].size();
+  for (simdjson::dom::element row : rows) {
+    simdjson::dom::array values;
+    if (row.get_array().get(values) != simdjson::SUCCESS || values.size() != width_count) {
+      *error = "a row that does not match the columns";
+      return "";
+    }
+    auto& out = cells.emplace_back();
+    for (simdjson::dom::element value : values) out.push_back(CellText(value));
+  }
+  std::vector<size_t> widths(width_count, 0);
+  for (const auto& row : cells) {
+    for (size_t c = 0; c < width_count; ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string text;
+  auto append_row = [&](const std::vector<std::string>& row) {
+    for (size_t c = 0; c < width_count; ++c) {
+      if (c > 0) text += " | ";
+      text += fmt::format("{:<{}}", row[c], widths[c]);
+    }
+    text.erase(text.find_last_not_of(' ') + 1);
+    text += '\n';
+  };
+  append_row(cells[0]);
+  for (size_t c = 0; c < width_count; ++c) {
+    if (c > 0) text += "-+-";
+    text += std::string(widths[c], '-');
+  }
+  text += '\n';
+  for (size_t r = 1; r < cells.size(); ++r) append_row(cells[r]);
+  bool truncated = false;
+  (void)doc["truncated"].get_bool().get(truncated);
+  text += fmt::format("({} row{}{})\n", cells.size() - 1, cells.size() == 2 ? "" : "s",
+                      truncated ? "; more rows exist: raise --limit" : "");
+  return text;
+}
+
+int RunSql(const SqlOptions& options) {
+  if (!options.command.empty()) return RunStatement(options, options.command) ? 0 : 1;
+  return RunStream(options, std::cin, ::isatty(STDIN_FILENO) != 0) ? 0 : 1;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,133 @@
+#pragma once
+
+// QueryPool is the bounded pool of DuckDB connections the API, `strata sql`
+// and the query benchmark run SQL on (DESIGN.md, "Query").
+//
+// One in-memory DuckDB database, opened with:
+//   * TimeZone 'UTC' on every connection, so results never depend on the
+//     process's TZ;
+//   * memory_limit (default DefaultQueryMemoryLimit()) and threads;
+//   * temp_directory <data dir>/query/tmp for spilling;
+//   * allowed_directories = [<data dir>/telemetry/days/] (not the whole
+//     data directory: control/strata.sqlite holds password and token
+//     hashes), enable_external_access = false, autoinstall/autoload of
+//     extensions off, then lock_configuration = true, so SQL can neither
+//     read outside the published batches nor change these settings.
+//
+// Views. Every query sees the views `spans`, `logs` and `metrics` over an
+// explicit list of Parquet files (ViewFiles), never a glob; each view keeps
+// only real rows (row_kind = 0) and has the file's columns except row_kind
+// (always 0 there), typed as DuckDB reads strata's files. A table with no
+// files is an empty view with the same columns. A connection rebuilds its
+// views only when the ViewFiles' snapshot sequence differs from the one it
+// last built (or its last rebuild failed). Files must lie under the allowed
+// directory.
+//
+// Limits. At most `max_concurrent` queries run at once (one connection
+// each); a query waits for a free connection at most `queue_timeout`, then
+// fails with ResourceExhausted. Each query has a deadline: a timer
+// interrupts it (duckdb_interrupt) when it passes, and it fails with
+// DeadlineExceeded ("query interrupted after N ms"; the deadline counts
+// from when the query gets its connection, and covers rebuilding the
+// views). A query that needs more than memory_limit fails with
+// ResourceExhausted and leaves the pool usable. Results are capped at
+// `max_rows` rows (QueryResult::truncated says when more existed); a lone
+// SELECT runs under "LIMIT max_rows + 1", so DuckDB never materializes
+// more (its materialized results are outside memory_limit). Values
+// are rendered as duckdb_engine.h's QueryResult describes (VARCHAR casts,
+// top-level BLOBs as lowercase hex; timestamps with time zone in UTC).
+//
+// Read-only SQL. With QueryOptions::user_sql, the text must be exactly one
+// statement whose type is SELECT (EXPLAIN [ANALYZE] of a SELECT is allowed
+// too; DESCRIBE, SHOW, SUMMARIZE count as SELECT); anything else
+// (DDL, INSERT, SET, PRAGMA, COPY, ATTACH, several statements) is
+// InvalidArgument before it runs.
+//
+// Parameters. `params` bind to $1, $2, ... through a prepared statement, so
+// values from HTTP requests never become SQL text.
+//
+// Thread-safety: safe for concurrent use. Errors: InvalidArgument for SQL
+// DuckDB rejects (its message included); ResourceExhausted and
+// DeadlineExceeded as above; Internal when the views cannot be built (a
+// file missing or outside the allowed directory); Open returns InvalidArgument for options it
+// cannot use (a relative data_dir, max_concurrent < 1) and Internal when
+// DuckDB cannot open or the spill directory cannot be created.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "query/duckdb_engine.h"
+
+namespace strata::query {
+
+// The Parquet files one query reads, absolute paths, one list per view.
+struct ViewFiles {
+  // Identifies the list (the pinned Snapshot's sequence number); two
+  // ViewFiles with the same sequence must hold the same files.
+  uint64_t sequence = 0;
+  std::vector<std::string> spans;
+  std::vector<std::string> logs;
+  std::vector<std::string> metrics;
+};
+
+// QueryParam (a bound parameter: std::string binds VARCHAR, Blob binds
+// BLOB, ...), Blob and QueryResult are declared in query/duckdb_engine.h.
+
+struct QueryOptions {
+  // 0: the pool's default.
+  std::chrono::milliseconds deadline{0};
+  size_t max_rows = 0;
+  // Enforce read-only, single-statement SQL (text from a user).
+  bool user_sql = false;
+  std::vector<QueryParam> params;
+};
+
+struct QueryPoolOptions {
+  // Absolute path of the data directory: the only directory DuckDB may
+  // read, and the parent of query/tmp.
+  std::string data_dir;
+  int max_concurrent = 2;
+  // DuckDB worker threads; 0: the number of cores.
+  int threads = 0;
+  // 0: DefaultQueryMemoryLimit().
+  uint64_t memory_limit_bytes = 0;
+  std::chrono::milliseconds default_deadline{30'000};
+  std::chrono::milliseconds queue_timeout{5'000};
+  size_t default_max_rows = 10'000;
+};
+
+// Half of the memory this process may use: the cgroup v2 memory.max (or
+// v1 memory.limit_in_bytes) when one is set, else physical memory.
+uint64_t DefaultQueryMemoryLimit();
+
+class QueryPool {
+ public:
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<QueryPool>> Open(
+      const QueryPoolOptions& options);
+  // No Run may be in progress.
+  ~QueryPool();
+  QueryPool(const QueryPool&) = delete;
+  QueryPool& operator=(const QueryPool&) = delete;
+
+  // Runs `sql` with the views over `files`.
+  [[nodiscard]] absl::StatusOr<QueryResult> Run(const ViewFiles& files, std::string_view sql,
+                                                const QueryOptions& options = {});
+
+  // Effective settings (after defaults), for logs and tests.
+  const QueryPoolOptions& options() const;
+
+  // Queries holding a connection right now (tests wait on it).
+  int TEST_RunningQueries() const;
+
+ private:
+  struct State;
+  explicit QueryPool(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace strata::query

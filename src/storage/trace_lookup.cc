@@ -1,0 +1,149 @@
+#include "storage/trace_lookup.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "parquet/file_reader.h"
+#include "storage/spans_table.h"
+#include "storage/storage.h"
+#include "storage/trace_index.h"
+
+namespace strata::storage {
+namespace {
+
+constexpr char kSpansFile[] = "spans.parquet";
+
+// A FileSystem file as the Parquet reader's source.
+class FileSource final : public parquet::RandomAccessSource {
+ public:
+  FileSource(std::unique_ptr<RandomAccessFile> file, uint64_t size)
+      : file_(std::move(file)), size_(size) {}
+  uint64_t size() const override { return size_; }
+  absl::Status ReadAt(uint64_t offset, size_t length, std::string* out) override {
+    STRATA_ASSIGN_OR_RETURN(*out, file_->ReadExact(offset, length));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::unique_ptr<RandomAccessFile> file_;
+  uint64_t size_;
+};
+
+// The directory of a batch. The catalog's dir is documented as relative to
+// the data directory, and the committer and recovery record it with the
+// data directory in front: accept both.
+std::string BatchPath(const std::string& data_dir, const std::string& dir) {
+  if (data_dir.empty() || dir.starts_with('/') || dir.starts_with(data_dir + "/")) return dir;
+  return data_dir + "/" + dir;
+}
+
+template <typename T>
+void Reorder(const std::vector<uint32_t>& order, std::vector<T>* column) {
+  std::vector<T> sorted;
+  sorted.reserve(column->size());
+  for (uint32_t i : order) sorted.push_back(std::move((*column)[i]));
+  *column = std::move(sorted);
+}
+
+// Orders the span rows by (start time, span id). Their child rows stay
+// where they are: a span's Ranges still name them.
+void SortSpans(otlp::SpanColumns* spans) {
+  std::vector<uint32_t> order(spans->size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [spans](uint32_t a, uint32_t b) {
+    if (spans->start_time_unix_nano[a] != spans->start_time_unix_nano[b]) {
+      return spans->start_time_unix_nano[a] < spans->start_time_unix_nano[b];
+    }
+    return spans->span_id[a] < spans->span_id[b];
+  });
+  if (std::is_sorted(order.begin(), order.end())) return;
+  Reorder(order, &spans->scope);
+  Reorder(order, &spans->trace_id);
+  Reorder(order, &spans->span_id);
+  Reorder(order, &spans->trace_state);
+  Reorder(order, &spans->parent_span_id);
+  Reorder(order, &spans->has_parent_span_id);
+  Reorder(order, &spans->flags);
+  Reorder(order, &spans->name);
+  Reorder(order, &spans->kind);
+  Reorder(order, &spans->start_time_unix_nano);
+  Reorder(order, &spans->end_time_unix_nano);
+  Reorder(order, &spans->attributes);
+  Reorder(order, &spans->dropped_attributes_count);
+  Reorder(order, &spans->events);
+  Reorder(order, &spans->dropped_events_count);
+  Reorder(order, &spans->links);
+  Reorder(order, &spans->dropped_links_count);
+  Reorder(order, &spans->status_message);
+  Reorder(order, &spans->status_code);
+}
+
+std::string Hex(const otlp::TraceId& id) {
+  std::string out;
+  for (uint8_t b : id) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+// Appends the trace's rows of one batch to *out.
+absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
+                           const std::string& batch_id, const TraceLocation& location,
+                           const otlp::TraceId& trace_id, otlp::TraceBatch* out) {
+  const std::string path = batch_dir + "/" + kSpansFile;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs.NewRandomAccessFile(path));
+  STRATA_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
+  FileSource source(std::move(file), size);
+  const size_t first_span = out->spans.size();
+  STRATA_RETURN_IF_ERROR(
+      ReadSpansRows(&source, batch_id, path, location.first_row, location.end_row, out));
+  // The index and the file must agree on what the rows hold; a stale or
+  // damaged entry must not hand back another trace's spans.
+  for (size_t i = first_span; i < out->spans.size(); ++i) {
+    if (out->spans.trace_id[i] != trace_id) {
+      return absl::DataLossError(fmt::format(
+          "{}/{}: the entry of trace {} names rows [{}, {}) of {}, but row {} holds trace {}",
+          batch_dir, kTraceIndexFileName, Hex(trace_id), location.first_row, location.end_row, path,
+          location.first_row + (i - first_span), Hex(out->spans.trace_id[i])));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(FileSystem& fs,
+                                                            const std::string& data_dir,
+                                                            const Snapshot& snapshot,
+                                                            const otlp::TraceId& trace_id,
+                                                            TraceLookupStats* stats) {
+  TraceLookupStats local;
+  TraceLookupStats& s = stats != nullptr ? *stats : local;
+  s = TraceLookupStats{};
+  s.batches = snapshot.size();
+  otlp::TraceBatch result;
+  for (const std::shared_ptr<const LiveBatch>& batch : snapshot.batches()) {
+    const TraceFilter* filter = BatchTraceFilter(*batch);
+    if (filter == nullptr || !filter->MayContain(trace_id)) continue;
+    ++s.filter_matches;
+    const std::string batch_dir = BatchPath(data_dir, batch->dir());
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> index,
+                            fs.NewRandomAccessFile(batch_dir + "/" + kTraceIndexFileName));
+    STRATA_ASSIGN_OR_RETURN(const std::optional<TraceLocation> location,
+                            filter->Find(*index, trace_id));
+    if (!location.has_value()) continue;
+    ++s.batches_read;
+    s.rows_read += location->end_row - location->first_row;
+    STRATA_RETURN_IF_ERROR(
+        ReadBatchRows(fs, batch_dir, batch->id().ToString(), *location, trace_id, &result));
+  }
+  if (s.batches_read == 0) return std::nullopt;
+  SortSpans(&result.spans);
+  return std::optional<otlp::TraceBatch>(std::move(result));
+}
+
+}  // namespace strata::storage

@@ -1,0 +1,49 @@
+#pragma once
+
+// Trace by id with no time range (docs/format/trace-index.md, "Lookup"):
+//
+//   every batch of the pinned Snapshot: its in-memory trace filter
+//     -> the few that may hold the id: binary search of their spans.tidx
+//     -> the batches that hold it: read only its rows of spans.parquet
+//        (only the pages that cover them) with the native Parquet reader
+//     -> one TraceBatch with every span of the trace
+//
+// The result holds the trace's spans from every batch that has some, so a
+// trace whose spans arrived in many requests comes back whole. Its spans
+// are ordered by (start time, span id); resources and scopes keep the
+// attributes they were stored with (rows from different batches never
+// share a resource row). The batch owns all its bytes.
+//
+// Thread-safety: reentrant; the Snapshot and FileSystem are only read.
+// Errors: DataLoss naming the batch and file when an index or Parquet file
+// is corrupt; the FileSystem's error when a read fails.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "io/file_system.h"
+#include "otlp/batch.h"
+#include "storage/catalog.h"
+
+namespace strata::storage {
+
+struct TraceLookupStats {
+  size_t batches = 0;         // batches in the Snapshot
+  size_t filter_matches = 0;  // batches whose filter said "maybe"
+  size_t batches_read = 0;    // batches that held the trace
+  uint64_t rows_read = 0;     // span rows decoded
+};
+
+// The spans of `trace_id` in the batches `snapshot` names under
+// `data_dir`, or nullopt when none holds it. A batch's dir() is taken as
+// relative to `data_dir` unless it is absolute or already starts with
+// `data_dir` (the committer and recovery record it with the data
+// directory in front).
+[[nodiscard]] absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(
+    FileSystem& fs, const std::string& data_dir, const Snapshot& snapshot,
+    const otlp::TraceId& trace_id, TraceLookupStats* stats = nullptr);
+
+}  // namespace strata::storage

@@ -1,0 +1,151 @@
+// The query side of a running `strata serve`, as a user reaches it: the REST
+// API through curl and `strata sql`, with a read token created from the
+// shell, while strata loadgen is ingesting. Answers are checked against
+// DuckDB reading the data directory's Parquet files directly.
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include "cli/subprocess.h"
+#include "e2e/server_process.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace strata::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Creates a token of `scope` from the shell; "" on failure.
+std::string CreateToken(const std::string& data, const std::string& name,
+                        const std::string& scope) {
+  auto [code, output] =
+      RunStrata({"token", "create", "--name", name, "--scope", scope, "--data-dir", data});
+  std::smatch match;
+  if (code != 0 || !std::regex_search(output, match, std::regex(R"((strata_[0-9A-Za-z]+))"))) {
+    ADD_FAILURE() << output;
+    return "";
+  }
+  return match[1].str();
+}
+
+std::vector<std::string> Get(const std::string& url, const std::string& token) {
+  std::vector<std::string> args = {url};
+  if (!token.empty()) args.insert(args.begin(), {"-H", "Authorization: Bearer " + token});
+  return args;
+}
+
+// The number in the single-value answer of POST /api/v1/sql, or -1.
+int64_t SqlCount(const std::string& api, const std::string& token, const std::string& sql) {
+  auto [status, body] =
+      Curl({"-X", "POST", "-H", "Authorization: Bearer " + token, "-H", "Content-Type: text/plain",
+            "--data-binary", sql, "http://" + api + "/api/v1/sql"});
+  std::smatch match;
+  if (status != 200 || !std::regex_search(body, match, std::regex(R"("rows":\[\[(\d+)\]\])"))) {
+    ADD_FAILURE() << status << " " << body;
+    return -1;
+  }
+  return std::stoll(match[1].str());
+}
+
+size_t Occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(QueryApiTest, TracesSqlAndAuthAgreeWithDuckDbWhileIngesting) {
+  TempDir dir("e2e-query");
+  const std::string data = dir.path() + "/data";
+  ServerProcess server(data);
+  ASSERT_TRUE(server.ready()) << server.output();
+  const std::string api = server.api_address();
+  const std::string reader = CreateToken(data, "reader", "read");
+  ASSERT_FALSE(reader.empty());
+
+  // The running server loads new tokens within its refresh interval (1 s);
+  // wait up to 20 s for the read token to be accepted.
+  const std::string services = "http://" + api + "/api/v1/services";
+  int status = 401;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (status == 401 && std::chrono::steady_clock::now() < deadline) {
+    status = Curl(Get(services, reader)).first;
+    if (status == 401) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(Curl(Get(services, "")).first, 401);
+  EXPECT_EQ(Curl(Get(services, server.first_token())).first, 403);  // ingest scope only
+
+  // Queries while loadgen ingests: every answer is 200 and the span count
+  // never goes down (each query pins one Snapshot).
+  Subprocess loadgen(
+      {STRATA_BINARY, "loadgen", "--protocol", "http/protobuf", "--target", server.http_address(),
+       "--token", server.first_token(), "--signals", "traces,logs", "--request-spans", "200",
+       "--concurrency", "8", "--duration", "4", "--quiet"},
+      ChildEnvironment());
+  int64_t last = 0;
+  int queries = 0;
+  // loadgen runs 4 s and then prints its JSON report; query until then (at
+  // most 30 s, in case it failed without a report).
+  const auto load_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!loadgen.WaitForOutput("}", std::chrono::milliseconds(20)) &&
+         std::chrono::steady_clock::now() < load_deadline) {
+    const int64_t count = SqlCount(api, reader, "SELECT count(*) FROM spans");
+    ASSERT_GE(count, last);
+    last = count;
+    ++queries;
+  }
+  ASSERT_EQ(loadgen.Wait(std::chrono::seconds(30)), 0) << loadgen.output();
+  EXPECT_GT(queries, 3);
+
+  // Ground truth straight from the files.
+  auto engine = query::DuckDbEngine::Open({});
+  ASSERT_TRUE(engine.ok());
+  ASSERT_TRUE(CreateTableView(**engine, data, "spans"));
+  auto total = (*engine)->Query("SELECT count(*) FROM spans WHERE row_kind = 0");
+  ASSERT_TRUE(total.ok()) << total.status();
+  const int64_t spans = std::stoll(*total->rows[0][0]);
+  ASSERT_GT(spans, 0);
+  EXPECT_EQ(SqlCount(api, reader, "SELECT count(*) FROM spans"), spans);
+
+  // Trace by id: every span of sampled traces, and 404 for an absent id.
+  auto traces = (*engine)->Query(
+      "SELECT lower(hex(trace_id)), count(*) FROM spans WHERE row_kind = 0 GROUP BY 1 "
+      "ORDER BY 1 LIMIT 8");
+  ASSERT_TRUE(traces.ok()) << traces.status();
+  ASSERT_EQ(traces->rows.size(), 8u);
+  for (const auto& row : traces->rows) {
+    auto [code, body] = Curl(Get("http://" + api + "/api/v1/traces/" + *row[0], reader));
+    ASSERT_EQ(code, 200) << body;
+    EXPECT_THAT(body, HasSubstr("\"resourceSpans\""));
+    // One startTimeUnixNano per span (links and events carry spanId or
+    // timeUnixNano, never this member).
+    EXPECT_EQ(Occurrences(body, "\"startTimeUnixNano\""), std::stoul(*row[1])) << *row[0];
+  }
+  auto [absent, absent_body] =
+      Curl(Get("http://" + api + "/api/v1/traces/0123456789abcdef0123456789abcdef", reader));
+  EXPECT_EQ(absent, 404) << absent_body;
+  auto [bad, bad_body] = Curl(Get("http://" + api + "/api/v1/traces/xyz", reader));
+  EXPECT_EQ(bad, 400);
+  EXPECT_THAT(bad_body, HasSubstr("trace"));
+
+  // strata sql from the shell: a table with the same count; writes refused.
+  auto [sql_code, sql_out] = RunStrata(
+      {"sql", "--api-address", api, "--token", reader, "-c", "SELECT count(*) AS n FROM spans"});
+  EXPECT_EQ(sql_code, 0) << sql_out;
+  EXPECT_THAT(sql_out, HasSubstr(fmt::format("\n{}\n", spans)));
+  EXPECT_THAT(sql_out, HasSubstr("(1 row)"));
+  auto [insert_code, insert_out] = RunStrata(
+      {"sql", "--api-address", api, "--token", reader, "-c", "CREATE TABLE t AS SELECT 1"});
+  EXPECT_EQ(insert_code, 1) << insert_out;
+  EXPECT_THAT(insert_out, HasSubstr("HTTP 400"));
+
+  EXPECT_EQ(server.Stop(), 0) << server.output();
+}
+
+}  // namespace
+}  // namespace strata::testing
