@@ -2,9 +2,11 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "otlp/json_writer.h"
+#include "simdjson.h"
 
 namespace strata::api {
 namespace {
@@ -361,167 +363,32 @@ std::string SqlResultJson(const query::QueryResult& result) {
   return out;
 }
 
-namespace {
-
-// A minimal reader for one JSON object of string members.
-class SqlBodyReader {
- public:
-  explicit SqlBodyReader(std::string_view text) : text_(text) {}
-
-  absl::StatusOr<std::string> Read() {
-    SkipSpace();
-    if (!Consume('{')) return Bad("expected a JSON object");
-    std::optional<std::string> sql;
-    SkipSpace();
-    if (!Consume('}')) {
-      for (;;) {
-        SkipSpace();
-        absl::StatusOr<std::string> key = ReadString();
-        if (!key.ok()) return key.status();
-        SkipSpace();
-        if (!Consume(':')) return Bad("expected ':'");
-        SkipSpace();
-        if (*key == "sql") {
-          if (pos_ >= text_.size() || text_[pos_] != '"') {
-            return Bad("member \"sql\" must be a string");
-          }
-          absl::StatusOr<std::string> value = ReadString();
-          if (!value.ok()) return value.status();
-          if (sql.has_value()) return Bad("member \"sql\" given twice");
-          sql = *std::move(value);
-        } else {
-          return Bad(absl::StrCat("unknown member \"", *key, "\" (only \"sql\" is read)"));
-        }
-        SkipSpace();
-        if (Consume('}')) break;
-        if (!Consume(',')) return Bad("expected ',' or '}'");
-      }
-    }
-    SkipSpace();
-    if (pos_ != text_.size()) return Bad("text after the JSON object");
-    if (!sql.has_value()) return Bad("missing member \"sql\"");
-    return *sql;
-  }
-
- private:
-  absl::Status Bad(std::string_view why) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("body: ", std::string(why), " (at byte ", pos_, ")"));
-  }
-  void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-  bool Consume(char c) {
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-  bool ReadHex4(uint32_t* out) {
-    if (pos_ + 4 > text_.size()) return false;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char c = text_[pos_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9') {
-        v |= static_cast<uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        v |= static_cast<uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        v |= static_cast<uint32_t>(c - 'A' + 10);
-      } else {
-        return false;
-      }
-    }
-    *out = v;
-    return true;
-  }
-  absl::StatusOr<std::string> ReadString() {
-    if (!Consume('"')) return Bad("expected a string");
-    std::string out;
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) return Bad("control character in a string");
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (pos_ >= text_.size()) break;
-      const char e = text_[pos_++];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out.push_back(e);
-          break;
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'u': {
-          uint32_t cp = 0;
-          if (!ReadHex4(&cp)) return Bad("bad \\u escape");
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            uint32_t low = 0;
-            if (!Consume('\\') || !Consume('u') || !ReadHex4(&low) || low < 0xDC00 ||
-                low > 0xDFFF) {
-              return Bad("unpaired surrogate");
-            }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return Bad("unpaired surrogate");
-          }
-          AppendUtf8(cp, &out);
-          break;
-        }
-        default:
-          return Bad("bad escape");
-      }
-    }
-    return Bad("unterminated string");
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
-
-}  // namespace
-
 absl::StatusOr<std::string> ParseSqlJson(std::string_view body) {
-  return SqlBodyReader(body).Read();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (auto error = parser.parse(body.data(), body.size()).get(doc); error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("body: not valid JSON: ", simdjson::error_message(error)));
+  }
+  simdjson::dom::object object;
+  if (doc.get_object().get(object) != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError("body: expected a JSON object");
+  }
+  std::optional<std::string> sql;
+  for (simdjson::dom::key_value_pair member : object) {
+    if (member.key != "sql") {
+      return absl::InvalidArgumentError("body: unknown member \"" + std::string(member.key) +
+                                        "\" (only \"sql\")");
+    }
+    if (sql.has_value()) return absl::InvalidArgumentError("body: member \"sql\" given twice");
+    std::string_view text;
+    if (member.value.get_string().get(text) != simdjson::SUCCESS) {
+      return absl::InvalidArgumentError("body: member \"sql\" must be a string");
+    }
+    sql.emplace(text);
+  }
+  if (!sql.has_value()) return absl::InvalidArgumentError("body: missing member \"sql\"");
+  return *std::move(sql);
 }
 
 }  // namespace strata::api

@@ -11,6 +11,16 @@
 
 namespace strata::query {
 
+std::string SqlLiteral(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  out += '\'';
+  return out;
+}
+
 struct DuckDbEngine::Handles {
   duckdb_database database = nullptr;
   duckdb_connection connection = nullptr;
@@ -352,17 +362,6 @@ struct QueryConnection::Handle {
 };
 
 namespace {
-
-// A SQL string literal: single quotes doubled.
-std::string SqlLiteral(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  out += '\'';
-  return out;
-}
 
 // Runs one setup statement on `connection`.
 absl::Status RunSetup(duckdb_connection connection, const std::string& sql) {

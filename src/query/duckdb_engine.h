@@ -74,6 +74,9 @@ struct EngineOptions {
   std::string memory_limit;
 };
 
+// `text` as a SQL string literal: in single quotes, with quotes doubled.
+std::string SqlLiteral(std::string_view text);
+
 class DuckDbEngine {
  public:
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<DuckDbEngine>> Open(

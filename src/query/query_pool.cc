@@ -46,17 +46,6 @@ uint64_t ReadCgroupLimit(const char* path) {
   }
 }
 
-// A SQL string literal: single quotes doubled.
-std::string Quote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  out += '\'';
-  return out;
-}
-
 // "CREATE OR REPLACE TEMP VIEW <name> ..." over `files`: the real rows
 // without row_kind, or, with no files, no rows of the same columns.
 absl::StatusOr<std::string> ViewSql(std::string_view name,
@@ -65,7 +54,7 @@ absl::StatusOr<std::string> ViewSql(std::string_view name,
   STRATA_CHECK(!columns.empty() && columns[0].name == "row_kind", "tables start with row_kind");
   if (!files.empty()) {
     std::string list;
-    for (const std::string& file : files) list += (list.empty() ? "" : ", ") + Quote(file);
+    for (const std::string& file : files) list += (list.empty() ? "" : ", ") + SqlLiteral(file);
     return fmt::format(
         "CREATE OR REPLACE TEMP VIEW {} AS SELECT * EXCLUDE (row_kind) FROM read_parquet([{}]) "
         "WHERE row_kind = 0;\n",

@@ -105,7 +105,7 @@ struct EncodedBatch {
 // A batch that Commit() made durable.
 struct CommittedBatch {
   BatchMeta meta;   // as written to meta.json
-  std::string dir;  // days/<day>/<id>.batch
+  std::string dir;  // DataDirPaths::Batch(): <data dir>/telemetry/days/<day>/<id>.batch
 };
 
 class BatchCommitter {

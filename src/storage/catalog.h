@@ -53,7 +53,9 @@ namespace strata::storage {
 struct BatchRecord {
   BatchId id;
   std::string day;  // "YYYY-MM-DD", the name of its day directory
-  std::string dir;  // days/<day>/<id>.batch
+  // The batch directory: <data dir>/telemetry/days/<day>/<id>.batch, with
+  // the data directory as the storage engine was opened with it.
+  std::string dir;
   BatchMeta meta;
   // Opaque per-batch state owned with the batch (the in-memory trace
   // filter); may be null. Callers static_pointer_cast it back.

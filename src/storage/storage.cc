@@ -8,6 +8,7 @@
 #include "parquet/file_reader.h"
 #include "storage/logs_table.h"
 #include "storage/metrics_table.h"
+#include "storage/file_source.h"
 #include "storage/spans_table.h"
 
 namespace strata::storage {
@@ -16,28 +17,6 @@ namespace {
 constexpr char kSpansFile[] = "spans.parquet";
 constexpr char kLogsFile[] = "logs.parquet";
 constexpr char kMetricsFile[] = "metrics.parquet";
-
-// A FileSystem file as the Parquet reader's source.
-class FileSource : public parquet::RandomAccessSource {
- public:
-  FileSource(std::unique_ptr<RandomAccessFile> file, uint64_t size)
-      : file_(std::move(file)), size_(size) {}
-  uint64_t size() const override { return size_; }
-  absl::Status ReadAt(uint64_t offset, size_t length, std::string* out) override {
-    STRATA_ASSIGN_OR_RETURN(*out, file_->ReadExact(offset, length));
-    return absl::OkStatus();
-  }
-
- private:
-  std::unique_ptr<RandomAccessFile> file_;
-  uint64_t size_;
-};
-
-absl::StatusOr<std::unique_ptr<FileSource>> OpenSource(FileSystem& fs, const std::string& path) {
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs.NewRandomAccessFile(path));
-  STRATA_ASSIGN_OR_RETURN(uint64_t size, file->Size());
-  return std::make_unique<FileSource>(std::move(file), size);
-}
 
 // Adds the batch and file to a check's error, keeping its code.
 absl::Status InBatch(const absl::Status& status, const std::string& batch_dir) {
@@ -71,17 +50,17 @@ absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(FileSystem& fs,
                                                                const BatchMeta& meta) {
   const std::string& id = meta.id;
   if (meta.spans_parquet.has_value()) {
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenSource(fs, batch_dir + "/" + kSpansFile));
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, batch_dir + "/" + kSpansFile));
     STRATA_RETURN_IF_ERROR(InBatch(
         CheckSpansTableFooter(source.get(), id, meta.spans.file_rows, kSpansFile), batch_dir));
   }
   if (meta.logs_parquet.has_value()) {
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenSource(fs, batch_dir + "/" + kLogsFile));
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, batch_dir + "/" + kLogsFile));
     STRATA_RETURN_IF_ERROR(InBatch(
         CheckLogsTableFooter(source.get(), id, meta.logs.file_rows, kLogsFile), batch_dir));
   }
   if (meta.metrics_parquet.has_value()) {
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenSource(fs, batch_dir + "/" + kMetricsFile));
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, batch_dir + "/" + kMetricsFile));
     STRATA_RETURN_IF_ERROR(InBatch(
         CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFile),
         batch_dir));

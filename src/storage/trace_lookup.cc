@@ -10,6 +10,7 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/file_reader.h"
+#include "storage/file_source.h"
 #include "storage/spans_table.h"
 #include "storage/storage.h"
 #include "storage/trace_index.h"
@@ -19,25 +20,9 @@ namespace {
 
 constexpr char kSpansFile[] = "spans.parquet";
 
-// A FileSystem file as the Parquet reader's source.
-class FileSource final : public parquet::RandomAccessSource {
- public:
-  FileSource(std::unique_ptr<RandomAccessFile> file, uint64_t size)
-      : file_(std::move(file)), size_(size) {}
-  uint64_t size() const override { return size_; }
-  absl::Status ReadAt(uint64_t offset, size_t length, std::string* out) override {
-    STRATA_ASSIGN_OR_RETURN(*out, file_->ReadExact(offset, length));
-    return absl::OkStatus();
-  }
-
- private:
-  std::unique_ptr<RandomAccessFile> file_;
-  uint64_t size_;
-};
-
-// The directory of a batch. The catalog's dir is documented as relative to
-// the data directory, and the committer and recovery record it with the
-// data directory in front: accept both.
+// The directory of a batch. The catalog records it with the data directory
+// in front (catalog.h); a relative one (a hand-built catalog) is taken as
+// under `data_dir`.
 std::string BatchPath(const std::string& data_dir, const std::string& dir) {
   if (data_dir.empty() || dir.starts_with('/') || dir.starts_with(data_dir + "/")) return dir;
   return data_dir + "/" + dir;
@@ -95,12 +80,10 @@ absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
                            const std::string& batch_id, const TraceLocation& location,
                            const otlp::TraceId& trace_id, otlp::TraceBatch* out) {
   const std::string path = batch_dir + "/" + kSpansFile;
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs.NewRandomAccessFile(path));
-  STRATA_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
-  FileSource source(std::move(file), size);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, path));
   const size_t first_span = out->spans.size();
   STRATA_RETURN_IF_ERROR(
-      ReadSpansRows(&source, batch_id, path, location.first_row, location.end_row, out));
+      ReadSpansRows(source.get(), batch_id, path, location.first_row, location.end_row, out));
   // The index and the file must agree on what the rows hold; a stale or
   // damaged entry must not hand back another trace's spans.
   for (size_t i = first_span; i < out->spans.size(); ++i) {
