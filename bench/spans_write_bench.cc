@@ -44,7 +44,7 @@ struct Options {
   int repeat = 1;
   int zstd_level = storage::TableOptions().zstd_level;
   int fast_zstd_level = storage::TableOptions().fast_zstd_level;
-  uint64_t page_bytes = storage::TableOptions().page_bytes;
+  uint64_t page_bytes = storage::TableOptions().spans_page_bytes;
   uint64_t page_rows = storage::TableOptions().page_rows;
   bool columns = false;
 };
@@ -99,7 +99,7 @@ int Run(const Options& options) {
   storage::TableOptions table_options;
   table_options.zstd_level = options.zstd_level;
   table_options.fast_zstd_level = options.fast_zstd_level;
-  table_options.page_bytes = options.page_bytes;
+  table_options.spans_page_bytes = options.page_bytes;
   table_options.page_rows = options.page_rows;
   std::vector<std::string> written;
   const double cpu_start = ThreadCpuSeconds();

@@ -173,6 +173,7 @@ void ColumnWriter::ResetChunk() {
   dictionary_bytes_.Clear();
   dictionary_fixed_.Clear();
   pages_.clear();
+  page_locations_.clear();
   pages_uncompressed_bytes_ = 0;
   chunk_rows_ = 0;
   chunk_values_ = 0;
@@ -516,6 +517,10 @@ absl::Status ColumnWriter::FlushPage() {
   data.repetition_level_encoding = Encoding::kRle;
   header_.clear();
   SerializePageHeader(header, &header_);
+  PageLocation& location = page_locations_.emplace_back();
+  location.offset = static_cast<int64_t>(pages_.size());  // made absolute in FlushChunk
+  location.compressed_page_size = static_cast<int32_t>(header_.size() + compressed_.size());
+  location.first_row_index = chunk_rows_ - static_cast<int64_t>(page_rows_);
   pages_.append(header_);
   pages_.append(compressed_);
   pages_uncompressed_bytes_ += static_cast<int64_t>(header_.size() + page_body_.size());
@@ -588,7 +593,8 @@ Statistics ColumnWriter::BuildStatistics() const {
   return stats;
 }
 
-absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSink& sink) {
+absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSink& sink,
+                                                     OffsetIndex* offset_index) {
   STRATA_RETURN_IF_ERROR(FlushPage());
   ColumnChunk chunk;
   chunk.file_offset = file_offset;
@@ -629,6 +635,10 @@ absl::StatusOr<ColumnChunk> ColumnWriter::FlushChunk(int64_t file_offset, ByteSi
   if (spec_.max_definition_level() > 0) meta.encodings.push_back(Encoding::kRle);
   if (meta.encodings.empty()) meta.encodings.push_back(Encoding::kPlain);
   meta.data_page_offset = offset;
+  if (offset_index != nullptr) {
+    offset_index->page_locations = page_locations_;
+    for (PageLocation& location : offset_index->page_locations) location.offset += offset;
+  }
   STRATA_RETURN_IF_ERROR(sink.Append(pages_));
   uncompressed += pages_uncompressed_bytes_;
   compressed += static_cast<int64_t>(pages_.size());

@@ -123,8 +123,10 @@ class ColumnWriter {
 
   // Ends the chunk: flushes the open page, writes the dictionary page (if
   // any) and the data pages to sink starting at file_offset, and returns the
-  // chunk's metadata. The writer is then ready for the next chunk.
-  [[nodiscard]] absl::StatusOr<ColumnChunk> FlushChunk(int64_t file_offset, ByteSink& sink);
+  // chunk's metadata, and, when offset_index is given, where each data page
+  // went (for the page index). The writer is then ready for the next chunk.
+  [[nodiscard]] absl::StatusOr<ColumnChunk> FlushChunk(int64_t file_offset, ByteSink& sink,
+                                                       OffsetIndex* offset_index = nullptr);
 
   const ColumnSpec& spec() const { return spec_; }
   // True once the dictionary overflowed (see the class comment).
@@ -203,6 +205,8 @@ class ColumnWriter {
   std::vector<uint8_t> memo_definition_levels_;
   std::vector<uint32_t> memo_indices_;
   std::string pages_;  // finished pages: header + (compressed) body
+  // One per finished data page; offsets relative to the start of pages_.
+  std::vector<PageLocation> page_locations_;
   int64_t pages_uncompressed_bytes_ = 0;
   int64_t chunk_rows_ = 0;
   int64_t chunk_values_ = 0;  // level entries (== rows for flat columns)

@@ -30,15 +30,24 @@ void PackNarrowGroups(const T* values, size_t groups, uint8_t* dst) {
 template <typename T>
 void PackGroups(const T* values, size_t groups, size_t width, uint8_t* dst) {
   switch (width) {
-    case 1: return PackNarrowGroups<1>(values, groups, dst);
-    case 2: return PackNarrowGroups<2>(values, groups, dst);
-    case 3: return PackNarrowGroups<3>(values, groups, dst);
-    case 4: return PackNarrowGroups<4>(values, groups, dst);
-    case 5: return PackNarrowGroups<5>(values, groups, dst);
-    case 6: return PackNarrowGroups<6>(values, groups, dst);
-    case 7: return PackNarrowGroups<7>(values, groups, dst);
-    case 8: return PackNarrowGroups<8>(values, groups, dst);
-    default: break;
+    case 1:
+      return PackNarrowGroups<1>(values, groups, dst);
+    case 2:
+      return PackNarrowGroups<2>(values, groups, dst);
+    case 3:
+      return PackNarrowGroups<3>(values, groups, dst);
+    case 4:
+      return PackNarrowGroups<4>(values, groups, dst);
+    case 5:
+      return PackNarrowGroups<5>(values, groups, dst);
+    case 6:
+      return PackNarrowGroups<6>(values, groups, dst);
+    case 7:
+      return PackNarrowGroups<7>(values, groups, dst);
+    case 8:
+      return PackNarrowGroups<8>(values, groups, dst);
+    default:
+      break;
   }
   for (size_t g = 0; g < groups; ++g, values += 8) {
     uint64_t acc = 0;
@@ -146,7 +155,6 @@ absl::Status Truncated(const char* what, size_t need, size_t have) {
 }
 
 }  // namespace
-
 
 // ---- PLAIN ----
 
@@ -322,6 +330,167 @@ absl::Status RleHybridDecoder::Decode(uint32_t* out, size_t count) {
   return DecodeImpl(out, count);
 }
 absl::Status RleHybridDecoder::Decode(uint8_t* out, size_t count) { return DecodeImpl(out, count); }
+
+uint32_t RleHybridDecoder::PeekLiteral() const {
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(data_.data());
+  const uint64_t mask = bit_width_ == 32 ? 0xFFFFFFFFull : (uint64_t{1} << bit_width_) - 1;
+  const uint64_t first_byte = literal_bit_ / 8;
+  const int shift = static_cast<int>(literal_bit_ % 8);
+  const int needed = (shift + bit_width_ + 7) / 8;
+  uint64_t word = 0;
+  for (int b = 0; b < needed; ++b) word |= static_cast<uint64_t>(bytes[first_byte + b]) << (8 * b);
+  return static_cast<uint32_t>((word >> shift) & mask);
+}
+
+absl::Status RleHybridDecoder::Skip(size_t count, uint32_t value, size_t* matches) {
+  if (bit_width_ < 0 || bit_width_ > 32) {
+    return absl::InvalidArgumentError(fmt::format("bit width {} out of range", bit_width_));
+  }
+  if (matches != nullptr) *matches = 0;
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(data_.data());
+  size_t done = 0;
+  while (done < count) {
+    if (repeat_remaining_ == 0 && literal_remaining_ == 0) {
+      if (absl::Status s = NextRun(); !s.ok()) return s;
+    }
+    if (repeat_remaining_ > 0) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(repeat_remaining_, count - done));
+      if (matches != nullptr && repeat_value_ == value) *matches += n;
+      repeat_remaining_ -= n;
+      done += n;
+      continue;
+    }
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(literal_remaining_, count - done));
+    if (matches == nullptr) {
+      literal_bit_ += static_cast<uint64_t>(n) * static_cast<uint64_t>(bit_width_);
+    } else if (bit_width_ == 1) {
+      // Levels of a flat optional column or a list: count set bits a byte at
+      // a time.
+      size_t left = n;
+      size_t ones = 0;
+      while (left > 0) {
+        const int shift = static_cast<int>(literal_bit_ % 8);
+        if (shift == 0 && left >= 64) {
+          // The run's bytes are inside data_ (NextRun checked), so 8 whole
+          // bytes of it can be read at once.
+          uint64_t word;
+          std::memcpy(&word, bytes + literal_bit_ / 8, 8);
+          ones += static_cast<size_t>(__builtin_popcountll(word));
+          literal_bit_ += 64;
+          left -= 64;
+          continue;
+        }
+        const size_t take = std::min<size_t>(left, static_cast<size_t>(8 - shift));
+        const uint32_t bits = (bytes[literal_bit_ / 8] >> shift) & ((1u << take) - 1);
+        ones += static_cast<size_t>(__builtin_popcount(bits));
+        literal_bit_ += take;
+        left -= take;
+      }
+      *matches += value == 1 ? ones : (value == 0 ? n - ones : 0);
+    } else {
+      size_t left = n;
+      while (left > 0) {
+        if (bit_width_ == 2 && value <= 3 && literal_bit_ % 8 == 0 && left >= 32) {
+          // Definition levels of lists with null elements: 32 two-bit lanes
+          // per word; a lane matches when it XORs to zero with `value`.
+          uint64_t word;
+          std::memcpy(&word, bytes + literal_bit_ / 8, 8);
+          const uint64_t x = word ^ (0x5555555555555555ull * value);
+          const uint64_t differing = (x | (x >> 1)) & 0x5555555555555555ull;
+          *matches += 32 - static_cast<size_t>(__builtin_popcountll(differing));
+          literal_bit_ += 64;
+          left -= 32;
+          continue;
+        }
+        *matches += PeekLiteral() == value;
+        literal_bit_ += static_cast<uint64_t>(bit_width_);
+        --left;
+      }
+    }
+    literal_remaining_ -= n;
+    done += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RleHybridDecoder::SkipOccurrences(uint32_t value, size_t occurrences, size_t limit,
+                                               size_t* skipped, size_t* passed) {
+  if (bit_width_ < 0 || bit_width_ > 32) {
+    return absl::InvalidArgumentError(fmt::format("bit width {} out of range", bit_width_));
+  }
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(data_.data());
+  size_t seen = 0;
+  size_t done = 0;
+  while (done < limit) {
+    if (repeat_remaining_ == 0 && literal_remaining_ == 0) {
+      if (absl::Status s = NextRun(); !s.ok()) return s;
+    }
+    if (repeat_remaining_ > 0) {
+      uint64_t n = std::min<uint64_t>(repeat_remaining_, limit - done);
+      if (repeat_value_ == value) {
+        if (seen == occurrences) break;
+        n = std::min<uint64_t>(n, occurrences - seen);
+        seen += static_cast<size_t>(n);
+      }
+      repeat_remaining_ -= n;
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (bit_width_ == 1 && value <= 1) {
+      // Whole bytes' worth of bits at once while they cannot hold the
+      // occurrence to stop before.
+      const size_t left = static_cast<size_t>(std::min<uint64_t>(literal_remaining_, limit - done));
+      const int shift = static_cast<int>(literal_bit_ % 8);
+      if (shift == 0 && left >= 64) {
+        uint64_t word;
+        std::memcpy(&word, bytes + literal_bit_ / 8, 8);
+        const size_t ones = static_cast<size_t>(__builtin_popcountll(word));
+        const size_t hits = value == 1 ? ones : 64 - ones;
+        if (seen + hits <= occurrences) {
+          seen += hits;
+          literal_bit_ += 64;
+          literal_remaining_ -= 64;
+          done += 64;
+          continue;
+        }
+      }
+      const size_t take = std::min<size_t>(left, static_cast<size_t>(8 - shift));
+      const uint32_t bits = (bytes[literal_bit_ / 8] >> shift) & ((1u << take) - 1);
+      const size_t ones = static_cast<size_t>(__builtin_popcount(bits));
+      const size_t hits = value == 1 ? ones : take - ones;
+      if (seen + hits <= occurrences) {
+        seen += hits;
+        literal_bit_ += take;
+        literal_remaining_ -= take;
+        done += take;
+        continue;
+      }
+      // The stopping point is inside these bits: go one at a time.
+    }
+    const uint32_t next = PeekLiteral();
+    if (next == value) {
+      if (seen == occurrences) break;
+      ++seen;
+    }
+    literal_bit_ += static_cast<uint64_t>(bit_width_);
+    --literal_remaining_;
+    ++done;
+  }
+  *skipped = done;
+  *passed = seen;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string_view> TakeLevelsV1(std::string_view* data) {
+  if (data->size() < 4) return Truncated("level length", 4, data->size());
+  uint32_t length;
+  std::memcpy(&length, data->data(), 4);
+  data->remove_prefix(4);
+  if (length > data->size()) return Truncated("levels", length, data->size());
+  const std::string_view levels = data->substr(0, length);
+  data->remove_prefix(length);
+  return levels;
+}
 
 void EncodeLevelsV1(const uint8_t* levels, size_t count, int max_level, std::string* out) {
   const size_t length_at = out->size();

@@ -72,7 +72,24 @@ class RleHybridDecoder {
   [[nodiscard]] absl::Status Decode(uint32_t* out, size_t count);
   [[nodiscard]] absl::Status Decode(uint8_t* out, size_t count);
 
+  // Skips exactly `count` values without storing them; *matches (unless
+  // null) receives how many of them equal `value`. Repeated runs cost O(1)
+  // each, and so do bit-packed runs when matches is null; bit width 1 is
+  // counted a byte at a time.
+  [[nodiscard]] absl::Status Skip(size_t count, uint32_t value, size_t* matches);
+
+  // Skips values until `occurrences` values equal to `value` have been
+  // passed and the next value equals `value` again, or `limit` values have
+  // been skipped (the end of a stream of `limit` values). *skipped receives
+  // the number of values skipped, *passed the occurrences passed (less than
+  // asked only when the limit was reached). For repetition levels with
+  // value 0 this steps over `occurrences` whole rows.
+  [[nodiscard]] absl::Status SkipOccurrences(uint32_t value, size_t occurrences, size_t limit,
+                                             size_t* skipped, size_t* passed);
+
  private:
+  // The current literal value, without consuming it (a literal run is open).
+  uint32_t PeekLiteral() const;
   template <typename T>
   absl::Status DecodeImpl(T* out, size_t count);
   absl::Status NextRun();
@@ -94,5 +111,9 @@ void EncodeLevelsV1(const uint8_t* levels, size_t count, int max_level, std::str
 // prefix and stream) and checks each is <= max_level.
 [[nodiscard]] absl::Status DecodeLevelsV1(std::string_view* data, size_t count, int max_level,
                                           uint8_t* out);
+// Takes the length-prefixed level stream from the front of *data (advancing
+// past it) and returns its hybrid bytes, for a RleHybridDecoder with
+// BitWidthFor(max_level). The caller checks the decoded levels' range.
+[[nodiscard]] absl::StatusOr<std::string_view> TakeLevelsV1(std::string_view* data);
 
 }  // namespace strata::parquet

@@ -1,5 +1,6 @@
 #include "parquet/encoding.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -224,6 +225,65 @@ TEST(PlainTest, RoundTrips) {
       "abc",
       7);
   EXPECT_FALSE(DecodePlainByteArrays(&short_array, 1, &offsets, &data).ok());
+}
+
+// Skip and SkipOccurrences agree with decoding everything and counting, on
+// streams that mix repeated and bit-packed runs.
+TEST(RleHybridTest, SkipAndSkipOccurrencesMatchAFullDecode) {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int width = trial % 3 == 0 ? 2 : 1;
+    const uint32_t max_value = (1u << width) - 1;
+    std::vector<uint8_t> values;
+    const size_t n = 1 + rng() % 3000;
+    while (values.size() < n) {
+      const size_t run = 1 + rng() % (rng() % 2 ? 40 : 4);
+      const uint8_t v = static_cast<uint8_t>(rng() % (max_value + 1));
+      for (size_t i = 0; i < run && values.size() < n; ++i) {
+        values.push_back(rng() % 3 == 0 ? static_cast<uint8_t>(rng() % (max_value + 1)) : v);
+      }
+    }
+    std::string encoded;
+    EncodeRleHybrid(values.data(), values.size(), width, &encoded);
+    const uint32_t value = static_cast<uint32_t>(rng() % (max_value + 1));
+
+    // Skip a prefix counting matches, then decode the rest.
+    const size_t prefix = rng() % (n + 1);
+    RleHybridDecoder skipper(encoded, width);
+    size_t matches = 0;
+    ASSERT_TRUE(skipper.Skip(prefix, value, &matches).ok());
+    EXPECT_EQ(matches,
+              static_cast<size_t>(std::count(values.begin(), values.begin() + prefix, value)));
+    std::vector<uint8_t> rest(n - prefix);
+    ASSERT_TRUE(skipper.Decode(rest.data(), rest.size()).ok());
+    EXPECT_TRUE(std::equal(rest.begin(), rest.end(), values.begin() + prefix));
+    RleHybridDecoder blind(encoded, width);
+    ASSERT_TRUE(blind.Skip(prefix, value, nullptr).ok());
+    ASSERT_TRUE(blind.Decode(rest.data(), rest.size()).ok());
+    EXPECT_TRUE(std::equal(rest.begin(), rest.end(), values.begin() + prefix));
+
+    // Pass k occurrences and stop before the next one.
+    const size_t total = static_cast<size_t>(std::count(values.begin(), values.end(), value));
+    const size_t k = rng() % (total + 2);
+    size_t expected_skipped = n, expected_passed = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (values[i] == value) {
+        if (expected_passed == k) {
+          expected_skipped = i;
+          break;
+        }
+        ++expected_passed;
+      }
+    }
+    RleHybridDecoder finder(encoded, width);
+    size_t skipped = 0, passed = 0;
+    ASSERT_TRUE(finder.SkipOccurrences(value, k, n, &skipped, &passed).ok());
+    EXPECT_EQ(skipped, expected_skipped) << trial;
+    EXPECT_EQ(passed, expected_passed) << trial;
+    std::vector<uint8_t> after(n - skipped);
+    ASSERT_TRUE(finder.Decode(after.data(), after.size()).ok());
+    EXPECT_TRUE(std::equal(after.begin(), after.end(), values.begin() + skipped)) << trial;
+  }
 }
 
 }  // namespace

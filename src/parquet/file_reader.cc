@@ -6,9 +6,9 @@
 #include <cstring>
 #include <utility>
 
+#include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/encoding.h"
-#include "common/status_macros.h"
 
 namespace strata::parquet {
 namespace {
@@ -64,30 +64,30 @@ absl::Status DecodePlainInto(const ColumnSpec& spec, std::string_view* data, siz
   }
 }
 
-// Appends dictionary[index] for each index.
-void GatherFromDictionary(const ColumnVector& dictionary, const std::vector<uint32_t>& indices,
-                          ColumnVector* out) {
-  switch (dictionary.type) {
-    case PhysicalType::kBoolean:
-      for (uint32_t i : indices) out->bools.push_back(dictionary.bools[i]);
-      break;
-    case PhysicalType::kInt32:
-      for (uint32_t i : indices) out->int32s.push_back(dictionary.int32s[i]);
-      break;
-    case PhysicalType::kInt64:
-      for (uint32_t i : indices) out->int64s.push_back(dictionary.int64s[i]);
-      break;
-    case PhysicalType::kDouble:
-      for (uint32_t i : indices) out->doubles.push_back(dictionary.doubles[i]);
-      break;
-    default:
-      for (uint32_t i : indices) {
-        const std::string_view v = dictionary.bytes_at(i);
-        out->bytes.append(v.data(), v.size());
-        out->offsets.push_back(out->bytes.size());
+// Skips `count` PLAIN values (not BOOLEAN) at the front of *data.
+absl::Status SkipPlain(const ColumnSpec& spec, std::string_view* data, size_t count) {
+  if (count == 0) return absl::OkStatus();
+  size_t width = FixedWidth(spec);
+  if (spec.type == PhysicalType::kFixedLenByteArray) width = static_cast<size_t>(spec.type_length);
+  if (spec.type == PhysicalType::kByteArray) {
+    for (size_t i = 0; i < count; ++i) {
+      if (data->size() < 4) return absl::InvalidArgumentError("PLAIN byte array length truncated");
+      uint32_t length;
+      std::memcpy(&length, data->data(), 4);
+      if (length > data->size() - 4) {
+        return absl::InvalidArgumentError("PLAIN byte array truncated");
       }
-      break;
+      data->remove_prefix(4 + static_cast<size_t>(length));
+    }
+    return absl::OkStatus();
   }
+  if (width == 0) return absl::UnimplementedError("unsupported physical type");
+  if (count > data->size() / width) {
+    return absl::InvalidArgumentError(
+        fmt::format("skipping {} PLAIN values: only {} bytes remain", count, data->size()));
+  }
+  data->remove_prefix(count * width);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -208,6 +208,18 @@ absl::Status FileReader::ValidateRowGroups(int64_t data_end) {
         return chunk_error(fmt::format("pages at [{}, +{}) outside the data section [4, {})", start,
                                        meta.total_compressed_size, data_end));
       }
+      if (chunk.offset_index_offset.has_value() != chunk.offset_index_length.has_value()) {
+        return chunk_error("offset_index_offset and offset_index_length not set together");
+      }
+      if (chunk.offset_index_offset &&
+          (*chunk.offset_index_offset < 4 || *chunk.offset_index_offset >= data_end ||
+           *chunk.offset_index_length <= 0 ||
+           static_cast<size_t>(*chunk.offset_index_length) > options_.max_footer_bytes ||
+           *chunk.offset_index_length > data_end - *chunk.offset_index_offset)) {
+        return chunk_error(fmt::format("offset index at [{}, +{}) outside the data section [4, {})",
+                                       *chunk.offset_index_offset, *chunk.offset_index_length,
+                                       data_end));
+      }
     }
     row_group_first_row_.push_back(total);
     total += group.num_rows;
@@ -247,8 +259,8 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
       const int64_t last = first + metadata_.row_groups[g].num_rows;
       if (last <= row_begin || first >= row_end) continue;
       STRATA_RETURN_IF_ERROR(ReadChunk(static_cast<int>(g), column,
-                                          std::max(row_begin, first) - first,
-                                          std::min(row_end, last) - first, &out));
+                                       std::max(row_begin, first) - first,
+                                       std::min(row_end, last) - first, &out));
     }
     if (spec.optional() && out.validity.empty()) out.validity.assign(out.element_count(), 1);
     if (spec.list_optional() && out.list_validity.empty()) out.list_validity.assign(out.size(), 1);
@@ -285,20 +297,19 @@ absl::Status FileReader::ReadPageHeader(int64_t offset, int64_t chunk_end, PageH
   }
 }
 
-absl::Status FileReader::ReadPageBody(int64_t offset, const PageHeader& header,
-                                      CompressionCodec codec, std::string* body) {
-  const size_t compressed_size = static_cast<size_t>(header.compressed_page_size);
+absl::Status FileReader::Decompress(std::string_view compressed, const PageHeader& header,
+                                    CompressionCodec codec, int64_t offset, std::string* body) {
   const size_t uncompressed_size = static_cast<size_t>(header.uncompressed_page_size);
   if (codec == CompressionCodec::kUncompressed) {
-    if (compressed_size != uncompressed_size) {
+    if (compressed.size() != uncompressed_size) {
       return Corrupt(offset, "uncompressed page whose two sizes differ");
     }
-    return source_->ReadAt(offset, compressed_size, body);
+    body->assign(compressed.data(), compressed.size());
+    return absl::OkStatus();
   }
-  STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, compressed_size, &compressed_));
   body->resize(uncompressed_size);
   const size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_context_), body->data(),
-                                       body->size(), compressed_.data(), compressed_.size());
+                                       body->size(), compressed.data(), compressed.size());
   if (ZSTD_isError(n)) {
     return Corrupt(offset, fmt::format("zstd: {}", ZSTD_getErrorName(n)));
   }
@@ -309,9 +320,16 @@ absl::Status FileReader::ReadPageBody(int64_t offset, const PageHeader& header,
   return absl::OkStatus();
 }
 
+absl::Status FileReader::ReadPageBody(int64_t offset, const PageHeader& header,
+                                      CompressionCodec codec, std::string* body) {
+  STRATA_RETURN_IF_ERROR(
+      source_->ReadAt(offset, static_cast<size_t>(header.compressed_page_size), &compressed_));
+  return Decompress(compressed_, header, codec, offset, body);
+}
+
 absl::Status FileReader::DecodeDictionary(const ColumnSpec& spec, const PageHeader& header,
                                           std::string_view body, int64_t offset,
-                                          ColumnVector* dictionary) {
+                                          Dictionary* dictionary) {
   if (!header.dictionary_page_header) return Corrupt(offset, "dictionary page without its header");
   const DictionaryPageHeader& dict = *header.dictionary_page_header;
   if (dict.encoding != Encoding::kPlain && dict.encoding != Encoding::kPlainDictionary) {
@@ -322,27 +340,119 @@ absl::Status FileReader::DecodeDictionary(const ColumnSpec& spec, const PageHead
   if (dict.num_values < 0 || dict.num_values > options_.max_values_per_page) {
     return Corrupt(offset, fmt::format("dictionary of {} values", dict.num_values));
   }
-  *dictionary = ColumnVector(spec.type);
-  if (absl::Status s =
-          DecodePlainInto(spec, &body, static_cast<size_t>(dict.num_values), dictionary);
-      !s.ok()) {
-    return Corrupt(offset, fmt::format("dictionary page: {}", std::string(s.message())));
+  // Values are found when a page names them (Gather), so a lookup that
+  // needs a few entries does not copy the whole dictionary.
+  dictionary->count = static_cast<size_t>(dict.num_values);
+  dictionary->body.assign(body.data(), body.size());
+  dictionary->starts.clear();
+  dictionary->walked = 0;
+  dictionary->bools.clear();
+  size_t width = FixedWidth(spec);
+  if (spec.type == PhysicalType::kFixedLenByteArray) width = static_cast<size_t>(spec.type_length);
+  absl::Status s;
+  if (spec.type == PhysicalType::kBoolean) {
+    s = DecodePlainBooleans(&body, dictionary->count, &dictionary->bools);
+  } else if (spec.type != PhysicalType::kByteArray && width > 0 &&
+             dictionary->count > body.size() / width) {
+    s = absl::InvalidArgumentError(fmt::format("{} values of {} bytes need {} bytes, only {}",
+                                               dictionary->count, width, dictionary->count * width,
+                                               body.size()));
+  }
+  if (!s.ok()) return Corrupt(offset, fmt::format("dictionary page: {}", std::string(s.message())));
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::Gather(const ColumnSpec& spec, Dictionary* dictionary,
+                                const std::vector<uint32_t>& indices, int64_t offset,
+                                ColumnVector* out) {
+  uint32_t max_index = 0;
+  for (uint32_t index : indices) max_index = std::max(max_index, index);
+  if (!indices.empty() && max_index >= dictionary->count) {
+    return Corrupt(offset, fmt::format("dictionary index {} of a dictionary of {}", max_index,
+                                       dictionary->count));
+  }
+  const char* base = dictionary->body.data();
+  switch (spec.type) {
+    case PhysicalType::kBoolean:
+      for (uint32_t i : indices) out->bools.push_back(dictionary->bools[i]);
+      return absl::OkStatus();
+    case PhysicalType::kInt32:
+      for (uint32_t i : indices) {
+        int32_t v;
+        std::memcpy(&v, base + size_t{i} * 4, 4);
+        out->int32s.push_back(v);
+      }
+      return absl::OkStatus();
+    case PhysicalType::kInt64:
+      for (uint32_t i : indices) {
+        int64_t v;
+        std::memcpy(&v, base + size_t{i} * 8, 8);
+        out->int64s.push_back(v);
+      }
+      return absl::OkStatus();
+    case PhysicalType::kDouble:
+      for (uint32_t i : indices) {
+        double v;
+        std::memcpy(&v, base + size_t{i} * 8, 8);
+        out->doubles.push_back(v);
+      }
+      return absl::OkStatus();
+    case PhysicalType::kFixedLenByteArray: {
+      const size_t width = static_cast<size_t>(spec.type_length);
+      for (uint32_t i : indices) {
+        out->bytes.append(base + size_t{i} * width, width);
+        out->offsets.push_back(out->bytes.size());
+      }
+      return absl::OkStatus();
+    }
+    case PhysicalType::kByteArray:
+      break;
+    default:
+      return absl::UnimplementedError("unsupported physical type");
+  }
+  // Byte arrays: find entry starts up to the largest index named so far.
+  const std::string_view body = dictionary->body;
+  while (!indices.empty() && dictionary->starts.size() <= max_index) {
+    const size_t at = dictionary->walked;
+    uint32_t length;
+    if (body.size() - at < 4 ||
+        (std::memcpy(&length, body.data() + at, 4), length > body.size() - at - 4)) {
+      return Corrupt(offset, fmt::format("dictionary page: entry {} runs past its {} bytes",
+                                         dictionary->starts.size(), body.size()));
+    }
+    dictionary->starts.push_back(static_cast<uint32_t>(at));
+    dictionary->walked = at + 4 + length;
+  }
+  for (uint32_t i : indices) {
+    const size_t at = dictionary->starts[i];
+    uint32_t length;
+    std::memcpy(&length, body.data() + at, 4);
+    out->bytes.append(body.data() + at + 4, length);
+    out->offsets.push_back(out->bytes.size());
   }
   return absl::OkStatus();
 }
 
 absl::Status FileReader::DecodeValues(const ColumnSpec& spec, const DataPageHeader& data,
-                                      std::string_view body, int64_t offset,
-                                      const ColumnVector* dictionary, size_t present,
-                                      ColumnVector* values) {
+                                      std::string_view body, int64_t offset, Dictionary* dictionary,
+                                      size_t skip, size_t present, ColumnVector* values) {
   if (data.encoding == Encoding::kPlain) {
-    if (absl::Status s = DecodePlainInto(spec, &body, present, values); !s.ok()) {
-      return Corrupt(offset, fmt::format("PLAIN values: {}", std::string(s.message())));
+    absl::Status s;
+    if (spec.type == PhysicalType::kBoolean) {
+      // Bit-packed: decode the skipped values too (booleans are rare and small).
+      std::vector<uint8_t> bools;
+      s = DecodePlainBooleans(&body, skip + present, &bools);
+      if (s.ok()) values->bools.insert(values->bools.end(), bools.begin() + skip, bools.end());
+    } else {
+      s = SkipPlain(spec, &body, skip);
+      if (s.ok()) s = DecodePlainInto(spec, &body, present, values);
     }
+    if (!s.ok()) return Corrupt(offset, fmt::format("PLAIN values: {}", std::string(s.message())));
   } else if (data.encoding == Encoding::kRleDictionary ||
              data.encoding == Encoding::kPlainDictionary) {
-    if (dictionary == nullptr)
+    if (dictionary == nullptr) {
       return Corrupt(offset, "dictionary-encoded page without a dictionary");
+    }
     if (present > 0) {
       if (body.empty()) return Corrupt(offset, "dictionary indices missing");
       const int width = static_cast<uint8_t>(body[0]);
@@ -350,17 +460,12 @@ absl::Status FileReader::DecodeValues(const ColumnSpec& spec, const DataPageHead
       if (width > 32) return Corrupt(offset, fmt::format("index bit width {}", width));
       std::vector<uint32_t> indices(present);
       RleHybridDecoder decoder(body, width);
-      if (absl::Status s = decoder.Decode(indices.data(), present); !s.ok()) {
+      absl::Status s = decoder.Skip(skip, 0, nullptr);
+      if (s.ok()) s = decoder.Decode(indices.data(), present);
+      if (!s.ok()) {
         return Corrupt(offset, fmt::format("dictionary indices: {}", std::string(s.message())));
       }
-      const size_t dictionary_size = dictionary->size();
-      for (uint32_t index : indices) {
-        if (index >= dictionary_size) {
-          return Corrupt(offset, fmt::format("dictionary index {} of a dictionary of {}", index,
-                                             dictionary_size));
-        }
-      }
-      GatherFromDictionary(*dictionary, indices, values);
+      STRATA_RETURN_IF_ERROR(Gather(spec, dictionary, indices, offset, values));
     }
   } else {
     return absl::UnimplementedError(fmt::format("{}: offset {}: value encoding {}",
@@ -370,53 +475,68 @@ absl::Status FileReader::DecodeValues(const ColumnSpec& spec, const DataPageHead
   return absl::OkStatus();
 }
 
-absl::Status FileReader::DecodeDataPage(const ColumnSpec& spec, const PageHeader& header,
+absl::Status FileReader::DecodeFlatRows(const ColumnSpec& spec, const PageHeader& header,
                                         std::string_view body, int64_t offset,
-                                        const ColumnVector* dictionary, ColumnVector* page) {
+                                        Dictionary* dictionary, int64_t skip, int64_t take,
+                                        ColumnVector* out) {
   const DataPageHeader& data = *header.data_page_header;
-  const size_t n = static_cast<size_t>(data.num_values);
+  const int64_t n = data.num_values;
+  if (n < 0 || n > options_.max_values_per_page || skip < 0 || take < 0 || skip > n ||
+      take > n - skip) {
+    return Corrupt(offset, fmt::format("data page of {} values for rows [{}, +{})", n, skip, take));
+  }
+  size_t present_before = static_cast<size_t>(skip);
+  size_t present = static_cast<size_t>(take);
   std::vector<uint8_t> levels;
-  size_t present = n;
   if (spec.optional()) {
     if (data.definition_level_encoding != Encoding::kRle) {
       return absl::UnimplementedError(
           fmt::format("{}: offset {}: definition level encoding {}", options_.file_name, offset,
                       static_cast<int>(data.definition_level_encoding)));
     }
-    levels.resize(n);
-    if (absl::Status s = DecodeLevelsV1(&body, n, 1, levels.data()); !s.ok()) {
+    absl::StatusOr<std::string_view> stream = TakeLevelsV1(&body);
+    if (!stream.ok()) {
+      return Corrupt(offset,
+                     fmt::format("definition levels: {}", std::string(stream.status().message())));
+    }
+    RleHybridDecoder decoder(*stream, 1);
+    levels.resize(static_cast<size_t>(take));
+    absl::Status s = decoder.Skip(static_cast<size_t>(skip), 1, &present_before);
+    if (s.ok()) s = decoder.Decode(levels.data(), levels.size());
+    if (!s.ok()) {
       return Corrupt(offset, fmt::format("definition levels: {}", std::string(s.message())));
     }
-    present = static_cast<size_t>(std::count(levels.begin(), levels.end(), 1));
+    present = 0;
+    for (uint8_t level : levels) {
+      if (level > 1) return Corrupt(offset, fmt::format("definition level {} above 1", level));
+      present += level;
+    }
   }
   ColumnVector values(spec.type);
-  STRATA_RETURN_IF_ERROR(DecodeValues(spec, data, body, offset, dictionary, present, &values));
+  STRATA_RETURN_IF_ERROR(
+      DecodeValues(spec, data, body, offset, dictionary, present_before, present, &values));
   if (!spec.optional()) {
-    *page = std::move(values);
+    out->AppendSlice(values, 0, values.size());
     return absl::OkStatus();
   }
   // Spread the present values over the rows.
-  *page = ColumnVector(spec.type);
-  page->Reserve(n);
+  ColumnVector page(spec.type);
+  page.Reserve(levels.size());
   size_t next = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (levels[i] == 0) {
-      page->AppendNull();
+  for (uint8_t level : levels) {
+    if (level == 0) {
+      page.AppendNull();
     } else {
-      page->AppendSlice(values, next, next + 1);
+      page.AppendSlice(values, next, next + 1);
       ++next;
     }
   }
-  if (page->validity.empty()) page->validity.assign(n, 1);
+  if (page.validity.empty()) page.validity.assign(levels.size(), 1);
+  out->AppendSlice(page, 0, page.size());
   return absl::OkStatus();
 }
 
-absl::Status FileReader::DecodeListPage(const ColumnSpec& spec, const PageHeader& header,
-                                        std::string_view body, int64_t offset,
-                                        const ColumnVector* dictionary, int64_t rows_left,
-                                        int64_t skip_rows, ColumnVector* page,
-                                        int64_t* page_rows) {
-  const DataPageHeader& data = *header.data_page_header;
+absl::Status FileReader::CheckListPage(const DataPageHeader& data, int64_t offset) const {
   if (data.num_values <= 0 || data.num_values > options_.max_values_per_page) {
     return Corrupt(offset, fmt::format("list data page of {} values", data.num_values));
   }
@@ -427,28 +547,100 @@ absl::Status FileReader::DecodeListPage(const ColumnSpec& spec, const PageHeader
                                                 static_cast<int>(data.repetition_level_encoding),
                                                 static_cast<int>(data.definition_level_encoding)));
   }
-  const size_t n = static_cast<size_t>(data.num_values);
-  std::vector<uint8_t> repetition(n), definition(n);
-  if (absl::Status s = DecodeLevelsV1(&body, n, spec.max_repetition_level(), repetition.data());
-      !s.ok()) {
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::CountListRows(const ColumnSpec& spec, const PageHeader& header,
+                                       std::string_view body, int64_t offset, int64_t* rows) {
+  const DataPageHeader& data = *header.data_page_header;
+  STRATA_RETURN_IF_ERROR(CheckListPage(data, offset));
+  absl::StatusOr<std::string_view> stream = TakeLevelsV1(&body);
+  size_t zeros = 0;
+  absl::Status s = stream.status();
+  if (s.ok()) {
+    RleHybridDecoder decoder(*stream, BitWidthFor(spec.max_repetition_level()));
+    s = decoder.Skip(static_cast<size_t>(data.num_values), 0, &zeros);
+  }
+  if (!s.ok()) {
     return Corrupt(offset, fmt::format("repetition levels: {}", std::string(s.message())));
   }
-  if (repetition[0] != 0) return Corrupt(offset, "list data page starts inside a row");
-  const int64_t rows = std::count(repetition.begin(), repetition.end(), 0);
-  if (rows > rows_left) {
-    return Corrupt(offset, fmt::format("list data page of {} rows where {} remain", rows, rows_left));
-  }
-  *page_rows = rows;
-  // A page wholly before the wanted rows needs only its row count.
-  if (rows <= skip_rows) return absl::OkStatus();
+  *rows = static_cast<int64_t>(zeros);
+  return absl::OkStatus();
+}
 
+absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader& header,
+                                        std::string_view body, int64_t offset,
+                                        Dictionary* dictionary, int64_t skip, int64_t take,
+                                        ColumnVector* out) {
+  const DataPageHeader& data = *header.data_page_header;
+  STRATA_RETURN_IF_ERROR(CheckListPage(data, offset));
+  if (skip < 0 || take <= 0) return Corrupt(offset, "bad row range in a list page");
+  const size_t n = static_cast<size_t>(data.num_values);
+  const int max_repetition = spec.max_repetition_level();
   const int max_definition = spec.max_definition_level();
-  if (absl::Status s = DecodeLevelsV1(&body, n, max_definition, definition.data()); !s.ok()) {
-    return Corrupt(offset, fmt::format("definition levels: {}", std::string(s.message())));
+  const int repetition_width = BitWidthFor(static_cast<uint32_t>(max_repetition));
+  const int definition_width = BitWidthFor(static_cast<uint32_t>(max_definition));
+  absl::StatusOr<std::string_view> repetition_stream = TakeLevelsV1(&body);
+  if (!repetition_stream.ok()) {
+    return Corrupt(offset, fmt::format("repetition levels: {}",
+                                       std::string(repetition_stream.status().message())));
+  }
+  absl::StatusOr<std::string_view> definition_stream = TakeLevelsV1(&body);
+  if (!definition_stream.ok()) {
+    return Corrupt(offset, fmt::format("definition levels: {}",
+                                       std::string(definition_stream.status().message())));
+  }
+  // Find the level entries of the wanted rows: entries before row `skip`,
+  // then the entries of `take` rows.
+  size_t first_entry = 0, entries = 0, passed = 0;
+  {
+    RleHybridDecoder first(*repetition_stream, repetition_width);
+    uint8_t level = 0;
+    if (absl::Status s = first.Decode(&level, 1); !s.ok()) {
+      return Corrupt(offset, fmt::format("repetition levels: {}", std::string(s.message())));
+    }
+    if (level != 0) return Corrupt(offset, "list data page starts inside a row");
+    RleHybridDecoder counter(*repetition_stream, repetition_width);
+    absl::Status s =
+        counter.SkipOccurrences(0, static_cast<size_t>(skip), n, &first_entry, &passed);
+    if (s.ok() && (passed < static_cast<size_t>(skip) || first_entry >= n)) {
+      return Corrupt(offset, fmt::format("list data page holds fewer than {} rows", skip + 1));
+    }
+    if (s.ok()) {
+      s = counter.SkipOccurrences(0, static_cast<size_t>(take), n - first_entry, &entries, &passed);
+    }
+    if (!s.ok()) {
+      return Corrupt(offset, fmt::format("repetition levels: {}", std::string(s.message())));
+    }
+    if (passed < static_cast<size_t>(take)) {
+      return Corrupt(offset, fmt::format("list data page holds fewer than {} rows", skip + take));
+    }
+  }
+  std::vector<uint8_t> repetition(entries), definition(entries);
+  size_t present_before = 0;
+  {
+    RleHybridDecoder decoder(*repetition_stream, repetition_width);
+    absl::Status s = decoder.Skip(first_entry, 0, nullptr);
+    if (s.ok()) s = decoder.Decode(repetition.data(), entries);
+    if (!s.ok()) {
+      return Corrupt(offset, fmt::format("repetition levels: {}", std::string(s.message())));
+    }
+  }
+  {
+    RleHybridDecoder decoder(*definition_stream, definition_width);
+    absl::Status s =
+        decoder.Skip(first_entry, static_cast<uint32_t>(max_definition), &present_before);
+    if (s.ok()) s = decoder.Decode(definition.data(), entries);
+    if (!s.ok()) {
+      return Corrupt(offset, fmt::format("definition levels: {}", std::string(s.message())));
+    }
   }
   const uint8_t list_present = spec.list_optional() ? 1 : 0;
   size_t present = 0;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < entries; ++i) {
+    if (repetition[i] > max_repetition || definition[i] > max_definition) {
+      return Corrupt(offset, fmt::format("level entry {}: level above the column's maximum", i));
+    }
     // Continuation entries are elements: their level is above "empty list".
     if (repetition[i] == 1 && definition[i] <= list_present) {
       return Corrupt(offset, fmt::format("level entry {}: an element of an empty or null list", i));
@@ -456,44 +648,58 @@ absl::Status FileReader::DecodeListPage(const ColumnSpec& spec, const PageHeader
     present += definition[i] == max_definition;
   }
   ColumnVector values(spec.type);
-  STRATA_RETURN_IF_ERROR(DecodeValues(spec, data, body, offset, dictionary, present, &values));
+  STRATA_RETURN_IF_ERROR(
+      DecodeValues(spec, data, body, offset, dictionary, present_before, present, &values));
 
-  *page = ColumnVector::List(spec.type);
-  page->Reserve(n);
+  ColumnVector page = ColumnVector::List(spec.type);
+  page.Reserve(entries);
   size_t next = 0;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < entries; ++i) {
     const uint8_t level = definition[i];
     if (repetition[i] == 0) {
       if (spec.list_optional() && level == 0) {
-        page->AppendNullList();
+        page.AppendNullList();
         continue;
       }
-      page->AppendList(page->element_count(), 0);
+      page.AppendList(page.element_count(), 0);
       if (level == list_present) continue;  // empty list
     }
     if (level == max_definition) {
-      page->AppendElements(values, next, next + 1);
+      page.AppendElements(values, next, next + 1);
       ++next;
     } else {
-      page->AppendNull();
+      page.AppendNull();
     }
-    ++page->lists.back().count;
+    ++page.lists.back().count;
   }
-  if (spec.optional() && page->validity.empty()) page->validity.assign(page->element_count(), 1);
+  if (spec.optional() && page.validity.empty()) page.validity.assign(page.element_count(), 1);
+  out->AppendSlice(page, 0, page.size());
   return absl::OkStatus();
+}
+
+absl::Status FileReader::DecodeRows(const ColumnSpec& spec, const PageHeader& header,
+                                    std::string_view body, int64_t offset, Dictionary* dictionary,
+                                    int64_t skip, int64_t take, ColumnVector* out) {
+  if (take == 0) return absl::OkStatus();
+  if (spec.list) return DecodeListRows(spec, header, body, offset, dictionary, skip, take, out);
+  return DecodeFlatRows(spec, header, body, offset, dictionary, skip, take, out);
 }
 
 absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int64_t end,
                                    ColumnVector* out) {
   const RowGroup& group = metadata_.row_groups[static_cast<size_t>(row_group)];
-  const ColumnMetaData& meta = *group.columns[static_cast<size_t>(column)].meta_data;
+  const ColumnChunk& chunk = group.columns[static_cast<size_t>(column)];
+  if (chunk.offset_index_offset) {
+    STRATA_ASSIGN_OR_RETURN(const OffsetIndex* index, LoadOffsetIndex(row_group, column));
+    return ReadChunkIndexed(row_group, column, *index, begin, end, out);
+  }
+  const ColumnMetaData& meta = *chunk.meta_data;
   const ColumnSpec& spec = columns_[static_cast<size_t>(column)];
   int64_t pos = meta.dictionary_page_offset.value_or(meta.data_page_offset);
   const int64_t chunk_end = pos + meta.total_compressed_size;
   int64_t row = 0;
   bool have_dictionary = false;
-  ColumnVector dictionary;
-  ColumnVector page;
+  Dictionary dictionary;
   std::string body;
   while (row < end) {
     if (pos >= chunk_end) {
@@ -504,13 +710,7 @@ absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int
     int64_t header_size = 0;
     STRATA_RETURN_IF_ERROR(ReadPageHeader(pos, chunk_end, &header, &header_size));
     const int64_t body_start = pos + header_size;
-    if (header.compressed_page_size < 0 || header.uncompressed_page_size < 0 ||
-        static_cast<size_t>(header.compressed_page_size) > options_.max_page_bytes ||
-        static_cast<size_t>(header.uncompressed_page_size) > options_.max_page_bytes ||
-        header.compressed_page_size > chunk_end - body_start) {
-      return Corrupt(pos, fmt::format("page sizes {} / {} do not fit the column chunk",
-                                      header.compressed_page_size, header.uncompressed_page_size));
-    }
+    STRATA_RETURN_IF_ERROR(CheckPageSizes(header, pos, chunk_end - body_start));
     const int64_t body_end = body_start + header.compressed_page_size;
     switch (header.type) {
       case PageType::kDictionaryPage:
@@ -521,33 +721,27 @@ absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int
         break;
       case PageType::kDataPage: {
         if (!header.data_page_header) return Corrupt(pos, "data page without its header");
+        int64_t page_rows = header.data_page_header->num_values;
         if (spec.list) {
+          // A LIST page's row count is known only from its repetition levels.
           STRATA_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
-          int64_t page_rows = 0;
-          STRATA_RETURN_IF_ERROR(DecodeListPage(spec, header, body, pos,
-                                                have_dictionary ? &dictionary : nullptr,
-                                                group.num_rows - row, begin - row, &page,
-                                                &page_rows));
-          if (row + page_rows > begin) {
-            out->AppendSlice(page, static_cast<size_t>(std::max(begin, row) - row),
-                             static_cast<size_t>(std::min(end, row + page_rows) - row));
+          STRATA_RETURN_IF_ERROR(CountListRows(spec, header, body, pos, &page_rows));
+        }
+        if (page_rows < 0 || page_rows > options_.max_values_per_page ||
+            page_rows > group.num_rows - row) {
+          return Corrupt(pos, fmt::format("data page of {} rows at row {} of {}", page_rows, row,
+                                          group.num_rows));
+        }
+        if (row + page_rows > begin) {
+          if (!spec.list) {
+            STRATA_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
           }
-          row += page_rows;
-          break;
+          const int64_t first = std::max(begin, row);
+          STRATA_RETURN_IF_ERROR(DecodeRows(spec, header, body, pos,
+                                            have_dictionary ? &dictionary : nullptr, first - row,
+                                            std::min(end, row + page_rows) - first, out));
         }
-        const int64_t n = header.data_page_header->num_values;
-        if (n < 0 || n > options_.max_values_per_page || n > group.num_rows - row) {
-          return Corrupt(
-              pos, fmt::format("data page of {} values at row {} of {}", n, row, group.num_rows));
-        }
-        if (row + n > begin) {
-          STRATA_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
-          STRATA_RETURN_IF_ERROR(DecodeDataPage(spec, header, body, pos,
-                                                   have_dictionary ? &dictionary : nullptr, &page));
-          out->AppendSlice(page, static_cast<size_t>(std::max(begin, row) - row),
-                           static_cast<size_t>(std::min(end, row + n) - row));
-        }
-        row += n;
+        row += page_rows;
         break;
       }
       case PageType::kDataPageV2:
@@ -561,6 +755,193 @@ absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int
     pos = body_end;
   }
   return absl::OkStatus();
+}
+
+absl::Status FileReader::CheckPageSizes(const PageHeader& header, int64_t offset,
+                                        int64_t room) const {
+  if (header.compressed_page_size < 0 || header.uncompressed_page_size < 0 ||
+      static_cast<size_t>(header.compressed_page_size) > options_.max_page_bytes ||
+      static_cast<size_t>(header.uncompressed_page_size) > options_.max_page_bytes ||
+      header.compressed_page_size > room) {
+    return Corrupt(offset, fmt::format("page sizes {} / {} do not fit the column chunk",
+                                       header.compressed_page_size, header.uncompressed_page_size));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::ReadWholePage(int64_t offset, int64_t size, std::string* buffer,
+                                       PageHeader* header, std::string_view* compressed_body) {
+  STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(size), buffer));
+  size_t consumed = 0;
+  absl::StatusOr<PageHeader> parsed = ParsePageHeader(*buffer, &consumed);
+  if (!parsed.ok()) {
+    return Corrupt(offset,
+                   fmt::format("bad page header: {}", std::string(parsed.status().message())));
+  }
+  *header = *std::move(parsed);
+  STRATA_RETURN_IF_ERROR(CheckPageSizes(*header, offset, size - static_cast<int64_t>(consumed)));
+  if (static_cast<int64_t>(consumed) + header->compressed_page_size != size) {
+    return Corrupt(
+        offset, fmt::format("page of {} bytes where the offset index says {}",
+                            static_cast<int64_t>(consumed) + header->compressed_page_size, size));
+  }
+  *compressed_body = std::string_view(*buffer).substr(consumed);
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const OffsetIndex& index,
+                                          int64_t begin, int64_t end, ColumnVector* out) {
+  const RowGroup& group = metadata_.row_groups[static_cast<size_t>(row_group)];
+  const ColumnMetaData& meta = *group.columns[static_cast<size_t>(column)].meta_data;
+  const ColumnSpec& spec = columns_[static_cast<size_t>(column)];
+  const std::vector<PageLocation>& pages = index.page_locations;
+  if (begin >= end) return absl::OkStatus();
+  // The last page whose first row is at or before `begin`.
+  auto it = std::upper_bound(
+      pages.begin(), pages.end(), begin,
+      [](int64_t row, const PageLocation& page) { return row < page.first_row_index; });
+  size_t p = static_cast<size_t>(it - pages.begin()) - 1;  // pages[0] starts at row 0
+  bool have_dictionary = false;
+  Dictionary dictionary;
+  std::string body;
+  for (; p < pages.size() && pages[p].first_row_index < end; ++p) {
+    const PageLocation& location = pages[p];
+    const int64_t first_row = location.first_row_index;
+    const int64_t end_row = p + 1 < pages.size() ? pages[p + 1].first_row_index : group.num_rows;
+    PageHeader header;
+    std::string_view compressed;
+    STRATA_RETURN_IF_ERROR(ReadWholePage(location.offset, location.compressed_page_size,
+                                         &page_bytes_, &header, &compressed));
+    if (header.type == PageType::kDataPageV2) {
+      return absl::UnimplementedError(fmt::format("{}: offset {}: DATA_PAGE_V2 is not supported",
+                                                  options_.file_name, location.offset));
+    }
+    if (header.type != PageType::kDataPage || !header.data_page_header) {
+      return Corrupt(location.offset, "the offset index names a page that is not a data page");
+    }
+    const DataPageHeader& data = *header.data_page_header;
+    if (!spec.list && data.num_values != end_row - first_row) {
+      return Corrupt(location.offset, fmt::format("data page of {} values where the offset index "
+                                                  "says {} rows",
+                                                  data.num_values, end_row - first_row));
+    }
+    if (!have_dictionary && meta.dictionary_page_offset &&
+        (data.encoding == Encoding::kRleDictionary ||
+         data.encoding == Encoding::kPlainDictionary)) {
+      STRATA_RETURN_IF_ERROR(ReadIndexedDictionary(spec, meta, &dictionary));
+      have_dictionary = true;
+    }
+    STRATA_RETURN_IF_ERROR(Decompress(compressed, header, meta.codec, location.offset, &body));
+    const int64_t first = std::max(begin, first_row);
+    STRATA_RETURN_IF_ERROR(DecodeRows(spec, header, body, location.offset,
+                                      have_dictionary ? &dictionary : nullptr, first - first_row,
+                                      std::min(end, end_row) - first, out));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::ReadIndexedDictionary(const ColumnSpec& spec, const ColumnMetaData& meta,
+                                               Dictionary* dictionary) {
+  // The dictionary page fills the bytes before the first data page
+  // (ValidateRowGroups checked that it comes first, inside the chunk).
+  const int64_t offset = *meta.dictionary_page_offset;
+  const int64_t size = meta.data_page_offset - offset;
+  if (size <= 0 ||
+      static_cast<uint64_t>(size) > options_.max_page_bytes + options_.max_page_header_bytes) {
+    return Corrupt(offset, fmt::format("dictionary page of {} bytes", size));
+  }
+  PageHeader header;
+  std::string_view compressed;
+  STRATA_RETURN_IF_ERROR(ReadWholePage(offset, size, &compressed_, &header, &compressed));
+  if (header.type != PageType::kDictionaryPage) {
+    return Corrupt(offset, "dictionary_page_offset names a page that is not a dictionary page");
+  }
+  std::string body;
+  STRATA_RETURN_IF_ERROR(Decompress(compressed, header, meta.codec, offset, &body));
+  return DecodeDictionary(spec, header, body, offset, dictionary);
+}
+
+absl::StatusOr<const OffsetIndex*> FileReader::LoadOffsetIndex(int row_group, int column) {
+  const size_t slot =
+      static_cast<size_t>(row_group) * columns_.size() + static_cast<size_t>(column);
+  if (offset_indexes_.empty()) {
+    offset_indexes_.resize(metadata_.row_groups.size() * columns_.size());
+    // Writers put every chunk's OffsetIndex together before the footer:
+    // read the region once when it is small, so a read of many columns
+    // costs one pread here rather than one per column.
+    int64_t low = INT64_MAX, high = 0, total = 0;
+    for (const RowGroup& group : metadata_.row_groups) {
+      for (const ColumnChunk& chunk : group.columns) {
+        if (!chunk.offset_index_offset) continue;
+        low = std::min(low, *chunk.offset_index_offset);
+        high = std::max(high, *chunk.offset_index_offset + *chunk.offset_index_length);
+        total += *chunk.offset_index_length;
+      }
+    }
+    if (low < high && high - low <= static_cast<int64_t>(options_.max_footer_bytes) &&
+        high - low <= 2 * total) {
+      STRATA_RETURN_IF_ERROR(
+          source_->ReadAt(low, static_cast<size_t>(high - low), &offset_index_bytes_));
+      offset_index_bytes_at_ = low;
+    }
+  }
+  std::optional<OffsetIndex>& cached = offset_indexes_[slot];
+  if (cached) return &*cached;
+  const RowGroup& group = metadata_.row_groups[static_cast<size_t>(row_group)];
+  const ColumnChunk& chunk = group.columns[static_cast<size_t>(column)];
+  const int64_t offset = *chunk.offset_index_offset;
+  const int64_t length = *chunk.offset_index_length;
+  std::string_view bytes;
+  if (!offset_index_bytes_.empty() && offset >= offset_index_bytes_at_ &&
+      offset + length <=
+          offset_index_bytes_at_ + static_cast<int64_t>(offset_index_bytes_.size())) {
+    bytes = std::string_view(offset_index_bytes_)
+                .substr(static_cast<size_t>(offset - offset_index_bytes_at_),
+                        static_cast<size_t>(length));
+  } else {
+    STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(length), &scratch_));
+    bytes = scratch_;
+  }
+  const ColumnSpec& spec = columns_[static_cast<size_t>(column)];
+  auto error = [&](std::string_view what) {
+    return Corrupt(offset, fmt::format("offset index of column '{}' in row group {}: {}", spec.name,
+                                       row_group, what));
+  };
+  absl::StatusOr<OffsetIndex> parsed = ParseOffsetIndex(bytes);
+  if (!parsed.ok()) return error(std::string(parsed.status().message()));
+  const std::vector<PageLocation>& pages = parsed->page_locations;
+  const ColumnMetaData& meta = *chunk.meta_data;
+  const int64_t chunk_end =
+      meta.dictionary_page_offset.value_or(meta.data_page_offset) + meta.total_compressed_size;
+  if (group.num_rows > 0 && pages.empty()) return error("no pages");
+  int64_t previous_end = meta.data_page_offset;
+  for (size_t p = 0; p < pages.size(); ++p) {
+    const PageLocation& page = pages[p];
+    if (p == 0 ? page.first_row_index != 0 : page.first_row_index <= pages[p - 1].first_row_index) {
+      return error(fmt::format("page {}: first_row_index {} is not {}", p, page.first_row_index,
+                               p == 0 ? "0" : "increasing"));
+    }
+    if (page.first_row_index >= group.num_rows) {
+      return error(fmt::format("page {}: first_row_index {} past the row group's {} rows", p,
+                               page.first_row_index, group.num_rows));
+    }
+    if (page.offset < previous_end) {
+      return error(fmt::format("page {}: offset {} is before the end of the previous page ({})", p,
+                               page.offset, previous_end));
+    }
+    if (page.compressed_page_size <= 0 ||
+        static_cast<uint64_t>(page.compressed_page_size) >
+            options_.max_page_bytes + options_.max_page_header_bytes ||
+        page.compressed_page_size > chunk_end - page.offset) {
+      return error(
+          fmt::format("page {}: {} bytes at offset {} do not fit the column chunk "
+                      "(ends at {})",
+                      p, page.compressed_page_size, page.offset, chunk_end));
+    }
+    previous_end = page.offset + page.compressed_page_size;
+  }
+  cached = *std::move(parsed);
+  return &*cached;
 }
 
 }  // namespace strata::parquet

@@ -8,12 +8,25 @@
 //
 // Open checks the magic at both ends, the footer length, and the whole
 // footer: flat schema, every row group has one chunk per column whose type,
-// path, codec, value count and byte range are consistent and inside the data
-// section. Read then touches only the chosen columns and only the pages that
-// hold the requested rows: page headers are read one by one, and a page
-// outside the range is skipped without being read or decompressed. A LIST
-// page's row count is known only from its repetition levels, so a LIST page
-// before the range is read and its levels decoded, but not its values.
+// path, codec, value count and byte range (and OffsetIndex range, if any)
+// are consistent and inside the data section. Read then touches only the
+// chosen columns and only the pages that hold the requested rows:
+//
+//  * A chunk with an OffsetIndex (the page index FileWriter writes): the
+//    index is read on first use (all chunks' indexes with one read when they
+//    lie together), validated (pages inside the chunk, in order, not
+//    overlapping, sizes within the limits, first rows starting at 0,
+//    increasing and inside the row group) and kept. Each page holding wanted
+//    rows is then read with one read of header and body; the dictionary
+//    page, when a page needs it, likewise.
+//  * Without one, page headers are read one by one from the chunk start and
+//    a page outside the range is skipped unread, except that a LIST page's
+//    row count is known only from its repetition levels, so a LIST page
+//    before the range is read and its levels walked.
+//
+// Within a page only the wanted rows are decoded: levels and dictionary
+// indices before them are skipped run by run, PLAIN values by offset (byte
+// arrays by their lengths), and decoding stops after the last wanted row.
 //
 // Thread-safety: single owner (it holds a zstd context and scratch buffers).
 //
@@ -26,6 +39,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -92,36 +106,80 @@ class FileReader {
                                                         int64_t row_end);
 
  private:
+  // A chunk's dictionary page, decompressed and checked but not decoded:
+  // values are copied out as pages name them.
+  struct Dictionary {
+    size_t count = 0;
+    std::string body;            // PLAIN values
+    std::vector<uint8_t> bools;  // BOOLEAN dictionaries only, decoded
+    // BYTE_ARRAY: where entries 0, 1, ... start in body, found on demand;
+    // `walked` is where the next entry starts.
+    std::vector<uint32_t> starts;
+    size_t walked = 0;
+  };
+
   FileReader(RandomAccessSource* source, ReaderOptions options);
   [[nodiscard]] absl::Status Init();
   [[nodiscard]] absl::Status ValidateRowGroups(int64_t data_end);
   // Appends rows [begin, end) (relative to the row group) of one chunk.
   [[nodiscard]] absl::Status ReadChunk(int row_group, int column, int64_t begin, int64_t end,
                                        ColumnVector* out);
+  // Without an OffsetIndex: walks the page headers from the chunk start.
   [[nodiscard]] absl::Status ReadPageHeader(int64_t offset, int64_t chunk_end, PageHeader* header,
                                             int64_t* header_size);
+  // With one: reads just the pages that hold [begin, end).
+  [[nodiscard]] absl::Status ReadChunkIndexed(int row_group, int column, const OffsetIndex& index,
+                                              int64_t begin, int64_t end, ColumnVector* out);
+  // The chunk's OffsetIndex, read, parsed and validated on first use.
+  [[nodiscard]] absl::StatusOr<const OffsetIndex*> LoadOffsetIndex(int row_group, int column);
+  // Reads a page of exactly `size` bytes (header and body) with one read
+  // into *buffer; *compressed_body points into it.
+  [[nodiscard]] absl::Status ReadWholePage(int64_t offset, int64_t size, std::string* buffer,
+                                           PageHeader* header, std::string_view* compressed_body);
+  [[nodiscard]] absl::Status ReadIndexedDictionary(const ColumnSpec& spec,
+                                                   const ColumnMetaData& meta,
+                                                   Dictionary* dictionary);
+  [[nodiscard]] absl::Status CheckPageSizes(const PageHeader& header, int64_t offset,
+                                            int64_t room) const;
   // Reads and decompresses a page body; the result is in *body.
   [[nodiscard]] absl::Status ReadPageBody(int64_t offset, const PageHeader& header,
                                           CompressionCodec codec, std::string* body);
+  [[nodiscard]] absl::Status Decompress(std::string_view compressed, const PageHeader& header,
+                                        CompressionCodec codec, int64_t offset, std::string* body);
   [[nodiscard]] absl::Status DecodeDictionary(const ColumnSpec& spec, const PageHeader& header,
                                               std::string_view body, int64_t offset,
-                                              ColumnVector* dictionary);
-  [[nodiscard]] absl::Status DecodeDataPage(const ColumnSpec& spec, const PageHeader& header,
+                                              Dictionary* dictionary);
+  // Appends rows [skip, skip + take) of a decompressed data page to *out,
+  // decoding only those rows' levels and values: the levels and values
+  // before them are skipped run by run (PLAIN fixed-width values by offset),
+  // and nothing after them is touched.
+  [[nodiscard]] absl::Status DecodeRows(const ColumnSpec& spec, const PageHeader& header,
+                                        std::string_view body, int64_t offset,
+                                        Dictionary* dictionary, int64_t skip, int64_t take,
+                                        ColumnVector* out);
+  [[nodiscard]] absl::Status DecodeFlatRows(const ColumnSpec& spec, const PageHeader& header,
                                             std::string_view body, int64_t offset,
-                                            const ColumnVector* dictionary, ColumnVector* page);
-  // Decodes `present` values (after the levels) of a data page into *values.
+                                            Dictionary* dictionary, int64_t skip, int64_t take,
+                                            ColumnVector* out);
+  [[nodiscard]] absl::Status DecodeListRows(const ColumnSpec& spec, const PageHeader& header,
+                                            std::string_view body, int64_t offset,
+                                            Dictionary* dictionary, int64_t skip, int64_t take,
+                                            ColumnVector* out);
+  [[nodiscard]] absl::Status CheckListPage(const DataPageHeader& data, int64_t offset) const;
+  // A LIST page's row count, from its repetition levels.
+  [[nodiscard]] absl::Status CountListRows(const ColumnSpec& spec, const PageHeader& header,
+                                           std::string_view body, int64_t offset, int64_t* rows);
+  // Appends dictionary[index] for each index (DataLoss for an index past
+  // the dictionary or an entry past its page).
+  [[nodiscard]] absl::Status Gather(const ColumnSpec& spec, Dictionary* dictionary,
+                                    const std::vector<uint32_t>& indices, int64_t offset,
+                                    ColumnVector* out);
+  // Skips `skip` present values, then decodes `present` values of a data
+  // page (the body after the levels) into *values.
   [[nodiscard]] absl::Status DecodeValues(const ColumnSpec& spec, const DataPageHeader& data,
                                           std::string_view body, int64_t offset,
-                                          const ColumnVector* dictionary, size_t present,
+                                          Dictionary* dictionary, size_t skip, size_t present,
                                           ColumnVector* values);
-  // A LIST column's data page: sets *page_rows from the repetition levels
-  // and, unless all of those rows are before skip_rows, decodes the page
-  // into *page (a LIST vector). rows_left bounds the row count.
-  [[nodiscard]] absl::Status DecodeListPage(const ColumnSpec& spec, const PageHeader& header,
-                                            std::string_view body, int64_t offset,
-                                            const ColumnVector* dictionary, int64_t rows_left,
-                                            int64_t skip_rows, ColumnVector* page,
-                                            int64_t* page_rows);
   absl::Status Corrupt(int64_t offset, std::string_view what) const;
 
   RandomAccessSource* const source_;
@@ -132,6 +190,13 @@ class FileReader {
   void* zstd_context_ = nullptr;  // ZSTD_DCtx*
   std::string scratch_;
   std::string compressed_;
+  std::string page_bytes_;
+  // Per chunk (row group * columns + column), its parsed OffsetIndex once
+  // read; empty until the first indexed read.
+  std::vector<std::optional<OffsetIndex>> offset_indexes_;
+  // The region holding every chunk's OffsetIndex, when read in one piece.
+  std::string offset_index_bytes_;
+  int64_t offset_index_bytes_at_ = 0;
 };
 
 }  // namespace strata::parquet

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -676,6 +677,232 @@ TEST(CorruptFileTest, BadPageHeaderIsDataLossNamingTheOffset) {
   corrupt = bytes;
   corrupt.replace(0, 4, "PAR2");
   EXPECT_EQ(ReadAll(corrupt).code(), absl::StatusCode::kDataLoss);
+}
+
+// ---- Page index (OffsetIndex) ----
+
+// Rewrites `bytes` with every chunk's OffsetIndex passed through `mutate`
+// (which may clear page_locations to drop the index), re-serializing the
+// indexes and the footer.
+std::string RewriteOffsetIndexes(
+    const std::string& bytes,
+    const std::function<void(size_t group, size_t column, std::optional<OffsetIndex>*)>& mutate) {
+  StringSource source(bytes);
+  auto reader = FileReader::Open(&source);
+  EXPECT_TRUE(reader.ok());
+  FileMetaData metadata = (*reader)->metadata();
+  int64_t indexes_start = INT64_MAX;
+  for (const RowGroup& group : metadata.row_groups) {
+    for (const ColumnChunk& chunk : group.columns) {
+      EXPECT_TRUE(chunk.offset_index_offset.has_value());
+      indexes_start = std::min(indexes_start, *chunk.offset_index_offset);
+    }
+  }
+  std::string out = bytes.substr(0, static_cast<size_t>(indexes_start));
+  for (size_t g = 0; g < metadata.row_groups.size(); ++g) {
+    for (size_t c = 0; c < metadata.row_groups[g].columns.size(); ++c) {
+      ColumnChunk& chunk = metadata.row_groups[g].columns[c];
+      absl::StatusOr<OffsetIndex> parsed = ParseOffsetIndex(
+          std::string_view(bytes).substr(static_cast<size_t>(*chunk.offset_index_offset),
+                                         static_cast<size_t>(*chunk.offset_index_length)));
+      EXPECT_TRUE(parsed.ok()) << parsed.status();
+      std::optional<OffsetIndex> index = *parsed;
+      mutate(g, c, &index);
+      chunk.offset_index_offset.reset();
+      chunk.offset_index_length.reset();
+      if (!index) continue;
+      std::string serialized;
+      SerializeOffsetIndex(*index, &serialized);
+      chunk.offset_index_offset = static_cast<int64_t>(out.size());
+      chunk.offset_index_length = static_cast<int32_t>(serialized.size());
+      out += serialized;
+    }
+  }
+  std::string footer;
+  SerializeFileMetaData(metadata, &footer);
+  const uint32_t length = static_cast<uint32_t>(footer.size());
+  out += footer;
+  out.append(reinterpret_cast<const char*>(&length), 4);
+  out += "PAR1";
+  return out;
+}
+
+TEST(OffsetIndexTest, EveryChunkListsItsDataPagesAndFirstRows) {
+  const std::string bytes = SmallFile();
+  StringSource source(bytes);
+  auto reader = FileReader::Open(&source);
+  ASSERT_TRUE(reader.ok());
+  for (const RowGroup& group : (*reader)->metadata().row_groups) {
+    for (size_t c = 0; c < group.columns.size(); ++c) {
+      const ColumnChunk& chunk = group.columns[c];
+      ASSERT_TRUE(chunk.offset_index_offset && chunk.offset_index_length);
+      absl::StatusOr<OffsetIndex> index = ParseOffsetIndex(
+          std::string_view(bytes).substr(static_cast<size_t>(*chunk.offset_index_offset),
+                                         static_cast<size_t>(*chunk.offset_index_length)));
+      ASSERT_TRUE(index.ok()) << index.status();
+      // Walk the chunk's pages and compare.
+      const ColumnMetaData& meta = *chunk.meta_data;
+      int64_t offset = meta.dictionary_page_offset.value_or(meta.data_page_offset);
+      const int64_t end = offset + meta.total_compressed_size;
+      std::vector<PageLocation> walked;
+      int64_t row = 0;
+      while (offset < end) {
+        size_t consumed = 0;
+        absl::StatusOr<PageHeader> header =
+            ParsePageHeader(std::string_view(bytes).substr(static_cast<size_t>(offset)), &consumed);
+        ASSERT_TRUE(header.ok());
+        const int64_t size = static_cast<int64_t>(consumed) + header->compressed_page_size;
+        if (header->type == PageType::kDataPage) {
+          walked.push_back({offset, static_cast<int32_t>(size), row});
+          row += header->data_page_header->num_values;  // flat schema: values are rows
+        }
+        offset += size;
+      }
+      EXPECT_EQ(index->page_locations, walked) << "column " << c;
+      if (group.num_rows > 20) EXPECT_GT(walked.size(), 1u);
+    }
+  }
+}
+
+TEST(OffsetIndexTest, FilesWithoutOneReadTheSame) {
+  const std::string bytes = SmallFile();
+  const std::string stripped = RewriteOffsetIndexes(
+      bytes, [](size_t, size_t, std::optional<OffsetIndex>* index) { index->reset(); });
+  const std::vector<TestColumn> schema = TestSchema();
+  const std::vector<ColumnVector> table = RandomTable(schema, 120, 9);
+  ExpectReaderReturnsTable(bytes, Specs(schema), table, 3, 200, 40);
+  ExpectReaderReturnsTable(stripped, Specs(schema), table, 3, 200, 40);
+}
+
+TEST(OffsetIndexTest, CorruptIndexIsDataLossNamingFileAndProblem) {
+  const std::string bytes = SmallFile();
+  struct Case {
+    const char* what;
+    std::function<void(OffsetIndex*)> mutate;
+  };
+  const std::vector<Case> cases = {
+      {"is not 0", [](OffsetIndex* i) { i->page_locations[0].first_row_index = 1; }},
+      {"is not increasing", [](OffsetIndex* i) { i->page_locations[1].first_row_index = 0; }},
+      {"past the row group",
+       [](OffsetIndex* i) { i->page_locations.back().first_row_index = 1000; }},
+      {"before the end of the previous page",
+       [](OffsetIndex* i) { i->page_locations[1].offset = i->page_locations[0].offset; }},
+      {"do not fit the column chunk",
+       [](OffsetIndex* i) { i->page_locations.back().compressed_page_size = 1 << 30; }},
+      {"do not fit the column chunk",
+       [](OffsetIndex* i) { i->page_locations[0].compressed_page_size = 0; }},
+      {"no pages", [](OffsetIndex* i) { i->page_locations.clear(); }},
+      {"do not fit the column chunk",
+       [](OffsetIndex* i) { i->page_locations[0].compressed_page_size -= 1; }},
+      {"before the end of the previous page",
+       [](OffsetIndex* i) { i->page_locations[0].compressed_page_size += 1; }},
+      {"where the offset index says",
+       [](OffsetIndex* i) { i->page_locations[1].first_row_index += 1; }},
+  };
+  for (const Case& c : cases) {
+    const std::string corrupt =
+        RewriteOffsetIndexes(bytes, [&](size_t g, size_t column, std::optional<OffsetIndex>* i) {
+          if (g == 1 && column == 2) c.mutate(&**i);
+        });
+    StringSource source(corrupt);
+    ReaderOptions options;
+    options.file_name = "bad.parquet";
+    auto reader = FileReader::Open(&source, options);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    absl::Status s = (*reader)->ReadColumn(2, 0, (*reader)->num_rows()).status();
+    ASSERT_EQ(s.code(), absl::StatusCode::kDataLoss) << c.what << ": " << s;
+    EXPECT_NE(s.message().find("bad.parquet"), absl::string_view::npos) << s;
+    EXPECT_NE(s.message().find(c.what), absl::string_view::npos) << s;
+  }
+  // An index range outside the file's data is caught when opening.
+  const std::string outside =
+      RewriteOffsetIndexes(bytes, [](size_t, size_t, std::optional<OffsetIndex>*) {});
+  StringSource source(outside);
+  auto reader = FileReader::Open(&source);
+  ASSERT_TRUE(reader.ok());
+  FileMetaData metadata = (*reader)->metadata();
+  metadata.row_groups[0].columns[0].offset_index_offset = static_cast<int64_t>(outside.size());
+  std::string footer;
+  SerializeFileMetaData(metadata, &footer);
+  std::string bad = outside.substr(
+      0, static_cast<size_t>(*metadata.row_groups.back().columns.back().offset_index_offset +
+                             *metadata.row_groups.back().columns.back().offset_index_length));
+  const uint32_t length = static_cast<uint32_t>(footer.size());
+  bad += footer;
+  bad.append(reinterpret_cast<const char*>(&length), 4);
+  bad += "PAR1";
+  StringSource bad_source(bad);
+  EXPECT_EQ(FileReader::Open(&bad_source).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// A small file with LIST columns (nullable elements, dictionary and PLAIN)
+// and several pages per chunk.
+std::string SmallListFile() {
+  const std::vector<ColumnSpec> specs = {ColumnSpec::List(ColumnSpec::String("tags", true)),
+                                         ColumnSpec::List(ColumnSpec::Int64("times")),
+                                         ColumnSpec::Int64("id", true)};
+  ColumnVector tags = ColumnVector::List(PhysicalType::kByteArray);
+  ColumnVector times = ColumnVector::List(PhysicalType::kInt64);
+  ColumnVector ids(PhysicalType::kInt64);
+  for (int row = 0; row < 90; ++row) {
+    tags.AppendList(tags.element_count(), static_cast<uint64_t>(row % 4));
+    for (int e = 0; e < row % 4; ++e) {
+      if ((row + e) % 5 == 0) {
+        tags.AppendNull();
+      } else {
+        tags.AppendBytes(fmt::format("t{}", (row + e) % 7));
+      }
+    }
+    times.AppendList(times.element_count(), static_cast<uint64_t>(row % 3));
+    for (int e = 0; e < row % 3; ++e) times.AppendInt64(int64_t{row} * 1000 + e);
+    if (row % 6 == 0) {
+      ids.AppendNull();
+    } else {
+      ids.AppendInt64(row);
+    }
+  }
+  WriterOptions options;
+  options.column.data_page_max_rows = 16;
+  options.row_group_max_rows = 40;
+  std::vector<ColumnVector> table = {tags, times, ids};
+  return WriteTable(specs, table, options, 90);
+}
+
+TEST(OffsetIndexTest, ListFileReadsEveryRangeWithAndWithoutIndex) {
+  const std::string bytes = SmallListFile();
+  const std::string stripped = RewriteOffsetIndexes(
+      bytes, [](size_t, size_t, std::optional<OffsetIndex>* index) { index->reset(); });
+  StringSource source(bytes), stripped_source(stripped);
+  auto reader = FileReader::Open(&source);
+  auto stripped_reader = FileReader::Open(&stripped_source);
+  ASSERT_TRUE(reader.ok() && stripped_reader.ok());
+  const std::vector<int> all = {0, 1, 2};
+  for (int64_t a = 0; a <= 90; a += 7) {
+    for (int64_t b = a; b <= 90; b += 11) {
+      auto with = (*reader)->Read(all, a, b);
+      auto without = (*stripped_reader)->Read(all, a, b);
+      ASSERT_TRUE(with.ok()) << with.status().ToString() << " [" << a << ", " << b << ")";
+      ASSERT_TRUE(without.ok()) << without.status();
+      for (size_t c = 0; c < all.size(); ++c) {
+        EXPECT_TRUE((*with)[c] == (*without)[c]) << c << " [" << a << ", " << b << ")";
+        EXPECT_EQ((*with)[c].size(), static_cast<size_t>(b - a));
+      }
+    }
+  }
+}
+
+// STRATA_WRITE_FUZZ_SEEDS=<dir> writes the fuzz corpus seeds that carry an
+// OffsetIndex (fuzz/corpus/parquet_reader/*_offset_index.parquet).
+TEST(OffsetIndexTest, WritesFuzzSeedsWhenAsked) {
+  const char* dir = std::getenv("STRATA_WRITE_FUZZ_SEEDS");
+  if (dir == nullptr) GTEST_SKIP() << "set STRATA_WRITE_FUZZ_SEEDS";
+  for (const auto& [name, bytes] : std::vector<std::pair<std::string, std::string>>{
+           {"flat_120_rows_offset_index.parquet", SmallFile()},
+           {"lists_90_rows_offset_index.parquet", SmallListFile()}}) {
+    std::ofstream out(std::string(dir) + "/" + name, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    ASSERT_TRUE(out.good()) << name;
+  }
 }
 
 }  // namespace

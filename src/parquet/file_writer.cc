@@ -200,7 +200,8 @@ absl::Status FileWriter::FlushRowGroup() {
     const int64_t start = offset_;
     // The column writer writes through a sink that keeps offset_ current.
     CallbackSink counting([this](std::string_view bytes) { return Write(bytes); });
-    absl::StatusOr<ColumnChunk> chunk = writer->FlushChunk(start, counting);
+    OffsetIndex& offset_index = offset_indexes_.emplace_back();
+    absl::StatusOr<ColumnChunk> chunk = writer->FlushChunk(start, counting, &offset_index);
     if (!chunk.ok()) return Fail(chunk.status());
     group.total_byte_size += chunk->meta_data->total_uncompressed_size;
     compressed += chunk->meta_data->total_compressed_size;
@@ -213,10 +214,32 @@ absl::Status FileWriter::FlushRowGroup() {
   return absl::OkStatus();
 }
 
+absl::Status FileWriter::WriteOffsetIndexes() {
+  // Chunks in file order: row group by row group, column by column, the
+  // order FlushRowGroup appended them in; all handed to the sink at once.
+  std::string bytes;
+  size_t next = 0;
+  for (RowGroup& group : metadata_.row_groups) {
+    for (ColumnChunk& chunk : group.columns) {
+      if (next >= offset_indexes_.size()) return Fail(absl::InternalError("offset index missing"));
+      const size_t start = bytes.size();
+      SerializeOffsetIndex(offset_indexes_[next++], &bytes);
+      if (bytes.size() - start > INT32_MAX) {
+        return Fail(absl::InternalError("offset index too large"));
+      }
+      chunk.offset_index_offset = offset_ + static_cast<int64_t>(start);
+      chunk.offset_index_length = static_cast<int32_t>(bytes.size() - start);
+    }
+  }
+  offset_indexes_.clear();
+  return Write(bytes);
+}
+
 absl::Status FileWriter::Close() {
   if (!failure_.ok()) return failure_;
   if (closed_) return absl::FailedPreconditionError("Close called twice");
   STRATA_RETURN_IF_ERROR(FlushRowGroup());
+  STRATA_RETURN_IF_ERROR(WriteOffsetIndexes());
   std::string footer;
   SerializeFileMetaData(metadata_, &footer);
   const uint32_t length = static_cast<uint32_t>(footer.size());

@@ -2,8 +2,11 @@
 
 // FileWriter writes one Parquet file for a flat schema of required and
 // optional columns: "PAR1", row groups of column chunks (see ColumnWriter for
-// pages, dictionaries and statistics), then the Thrift compact FileMetaData,
-// its 4-byte length and "PAR1" again. Bytes go to a ByteSink in file order;
+// pages, dictionaries and statistics), then one page-index OffsetIndex per
+// column chunk (row group by row group, column by column; the footer's
+// ColumnChunk.offset_index_offset/length point at them), then the Thrift
+// compact FileMetaData, its 4-byte length and "PAR1" again. No ColumnIndex
+// is written. Bytes go to a ByteSink in file order;
 // nothing is ever rewritten, so the sink may be a file, a socket or a string.
 //
 // Usage: Open, WriteBatch any number of times, Close. A row group ends when it
@@ -100,6 +103,8 @@ class FileWriter {
   FileWriter(std::vector<ColumnSpec> columns, WriterOptions options, ByteSink* sink);
   [[nodiscard]] absl::Status ValidateBatch(std::span<const ColumnVector> columns) const;
   [[nodiscard]] absl::Status FlushRowGroup();
+  // Writes every chunk's OffsetIndex and points the footer at them.
+  [[nodiscard]] absl::Status WriteOffsetIndexes();
   [[nodiscard]] absl::Status Write(std::string_view bytes);
   absl::Status Fail(absl::Status status);
 
@@ -111,6 +116,8 @@ class FileWriter {
   PageCompressor compressor_;
   std::vector<std::unique_ptr<ColumnWriter>> writers_;
   FileMetaData metadata_;
+  // One per column chunk flushed, in file order, until Close writes them.
+  std::vector<OffsetIndex> offset_indexes_;
   int64_t offset_ = 0;
   int64_t rows_written_ = 0;
   int64_t row_group_rows_ = 0;

@@ -122,6 +122,8 @@ void WriteRowGroup(const RowGroup& g, CompactWriter& w) {
       WriteColumnMetaData(*c.meta_data, w);
       w.EndStruct();
     }
+    if (c.offset_index_offset) w.FieldI64(4, *c.offset_index_offset);
+    if (c.offset_index_length) w.FieldI32(5, *c.offset_index_length);
     w.EndStruct();
   }
   w.FieldI64(2, g.total_byte_size);
@@ -487,6 +489,10 @@ absl::Status ParseColumnChunk(CompactReader& r, ColumnChunk* c) {
             STRATA_RETURN_IF_ERROR(Expect(r, h, CT::kStruct).status());
             STRATA_RETURN_IF_ERROR(ParseColumnMetaData(r, &c->meta_data.emplace()));
             return true;
+          case 4:
+            return GetI64(r, h, &c->offset_index_offset);
+          case 5:
+            return GetI32(r, h, &c->offset_index_length);
           default:
             return false;
         }
@@ -718,6 +724,53 @@ void SerializePageHeader(const PageHeader& p, std::string* out) {
     w.EndStruct();
   }
   w.EndStruct();
+}
+
+void SerializeOffsetIndex(const OffsetIndex& index, std::string* out) {
+  CompactWriter w(out);
+  w.BeginStruct();
+  w.FieldListBegin(1, CT::kStruct, static_cast<uint32_t>(index.page_locations.size()));
+  for (const PageLocation& page : index.page_locations) {
+    w.BeginStruct();
+    w.FieldI64(1, page.offset);
+    w.FieldI32(2, page.compressed_page_size);
+    w.FieldI64(3, page.first_row_index);
+    w.EndStruct();
+  }
+  w.EndStruct();
+}
+
+absl::StatusOr<OffsetIndex> ParseOffsetIndex(std::string_view bytes) {
+  CompactReader r(bytes);
+  OffsetIndex index;
+  uint32_t seen = 0;
+  STRATA_RETURN_IF_ERROR(
+      ParseStruct(r, [&](CompactReader::FieldHeader h) -> absl::StatusOr<bool> {
+        seen |= Bit(h.id);
+        if (h.id != 1) return false;
+        return GetList(r, h, CT::kStruct, [&]() -> absl::Status {
+          PageLocation& page = index.page_locations.emplace_back();
+          uint32_t page_seen = 0;
+          STRATA_RETURN_IF_ERROR(
+              ParseStruct(r, [&](CompactReader::FieldHeader f) -> absl::StatusOr<bool> {
+                page_seen |= Bit(f.id);
+                switch (f.id) {
+                  case 1:
+                    return GetI64(r, f, &page.offset);
+                  case 2:
+                    return GetI32(r, f, &page.compressed_page_size);
+                  case 3:
+                    return GetI64(r, f, &page.first_row_index);
+                  default:
+                    return false;
+                }
+              }));
+          return RequireFields(r, "PageLocation", page_seen, Bit(1) | Bit(2) | Bit(3));
+        });
+      }));
+  STRATA_RETURN_IF_ERROR(RequireFields(r, "OffsetIndex", seen, Bit(1)));
+  if (r.remaining() != 0) return r.Error("bytes after the OffsetIndex");
+  return index;
 }
 
 absl::StatusOr<FileMetaData> ParseFileMetaData(std::string_view bytes) {

@@ -3,9 +3,10 @@
 // The subset of parquet.thrift (apache/parquet-format) that strata writes and
 // reads back: FileMetaData with its schema, row groups, column chunks and
 // statistics; page headers for v1 data pages and dictionary pages; sorting
-// columns and key/value metadata. Serialize* appends the Thrift compact
-// encoding; Parse* decodes it, skipping fields this subset does not model
-// (page indexes, bloom filters, encryption, size statistics, ...).
+// columns and key/value metadata; the page index's OffsetIndex.
+// Serialize* appends the Thrift compact encoding; Parse* decodes it,
+// skipping fields this subset does not model (ColumnIndex, bloom filters,
+// encryption, size statistics, ...).
 //
 // Enum fields keep whatever integer the file holds (the enums have a fixed
 // underlying type), so a newer file with an unknown codec or encoding parses
@@ -168,6 +169,9 @@ struct ColumnChunk {
   std::optional<std::string> file_path;
   int64_t file_offset = 0;
   std::optional<ColumnMetaData> meta_data;
+  // Where the chunk's OffsetIndex is (both set or neither).
+  std::optional<int64_t> offset_index_offset;
+  std::optional<int32_t> offset_index_length;
 
   bool operator==(const ColumnChunk&) const = default;
 };
@@ -230,11 +234,33 @@ struct PageHeader {
   bool operator==(const PageHeader&) const = default;
 };
 
+// The page index's OffsetIndex: where each data page of a column chunk is
+// (dictionary pages are not listed). offset is the page header's file
+// offset, compressed_page_size covers header and body, first_row_index is
+// the page's first row relative to the row group.
+struct PageLocation {
+  int64_t offset = 0;
+  int32_t compressed_page_size = 0;
+  int64_t first_row_index = 0;
+
+  bool operator==(const PageLocation&) const = default;
+};
+
+struct OffsetIndex {
+  std::vector<PageLocation> page_locations;
+
+  bool operator==(const OffsetIndex&) const = default;
+};
+
 void SerializeFileMetaData(const FileMetaData& metadata, std::string* out);
 void SerializePageHeader(const PageHeader& header, std::string* out);
+void SerializeOffsetIndex(const OffsetIndex& index, std::string* out);
 
 [[nodiscard]] absl::StatusOr<FileMetaData> ParseFileMetaData(std::string_view bytes);
 // Parses one header from the start of `bytes`; *consumed receives its size.
 [[nodiscard]] absl::StatusOr<PageHeader> ParsePageHeader(std::string_view bytes, size_t* consumed);
+// Parses an OffsetIndex that fills `bytes` exactly (unencoded_byte_array_data_bytes
+// is skipped).
+[[nodiscard]] absl::StatusOr<OffsetIndex> ParseOffsetIndex(std::string_view bytes);
 
 }  // namespace strata::parquet

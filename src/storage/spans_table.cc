@@ -562,6 +562,7 @@ absl::StatusOr<SpansTable> WriteSpansTable(std::span<const otlp::TraceBatch* con
                                                        {kSpansStartTime, false, true}};
   parquet::WriterOptions writer_options =
       MakeWriterOptions(options, kSpansSchema, batch_id, sorting);
+  writer_options.column.data_page_bytes = options.spans_page_bytes;
   writer_options.column_options =
       PerColumnOptions(SpansTableColumns(), options, writer_options.column, kSpansFullZstdColumns,
                        kSpansPlainColumns);

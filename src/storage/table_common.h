@@ -85,7 +85,12 @@ struct TableOptions {
   int fast_zstd_level = 1;
   // Row groups are cut when their buffered (uncompressed) bytes reach this.
   size_t row_group_bytes = 128 << 20;
+  // Data pages end when their uncompressed estimate reaches this (logs and
+  // metrics; spans.parquet uses spans_page_bytes).
   size_t page_bytes = 1 << 20;
+  // spans.parquet's page size: small, so reading one trace's rows
+  // decompresses little (spans-parquet.md, "File-level rules").
+  size_t spans_page_bytes = 16 << 10;
   // A page also ends after this many rows.
   size_t page_rows = 20000;
   // A column chunk's dictionary falls back to PLAIN past this many bytes.

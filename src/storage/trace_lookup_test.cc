@@ -282,7 +282,7 @@ class TraceLookupTest : public ::testing::Test {
     }
     if (const char* env = std::getenv("STRATA_LOOKUP_PAGE_BYTES");
         page_rows_from_env && env != nullptr) {
-      options.tables.page_bytes = static_cast<size_t>(std::atoll(env));
+      options.tables.spans_page_bytes = static_cast<size_t>(std::atoll(env));
     }
     absl::StatusOr<std::unique_ptr<Storage>> storage =
         Storage::Open(fs_, DataDir(), std::move(options));
