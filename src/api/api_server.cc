@@ -199,6 +199,14 @@ query::ViewFiles Api::FilesOf(const storage::Snapshot& snapshot) const {
   return ViewFilesFor(snapshot, options_.data_dir);
 }
 
+query::ViewFiles Api::SpanFilesOf(const storage::Snapshot& snapshot,
+                                  const TimeWindow& window) const {
+  // Windows are validated non-negative with start < end (params.h).
+  return ViewFilesFor(snapshot, options_.data_dir,
+                      query::SpanWindow{static_cast<uint64_t>(std::max<int64_t>(0, window.start)),
+                                        static_cast<uint64_t>(std::max<int64_t>(0, window.end))});
+}
+
 server::HttpResponse Api::GetTrace(const server::HttpRequest& request,
                                    const storage::Snapshot& snapshot) {
   API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
@@ -246,7 +254,7 @@ server::HttpResponse Api::SearchTracesEndpoint(const server::HttpRequest& reques
     return ApiErrorResponse(absl::InvalidArgumentError("min_duration: above max_duration"));
   }
   API_ASSIGN_OR_RESPOND(std::vector<TraceSummary> traces,
-                        SearchTraces(*options_.pool, FilesOf(snapshot), search,
+                        SearchTraces(*options_.pool, SpanFilesOf(snapshot, window), search,
                                      CallOptions{options_.query_deadline}));
   return JsonResponse(TracesJson(traces));
 }
@@ -332,7 +340,8 @@ server::HttpResponse Api::ServicesEndpoint(const server::HttpRequest& request,
                         TakeLimit(params, Limit{kServiceLimitDefault, kServiceLimitMax}));
   API_RETURN_IF_ERROR(params.Finish());
   API_ASSIGN_OR_RESPOND(std::vector<std::string> services,
-                        ListServices(*options_.pool, FilesOf(snapshot), window.start, window.end,
+                        ListServices(*options_.pool, SpanFilesOf(snapshot, window), window.start,
+                                     window.end,
                                      limit, CallOptions{options_.query_deadline}));
   return JsonResponse(ServicesJson(services));
 }
@@ -358,7 +367,8 @@ server::HttpResponse Api::OperationsEndpoint(const server::HttpRequest& request,
                         TakeLimit(params, Limit{kServiceLimitDefault, kServiceLimitMax}));
   API_RETURN_IF_ERROR(params.Finish());
   API_ASSIGN_OR_RESPOND(std::vector<Operation> operations,
-                        ListOperations(*options_.pool, FilesOf(snapshot), service, window.start,
+                        ListOperations(*options_.pool, SpanFilesOf(snapshot, window), service,
+                                       window.start,
                                        window.end, limit, CallOptions{options_.query_deadline}));
   return JsonResponse(OperationsJson(service, operations));
 }

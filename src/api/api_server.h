@@ -122,6 +122,9 @@ class Api {
                                    const storage::Snapshot& snapshot);
 
   query::ViewFiles FilesOf(const storage::Snapshot& snapshot) const;
+  // As FilesOf, with only the spans files whose event times meet `window`
+  // (for the calls that keep spans starting in it).
+  query::ViewFiles SpanFilesOf(const storage::Snapshot& snapshot, const TimeWindow& window) const;
 
   // Constant after construction.
   const ApiOptions options_;

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "otlp/batch.h"
 #include "query/query_pool.h"
+#include "query/view_files.h"
 #include "storage/catalog.h"
 
 namespace strata::api {
@@ -36,8 +37,11 @@ namespace strata::api {
 using Attributes = std::vector<std::pair<std::string, std::string>>;
 
 // The files of `snapshot` for the views, as absolute paths (batch
-// directories not already under `data_dir` are joined to it).
-query::ViewFiles ViewFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir);
+// directories not already under `data_dir` are joined to it). With
+// `spans_window`, only the spans files whose event times meet it
+// (query/view_files.h): for the calls that read spans starting in a window.
+query::ViewFiles ViewFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir,
+                              std::optional<query::SpanWindow> spans_window = std::nullopt);
 
 // Common to every call: the query deadline (0: the pool's default).
 struct CallOptions {

@@ -8,8 +8,9 @@
 
 namespace strata::api {
 
-query::ViewFiles ViewFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir) {
-  query::ViewFiles files = query::ViewFilesOf(snapshot);
+query::ViewFiles ViewFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir,
+                              std::optional<query::SpanWindow> spans_window) {
+  query::ViewFiles files = query::ViewFilesOf(snapshot, spans_window);
   for (auto* list : {&files.spans, &files.logs, &files.metrics}) {
     for (std::string& path : *list) {
       if (!path.starts_with('/')) path = absl::StrCat(data_dir, "/", path);

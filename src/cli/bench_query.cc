@@ -226,7 +226,10 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     search.service = "checkout";
     search.status = 2;  // STATUS_CODE_ERROR
     const Clock::time_point start = Clock::now();
-    auto traces = api::SearchTraces(**pool, files, search);
+    // As the API does: only the batches whose spans meet the window.
+    const query::ViewFiles window_files =
+        query::ViewFilesOf(*snapshot, query::SpanWindow{now - kHourNanos, now + 1});
+    auto traces = api::SearchTraces(**pool, window_files, search);
     search_s.push_back(SecondsSince(start));
     if (!traces.ok()) return Fail("search", traces.status());
     search_hits = traces->size();
@@ -239,7 +242,9 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     query::QueryOptions q = slow;
     q.params = {now - kDayNanos};
     const Clock::time_point start = Clock::now();
-    auto rows = (*pool)->Run(files,
+    const query::ViewFiles day_files =
+        query::ViewFilesOf(*snapshot, query::SpanWindow{now - kDayNanos, UINT64_MAX});
+    auto rows = (*pool)->Run(day_files,
                              "SELECT service_name, name, quantile_cont(duration_nano, 0.99) "
                              "FROM spans WHERE start_time_unix_nano >= $1 GROUP BY ALL",
                              q);

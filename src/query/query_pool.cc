@@ -105,7 +105,7 @@ uint64_t DefaultQueryMemoryLimit() {
 struct PoolSlot {
   std::unique_ptr<QueryConnection> connection;
   bool views_built = false;
-  uint64_t views_sequence = 0;
+  ViewFiles views_files;  // what the views were last built over
 };
 
 struct QueryPool::State {
@@ -263,7 +263,7 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
   s.timer_wake.Signal();
 
   absl::StatusOr<QueryResult> result;
-  if (!slot->views_built || slot->views_sequence != files.sequence) {
+  if (!slot->views_built || slot->views_files != files) {
     slot->views_built = false;
     absl::StatusOr<std::string> views = ViewsSql(files);
     if (views.ok()) {
@@ -273,7 +273,7 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
     }
     if (result.ok()) {
       slot->views_built = true;
-      slot->views_sequence = files.sequence;
+      slot->views_files = files;
     } else if (result.status().code() == absl::StatusCode::kInvalidArgument) {
       // The files, not the user's SQL, are at fault.
       result = absl::InternalError(fmt::format("query pool: cannot build the views: {}",

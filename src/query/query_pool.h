@@ -19,8 +19,8 @@
 // only real rows (row_kind = 0) and has the file's columns except row_kind
 // (always 0 there), typed as DuckDB reads strata's files. A table with no
 // files is an empty view with the same columns. A connection rebuilds its
-// views only when the ViewFiles' snapshot sequence differs from the one it
-// last built (or its last rebuild failed). Files must lie under the allowed
+// views only when the ViewFiles differ from the ones it last built them over
+// (or its last rebuild failed). Files must lie under the allowed
 // directory.
 //
 // Limits. At most `max_concurrent` queries run at once (one connection
@@ -67,12 +67,14 @@ namespace strata::query {
 
 // The Parquet files one query reads, absolute paths, one list per view.
 struct ViewFiles {
-  // Identifies the list (the pinned Snapshot's sequence number); two
-  // ViewFiles with the same sequence must hold the same files.
+  // The pinned Snapshot's sequence number (for logs and tests). A
+  // connection rebuilds its views whenever the lists differ from the ones
+  // it last built them over.
   uint64_t sequence = 0;
   std::vector<std::string> spans;
   std::vector<std::string> logs;
   std::vector<std::string> metrics;
+  friend bool operator==(const ViewFiles&, const ViewFiles&) = default;
 };
 
 // QueryParam (a bound parameter: std::string binds VARCHAR, Blob binds

@@ -7,12 +7,24 @@
 //
 // Thread-safety: reentrant. Errors: none.
 
+#include <optional>
+
 #include "query/query_pool.h"
 #include "storage/catalog.h"
 
 namespace strata::query {
 
-// ViewFiles whose sequence is the Snapshot's.
-ViewFiles ViewFilesOf(const storage::Snapshot& snapshot);
+// Span event times a query reads: [start, end) in unix nanoseconds.
+struct SpanWindow {
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
+
+// ViewFiles whose sequence is the Snapshot's. With `spans_window`, a
+// batch's spans.parquet is listed only when meta.json's spans event_time
+// ([min start, max end]) meets the window, so a query that keeps only spans
+// starting in the window opens the few batches that can hold them.
+ViewFiles ViewFilesOf(const storage::Snapshot& snapshot,
+                      std::optional<SpanWindow> spans_window = std::nullopt);
 
 }  // namespace strata::query

@@ -131,5 +131,47 @@ TEST(PinnedSnapshotQueryTest, OldSnapshotKeepsAnsweringWhileBatchesRetire) {
   EXPECT_EQ(CountSpans(**pool, new_files), remaining);
 }
 
+// A span window keeps exactly the batches whose spans' event times meet it,
+// and a query over them counts the same spans in the window as one over
+// every file.
+TEST(PinnedSnapshotQueryTest, SpanWindowListsOnlyTheBatchesThatMeetIt) {
+  PosixFileSystem fs;
+  testing::ScopedTempDir temp("span_window");
+  ASSERT_FALSE(temp.path().empty());
+  const std::string dir = temp.path() + "/data";
+  Written written = WriteBatches(fs, dir, 3);
+  ASSERT_EQ(written.records.size(), 3u);
+  auto catalog = Catalog::Create(written.records, nullptr);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  std::shared_ptr<const Snapshot> snapshot = (*catalog)->Pin();
+  auto pool = query::QueryPool::Open({.data_dir = dir, .max_concurrent = 1});
+  ASSERT_TRUE(pool.ok()) << pool.status();
+
+  const storage::NanosRange first = *written.records[0].meta.spans.event_time;
+  const query::ViewFiles all = query::ViewFilesOf(*snapshot);
+  for (const query::SpanWindow window : {query::SpanWindow{first.min, first.max + 1},
+                                         query::SpanWindow{first.max, first.max + 1},
+                                         query::SpanWindow{0, first.min},
+                                         query::SpanWindow{0, UINT64_MAX}}) {
+    const query::ViewFiles pruned = query::ViewFilesOf(*snapshot, window);
+    size_t expected = 0;
+    for (const BatchRecord& r : written.records) {
+      const storage::NanosRange t = *r.meta.spans.event_time;
+      expected += t.max >= window.start && t.min < window.end;
+    }
+    EXPECT_EQ(pruned.spans.size(), expected) << window.start << " " << window.end;
+    query::QueryOptions q;
+    q.params = {window.start, window.end};
+    const std::string sql =
+        "SELECT count(*) FROM spans WHERE start_time_unix_nano >= $1 AND "
+        "start_time_unix_nano < $2";
+    auto over_pruned = (*pool)->Run(pruned, sql, q);
+    auto over_all = (*pool)->Run(all, sql, q);
+    ASSERT_TRUE(over_pruned.ok()) << over_pruned.status();
+    ASSERT_TRUE(over_all.ok()) << over_all.status();
+    EXPECT_EQ(over_pruned->rows, over_all->rows);
+  }
+}
+
 }  // namespace
 }  // namespace strata::storage
