@@ -4,6 +4,7 @@
 // DuckDB reading the data directory's Parquet files directly.
 
 #include <chrono>
+#include <cstdlib>
 #include <regex>
 #include <thread>
 
@@ -145,6 +146,28 @@ TEST(QueryApiTest, TracesSqlAndAuthAgreeWithDuckDbWhileIngesting) {
   EXPECT_THAT(insert_out, HasSubstr("HTTP 400"));
 
   EXPECT_EQ(server.Stop(), 0) << server.output();
+}
+
+// The query side's startup refusal names its runbook section, and strata
+// sql reports a server it cannot reach.
+TEST(QueryApiTest, QueryEngineThatCannotStartAndUnreachableServerAreReported) {
+  TempDir dir("e2e-query-refusal");
+  const std::string data = dir.path() + "/data";
+  // `token create` initialises the data directory as a first boot would;
+  // then query/ is made a file, so DuckDB's spill directory cannot exist.
+  ASSERT_FALSE(CreateToken(data, "reader", "read").empty());
+  ASSERT_EQ(std::system(("rm -rf '" + data + "/query' && touch '" + data + "/query'").c_str()), 0);
+  auto [code, output] =
+      RunStrata({"serve", "--data-dir", data, "--otlp-grpc-address", "127.0.0.1:0",
+                 "--otlp-http-address", "127.0.0.1:0", "--api-address", "127.0.0.1:0"});
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_THAT(output, HasSubstr("cannot start the query engine"));
+  EXPECT_THAT(output, HasSubstr("docs/operations.md#query-engine-cannot-start"));
+
+  auto [sql_code, sql_out] = RunStrata(
+      {"sql", "--api-address", "127.0.0.1:1", "--token", "strata_x", "-c", "SELECT 1"});
+  EXPECT_EQ(sql_code, 1) << sql_out;
+  EXPECT_THAT(sql_out, HasSubstr("strata sql: POST 127.0.0.1:1:"));
 }
 
 }  // namespace
