@@ -41,23 +41,11 @@ absl::Status CommitError(const BatchId& id, std::string_view step, const absl::S
 // goes out, then syncs and closes it.
 absl::StatusOr<FileMeta> WriteHashedFile(FileSystem& fs, const std::string& path,
                                          std::string_view bytes) {
-  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
-                                                                 &XXH3_freeState);
-  if (state == nullptr || XXH3_64bits_reset(state.get()) != XXH_OK) {
-    return absl::InternalError(fmt::format("write {}: cannot allocate xxh3 state", path));
-  }
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                          fs.NewWritableFile(path, WriteMode::kCreateExclusive));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<HashingFileSink> sink, HashingFileSink::Create(fs, path));
   for (size_t offset = 0; offset < bytes.size(); offset += kWriteChunkBytes) {
-    const std::string_view chunk = bytes.substr(offset, kWriteChunkBytes);
-    STRATA_RETURN_IF_ERROR(file->Append(chunk));
-    if (XXH3_64bits_update(state.get(), chunk.data(), chunk.size()) != XXH_OK) {
-      return absl::InternalError(fmt::format("write {}: xxh3 update failed", path));
-    }
+    STRATA_RETURN_IF_ERROR(sink->Append(bytes.substr(offset, kWriteChunkBytes)));
   }
-  STRATA_RETURN_IF_ERROR(file->Sync());
-  STRATA_RETURN_IF_ERROR(file->Close());
-  return FileMeta{.bytes = file->size(), .xxh3_64 = XXH3_64bits_digest(state.get())};
+  return sink->Finish();
 }
 
 std::string Join(const std::string& dir, std::string_view name) {
@@ -65,6 +53,41 @@ std::string Join(const std::string& dir, std::string_view name) {
 }
 
 }  // namespace
+
+// ---- HashingFileSink ----
+
+absl::StatusOr<std::unique_ptr<HashingFileSink>> HashingFileSink::Create(FileSystem& fs,
+                                                                         const std::string& path) {
+  std::unique_ptr<XXH3_state_t, void (*)(XXH3_state_t*)> state(
+      XXH3_createState(), [](XXH3_state_t* s) { (void)XXH3_freeState(s); });
+  if (state == nullptr || XXH3_64bits_reset(state.get()) != XXH_OK) {
+    return absl::InternalError(fmt::format("write {}: cannot allocate xxh3 state", path));
+  }
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                          fs.NewWritableFile(path, WriteMode::kCreateExclusive));
+  return std::unique_ptr<HashingFileSink>(new HashingFileSink(std::move(file), std::move(state)));
+}
+
+HashingFileSink::HashingFileSink(std::unique_ptr<WritableFile> file,
+                                 std::unique_ptr<XXH3_state_t, void (*)(XXH3_state_t*)> state)
+    : file_(std::move(file)), state_(std::move(state)) {}
+
+HashingFileSink::~HashingFileSink() = default;
+
+absl::Status HashingFileSink::Append(std::string_view bytes) {
+  if (before_append_) STRATA_RETURN_IF_ERROR(before_append_());
+  STRATA_RETURN_IF_ERROR(file_->Append(bytes));
+  if (XXH3_64bits_update(state_.get(), bytes.data(), bytes.size()) != XXH_OK) {
+    return absl::InternalError(fmt::format("write {}: xxh3 update failed", file_->path()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FileMeta> HashingFileSink::Finish() {
+  STRATA_RETURN_IF_ERROR(file_->Sync());
+  STRATA_RETURN_IF_ERROR(file_->Close());
+  return FileMeta{.bytes = file_->size(), .xxh3_64 = XXH3_64bits_digest(state_.get())};
+}
 
 // ---- DataDirPaths ----
 
@@ -83,6 +106,9 @@ std::string DataDirPaths::CompactionMarkerTemp() const {
 }
 std::string DataDirPaths::StagingBatch(const BatchId& id) const {
   return Join(Staging(), id.ToString());
+}
+std::string DataDirPaths::ScratchFor(const BatchId& id) const {
+  return Join(Staging(), id.ToString() + kScratchDirSuffix);
 }
 std::string DataDirPaths::RetiredBatch(const BatchId& id) const {
   return Join(Staging(), id.ToString() + kRetiredDirSuffix);
@@ -173,6 +199,12 @@ absl::StatusOr<CommittedBatch> BatchCommitter::WriteAndPublishDir(const EncodedB
       return CommitError(batch.id, fmt::format("write {}", file.name), written.status());
     *FileMember(meta, file.name) = *written;
   }
+  STRATA_RETURN_IF_ERROR(SealStaged(batch.id, meta));
+  return PromoteStaged(batch.id, std::move(meta));
+}
+
+absl::Status BatchCommitter::SealStaged(const BatchId& id, const BatchMeta& meta) {
+  const std::string staging = paths_.StagingBatch(id);
   // Step 3: validate what is about to be written, then write it last.
   if (absl::Status valid = ValidateBatchMeta(meta); !valid.ok()) {
     return absl::InternalError(fmt::format("commit batch {}: meta.json would be invalid: {}",
@@ -180,28 +212,33 @@ absl::StatusOr<CommittedBatch> BatchCommitter::WriteAndPublishDir(const EncodedB
   }
   absl::StatusOr<FileMeta> meta_written =
       WriteHashedFile(fs_, Join(staging, kBatchMetaFileName), SerializeBatchMeta(meta));
-  if (!meta_written.ok()) return CommitError(batch.id, "write meta.json", meta_written.status());
+  if (!meta_written.ok()) return CommitError(id, "write meta.json", meta_written.status());
   // Step 4.
   if (absl::Status synced = fs_.SyncDir(staging); !synced.ok()) {
-    return CommitError(batch.id, "sync the staging directory", synced);
+    return CommitError(id, "sync the staging directory", synced);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CommittedBatch> BatchCommitter::PromoteStaged(const BatchId& id, BatchMeta meta) {
+  const std::string staging = paths_.StagingBatch(id);
   // Step 5.
   if (absl::Status day = EnsureDurableDay(meta.day); !day.ok()) {
-    return CommitError(batch.id, fmt::format("create day directory {}", meta.day), day);
+    return CommitError(id, fmt::format("create day directory {}", meta.day), day);
   }
   // Step 6: the commit point.
-  const std::string dir = paths_.Batch(meta.day, batch.id);
+  const std::string dir = paths_.Batch(meta.day, id);
   if (absl::Status renamed = fs_.RenameFile(staging, dir); !renamed.ok()) {
     // A day removed behind the committer's back is created again next time.
     if (absl::IsNotFound(renamed)) ForgetDay(meta.day);
-    return CommitError(batch.id, "rename into days", renamed);
+    return CommitError(id, "rename into days", renamed);
   }
   // Step 7. On failure, move the batch back out of days/ if the file system
   // lets us, so that days/ holds only batches the caller may publish; a
   // crash can still bring it back whole (commit.md).
   if (absl::Status synced = fs_.SyncDir(paths_.Day(meta.day)); !synced.ok()) {
-    (void)DeleteBatch(fs_, paths_, meta.day, batch.id);
-    return CommitError(batch.id, "sync the day directory", synced);
+    (void)DeleteBatch(fs_, paths_, meta.day, id);
+    return CommitError(id, "sync the day directory", synced);
   }
   return CommittedBatch{.meta = std::move(meta), .dir = dir};
 }

@@ -34,6 +34,8 @@
 // repeated file names, files that disagree with the signals' row counts), a
 // bug that no retry fixes. Nothing is written for an Internal error.
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -46,7 +48,11 @@
 #include "common/mutex.h"
 #include "io/file_system.h"
 #include "storage/batch_id.h"
+#include "parquet/column_writer.h"
 #include "storage/batch_meta.h"
+
+struct XXH3_state_s;
+typedef struct XXH3_state_s XXH3_state_t;
 
 namespace strata::storage {
 
@@ -67,6 +73,8 @@ class DataDirPaths {
   std::string StagingBatch(const BatchId& id) const;
   // staging/<id>.retired
   std::string RetiredBatch(const BatchId& id) const;
+  // staging/<id>.scratch: temporary files of the compaction writing <id>
+  std::string ScratchFor(const BatchId& id) const;
   // days/<day>
   std::string Day(std::string_view day) const;
   // days/<day>/<id>.batch
@@ -78,6 +86,29 @@ class DataDirPaths {
 
 inline constexpr char kBatchDirSuffix[] = ".batch";
 inline constexpr char kRetiredDirSuffix[] = ".retired";
+inline constexpr char kScratchDirSuffix[] = ".scratch";
+
+// A new file written through the Parquet writer's sink interface, hashed
+// (xxh3-64) as the bytes go out; Finish() syncs and closes it and returns
+// its size and hash for meta.json. A hook run before every append lets a
+// caller stop a long write (compaction checks for shutdown there). Single
+// owner. Errors: the FileSystem's, or the hook's.
+class HashingFileSink : public parquet::ByteSink {
+ public:
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HashingFileSink>> Create(
+      FileSystem& fs, const std::string& path);
+  ~HashingFileSink() override;
+  void set_before_append(std::function<absl::Status()> hook) { before_append_ = std::move(hook); }
+  [[nodiscard]] absl::Status Append(std::string_view bytes) override;
+  [[nodiscard]] absl::StatusOr<FileMeta> Finish();
+
+ private:
+  HashingFileSink(std::unique_ptr<WritableFile> file,
+                  std::unique_ptr<XXH3_state_t, void (*)(XXH3_state_t*)> state);
+  std::unique_ptr<WritableFile> file_;
+  std::unique_ptr<XXH3_state_t, void (*)(XXH3_state_t*)> state_;
+  std::function<absl::Status()> before_append_;
+};
 
 // One data file of a batch, already encoded. `name` is one of
 // kBatchFileNames.
@@ -120,6 +151,16 @@ class BatchCommitter {
   // Runs steps 1-7 for `batch`. On OK the batch is durable at the returned
   // dir; on error nothing new is visible under days/ (invariant 2).
   [[nodiscard]] absl::StatusOr<CommittedBatch> Commit(const EncodedBatch& batch)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A batch whose files were streamed into staging/<id>/ (compaction
+  // output), in two halves so the caller can write COMPACTION.json between
+  // them. SealStaged: steps 3-4 (`meta` holds every file's size and xxh3;
+  // it is validated, written as meta.json, and the directory synced).
+  // PromoteStaged: steps 5-7, as Commit(). Neither removes staging/<id>/ on
+  // failure; the caller does (or boot).
+  [[nodiscard]] absl::Status SealStaged(const BatchId& id, const BatchMeta& meta);
+  [[nodiscard]] absl::StatusOr<CommittedBatch> PromoteStaged(const BatchId& id, BatchMeta meta)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Tells the committer that `day` was removed (retention), so the next

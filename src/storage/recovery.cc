@@ -405,4 +405,14 @@ absl::StatusOr<CompactionMarker> ParseCompactionMarker(std::string_view json) {
   return marker;
 }
 
+std::string SerializeCompactionMarker(const CompactionMarker& marker) {
+  std::string inputs;
+  for (const BatchId& id : marker.inputs) {
+    if (!inputs.empty()) inputs += ",";
+    inputs += fmt::format("\"{}\"", id.ToString());
+  }
+  return fmt::format("{{\"format\":1,\"day\":\"{}\",\"output\":\"{}\",\"inputs\":[{}]}}\n",
+                     marker.day, marker.output.ToString(), inputs);
+}
+
 }  // namespace strata::storage

@@ -101,5 +101,7 @@ struct CompactionMarker {
 // non-empty array of distinct ids, none equal to the output).
 // InvalidArgument saying what is wrong.
 [[nodiscard]] absl::StatusOr<CompactionMarker> ParseCompactionMarker(std::string_view json);
+// The marker's JSON (one line), which ParseCompactionMarker accepts.
+std::string SerializeCompactionMarker(const CompactionMarker& marker);
 
 }  // namespace strata::storage

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "common/check.h"
@@ -111,23 +112,7 @@ std::vector<ColumnSpec> BuildSpecs() {
   return s;
 }
 
-// A span's place in the sort: trace id (as two big-endian words, so integer
-// order is bytewise order), start time, then input position.
-struct SortKey {
-  uint64_t trace_hi;
-  uint64_t trace_lo;
-  uint64_t start;
-  uint32_t batch;
-  uint32_t row;
-
-  bool operator<(const SortKey& o) const {
-    if (trace_hi != o.trace_hi) return trace_hi < o.trace_hi;
-    if (trace_lo != o.trace_lo) return trace_lo < o.trace_lo;
-    if (start != o.start) return start < o.start;
-    if (batch != o.batch) return batch < o.batch;
-    return row < o.row;
-  }
-};
+using spans_internal::SortKey;
 
 uint64_t LoadBigEndian64(const uint8_t* p) {
   uint64_t v;
@@ -144,7 +129,10 @@ void AppendFixed(ColumnVector& c, const std::array<uint8_t, N>& id) {
 // Builds every column of spans.parquet, one row at a time.
 class SpansBuilder {
  public:
-  explicit SpansBuilder(std::span<const otlp::TraceBatch* const> batches);
+  // Resources and scopes are numbered from `resource_base` and
+  // `scope_base` (the file's earlier rows use the numbers below).
+  SpansBuilder(std::span<const otlp::TraceBatch* const> batches, uint32_t resource_base,
+               uint32_t scope_base);
 
   void Reserve(size_t rows, size_t spans);
   // Adds every input's span, event and link attribute tables as elements,
@@ -207,11 +195,13 @@ class SpansBuilder {
   std::array<ColumnVector, kSpanPromotedColumns> promoted_;
 };
 
-SpansBuilder::SpansBuilder(std::span<const otlp::TraceBatch* const> batches)
+SpansBuilder::SpansBuilder(std::span<const otlp::TraceBatch* const> batches,
+                           uint32_t resource_base, uint32_t scope_base)
     : batches_(batches),
       span_matcher_(SpanPromotionRules()),
       exception_matcher_({{"exception_type", {"exception.type"}, otlp::ValueType::kString},
                           {"exception_message", {"exception.message"}, otlp::ValueType::kString}}) {
+  resource_scope_.StartNumberingAt(resource_base, scope_base);
   for (const otlp::TraceBatch* b : batches_) {
     resource_scope_.AddBatch(*b);
     resource_promoted_.AddBatch(*b);
@@ -475,43 +465,6 @@ std::vector<SortKey> SortSpans(std::span<const otlp::TraceBatch* const> batches)
   return keys;
 }
 
-// The meta.json member and trace runs, from the sorted spans.
-void Summarize(std::span<const otlp::TraceBatch* const> batches, const std::vector<SortKey>& keys,
-               uint32_t first_span_row, SpansTable* out) {
-  out->trace_runs.clear();
-  uint64_t min_time = std::numeric_limits<uint64_t>::max();
-  uint64_t max_time = 0;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const SortKey& k = keys[i];
-    const otlp::SpanColumns& s = batches[k.batch]->spans;
-    const uint64_t start = s.start_time_unix_nano[k.row];
-    const uint64_t end = s.end_time_unix_nano[k.row];
-    const uint64_t lo = std::min(start, end), hi = std::max(start, end);
-    if (i == 0 || k.trace_hi != keys[i - 1].trace_hi || k.trace_lo != keys[i - 1].trace_lo) {
-      TraceRun run;
-      run.trace_id = s.trace_id[k.row];
-      run.first_row = first_span_row + static_cast<uint32_t>(i);
-      run.min_time_unix_nano = lo;
-      run.max_time_unix_nano = hi;
-      out->trace_runs.push_back(run);
-    }
-    TraceRun& run = out->trace_runs.back();
-    run.min_time_unix_nano = std::min(run.min_time_unix_nano, lo);
-    run.max_time_unix_nano = std::max(run.max_time_unix_nano, hi);
-    min_time = std::min(min_time, lo);
-    max_time = std::max(max_time, hi);
-  }
-  out->meta.rows = keys.size();
-  out->meta.traces = out->trace_runs.size();
-  if (out->meta.file_rows == 0) {
-    out->meta.event_time.reset();
-  } else if (keys.empty()) {
-    out->meta.event_time = NanosRange{0, 0};
-  } else {
-    out->meta.event_time = NanosRange{min_time, max_time};
-  }
-}
-
 }  // namespace
 
 const std::vector<ColumnSpec>& SpansTableColumns() {
@@ -519,45 +472,10 @@ const std::vector<ColumnSpec>& SpansTableColumns() {
   return *specs;
 }
 
-absl::StatusOr<SpansTable> WriteSpansTable(std::span<const otlp::TraceBatch* const> batches,
-                                           std::string_view batch_id, const TableOptions& options) {
-  uint64_t resources = 0, scopes = 0;
-  for (const otlp::TraceBatch* b : batches) {
-    STRATA_RETURN_IF_ERROR(otlp::ValidateBatch(*b));
-    resources += b->resources.size();
-    scopes += b->scopes.size();
-  }
-  if (resources > std::numeric_limits<int32_t>::max() ||
-      scopes > std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError("spans table: too many resources or scopes for one file");
-  }
-  size_t placeholders = 0;
-  for (uint32_t k = 0; k < batches.size(); ++k) {
-    AppendPlaceholders(*batches[k], k, nullptr, &placeholders);
-  }
-  const std::vector<SortKey> keys = SortSpans(batches);
-  const size_t rows = placeholders + keys.size();
-  if (rows > std::numeric_limits<uint32_t>::max()) {
-    return absl::InvalidArgumentError("spans table: too many rows for one file");
-  }
+// ---- SpansTableWriter ----
 
-  SpansTable out;
-  out.first_span_row = static_cast<uint32_t>(placeholders);
-  out.meta.file_rows = rows;
-  Summarize(batches, keys, out.first_span_row, &out);
-  if (rows == 0) return out;
-
-  SpansBuilder builder(batches);
-  builder.Reserve(rows, keys.size());
-  builder.AddAttributeTables();
-  for (uint32_t k = 0; k < batches.size(); ++k) {
-    size_t ignored = 0;
-    AppendPlaceholders(*batches[k], k, &builder, &ignored);
-  }
-  for (const SortKey& key : keys) builder.AppendSpan(key.batch, key.row);
-  builder.misses().AddTo(&out.meta.promotion_misses);
-  const std::vector<ColumnVector> columns = builder.Finish();
-
+absl::StatusOr<std::unique_ptr<SpansTableWriter>> SpansTableWriter::Open(
+    std::string_view batch_id, const TableOptions& options, parquet::ByteSink* sink) {
   const std::vector<parquet::SortingColumn> sorting = {{kSpansTraceId, false, true},
                                                        {kSpansStartTime, false, true}};
   parquet::WriterOptions writer_options =
@@ -566,7 +484,127 @@ absl::StatusOr<SpansTable> WriteSpansTable(std::span<const otlp::TraceBatch* con
   writer_options.column_options =
       PerColumnOptions(SpansTableColumns(), options, writer_options.column, kSpansFullZstdColumns,
                        kSpansPlainColumns);
-  STRATA_ASSIGN_OR_RETURN(out.file, WriteTableFile(SpansTableColumns(), columns, writer_options));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<parquet::FileWriter> file,
+                          parquet::FileWriter::Open(SpansTableColumns(),
+                                                    std::move(writer_options), sink));
+  return std::unique_ptr<SpansTableWriter>(new SpansTableWriter(std::move(file)));
+}
+
+SpansTableWriter::SpansTableWriter(std::unique_ptr<parquet::FileWriter> file)
+    : file_(std::move(file)) {
+  table_.meta.traces = 0;
+}
+
+SpansTableWriter::~SpansTableWriter() = default;
+
+absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> batches) {
+  uint64_t resources = 0, scopes = 0;
+  size_t placeholders = 0;
+  for (uint32_t k = 0; k < batches.size(); ++k) {
+    resources += batches[k]->resources.size();
+    scopes += batches[k]->scopes.size();
+    AppendPlaceholders(*batches[k], k, nullptr, &placeholders);
+  }
+  if (next_resource_ + resources > std::numeric_limits<int32_t>::max() ||
+      next_scope_ + scopes > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError("spans table: too many resources or scopes for one file");
+  }
+  if (placeholders > 0 && table_.meta.rows > 0) {
+    return absl::InternalError("spans table: placeholder rows after span rows");
+  }
+  const std::vector<SortKey> keys = SortSpans(batches);
+  const uint64_t rows = placeholders + keys.size();
+  if (table_.meta.file_rows + rows > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError("spans table: too many rows for one file");
+  }
+  if (!keys.empty() && has_last_ &&
+      std::tie(keys.front().trace_hi, keys.front().trace_lo, keys.front().start) <
+          std::tie(last_.trace_hi, last_.trace_lo, last_.start)) {
+    return absl::InternalError("spans table: spans appended out of (trace id, start time) order");
+  }
+  if (rows == 0) return absl::OkStatus();
+
+  const uint32_t first_span_row = static_cast<uint32_t>(table_.meta.file_rows + placeholders);
+  if (table_.meta.rows == 0) table_.first_span_row = first_span_row;
+  Summarize(batches, keys, first_span_row);
+  table_.meta.file_rows += rows;
+
+  SpansBuilder builder(batches, static_cast<uint32_t>(next_resource_),
+                       static_cast<uint32_t>(next_scope_));
+  next_resource_ += resources;
+  next_scope_ += scopes;
+  builder.Reserve(rows, keys.size());
+  builder.AddAttributeTables();
+  for (uint32_t k = 0; k < batches.size(); ++k) {
+    size_t ignored = 0;
+    AppendPlaceholders(*batches[k], k, &builder, &ignored);
+  }
+  for (const SortKey& key : keys) builder.AppendSpan(key.batch, key.row);
+  builder.misses().AddTo(&table_.meta.promotion_misses);
+  const std::vector<ColumnVector> columns = builder.Finish();
+  return file_->WriteBatch(columns);
+}
+
+// Extends the trace runs and time bounds by the sorted spans `keys`, whose
+// first lands on file row `first_span_row`.
+void SpansTableWriter::Summarize(std::span<const otlp::TraceBatch* const> batches,
+                                 const std::vector<SortKey>& keys, uint32_t first_span_row) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const SortKey& k = keys[i];
+    const otlp::SpanColumns& s = batches[k.batch]->spans;
+    const uint64_t start = s.start_time_unix_nano[k.row];
+    const uint64_t end = s.end_time_unix_nano[k.row];
+    const uint64_t lo = std::min(start, end), hi = std::max(start, end);
+    if (!has_last_ || k.trace_hi != last_.trace_hi || k.trace_lo != last_.trace_lo) {
+      TraceRun run;
+      run.trace_id = s.trace_id[k.row];
+      run.first_row = first_span_row + static_cast<uint32_t>(i);
+      run.min_time_unix_nano = lo;
+      run.max_time_unix_nano = hi;
+      table_.trace_runs.push_back(run);
+    }
+    TraceRun& run = table_.trace_runs.back();
+    run.min_time_unix_nano = std::min(run.min_time_unix_nano, lo);
+    run.max_time_unix_nano = std::max(run.max_time_unix_nano, hi);
+    min_time_ = std::min(min_time_, lo);
+    max_time_ = std::max(max_time_, hi);
+    last_ = k;
+    has_last_ = true;
+  }
+  table_.meta.rows += keys.size();
+  table_.meta.traces = table_.trace_runs.size();
+}
+
+absl::StatusOr<SpansTable> SpansTableWriter::Finish() {
+  if (table_.meta.file_rows == 0) {
+    return absl::InternalError("spans table: a streamed file needs at least one row");
+  }
+  STRATA_RETURN_IF_ERROR(file_->Close());
+  table_.meta.event_time =
+      table_.meta.rows == 0 ? NanosRange{0, 0} : NanosRange{min_time_, max_time_};
+  return std::move(table_);
+}
+
+absl::StatusOr<SpansTable> WriteSpansTable(std::span<const otlp::TraceBatch* const> batches,
+                                           std::string_view batch_id, const TableOptions& options) {
+  size_t rows = 0;
+  for (uint32_t k = 0; k < batches.size(); ++k) {
+    STRATA_RETURN_IF_ERROR(otlp::ValidateBatch(*batches[k]));
+    AppendPlaceholders(*batches[k], k, nullptr, &rows);
+    rows += batches[k]->spans.size();
+  }
+  if (rows == 0) {
+    SpansTable empty;
+    empty.meta.traces = 0;
+    return empty;
+  }
+  std::string file;
+  parquet::StringSink sink(&file);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SpansTableWriter> writer,
+                          SpansTableWriter::Open(batch_id, options, &sink));
+  STRATA_RETURN_IF_ERROR(writer->Append(batches));
+  STRATA_ASSIGN_OR_RETURN(SpansTable out, writer->Finish());
+  out.file = std::move(file);
   return out;
 }
 

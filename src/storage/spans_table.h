@@ -29,6 +29,8 @@
 // Thread-safety: reentrant; batches are only read.
 
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +41,7 @@
 #include "otlp/batch.h"
 #include "parquet/column_vector.h"
 #include "parquet/file_reader.h"
+#include "parquet/file_writer.h"
 #include "storage/batch_meta.h"
 #include "storage/table_common.h"
 #include "storage/trace_run.h"
@@ -96,6 +99,67 @@ struct SpansTable {
   uint32_t first_span_row = 0;
 };
 
+namespace spans_internal {
+// A span's place in the sort: trace id (as two big-endian words, so integer
+// order is bytewise order), start time, then input position.
+struct SortKey {
+  uint64_t trace_hi;
+  uint64_t trace_lo;
+  uint64_t start;
+  uint32_t batch;
+  uint32_t row;
+
+  bool operator<(const SortKey& o) const {
+    if (trace_hi != o.trace_hi) return trace_hi < o.trace_hi;
+    if (trace_lo != o.trace_lo) return trace_lo < o.trace_lo;
+    if (start != o.start) return start < o.start;
+    if (batch != o.batch) return batch < o.batch;
+    return row < o.row;
+  }
+};
+}  // namespace spans_internal
+
+// Streams one spans.parquet to a sink: Append any number of times, then
+// Finish. WriteSpansTable is Open + one Append + Finish; compaction's merge
+// appends one trace-id range at a time. Single owner.
+class SpansTableWriter {
+ public:
+  // Writes the leading magic to `sink`, which must outlive the writer.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SpansTableWriter>> Open(
+      std::string_view batch_id, const TableOptions& options, parquet::ByteSink* sink);
+  ~SpansTableWriter();
+  SpansTableWriter(const SpansTableWriter&) = delete;
+  SpansTableWriter& operator=(const SpansTableWriter&) = delete;
+
+  // Appends the placeholder rows of `batches` (resources and scopes without
+  // spans), then their spans sorted by (trace id, start time), ties in
+  // input order. Resources and scopes are numbered on from the previous
+  // call's. The batches must pass otlp::ValidateBatch (not checked here)
+  // and need to live only until Append returns. Internal for placeholder
+  // rows after span rows, or a first span that sorts before the last one
+  // written (an equal trace id continues its run); InvalidArgument past
+  // the file's row, resource or scope limits; the sink's errors.
+  [[nodiscard]] absl::Status Append(std::span<const otlp::TraceBatch* const> batches);
+
+  // Writes the footer and returns what the file holds (`file` stays empty:
+  // the bytes went to the sink). Internal when no row was appended.
+  [[nodiscard]] absl::StatusOr<SpansTable> Finish();
+
+ private:
+  explicit SpansTableWriter(std::unique_ptr<parquet::FileWriter> file);
+  void Summarize(std::span<const otlp::TraceBatch* const> batches,
+                 const std::vector<spans_internal::SortKey>& keys, uint32_t first_span_row);
+
+  std::unique_ptr<parquet::FileWriter> file_;
+  SpansTable table_;
+  uint64_t next_resource_ = 0;
+  uint64_t next_scope_ = 0;
+  uint64_t min_time_ = std::numeric_limits<uint64_t>::max();
+  uint64_t max_time_ = 0;
+  spans_internal::SortKey last_{};
+  bool has_last_ = false;
+};
+
 // Writes the spans of `batches` (in this order) into one file for batch
 // `batch_id`. Batches with no resources contribute nothing; when there is no
 // row at all the result has file_rows 0 and an empty `file` (the signal's
@@ -128,6 +192,33 @@ struct SpansTable {
                                                              std::string_view batch_id,
                                                              std::string_view file_name,
                                                              uint64_t row_begin, uint64_t row_end);
+
+// A spans.parquet opened once for reading many row ranges (compaction's
+// merge): ReadSpans is ReadSpansRows without parsing the footer again.
+class SpansRangeReader {
+ public:
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SpansRangeReader>> Open(
+      parquet::RandomAccessSource* source, std::string_view batch_id, std::string_view file_name);
+  ~SpansRangeReader();
+  SpansRangeReader(const SpansRangeReader&) = delete;
+  SpansRangeReader& operator=(const SpansRangeReader&) = delete;
+
+  uint64_t file_rows() const;
+  // As ReadSpansRows.
+  [[nodiscard]] absl::Status ReadSpans(uint64_t row_begin, uint64_t row_end,
+                                       otlp::TraceBatch* batch);
+  // Rows [0, row_end), which must all be placeholder rows: appends their
+  // resources and scopes (without spans). DataLoss otherwise.
+  [[nodiscard]] absl::Status ReadPlaceholders(uint64_t row_end, otlp::TraceBatch* batch);
+
+ private:
+  SpansRangeReader(std::unique_ptr<parquet::FileReader> reader, std::string_view file_name);
+  absl::Status ReadRange(uint64_t row_begin, uint64_t row_end, bool placeholders,
+                         otlp::TraceBatch* batch);
+
+  std::unique_ptr<parquet::FileReader> reader_;
+  std::string file_name_;
+};
 
 // Boot's check: the footer parses, the schema and key-value metadata are
 // spans.parquet's for `batch_id`, and num_rows equals `file_rows`.

@@ -257,13 +257,17 @@ absl::Status SpanRowReader::ReadRow(size_t r, uint32_t scope) {
   return absl::OkStatus();
 }
 
+// What a row range holds: the whole file (placeholder rows allowed before
+// the spans), span rows only, or placeholder rows only (a prefix).
+enum class RowRange { kWhole, kSpans, kPlaceholders };
+
 // The shared path of both readers: `c` holds every column of the file rows
 // [first_row, first_row + c[0].size()), which are the whole file (`whole`:
 // placeholder rows allowed before the spans) or a range of span rows.
 // Appends their resources, scopes and spans to *batch and validates it.
 absl::Status AppendSpanRows(std::vector<ColumnVector>& c, std::string_view file_name,
-                            uint64_t first_row, bool whole, otlp::TraceBatch* batch) {
-  if (!whole) {
+                            uint64_t first_row, RowRange range, otlp::TraceBatch* batch) {
+  if (range != RowRange::kWhole) {
     static const int kResourceIndex = SpansColumnIndex("resource_index");
     static const int kScopeIndex = SpansColumnIndex("scope_index");
     RenumberDense(&c[kResourceIndex]);
@@ -275,8 +279,12 @@ absl::Status AppendSpanRows(std::vector<ColumnVector>& c, std::string_view file_
                           RebuildResourcesAndScopes(resource_scope, file_name, batch));
   STRATA_ASSIGN_OR_RETURN(const size_t first_span,
                           CheckRowKinds(c[kSpansRowKind], owners, file_name, first_row));
-  if (!whole && first_span != 0) {
+  if (range == RowRange::kSpans && first_span != 0) {
     return ColumnDataLoss(file_name, "row_kind", first_row, "placeholder row in a span row range");
+  }
+  if (range == RowRange::kPlaceholders && first_span != c[kSpansRowKind].size()) {
+    return ColumnDataLoss(file_name, "row_kind", first_row + first_span,
+                          "span row among the placeholder rows");
   }
   SpanRowReader rows(c, file_name, first_row, batch);
   STRATA_RETURN_IF_ERROR(rows.Init());
@@ -303,33 +311,64 @@ absl::StatusOr<otlp::TraceBatch> ReadSpansTable(parquet::RandomAccessSource* sou
       OpenTable(source, SpansTableColumns(), kSpansSchema, batch_id, file_name));
   STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c, ReadAllColumns(*reader, file_name));
   otlp::TraceBatch batch;
-  STRATA_RETURN_IF_ERROR(AppendSpanRows(c, file_name, 0, /*whole=*/true, &batch));
+  STRATA_RETURN_IF_ERROR(AppendSpanRows(c, file_name, 0, RowRange::kWhole, &batch));
   return batch;
 }
 
-absl::Status ReadSpansRows(parquet::RandomAccessSource* source, std::string_view batch_id,
-                           std::string_view file_name, uint64_t row_begin, uint64_t row_end,
-                           otlp::TraceBatch* batch) {
+absl::StatusOr<std::unique_ptr<SpansRangeReader>> SpansRangeReader::Open(
+    parquet::RandomAccessSource* source, std::string_view batch_id, std::string_view file_name) {
   STRATA_ASSIGN_OR_RETURN(
       std::unique_ptr<parquet::FileReader> reader,
       OpenTable(source, SpansTableColumns(), kSpansSchema, batch_id, file_name));
-  const auto file_rows = static_cast<uint64_t>(std::max<int64_t>(reader->num_rows(), 0));
-  if (row_begin >= row_end || row_end > file_rows) {
+  return std::unique_ptr<SpansRangeReader>(new SpansRangeReader(std::move(reader), file_name));
+}
+
+SpansRangeReader::SpansRangeReader(std::unique_ptr<parquet::FileReader> reader,
+                               std::string_view file_name)
+    : reader_(std::move(reader)), file_name_(file_name) {}
+
+SpansRangeReader::~SpansRangeReader() = default;
+
+uint64_t SpansRangeReader::file_rows() const {
+  return static_cast<uint64_t>(std::max<int64_t>(reader_->num_rows(), 0));
+}
+
+absl::Status SpansRangeReader::ReadRange(uint64_t row_begin, uint64_t row_end, bool placeholders,
+                                       otlp::TraceBatch* batch) {
+  if (row_begin >= row_end || row_end > file_rows()) {
     return absl::DataLossError(fmt::format("{}: rows [{}, {}) asked for, the file has {} rows",
-                                           file_name, row_begin, row_end, file_rows));
+                                           file_name_, row_begin, row_end, file_rows()));
   }
-  std::vector<int> all(reader->columns().size());
+  std::vector<int> all(reader_->columns().size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   absl::StatusOr<std::vector<ColumnVector>> c =
-      reader->Read(all, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
+      reader_->Read(all, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
   if (!c.ok()) {
     if (!absl::IsInvalidArgument(c.status()) && !absl::IsUnimplemented(c.status()) &&
         !absl::IsOutOfRange(c.status())) {
       return c.status();  // DataLoss names the file already; I/O errors pass through
     }
-    return absl::DataLossError(fmt::format("{}: {}", file_name, std::string(c.status().message())));
+    return absl::DataLossError(fmt::format("{}: {}", file_name_, std::string(c.status().message())));
   }
-  return AppendSpanRows(*c, file_name, row_begin, /*whole=*/false, batch);
+  return AppendSpanRows(*c, file_name_, row_begin,
+                        placeholders ? RowRange::kPlaceholders : RowRange::kSpans, batch);
+}
+
+absl::Status SpansRangeReader::ReadSpans(uint64_t row_begin, uint64_t row_end,
+                                       otlp::TraceBatch* batch) {
+  return ReadRange(row_begin, row_end, /*placeholders=*/false, batch);
+}
+
+absl::Status SpansRangeReader::ReadPlaceholders(uint64_t row_end, otlp::TraceBatch* batch) {
+  return ReadRange(0, row_end, /*placeholders=*/true, batch);
+}
+
+absl::Status ReadSpansRows(parquet::RandomAccessSource* source, std::string_view batch_id,
+                           std::string_view file_name, uint64_t row_begin, uint64_t row_end,
+                           otlp::TraceBatch* batch) {
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SpansRangeReader> reader,
+                          SpansRangeReader::Open(source, batch_id, file_name));
+  return reader->ReadSpans(row_begin, row_end, batch);
 }
 
 absl::StatusOr<otlp::TraceBatch> ReadSpansRows(parquet::RandomAccessSource* source,

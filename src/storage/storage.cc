@@ -17,6 +17,8 @@ namespace {
 constexpr char kSpansFile[] = "spans.parquet";
 constexpr char kLogsFile[] = "logs.parquet";
 constexpr char kMetricsFile[] = "metrics.parquet";
+// Row-group size of compaction output (the merge's writer buffers one).
+constexpr size_t kMergeRowGroupBytes = size_t{64} << 20;
 
 // Adds the batch and file to a check's error, keeping its code.
 absl::Status InBatch(const absl::Status& status, const std::string& batch_dir) {
@@ -78,21 +80,38 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs,
     return CheckBatchContents(fs, batch_dir, meta).status();
   };
   dir_options.load_attachment = LoadTraceFilter;
+  auto retired = std::make_shared<RetiredBatches>();
+  dir_options.on_retire = [retired](const LiveBatch& batch) { retired->Push(batch); };
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<DataDir> dir,
                           OpenDataDir(fs, data_dir, std::move(dir_options)));
-  return std::unique_ptr<Storage>(new Storage(std::move(dir), std::move(options)));
+  return std::unique_ptr<Storage>(
+      new Storage(std::move(dir), std::move(retired), std::move(options)));
 }
 
-Storage::Storage(std::unique_ptr<DataDir> data_dir, StorageOptions options)
+Storage::Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatches> retired,
+                 StorageOptions options)
     : options_(std::move(options)), data_dir_(std::move(data_dir)) {
   writer_ = std::make_unique<GroupCommitWriter>(
       options_.writer,
       [this](std::span<WriteRequest* const> group) { return CommitGroup(group); });
+  MaintenanceOptions maintenance = options_.maintenance;
+  maintenance.clock = options_.clock;
+  maintenance.load_attachment = LoadTraceFilter;
+  maintenance.merge.tables = options_.tables;
+  // Merge output is cut into smaller row groups: the writer buffers one.
+  maintenance.merge.tables.row_group_bytes =
+      std::min<size_t>(options_.tables.row_group_bytes, kMergeRowGroupBytes);
+  maintenance_ =
+      std::make_unique<Maintenance>(*data_dir_, std::move(retired), std::move(maintenance));
+  if (options_.start_maintenance) maintenance_->Start();
 }
 
 Storage::~Storage() { Shutdown(options_.writer.drain_timeout); }
 
-void Storage::Shutdown(std::chrono::nanoseconds timeout) { writer_->Shutdown(timeout); }
+void Storage::Shutdown(std::chrono::nanoseconds timeout) {
+  maintenance_->Stop();
+  writer_->Shutdown(timeout);
+}
 
 absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
   std::vector<const otlp::TraceBatch*> traces;

@@ -29,6 +29,7 @@
 #include "storage/catalog.h"
 #include "storage/data_dir.h"
 #include "storage/group_commit_writer.h"
+#include "storage/maintenance.h"
 #include "storage/table_common.h"
 #include "storage/trace_index.h"
 #include "storage/write_request.h"
@@ -39,6 +40,12 @@ struct StorageOptions {
   GroupCommitWriter::Options writer;
   TableOptions tables;
   MicrosClock clock = SystemClockMicros;
+  // Compaction, retention and reclamation (maintenance.h). The clock and
+  // the attachment loader are the storage engine's own.
+  MaintenanceOptions maintenance;
+  // Start the maintenance thread at Open (the server does; tests that
+  // want maintenance usually drive RunStep instead).
+  bool start_maintenance = false;
 };
 
 class Storage {
@@ -70,16 +77,20 @@ class Storage {
   void Shutdown(std::chrono::nanoseconds timeout);
 
   GroupCommitWriterStats WriterStats() const { return writer_->GetStats(); }
+  MaintenanceStats GetMaintenanceStats() const { return maintenance_->Stats(); }
+  Maintenance& maintenance() { return *maintenance_; }
   const DataDir& data_dir() const { return *data_dir_; }
 
  private:
-  Storage(std::unique_ptr<DataDir> data_dir, StorageOptions options);
+  Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatches> retired,
+          StorageOptions options);
   // The writer's commit step.
   [[nodiscard]] absl::Status CommitGroup(std::span<WriteRequest* const> group);
 
   const StorageOptions options_;
   std::unique_ptr<DataDir> data_dir_;
   std::unique_ptr<GroupCommitWriter> writer_;
+  std::unique_ptr<Maintenance> maintenance_;
 };
 
 // The trace filter a live batch carries, or null when it has no spans.

@@ -335,6 +335,13 @@ class ResourceScopeWriter {
   ResourceScopeWriter();
 
   void Reserve(size_t rows);
+  // Numbers the first resource and scope of the first batch added as
+  // `resource` and `scope` instead of 0 (a streaming writer's later pieces
+  // continue the file's numbering). Call before AddBatch.
+  void StartNumberingAt(uint32_t resource, uint32_t scope) {
+    next_resource_base_ = resource;
+    next_scope_base_ = scope;
+  }
   // Registers the next input batch (kept by pointer until MoveColumnsTo)
   // and returns its number.
   uint32_t AddBatch(const otlp::BatchBase& batch);

@@ -522,6 +522,48 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
   return std::nullopt;
 }
 
+absl::Status TraceFilter::ReadEntries(const RandomAccessFile& file, uint64_t first,
+                                      uint64_t count, std::vector<TraceIndexEntry>* entries,
+                                      std::vector<uint64_t>* ends) const {
+  entries->clear();
+  ends->clear();
+  if (first > trace_count_ || count > trace_count_ - first) {
+    return FormatError(file.path(), "entry count",
+                       fmt::format("entries [{}, {}) asked for, the index has {}", first,
+                                   first + count, trace_count_));
+  }
+  if (count == 0) return absl::OkStatus();
+  // One entry more than asked, when there is one, for the last end row.
+  const uint64_t stop = std::min(first + count + 1, trace_count_);
+  STRATA_ASSIGN_OR_RETURN(const std::string piece,
+                          ReadValidated(file, kTraceIndexHeaderBytes + first * kTraceIndexEntryBytes,
+                                        (stop - first) * kTraceIndexEntryBytes));
+  const uint64_t row_end = first_covered_row_ + span_rows_;
+  entries->reserve(count);
+  ends->reserve(count);
+  for (uint64_t i = first; i < stop; ++i) {
+    const TraceIndexEntry entry = DecodeEntry(piece.data() + (i - first) * kTraceIndexEntryBytes);
+    if (i > first) {
+      const TraceIndexEntry& previous = entries->back();
+      if (CompareIds(previous.trace_id, entry.trace_id) >= 0 ||
+          previous.first_row >= entry.first_row) {
+        return FormatError(file.path(), "entry order",
+                           fmt::format("entry {} no longer follows entry {}", i, i - 1));
+      }
+      ends->push_back(entry.first_row);
+    }
+    if (i == first + count) break;  // the extra entry gave the last end row
+    entries->push_back(entry);
+  }
+  if (ends->size() < entries->size()) ends->push_back(row_end);
+  if (entries->front().first_row < first_covered_row_ || ends->back() > row_end) {
+    return FormatError(file.path(), "first rows",
+                       fmt::format("entries [{}, {}) no longer lie in rows [{}, {})", first,
+                                   first + count, first_covered_row_, row_end));
+  }
+  return absl::OkStatus();
+}
+
 std::optional<TraceLocation> TraceIndex::Find(const otlp::TraceId& trace_id) const {
   if (!MayContain(trace_id)) {
     return std::nullopt;

@@ -121,6 +121,15 @@ class TraceFilter {
       const RandomAccessFile& file, const otlp::TraceId& trace_id) const;
   static constexpr uint64_t kFindScanEntries = 128;
 
+  // Entries [first, first + count) of `file` (the file this filter was
+  // opened from), decoded, with their end rows: ends[i] is the first row
+  // after entries[i]'s spans. For reading an index in order with bounded
+  // memory (compaction). DataLoss when the range passes the entry count or
+  // the entries break the order the file was validated with.
+  [[nodiscard]] absl::Status ReadEntries(const RandomAccessFile& file, uint64_t first,
+                                         uint64_t count, std::vector<TraceIndexEntry>* entries,
+                                         std::vector<uint64_t>* ends) const;
+
   uint64_t trace_count() const { return trace_count_; }
   uint64_t span_rows() const { return span_rows_; }
   uint64_t first_covered_row() const { return first_covered_row_; }
