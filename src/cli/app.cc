@@ -66,6 +66,14 @@ int Main(int argc, char** argv, char** envp) {
           "Deadline of each query; it is interrupted after it");
   AddFlag(serve_cmd, &env_names, "api-workers", &serve.api_workers,
           "Threads that answer REST API requests");
+  AddFlag(serve_cmd, &env_names, "retention-days", &serve.retention_days,
+          "Days of ingest time kept; older whole days are deleted (0: keep everything)");
+  AddFlag(serve_cmd, &env_names, "max-disk-bytes", &serve.max_disk_bytes,
+          "Cap on stored telemetry bytes; the oldest days go first, never today (0: no cap)");
+  AddFlag(serve_cmd, &env_names, "compaction-min-inputs", &serve.compaction_min_inputs,
+          "Batches a level of today's data needs before they are merged (0: no compaction)");
+  AddFlag(serve_cmd, &env_names, "maintenance-interval-sec", &serve.maintenance_interval_sec,
+          "How often the idle maintenance thread looks for work");
 
   LoadgenOptions loadgen;
   CLI::App* loadgen_cmd =

@@ -76,8 +76,13 @@ server::HealthChecks HealthChecksFor(ServerState& state) {
       .metrics_text =
           [&state]() {
             const storage::Storage* storage = state.storage.load();
+            if (storage == nullptr) {
+              return state.metrics.RenderPrometheus(storage::GroupCommitWriterStats{});
+            }
             return state.metrics.RenderPrometheus(
-                storage == nullptr ? storage::GroupCommitWriterStats{} : storage->WriterStats());
+                storage->WriterStats(),
+                server::StorageGauges{.live_batches = storage->Pin()->size(),
+                                      .maintenance = storage->GetMaintenanceStats()});
           },
   };
 }
@@ -128,6 +133,12 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     return absl::InvalidArgumentError("--query-timeout-sec must be > 0");
   }
   if (options.api_workers < 1) return absl::InvalidArgumentError("--api-workers must be >= 1");
+  if (options.compaction_min_inputs == 1) {
+    return absl::InvalidArgumentError("--compaction-min-inputs must be 0 (off) or >= 2");
+  }
+  if (!(options.maintenance_interval_sec > 0) || options.maintenance_interval_sec > 3600) {
+    return absl::InvalidArgumentError("--maintenance-interval-sec must be in (0, 3600]");
+  }
   if (options.http_io_threads < 1) {
     return absl::InvalidArgumentError("--http-io-threads must be >= 1");
   }
@@ -177,6 +188,17 @@ int RunServe(const ServeOptions& options) {
   PosixFileSystem fs;
   storage::StorageOptions storage_options;
   storage_options.writer.inflight_bytes_limit = options.inflight_bytes_limit;
+  storage_options.start_maintenance = true;
+  storage::MaintenanceOptions& maintenance = storage_options.maintenance;
+  maintenance.compaction = options.compaction_min_inputs >= 2;
+  maintenance.policy.min_inputs = std::max<uint32_t>(options.compaction_min_inputs, 2);
+  maintenance.retention.days = options.retention_days;
+  maintenance.retention.max_disk_bytes = options.max_disk_bytes;
+  maintenance.idle_interval = std::chrono::nanoseconds(
+      static_cast<int64_t>(options.maintenance_interval_sec * 1e9));
+  maintenance.on_error = [](const absl::Status& status) {
+    spdlog::warn("strata serve: maintenance: {}", status.ToString());
+  };
   // Absolute, so the files queries name lie under the one directory DuckDB
   // may read.
   const std::string data_path = ec ? options.data_dir : data_dir.lexically_normal().string();
@@ -193,6 +215,13 @@ int RunServe(const ServeOptions& options) {
                (*storage)->Pin()->size(), report.removed_staging.size(),
                report.removed_days.size(), report.compaction.empty() ? "" : "; ",
                report.compaction);
+  spdlog::info("strata serve: maintenance: compaction {}, retention {}, disk cap {}",
+               maintenance.compaction
+                   ? fmt::format("on (a level of today merges at {} batches)",
+                                 maintenance.policy.min_inputs)
+                   : "off",
+               options.retention_days == 0 ? "off" : fmt::format("{} days", options.retention_days),
+               options.max_disk_bytes == 0 ? "off" : fmt::format("{} bytes", options.max_disk_bytes));
   state.storage.store(storage->get());
 
   absl::StatusOr<std::unique_ptr<control::TokenStore>> tokens =

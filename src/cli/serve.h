@@ -44,6 +44,15 @@ struct ServeOptions {
   int query_concurrency = 2;
   double query_timeout_sec = 30;
   int api_workers = 4;
+  // Maintenance (docs/operations.md, "Compaction and retention"): days of
+  // ingest time kept (0: all), a cap on the telemetry files' bytes (0: no
+  // cap; oldest days go first), the batches a level of today needs before
+  // it is compacted (0: no compaction), and the maintenance thread's idle
+  // poll.
+  uint32_t retention_days = 30;
+  uint64_t max_disk_bytes = 0;
+  uint32_t compaction_min_inputs = 8;
+  double maintenance_interval_sec = 1;
 };
 
 // Checks the options; InvalidArgument names the bad one.

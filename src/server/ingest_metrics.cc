@@ -1,5 +1,7 @@
 #include "server/ingest_metrics.h"
 
+#include <tuple>
+
 #include "fmt/format.h"
 
 namespace strata::server {
@@ -72,7 +74,8 @@ uint64_t IngestMetrics::rejected(Signal signal, Transport transport, RejectReaso
       .load(kRelaxed);
 }
 
-std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStats& writer) const {
+std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStats& writer,
+                                            const StorageGauges& storage) const {
   std::string out;
   auto line = [&out](std::string_view name, std::string_view labels, auto value) {
     if (labels.empty()) {
@@ -143,6 +146,30 @@ std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStat
   Header(&out, "strata_writer_queue_depth", "gauge",
          "Admitted requests waiting to be grouped into a commit.");
   line("strata_writer_queue_depth", "", writer.queued_requests);
+
+  const storage::MaintenanceStats& m = storage.maintenance;
+  Header(&out, "strata_live_batches", "gauge", "Batches in the current catalog Snapshot.");
+  line("strata_live_batches", "", storage.live_batches);
+  const std::tuple<const char*, const char*, uint64_t> counters[] = {
+      {"strata_compactions_total", "Compactions published.", m.compactions},
+      {"strata_compaction_failures_total", "Compactions that failed and were undone.",
+       m.compaction_failures},
+      {"strata_compacted_batches_total", "Input batches merged by compaction.",
+       m.compacted_input_batches},
+      {"strata_compacted_rows_total", "Rows (spans, log records, data points) compaction merged.",
+       m.compacted_rows},
+      {"strata_batches_deleted_total", "Retired batches deleted from disk.", m.batches_deleted},
+      {"strata_batch_deletion_failures_total", "Failed deletions of retired batches (retried).",
+       m.deletion_failures},
+      {"strata_retention_days_dropped_total", "Whole days dropped by retention.", m.days_dropped},
+  };
+  for (const auto& [name, help, value] : counters) {
+    Header(&out, name, "counter", help);
+    line(name, "", value);
+  }
+  Header(&out, "strata_compaction_halted", "gauge",
+         "1 when compaction stopped after a failure it could not undo (restart to resolve).");
+  line("strata_compaction_halted", "", m.compaction_halted ? 1 : 0);
   return out;
 }
 

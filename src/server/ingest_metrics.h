@@ -16,8 +16,15 @@
 
 #include "server/ingest.h"
 #include "storage/group_commit_writer.h"
+#include "storage/maintenance.h"
 
 namespace strata::server {
+
+// What /metrics shows of the storage engine beyond the writer.
+struct StorageGauges {
+  uint64_t live_batches = 0;
+  storage::MaintenanceStats maintenance;
+};
 
 class IngestMetrics {
  public:
@@ -37,8 +44,11 @@ class IngestMetrics {
   uint64_t rejected(Signal signal, Transport transport, RejectReason reason) const;
 
   // The whole /metrics page: these counters plus `writer`'s statistics
-  // (batches published, commit latency, in-flight bytes, queue depth).
-  std::string RenderPrometheus(const storage::GroupCommitWriterStats& writer) const;
+  // (batches published, commit latency, in-flight bytes, queue depth) and
+  // the storage engine's (live batches; compaction, retention and
+  // reclamation).
+  std::string RenderPrometheus(const storage::GroupCommitWriterStats& writer,
+                               const StorageGauges& storage = {}) const;
 
  private:
   static constexpr size_t kBuckets = storage::LatencyHistogram::kBucketBoundsSeconds.size() + 1;
