@@ -110,6 +110,20 @@ bool Maintenance::RunStep() {
   return did;
 }
 
+namespace {
+
+// The rest of a deletion whose rename out of days/ happened: both
+// directories synced, then the retired directory removed.
+absl::Status FinishDeletion(FileSystem& fs, const DataDirPaths& paths, const std::string& day,
+                            const BatchId& id) {
+  if (absl::Status synced = fs.SyncDir(paths.Day(day)); !synced.ok()) return synced;
+  if (absl::Status synced = fs.SyncDir(paths.Staging()); !synced.ok()) return synced;
+  absl::Status removed = fs.RemoveAll(paths.RetiredBatch(id));
+  return absl::IsNotFound(removed) ? absl::OkStatus() : removed;
+}
+
+}  // namespace
+
 bool Maintenance::Reclaim() {
   FileSystem& fs = dir_.fs();
   const DataDirPaths& paths = dir_.paths();
@@ -120,8 +134,13 @@ bool Maintenance::Reclaim() {
   uint64_t deleted = 0, failed = 0;
   for (RetiredBatches::Entry& e : todo) {
     absl::Status status = DeleteBatch(fs, paths, e.day, e.id);
-    absl::StatusOr<bool> still = fs.Exists(paths.Batch(e.day, e.id));
-    if (!status.ok() && still.ok() && !*still) status = absl::OkStatus();  // gone already
+    if (!status.ok()) {
+      // Already moved out of days/ (by this or an earlier attempt): finish
+      // the deletion. It counts only once the move is durable, because a
+      // compaction marker may be removed on the strength of it.
+      absl::StatusOr<bool> in_days = fs.Exists(paths.Batch(e.day, e.id));
+      if (in_days.ok() && !*in_days) status = FinishDeletion(fs, paths, e.day, e.id);
+    }
     if (!status.ok()) {
       ++failed;
       Report(status);

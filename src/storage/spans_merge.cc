@@ -175,6 +175,7 @@ absl::StatusOr<MergedSpans> MergeSpansTables(FileSystem& fs, std::span<const Mer
   }
 
   const uint64_t chunk_rows = std::max<uint64_t>(options.chunk_rows, 1);
+  uint64_t rounds = 0, max_round_rows = 0;
   while (true) {
     std::vector<SpansInput*> active;
     for (SpansInput& input : in) {
@@ -191,11 +192,15 @@ absl::StatusOr<MergedSpans> MergeSpansTables(FileSystem& fs, std::span<const Mer
     }
     std::vector<otlp::TraceBatch> round(active.size());
     std::vector<const otlp::TraceBatch*> pointers;
+    uint64_t round_rows = 0;
     for (size_t i = 0; i < active.size(); ++i) {
       STRATA_ASSIGN_OR_RETURN(uint64_t rows, TakeBelow(*active[i], bound, &round[i]));
       if (rows > 0) pointers.push_back(&round[i]);
+      round_rows += rows;
     }
     STRATA_RETURN_IF_ERROR(writer->Append(pointers));
+    ++rounds;
+    max_round_rows = std::max(max_round_rows, round_rows);
   }
 
   STRATA_ASSIGN_OR_RETURN(SpansTable table, writer->Finish());
@@ -209,6 +214,8 @@ absl::StatusOr<MergedSpans> MergeSpansTables(FileSystem& fs, std::span<const Mer
                                                                 table.first_span_row));
   }
   merged.meta = std::move(table.meta);
+  merged.rounds = rounds;
+  merged.max_round_rows = max_round_rows;
   return merged;
 }
 

@@ -62,6 +62,11 @@ struct MergedSpans {
   SignalMeta meta;
   // spans.tidx of the output; empty when it has no span rows.
   std::string trace_index;
+  // Trace-id ranges merged, and the most span rows one of them held (the
+  // working set: at most about chunk_rows plus, per input, its longest
+  // trace).
+  uint64_t rounds = 0;
+  uint64_t max_round_rows = 0;
 };
 
 // Inputs are non-empty and each has file_rows > 0. The output's footer

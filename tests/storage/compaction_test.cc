@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "io/posix_file_system.h"
+#include "common/mutex.h"
 #include "query/query_pool.h"
 #include "query/view_files.h"
 #include "storage/commit_testing.h"
@@ -112,6 +115,13 @@ Dump DumpAll(const std::string& dir, const Snapshot& snapshot) {
            << (i < b->size() ? (*b)[i] : "<end>");
   }
   return ::testing::AssertionSuccess();
+}
+
+// Span rows of the live Snapshot, as meta.json counts them.
+uint64_t Read(const Storage& storage) {
+  uint64_t spans = 0;
+  for (const auto& batch : storage.Pin()->batches()) spans += batch->meta().spans.rows;
+  return spans;
 }
 
 // Runs maintenance steps until one does nothing.
@@ -273,6 +283,103 @@ TEST(CompactionTest, SizeCapDropsOldestDaysButNeverToday) {
   std::shared_ptr<const Snapshot> now = (*storage)->Pin();
   ASSERT_EQ(now->size(), 1u);
   EXPECT_EQ(now->batches()[0]->day(), "2026-11-22");
+}
+
+// Lookups and DuckDB scans run on pinned Snapshots all through ingest and
+// background compaction: none fails (no file disappears under a pin), and
+// every acknowledged trace comes back with exactly its spans.
+TEST(CompactionTest, QueriesAndLookupsNeverFailWhileCompactionRuns) {
+  PosixFileSystem fs;
+  testing::ScopedTempDir temp("compaction_queries");
+  const std::string dir = temp.path() + "/data";
+  TestClock clock;
+  MaintenanceOptions maintenance;
+  maintenance.policy.min_inputs = 2;
+  maintenance.policy.max_inputs = 4;
+  maintenance.idle_interval = std::chrono::milliseconds(1);
+  maintenance.nice = 0;
+  StorageOptions options = Options(clock, maintenance);
+  options.start_maintenance = true;
+  auto storage = Storage::Open(fs, dir, options);
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  auto pool = query::QueryPool::Open({.data_dir = dir, .max_concurrent = 2});
+  ASSERT_TRUE(pool.ok()) << pool.status();
+
+  Mutex mu;
+  std::vector<std::pair<otlp::TraceId, size_t>> acked;  // trace, spans
+  uint64_t acked_spans = 0;
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> lookups{0}, scans{0};
+  std::atomic<int> failures{0};
+  std::thread writer([&] {
+    for (uint32_t i = 0; i < 40 && failures.load() == 0; ++i) {
+      workload::TrafficGenerator generator({.seed = 2000 + i});
+      WriteRequest request;
+      request.traces = generator.Traces(60);
+      std::map<otlp::TraceId, size_t> per_trace;
+      for (const otlp::TraceId& t : request.traces->spans.trace_id) ++per_trace[t];
+      request.rows = request.traces->spans.size();
+      request.bytes = request.rows * 300;
+      const uint64_t rows = request.rows;
+      if (!(*storage)->Write(std::move(request)).ok()) {
+        failures.fetch_add(1);
+        break;
+      }
+      MutexLock lock(&mu);
+      for (const auto& entry : per_trace) acked.push_back(entry);
+      acked_spans += rows;
+    }
+  });
+  auto reader = [&](uint32_t seed) {
+    std::mt19937 rng(seed);
+    while (!done.load()) {
+      std::pair<otlp::TraceId, size_t> pick;
+      uint64_t floor_spans = 0;
+      {
+        MutexLock lock(&mu);
+        if (acked.empty()) continue;
+        pick = acked[rng() % acked.size()];
+        floor_spans = acked_spans;
+      }
+      const std::shared_ptr<const Snapshot> pinned = (*storage)->Pin();
+      auto found = LookupTrace(fs, dir, *pinned, pick.first);
+      if (!found.ok() || !found->has_value() || (*found)->spans.size() != pick.second) {
+        ADD_FAILURE() << "lookup: " << (found.ok() ? "wrong answer" : found.status().ToString());
+        failures.fetch_add(1);
+        return;
+      }
+      ++lookups;
+      if (rng() % 8 == 0) {
+        auto counted = (*pool)->Run(query::ViewFilesOf(*pinned), "SELECT count(*) FROM spans");
+        if (!counted.ok() || !counted->rows[0][0] ||
+            std::stoull(*counted->rows[0][0]) < floor_spans) {
+          ADD_FAILURE() << "scan: " << (counted.ok() ? "too few spans" : counted.status().ToString());
+          failures.fetch_add(1);
+          return;
+        }
+        ++scans;
+      }
+    }
+  };
+  std::thread r1(reader, 1), r2(reader, 2);
+  writer.join();
+  // Let compaction catch up while the readers go on.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && failures.load() == 0 &&
+         (*storage)->Pin()->size() > 4) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  done.store(true);
+  r1.join();
+  r2.join();
+  EXPECT_EQ(failures.load(), 0);
+  const MaintenanceStats stats = (*storage)->GetMaintenanceStats();
+  EXPECT_GE(stats.compactions, 5u);
+  EXPECT_GT(stats.batches_deleted, 0u);
+  EXPECT_GT(lookups.load(), 50u);
+  EXPECT_GT(scans.load(), 2u);
+  EXPECT_LE((*storage)->Pin()->size(), 4u);
+  EXPECT_EQ(Read(**storage), acked_spans);
 }
 
 }  // namespace
