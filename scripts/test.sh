@@ -21,7 +21,7 @@ step() { printf '\n=== %s\n' "$*"; }
 # (connection checkout, the deadline timer). The gRPC adapter's
 # tests are left out: Debian's libgrpc is not built for ThreadSanitizer, and
 # its internals report races of their own.
-tsan_tests='GroupCommitWriter|Catalog|StorageTest|CrashLoop|TokenAuthenticator|HttpServer|HttpClient|OtlpHttp|GzipTest|IngestService|QueryPool'
+tsan_tests='GroupCommitWriter|Catalog|StorageTest|CrashLoop|CompactionTest|TokenAuthenticator|HttpServer|HttpClient|OtlpHttp|GzipTest|IngestService|QueryPool'
 
 step "setup"
 bash scripts/setup.sh
