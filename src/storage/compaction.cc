@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "common/runbook.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "storage/batch_committer.h"
@@ -235,9 +236,9 @@ absl::Status Compactor::Undo(const CompactionMarker& marker, const absl::Status&
   auto aborted = [&](std::string_view step, const absl::Status& why) {
     return absl::AbortedError(fmt::format(
         "compaction into {} failed ({}) and could not be undone: {}: {}; compaction stops until "
-        "a restart resolves {}",
+        "a restart resolves {}; {}",
         marker.output.ToString(), std::string(cause.message()), step, std::string(why.message()),
-        paths.CompactionMarker()));
+        paths.CompactionMarker(), RunbookRef("compaction-halted")));
   };
   absl::StatusOr<bool> in_days = fs.Exists(paths.Batch(marker.day, marker.output));
   if (!in_days.ok()) return aborted("look for the output", in_days.status());
