@@ -131,7 +131,7 @@ absl::Status RemoveCompactionMarker(FileSystem& fs, const DataDirPaths& paths) {
 
 // ---- Compactor ----
 
-Compactor::Compactor(DataDir& dir, CompactorOptions options)
+Compactor::Compactor(const DataDir& dir, CompactorOptions options)
     : dir_(dir), options_(std::move(options)) {}
 
 absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, const BatchId& id) {
@@ -174,6 +174,7 @@ absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, c
     if (options_.check_stop) sink->set_before_append(options_.check_stop);
     MergeOptions merge_options = options_.merge;
     merge_options.scratch_dir = scratch_dir;
+    merge_options.check_stop = options_.check_stop;
     if (!scratch_dir.empty()) STRATA_RETURN_IF_ERROR(fs.CreateDir(scratch_dir));
     STRATA_RETURN_IF_ERROR(merge(merge_options, sink.get()));
     STRATA_ASSIGN_OR_RETURN(written[name], sink->Finish());

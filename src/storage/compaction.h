@@ -99,7 +99,7 @@ struct CompactionResult {
 class Compactor {
  public:
   // `dir` must outlive the Compactor.
-  Compactor(DataDir& dir, CompactorOptions options);
+  Compactor(const DataDir& dir, CompactorOptions options);
 
   // Merges `group` and publishes the output (see the top of this header).
   // The marker exists on return; the caller removes it with
@@ -117,7 +117,7 @@ class Compactor {
   // marker removed, staging emptied. Aborted when that fails.
   absl::Status Undo(const CompactionMarker& marker, const absl::Status& cause);
 
-  DataDir& dir_;
+  const DataDir& dir_;
   const CompactorOptions options_;
 };
 

@@ -177,6 +177,7 @@ absl::StatusOr<MergedSpans> MergeSpansTables(FileSystem& fs, std::span<const Mer
   const uint64_t chunk_rows = std::max<uint64_t>(options.chunk_rows, 1);
   uint64_t rounds = 0, max_round_rows = 0;
   while (true) {
+    if (options.check_stop) STRATA_RETURN_IF_ERROR(options.check_stop());
     std::vector<SpansInput*> active;
     for (SpansInput& input : in) {
       if (input.done()) continue;

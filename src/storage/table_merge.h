@@ -25,6 +25,7 @@
 // break the contract below (a bug in the caller).
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +57,9 @@ struct MergeOptions {
   // the caller removes it afterwards. It lies under telemetry/staging/, so
   // boot removes whatever a crash leaves there.
   std::string scratch_dir;
+  // Called between pieces of work; a non-OK status (shutdown) stops the
+  // merge with that status. Empty: never stops.
+  std::function<absl::Status()> check_stop;
 };
 
 struct MergedSpans {

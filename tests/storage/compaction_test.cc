@@ -285,6 +285,47 @@ TEST(CompactionTest, SizeCapDropsOldestDaysButNeverToday) {
   EXPECT_EQ(now->batches()[0]->day(), "2026-11-22");
 }
 
+// A merge stopped midway (shutdown) is undone: nothing in staging, no
+// marker, the inputs still live and whole; the next run succeeds.
+TEST(CompactionTest, StoppedMergeIsUndoneAndLeavesTheInputsLive) {
+  PosixFileSystem fs;
+  testing::ScopedTempDir temp("compaction_stop");
+  const std::string dir = temp.path() + "/data";
+  TestClock clock;
+  auto storage = Storage::Open(fs, dir, Options(clock));
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(WriteOne(**storage, 1500 + i).ok());
+  std::shared_ptr<const Snapshot> before = (*storage)->Pin();
+  const Dump expected = DumpAll(dir, *before);
+  CompactionGroup group{.day = before->batches()[0]->day(), .generation = 0,
+                        .inputs = before->batches()};
+  for (int stop_at : {1, 2, 5, 20}) {
+    int calls = 0;
+    MergeOptions merge;
+    merge.chunk_rows = 50;
+    Compactor compactor((*storage)->data_dir(),
+                        {.merge = merge, .load_attachment = nullptr, .check_stop = [&] {
+                           return ++calls >= stop_at ? absl::CancelledError("stopping")
+                                                     : absl::OkStatus();
+                         }});
+    absl::StatusOr<CompactionResult> result = compactor.Run(group);
+    ASSERT_FALSE(result.ok()) << "stop at " << stop_at;
+    EXPECT_TRUE(absl::IsCancelled(result.status())) << result.status();
+    EXPECT_EQ((*storage)->Pin()->size(), 3u);
+    EXPECT_FALSE(*fs.Exists(dir + "/telemetry/COMPACTION.json"));
+    auto staging = fs.ListDir(dir + "/telemetry/staging");
+    ASSERT_TRUE(staging.ok());
+    EXPECT_TRUE(staging->empty()) << "stop at " << stop_at << ": " << staging->front();
+  }
+  EXPECT_TRUE(SameRows(DumpAll(dir, *(*storage)->Pin()), expected));
+  Compactor compactor((*storage)->data_dir(), {.merge = {}, .load_attachment = nullptr,
+                                               .check_stop = nullptr});
+  absl::StatusOr<CompactionResult> result = compactor.Run(group);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ((*storage)->Pin()->size(), 1u);
+  EXPECT_TRUE(SameRows(DumpAll(dir, *(*storage)->Pin()), expected));
+}
+
 // Lookups and DuckDB scans run on pinned Snapshots all through ingest and
 // background compaction: none fails (no file disappears under a pin), and
 // every acknowledged trace comes back with exactly its spans.
