@@ -40,11 +40,13 @@ absl::Status InContext(const DataDirPaths& paths, std::string_view doing,
 }
 
 absl::Status CorruptBatch(const DataDirPaths& paths, const std::string& batch_dir,
-                          const absl::Status& check) {
+                          const BatchId& id, const absl::Status& check) {
   return absl::DataLossError(fmt::format(
       "data directory {}: batch {} failed validation: {}; a crash cannot leave a batch like "
-      "this, so boot stops rather than serve or delete it; {}",
-      paths.data_dir(), batch_dir, std::string(check.message()), RunbookRef("corrupt-batch")));
+      "this, so boot stops rather than serve or delete it; run `strata verify --deep` to list "
+      "every corrupt batch, then `strata quarantine {}` to set this one aside; {}",
+      paths.data_dir(), batch_dir, std::string(check.message()), id.ToString(),
+      RunbookRef("corrupt-batch")));
 }
 
 absl::Status UnexpectedEntry(const DataDirPaths& paths, const std::string& dir,
@@ -347,7 +349,7 @@ absl::StatusOr<BatchRecord> ValidateBatchDir(FileSystem& fs, const DataDirPaths&
   if (IsIoError(record.status())) {
     return InContext(paths, fmt::format("validate batch {}", dir), record.status());
   }
-  return CorruptBatch(paths, dir, record.status());
+  return CorruptBatch(paths, dir, id, record.status());
 }
 
 absl::StatusOr<RecoveredTelemetry> RecoverTelemetry(FileSystem& fs, const DataDirPaths& paths,
