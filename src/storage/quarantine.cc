@@ -10,6 +10,7 @@
 #include "fmt/format.h"
 #include "storage/batch_committer.h"
 #include "storage/data_dir.h"
+#include "storage/format_file.h"
 #include "storage/recovery.h"
 
 namespace strata::storage {
@@ -115,7 +116,7 @@ absl::Status Move(FileSystem& fs, const DataDirPaths& paths, const std::string& 
 absl::StatusOr<QuarantinedBatch> QuarantineBatch(FileSystem& fs, const std::string& data_dir,
                                                  const BatchId& id,
                                                  const VerifyOptions& options) {
-  STRATA_RETURN_IF_ERROR(CheckDataDirFormat(fs, data_dir));
+  STRATA_RETURN_IF_ERROR(CheckExistingDataDir(fs, data_dir));
   const DataDirPaths paths(data_dir);
   STRATA_ASSIGN_OR_RETURN(const std::unique_ptr<FileLock> lock, LockDataDir(fs, paths));
   STRATA_ASSIGN_OR_RETURN(const std::string day, FindBatch(fs, paths, id));

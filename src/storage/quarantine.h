@@ -4,7 +4,7 @@
 // serve the rest (docs/format/layout.md, "quarantine/"; docs/operations.md,
 // "Verify and quarantine"). QuarantineBatch():
 //
-//   1. checks FORMAT without writing (CheckDataDirFormat), then takes LOCK
+//   1. checks FORMAT without writing (CheckExistingDataDir), then takes LOCK
 //      (LockDataDir), so it refuses while a server owns the directory;
 //   2. finds days/<day>/<id>.batch (listing days/ as boot does);
 //   3. refuses a batch that telemetry/COMPACTION.json names, as output or

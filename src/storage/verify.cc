@@ -23,8 +23,6 @@ namespace {
 constexpr char kSpansFile[] = "spans.parquet";
 constexpr char kLogsFile[] = "logs.parquet";
 constexpr char kMetricsFile[] = "metrics.parquet";
-// As CheckOrInitializeDataDir: a longer FORMAT is not one strata wrote.
-constexpr uint64_t kMaxFormatFileBytes = 4096;
 
 // The first failed check of a batch.
 struct Failure {
@@ -194,12 +192,16 @@ class BatchChecker {
 
   Outcome DeepSpans(const BatchMeta& meta) {
     if (!meta.spans_parquet.has_value()) return std::nullopt;
-    absl::StatusOr<otlp::TraceBatch> batch = absl::UnknownError("not read");
-    {
-      absl::StatusOr<std::unique_ptr<FileSource>> source = Open(kSpansFile);
-      if (!source.ok()) return Failure{"decode", kSpansFile, source.status()};
-      batch = ReadSpansTable(source->get(), meta.id, kSpansFile);
-    }
+    // The decoded table is released before DuckDB reads the file.
+    if (Outcome decoded = DecodeSpans(meta)) return decoded;
+    return External(kSpansFile, meta.spans.file_rows);
+  }
+
+  // "decode", "rows", "sort order" and "index" for spans.
+  Outcome DecodeSpans(const BatchMeta& meta) {
+    absl::StatusOr<std::unique_ptr<FileSource>> source = Open(kSpansFile);
+    if (!source.ok()) return Failure{"decode", kSpansFile, source.status()};
+    absl::StatusOr<otlp::TraceBatch> batch = ReadSpansTable(source->get(), meta.id, kSpansFile);
     if (!batch.ok()) return Failure{"decode", kSpansFile, batch.status()};
     if (absl::Status s = CheckSpanCounts(*batch, meta.spans); !s.ok()) {
       return Failure{"rows", kSpansFile, s};
@@ -209,18 +211,16 @@ class BatchChecker {
     if (absl::Status s = CheckSpanOrder(*batch, first_span_row); !s.ok()) {
       return Failure{"sort order", kSpansFile, s};
     }
-    if (meta.spans_tidx.has_value()) {
-      absl::StatusOr<std::unique_ptr<RandomAccessFile>> file =
-          fs_.NewRandomAccessFile(PathOf(kTraceIndexFileName));
-      if (!file.ok()) return Failure{"index", kTraceIndexFileName, file.status()};
-      absl::StatusOr<TraceIndex> index = TraceIndex::Open(**file);
-      if (!index.ok()) return Failure{"index", kTraceIndexFileName, index.status()};
-      if (absl::Status s = CheckIndexAgrees(*index, *batch, first_span_row); !s.ok()) {
-        return Failure{"index", kTraceIndexFileName, s};
-      }
+    if (!meta.spans_tidx.has_value()) return std::nullopt;
+    absl::StatusOr<std::unique_ptr<RandomAccessFile>> file =
+        fs_.NewRandomAccessFile(PathOf(kTraceIndexFileName));
+    if (!file.ok()) return Failure{"index", kTraceIndexFileName, file.status()};
+    absl::StatusOr<TraceIndex> index = TraceIndex::Open(**file);
+    if (!index.ok()) return Failure{"index", kTraceIndexFileName, index.status()};
+    if (absl::Status s = CheckIndexAgrees(*index, *batch, first_span_row); !s.ok()) {
+      return Failure{"index", kTraceIndexFileName, s};
     }
-    batch = absl::UnknownError("released");  // one decoded table at a time
-    return External(kSpansFile, meta.spans.file_rows);
+    return std::nullopt;
   }
 
   Outcome DeepLogs(const BatchMeta& meta) {
@@ -331,35 +331,6 @@ bool VerifyReport::Healthy() const {
          Count(BatchStatus::kUnreadable) == 0;
 }
 
-absl::Status CheckDataDirFormat(FileSystem& fs, const std::string& data_dir) {
-  absl::StatusOr<bool> is_dir = fs.IsDirectory(data_dir);
-  if (absl::IsNotFound(is_dir.status())) {
-    return absl::FailedPreconditionError(
-        fmt::format("data directory {} does not exist", data_dir));
-  }
-  STRATA_RETURN_IF_ERROR(is_dir.status());
-  if (!*is_dir) {
-    return absl::FailedPreconditionError(
-        fmt::format("data directory {}: not a strata data directory: it is not a directory",
-                    data_dir));
-  }
-  const std::string format_path = fmt::format("{}/{}", data_dir, kFormatFileName);
-  absl::StatusOr<uint64_t> size = fs.FileSize(format_path);
-  if (absl::IsNotFound(size.status())) {
-    return absl::FailedPreconditionError(fmt::format(
-        "data directory {}: not a strata data directory (or not initialised yet): it has no "
-        "FORMAT",
-        data_dir));
-  }
-  STRATA_RETURN_IF_ERROR(size.status());
-  if (*size > kMaxFormatFileBytes) {
-    return absl::FailedPreconditionError(fmt::format(
-        "data directory {}: FORMAT is not recognised (it is {} bytes long)", data_dir, *size));
-  }
-  STRATA_ASSIGN_OR_RETURN(const std::string contents, fs.ReadFile(format_path));
-  return CheckFormatFileContents(contents, data_dir);
-}
-
 BatchVerdict VerifyBatch(FileSystem& fs, const DataDirPaths& paths, const std::string& day,
                          const BatchId& id, const VerifyOptions& options) {
   BatchVerdict verdict{.day = day, .id = id, .dir = paths.Batch(day, id)};
@@ -383,7 +354,7 @@ BatchVerdict VerifyBatch(FileSystem& fs, const DataDirPaths& paths, const std::s
 
 absl::StatusOr<VerifyReport> VerifyDataDir(FileSystem& fs, const std::string& data_dir,
                                            const VerifyOptions& options) {
-  STRATA_RETURN_IF_ERROR(CheckDataDirFormat(fs, data_dir));
+  STRATA_RETURN_IF_ERROR(CheckExistingDataDir(fs, data_dir));
   const DataDirPaths paths(data_dir);
   VerifyReport report;
   // The marker first: a compaction that publishes meanwhile names batches

@@ -47,7 +47,7 @@
 //
 // Errors: VerifyDataDir fails only when the directory cannot be verified at
 // all: FailedPrecondition when it is not a format-1 strata data directory
-// (CheckDataDirFormat), the FileSystem's errors, in context, when days/
+// (CheckExistingDataDir), the FileSystem's errors, in context, when days/
 // cannot be listed. Everything about a batch is in its verdict.
 
 #include <cstdint>
@@ -122,11 +122,6 @@ struct VerifyReport {
   // No corrupt or unreadable batch and no problem (gone counts as ok).
   bool Healthy() const;
 };
-
-// Checks the data directory `data_dir` without writing anything: it exists
-// and holds a FORMAT of format 1 (CheckFormatFileContents). FailedPrecondition
-// naming the directory otherwise; the FileSystem's errors on I/O failure.
-[[nodiscard]] absl::Status CheckDataDirFormat(FileSystem& fs, const std::string& data_dir);
 
 // Verifies every batch of `data_dir` (see above).
 [[nodiscard]] absl::StatusOr<VerifyReport> VerifyDataDir(FileSystem& fs,
