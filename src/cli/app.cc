@@ -10,9 +10,11 @@
 #include "cli/environment.h"
 #include "cli/flags.h"
 #include "cli/loadgen.h"
+#include "cli/quarantine_cmd.h"
 #include "cli/serve.h"
 #include "cli/sql_cmd.h"
 #include "cli/token_cmd.h"
+#include "cli/verify_cmd.h"
 #include "common/runbook.h"
 #include "spdlog/spdlog.h"
 
@@ -195,6 +197,23 @@ int Main(int argc, char** argv, char** envp) {
 
   std::unique_ptr<TokenCommands> token = AddTokenCommands(&app, &env_names);
 
+  VerifyCommandOptions verify;
+  CLI::App* verify_cmd = app.add_subcommand(
+      "verify", "Check every batch of a data directory (read-only; works beside a running server)");
+  AddFlag(verify_cmd, &env_names, "data-dir", &verify.data_dir, "Data directory");
+  verify_cmd->add_flag("--deep", verify.deep,
+                       "Also decode every page (strata's reader and DuckDB), check sort order and "
+                       "that spans.tidx agrees with the rows");
+  verify_cmd->add_flag("--json", verify.json, "Print one JSON object instead of lines");
+
+  QuarantineCommandOptions quarantine;
+  CLI::App* quarantine_cmd = app.add_subcommand(
+      "quarantine",
+      "Move a batch that verify proves corrupt into telemetry/quarantine/ (server stopped)");
+  AddFlag(quarantine_cmd, &env_names, "data-dir", &quarantine.data_dir, "Data directory");
+  quarantine_cmd->add_option("batch-id", quarantine.batch_id, "The batch's id (23 characters)")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -212,6 +231,8 @@ int Main(int argc, char** argv, char** envp) {
   if (bench_ingest_cmd->parsed()) return RunBenchIngest(bench_ingest);
   if (bench_query_cmd->parsed()) return RunBenchQuery(bench_query);
   if (sql_cmd->parsed()) return RunSql(sql);
+  if (verify_cmd->parsed()) return RunVerify(verify);
+  if (quarantine_cmd->parsed()) return RunQuarantine(quarantine);
   return 2;
 }
 

@@ -490,17 +490,23 @@ absl::Status CheckBatchMetaLocation(const BatchMeta& meta, std::string_view dir_
   return absl::OkStatus();
 }
 
-absl::Status CheckBatchFiles(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta) {
+absl::Status CheckBatchFiles(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
+                             std::string* failed_file) {
+  const auto failed = [failed_file](std::string_view name, absl::Status status) {
+    if (failed_file != nullptr) *failed_file = std::string(name);
+    return status;
+  };
   const auto files = Files(meta);
-  STRATA_ASSIGN_OR_RETURN(const std::vector<std::string> names, fs.ListDir(batch_dir));
-  for (const std::string& name : names) {
+  absl::StatusOr<std::vector<std::string>> names = fs.ListDir(batch_dir);
+  if (!names.ok()) return failed("", names.status());
+  for (const std::string& name : *names) {
     bool declared = name == kBatchMetaFileName;
     for (const auto& [file_name, file] : files)
       declared = declared || (name == file_name && file->has_value());
     if (!declared) {
-      return RuleError(
-          meta.id, 9, "files",
-          fmt::format("{} holds {}, which files does not name", batch_dir, QuoteForError(name)));
+      return failed(name, RuleError(meta.id, 9, "files",
+                                    fmt::format("{} holds {}, which files does not name",
+                                                batch_dir, QuoteForError(name))));
     }
   }
   for (const auto& [file_name, file] : files) {
@@ -509,23 +515,24 @@ absl::Status CheckBatchFiles(FileSystem& fs, const std::string& batch_dir, const
     const std::string path = fmt::format("{}/{}", batch_dir, file_name);
     absl::StatusOr<FileChecksum> actual = ChecksumFile(fs, path);
     if (absl::IsNotFound(actual.status())) {
-      return RuleError(meta.id, 9, member, fmt::format("{} is missing", path));
+      return failed(file_name, RuleError(meta.id, 9, member, fmt::format("{} is missing", path)));
     }
     if (!actual.ok()) {
-      return absl::Status(
-          actual.status().code(),
-          fmt::format("batch {}: {}", meta.id, std::string(actual.status().message())));
+      return failed(file_name, absl::Status(actual.status().code(),
+                                            fmt::format("batch {}: {}", meta.id,
+                                                        std::string(actual.status().message()))));
     }
     if (actual->bytes != (*file)->bytes) {
-      return RuleError(
-          meta.id, 9, member,
-          fmt::format("{} is {} bytes, meta.json says {}", path, actual->bytes, (*file)->bytes));
+      return failed(file_name, RuleError(meta.id, 9, member,
+                                         fmt::format("{} is {} bytes, meta.json says {}", path,
+                                                     actual->bytes, (*file)->bytes)));
     }
     if (actual->xxh3_64 != (*file)->xxh3_64) {
-      return RuleError(
-          meta.id, 9, member,
-          fmt::format("{}: xxh3-64 is {}, meta.json says {}", path, FormatXxh3_64(actual->xxh3_64),
-                      FormatXxh3_64((*file)->xxh3_64)));
+      return failed(file_name,
+                    RuleError(meta.id, 9, member,
+                              fmt::format("{}: xxh3-64 is {}, meta.json says {}", path,
+                                          FormatXxh3_64(actual->xxh3_64),
+                                          FormatXxh3_64((*file)->xxh3_64))));
     }
   }
   return absl::OkStatus();

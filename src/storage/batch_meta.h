@@ -106,9 +106,12 @@ std::string SerializeBatchMeta(const BatchMeta& meta);
 
 // Rule 9: every present file in `batch_dir` exists with the declared size
 // and xxh3-64, and the directory holds nothing but meta.json and those
-// files.
+// files. On failure, `failed_file` (when not null) gets the name of the
+// file the error is about (the undeclared, missing or mismatched one), or
+// "" when it is about the directory.
 [[nodiscard]] absl::Status CheckBatchFiles(FileSystem& fs, const std::string& batch_dir,
-                                           const BatchMeta& meta);
+                                           const BatchMeta& meta,
+                                           std::string* failed_file = nullptr);
 
 // XXH3-64 (seed 0) of a file and the number of bytes hashed, reading it in
 // fixed-size chunks (memory use does not grow with the file).

@@ -67,6 +67,13 @@ absl::Status PrepareToLock(FileSystem& fs, const DataDirPaths& paths) {
   return state.ok() ? absl::OkStatus() : state.status();
 }
 
+std::string Today(const MicrosClock& clock) {
+  const int64_t micros = std::clamp<int64_t>(clock(), kMinStampMicros, kMaxStampMicros);
+  return DayOfNanos(static_cast<uint64_t>(micros) * 1000);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<FileLock>> LockDataDir(FileSystem& fs, const DataDirPaths& paths) {
   absl::StatusOr<std::unique_ptr<FileLock>> lock = fs.LockFile(paths.Lock());
   if (lock.ok()) return lock;
@@ -77,13 +84,6 @@ absl::StatusOr<std::unique_ptr<FileLock>> LockDataDir(FileSystem& fs, const Data
   }
   return InContext(paths, "take LOCK", lock.status());
 }
-
-std::string Today(const MicrosClock& clock) {
-  const int64_t micros = std::clamp<int64_t>(clock(), kMinStampMicros, kMaxStampMicros);
-  return DayOfNanos(static_cast<uint64_t>(micros) * 1000);
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<DataDir>> OpenDataDir(FileSystem& fs, const std::string& path,
                                                      DataDirOptions options) {

@@ -85,4 +85,12 @@ class DataDir {
                                                                    const std::string& path,
                                                                    DataDirOptions options = {});
 
+// Step 1 alone: takes LOCK of the data directory `paths` names, creating
+// the file when it is missing (the directory must exist), and holds it
+// while the handle lives. FailedPrecondition naming the directory
+// (#data-directory-in-use) when another process holds it. For commands
+// that must own the directory without recovering it (`strata quarantine`).
+[[nodiscard]] absl::StatusOr<std::unique_ptr<FileLock>> LockDataDir(FileSystem& fs,
+                                                                    const DataDirPaths& paths);
+
 }  // namespace strata::storage

@@ -50,6 +50,19 @@ absl::Status NotRecognised(std::string_view data_dir, std::string_view contents,
                   why, QuoteForError(contents), RunbookRef("format-not-recognised")));
 }
 
+// An existing FORMAT at `format_path`, read without writing anything.
+absl::Status CheckFormatFile(FileSystem& fs, const std::string& data_dir,
+                             const std::string& format_path) {
+  STRATA_ASSIGN_OR_RETURN(const bool format_is_dir, fs.IsDirectory(format_path));
+  if (format_is_dir) return NotRecognised(data_dir, "", "FORMAT is a directory");
+  STRATA_ASSIGN_OR_RETURN(const uint64_t size, fs.FileSize(format_path));
+  if (size > kMaxFormatFileBytes) {
+    return NotRecognised(data_dir, "", fmt::format("FORMAT is {} bytes long", size));
+  }
+  STRATA_ASSIGN_OR_RETURN(const std::string contents, fs.ReadFile(format_path));
+  return CheckFormatFileContents(contents, data_dir);
+}
+
 // True if `path` is a directory with nothing in it.
 absl::StatusOr<bool> IsEmptyDir(FileSystem& fs, const std::string& path) {
   STRATA_ASSIGN_OR_RETURN(const bool is_dir, fs.IsDirectory(path));
@@ -175,14 +188,7 @@ absl::StatusOr<DataDirState> CheckOrInitializeDataDir(FileSystem& fs, const std:
     const std::string format_path = Join(data_dir, kFormatFileName);
     STRATA_ASSIGN_OR_RETURN(const bool has_format, fs.Exists(format_path));
     if (has_format) {
-      STRATA_ASSIGN_OR_RETURN(const bool format_is_dir, fs.IsDirectory(format_path));
-      if (format_is_dir) return NotRecognised(data_dir, "", "FORMAT is a directory");
-      STRATA_ASSIGN_OR_RETURN(const uint64_t size, fs.FileSize(format_path));
-      if (size > kMaxFormatFileBytes) {
-        return NotRecognised(data_dir, "", fmt::format("FORMAT is {} bytes long", size));
-      }
-      STRATA_ASSIGN_OR_RETURN(const std::string contents, fs.ReadFile(format_path));
-      STRATA_RETURN_IF_ERROR(CheckFormatFileContents(contents, data_dir));
+      STRATA_RETURN_IF_ERROR(CheckFormatFile(fs, data_dir, format_path));
       return DataDirState::kExisting;
     }
     STRATA_ASSIGN_OR_RETURN(const std::string unexpected, UnexpectedEntry(fs, data_dir));
@@ -190,6 +196,24 @@ absl::StatusOr<DataDirState> CheckOrInitializeDataDir(FileSystem& fs, const std:
   }
   STRATA_RETURN_IF_ERROR(Initialize(fs, data_dir, exists));
   return DataDirState::kInitialized;
+}
+
+absl::Status CheckExistingDataDir(FileSystem& fs, const std::string& data_dir) {
+  STRATA_ASSIGN_OR_RETURN(const bool exists, fs.Exists(data_dir));
+  if (!exists) {
+    return absl::FailedPreconditionError(fmt::format("data directory {} does not exist", data_dir));
+  }
+  STRATA_ASSIGN_OR_RETURN(const bool is_dir, fs.IsDirectory(data_dir));
+  if (!is_dir) return NotStrataDir(data_dir, "it is not a directory");
+  const std::string format_path = Join(data_dir, kFormatFileName);
+  STRATA_ASSIGN_OR_RETURN(const bool has_format, fs.Exists(format_path));
+  if (!has_format) {
+    return absl::FailedPreconditionError(
+        fmt::format("data directory {}: not a strata data directory, or not initialised yet: "
+                    "it has no FORMAT; {}",
+                    data_dir, RunbookRef("not-a-strata-data-directory")));
+  }
+  return CheckFormatFile(fs, data_dir, format_path);
 }
 
 }  // namespace strata::storage

@@ -45,6 +45,14 @@ enum class DataDirState {
 [[nodiscard]] absl::StatusOr<DataDirState> CheckOrInitializeDataDir(FileSystem& fs,
                                                                     const std::string& data_dir);
 
+// Checks, without writing anything, that `data_dir` is a directory holding
+// a FORMAT of format 1: for commands that must not initialise a directory
+// (`strata verify`, `strata quarantine`). FailedPrecondition naming the
+// directory when it does not exist, is not a directory or has no FORMAT,
+// and for every FORMAT CheckOrInitializeDataDir() refuses; the
+// FileSystem's errors when I/O fails.
+[[nodiscard]] absl::Status CheckExistingDataDir(FileSystem& fs, const std::string& data_dir);
+
 // Checks the contents of a FORMAT file read from `data_dir` (which only
 // names the directory in errors). OK for format 1; FailedPrecondition
 // otherwise, as CheckOrInitializeDataDir() describes.

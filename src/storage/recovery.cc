@@ -40,11 +40,13 @@ absl::Status InContext(const DataDirPaths& paths, std::string_view doing,
 }
 
 absl::Status CorruptBatch(const DataDirPaths& paths, const std::string& batch_dir,
-                          const absl::Status& check) {
+                          const BatchId& id, const absl::Status& check) {
   return absl::DataLossError(fmt::format(
       "data directory {}: batch {} failed validation: {}; a crash cannot leave a batch like "
-      "this, so boot stops rather than serve or delete it; {}",
-      paths.data_dir(), batch_dir, std::string(check.message()), RunbookRef("corrupt-batch")));
+      "this, so boot stops rather than serve or delete it; run `strata verify --deep` to list "
+      "every corrupt batch, then `strata quarantine {}` to set this one aside; {}",
+      paths.data_dir(), batch_dir, std::string(check.message()), id.ToString(),
+      RunbookRef("corrupt-batch")));
 }
 
 absl::Status UnexpectedEntry(const DataDirPaths& paths, const std::string& dir,
@@ -146,99 +148,44 @@ absl::Status ResolveCompaction(FileSystem& fs, const DataDirPaths& paths,
   if (*has_marker && *has_temp) {
     return UnresolvedMarker(paths, "COMPACTION.json.tmp exists beside it");
   }
-  const std::string& present = *has_marker ? marker_path : temp_path;
-  absl::StatusOr<bool> is_dir = fs.IsDirectory(present);
-  if (!is_dir.ok()) return InContext(paths, "look for the compaction marker", is_dir.status());
-  if (*is_dir) return UnresolvedMarker(paths, fmt::format("{} is a directory", present));
   if (*has_temp) {
+    absl::StatusOr<bool> is_dir = fs.IsDirectory(temp_path);
+    if (!is_dir.ok()) return InContext(paths, "look for the compaction marker", is_dir.status());
+    if (*is_dir) return UnresolvedMarker(paths, fmt::format("{} is a directory", temp_path));
     STRATA_RETURN_IF_ERROR(RemoveFileDurably(fs, paths, temp_path));
     report.compaction = "removed COMPACTION.json.tmp (a compaction that never published)";
     return absl::OkStatus();
   }
-  absl::StatusOr<uint64_t> size = fs.FileSize(marker_path);
-  if (!size.ok()) return InContext(paths, "read the compaction marker", size.status());
-  if (*size > kMaxMarkerBytes) {
-    return UnresolvedMarker(paths, fmt::format("it is {} bytes long", *size));
+  absl::StatusOr<std::optional<CompactionMarker>> marker = ReadCompactionMarker(fs, paths);
+  if (absl::IsInvalidArgument(marker.status())) {
+    return UnresolvedMarker(paths, std::string(marker.status().message()));
   }
-  absl::StatusOr<std::string> json = fs.ReadFile(marker_path);
-  if (!json.ok()) return InContext(paths, "read the compaction marker", json.status());
-  absl::StatusOr<CompactionMarker> marker = ParseCompactionMarker(*json);
-  if (!marker.ok()) {
-    return UnresolvedMarker(paths,
-                            fmt::format("unreadable: {}", std::string(marker.status().message())));
-  }
-  absl::StatusOr<bool> output_present = fs.Exists(paths.Batch(marker->day, marker->output));
+  if (!marker.ok()) return marker.status();
+  if (!marker->has_value()) return absl::OkStatus();  // cannot happen: LOCK is held
+  const CompactionMarker& found = **marker;
+  absl::StatusOr<bool> output_present = fs.Exists(paths.Batch(found.day, found.output));
   if (!output_present.ok()) {
     return InContext(paths, "look for the compaction output", output_present.status());
   }
-  if (*output_present) return RollForward(fs, paths, options, *marker, report);
+  if (*output_present) return RollForward(fs, paths, options, found, report);
   STRATA_RETURN_IF_ERROR(RemoveFileDurably(fs, paths, marker_path));
   report.compaction = fmt::format("rolled back compaction into {}: kept its {} inputs",
-                                  marker->output.ToString(), marker->inputs.size());
+                                  found.output.ToString(), found.inputs.size());
   return absl::OkStatus();
 }
 
-struct FoundBatch {
-  std::string day;
-  BatchId id;
-};
-
-// The batches of one day directory, refusing any other entry.
-absl::StatusOr<std::vector<FoundBatch>> ListDay(FileSystem& fs, const DataDirPaths& paths,
-                                                const std::string& day) {
-  const std::string day_dir = paths.Day(day);
-  absl::StatusOr<std::vector<std::string>> names = fs.ListDir(day_dir);
-  if (!names.ok()) return InContext(paths, "list day", names.status());
-  std::vector<FoundBatch> found;
-  for (const std::string& name : *names) {
-    std::string_view id = name;
-    absl::StatusOr<BatchId> parsed = absl::InvalidArgumentError("no .batch suffix");
-    if (id.ends_with(kBatchDirSuffix)) {
-      id.remove_suffix(std::string_view(kBatchDirSuffix).size());
-      parsed = BatchId::Parse(id);
-    }
-    bool is_dir = false;
-    if (parsed.ok()) {
-      absl::StatusOr<bool> dir = fs.IsDirectory(Join(day_dir, name));
-      if (!dir.ok()) return InContext(paths, "list day", dir.status());
-      is_dir = *dir;
-    }
-    if (!parsed.ok() || !is_dir) {
-      return UnexpectedEntry(paths, day_dir, name, "a batch directory (<id>.batch)");
-    }
-    found.push_back(FoundBatch{day, *parsed});
-  }
-  return found;
-}
-
-// Step 3.
-absl::StatusOr<std::vector<FoundBatch>> ListDays(FileSystem& fs, const DataDirPaths& paths,
-                                                 const RecoveryOptions& options,
-                                                 RecoveredTelemetry& out) {
-  const std::string days = paths.Days();
-  absl::StatusOr<std::vector<std::string>> names = fs.ListDir(days);
-  if (!names.ok()) return InContext(paths, "list days", names.status());
-  std::vector<FoundBatch> found;
+// Step 3: the listing, then the removal of empty past days and the sync.
+absl::Status TidyDays(FileSystem& fs, const DataDirPaths& paths, const RecoveryOptions& options,
+                      const DaysListing& listing, RecoveredTelemetry& out) {
+  // The listing checked every entry before anything in days/ is removed.
+  if (!listing.unexpected.empty()) return listing.unexpected.front();
   std::vector<std::string> empty_past_days;
-  // Every entry is checked before anything in days/ is removed.
-  for (const std::string& name : *names) {
-    bool is_dir = false;
-    const bool is_day = ValidateDay(name).ok();
-    if (is_day) {
-      absl::StatusOr<bool> dir = fs.IsDirectory(Join(days, name));
-      if (!dir.ok()) return InContext(paths, "list days", dir.status());
-      is_dir = *dir;
+  for (const ListedDay& day : listing.days) {
+    if (day.batches.empty() && day.day < options.today) {
+      empty_past_days.push_back(day.day);
+    } else {
+      out.days.push_back(day.day);
     }
-    if (!is_day || !is_dir) {
-      return UnexpectedEntry(paths, days, name, "a day directory (YYYY-MM-DD)");
-    }
-    STRATA_ASSIGN_OR_RETURN(std::vector<FoundBatch> batches, ListDay(fs, paths, name));
-    if (batches.empty() && name < options.today) {
-      empty_past_days.push_back(name);
-      continue;
-    }
-    out.days.push_back(name);
-    for (FoundBatch& batch : batches) found.push_back(std::move(batch));
   }
   for (const std::string& day : empty_past_days) {
     if (absl::Status removed = fs.RemoveDir(paths.Day(day)); !removed.ok()) {
@@ -248,10 +195,10 @@ absl::StatusOr<std::vector<FoundBatch>> ListDays(FileSystem& fs, const DataDirPa
   }
   // Also makes the day directories left durable, so commits into them can
   // skip step 5.
-  if (absl::Status synced = fs.SyncDir(days); !synced.ok()) {
+  if (absl::Status synced = fs.SyncDir(paths.Days()); !synced.ok()) {
     return InContext(paths, "sync days", synced);
   }
-  return found;
+  return absl::OkStatus();
 }
 
 // Quarantined batches are not served, but their ids count for uniqueness.
@@ -284,17 +231,7 @@ absl::Status ObserveQuarantine(FileSystem& fs, const DataDirPaths& paths,
 absl::StatusOr<BatchRecord> CheckBatch(FileSystem& fs, const std::string& dir,
                                        const std::string& day, const BatchId& id,
                                        const RecoveryOptions& options) {
-  const std::string meta_path = Join(dir, kBatchMetaFileName);
-  absl::StatusOr<uint64_t> size = fs.FileSize(meta_path);
-  if (absl::IsNotFound(size.status())) return absl::DataLossError("meta.json is missing");
-  if (!size.ok()) return size.status();
-  if (*size > kMaxMetaJsonBytes) {
-    return absl::DataLossError(fmt::format("meta.json is {} bytes long", *size));
-  }
-  STRATA_ASSIGN_OR_RETURN(const std::string json, fs.ReadFile(meta_path));
-  const std::string id_text = id.ToString();
-  STRATA_ASSIGN_OR_RETURN(BatchMeta meta, ParseBatchMeta(json, id_text));
-  STRATA_RETURN_IF_ERROR(CheckBatchMetaLocation(meta, id_text, day));
+  STRATA_ASSIGN_OR_RETURN(BatchMeta meta, ReadBatchMeta(fs, dir, day, id));
   STRATA_RETURN_IF_ERROR(CheckBatchFiles(fs, dir, meta));
   if (options.validate_batch) STRATA_RETURN_IF_ERROR(options.validate_batch(fs, dir, meta));
   std::shared_ptr<const void> attachment;
@@ -307,6 +244,102 @@ absl::StatusOr<BatchRecord> CheckBatch(FileSystem& fs, const std::string& dir,
 
 }  // namespace
 
+absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, bool concurrent) {
+  // A name that vanished after ListDir(): left out when a server may be
+  // changing days/, else an I/O error.
+  const auto vanished = [concurrent](const absl::Status& status) {
+    return concurrent && absl::IsNotFound(status);
+  };
+  const std::string days = paths.Days();
+  absl::StatusOr<std::vector<std::string>> day_names = fs.ListDir(days);
+  if (!day_names.ok()) return InContext(paths, "list days", day_names.status());
+  DaysListing listing;
+  for (const std::string& day : *day_names) {
+    const std::string day_dir = Join(days, day);
+    bool is_dir = false;
+    const bool is_day = ValidateDay(day).ok();
+    if (is_day) {
+      absl::StatusOr<bool> dir = fs.IsDirectory(day_dir);
+      if (vanished(dir.status())) continue;
+      if (!dir.ok()) return InContext(paths, "list days", dir.status());
+      is_dir = *dir;
+    }
+    if (!is_day || !is_dir) {
+      listing.unexpected.push_back(
+          UnexpectedEntry(paths, days, day, "a day directory (YYYY-MM-DD)"));
+      continue;
+    }
+    absl::StatusOr<std::vector<std::string>> names = fs.ListDir(day_dir);
+    if (vanished(names.status())) continue;
+    if (!names.ok()) return InContext(paths, "list day", names.status());
+    ListedDay listed{.day = day, .batches = {}};
+    for (const std::string& name : *names) {
+      std::string_view id = name;
+      absl::StatusOr<BatchId> parsed = absl::InvalidArgumentError("no .batch suffix");
+      if (id.ends_with(kBatchDirSuffix)) {
+        id.remove_suffix(std::string_view(kBatchDirSuffix).size());
+        parsed = BatchId::Parse(id);
+      }
+      bool is_batch_dir = false;
+      if (parsed.ok()) {
+        absl::StatusOr<bool> dir = fs.IsDirectory(Join(day_dir, name));
+        if (vanished(dir.status())) continue;
+        if (!dir.ok()) return InContext(paths, "list day", dir.status());
+        is_batch_dir = *dir;
+      }
+      if (!parsed.ok() || !is_batch_dir) {
+        listing.unexpected.push_back(
+            UnexpectedEntry(paths, day_dir, name, "a batch directory (<id>.batch)"));
+        continue;
+      }
+      listed.batches.push_back(*parsed);
+    }
+    listing.days.push_back(std::move(listed));
+  }
+  return listing;
+}
+
+absl::StatusOr<BatchMeta> ReadBatchMeta(FileSystem& fs, const std::string& dir,
+                                        const std::string& day, const BatchId& id) {
+  const std::string meta_path = Join(dir, kBatchMetaFileName);
+  absl::StatusOr<uint64_t> size = fs.FileSize(meta_path);
+  if (absl::IsNotFound(size.status())) return absl::DataLossError("meta.json is missing");
+  if (!size.ok()) return size.status();
+  if (*size > kMaxMetaJsonBytes) {
+    return absl::DataLossError(fmt::format("meta.json is {} bytes long", *size));
+  }
+  STRATA_ASSIGN_OR_RETURN(const std::string json, fs.ReadFile(meta_path));
+  const std::string id_text = id.ToString();
+  STRATA_ASSIGN_OR_RETURN(BatchMeta meta, ParseBatchMeta(json, id_text));
+  STRATA_RETURN_IF_ERROR(CheckBatchMetaLocation(meta, id_text, day));
+  return meta;
+}
+
+absl::StatusOr<std::optional<CompactionMarker>> ReadCompactionMarker(FileSystem& fs,
+                                                                      const DataDirPaths& paths) {
+  const std::optional<CompactionMarker> none;
+  const std::string marker_path = paths.CompactionMarker();
+  absl::StatusOr<bool> is_dir = fs.IsDirectory(marker_path);
+  if (absl::IsNotFound(is_dir.status())) return none;
+  if (!is_dir.ok()) return InContext(paths, "look for the compaction marker", is_dir.status());
+  if (*is_dir) return absl::InvalidArgumentError(fmt::format("{} is a directory", marker_path));
+  absl::StatusOr<uint64_t> size = fs.FileSize(marker_path);
+  if (absl::IsNotFound(size.status())) return none;
+  if (!size.ok()) return InContext(paths, "read the compaction marker", size.status());
+  if (*size > kMaxMarkerBytes) {
+    return absl::InvalidArgumentError(fmt::format("it is {} bytes long", *size));
+  }
+  absl::StatusOr<std::string> json = fs.ReadFile(marker_path);
+  if (absl::IsNotFound(json.status())) return none;
+  if (!json.ok()) return InContext(paths, "read the compaction marker", json.status());
+  absl::StatusOr<CompactionMarker> marker = ParseCompactionMarker(*json);
+  if (!marker.ok()) {
+    return absl::InvalidArgumentError(
+        fmt::format("unreadable: {}", std::string(marker.status().message())));
+  }
+  return std::optional<CompactionMarker>(*std::move(marker));
+}
+
 absl::StatusOr<BatchRecord> ValidateBatchDir(FileSystem& fs, const DataDirPaths& paths,
                                              const std::string& day, const BatchId& id,
                                              const RecoveryOptions& options) {
@@ -316,7 +349,7 @@ absl::StatusOr<BatchRecord> ValidateBatchDir(FileSystem& fs, const DataDirPaths&
   if (IsIoError(record.status())) {
     return InContext(paths, fmt::format("validate batch {}", dir), record.status());
   }
-  return CorruptBatch(paths, dir, record.status());
+  return CorruptBatch(paths, dir, id, record.status());
 }
 
 absl::StatusOr<RecoveredTelemetry> RecoverTelemetry(FileSystem& fs, const DataDirPaths& paths,
@@ -324,13 +357,16 @@ absl::StatusOr<RecoveredTelemetry> RecoverTelemetry(FileSystem& fs, const DataDi
   RecoveredTelemetry out;
   STRATA_RETURN_IF_ERROR(EmptyStaging(fs, paths, out));
   STRATA_RETURN_IF_ERROR(ResolveCompaction(fs, paths, options, out.report));
-  STRATA_ASSIGN_OR_RETURN(const std::vector<FoundBatch> found, ListDays(fs, paths, options, out));
+  STRATA_ASSIGN_OR_RETURN(const DaysListing listing, ListDays(fs, paths, /*concurrent=*/false));
+  STRATA_RETURN_IF_ERROR(TidyDays(fs, paths, options, listing, out));
   STRATA_RETURN_IF_ERROR(ObserveQuarantine(fs, paths, out.seen_ids));
-  for (const FoundBatch& batch : found) {
-    STRATA_ASSIGN_OR_RETURN(BatchRecord record,
-                            ValidateBatchDir(fs, paths, batch.day, batch.id, options));
-    out.seen_ids.push_back(batch.id);
-    out.batches.push_back(std::move(record));
+  for (const ListedDay& day : listing.days) {
+    for (const BatchId& id : day.batches) {
+      STRATA_ASSIGN_OR_RETURN(BatchRecord record,
+                              ValidateBatchDir(fs, paths, day.day, id, options));
+      out.seen_ids.push_back(id);
+      out.batches.push_back(std::move(record));
+    }
   }
   std::sort(out.batches.begin(), out.batches.end(),
             [](const BatchRecord& a, const BatchRecord& b) { return a.id < b.id; });

@@ -31,6 +31,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,12 +91,47 @@ struct RecoveredTelemetry {
                                                            const BatchId& id,
                                                            const RecoveryOptions& options);
 
+// Step 3's listing of days/, which changes nothing: every day directory and
+// the batches in it, in name order, and every entry outside the grammar.
+struct ListedDay {
+  std::string day;
+  std::vector<BatchId> batches;
+};
+struct DaysListing {
+  std::vector<ListedDay> days;
+  // One per entry outside the grammar, in listing order: the refusal boot
+  // gives for it (FailedPrecondition naming the entry and
+  // #unexpected-entry-in-days).
+  std::vector<absl::Status> unexpected;
+};
+// Lists days/ strictly by the grammar (layout.md). With `concurrent` (a
+// server may be changing days/ meanwhile: `strata verify`), a day or batch
+// directory that disappears between being listed and being looked at is
+// left out; otherwise that is an I/O error like any other. Errors: the
+// FileSystem's, in context.
+[[nodiscard]] absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths,
+                                                   bool concurrent);
+
+// The first checks of step 4 for the batch directory `dir`, found as
+// days/<day>/<id>.batch: meta.json exists and is at most 1 MiB, parses
+// strictly (ParseBatchMeta) and names this id and day
+// (CheckBatchMetaLocation). DataLoss, without context, for a meta.json that
+// breaks a rule (a missing one included); the FileSystem's errors otherwise.
+[[nodiscard]] absl::StatusOr<BatchMeta> ReadBatchMeta(FileSystem& fs, const std::string& dir,
+                                                      const std::string& day, const BatchId& id);
+
 // The contents of telemetry/COMPACTION.json (commit.md, "Compaction").
 struct CompactionMarker {
   std::string day;
   BatchId output;
   std::vector<BatchId> inputs;
 };
+// Reads telemetry/COMPACTION.json as boot does: nullopt when there is
+// none; InvalidArgument saying why when it is not a marker (a directory,
+// longer than 64 KiB, or refused by ParseCompactionMarker); the
+// FileSystem's errors, in context, when I/O fails.
+[[nodiscard]] absl::StatusOr<std::optional<CompactionMarker>> ReadCompactionMarker(
+    FileSystem& fs, const DataDirPaths& paths);
 // Parses a marker strictly: one object with exactly `format` (1), `day` (a
 // valid day), `output` (an id of generation 1 or more) and `inputs` (a
 // non-empty array of distinct ids, none equal to the output).

@@ -47,25 +47,39 @@ const TraceFilter* BatchTraceFilter(const LiveBatch& batch) {
   return static_cast<const TraceFilter*>(batch.attachment().get());
 }
 
+absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir,
+                                    const BatchMeta& meta, std::string_view file_name) {
+  const std::string& id = meta.id;
+  const std::string path = fmt::format("{}/{}", batch_dir, file_name);
+  if (file_name == kSpansFile) {
+    if (!meta.spans_parquet.has_value()) return absl::OkStatus();
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
+    return InBatch(CheckSpansTableFooter(source.get(), id, meta.spans.file_rows, kSpansFile),
+                   batch_dir);
+  }
+  if (file_name == kLogsFile) {
+    if (!meta.logs_parquet.has_value()) return absl::OkStatus();
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
+    return InBatch(CheckLogsTableFooter(source.get(), id, meta.logs.file_rows, kLogsFile),
+                   batch_dir);
+  }
+  if (file_name == kMetricsFile) {
+    if (!meta.metrics_parquet.has_value()) return absl::OkStatus();
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
+    return InBatch(
+        CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFile),
+        batch_dir);
+  }
+  if (file_name == kTraceIndexFileName) return LoadTraceFilter(fs, batch_dir, meta).status();
+  return absl::InvalidArgumentError(
+      fmt::format("CheckBatchFileContents: {} is not a batch data file", file_name));
+}
+
 absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(FileSystem& fs,
                                                                const std::string& batch_dir,
                                                                const BatchMeta& meta) {
-  const std::string& id = meta.id;
-  if (meta.spans_parquet.has_value()) {
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, batch_dir + "/" + kSpansFile));
-    STRATA_RETURN_IF_ERROR(InBatch(
-        CheckSpansTableFooter(source.get(), id, meta.spans.file_rows, kSpansFile), batch_dir));
-  }
-  if (meta.logs_parquet.has_value()) {
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, batch_dir + "/" + kLogsFile));
-    STRATA_RETURN_IF_ERROR(InBatch(
-        CheckLogsTableFooter(source.get(), id, meta.logs.file_rows, kLogsFile), batch_dir));
-  }
-  if (meta.metrics_parquet.has_value()) {
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, batch_dir + "/" + kMetricsFile));
-    STRATA_RETURN_IF_ERROR(InBatch(
-        CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFile),
-        batch_dir));
+  for (const char* file_name : {kSpansFile, kLogsFile, kMetricsFile}) {
+    STRATA_RETURN_IF_ERROR(CheckBatchFileContents(fs, batch_dir, meta, file_name));
   }
   return LoadTraceFilter(fs, batch_dir, meta);
 }

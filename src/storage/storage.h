@@ -103,4 +103,12 @@ const TraceFilter* BatchTraceFilter(const LiveBatch& batch);
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(
     FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta);
 
+// CheckBatchContents() for one file, `file_name` one of kBatchFileNames
+// but meta.json: the Parquet footer check of a table file, the checks of
+// spans.tidx. OK when meta.json declares the file absent; InvalidArgument
+// for another name.
+[[nodiscard]] absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir,
+                                                  const BatchMeta& meta,
+                                                  std::string_view file_name);
+
 }  // namespace strata::storage

@@ -1,0 +1,164 @@
+#include "cli/verify_cmd.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/exit_codes.h"
+#include "common/runbook.h"
+#include "fmt/format.h"
+#include "io/posix_file_system.h"
+#include "otlp/json_writer.h"
+#include "query/parquet_file_check.h"
+#include "storage/verify.h"
+
+namespace strata::cli {
+namespace {
+
+using storage::BatchStatus;
+using storage::BatchVerdict;
+using storage::VerifyReport;
+
+// One line per batch: status, day, id, then what failed.
+void PrintVerdict(const BatchVerdict& verdict) {
+  std::string line = fmt::format("{:<10}  {}  {}", storage::BatchStatusName(verdict.status),
+                                 verdict.day, verdict.id.ToString());
+  switch (verdict.status) {
+    case BatchStatus::kOk:
+      break;
+    case BatchStatus::kGone:
+      line += "  " + verdict.message;
+      break;
+    case BatchStatus::kCorrupt:
+    case BatchStatus::kUnreadable:
+      line += fmt::format("  check \"{}\"{}: {}", verdict.check,
+                          verdict.file.empty() ? "" : " on " + verdict.file, verdict.message);
+      break;
+  }
+  fmt::print("{}\n", line);
+  std::fflush(stdout);
+}
+
+std::string Ids(const std::vector<storage::BatchId>& ids) {
+  std::string out;
+  for (const storage::BatchId& id : ids) out += (out.empty() ? "" : ", ") + id.ToString();
+  return out;
+}
+
+void PrintSummary(const VerifyCommandOptions& options, const VerifyReport& report) {
+  for (const storage::VerifyProblem& problem : report.problems) {
+    fmt::print("{:<10}  {}\n", "problem", problem.message);
+  }
+  if (report.compaction.has_value()) {
+    fmt::print(
+        "compaction marker: COMPACTION.json names output {} and inputs {} (day {}): a "
+        "compaction is publishing, or a crash cut one short and the next boot resolves it\n",
+        report.compaction->output.ToString(), Ids(report.compaction->inputs),
+        report.compaction->day);
+  }
+  if (report.compaction_temp) {
+    fmt::print(
+        "compaction marker: COMPACTION.json.tmp exists (a compaction writing its marker, or one "
+        "a crash cut short, which the next boot removes)\n");
+  }
+  fmt::print("verified {} batches in {}{}: {} ok, {} corrupt, {} gone, {} unreadable; {} other "
+             "problems\n",
+             report.batches.size(), options.data_dir, options.deep ? " (deep)" : "",
+             report.Count(BatchStatus::kOk), report.Count(BatchStatus::kCorrupt),
+             report.Count(BatchStatus::kGone), report.Count(BatchStatus::kUnreadable),
+             report.problems.size());
+  if (report.Healthy()) {
+    fmt::print("healthy{}\n", options.deep ? "" : " (run with --deep to decode every page too)");
+  } else if (report.Count(BatchStatus::kCorrupt) > 0 || !report.problems.empty()) {
+    fmt::print("CORRUPTION FOUND: set each corrupt batch aside with `strata quarantine <id>`; {}\n",
+               RunbookRef("verify-and-quarantine"));
+  } else {
+    fmt::print("INCOMPLETE: some batches could not be read; check the disk and run again\n");
+  }
+}
+
+// A JSON string literal (otlp::JsonWriter's escaping), or null for "".
+std::string Quote(std::string_view text) {
+  std::string out = "\"";
+  otlp::JsonWriter::AppendEscaped(text, &out);
+  return out + "\"";
+}
+std::string QuoteOrNull(std::string_view text) { return text.empty() ? "null" : Quote(text); }
+
+// One object: data_dir, deep, healthy, batches (id, day, status, check,
+// file, message), problems, compaction, compaction_temp, counts.
+std::string ReportJson(const VerifyCommandOptions& options, const VerifyReport& report) {
+  std::string batches;
+  for (const BatchVerdict& verdict : report.batches) {
+    batches += fmt::format(
+        "{}{{\"id\":{},\"day\":{},\"status\":{},\"check\":{},\"file\":{},\"message\":{}}}",
+        batches.empty() ? "" : ",", Quote(verdict.id.ToString()), Quote(verdict.day),
+        Quote(storage::BatchStatusName(verdict.status)), QuoteOrNull(verdict.check),
+        QuoteOrNull(verdict.file), QuoteOrNull(verdict.message));
+  }
+  std::string problems;
+  for (const storage::VerifyProblem& problem : report.problems) {
+    problems += fmt::format("{}{{\"path\":{},\"message\":{}}}", problems.empty() ? "" : ",",
+                            Quote(problem.path), Quote(problem.message));
+  }
+  std::string compaction = "null";
+  if (report.compaction.has_value()) {
+    std::string inputs;
+    for (const storage::BatchId& id : report.compaction->inputs) {
+      inputs += (inputs.empty() ? "" : ",") + Quote(id.ToString());
+    }
+    compaction = fmt::format("{{\"day\":{},\"output\":{},\"inputs\":[{}]}}",
+                             Quote(report.compaction->day),
+                             Quote(report.compaction->output.ToString()), inputs);
+  }
+  return fmt::format(
+      "{{\"data_dir\":{},\"deep\":{},\"healthy\":{},\"batches\":[{}],\"problems\":[{}],"
+      "\"compaction\":{},\"compaction_temp\":{},\"counts\":{{\"ok\":{},\"corrupt\":{},"
+      "\"gone\":{},\"unreadable\":{},\"problems\":{}}}}}",
+      Quote(options.data_dir), options.deep, report.Healthy(), batches, problems, compaction,
+      report.compaction_temp, report.Count(BatchStatus::kOk), report.Count(BatchStatus::kCorrupt),
+      report.Count(BatchStatus::kGone), report.Count(BatchStatus::kUnreadable),
+      report.problems.size());
+}
+
+}  // namespace
+
+int RunVerify(const VerifyCommandOptions& options) {
+  if (options.data_dir.empty()) {
+    fmt::print(stderr, "strata verify: --data-dir must not be empty\n");
+    return kExitUsage;
+  }
+  storage::VerifyOptions verify;
+  verify.deep = options.deep;
+  std::unique_ptr<query::DuckDbEngine> engine;
+  if (options.deep) {
+    absl::StatusOr<std::unique_ptr<query::DuckDbEngine>> opened =
+        query::OpenParquetFileCheckEngine();
+    if (!opened.ok()) {
+      fmt::print(stderr, "strata verify: cannot start DuckDB for --deep: {}\n",
+                 std::string(opened.status().message()));
+      return kExitFailure;
+    }
+    engine = *std::move(opened);
+    verify.parquet_check = query::DuckDbParquetFileCheck(engine.get());
+  }
+  if (!options.json) verify.on_batch = PrintVerdict;
+
+  PosixFileSystem fs;
+  absl::StatusOr<VerifyReport> report = storage::VerifyDataDir(fs, options.data_dir, verify);
+  if (!report.ok()) {
+    fmt::print(stderr, "strata verify: {}\n", std::string(report.status().message()));
+    return kExitFailure;
+  }
+  if (options.json) {
+    fmt::print("{}\n", ReportJson(options, *report));
+  } else {
+    PrintSummary(options, *report);
+  }
+  if (report->Count(BatchStatus::kCorrupt) > 0 || !report->problems.empty()) {
+    return kExitCorruption;
+  }
+  return report->Healthy() ? kExitOk : kExitFailure;
+}
+
+}  // namespace strata::cli
