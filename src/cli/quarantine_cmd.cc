@@ -24,8 +24,7 @@ int RunQuarantine(const QuarantineCommandOptions& options) {
     fmt::print(stderr, "strata quarantine: {}\n", std::string(id.status().message()));
     return kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<query::DuckDbEngine>> engine =
-      query::OpenParquetFileCheckEngine();
+  absl::StatusOr<std::unique_ptr<query::DuckDbEngine>> engine = query::OpenParquetFileCheckEngine();
   if (!engine.ok()) {
     fmt::print(stderr, "strata quarantine: cannot start DuckDB to verify the batch: {}\n",
                std::string(engine.status().message()));

@@ -61,12 +61,13 @@ void PrintSummary(const VerifyCommandOptions& options, const VerifyReport& repor
         "compaction marker: COMPACTION.json.tmp exists (a compaction writing its marker, or one "
         "a crash cut short, which the next boot removes)\n");
   }
-  fmt::print("verified {} batches in {}{}: {} ok, {} corrupt, {} gone, {} unreadable; {} other "
-             "problems\n",
-             report.batches.size(), options.data_dir, options.deep ? " (deep)" : "",
-             report.Count(BatchStatus::kOk), report.Count(BatchStatus::kCorrupt),
-             report.Count(BatchStatus::kGone), report.Count(BatchStatus::kUnreadable),
-             report.problems.size());
+  fmt::print(
+      "verified {} batches in {}{}: {} ok, {} corrupt, {} gone, {} unreadable; {} other "
+      "problems\n",
+      report.batches.size(), options.data_dir, options.deep ? " (deep)" : "",
+      report.Count(BatchStatus::kOk), report.Count(BatchStatus::kCorrupt),
+      report.Count(BatchStatus::kGone), report.Count(BatchStatus::kUnreadable),
+      report.problems.size());
   if (report.Healthy()) {
     fmt::print("healthy{}\n", options.deep ? "" : " (run with --deep to decode every page too)");
   } else if (report.Count(BatchStatus::kCorrupt) > 0 || !report.problems.empty()) {
@@ -107,9 +108,9 @@ std::string ReportJson(const VerifyCommandOptions& options, const VerifyReport& 
     for (const storage::BatchId& id : report.compaction->inputs) {
       inputs += (inputs.empty() ? "" : ",") + Quote(id.ToString());
     }
-    compaction = fmt::format("{{\"day\":{},\"output\":{},\"inputs\":[{}]}}",
-                             Quote(report.compaction->day),
-                             Quote(report.compaction->output.ToString()), inputs);
+    compaction =
+        fmt::format("{{\"day\":{},\"output\":{},\"inputs\":[{}]}}", Quote(report.compaction->day),
+                    Quote(report.compaction->output.ToString()), inputs);
   }
   return fmt::format(
       "{{\"data_dir\":{},\"deep\":{},\"healthy\":{},\"batches\":[{}],\"problems\":[{}],"

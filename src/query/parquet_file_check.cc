@@ -12,8 +12,8 @@ absl::Status ReadParquetFileWithDuckDb(DuckDbEngine& engine, const std::string& 
       "SELECT count(*), max(hash(COLUMNS(*))) FROM read_parquet({})", SqlLiteral(path)));
   if (absl::IsInternal(result.status())) return result.status();
   if (!result.ok()) {
-    return absl::DataLossError(fmt::format("{}: DuckDB cannot read it: {}", path,
-                                           std::string(result.status().message())));
+    return absl::DataLossError(
+        fmt::format("{}: DuckDB cannot read it: {}", path, std::string(result.status().message())));
   }
   uint64_t rows = 0;
   std::optional<std::string> count;
@@ -37,11 +37,10 @@ absl::StatusOr<std::unique_ptr<DuckDbEngine>> OpenParquetFileCheckEngine() {
 }
 
 storage::ParquetFileCheck DuckDbParquetFileCheck(DuckDbEngine* engine) {
-  return storage::ParquetFileCheck{
-      .name = "duckdb",
-      .run = [engine](const std::string& path, uint64_t file_rows) {
-        return ReadParquetFileWithDuckDb(*engine, path, file_rows);
-      }};
+  return storage::ParquetFileCheck{.name = "duckdb",
+                                   .run = [engine](const std::string& path, uint64_t file_rows) {
+                                     return ReadParquetFileWithDuckDb(*engine, path, file_rows);
+                                   }};
 }
 
 }  // namespace strata::query

@@ -26,8 +26,8 @@
 
 namespace strata::query {
 
-[[nodiscard]] absl::Status ReadParquetFileWithDuckDb(DuckDbEngine& engine,
-                                                     const std::string& path, uint64_t file_rows);
+[[nodiscard]] absl::Status ReadParquetFileWithDuckDb(DuckDbEngine& engine, const std::string& path,
+                                                     uint64_t file_rows);
 
 // An in-memory engine for these reads: one thread and a 1 GiB memory
 // limit, so a deep verify beside a running server stays small (the query

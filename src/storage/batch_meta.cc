@@ -505,8 +505,8 @@ absl::Status CheckBatchFiles(FileSystem& fs, const std::string& batch_dir, const
       declared = declared || (name == file_name && file->has_value());
     if (!declared) {
       return failed(name, RuleError(meta.id, 9, "files",
-                                    fmt::format("{} holds {}, which files does not name",
-                                                batch_dir, QuoteForError(name))));
+                                    fmt::format("{} holds {}, which files does not name", batch_dir,
+                                                QuoteForError(name))));
     }
   }
   for (const auto& [file_name, file] : files) {
@@ -528,11 +528,10 @@ absl::Status CheckBatchFiles(FileSystem& fs, const std::string& batch_dir, const
                                                      actual->bytes, (*file)->bytes)));
     }
     if (actual->xxh3_64 != (*file)->xxh3_64) {
-      return failed(file_name,
-                    RuleError(meta.id, 9, member,
-                              fmt::format("{}: xxh3-64 is {}, meta.json says {}", path,
-                                          FormatXxh3_64(actual->xxh3_64),
-                                          FormatXxh3_64((*file)->xxh3_64))));
+      return failed(file_name, RuleError(meta.id, 9, member,
+                                         fmt::format("{}: xxh3-64 is {}, meta.json says {}", path,
+                                                     FormatXxh3_64(actual->xxh3_64),
+                                                     FormatXxh3_64((*file)->xxh3_64))));
     }
   }
   return absl::OkStatus();

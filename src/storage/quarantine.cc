@@ -53,8 +53,8 @@ absl::StatusOr<std::string> FindBatch(FileSystem& fs, const DataDirPaths& paths,
       }
     }
   }
-  return absl::NotFoundError(fmt::format("data directory {}: no batch {} in {}",
-                                         paths.data_dir(), id.ToString(), paths.Days()));
+  return absl::NotFoundError(fmt::format("data directory {}: no batch {} in {}", paths.data_dir(),
+                                         id.ToString(), paths.Days()));
 }
 
 // Step 3.
@@ -114,8 +114,7 @@ absl::Status Move(FileSystem& fs, const DataDirPaths& paths, const std::string& 
 }  // namespace
 
 absl::StatusOr<QuarantinedBatch> QuarantineBatch(FileSystem& fs, const std::string& data_dir,
-                                                 const BatchId& id,
-                                                 const VerifyOptions& options) {
+                                                 const BatchId& id, const VerifyOptions& options) {
   STRATA_RETURN_IF_ERROR(CheckExistingDataDir(fs, data_dir));
   const DataDirPaths paths(data_dir);
   STRATA_ASSIGN_OR_RETURN(const std::unique_ptr<FileLock> lock, LockDataDir(fs, paths));
@@ -144,8 +143,7 @@ absl::StatusOr<QuarantinedBatch> QuarantineBatch(FileSystem& fs, const std::stri
           result.verdict.message));
     case BatchStatus::kGone:  // cannot happen while LOCK is held
       return absl::UnavailableError(fmt::format(
-          "data directory {}: batch {} disappeared while it was checked", data_dir,
-          id.ToString()));
+          "data directory {}: batch {} disappeared while it was checked", data_dir, id.ToString()));
   }
   if (absl::Status moved = Move(fs, paths, day, result.from, result.to); !moved.ok()) {
     return InContext(paths, fmt::format("move {} to {}", result.from, result.to), moved);

@@ -179,8 +179,8 @@ TEST_F(QuarantineTest, RefusesABatchNamedByACompactionMarker) {
   // stands in for it under the output's name.
   const BatchId output_id = *BatchId::Parse(kOutput);
   const std::string as_output =
-      fmt::format(R"({{"format":1,"day":"{}","output":"{}","inputs":["{}"]}})",
-                  DayOfDir(dirs_[0]), kOutput, BatchIdOfDir(dirs_[0]));
+      fmt::format(R"({{"format":1,"day":"{}","output":"{}","inputs":["{}"]}})", DayOfDir(dirs_[0]),
+                  kOutput, BatchIdOfDir(dirs_[0]));
   ASSERT_TRUE(WriteFile(posix_, paths.CompactionMarker(), as_output).ok());
   const std::string output_dir = paths.Batch(DayOfDir(dirs_[0]), output_id);
   ASSERT_TRUE(posix_.RenameFile(dirs_[1], output_dir).ok());
@@ -190,8 +190,7 @@ TEST_F(QuarantineTest, RefusesABatchNamedByACompactionMarker) {
   EXPECT_THAT(std::string(output.status().message()), HasSubstr("#unresolved-compaction-marker"));
 
   ASSERT_TRUE(WriteFile(posix_, paths.CompactionMarker(), "not json").ok());
-  absl::StatusOr<QuarantinedBatch> unreadable =
-      QuarantineBatch(posix_, data_, output_id, options_);
+  absl::StatusOr<QuarantinedBatch> unreadable = QuarantineBatch(posix_, data_, output_id, options_);
   EXPECT_TRUE(absl::IsFailedPrecondition(unreadable.status())) << unreadable.status();
   EXPECT_THAT(std::string(unreadable.status().message()), HasSubstr("cannot be read"));
   EXPECT_TRUE(Exists(output_dir));

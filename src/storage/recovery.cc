@@ -316,7 +316,7 @@ absl::StatusOr<BatchMeta> ReadBatchMeta(FileSystem& fs, const std::string& dir,
 }
 
 absl::StatusOr<std::optional<CompactionMarker>> ReadCompactionMarker(FileSystem& fs,
-                                                                      const DataDirPaths& paths) {
+                                                                     const DataDirPaths& paths) {
   const std::optional<CompactionMarker> none;
   const std::string marker_path = paths.CompactionMarker();
   absl::StatusOr<bool> is_dir = fs.IsDirectory(marker_path);

@@ -66,9 +66,8 @@ absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir
   if (file_name == kMetricsFile) {
     if (!meta.metrics_parquet.has_value()) return absl::OkStatus();
     STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
-    return InBatch(
-        CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFile),
-        batch_dir);
+    return InBatch(CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFile),
+                   batch_dir);
   }
   if (file_name == kTraceIndexFileName) return LoadTraceFilter(fs, batch_dir, meta).status();
   return absl::InvalidArgumentError(

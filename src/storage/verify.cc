@@ -106,11 +106,11 @@ absl::Status CheckIndexAgrees(const TraceIndex& index, const otlp::TraceBatch& b
   const otlp::SpanColumns& s = batch.spans;
   const TraceFilter& header = index.filter();
   if (header.first_covered_row() != first_span_row || header.span_rows() != s.size()) {
-    return Mismatch(kTraceIndexFileName,
-                    fmt::format("covers rows [{}, {}), the span rows are [{}, {})",
-                                header.first_covered_row(),
-                                header.first_covered_row() + header.span_rows(), first_span_row,
-                                first_span_row + s.size()));
+    return Mismatch(
+        kTraceIndexFileName,
+        fmt::format("covers rows [{}, {}), the span rows are [{}, {})", header.first_covered_row(),
+                    header.first_covered_row() + header.span_rows(), first_span_row,
+                    first_span_row + s.size()));
   }
   const auto entries = index.entries();
   uint64_t covered = 0;
@@ -131,8 +131,8 @@ absl::Status CheckIndexAgrees(const TraceIndex& index, const otlp::TraceBatch& b
     covered += location.end_row - location.first_row;
     if (min != location.min_time_unix_nano) {
       return Mismatch(kTraceIndexFileName,
-                      fmt::format("entry {} (trace {}): minimum time {}, its rows' is {}", k,
-                                  trace, location.min_time_unix_nano, min));
+                      fmt::format("entry {} (trace {}): minimum time {}, its rows' is {}", k, trace,
+                                  location.min_time_unix_nano, min));
     }
     const uint64_t bound = location.max_time_bound_unix_nano;
     if (max > bound || (bound != std::numeric_limits<uint64_t>::max() && bound - max >= 1000)) {
@@ -233,8 +233,8 @@ class BatchChecker {
       const otlp::LogRecordColumns& logs = batch->logs;
       uint64_t min = std::numeric_limits<uint64_t>::max(), max = 0;
       for (size_t i = 0; i < logs.size(); ++i) {
-        const uint64_t t = logs.time_unix_nano[i] != 0 ? logs.time_unix_nano[i]
-                                                       : logs.observed_time_unix_nano[i];
+        const uint64_t t =
+            logs.time_unix_nano[i] != 0 ? logs.time_unix_nano[i] : logs.observed_time_unix_nano[i];
         min = std::min(min, t);
         max = std::max(max, t);
       }

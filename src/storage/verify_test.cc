@@ -233,7 +233,8 @@ TEST_F(VerifyTest, DuckDbCheckFailsOnACorruptPageAndOnAWrongRowCount) {
   EXPECT_TRUE(query::ReadParquetFileWithDuckDb(*engine_, path, rows).ok());
   const absl::Status miscounted = query::ReadParquetFileWithDuckDb(*engine_, path, rows + 1);
   EXPECT_EQ(miscounted.code(), absl::StatusCode::kDataLoss) << miscounted;
-  EXPECT_THAT(std::string(miscounted.message()), HasSubstr(fmt::format("meta.json says {}", rows + 1)));
+  EXPECT_THAT(std::string(miscounted.message()),
+              HasSubstr(fmt::format("meta.json says {}", rows + 1)));
 
   std::string bytes = Read(path);
   absl::StatusOr<uint64_t> at = verify_testing::PageBodyOffset(bytes, "body_str");
@@ -388,8 +389,8 @@ TEST_F(VerifyTest, UnsortedSpansAreCaughtOnlyByDeep) {
   absl::StatusOr<BatchMeta> meta = ParseBatchMeta(*meta_json, BatchIdOfDir(dir));
   ASSERT_TRUE(meta.ok()) << meta.status();
   const size_t first = meta->spans.file_rows - meta->spans.rows;
-  const std::string unsorted = table_testing::RewriteColumns(
-      bytes, [first](std::vector<parquet::ColumnVector>& columns) {
+  const std::string unsorted =
+      table_testing::RewriteColumns(bytes, [first](std::vector<parquet::ColumnVector>& columns) {
         // The first span row's trace id swapped with that of the first row
         // of the next trace: the larger id now comes first.
         parquet::ColumnVector& ids = columns[kSpansTraceId];

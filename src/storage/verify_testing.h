@@ -52,8 +52,8 @@ inline absl::StatusOr<std::vector<std::string>> WriteTrafficBatches(FileSystem& 
     request.traces = traffic.Traces(spans);
     request.logs = traffic.Logs(spans / 2);
     request.metrics = traffic.Metrics(spans / 2);
-    request.rows = request.traces->spans.size() + request.logs->logs.size() +
-                   request.metrics->point_count();
+    request.rows =
+        request.traces->spans.size() + request.logs->logs.size() + request.metrics->point_count();
     request.bytes = request.rows * 200;
     STRATA_RETURN_IF_ERROR(storage->Write(std::move(request)));
   }
@@ -120,11 +120,11 @@ inline absl::StatusOr<std::string> RebuildTraceIndex(const std::vector<TraceInde
                                                      uint64_t first_covered_row) {
   std::vector<TraceRun> runs;
   for (const TraceIndexEntry& entry : entries) {
-    runs.push_back(TraceRun{.trace_id = entry.trace_id,
-                            .first_row = entry.first_row,
-                            .min_time_unix_nano = entry.min_time_unix_nano,
-                            .max_time_unix_nano =
-                                entry.min_time_unix_nano + uint64_t{entry.span_micros} * 1000});
+    runs.push_back(TraceRun{
+        .trace_id = entry.trace_id,
+        .first_row = entry.first_row,
+        .min_time_unix_nano = entry.min_time_unix_nano,
+        .max_time_unix_nano = entry.min_time_unix_nano + uint64_t{entry.span_micros} * 1000});
   }
   return BuildTraceIndex(runs, span_rows, first_covered_row);
 }

@@ -71,9 +71,8 @@ class VerifyCliTest : public ::testing::Test {
   // Starts `strata serve` on the data directory; null (with a failure) if
   // it does not get ready.
   std::unique_ptr<Subprocess> StartServer() {
-    auto server =
-        std::make_unique<Subprocess>(std::vector<std::string>{kBinary, "serve", "--data-dir", dir_},
-                                     kServeEnv);
+    auto server = std::make_unique<Subprocess>(
+        std::vector<std::string>{kBinary, "serve", "--data-dir", dir_}, kServeEnv);
     if (!server->WaitForOutput("waiting for SIGINT or SIGTERM", std::chrono::seconds(30))) {
       ADD_FAILURE() << "server did not get ready:\n" << server->output();
       return nullptr;
@@ -94,8 +93,8 @@ TEST_F(VerifyCliTest, HealthyDirectoryExitsZeroWithOneLinePerBatch) {
   auto [code, out] = Run({"verify"});
   EXPECT_EQ(code, 0) << out;
   for (const std::string& batch : batches_) {
-    EXPECT_THAT(out, ContainsRegex(fmt::format("ok +{} +{}\n", DayOfDir(batch),
-                                               BatchIdOfDir(batch))));
+    EXPECT_THAT(out,
+                ContainsRegex(fmt::format("ok +{} +{}\n", DayOfDir(batch), BatchIdOfDir(batch))));
   }
   EXPECT_THAT(out, HasSubstr("verified 3 batches"));
   EXPECT_THAT(out, HasSubstr("3 ok, 0 corrupt"));
@@ -110,10 +109,10 @@ TEST_F(VerifyCliTest, CorruptBatchExitsThreeAndIsNamedInJson) {
   Corrupt(batches_[1]);
   auto [code, out] = Run({"verify", "--json"});
   EXPECT_EQ(code, 3) << out;
-  EXPECT_THAT(out, HasSubstr(fmt::format(
-                       R"({{"id":"{}","day":"{}","status":"corrupt","check":"files",)"
-                       R"("file":"spans.parquet","message":")",
-                       BatchIdOfDir(batches_[1]), DayOfDir(batches_[1]))));
+  EXPECT_THAT(out,
+              HasSubstr(fmt::format(R"({{"id":"{}","day":"{}","status":"corrupt","check":"files",)"
+                                    R"("file":"spans.parquet","message":")",
+                                    BatchIdOfDir(batches_[1]), DayOfDir(batches_[1]))));
   EXPECT_THAT(out, HasSubstr(fmt::format(R"({{"id":"{}","day":"{}","status":"ok","check":null)",
                                          BatchIdOfDir(batches_[0]), DayOfDir(batches_[0]))));
   EXPECT_THAT(out, HasSubstr("\"healthy\":false"));
@@ -161,8 +160,7 @@ TEST_F(VerifyCliTest, QuarantineOfSomethingNotABatchIdIsAUsageError) {
 TEST_F(VerifyCliTest, QuarantineMovesACorruptBatchAndServeThenBoots) {
   Corrupt(batches_[2]);
   const std::string id = BatchIdOfDir(batches_[2]);
-  auto [refused, boot] =
-      RunToCompletion({kBinary, "serve", "--data-dir", dir_}, kServeEnv);
+  auto [refused, boot] = RunToCompletion({kBinary, "serve", "--data-dir", dir_}, kServeEnv);
   EXPECT_EQ(refused, 1) << boot;
   EXPECT_THAT(boot, HasSubstr(fmt::format("`strata quarantine {}`", id)));
   EXPECT_THAT(boot, HasSubstr("docs/operations.md#corrupt-batch"));
