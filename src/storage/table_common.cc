@@ -178,6 +178,22 @@ absl::StatusOr<std::vector<ColumnVector>> ReadAllColumns(parquet::FileReader& re
   return columns;
 }
 
+absl::StatusOr<std::vector<ColumnVector>> ReadTableRows(parquet::FileReader& reader,
+                                                        std::string_view file_name,
+                                                        uint64_t row_begin, uint64_t row_end) {
+  const auto file_rows = static_cast<uint64_t>(std::max<int64_t>(reader.num_rows(), 0));
+  if (row_begin >= row_end || row_end > file_rows) {
+    return absl::DataLossError(fmt::format("{}: rows [{}, {}) asked for, the file has {} rows",
+                                           file_name, row_begin, row_end, file_rows));
+  }
+  std::vector<int> all(reader.columns().size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  absl::StatusOr<std::vector<ColumnVector>> columns =
+      reader.Read(all, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
+  if (!columns.ok()) return AsDataLoss(columns.status(), file_name);
+  return columns;
+}
+
 std::string_view RetainBytes(ColumnVector* column, otlp::BatchBase* batch) {
   auto owned = std::make_shared<std::string>(std::move(column->bytes));
   column->bytes.clear();
@@ -643,6 +659,22 @@ uint32_t ResourceScopeWriter::AddBatch(const otlp::BatchBase& batch) {
   return static_cast<uint32_t>(batches_.size() - 1);
 }
 
+uint32_t ResourceScopeWriter::AddBatch(const otlp::BatchBase& batch,
+                                       std::vector<uint32_t> resource_index,
+                                       std::vector<uint32_t> scope_index) {
+  STRATA_CHECK(resource_index.size() == batch.resources.size() &&
+                   scope_index.size() == batch.scopes.size(),
+               "one file index per resource and scope row");
+  BatchState state;
+  state.batch = &batch;
+  state.resource_index = std::move(resource_index);
+  state.scope_index = std::move(scope_index);
+  state.resources.resize(batch.resources.size());
+  state.scopes.resize(batch.scopes.size());
+  batches_.push_back(std::move(state));
+  return static_cast<uint32_t>(batches_.size() - 1);
+}
+
 void ResourceScopeWriter::BuildResource(const otlp::BatchBase& b, ResourceElements* cache,
                                         uint32_t resource) {
   cache->built = true;
@@ -680,7 +712,7 @@ void ResourceScopeWriter::AppendRow(uint32_t batch, uint32_t resource,
   STRATA_CHECK(resource < b.resources.size(), "resource row out of range");
   ResourceElements& rc = state.resources[resource];
   if (!rc.built) BuildResource(b, &rc, resource);
-  resource_index_.int32s.push_back(static_cast<int32_t>(state.resource_base + resource));
+  resource_index_.int32s.push_back(static_cast<int32_t>(file_resource_index(batch, resource)));
   PushBytes(resource_schema_url_, b.resources.schema_url[resource]);
   resource_dropped_.int32s.push_back(
       static_cast<int32_t>(b.resources.dropped_attributes_count[resource]));
@@ -709,7 +741,7 @@ void ResourceScopeWriter::AppendRow(uint32_t batch, uint32_t resource,
     sc.attributes = scope_attributes_.AddElements(b, b.scope_attributes, b.scopes.attributes[s]);
   }
   scope_attributes_.AppendSharedRow(sc.attributes);
-  scope_index_.AppendInt32(static_cast<int32_t>(state.scope_base + s));
+  scope_index_.AppendInt32(static_cast<int32_t>(file_scope_index(batch, s)));
   scope_name_.AppendBytes(b.scopes.name[s]);
   scope_version_.AppendBytes(b.scopes.version[s]);
   scope_schema_url_.AppendBytes(b.scopes.schema_url[s]);
@@ -760,6 +792,7 @@ enum ResourceScopeColumn : int {
   kScopeAttributes = 21,
 };
 static_assert(kScopeAttributes + kAttributeFamilyColumns == kResourceScopeColumns);
+static_assert(kResourceIndex == kResourceIndexOffset && kScopeIndex == kScopeIndexOffset);
 
 // For each index 0..max of an index column (null rows skipped), the first
 // row holding it. DataLoss unless the indexes are dense.
@@ -914,6 +947,23 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
     }
   }
   return owners;
+}
+
+std::vector<uint32_t> RenumberDense(ColumnVector* index) {
+  std::vector<uint32_t> values;
+  values.reserve(index->int32s.size());
+  for (size_t r = 0; r < index->int32s.size(); ++r) {
+    if (!index->is_null(r)) values.push_back(static_cast<uint32_t>(index->int32s[r]));
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  for (size_t r = 0; r < index->int32s.size(); ++r) {
+    if (index->is_null(r)) continue;
+    const auto it =
+        std::lower_bound(values.begin(), values.end(), static_cast<uint32_t>(index->int32s[r]));
+    index->int32s[r] = static_cast<int32_t>(it - values.begin());
+  }
+  return values;
 }
 
 // ------------------------------------------------------------ promotion
