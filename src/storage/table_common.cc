@@ -459,7 +459,8 @@ int ValueColumnOf(otlp::ValueType type) {
 absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<ColumnVector> columns,
                                                                   std::string_view prefix,
                                                                   std::string_view file_name,
-                                                                  otlp::BatchBase* batch) {
+                                                                  otlp::BatchBase* batch,
+                                                                  StringOwnership ownership) {
   STRATA_CHECK(columns.size() == kAttributeFamilyColumns, "an attribute family has seven columns");
   AttributeFamilyReader reader;
   reader.file_name_ = std::string(file_name);
@@ -475,9 +476,10 @@ absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<Colu
       if (v.list_validity[r] == 0) return ColumnDataLoss(file_name, name(c), r, "null list");
     }
   }
-  const std::string_view keys = RetainBytes(&columns[0], batch);
-  const std::string_view strs = RetainBytes(&columns[2], batch);
-  const std::string_view bytes = RetainBytes(&columns[6], batch);
+  reader.copy_ = ownership == StringOwnership::kCopyToArena;
+  const std::string_view keys = reader.copy_ ? columns[0].bytes : RetainBytes(&columns[0], batch);
+  const std::string_view strs = reader.copy_ ? columns[2].bytes : RetainBytes(&columns[2], batch);
+  const std::string_view bytes = reader.copy_ ? columns[6].bytes : RetainBytes(&columns[6], batch);
 
   reader.lists_.reserve(rows);
   const size_t elements = columns[0].element_count();
@@ -545,9 +547,12 @@ absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<Colu
 absl::Status AttributeFamilyReader::AppendElement(uint64_t element, otlp::BatchBase* batch,
                                                   otlp::AttributeColumns* table) const {
   const otlp::ValueType type = types_[element];
-  otlp::ValueRow value{type, payload_[element], bits_[element]};
+  // Nested values decoded from the payload view into it too.
+  const std::string_view payload =
+      copy_ ? batch->arena.Copy(payload_[element]) : payload_[element];
+  otlp::ValueRow value{type, payload, bits_[element]};
   if (type == otlp::ValueType::kArray || type == otlp::ValueType::kKvList) {
-    absl::Status decoded = otlp::DecodeAnyValueProto(payload_[element], batch, &value);
+    absl::Status decoded = otlp::DecodeAnyValueProto(payload, batch, &value);
     if (!decoded.ok() || value.type != type) {
       return absl::DataLossError(fmt::format(
           "{}: column '{}_bytes': attribute '{}' (type {}) does not hold a valid encoded {}: {}",
@@ -556,7 +561,7 @@ absl::Status AttributeFamilyReader::AppendElement(uint64_t element, otlp::BatchB
           decoded.ok() ? "wrong value type" : std::string(decoded.message())));
     }
   }
-  table->Append({keys_[element], value});
+  table->Append({copy_ ? batch->arena.Copy(keys_[element]) : keys_[element], value});
   return absl::OkStatus();
 }
 
@@ -849,24 +854,29 @@ absl::StatusOr<otlp::Range> ReadEntityRefs(std::span<ColumnVector> c, size_t row
     return ColumnDataLoss(file_name, "resource_entity_description_keys", row,
                           "length differs from the sum of resource_entity_description_key_count");
   }
+  // The views are into the columns, which the batch does not keep.
+  auto copy = [batch](std::string_view bytes) { return batch->arena.Copy(bytes); };
   const otlp::Range out{static_cast<uint32_t>(batch->entity_refs.size()),
                         static_cast<uint32_t>(refs)};
   uint64_t next_id = c[kEntityIdKeys].lists[row].begin;
   uint64_t next_description = c[kEntityDescriptionKeys].lists[row].begin;
   for (uint64_t e = 0; e < refs; ++e) {
     otlp::EntityRefRow ref;
-    ref.schema_url = BytesAt(c[kEntitySchemaUrl], views[kEntitySchemaUrl],
-                             c[kEntitySchemaUrl].lists[row].begin + e);
-    ref.type = BytesAt(c[kEntityType], views[kEntityType], c[kEntityType].lists[row].begin + e);
+    ref.schema_url = copy(BytesAt(c[kEntitySchemaUrl], views[kEntitySchemaUrl],
+                                  c[kEntitySchemaUrl].lists[row].begin + e));
+    ref.type =
+        copy(BytesAt(c[kEntityType], views[kEntityType], c[kEntityType].lists[row].begin + e));
     ref.id_keys = {static_cast<uint32_t>(batch->entity_keys.size()), id_counts[e]};
     for (uint32_t k = 0; k < id_counts[e]; ++k) {
-      batch->entity_keys.push_back(BytesAt(c[kEntityIdKeys], views[kEntityIdKeys], next_id++));
+      batch->entity_keys.push_back(
+          copy(BytesAt(c[kEntityIdKeys], views[kEntityIdKeys], next_id++)));
     }
     ref.description_keys = {static_cast<uint32_t>(batch->entity_keys.size()),
                             description_counts[e]};
     for (uint32_t k = 0; k < description_counts[e]; ++k) {
       batch->entity_keys.push_back(
-          BytesAt(c[kEntityDescriptionKeys], views[kEntityDescriptionKeys], next_description++));
+          copy(BytesAt(c[kEntityDescriptionKeys], views[kEntityDescriptionKeys],
+                       next_description++)));
     }
     batch->entity_refs.Append(ref);
   }
@@ -880,11 +890,15 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
                                                     otlp::BatchBase* batch) {
   STRATA_CHECK(c.size() == kResourceScopeColumns, "resource and scope column count");
   const size_t rows = c[kResourceIndex].size();
+  // Every row repeats its resource's and scope's columns, but the batch
+  // needs them once per resource and scope: their strings are copied into
+  // the batch's arena rather than the whole columns retained.
   std::string_view views[kScopeAttributes];
   for (int k : {kResourceSchemaUrl, kEntitySchemaUrl, kEntityType, kEntityIdKeys,
                 kEntityDescriptionKeys, kScopeName, kScopeVersion, kScopeSchemaUrl}) {
-    views[k] = RetainBytes(&c[k], batch);
+    views[k] = c[k].bytes;
   }
+  auto copy = [batch](std::string_view bytes) { return batch->arena.Copy(bytes); };
   STRATA_ASSIGN_OR_RETURN(const std::vector<uint32_t> resource_rows,
                           FirstRows(c[kResourceIndex], "resource_index", file_name));
   STRATA_ASSIGN_OR_RETURN(const std::vector<uint32_t> scope_rows,
@@ -892,11 +906,13 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
   STRATA_ASSIGN_OR_RETURN(
       AttributeFamilyReader resource_attributes,
       AttributeFamilyReader::Make(c.subspan(kResourceAttributes, kAttributeFamilyColumns),
-                                  "resource_attr", file_name, batch));
+                                  "resource_attr", file_name, batch,
+                                  AttributeFamilyReader::StringOwnership::kCopyToArena));
   STRATA_ASSIGN_OR_RETURN(
       AttributeFamilyReader scope_attributes,
       AttributeFamilyReader::Make(c.subspan(kScopeAttributes, kAttributeFamilyColumns),
-                                  "scope_attr", file_name, batch));
+                                  "scope_attr", file_name, batch,
+                                  AttributeFamilyReader::StringOwnership::kCopyToArena));
 
   const auto resource_base = static_cast<uint32_t>(batch->resources.size());
   const auto scope_base = static_cast<uint32_t>(batch->scopes.size());
@@ -906,7 +922,7 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
                             resource_attributes.AppendRow(row, batch, &batch->resource_attributes));
     resource.dropped_attributes_count = static_cast<uint32_t>(c[kResourceDropped].int32s[row]);
     STRATA_ASSIGN_OR_RETURN(resource.entity_refs, ReadEntityRefs(c, row, views, file_name, batch));
-    resource.schema_url = BytesAt(c[kResourceSchemaUrl], views[kResourceSchemaUrl], row);
+    resource.schema_url = copy(BytesAt(c[kResourceSchemaUrl], views[kResourceSchemaUrl], row));
     batch->resources.Append(resource);
   }
   for (uint32_t row : scope_rows) {
@@ -918,12 +934,12 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
     }
     otlp::ScopeRow scope;
     scope.resource = resource_base + static_cast<uint32_t>(c[kResourceIndex].int32s[row]);
-    scope.name = BytesAt(c[kScopeName], views[kScopeName], row);
-    scope.version = BytesAt(c[kScopeVersion], views[kScopeVersion], row);
+    scope.name = copy(BytesAt(c[kScopeName], views[kScopeName], row));
+    scope.version = copy(BytesAt(c[kScopeVersion], views[kScopeVersion], row));
     STRATA_ASSIGN_OR_RETURN(scope.attributes,
                             scope_attributes.AppendRow(row, batch, &batch->scope_attributes));
     scope.dropped_attributes_count = static_cast<uint32_t>(c[kScopeDropped].int32s[row]);
-    scope.schema_url = BytesAt(c[kScopeSchemaUrl], views[kScopeSchemaUrl], row);
+    scope.schema_url = copy(BytesAt(c[kScopeSchemaUrl], views[kScopeSchemaUrl], row));
     batch->scopes.Append(scope);
   }
 

@@ -271,12 +271,23 @@ void AppendElementCounts(std::span<const otlp::Range> ranges, parquet::ColumnVec
 // value decoding.
 class AttributeFamilyReader {
  public:
-  // `columns` are the family's seven vectors in spec order (taken over:
-  // their byte buffers move into `batch`). DataLoss names `file_name` and
-  // the column.
+  // Where the strings handed to the batch live.
+  enum class StringOwnership {
+    // The columns' byte buffers move into `batch` (retained), and rows view
+    // them: for families read on most rows.
+    kRetainColumns,
+    // The columns keep their buffers (they must outlive the reader), and
+    // each row's strings are copied into batch->arena as it is appended:
+    // for families whose rows mostly repeat (a resource's attributes on
+    // every row of the resource), of which the batch keeps few.
+    kCopyToArena,
+  };
+
+  // `columns` are the family's seven vectors in spec order. DataLoss names
+  // `file_name` and the column.
   [[nodiscard]] static absl::StatusOr<AttributeFamilyReader> Make(
       std::span<parquet::ColumnVector> columns, std::string_view prefix, std::string_view file_name,
-      otlp::BatchBase* batch);
+      otlp::BatchBase* batch, StringOwnership ownership = StringOwnership::kRetainColumns);
 
   size_t rows() const { return lists_.size(); }
 
@@ -302,6 +313,7 @@ class AttributeFamilyReader {
 
   std::string file_name_;
   std::string prefix_;
+  bool copy_ = false;  // StringOwnership::kCopyToArena
   std::vector<parquet::ListRange> lists_;
   std::vector<std::string_view> keys_;
   std::vector<otlp::ValueType> types_;
@@ -447,7 +459,9 @@ struct RowOwners {
 
 // Rebuilds batch->resources, resource_attributes, entity_refs, entity_keys,
 // scopes and scope_attributes from the kResourceScopeColumns read-back
-// columns starting at columns[first] (taken over). Resources and scopes are
+// columns starting at columns[first]. Strings are copied into the batch's
+// arena (once per resource and scope), so the batch keeps nothing of these
+// per-row columns. Resources and scopes are
 // appended in index order, each from the first row naming it. DataLoss
 // when an index is not dense (0..max all present), a scope index appears
 // with two resource indexes, or a family or entity list is malformed.

@@ -19,10 +19,11 @@
 // Memory: what a merge holds at once is bounded by MergeOptions (chunk
 // sizes and the Parquet writer's row group), not by the size of the inputs
 // (compaction.md, "Memory budget"). Logs and metrics: at most
-// (fan_in + 2) * chunk_rows decoded rows, plus one output row group of
-// row_group_bytes_limit; inputs not already in merge order (ingest
-// batches) go through an external merge sort whose runs live in
-// scratch_dir (external_merge.h).
+// (fan_in + 2) * chunk_rows decoded rows (MergeStats::rows_held_peak), plus
+// the raw columns of the one chunk being decoded and the output writer's
+// open row group (below row_group_bytes_limit); inputs not already in merge
+// order (ingest batches) go through an external merge sort whose runs live
+// in scratch_dir (external_merge.h, which has the measured bytes).
 //
 // Thread-safety: reentrant. Errors: DataLoss for a bad input, the
 // FileSystem's and the sink's errors unchanged, Internal for inputs that
