@@ -127,8 +127,7 @@ absl::StatusOr<storage::MergeInput> MergeTo(FileSystem& fs, MergeFn merge,
                           merge(fs, inputs, id, merge_options, &sink));
   STRATA_RETURN_IF_ERROR(file->Close());
   if (result != nullptr) {
-    result->wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result->wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result->cpu = CpuSeconds() - cpu;
     result->rss_peak_mib = StatusMib("VmHWM:");
     result->rows = meta.file_rows;
@@ -144,11 +143,9 @@ std::string InputId(int n) { return fmt::format("20261130000000{:09}", n); }
 // Writes the ingest inputs of one table; `write` turns a generator into
 // one file's bytes and its file_rows.
 template <typename Write>
-absl::StatusOr<std::vector<storage::MergeInput>> WriteInputs(FileSystem& fs,
-                                                             const std::string& dir,
+absl::StatusOr<std::vector<storage::MergeInput>> WriteInputs(FileSystem& fs, const std::string& dir,
                                                              std::string_view table,
-                                                             const Options& options,
-                                                             Write write) {
+                                                             const Options& options, Write write) {
   workload::TrafficGenerator generator(workload::TrafficOptions{});
   std::vector<storage::MergeInput> inputs;
   for (uint64_t k = 0; k < options.inputs; ++k) {
@@ -164,15 +161,15 @@ absl::StatusOr<std::vector<storage::MergeInput>> WriteInputs(FileSystem& fs,
 }
 
 void Print(std::string_view table, std::string_view kind, const Result& r) {
-  std::printf("%-8s %-7s %10llu rows %8.2f s wall %8.2f s CPU %10.0f rows/s  rows held %7llu  "
-              "runs %4llu passes %llu  RSS %7.1f MiB before, peak %7.1f MiB  %6.2f B/row\n",
-              std::string(table).c_str(), std::string(kind).c_str(),
-              static_cast<unsigned long long>(r.rows), r.wall, r.cpu,
-              static_cast<double>(r.rows) / r.wall,
-              static_cast<unsigned long long>(r.stats.rows_held_peak),
-              static_cast<unsigned long long>(r.stats.runs_written),
-              static_cast<unsigned long long>(r.stats.merge_passes), r.rss_before_mib,
-              r.rss_peak_mib, static_cast<double>(r.bytes) / static_cast<double>(r.rows));
+  std::printf(
+      "%-8s %-7s %10llu rows %8.2f s wall %8.2f s CPU %10.0f rows/s  rows held %7llu  "
+      "runs %4llu passes %llu  RSS %7.1f MiB before, peak %7.1f MiB  %6.2f B/row\n",
+      std::string(table).c_str(), std::string(kind).c_str(),
+      static_cast<unsigned long long>(r.rows), r.wall, r.cpu, static_cast<double>(r.rows) / r.wall,
+      static_cast<unsigned long long>(r.stats.rows_held_peak),
+      static_cast<unsigned long long>(r.stats.runs_written),
+      static_cast<unsigned long long>(r.stats.merge_passes), r.rss_before_mib, r.rss_peak_mib,
+      static_cast<double>(r.bytes) / static_cast<double>(r.rows));
 }
 
 template <typename Write>
@@ -265,10 +262,11 @@ int Run(const Options& options) {
   }
   std::string json;
   for (const auto& [name, r] : results) {
-    json += fmt::format("{}\"{}_rows_per_sec\":{:.0f},\"{}_peak_rss_mb\":{:.1f},"
-                        "\"{}_rows_held_peak\":{}",
-                        json.empty() ? "" : ",", name, static_cast<double>(r.rows) / r.wall, name,
-                        r.rss_peak_mib, name, r.stats.rows_held_peak);
+    json += fmt::format(
+        "{}\"{}_rows_per_sec\":{:.0f},\"{}_peak_rss_mb\":{:.1f},"
+        "\"{}_rows_held_peak\":{}",
+        json.empty() ? "" : ",", name, static_cast<double>(r.rows) / r.wall, name, r.rss_peak_mib,
+        name, r.stats.rows_held_peak);
   }
   std::printf("{%s}\n", json.c_str());
   return 0;

@@ -44,10 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool logs = (selector & 1) == 0;
   const auto& columns =
       logs ? strata::storage::LogsTableColumns() : strata::storage::MetricsTableColumns();
-  auto reader = strata::storage::OpenTable(&source, columns,
-                                           logs ? strata::storage::kLogsSchema
-                                                : strata::storage::kMetricsSchema,
-                                           batch_id, "fuzz.parquet");
+  auto reader = strata::storage::OpenTable(
+      &source, columns, logs ? strata::storage::kLogsSchema : strata::storage::kMetricsSchema,
+      batch_id, "fuzz.parquet");
   if (!reader.ok()) return 0;
   // Bounded ranges: a footer may claim any number of rows.
   const auto rows = static_cast<uint64_t>((*reader)->num_rows() < 0 ? 0 : (*reader)->num_rows());

@@ -153,7 +153,7 @@ class ExternalMerge {
     size_t row = 0;            // current data row of `chunk`
     uint64_t chunk_begin = 0;  // file row of the chunk's row 0
     uint64_t next_row = 0;     // file row the next chunk starts at
-    int64_t registered = -1; // the chunk's batch number in the writer, this flush
+    int64_t registered = -1;   // the chunk's batch number in the writer, this flush
   };
 
   absl::Status CheckArguments(std::span<const MergeInput> inputs) const;
@@ -171,8 +171,8 @@ class ExternalMerge {
                                                       const std::string& path, uint64_t begin,
                                                       uint64_t end);
   void Release(std::unique_ptr<Rows>& chunk);
-  absl::Status CopyPlaceholders(const MergeInput& input, parquet::FileReader& reader,
-                                uint64_t end, const IndexBase& base, Writer& writer);
+  absl::Status CopyPlaceholders(const MergeInput& input, parquet::FileReader& reader, uint64_t end,
+                                const IndexBase& base, Writer& writer);
   absl::Status WriteRuns(const MergeInput& input, parquet::FileReader& reader, uint64_t begin,
                          const IndexBase& base);
   // A run file in scratch_dir, written by `fill`.
@@ -222,7 +222,8 @@ TableOptions ExternalMerge<Table>::WriterOptions(bool run) const {
     // longer than a chunk, so reading a chunk decompresses little more.
     tables.zstd_level = 1;
     tables.fast_zstd_level = 1;
-    tables.page_rows = std::max<size_t>(1, std::min<uint64_t>(tables.page_rows, options_.chunk_rows));
+    tables.page_rows =
+        std::max<size_t>(1, std::min<uint64_t>(tables.page_rows, options_.chunk_rows));
   }
   return tables;
 }
@@ -445,9 +446,8 @@ absl::Status ExternalMerge<Table>::Reduce() {
     std::vector<Source> next;
     for (size_t g = 0; g < merges; ++g) {
       const std::span<const Source> group(sources_.data() + g * fan_in, fan_in);
-      STRATA_ASSIGN_OR_RETURN(Source run, WriteRun([&](Writer& writer) {
-                                return MergeInto(group, writer);
-                              }));
+      STRATA_ASSIGN_OR_RETURN(Source run,
+                              WriteRun([&](Writer& writer) { return MergeInto(group, writer); }));
       next.push_back(std::move(run));
     }
     next.insert(next.end(), sources_.begin() + static_cast<std::ptrdiff_t>(merges * fan_in),
@@ -479,8 +479,8 @@ absl::Status ExternalMerge<Table>::Advance(Cursor& cursor) {
     std::unique_ptr<Rows> next;
     if (cursor.next_row < cursor.source.row_end) {
       const uint64_t end = std::min(cursor.source.row_end, cursor.next_row + options_.chunk_rows);
-      STRATA_ASSIGN_OR_RETURN(next, ReadDataChunk(*cursor.file.reader, cursor.source.path,
-                                                  cursor.next_row, end));
+      STRATA_ASSIGN_OR_RETURN(
+          next, ReadDataChunk(*cursor.file.reader, cursor.source.path, cursor.next_row, end));
       held_.Sample(0);
       if (Table::KeyOf(*next, 0) < previous) {
         Release(next);
@@ -556,8 +556,7 @@ absl::Status ExternalMerge<Table>::MergeInto(std::span<const Source> sources, Wr
     if (cursor.registered < 0) {
       cursor.registered = Table::Register(writer, *cursor.chunk, cursor.source.base);
     }
-    Table::AppendData(writer, static_cast<uint32_t>(cursor.registered), *cursor.chunk,
-                      cursor.row);
+    Table::AppendData(writer, static_cast<uint32_t>(cursor.registered), *cursor.chunk, cursor.row);
     status = Advance(cursor);
     if (!status.ok()) break;
     if (cursor.chunk == nullptr) {

@@ -74,9 +74,9 @@ struct LogsMergeTable {
 
   static void AppendPlaceholder(Writer& writer, uint32_t batch, const Rows& rows, size_t row) {
     const LogRows::Placeholder& p = rows.placeholders[row];
-    writer.AppendPlaceholder(batch, p.resource,
-                             p.scope == RowOwners::kNoScope ? std::nullopt
-                                                            : std::optional<uint32_t>(p.scope));
+    writer.AppendPlaceholder(
+        batch, p.resource,
+        p.scope == RowOwners::kNoScope ? std::nullopt : std::optional<uint32_t>(p.scope));
   }
 
   static void AppendData(Writer& writer, uint32_t batch, const Rows& rows, size_t row) {

@@ -59,9 +59,8 @@ class LogGenerator {
             {build.S("service.name"), BatchBuilder::Str(build.S(fmt::format("svc-{}", U(4))))});
       }
       if (U(4) == 0) attributes.push_back({build.S("host"), RandomValue(build)});
-      const uint32_t resource = build.Resource(
-          attributes, U(2) == 0 ? "" : "https://schema/1", static_cast<uint32_t>(U(2)),
-          static_cast<int>(U(3)));
+      const uint32_t resource = build.Resource(attributes, U(2) == 0 ? "" : "https://schema/1",
+                                               static_cast<uint32_t>(U(2)), static_cast<int>(U(3)));
       const int scopes = static_cast<int>(U(3));
       for (int s = 0; s < scopes; ++s) {
         build.Scope(resource, fmt::format("scope-{}", U(3)), U(2) == 0 ? "" : "1.2",
@@ -72,7 +71,8 @@ class LogGenerator {
     const auto scopes = static_cast<uint32_t>(b.scopes.size());
     // Scopes at the end may stay without records.
     const uint32_t used = scopes == 0 ? 0 : 1 + static_cast<uint32_t>(U(scopes));
-    for (int i = 0; i < records && used > 0; ++i) AddRecord(&b, build, static_cast<uint32_t>(U(used)));
+    for (int i = 0; i < records && used > 0; ++i)
+      AddRecord(&b, build, static_cast<uint32_t>(U(used)));
     EXPECT_TRUE(otlp::ValidateBatch(b).ok()) << otlp::ValidateBatch(b);
     return b;
   }
@@ -182,7 +182,8 @@ absl::StatusOr<SignalMeta> Merge(MergeDir& dir, const Inputs& inputs, const Merg
   MergeOptions options = base;
   options.scratch_dir = dir.NewScratch();
   parquet::StringSink sink(out);
-  absl::StatusOr<SignalMeta> meta = MergeLogsTables(dir.fs(), inputs.files, output_id, options, &sink);
+  absl::StatusOr<SignalMeta> meta =
+      MergeLogsTables(dir.fs(), inputs.files, output_id, options, &sink);
   if (meta.ok()) {
     // Every run was consumed and removed.
     absl::StatusOr<std::vector<std::string>> left = dir.fs().ListDir(options.scratch_dir);
@@ -286,8 +287,8 @@ MergeOptions Small() {
 TEST(LogsMergeTest, RandomInputsMergeByEventTime) {
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     for (const MergeOptions& options : {Tiny(), Small(), MergeOptions()}) {
-      SCOPED_TRACE(fmt::format("seed {} chunk_rows {} fan_in {}", seed, options.chunk_rows,
-                               options.fan_in));
+      SCOPED_TRACE(
+          fmt::format("seed {} chunk_rows {} fan_in {}", seed, options.chunk_rows, options.fan_in));
       MergeDir dir("logs_merge");
       LogGenerator gen(seed);
       Inputs inputs;
@@ -348,14 +349,15 @@ TEST(LogsMergeTest, RowsHeldStayBoundedAsInputsGrow) {
     ASSERT_TRUE(meta.ok()) << meta.status();
     EXPECT_LE(stats.rows_held_peak, (options.fan_in + 2) * options.chunk_rows);
     if (scale == 10) EXPECT_GT(meta->file_rows, 10 * stats.rows_held_peak);
-    std::printf("[measure] logs merge of %llu rows (chunk_rows %llu, fan_in %u): %llu runs, %llu "
-                "intermediate passes, at most %llu rows held (bound %llu)\n",
-                static_cast<unsigned long long>(meta->file_rows),
-                static_cast<unsigned long long>(options.chunk_rows), options.fan_in,
-                static_cast<unsigned long long>(stats.runs_written),
-                static_cast<unsigned long long>(stats.merge_passes),
-                static_cast<unsigned long long>(stats.rows_held_peak),
-                static_cast<unsigned long long>((options.fan_in + 2) * options.chunk_rows));
+    std::printf(
+        "[measure] logs merge of %llu rows (chunk_rows %llu, fan_in %u): %llu runs, %llu "
+        "intermediate passes, at most %llu rows held (bound %llu)\n",
+        static_cast<unsigned long long>(meta->file_rows),
+        static_cast<unsigned long long>(options.chunk_rows), options.fan_in,
+        static_cast<unsigned long long>(stats.runs_written),
+        static_cast<unsigned long long>(stats.merge_passes),
+        static_cast<unsigned long long>(stats.rows_held_peak),
+        static_cast<unsigned long long>((options.fan_in + 2) * options.chunk_rows));
   }
 }
 
@@ -405,12 +407,14 @@ TEST_F(LogsMergeCorruptionTest, BrokenRowsDeepInAFile) {
   // The last row: read after the output has its placeholders and runs.
   ASSERT_GT(inputs_.metas[2].rows, 0u);
   const size_t last = inputs_.metas[2].file_rows - 1;
-  ExpectDataLoss(
-      2, table_testing::RewriteColumns(inputs_.bytes[2], [&](C& c) { c[kLogsBodyType].int32s[last] = 9; }),
-      "type code 9");
-  ExpectDataLoss(
-      2, table_testing::RewriteColumns(inputs_.bytes[2], [&](C& c) { c[kLogsRowKind].int32s[last] = 1; }),
-      "placeholder row after");
+  ExpectDataLoss(2,
+                 table_testing::RewriteColumns(inputs_.bytes[2],
+                                               [&](C& c) { c[kLogsBodyType].int32s[last] = 9; }),
+                 "type code 9");
+  ExpectDataLoss(2,
+                 table_testing::RewriteColumns(inputs_.bytes[2],
+                                               [&](C& c) { c[kLogsRowKind].int32s[last] = 1; }),
+                 "placeholder row after");
 }
 
 TEST_F(LogsMergeCorruptionTest, ASortedInputOutOfOrder) {

@@ -304,9 +304,10 @@ size_t ForEachPlaceholder(const otlp::LogBatch& b, Emit emit) {
 
 // ------------------------------------------------------------ LogsTableWriter
 
-absl::StatusOr<std::unique_ptr<LogsTableWriter>> LogsTableWriter::Open(
-    std::string_view batch_id, const TableOptions& options, LogsRowOrder order,
-    parquet::ByteSink* sink) {
+absl::StatusOr<std::unique_ptr<LogsTableWriter>> LogsTableWriter::Open(std::string_view batch_id,
+                                                                       const TableOptions& options,
+                                                                       LogsRowOrder order,
+                                                                       parquet::ByteSink* sink) {
   parquet::WriterOptions writer_options = MakeWriterOptions(options, kLogsSchema, batch_id, {});
   if (order == LogsRowOrder::kEventTime) {
     writer_options.key_value_metadata.push_back(

@@ -177,8 +177,8 @@ absl::Status AppendLogRows(std::vector<ColumnVector>& c, std::string_view file_n
     }
     STRATA_RETURN_IF_ERROR(rows.ReadRow(r, owners.scope[r]));
     const size_t record = batch.logs.size() - 1;
-    const uint64_t time = LogEventTime(batch.logs.time_unix_nano[record],
-                                       batch.logs.observed_time_unix_nano[record]);
+    const uint64_t time =
+        LogEventTime(batch.logs.time_unix_nano[record], batch.logs.observed_time_unix_nano[record]);
     if (order == LogsRowOrder::kEventTime && seen_record && time < previous_time) {
       return ColumnDataLoss(file_name, "time_unix_nano", first_row + r,
                             "records are not in the declared event_time order");

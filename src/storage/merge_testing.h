@@ -35,9 +35,7 @@ inline constexpr char kOutputBatchId[] = "20250614093015999999001";
 // Table files in a temporary directory, and a scratch directory for runs.
 class MergeDir {
  public:
-  explicit MergeDir(std::string_view label) : temp_(label) {
-    EXPECT_FALSE(temp_.path().empty());
-  }
+  explicit MergeDir(std::string_view label) : temp_(label) { EXPECT_FALSE(temp_.path().empty()); }
 
   FileSystem& fs() { return fs_; }
   const std::string& path() const { return temp_.path(); }
@@ -120,8 +118,8 @@ inline void ExpectSameRowsAsInputs(query::DuckDbEngine& db, std::span<const Merg
                                        output_rows)),
             0u)
       << "input rows missing from the output";
-  EXPECT_EQ(QueryCount(db, fmt::format("SELECT count(*) FROM (({}) EXCEPT ALL ({}))",
-                                       output_rows, all_inputs)),
+  EXPECT_EQ(QueryCount(db, fmt::format("SELECT count(*) FROM (({}) EXCEPT ALL ({}))", output_rows,
+                                       all_inputs)),
             0u)
       << "output rows that no input has";
 }

@@ -31,9 +31,9 @@ struct MetricsMergeTable {
 
   static constexpr const char* kSchema = kMetricsSchema;
   static constexpr int kKindColumn = kMetricsRowKind;
-  static constexpr std::array<int, 3> kIndexColumns = {
-      kMetricsResourceScope + kResourceIndexOffset, kMetricsResourceScope + kScopeIndexOffset,
-      kMetricsIndex};
+  static constexpr std::array<int, 3> kIndexColumns = {kMetricsResourceScope + kResourceIndexOffset,
+                                                       kMetricsResourceScope + kScopeIndexOffset,
+                                                       kMetricsIndex};
   static constexpr const char* kOrderColumns = "metric_name, time_unix_nano";
 
   static const std::vector<parquet::ColumnSpec>& Columns() { return MetricsTableColumns(); }
@@ -101,8 +101,7 @@ struct MetricsMergeTable {
 
 absl::StatusOr<SignalMeta> MergeMetricsTables(FileSystem& fs, std::span<const MergeInput> inputs,
                                               std::string_view output_batch_id,
-                                              const MergeOptions& options,
-                                              parquet::ByteSink* out) {
+                                              const MergeOptions& options, parquet::ByteSink* out) {
   merge_internal::ExternalMerge<MetricsMergeTable> merge(fs, output_batch_id, options);
   return merge.Run(inputs, out);
 }

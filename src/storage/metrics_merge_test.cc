@@ -61,9 +61,8 @@ class MetricGenerator {
       } else {
         AddStringAttribute(&b.resource_attributes, "service.name", Pick({"api", "db", "web"}));
       }
-      b.resources.Append(
-          {.attributes = RowsSince(begin, b.resource_attributes.size()),
-           .schema_url = U(2) == 0 ? "" : "https://schema/1"});
+      b.resources.Append({.attributes = RowsSince(begin, b.resource_attributes.size()),
+                          .schema_url = U(2) == 0 ? "" : "https://schema/1"});
       const int scopes = static_cast<int>(U(3));
       for (int s = 0; s < scopes; ++s) {
         b.scopes.Append({.resource = static_cast<uint32_t>(r),
@@ -116,8 +115,7 @@ class MetricGenerator {
                                                           : U(100);
       otlp::encoder_testing::AddExemplar(b, RowsSince(attributes, b->exemplar_attributes.size()),
                                          kBaseTime + U(16), type, bits,
-                                         U(2) == 0 ? &trace : nullptr,
-                                         U(2) == 0 ? &span : nullptr);
+                                         U(2) == 0 ? &trace : nullptr, U(2) == 0 ? &span : nullptr);
     }
     return RowsSince(begin, b->exemplars.size());
   }
@@ -167,9 +165,10 @@ class MetricGenerator {
         case MetricType::kSum: {
           auto row = Point<otlp::NumberPointRow>(b, metric);
           row.value_type = static_cast<NumberType>(U(3));
-          row.value_bits = row.value_type == NumberType::kNone     ? 0
-                           : row.value_type == NumberType::kDouble ? std::bit_cast<uint64_t>(RandomDouble())
-                                                                   : rng_();
+          row.value_bits = row.value_type == NumberType::kNone ? 0
+                           : row.value_type == NumberType::kDouble
+                               ? std::bit_cast<uint64_t>(RandomDouble())
+                               : rng_();
           b->number_points.Append(row);
           break;
         }
@@ -250,8 +249,7 @@ void AddInput(MergeDir& dir, Inputs* inputs, const std::string& bytes, const Sig
   inputs->bytes.push_back(bytes);
 }
 
-void AddIngestInput(MergeDir& dir, MetricGenerator& gen, Inputs* inputs, int batches,
-                    int metrics) {
+void AddIngestInput(MergeDir& dir, MetricGenerator& gen, Inputs* inputs, int batches, int metrics) {
   std::vector<MetricBatch> owned;
   for (int k = 0; k < batches; ++k) owned.push_back(gen.Batch(metrics));
   std::vector<const MetricBatch*> pointers;
@@ -333,10 +331,9 @@ void ExpectValidMerge(const Inputs& inputs, const std::string& output, const Sig
       ++placeholders;
       continue;
     }
-    const MetricsOrderKey key{(*c)[1].bytes_at(r), kind == kMetricsDataPointRow,
-                              kind == kMetricsDataPointRow
-                                  ? static_cast<uint64_t>((*c)[2].int64s[r])
-                                  : 0};
+    const MetricsOrderKey key{
+        (*c)[1].bytes_at(r), kind == kMetricsDataPointRow,
+        kind == kMetricsDataPointRow ? static_cast<uint64_t>((*c)[2].int64s[r]) : 0};
     if (seen_metric) EXPECT_FALSE(key < previous) << "row " << r;
     previous = key;
     seen_metric = true;
@@ -383,8 +380,8 @@ MergeOptions Small() {
 TEST(MetricsMergeTest, RandomInputsMergeByNameThenTime) {
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     for (const MergeOptions& options : {Tiny(), Small(), MergeOptions()}) {
-      SCOPED_TRACE(fmt::format("seed {} chunk_rows {} fan_in {}", seed, options.chunk_rows,
-                               options.fan_in));
+      SCOPED_TRACE(
+          fmt::format("seed {} chunk_rows {} fan_in {}", seed, options.chunk_rows, options.fan_in));
       MergeDir dir("metrics_merge");
       MetricGenerator gen(seed);
       Inputs inputs;
@@ -441,14 +438,15 @@ TEST(MetricsMergeTest, RowsHeldStayBoundedAsInputsGrow) {
     ASSERT_TRUE(meta.ok()) << meta.status();
     EXPECT_LE(stats.rows_held_peak, (options.fan_in + 2) * options.chunk_rows);
     if (scale == 10) EXPECT_GT(meta->file_rows, 10 * stats.rows_held_peak);
-    std::printf("[measure] metrics merge of %llu rows (chunk_rows %llu, fan_in %u): %llu runs, "
-                "%llu intermediate passes, at most %llu rows held (bound %llu)\n",
-                static_cast<unsigned long long>(meta->file_rows),
-                static_cast<unsigned long long>(options.chunk_rows), options.fan_in,
-                static_cast<unsigned long long>(stats.runs_written),
-                static_cast<unsigned long long>(stats.merge_passes),
-                static_cast<unsigned long long>(stats.rows_held_peak),
-                static_cast<unsigned long long>((options.fan_in + 2) * options.chunk_rows));
+    std::printf(
+        "[measure] metrics merge of %llu rows (chunk_rows %llu, fan_in %u): %llu runs, "
+        "%llu intermediate passes, at most %llu rows held (bound %llu)\n",
+        static_cast<unsigned long long>(meta->file_rows),
+        static_cast<unsigned long long>(options.chunk_rows), options.fan_in,
+        static_cast<unsigned long long>(stats.runs_written),
+        static_cast<unsigned long long>(stats.merge_passes),
+        static_cast<unsigned long long>(stats.rows_held_peak),
+        static_cast<unsigned long long>((options.fan_in + 2) * options.chunk_rows));
   }
 }
 
@@ -528,12 +526,11 @@ TEST_F(MetricsMergeCorruptionTest, BrokenRowsDeepInAFile) {
                                [&](C& c) { c[kMetricsType].int32s[last] = 42; }),
                  "unknown type 42");
   // A placeholder after the data rows.
-  ExpectDataLoss(0,
-                 RewriteSorted(inputs_.bytes[0], MetricsRowOrder::kName,
-                               [&](C& c) {
-                                 c[kMetricsRowKind].int32s[last] = kMetricsEmptyScopeRow;
-                               }),
-                 "placeholder row after");
+  ExpectDataLoss(
+      0,
+      RewriteSorted(inputs_.bytes[0], MetricsRowOrder::kName,
+                    [&](C& c) { c[kMetricsRowKind].int32s[last] = kMetricsEmptyScopeRow; }),
+      "placeholder row after");
 }
 
 TEST_F(MetricsMergeCorruptionTest, ASortedInputOutOfOrder) {

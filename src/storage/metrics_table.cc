@@ -758,11 +758,10 @@ absl::StatusOr<std::unique_ptr<MetricsTableWriter>> MetricsTableWriter::Open(
     parquet::ByteSink* sink) {
   std::vector<parquet::SortingColumn> sorting = {{kMetricsName, false, true}};
   if (order == MetricsRowOrder::kNameTime) sorting.push_back({kMetricsTime, false, true});
-  STRATA_ASSIGN_OR_RETURN(
-      std::unique_ptr<parquet::FileWriter> writer,
-      parquet::FileWriter::Open(MetricsTableColumns(),
-                                MakeWriterOptions(options, kMetricsSchema, batch_id, sorting),
-                                sink));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<parquet::FileWriter> writer,
+                          parquet::FileWriter::Open(
+                              MetricsTableColumns(),
+                              MakeWriterOptions(options, kMetricsSchema, batch_id, sorting), sink));
   return std::unique_ptr<MetricsTableWriter>(new MetricsTableWriter(order, std::move(writer)));
 }
 
@@ -907,9 +906,8 @@ absl::StatusOr<MetricsTable> WriteMetricsTable(std::span<const otlp::MetricBatch
     if (s.kind == kMetricsDataPointRow) {
       writer->AppendMetric(s.input, s.metric);
     } else {
-      writer->AppendPlaceholder(
-          s.input, s.kind, s.resource,
-          s.scope == kNone ? std::nullopt : std::optional<uint32_t>(s.scope));
+      writer->AppendPlaceholder(s.input, s.kind, s.resource,
+                                s.scope == kNone ? std::nullopt : std::optional<uint32_t>(s.scope));
     }
   }
   STRATA_ASSIGN_OR_RETURN(out.meta, writer->Finish());

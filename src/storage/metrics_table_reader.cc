@@ -561,9 +561,8 @@ absl::StatusOr<otlp::MetricBatch> ReadMetricsTable(parquet::RandomAccessSource* 
   return batch;
 }
 
-absl::StatusOr<MetricRows> ReadMetricsRows(parquet::FileReader& reader,
-                                           std::string_view file_name, uint64_t row_begin,
-                                           uint64_t row_end) {
+absl::StatusOr<MetricRows> ReadMetricsRows(parquet::FileReader& reader, std::string_view file_name,
+                                           uint64_t row_begin, uint64_t row_end) {
   STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c,
                           ReadTableRows(reader, file_name, row_begin, row_end));
   MetricRows out;

@@ -548,8 +548,7 @@ absl::Status AttributeFamilyReader::AppendElement(uint64_t element, otlp::BatchB
                                                   otlp::AttributeColumns* table) const {
   const otlp::ValueType type = types_[element];
   // Nested values decoded from the payload view into it too.
-  const std::string_view payload =
-      copy_ ? batch->arena.Copy(payload_[element]) : payload_[element];
+  const std::string_view payload = copy_ ? batch->arena.Copy(payload_[element]) : payload_[element];
   otlp::ValueRow value{type, payload, bits_[element]};
   if (type == otlp::ValueType::kArray || type == otlp::ValueType::kKvList) {
     absl::Status decoded = otlp::DecodeAnyValueProto(payload, batch, &value);
@@ -667,9 +666,9 @@ uint32_t ResourceScopeWriter::AddBatch(const otlp::BatchBase& batch) {
 uint32_t ResourceScopeWriter::AddBatch(const otlp::BatchBase& batch,
                                        std::vector<uint32_t> resource_index,
                                        std::vector<uint32_t> scope_index) {
-  STRATA_CHECK(resource_index.size() == batch.resources.size() &&
-                   scope_index.size() == batch.scopes.size(),
-               "one file index per resource and scope row");
+  STRATA_CHECK(
+      resource_index.size() == batch.resources.size() && scope_index.size() == batch.scopes.size(),
+      "one file index per resource and scope row");
   BatchState state;
   state.batch = &batch;
   state.resource_index = std::move(resource_index);
@@ -874,9 +873,8 @@ absl::StatusOr<otlp::Range> ReadEntityRefs(std::span<ColumnVector> c, size_t row
     ref.description_keys = {static_cast<uint32_t>(batch->entity_keys.size()),
                             description_counts[e]};
     for (uint32_t k = 0; k < description_counts[e]; ++k) {
-      batch->entity_keys.push_back(
-          copy(BytesAt(c[kEntityDescriptionKeys], views[kEntityDescriptionKeys],
-                       next_description++)));
+      batch->entity_keys.push_back(copy(
+          BytesAt(c[kEntityDescriptionKeys], views[kEntityDescriptionKeys], next_description++)));
     }
     batch->entity_refs.Append(ref);
   }

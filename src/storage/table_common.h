@@ -159,8 +159,7 @@ std::vector<parquet::ColumnWriterOptions> PerColumnOptions(
 // only the pages that cover them. DataLoss naming the file when the range
 // is empty or passes the file's rows, and for bytes the reader rejects.
 [[nodiscard]] absl::StatusOr<std::vector<parquet::ColumnVector>> ReadTableRows(
-    parquet::FileReader& reader, std::string_view file_name, uint64_t row_begin,
-    uint64_t row_end);
+    parquet::FileReader& reader, std::string_view file_name, uint64_t row_begin, uint64_t row_end);
 
 // Moves a BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY column's bytes into a buffer the
 // batch retains and returns a view of them: value i is
@@ -267,7 +266,8 @@ void AppendElementCounts(std::span<const otlp::Range> ranges, parquet::ColumnVec
 // attribute tables. Make() validates the whole family once (equal list
 // lengths per row, type codes 0..7, exactly one value per element in the
 // column its type names, no null lists) and retains the string and bytes
-// buffers in the batch; the rows then need no further checks except nested
+// buffers in the batch (or copies each appended row's strings, see
+// StringOwnership); the rows then need no further checks except nested
 // value decoding.
 class AttributeFamilyReader {
  public:
