@@ -148,6 +148,13 @@ absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, c
   NanosRange ingest{UINT64_MAX, 0};
   for (const std::shared_ptr<const LiveBatch>& batch : group.inputs) {
     const BatchMeta& meta = batch->meta();
+    // The inputs are deleted once the output is published: check now that
+    // every file still has the size and xxh3-64 meta.json declares, so a
+    // file damaged since boot fails the merge instead of the output.
+    if (absl::Status files = CheckBatchFiles(fs, batch->dir(), meta); !files.ok()) {
+      return absl::Status(files.code(), fmt::format("compaction input {}: {}", batch->dir(),
+                                                    std::string(files.message())));
+    }
     if (meta.spans_parquet.has_value()) {
       spans.push_back(InputOf(*batch, kSpansFile, meta.spans.file_rows));
       if (meta.spans_tidx.has_value()) spans.back().tidx_path = Join(batch->dir(), kTraceIndexFileName);

@@ -60,11 +60,10 @@ std::vector<ColumnSpec> BuildSpecs() {
   return s;
 }
 
-// The value columns of the body, in the order the schema has them.
-constexpr int kBodyValueColumns = 5;  // str, int, double, bool, bytes
+}  // namespace
 
-// Which body column (0..4 from kLogsBodyStr) holds a body of `type`; -1 for
-// kEmpty.
+namespace logs_internal {
+
 int BodyColumnOf(otlp::ValueType type) {
   switch (type) {
     case otlp::ValueType::kString:
@@ -85,10 +84,22 @@ int BodyColumnOf(otlp::ValueType type) {
   return -1;
 }
 
+}  // namespace logs_internal
+
+using logs_internal::BodyColumnOf;
+using logs_internal::kBodyValueColumns;
+
+// Builds the columns of the rows appended since the last flush of a
+// LogsTableWriter.
 class LogsBuilder {
  public:
-  explicit LogsBuilder(std::span<const otlp::LogBatch* const> batches);
+  LogsBuilder();
 
+  uint32_t AddBatch(const otlp::LogBatch& batch);
+  uint32_t AddBatch(const otlp::LogBatch& batch, std::vector<uint32_t> resource_index,
+                    std::vector<uint32_t> scope_index);
+  const otlp::LogBatch& batch(uint32_t number) const { return *batches_[number]; }
+  size_t rows() const { return row_kind_.int32s.size(); }
   void Reserve(size_t rows);
   void AppendPlaceholder(uint32_t batch, uint32_t resource, std::optional<uint32_t> scope);
   void AppendRecord(uint32_t batch, uint32_t record);
@@ -98,7 +109,7 @@ class LogsBuilder {
  private:
   void AppendBody(const otlp::LogBatch& b, uint32_t record);
 
-  std::span<const otlp::LogBatch* const> batches_;
+  std::vector<const otlp::LogBatch*> batches_;
   PromotionMatcher matcher_;
   PromotionMisses misses_;
   std::vector<int64_t> match_;
@@ -123,16 +134,27 @@ class LogsBuilder {
   std::array<ColumnVector, kLogPromotedColumns> promoted_;
 };
 
-LogsBuilder::LogsBuilder(std::span<const otlp::LogBatch* const> batches)
-    : batches_(batches), matcher_(LogPromotionRules()) {
-  for (const otlp::LogBatch* b : batches_) {
-    resource_scope_.AddBatch(*b);
-    resource_promoted_.AddBatch(*b);
-  }
+LogsBuilder::LogsBuilder() : matcher_(LogPromotionRules()) {
   body_ = {ColumnVector(PhysicalType::kByteArray), ColumnVector(PhysicalType::kInt64),
            ColumnVector(PhysicalType::kDouble), ColumnVector(PhysicalType::kBoolean),
            ColumnVector(PhysicalType::kByteArray)};
   for (ColumnVector& c : promoted_) c = ColumnVector(PhysicalType::kByteArray);
+}
+
+uint32_t LogsBuilder::AddBatch(const otlp::LogBatch& batch) {
+  const uint32_t number = resource_scope_.AddBatch(batch);
+  STRATA_CHECK(resource_promoted_.AddBatch(batch) == number, "batch numbers agree");
+  batches_.push_back(&batch);
+  return number;
+}
+
+uint32_t LogsBuilder::AddBatch(const otlp::LogBatch& batch, std::vector<uint32_t> resource_index,
+                               std::vector<uint32_t> scope_index) {
+  const uint32_t number =
+      resource_scope_.AddBatch(batch, std::move(resource_index), std::move(scope_index));
+  STRATA_CHECK(resource_promoted_.AddBatch(batch) == number, "batch numbers agree");
+  batches_.push_back(&batch);
+  return number;
 }
 
 void LogsBuilder::Reserve(size_t rows) {
@@ -253,9 +275,13 @@ std::vector<ColumnVector> LogsBuilder::Finish() {
   return out;
 }
 
+namespace {
+
 // Placeholder rows of one batch: resources without scopes (kind 2), then
-// scopes without records (kind 1).
-size_t AppendPlaceholders(const otlp::LogBatch& b, uint32_t batch, LogsBuilder* builder) {
+// scopes without records (kind 1); each is passed to `emit` (resource,
+// scope or nullopt). Returns how many.
+template <typename Emit>
+size_t ForEachPlaceholder(const otlp::LogBatch& b, Emit emit) {
   std::vector<uint32_t> scopes_per_resource(b.resources.size(), 0);
   std::vector<uint32_t> records_per_scope(b.scopes.size(), 0);
   for (uint32_t r : b.scopes.resource) ++scopes_per_resource[r];
@@ -263,18 +289,127 @@ size_t AppendPlaceholders(const otlp::LogBatch& b, uint32_t batch, LogsBuilder* 
   size_t rows = 0;
   for (uint32_t r = 0; r < b.resources.size(); ++r) {
     if (scopes_per_resource[r] != 0) continue;
-    if (builder != nullptr) builder->AppendPlaceholder(batch, r, std::nullopt);
+    emit(r, std::nullopt);
     ++rows;
   }
   for (uint32_t s = 0; s < b.scopes.size(); ++s) {
     if (records_per_scope[s] != 0) continue;
-    if (builder != nullptr) builder->AppendPlaceholder(batch, b.scopes.resource[s], s);
+    emit(b.scopes.resource[s], std::optional<uint32_t>(s));
     ++rows;
   }
   return rows;
 }
 
 }  // namespace
+
+// ------------------------------------------------------------ LogsTableWriter
+
+absl::StatusOr<std::unique_ptr<LogsTableWriter>> LogsTableWriter::Open(std::string_view batch_id,
+                                                                       const TableOptions& options,
+                                                                       LogsRowOrder order,
+                                                                       parquet::ByteSink* sink) {
+  parquet::WriterOptions writer_options = MakeWriterOptions(options, kLogsSchema, batch_id, {});
+  if (order == LogsRowOrder::kEventTime) {
+    writer_options.key_value_metadata.push_back(
+        {kLogsRowOrderKey, std::string(kLogsRowOrderEventTime)});
+  }
+  STRATA_ASSIGN_OR_RETURN(
+      std::unique_ptr<parquet::FileWriter> writer,
+      parquet::FileWriter::Open(LogsTableColumns(), std::move(writer_options), sink));
+  return std::unique_ptr<LogsTableWriter>(new LogsTableWriter(order, std::move(writer)));
+}
+
+LogsTableWriter::LogsTableWriter(LogsRowOrder order, std::unique_ptr<parquet::FileWriter> writer)
+    : order_(order), writer_(std::move(writer)), builder_(std::make_unique<LogsBuilder>()) {}
+
+LogsTableWriter::~LogsTableWriter() = default;
+
+void LogsTableWriter::Fail(std::string_view what) {
+  if (failure_.ok()) {
+    failure_ = absl::InternalError(fmt::format("logs table writer: {}", what));
+  }
+}
+
+uint32_t LogsTableWriter::AddBatch(const otlp::LogBatch& batch) {
+  STRATA_CHECK(flushed_rows_ == 0, "consecutive numbering only before the first Flush");
+  return builder_->AddBatch(batch);
+}
+
+uint32_t LogsTableWriter::AddBatch(const otlp::LogBatch& batch,
+                                   std::vector<uint32_t> resource_index,
+                                   std::vector<uint32_t> scope_index) {
+  return builder_->AddBatch(batch, std::move(resource_index), std::move(scope_index));
+}
+
+void LogsTableWriter::Reserve(size_t rows) { builder_->Reserve(rows); }
+
+size_t LogsTableWriter::buffered_rows() const { return builder_->rows(); }
+
+void LogsTableWriter::AppendPlaceholder(uint32_t batch, uint32_t resource,
+                                        std::optional<uint32_t> scope) {
+  if (seen_record_) Fail("a placeholder row after a record row");
+  builder_->AppendPlaceholder(batch, resource, scope);
+  ++placeholders_;
+}
+
+size_t LogsTableWriter::AppendPlaceholders(uint32_t batch) {
+  return ForEachPlaceholder(builder_->batch(batch),
+                            [&](uint32_t resource, std::optional<uint32_t> scope) {
+                              AppendPlaceholder(batch, resource, scope);
+                            });
+}
+
+void LogsTableWriter::AppendRecord(uint32_t batch, uint32_t record) {
+  const otlp::LogRecordColumns& logs = builder_->batch(batch).logs;
+  const uint64_t time =
+      LogEventTime(logs.time_unix_nano[record], logs.observed_time_unix_nano[record]);
+  if (order_ == LogsRowOrder::kEventTime && seen_record_ && time < last_time_) {
+    Fail(fmt::format("record with event time {} appended after {}", time, last_time_));
+  }
+  if (!meta_.event_time.has_value()) {
+    meta_.event_time = NanosRange{time, time};
+  } else {
+    meta_.event_time->min = std::min(meta_.event_time->min, time);
+    meta_.event_time->max = std::max(meta_.event_time->max, time);
+  }
+  seen_record_ = true;
+  last_time_ = time;
+  ++meta_.rows;
+  builder_->AppendRecord(batch, record);
+}
+
+absl::Status LogsTableWriter::Flush() {
+  STRATA_RETURN_IF_ERROR(failure_);
+  const size_t rows = builder_->rows();
+  if (flushed_rows_ + rows > std::numeric_limits<uint32_t>::max()) {
+    Fail("too many rows for one file");
+    return failure_;
+  }
+  if (rows > 0) {
+    builder_->misses().AddTo(&meta_.promotion_misses);
+    const std::vector<ColumnVector> columns = builder_->Finish();
+    STRATA_RETURN_IF_ERROR(writer_->WriteBatch(columns));
+    flushed_rows_ += rows;
+  }
+  builder_ = std::make_unique<LogsBuilder>();
+  // A streaming caller flushes about as many rows each time: room for as
+  // many as the last flush saves growing every column row by row.
+  if (rows > 0) builder_->Reserve(rows);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SignalMeta> LogsTableWriter::Finish() {
+  STRATA_RETURN_IF_ERROR(Flush());
+  if (flushed_rows_ == 0) Fail("a file needs at least one row");
+  STRATA_RETURN_IF_ERROR(failure_);
+  STRATA_RETURN_IF_ERROR(writer_->Close());
+  SignalMeta meta = meta_;
+  meta.file_rows = flushed_rows_;
+  // meta.json wants a range whenever the file has rows; placeholders alone
+  // have no event time.
+  if (!meta.event_time.has_value()) meta.event_time = NanosRange{0, 0};
+  return meta;
+}
 
 const std::vector<ColumnSpec>& LogsTableColumns() {
   static const std::vector<ColumnSpec>* const specs = new std::vector<ColumnSpec>(BuildSpecs());
@@ -285,20 +420,12 @@ absl::StatusOr<LogsTable> WriteLogsTable(std::span<const otlp::LogBatch* const> 
                                          std::string_view batch_id, const TableOptions& options) {
   size_t placeholders = 0, records = 0;
   uint64_t resources = 0, scopes = 0;
-  uint64_t min_time = std::numeric_limits<uint64_t>::max(), max_time = 0;
-  for (uint32_t k = 0; k < batches.size(); ++k) {
-    const otlp::LogBatch& b = *batches[k];
-    STRATA_RETURN_IF_ERROR(otlp::ValidateBatch(b));
-    resources += b.resources.size();
-    scopes += b.scopes.size();
-    placeholders += AppendPlaceholders(b, k, nullptr);
-    records += b.logs.size();
-    for (size_t i = 0; i < b.logs.size(); ++i) {
-      const uint64_t t = b.logs.time_unix_nano[i] != 0 ? b.logs.time_unix_nano[i]
-                                                       : b.logs.observed_time_unix_nano[i];
-      min_time = std::min(min_time, t);
-      max_time = std::max(max_time, t);
-    }
+  for (const otlp::LogBatch* b : batches) {
+    STRATA_RETURN_IF_ERROR(otlp::ValidateBatch(*b));
+    resources += b->resources.size();
+    scopes += b->scopes.size();
+    placeholders += ForEachPlaceholder(*b, [](uint32_t, std::optional<uint32_t>) {});
+    records += b->logs.size();
   }
   const size_t rows = placeholders + records;
   if (rows > std::numeric_limits<uint32_t>::max() ||
@@ -308,190 +435,24 @@ absl::StatusOr<LogsTable> WriteLogsTable(std::span<const otlp::LogBatch* const> 
   }
   LogsTable out;
   out.first_record_row = static_cast<uint32_t>(placeholders);
-  out.meta.rows = records;
-  out.meta.file_rows = rows;
-  if (records > 0) {
-    out.meta.event_time = NanosRange{min_time, max_time};
-  } else if (rows > 0) {
-    out.meta.event_time = NanosRange{0, 0};
-  }
   if (rows == 0) return out;
 
-  LogsBuilder builder(batches);
-  builder.Reserve(rows);
-  for (uint32_t k = 0; k < batches.size(); ++k) AppendPlaceholders(*batches[k], k, &builder);
+  parquet::StringSink sink(&out.file);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<LogsTableWriter> writer,
+                          LogsTableWriter::Open(batch_id, options, LogsRowOrder::kInput, &sink));
+  writer->Reserve(rows);
+  for (const otlp::LogBatch* b : batches) writer->AddBatch(*b);
+  for (uint32_t k = 0; k < batches.size(); ++k) writer->AppendPlaceholders(k);
   for (uint32_t k = 0; k < batches.size(); ++k) {
-    for (uint32_t i = 0; i < batches[k]->logs.size(); ++i) builder.AppendRecord(k, i);
+    for (uint32_t i = 0; i < batches[k]->logs.size(); ++i) writer->AppendRecord(k, i);
   }
-  builder.misses().AddTo(&out.meta.promotion_misses);
-  const std::vector<ColumnVector> columns = builder.Finish();
-  STRATA_ASSIGN_OR_RETURN(out.file,
-                          WriteTableFile(LogsTableColumns(), columns,
-                                         MakeWriterOptions(options, kLogsSchema, batch_id, {})));
+  STRATA_ASSIGN_OR_RETURN(out.meta, writer->Finish());
   return out;
 }
 
 absl::Status CheckLogsTableFooter(parquet::RandomAccessSource* source, std::string_view batch_id,
                                   uint64_t file_rows, std::string_view file_name) {
   return CheckTableFooter(source, LogsTableColumns(), kLogsSchema, batch_id, file_rows, file_name);
-}
-
-// ------------------------------------------------------------------ read
-
-namespace {
-
-const std::string& ColumnName(int column) { return LogsTableColumns()[column].name; }
-
-class LogRowReader {
- public:
-  LogRowReader(std::vector<ColumnVector>& c, std::string_view file_name, otlp::LogBatch* batch)
-      : c_(c), file_name_(file_name), batch_(batch) {}
-
-  [[nodiscard]] absl::Status Init() {
-    for (int k : {kLogsSeverityText, kLogsBodyStr, kLogsBodyBytes, kLogsEventName}) {
-      views_[k] = RetainBytes(&c_[k], batch_);
-    }
-    STRATA_ASSIGN_OR_RETURN(
-        attributes_, AttributeFamilyReader::Make(std::span<ColumnVector>(c_).subspan(
-                                                     kLogsAttributes, kAttributeFamilyColumns),
-                                                 "attr", file_name_, batch_));
-    return absl::OkStatus();
-  }
-
-  [[nodiscard]] absl::Status ReadRow(size_t r, uint32_t scope) {
-    for (int k : {kLogsTime, kLogsObservedTime, kLogsSeverityNumber, kLogsSeverityText,
-                  kLogsBodyType, kLogsDroppedAttributes, kLogsFlags, kLogsEventName}) {
-      if (c_[k].is_null(r)) {
-        return ColumnDataLoss(file_name_, ColumnName(k), r, "null on a log record row");
-      }
-    }
-    otlp::LogRecordRow record;
-    record.scope = scope;
-    record.time_unix_nano = static_cast<uint64_t>(c_[kLogsTime].int64s[r]);
-    record.observed_time_unix_nano = static_cast<uint64_t>(c_[kLogsObservedTime].int64s[r]);
-    record.severity_number = c_[kLogsSeverityNumber].int32s[r];
-    record.severity_text = Str(kLogsSeverityText, r);
-    STRATA_ASSIGN_OR_RETURN(record.body, ReadBody(r));
-    STRATA_ASSIGN_OR_RETURN(record.attributes,
-                            attributes_->AppendRow(r, batch_, &batch_->log_attributes));
-    record.dropped_attributes_count = static_cast<uint32_t>(c_[kLogsDroppedAttributes].int32s[r]);
-    record.flags = static_cast<uint32_t>(c_[kLogsFlags].int32s[r]);
-    if (!c_[kLogsTraceId].is_null(r)) {
-      std::memcpy(record.trace_id.data(),
-                  c_[kLogsTraceId].bytes.data() + c_[kLogsTraceId].offsets[r], 16);
-      record.has_trace_id = 1;
-    }
-    if (!c_[kLogsSpanId].is_null(r)) {
-      std::memcpy(record.span_id.data(), c_[kLogsSpanId].bytes.data() + c_[kLogsSpanId].offsets[r],
-                  8);
-      record.has_span_id = 1;
-    }
-    record.event_name = Str(kLogsEventName, r);
-    batch_->logs.Append(record);
-    return absl::OkStatus();
-  }
-
- private:
-  std::string_view Str(int column, size_t i) const {
-    return BytesAt(c_[column], views_[column], i);
-  }
-
-  absl::StatusOr<otlp::ValueRow> ReadBody(size_t r) {
-    const int32_t code = c_[kLogsBodyType].int32s[r];
-    if (code < 0 || code > 7) {
-      return ColumnDataLoss(file_name_, "body_type", r,
-                            fmt::format("type code {} outside 0..7", code));
-    }
-    const auto type = static_cast<otlp::ValueType>(code);
-    const int column = BodyColumnOf(type);
-    for (int i = 0; i < kBodyValueColumns; ++i) {
-      if (c_[kLogsBodyStr + i].is_null(r) != (i == column)) continue;
-      return ColumnDataLoss(file_name_, ColumnName(kLogsBodyStr + i), r,
-                            fmt::format("body of type {} breaks the one-value rule", code));
-    }
-    otlp::ValueRow body{type, {}, 0};
-    switch (type) {
-      case otlp::ValueType::kString:
-        body.str = Str(kLogsBodyStr, r);
-        break;
-      case otlp::ValueType::kBytes:
-        body.str = Str(kLogsBodyBytes, r);
-        break;
-      case otlp::ValueType::kInt:
-        body.bits = static_cast<uint64_t>(c_[kLogsBodyInt].int64s[r]);
-        break;
-      case otlp::ValueType::kDouble:
-        body.bits = std::bit_cast<uint64_t>(c_[kLogsBodyDouble].doubles[r]);
-        break;
-      case otlp::ValueType::kBool:
-        body.bits = c_[kLogsBodyBool].bools[r] != 0 ? 1 : 0;
-        break;
-      case otlp::ValueType::kArray:
-      case otlp::ValueType::kKvList: {
-        absl::Status decoded = otlp::DecodeAnyValueProto(Str(kLogsBodyBytes, r), batch_, &body);
-        if (!decoded.ok() || body.type != type) {
-          return ColumnDataLoss(
-              file_name_, "body_bytes", r,
-              fmt::format("not a valid encoded value of type {}: {}", code,
-                          decoded.ok() ? "wrong value type" : std::string(decoded.message())));
-        }
-        break;
-      }
-      case otlp::ValueType::kEmpty:
-        break;
-    }
-    return body;
-  }
-
-  std::vector<ColumnVector>& c_;
-  std::string_view file_name_;
-  otlp::LogBatch* batch_;
-  std::vector<std::string_view> views_ = std::vector<std::string_view>(kLogsColumnCount);
-  std::optional<AttributeFamilyReader> attributes_;
-};
-
-}  // namespace
-
-absl::StatusOr<otlp::LogBatch> ReadLogsTable(parquet::RandomAccessSource* source,
-                                             std::string_view batch_id,
-                                             std::string_view file_name) {
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<parquet::FileReader> reader,
-                          OpenTable(source, LogsTableColumns(), kLogsSchema, batch_id, file_name));
-  STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c, ReadAllColumns(*reader, file_name));
-  otlp::LogBatch batch;
-  STRATA_ASSIGN_OR_RETURN(const RowOwners owners,
-                          RebuildResourcesAndScopes(std::span<ColumnVector>(c).subspan(
-                                                        kLogsResourceScope, kResourceScopeColumns),
-                                                    file_name, &batch));
-  LogRowReader rows(c, file_name, &batch);
-  STRATA_RETURN_IF_ERROR(rows.Init());
-  const ColumnVector& kinds = c[kLogsRowKind];
-  bool seen_record = false;
-  for (size_t r = 0; r < kinds.size(); ++r) {
-    const int32_t kind = kinds.int32s[r];
-    if (kind < 0 || kind > 2) {
-      return ColumnDataLoss(file_name, "row_kind", r,
-                            fmt::format("row kind {} outside 0..2", kind));
-    }
-    if ((kind == 2) != (owners.scope[r] == RowOwners::kNoScope)) {
-      return ColumnDataLoss(file_name, "scope_index", r,
-                            kind == 2 ? "not null on a resource placeholder" : "null");
-    }
-    if (kind != 0) {
-      if (seen_record) {
-        return ColumnDataLoss(file_name, "row_kind", r, "placeholder row after a record row");
-      }
-      continue;
-    }
-    seen_record = true;
-    STRATA_RETURN_IF_ERROR(rows.ReadRow(r, owners.scope[r]));
-  }
-  absl::Status valid = otlp::ValidateBatch(batch);
-  if (!valid.ok()) {
-    return absl::DataLossError(
-        fmt::format("{}: rebuilt batch is invalid: {}", file_name, std::string(valid.message())));
-  }
-  return batch;
 }
 
 }  // namespace strata::storage

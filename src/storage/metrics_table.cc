@@ -289,23 +289,32 @@ std::vector<Segment> PlanRows(std::span<const MetricBatch* const> batches) {
   return plan;
 }
 
-// Sizes of what the metric-specific columns will hold, for reserving.
-struct WriteTotals {
-  size_t rows = 0;
-  size_t point_attributes = 0;
-  size_t exemplars = 0;
-  size_t exemplar_attributes = 0;
-};
+using WriteTotals = MetricsTableWriter::Sizes;
 
-// Builds every column of metrics.parquet in file order, one row at a time.
+}  // namespace
+
+// Builds the columns of the rows appended since the last flush of a
+// MetricsTableWriter, one row at a time.
 class MetricsBuilder {
  public:
-  MetricsBuilder(std::span<const MetricBatch* const> batches, const WriteTotals& totals);
+  MetricsBuilder();
+  void Reserve(const WriteTotals& totals);
+
+  // Registers a batch (MetricsTableWriter::AddBatch); `metric_index` as the
+  // resource and scope maps, or empty with `metric_base`: metric m is file
+  // metric metric_base + m.
+  uint32_t AddBatch(const MetricBatch& batch, uint32_t metric_base);
+  uint32_t AddBatch(const MetricBatch& batch, std::vector<uint32_t> resource_index,
+                    std::vector<uint32_t> scope_index, std::vector<uint32_t> metric_index);
+  const MetricBatch& batch(uint32_t number) const { return *batches_[number].batch; }
+  size_t rows() const { return cols_[kMetricsRowKind].int32s.size(); }
 
   // A kind-2 or kind-3 placeholder row.
-  void AppendPlaceholder(const Segment& placeholder);
-  // Every row of a metric: its points, or a kind-1 row.
-  void AppendMetric(const Segment& metric, uint32_t file_index);
+  void AppendPlaceholder(uint32_t batch, MetricsRowKind kind, uint32_t resource,
+                         std::optional<uint32_t> scope);
+  // One row of a metric: data point `point` (a row of the metric's point
+  // table), or with nullopt the kind-1 row of a metric without points.
+  void AppendMetricRow(uint32_t batch, uint32_t metric, std::optional<uint32_t> point);
   // The columns in schema order; the builder is spent.
   std::vector<ColumnVector> Finish();
 
@@ -314,8 +323,15 @@ class MetricsBuilder {
   const PromotionMisses& misses() const { return misses_; }
 
  private:
-  void AppendMetricColumns(const MetricBatch& b, uint32_t metric, uint32_t file_index,
-                           std::optional<FamilyElements>* metadata);
+  struct BatchState {
+    const MetricBatch* batch = nullptr;
+    uint32_t metric_base = 0;
+    std::vector<uint32_t> metric_index;  // when not empty, replaces metric_base
+    // Per metric: its metadata elements once written (shared by its rows).
+    std::vector<std::optional<FamilyElements>> metadata;
+  };
+
+  void AppendMetricColumns(BatchState& state, uint32_t metric);
   // Null (or a null list) in every column of [first, last].
   void AppendNulls(int first, int last);
   void AppendNoPoint();
@@ -351,7 +367,7 @@ class MetricsBuilder {
     c.doubles.insert(c.doubles.end(), values.begin() + r.begin, values.begin() + r.end());
   }
 
-  std::span<const MetricBatch* const> batches_;
+  std::vector<BatchState> batches_;
   // Indexed by Column; the entries of the columns below stay empty.
   std::vector<ColumnVector> cols_;
   ResourceScopeWriter resource_scope_;
@@ -364,26 +380,32 @@ class MetricsBuilder {
   std::optional<NanosRange> event_time_;
 };
 
+namespace {
+
 bool IsSharedColumn(int c) {
   return (c >= kMetricsResourceScope && c < kMetricsResourceScope + kResourceScopeColumns) ||
          c >= kMetricsPromoted;
 }
 
-MetricsBuilder::MetricsBuilder(std::span<const MetricBatch* const> batches,
-                               const WriteTotals& totals)
-    : batches_(batches) {
-  for (const MetricBatch* b : batches) {
-    resource_scope_.AddBatch(*b);
-    promoted_.AddBatch(*b);
-  }
-  resource_scope_.Reserve(totals.rows);
-  promoted_.Reserve(totals.rows);
+}  // namespace
+
+MetricsBuilder::MetricsBuilder() {
   const std::vector<ColumnSpec>& schema = MetricsTableColumns();
   cols_.resize(kMetricsColumnCount);
   for (int c = 0; c < kMetricsColumnCount; ++c) {
     if (IsFamilyColumn(c) || IsSharedColumn(c)) continue;
     const ColumnSpec& spec = schema[c];
     cols_[c] = spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type);
+  }
+}
+
+void MetricsBuilder::Reserve(const WriteTotals& totals) {
+  resource_scope_.Reserve(totals.rows);
+  promoted_.Reserve(totals.rows);
+  const std::vector<ColumnSpec>& schema = MetricsTableColumns();
+  for (int c = 0; c < kMetricsColumnCount; ++c) {
+    if (IsFamilyColumn(c) || IsSharedColumn(c)) continue;
+    const ColumnSpec& spec = schema[c];
     cols_[c].Reserve(totals.rows);
     if (spec.optional() && !spec.list) cols_[c].validity.reserve(totals.rows);
     if (spec.list_optional()) cols_[c].list_validity.reserve(totals.rows);
@@ -397,6 +419,26 @@ MetricsBuilder::MetricsBuilder(std::span<const MetricBatch* const> batches,
   exemplar_attributes_.Reserve(totals.rows, totals.exemplar_attributes);
 }
 
+uint32_t MetricsBuilder::AddBatch(const MetricBatch& batch, uint32_t metric_base) {
+  const uint32_t number = resource_scope_.AddBatch(batch);
+  STRATA_CHECK(promoted_.AddBatch(batch) == number, "batch numbers agree");
+  batches_.push_back({&batch, metric_base, {}, {}});
+  batches_.back().metadata.resize(batch.metrics.size());
+  return number;
+}
+
+uint32_t MetricsBuilder::AddBatch(const MetricBatch& batch, std::vector<uint32_t> resource_index,
+                                  std::vector<uint32_t> scope_index,
+                                  std::vector<uint32_t> metric_index) {
+  STRATA_CHECK(metric_index.size() == batch.metrics.size(), "one file index per metric");
+  const uint32_t number =
+      resource_scope_.AddBatch(batch, std::move(resource_index), std::move(scope_index));
+  STRATA_CHECK(promoted_.AddBatch(batch) == number, "batch numbers agree");
+  batches_.push_back({&batch, 0, std::move(metric_index), {}});
+  batches_.back().metadata.resize(batch.metrics.size());
+  return number;
+}
+
 void MetricsBuilder::AppendNulls(int first, int last) {
   for (int c = first; c <= last; ++c) {
     if (cols_[c].is_list) {
@@ -407,11 +449,10 @@ void MetricsBuilder::AppendNulls(int first, int last) {
   }
 }
 
-void MetricsBuilder::AppendPlaceholder(const Segment& placeholder) {
-  U32(kMetricsRowKind, static_cast<uint32_t>(placeholder.kind));
-  resource_scope_.AppendRow(
-      placeholder.input, placeholder.resource,
-      placeholder.scope == kNone ? std::nullopt : std::optional<uint32_t>(placeholder.scope));
+void MetricsBuilder::AppendPlaceholder(uint32_t batch, MetricsRowKind kind, uint32_t resource,
+                                       std::optional<uint32_t> scope) {
+  U32(kMetricsRowKind, static_cast<uint32_t>(kind));
+  resource_scope_.AppendRow(batch, resource, scope);
   promoted_.AppendNullRow();
   AppendNulls(kMetricsIndex, kMetricsUnit);
   metadata_.AppendEmptyRow();
@@ -427,17 +468,19 @@ void MetricsBuilder::AppendNoPoint() {
   AppendEmptyExemplars();
 }
 
-void MetricsBuilder::AppendMetricColumns(const MetricBatch& b, uint32_t metric, uint32_t file_index,
-                                         std::optional<FamilyElements>* metadata) {
+void MetricsBuilder::AppendMetricColumns(BatchState& state, uint32_t metric) {
+  const MetricBatch& b = *state.batch;
   const otlp::MetricColumns& m = b.metrics;
-  U32(kMetricsIndex, file_index);
+  U32(kMetricsIndex,
+      state.metric_index.empty() ? state.metric_base + metric : state.metric_index[metric]);
   cols_[kMetricsName].AppendBytes(m.name[metric]);
   cols_[kMetricsDescription].AppendBytes(m.description[metric]);
   cols_[kMetricsUnit].AppendBytes(m.unit[metric]);
-  if (metadata->has_value()) {
-    metadata_.AppendSharedRow(**metadata);
+  std::optional<FamilyElements>& metadata = state.metadata[metric];
+  if (metadata.has_value()) {
+    metadata_.AppendSharedRow(*metadata);
   } else {
-    *metadata = metadata_.AppendRow(b, b.metadata_attributes, m.metadata[metric]);
+    metadata = metadata_.AppendRow(b, b.metadata_attributes, m.metadata[metric]);
   }
   const MetricType type = m.type[metric];
   U32(kMetricsType, static_cast<uint32_t>(type));
@@ -453,46 +496,47 @@ void MetricsBuilder::AppendMetricColumns(const MetricBatch& b, uint32_t metric, 
   }
 }
 
-void MetricsBuilder::AppendMetric(const Segment& segment, uint32_t file_index) {
-  const MetricBatch& b = *batches_[segment.input];
-  const uint32_t metric = segment.metric;
-  const MetricType type = b.metrics.type[metric];
-  const Range points = b.metrics.points[metric];
-  std::optional<FamilyElements> metadata;
-  if (points.count == 0) {
+void MetricsBuilder::AppendMetricRow(uint32_t batch, uint32_t metric,
+                                     std::optional<uint32_t> point) {
+  STRATA_CHECK(batch < batches_.size(), "batch number not registered");
+  BatchState& state = batches_[batch];
+  const MetricBatch& b = *state.batch;
+  const uint32_t scope = b.metrics.scope[metric];
+  const uint32_t resource = b.scopes.resource[scope];
+  if (!point.has_value()) {
     U32(kMetricsRowKind, kMetricsEmptyMetricRow);
-    resource_scope_.AppendRow(segment.input, segment.resource, segment.scope);
+    resource_scope_.AppendRow(batch, resource, scope);
     promoted_.AppendNullRow();
-    AppendMetricColumns(b, metric, file_index, &metadata);
+    AppendMetricColumns(state, metric);
     AppendNoPoint();
     return;
   }
+  const uint32_t p = *point;
+  const MetricType type = b.metrics.type[metric];
   const otlp::PointColumnsBase& table = *b.points_of(type);
-  for (uint32_t p = points.begin; p < points.end(); ++p) {
-    U32(kMetricsRowKind, kMetricsDataPointRow);
-    resource_scope_.AppendRow(segment.input, segment.resource, segment.scope);
-    promoted_.AppendRow(segment.input, segment.resource, &misses_);
-    AppendMetricColumns(b, metric, file_index, &metadata);
-    AppendPointBase(b, table, p);
-    switch (type) {
-      case MetricType::kGauge:
-      case MetricType::kSum:
-        AppendNumber(b.number_points, p);
-        break;
-      case MetricType::kHistogram:
-        AppendHistogram(b, p);
-        break;
-      case MetricType::kExponentialHistogram:
-        AppendExponential(b, p);
-        break;
-      case MetricType::kSummary:
-        AppendSummary(b, p);
-        break;
-      case MetricType::kUnset:
-        STRATA_CHECK(false, "an unset metric has no points (checked before writing)");
-    }
-    AppendExemplars(b, table.exemplars[p]);
+  U32(kMetricsRowKind, kMetricsDataPointRow);
+  resource_scope_.AppendRow(batch, resource, scope);
+  promoted_.AppendRow(batch, resource, &misses_);
+  AppendMetricColumns(state, metric);
+  AppendPointBase(b, table, p);
+  switch (type) {
+    case MetricType::kGauge:
+    case MetricType::kSum:
+      AppendNumber(b.number_points, p);
+      break;
+    case MetricType::kHistogram:
+      AppendHistogram(b, p);
+      break;
+    case MetricType::kExponentialHistogram:
+      AppendExponential(b, p);
+      break;
+    case MetricType::kSummary:
+      AppendSummary(b, p);
+      break;
+    case MetricType::kUnset:
+      STRATA_CHECK(false, "an unset metric has no points (checked before writing)");
   }
+  AppendExemplars(b, table.exemplars[p]);
 }
 
 void MetricsBuilder::AppendPointBase(const MetricBatch& b, const otlp::PointColumnsBase& t,
@@ -640,6 +684,8 @@ std::vector<ColumnVector> MetricsBuilder::Finish() {
   return columns;
 }
 
+namespace {
+
 WriteTotals CountTotals(std::span<const MetricBatch* const> batches,
                         const std::vector<Segment>& plan) {
   WriteTotals totals;
@@ -695,6 +741,142 @@ const std::vector<parquet::ColumnSpec>& MetricsTableColumns() {
   return *schema;
 }
 
+// ------------------------------------------------------ MetricsTableWriter
+
+MetricsRowOrder MetricsTableRowOrder(const parquet::FileMetaData& metadata) {
+  const std::vector<parquet::SortingColumn> name_time = {{kMetricsName, false, true},
+                                                         {kMetricsTime, false, true}};
+  if (metadata.row_groups.empty()) return MetricsRowOrder::kName;
+  for (const parquet::RowGroup& group : metadata.row_groups) {
+    if (group.sorting_columns != name_time) return MetricsRowOrder::kName;
+  }
+  return MetricsRowOrder::kNameTime;
+}
+
+absl::StatusOr<std::unique_ptr<MetricsTableWriter>> MetricsTableWriter::Open(
+    std::string_view batch_id, const TableOptions& options, MetricsRowOrder order,
+    parquet::ByteSink* sink) {
+  std::vector<parquet::SortingColumn> sorting = {{kMetricsName, false, true}};
+  if (order == MetricsRowOrder::kNameTime) sorting.push_back({kMetricsTime, false, true});
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<parquet::FileWriter> writer,
+                          parquet::FileWriter::Open(
+                              MetricsTableColumns(),
+                              MakeWriterOptions(options, kMetricsSchema, batch_id, sorting), sink));
+  return std::unique_ptr<MetricsTableWriter>(new MetricsTableWriter(order, std::move(writer)));
+}
+
+MetricsTableWriter::MetricsTableWriter(MetricsRowOrder order,
+                                       std::unique_ptr<parquet::FileWriter> writer)
+    : order_(order), writer_(std::move(writer)), builder_(std::make_unique<MetricsBuilder>()) {}
+
+MetricsTableWriter::~MetricsTableWriter() = default;
+
+void MetricsTableWriter::Fail(std::string_view what) {
+  if (failure_.ok()) {
+    failure_ = absl::InternalError(fmt::format("metrics table writer: {}", what));
+  }
+}
+
+uint32_t MetricsTableWriter::AddBatch(const otlp::MetricBatch& batch) {
+  STRATA_CHECK(flushed_rows_ == 0, "consecutive numbering only before the first Flush");
+  const uint32_t number = builder_->AddBatch(batch, next_metric_base_);
+  next_metric_base_ += static_cast<uint32_t>(batch.metrics.size());
+  return number;
+}
+
+uint32_t MetricsTableWriter::AddBatch(const otlp::MetricBatch& batch,
+                                      std::vector<uint32_t> resource_index,
+                                      std::vector<uint32_t> scope_index,
+                                      std::vector<uint32_t> metric_index) {
+  return builder_->AddBatch(batch, std::move(resource_index), std::move(scope_index),
+                            std::move(metric_index));
+}
+
+void MetricsTableWriter::Reserve(const WriteTotals& totals) { builder_->Reserve(totals); }
+
+size_t MetricsTableWriter::buffered_rows() const { return builder_->rows(); }
+
+void MetricsTableWriter::AppendPlaceholder(uint32_t batch, MetricsRowKind kind, uint32_t resource,
+                                           std::optional<uint32_t> scope) {
+  STRATA_CHECK((kind == kMetricsEmptyScopeRow) == scope.has_value() &&
+                   (kind == kMetricsEmptyScopeRow || kind == kMetricsEmptyResourceRow),
+               "a placeholder of kind 2 names a scope, of kind 3 none");
+  if (seen_metric_row_) Fail("a resource or scope placeholder after metric rows");
+  builder_->AppendPlaceholder(batch, kind, resource, scope);
+  ++placeholders_;
+}
+
+void MetricsTableWriter::AppendMetricRow(uint32_t batch, uint32_t metric,
+                                         std::optional<uint32_t> point) {
+  const otlp::MetricBatch& b = builder_->batch(batch);
+  const std::string_view name = b.metrics.name[metric];
+  MetricsOrderKey key{name, point.has_value(), 0};
+  if (point.has_value()) key.time = b.points_of(b.metrics.type[metric])->time_unix_nano[*point];
+  if (seen_metric_row_) {
+    const MetricsOrderKey last{last_name_, last_point_, last_time_};
+    const bool out_of_order =
+        order_ == MetricsRowOrder::kNameTime ? key < last : key.name < last.name;
+    if (out_of_order) Fail(fmt::format("metric row of '{}' out of order", name));
+  }
+  seen_metric_row_ = true;
+  if (last_name_ != name) last_name_.assign(name.data(), name.size());
+  last_point_ = key.point;
+  last_time_ = key.time;
+  builder_->AppendMetricRow(batch, metric, point);
+}
+
+void MetricsTableWriter::AppendMetric(uint32_t batch, uint32_t metric) {
+  const otlp::MetricBatch& b = builder_->batch(batch);
+  const Range points = b.metrics.points[metric];
+  if (points.count == 0) {
+    AppendMetricRow(batch, metric, std::nullopt);
+    return;
+  }
+  for (uint32_t p = points.begin; p < points.end(); ++p) AppendMetricRow(batch, metric, p);
+}
+
+absl::Status MetricsTableWriter::Flush() {
+  STRATA_RETURN_IF_ERROR(failure_);
+  const size_t rows = builder_->rows();
+  if (flushed_rows_ + rows >= std::numeric_limits<uint32_t>::max()) {
+    Fail("too many rows for one file");
+    return failure_;
+  }
+  if (rows > 0) {
+    meta_.rows += builder_->data_rows();
+    if (const std::optional<NanosRange> times = builder_->event_time(); times.has_value()) {
+      if (!meta_.event_time.has_value()) {
+        meta_.event_time = times;
+      } else {
+        meta_.event_time->min = std::min(meta_.event_time->min, times->min);
+        meta_.event_time->max = std::max(meta_.event_time->max, times->max);
+      }
+    }
+    builder_->misses().AddTo(&meta_.promotion_misses);
+    const std::vector<ColumnVector> columns = builder_->Finish();
+    STRATA_RETURN_IF_ERROR(writer_->WriteBatch(columns));
+    flushed_rows_ += rows;
+  }
+  builder_ = std::make_unique<MetricsBuilder>();
+  // A streaming caller flushes about as many rows each time: room for as
+  // many as the last flush saves growing every column row by row.
+  if (rows > 0) builder_->Reserve(Sizes{rows, 0, 0, 0});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SignalMeta> MetricsTableWriter::Finish() {
+  STRATA_RETURN_IF_ERROR(Flush());
+  if (flushed_rows_ == 0) Fail("a file needs at least one row");
+  STRATA_RETURN_IF_ERROR(failure_);
+  STRATA_RETURN_IF_ERROR(writer_->Close());
+  SignalMeta meta = meta_;
+  meta.file_rows = flushed_rows_;
+  // meta.json wants a range whenever the file has rows; placeholders alone
+  // have no event time.
+  if (!meta.event_time.has_value()) meta.event_time = NanosRange{0, 0};
+  return meta;
+}
+
 absl::StatusOr<MetricsTable> WriteMetricsTable(std::span<const otlp::MetricBatch* const> batches,
                                                std::string_view batch_id,
                                                const TableOptions& options) {
@@ -714,29 +896,21 @@ absl::StatusOr<MetricsTable> WriteMetricsTable(std::span<const otlp::MetricBatch
   out.meta.file_rows = totals.rows;
   if (totals.rows == 0) return out;
 
-  MetricsBuilder builder(batches, totals);
-  std::vector<uint32_t> metric_base(batches.size() + 1, 0);
-  for (size_t k = 0; k < batches.size(); ++k) {
-    metric_base[k + 1] = metric_base[k] + static_cast<uint32_t>(batches[k]->metrics.size());
-  }
+  parquet::StringSink sink(&out.file);
+  STRATA_ASSIGN_OR_RETURN(
+      std::unique_ptr<MetricsTableWriter> writer,
+      MetricsTableWriter::Open(batch_id, options, MetricsRowOrder::kName, &sink));
+  writer->Reserve(totals);
+  for (const MetricBatch* b : batches) writer->AddBatch(*b);
   for (const Segment& s : plan) {
     if (s.kind == kMetricsDataPointRow) {
-      builder.AppendMetric(s, metric_base[s.input] + s.metric);
+      writer->AppendMetric(s.input, s.metric);
     } else {
-      builder.AppendPlaceholder(s);
+      writer->AppendPlaceholder(s.input, s.kind, s.resource,
+                                s.scope == kNone ? std::nullopt : std::optional<uint32_t>(s.scope));
     }
   }
-  const std::vector<ColumnVector> columns = builder.Finish();
-
-  const std::vector<parquet::SortingColumn> sorting = {{kMetricsName, false, true}};
-  STRATA_ASSIGN_OR_RETURN(
-      out.file, WriteTableFile(MetricsTableColumns(), columns,
-                               MakeWriterOptions(options, kMetricsSchema, batch_id, sorting)));
-  out.meta.rows = builder.data_rows();
-  // meta.json wants a range whenever the file has rows; placeholders alone
-  // have no event time.
-  out.meta.event_time = builder.event_time().value_or(NanosRange{0, 0});
-  builder.misses().AddTo(&out.meta.promotion_misses);
+  STRATA_ASSIGN_OR_RETURN(out.meta, writer->Finish());
   return out;
 }
 

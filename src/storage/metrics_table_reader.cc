@@ -1,5 +1,6 @@
-// ReadMetricsTable: metrics.parquet back into one MetricBatch, with the
-// checks of metrics-parquet.md "Validation" (metrics_table.h).
+// ReadMetricsTable and ReadMetricsRows: metrics.parquet, whole or a row
+// range, back into one MetricBatch, with the checks of metrics-parquet.md
+// "Validation" (metrics_table.h).
 
 #include <bit>
 #include <cstring>
@@ -87,15 +88,20 @@ Presence ExpectedPresence(int column, int32_t kind, MetricType type) {
 // them as it goes. Single use: construct, then Read().
 class MetricsTableReader {
  public:
-  MetricsTableReader(std::string_view file_name, std::vector<ColumnVector>* columns,
-                     MetricBatch* batch)
-      : file_name_(file_name), c_(*columns), b_(batch) {}
+  // Vector row r is file row first_row + r (for messages).
+  MetricsTableReader(std::string_view file_name, uint64_t first_row, MetricsRowOrder order,
+                     std::vector<ColumnVector>* columns, MetricBatch* batch)
+      : file_name_(file_name), first_row_(first_row), order_(order), c_(*columns), b_(batch) {}
 
   [[nodiscard]] absl::Status Read();
 
+  const RowOwners& owners() const { return owners_; }
+  // Per vector row: the row of its point table a data point went to.
+  const std::vector<uint32_t>& point_of_row() const { return point_of_row_; }
+
  private:
   absl::Status Fail(int column, size_t row, std::string_view what) const {
-    return ColumnDataLoss(file_name_, ColumnName(column), row, what);
+    return ColumnDataLoss(file_name_, ColumnName(column), first_row_ + row, what);
   }
   bool IsNull(int column, size_t row) const {
     return c_[column].is_list ? c_[column].is_null_list(row) : c_[column].is_null(row);
@@ -126,6 +132,8 @@ class MetricsTableReader {
   std::string_view Name(size_t row) const { return BytesAt(c_[kMetricsName], names_, row); }
 
   const std::string_view file_name_;
+  const uint64_t first_row_;
+  const MetricsRowOrder order_;
   std::vector<ColumnVector>& c_;
   MetricBatch* const b_;
   RowOwners owners_;
@@ -135,6 +143,7 @@ class MetricsTableReader {
   std::vector<uint32_t> metric_rows_begin_;
   std::vector<uint32_t> rows_by_metric_;
   std::vector<Range> split_;
+  std::vector<uint32_t> point_of_row_;
 };
 
 absl::Status MetricsTableReader::CheckColumnSizes() const {
@@ -156,7 +165,7 @@ absl::Status MetricsTableReader::CheckRowShape(size_t row) const {
     return Fail(kMetricsRowKind, row, fmt::format("row kind {} outside 0..3", kind));
   }
   if ((owners_.scope[row] == RowOwners::kNoScope) != (kind == kMetricsEmptyResourceRow)) {
-    return ColumnDataLoss(file_name_, "scope_index", row,
+    return ColumnDataLoss(file_name_, "scope_index", first_row_ + row,
                           "must be null exactly on kind-3 rows (resources without scopes)");
   }
   const bool metric_row = kind <= kMetricsEmptyMetricRow;
@@ -239,11 +248,12 @@ absl::Status MetricsTableReader::CheckExemplars(size_t row) const {
   return absl::OkStatus();
 }
 
-// Placeholders of kinds 2 and 3 first, then metric names non-decreasing.
+// Placeholders of kinds 2 and 3 first, then metric names non-decreasing
+// (and with MetricsRowOrder::kNameTime, times within a name).
 absl::Status MetricsTableReader::CheckOrder() const {
   const size_t rows = c_[kMetricsRowKind].size();
   bool seen_metric = false;
-  std::string_view previous;
+  MetricsOrderKey previous;
   for (size_t r = 0; r < rows; ++r) {
     if (Kind(r) > kMetricsEmptyMetricRow) {
       if (seen_metric) {
@@ -251,11 +261,16 @@ absl::Status MetricsTableReader::CheckOrder() const {
       }
       continue;
     }
-    const std::string_view name = Name(r);
-    if (seen_metric && name < previous) {
+    const bool point = Kind(r) == kMetricsDataPointRow;
+    const MetricsOrderKey key{Name(r), point,
+                              point ? static_cast<uint64_t>(c_[kMetricsTime].int64s[r]) : 0};
+    if (seen_metric && key.name < previous.name) {
       return Fail(kMetricsName, r, "rows are not sorted by metric_name");
     }
-    previous = name;
+    if (seen_metric && order_ == MetricsRowOrder::kNameTime && key < previous) {
+      return Fail(kMetricsTime, r, "rows are not sorted by time_unix_nano within a metric_name");
+    }
+    previous = key;
     seen_metric = true;
   }
   return absl::OkStatus();
@@ -338,7 +353,10 @@ absl::Status MetricsTableReader::AppendMetric(uint32_t metric) {
   // for an unset metric.
   m.points = Range{table == nullptr ? 0 : static_cast<uint32_t>(table->size()), 0};
   if (Kind(first) == kMetricsDataPointRow) {
-    for (uint32_t r : rows) STRATA_RETURN_IF_ERROR(AppendPoint(r, type, metric));
+    for (uint32_t r : rows) {
+      point_of_row_[r] = static_cast<uint32_t>(table->size());
+      STRATA_RETURN_IF_ERROR(AppendPoint(r, type, metric));
+    }
     m.points.count = static_cast<uint32_t>(rows.size());
   }
   b_->metrics.Append(m);
@@ -514,6 +532,7 @@ absl::Status MetricsTableReader::Read() {
   STRATA_RETURN_IF_ERROR(CheckOrder());
   STRATA_RETURN_IF_ERROR(MakeFamilies());
   STRATA_RETURN_IF_ERROR(GroupRowsByMetric());
+  point_of_row_.assign(rows, 0);
   for (uint32_t m = 0; m + 1 < metric_rows_begin_.size(); ++m) {
     STRATA_RETURN_IF_ERROR(AppendMetric(m));
   }
@@ -536,9 +555,37 @@ absl::StatusOr<otlp::MetricBatch> ReadMetricsTable(parquet::RandomAccessSource* 
       OpenTable(source, MetricsTableColumns(), kMetricsSchema, batch_id, file_name));
   STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> columns, ReadAllColumns(*reader, file_name));
   otlp::MetricBatch batch;
-  MetricsTableReader table(file_name, &columns, &batch);
+  MetricsTableReader table(file_name, 0, MetricsTableRowOrder(reader->metadata()), &columns,
+                           &batch);
   STRATA_RETURN_IF_ERROR(table.Read());
   return batch;
+}
+
+absl::StatusOr<MetricRows> ReadMetricsRows(parquet::FileReader& reader, std::string_view file_name,
+                                           uint64_t row_begin, uint64_t row_end) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c,
+                          ReadTableRows(reader, file_name, row_begin, row_end));
+  MetricRows out;
+  out.resource_index = RenumberDense(&c[kMetricsResourceScope + kResourceIndexOffset]);
+  out.scope_index = RenumberDense(&c[kMetricsResourceScope + kScopeIndexOffset]);
+  out.metric_index = RenumberDense(&c[kMetricsIndex]);
+  // The reader moves only byte buffers out of the columns: kinds and
+  // indexes stay readable after it.
+  MetricsTableReader table(file_name, row_begin, MetricsTableRowOrder(reader.metadata()), &c,
+                           &out.batch);
+  STRATA_RETURN_IF_ERROR(table.Read());
+  const ColumnVector& kinds = c[kMetricsRowKind];
+  const ColumnVector& metrics = c[kMetricsIndex];
+  out.rows.resize(kinds.size());
+  for (size_t r = 0; r < kinds.size(); ++r) {
+    MetricRows::Row& row = out.rows[r];
+    row.kind = static_cast<MetricsRowKind>(kinds.int32s[r]);
+    row.resource = table.owners().resource[r];
+    row.scope = table.owners().scope[r];
+    if (row.kind <= kMetricsEmptyMetricRow) row.metric = static_cast<uint32_t>(metrics.int32s[r]);
+    if (row.kind == kMetricsDataPointRow) row.point = table.point_of_row()[r];
+  }
+  return out;
 }
 
 }  // namespace strata::storage

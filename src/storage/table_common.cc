@@ -178,6 +178,22 @@ absl::StatusOr<std::vector<ColumnVector>> ReadAllColumns(parquet::FileReader& re
   return columns;
 }
 
+absl::StatusOr<std::vector<ColumnVector>> ReadTableRows(parquet::FileReader& reader,
+                                                        std::string_view file_name,
+                                                        uint64_t row_begin, uint64_t row_end) {
+  const auto file_rows = static_cast<uint64_t>(std::max<int64_t>(reader.num_rows(), 0));
+  if (row_begin >= row_end || row_end > file_rows) {
+    return absl::DataLossError(fmt::format("{}: rows [{}, {}) asked for, the file has {} rows",
+                                           file_name, row_begin, row_end, file_rows));
+  }
+  std::vector<int> all(reader.columns().size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  absl::StatusOr<std::vector<ColumnVector>> columns =
+      reader.Read(all, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
+  if (!columns.ok()) return AsDataLoss(columns.status(), file_name);
+  return columns;
+}
+
 std::string_view RetainBytes(ColumnVector* column, otlp::BatchBase* batch) {
   auto owned = std::make_shared<std::string>(std::move(column->bytes));
   column->bytes.clear();
@@ -443,7 +459,8 @@ int ValueColumnOf(otlp::ValueType type) {
 absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<ColumnVector> columns,
                                                                   std::string_view prefix,
                                                                   std::string_view file_name,
-                                                                  otlp::BatchBase* batch) {
+                                                                  otlp::BatchBase* batch,
+                                                                  StringOwnership ownership) {
   STRATA_CHECK(columns.size() == kAttributeFamilyColumns, "an attribute family has seven columns");
   AttributeFamilyReader reader;
   reader.file_name_ = std::string(file_name);
@@ -459,9 +476,10 @@ absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<Colu
       if (v.list_validity[r] == 0) return ColumnDataLoss(file_name, name(c), r, "null list");
     }
   }
-  const std::string_view keys = RetainBytes(&columns[0], batch);
-  const std::string_view strs = RetainBytes(&columns[2], batch);
-  const std::string_view bytes = RetainBytes(&columns[6], batch);
+  reader.copy_ = ownership == StringOwnership::kCopyToArena;
+  const std::string_view keys = reader.copy_ ? columns[0].bytes : RetainBytes(&columns[0], batch);
+  const std::string_view strs = reader.copy_ ? columns[2].bytes : RetainBytes(&columns[2], batch);
+  const std::string_view bytes = reader.copy_ ? columns[6].bytes : RetainBytes(&columns[6], batch);
 
   reader.lists_.reserve(rows);
   const size_t elements = columns[0].element_count();
@@ -529,9 +547,11 @@ absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<Colu
 absl::Status AttributeFamilyReader::AppendElement(uint64_t element, otlp::BatchBase* batch,
                                                   otlp::AttributeColumns* table) const {
   const otlp::ValueType type = types_[element];
-  otlp::ValueRow value{type, payload_[element], bits_[element]};
+  // Nested values decoded from the payload view into it too.
+  const std::string_view payload = copy_ ? batch->arena.Copy(payload_[element]) : payload_[element];
+  otlp::ValueRow value{type, payload, bits_[element]};
   if (type == otlp::ValueType::kArray || type == otlp::ValueType::kKvList) {
-    absl::Status decoded = otlp::DecodeAnyValueProto(payload_[element], batch, &value);
+    absl::Status decoded = otlp::DecodeAnyValueProto(payload, batch, &value);
     if (!decoded.ok() || value.type != type) {
       return absl::DataLossError(fmt::format(
           "{}: column '{}_bytes': attribute '{}' (type {}) does not hold a valid encoded {}: {}",
@@ -540,7 +560,7 @@ absl::Status AttributeFamilyReader::AppendElement(uint64_t element, otlp::BatchB
           decoded.ok() ? "wrong value type" : std::string(decoded.message())));
     }
   }
-  table->Append({keys_[element], value});
+  table->Append({copy_ ? batch->arena.Copy(keys_[element]) : keys_[element], value});
   return absl::OkStatus();
 }
 
@@ -643,6 +663,22 @@ uint32_t ResourceScopeWriter::AddBatch(const otlp::BatchBase& batch) {
   return static_cast<uint32_t>(batches_.size() - 1);
 }
 
+uint32_t ResourceScopeWriter::AddBatch(const otlp::BatchBase& batch,
+                                       std::vector<uint32_t> resource_index,
+                                       std::vector<uint32_t> scope_index) {
+  STRATA_CHECK(
+      resource_index.size() == batch.resources.size() && scope_index.size() == batch.scopes.size(),
+      "one file index per resource and scope row");
+  BatchState state;
+  state.batch = &batch;
+  state.resource_index = std::move(resource_index);
+  state.scope_index = std::move(scope_index);
+  state.resources.resize(batch.resources.size());
+  state.scopes.resize(batch.scopes.size());
+  batches_.push_back(std::move(state));
+  return static_cast<uint32_t>(batches_.size() - 1);
+}
+
 void ResourceScopeWriter::BuildResource(const otlp::BatchBase& b, ResourceElements* cache,
                                         uint32_t resource) {
   cache->built = true;
@@ -680,7 +716,7 @@ void ResourceScopeWriter::AppendRow(uint32_t batch, uint32_t resource,
   STRATA_CHECK(resource < b.resources.size(), "resource row out of range");
   ResourceElements& rc = state.resources[resource];
   if (!rc.built) BuildResource(b, &rc, resource);
-  resource_index_.int32s.push_back(static_cast<int32_t>(state.resource_base + resource));
+  resource_index_.int32s.push_back(static_cast<int32_t>(file_resource_index(batch, resource)));
   PushBytes(resource_schema_url_, b.resources.schema_url[resource]);
   resource_dropped_.int32s.push_back(
       static_cast<int32_t>(b.resources.dropped_attributes_count[resource]));
@@ -709,7 +745,7 @@ void ResourceScopeWriter::AppendRow(uint32_t batch, uint32_t resource,
     sc.attributes = scope_attributes_.AddElements(b, b.scope_attributes, b.scopes.attributes[s]);
   }
   scope_attributes_.AppendSharedRow(sc.attributes);
-  scope_index_.AppendInt32(static_cast<int32_t>(state.scope_base + s));
+  scope_index_.AppendInt32(static_cast<int32_t>(file_scope_index(batch, s)));
   scope_name_.AppendBytes(b.scopes.name[s]);
   scope_version_.AppendBytes(b.scopes.version[s]);
   scope_schema_url_.AppendBytes(b.scopes.schema_url[s]);
@@ -760,6 +796,7 @@ enum ResourceScopeColumn : int {
   kScopeAttributes = 21,
 };
 static_assert(kScopeAttributes + kAttributeFamilyColumns == kResourceScopeColumns);
+static_assert(kResourceIndex == kResourceIndexOffset && kScopeIndex == kScopeIndexOffset);
 
 // For each index 0..max of an index column (null rows skipped), the first
 // row holding it. DataLoss unless the indexes are dense.
@@ -816,24 +853,28 @@ absl::StatusOr<otlp::Range> ReadEntityRefs(std::span<ColumnVector> c, size_t row
     return ColumnDataLoss(file_name, "resource_entity_description_keys", row,
                           "length differs from the sum of resource_entity_description_key_count");
   }
+  // The views are into the columns, which the batch does not keep.
+  auto copy = [batch](std::string_view bytes) { return batch->arena.Copy(bytes); };
   const otlp::Range out{static_cast<uint32_t>(batch->entity_refs.size()),
                         static_cast<uint32_t>(refs)};
   uint64_t next_id = c[kEntityIdKeys].lists[row].begin;
   uint64_t next_description = c[kEntityDescriptionKeys].lists[row].begin;
   for (uint64_t e = 0; e < refs; ++e) {
     otlp::EntityRefRow ref;
-    ref.schema_url = BytesAt(c[kEntitySchemaUrl], views[kEntitySchemaUrl],
-                             c[kEntitySchemaUrl].lists[row].begin + e);
-    ref.type = BytesAt(c[kEntityType], views[kEntityType], c[kEntityType].lists[row].begin + e);
+    ref.schema_url = copy(BytesAt(c[kEntitySchemaUrl], views[kEntitySchemaUrl],
+                                  c[kEntitySchemaUrl].lists[row].begin + e));
+    ref.type =
+        copy(BytesAt(c[kEntityType], views[kEntityType], c[kEntityType].lists[row].begin + e));
     ref.id_keys = {static_cast<uint32_t>(batch->entity_keys.size()), id_counts[e]};
     for (uint32_t k = 0; k < id_counts[e]; ++k) {
-      batch->entity_keys.push_back(BytesAt(c[kEntityIdKeys], views[kEntityIdKeys], next_id++));
+      batch->entity_keys.push_back(
+          copy(BytesAt(c[kEntityIdKeys], views[kEntityIdKeys], next_id++)));
     }
     ref.description_keys = {static_cast<uint32_t>(batch->entity_keys.size()),
                             description_counts[e]};
     for (uint32_t k = 0; k < description_counts[e]; ++k) {
-      batch->entity_keys.push_back(
-          BytesAt(c[kEntityDescriptionKeys], views[kEntityDescriptionKeys], next_description++));
+      batch->entity_keys.push_back(copy(
+          BytesAt(c[kEntityDescriptionKeys], views[kEntityDescriptionKeys], next_description++)));
     }
     batch->entity_refs.Append(ref);
   }
@@ -847,11 +888,15 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
                                                     otlp::BatchBase* batch) {
   STRATA_CHECK(c.size() == kResourceScopeColumns, "resource and scope column count");
   const size_t rows = c[kResourceIndex].size();
+  // Every row repeats its resource's and scope's columns, but the batch
+  // needs them once per resource and scope: their strings are copied into
+  // the batch's arena rather than the whole columns retained.
   std::string_view views[kScopeAttributes];
   for (int k : {kResourceSchemaUrl, kEntitySchemaUrl, kEntityType, kEntityIdKeys,
                 kEntityDescriptionKeys, kScopeName, kScopeVersion, kScopeSchemaUrl}) {
-    views[k] = RetainBytes(&c[k], batch);
+    views[k] = c[k].bytes;
   }
+  auto copy = [batch](std::string_view bytes) { return batch->arena.Copy(bytes); };
   STRATA_ASSIGN_OR_RETURN(const std::vector<uint32_t> resource_rows,
                           FirstRows(c[kResourceIndex], "resource_index", file_name));
   STRATA_ASSIGN_OR_RETURN(const std::vector<uint32_t> scope_rows,
@@ -859,11 +904,13 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
   STRATA_ASSIGN_OR_RETURN(
       AttributeFamilyReader resource_attributes,
       AttributeFamilyReader::Make(c.subspan(kResourceAttributes, kAttributeFamilyColumns),
-                                  "resource_attr", file_name, batch));
+                                  "resource_attr", file_name, batch,
+                                  AttributeFamilyReader::StringOwnership::kCopyToArena));
   STRATA_ASSIGN_OR_RETURN(
       AttributeFamilyReader scope_attributes,
       AttributeFamilyReader::Make(c.subspan(kScopeAttributes, kAttributeFamilyColumns),
-                                  "scope_attr", file_name, batch));
+                                  "scope_attr", file_name, batch,
+                                  AttributeFamilyReader::StringOwnership::kCopyToArena));
 
   const auto resource_base = static_cast<uint32_t>(batch->resources.size());
   const auto scope_base = static_cast<uint32_t>(batch->scopes.size());
@@ -873,7 +920,7 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
                             resource_attributes.AppendRow(row, batch, &batch->resource_attributes));
     resource.dropped_attributes_count = static_cast<uint32_t>(c[kResourceDropped].int32s[row]);
     STRATA_ASSIGN_OR_RETURN(resource.entity_refs, ReadEntityRefs(c, row, views, file_name, batch));
-    resource.schema_url = BytesAt(c[kResourceSchemaUrl], views[kResourceSchemaUrl], row);
+    resource.schema_url = copy(BytesAt(c[kResourceSchemaUrl], views[kResourceSchemaUrl], row));
     batch->resources.Append(resource);
   }
   for (uint32_t row : scope_rows) {
@@ -885,12 +932,12 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
     }
     otlp::ScopeRow scope;
     scope.resource = resource_base + static_cast<uint32_t>(c[kResourceIndex].int32s[row]);
-    scope.name = BytesAt(c[kScopeName], views[kScopeName], row);
-    scope.version = BytesAt(c[kScopeVersion], views[kScopeVersion], row);
+    scope.name = copy(BytesAt(c[kScopeName], views[kScopeName], row));
+    scope.version = copy(BytesAt(c[kScopeVersion], views[kScopeVersion], row));
     STRATA_ASSIGN_OR_RETURN(scope.attributes,
                             scope_attributes.AppendRow(row, batch, &batch->scope_attributes));
     scope.dropped_attributes_count = static_cast<uint32_t>(c[kScopeDropped].int32s[row]);
-    scope.schema_url = BytesAt(c[kScopeSchemaUrl], views[kScopeSchemaUrl], row);
+    scope.schema_url = copy(BytesAt(c[kScopeSchemaUrl], views[kScopeSchemaUrl], row));
     batch->scopes.Append(scope);
   }
 
@@ -914,6 +961,23 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
     }
   }
   return owners;
+}
+
+std::vector<uint32_t> RenumberDense(ColumnVector* index) {
+  std::vector<uint32_t> values;
+  values.reserve(index->int32s.size());
+  for (size_t r = 0; r < index->int32s.size(); ++r) {
+    if (!index->is_null(r)) values.push_back(static_cast<uint32_t>(index->int32s[r]));
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  for (size_t r = 0; r < index->int32s.size(); ++r) {
+    if (index->is_null(r)) continue;
+    const auto it =
+        std::lower_bound(values.begin(), values.end(), static_cast<uint32_t>(index->int32s[r]));
+    index->int32s[r] = static_cast<int32_t>(it - values.begin());
+  }
+  return values;
 }
 
 // ------------------------------------------------------------ promotion

@@ -155,6 +155,12 @@ std::vector<parquet::ColumnWriterOptions> PerColumnOptions(
 [[nodiscard]] absl::StatusOr<std::vector<parquet::ColumnVector>> ReadAllColumns(
     parquet::FileReader& reader, std::string_view file_name);
 
+// Every column of file rows [row_begin, row_end), in schema order, reading
+// only the pages that cover them. DataLoss naming the file when the range
+// is empty or passes the file's rows, and for bytes the reader rejects.
+[[nodiscard]] absl::StatusOr<std::vector<parquet::ColumnVector>> ReadTableRows(
+    parquet::FileReader& reader, std::string_view file_name, uint64_t row_begin, uint64_t row_end);
+
 // Moves a BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY column's bytes into a buffer the
 // batch retains and returns a view of them: value i is
 // view.substr(offsets[i], offsets[i + 1] - offsets[i]) and stays valid as
@@ -260,16 +266,28 @@ void AppendElementCounts(std::span<const otlp::Range> ranges, parquet::ColumnVec
 // attribute tables. Make() validates the whole family once (equal list
 // lengths per row, type codes 0..7, exactly one value per element in the
 // column its type names, no null lists) and retains the string and bytes
-// buffers in the batch; the rows then need no further checks except nested
+// buffers in the batch (or copies each appended row's strings, see
+// StringOwnership); the rows then need no further checks except nested
 // value decoding.
 class AttributeFamilyReader {
  public:
-  // `columns` are the family's seven vectors in spec order (taken over:
-  // their byte buffers move into `batch`). DataLoss names `file_name` and
-  // the column.
+  // Where the strings handed to the batch live.
+  enum class StringOwnership {
+    // The columns' byte buffers move into `batch` (retained), and rows view
+    // them: for families read on most rows.
+    kRetainColumns,
+    // The columns keep their buffers (they must outlive the reader), and
+    // each row's strings are copied into batch->arena as it is appended:
+    // for families whose rows mostly repeat (a resource's attributes on
+    // every row of the resource), of which the batch keeps few.
+    kCopyToArena,
+  };
+
+  // `columns` are the family's seven vectors in spec order. DataLoss names
+  // `file_name` and the column.
   [[nodiscard]] static absl::StatusOr<AttributeFamilyReader> Make(
       std::span<parquet::ColumnVector> columns, std::string_view prefix, std::string_view file_name,
-      otlp::BatchBase* batch);
+      otlp::BatchBase* batch, StringOwnership ownership = StringOwnership::kRetainColumns);
 
   size_t rows() const { return lists_.size(); }
 
@@ -295,6 +313,7 @@ class AttributeFamilyReader {
 
   std::string file_name_;
   std::string prefix_;
+  bool copy_ = false;  // StringOwnership::kCopyToArena
   std::vector<parquet::ListRange> lists_;
   std::vector<std::string_view> keys_;
   std::vector<otlp::ValueType> types_;
@@ -318,6 +337,9 @@ std::span<const uint32_t> ListU32(const parquet::ColumnVector& column, size_t ro
 // scope_index, scope_name, scope_version, scope_schema_url,
 // scope_dropped_attributes_count, scope_attr_* (7).
 inline constexpr int kResourceScopeColumns = 3 + 7 + 6 + 5 + 7;
+// Where resource_index and scope_index are among them.
+inline constexpr int kResourceIndexOffset = 0;
+inline constexpr int kScopeIndexOffset = 16;
 void AppendResourceScopeSpecs(std::vector<parquet::ColumnSpec>* specs);
 
 // Builds the resource and scope columns. Input batches are numbered
@@ -345,6 +367,13 @@ class ResourceScopeWriter {
   // Registers the next input batch (kept by pointer until MoveColumnsTo)
   // and returns its number.
   uint32_t AddBatch(const otlp::BatchBase& batch);
+  // Registers a batch whose resource row r is file resource index
+  // resource_index[r] and scope row s file scope index scope_index[s]
+  // (one entry per row of the batch), for a writer that places rows of one
+  // file's resources in several batches (compaction's merge reads a file
+  // in row ranges). Does not move the consecutive numbering above on.
+  uint32_t AddBatch(const otlp::BatchBase& batch, std::vector<uint32_t> resource_index,
+                    std::vector<uint32_t> scope_index);
   // One row for resource row `resource` and, unless nullopt (a placeholder
   // for a resource without scopes), scope row `scope` (a scope of that
   // resource) of batch number `batch`.
@@ -359,10 +388,13 @@ class ResourceScopeWriter {
 
   // File index of a resource / scope row of batch number `batch`.
   uint32_t file_resource_index(uint32_t batch, uint32_t resource) const {
-    return batches_[batch].resource_base + resource;
+    const BatchState& state = batches_[batch];
+    return state.resource_index.empty() ? state.resource_base + resource
+                                        : state.resource_index[resource];
   }
   uint32_t file_scope_index(uint32_t batch, uint32_t scope) const {
-    return batches_[batch].scope_base + scope;
+    const BatchState& state = batches_[batch];
+    return state.scope_index.empty() ? state.scope_base + scope : state.scope_index[scope];
   }
   // The same for the current batch.
   uint32_t file_resource_index(uint32_t resource) const {
@@ -391,6 +423,10 @@ class ResourceScopeWriter {
     const otlp::BatchBase* batch = nullptr;
     uint32_t resource_base = 0;
     uint32_t scope_base = 0;
+    // When not empty, the file index of each resource / scope row (the
+    // bases are then unused).
+    std::vector<uint32_t> resource_index;
+    std::vector<uint32_t> scope_index;
     std::vector<ResourceElements> resources;
     std::vector<ScopeElements> scopes;
   };
@@ -430,12 +466,21 @@ struct RowOwners {
 
 // Rebuilds batch->resources, resource_attributes, entity_refs, entity_keys,
 // scopes and scope_attributes from the kResourceScopeColumns read-back
-// columns starting at columns[first] (taken over). Resources and scopes are
+// columns starting at columns[first]. Strings are copied into the batch's
+// arena (once per resource and scope), so the batch keeps nothing of these
+// per-row columns. Resources and scopes are
 // appended in index order, each from the first row naming it. DataLoss
 // when an index is not dense (0..max all present), a scope index appears
 // with two resource indexes, or a family or entity list is malformed.
 [[nodiscard]] absl::StatusOr<RowOwners> RebuildResourcesAndScopes(
     std::span<parquet::ColumnVector> columns, std::string_view file_name, otlp::BatchBase* batch);
+
+// Renumbers an index column (resource_index, scope_index, metric_index) of
+// a row range so its values are dense again (a range names only some of
+// the file's resources, and RebuildResourcesAndScopes requires 0..max),
+// keeping their order, and returns the original values: renumbered value
+// i was returned[i]. Null rows are left alone.
+std::vector<uint32_t> RenumberDense(parquet::ColumnVector* index);
 
 // ------------------------------------------------------------ promotion
 

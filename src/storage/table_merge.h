@@ -18,7 +18,12 @@
 //
 // Memory: what a merge holds at once is bounded by MergeOptions (chunk
 // sizes and the Parquet writer's row group), not by the size of the inputs
-// (compaction.md, "Memory budget").
+// (compaction.md, "Memory budget"). Logs and metrics: at most
+// (fan_in + 2) * chunk_rows decoded rows (MergeStats::rows_held_peak), plus
+// the raw columns of the one chunk being decoded and the output writer's
+// open row group (below row_group_bytes_limit); inputs not already in merge
+// order (ingest batches) go through an external merge sort whose runs live
+// in scratch_dir (external_merge.h, which has the measured bytes).
 //
 // Thread-safety: reentrant. Errors: DataLoss for a bad input, the
 // FileSystem's and the sink's errors unchanged, Internal for inputs that
@@ -48,6 +53,19 @@ struct MergeInput {
   std::string tidx_path;
 };
 
+// What a merge did, for tests and benchmarks (MergeOptions::stats).
+struct MergeStats {
+  // Sorted runs written to scratch_dir (inputs not already in merge order,
+  // and intermediate merges of runs).
+  uint64_t runs_written = 0;
+  // Intermediate merge passes (more sources than fan_in); 0 when inputs
+  // and runs were merged straight into the output.
+  uint64_t merge_passes = 0;
+  // The most decoded rows held at once: chunks read, a run being sorted,
+  // and rows buffered in a table writer (logs and metrics merges).
+  uint64_t rows_held_peak = 0;
+};
+
 struct MergeOptions {
   TableOptions tables;
   // Rows the merge reads from one input at a time, and about the rows it
@@ -57,6 +75,16 @@ struct MergeOptions {
   // the caller removes it afterwards. It lies under telemetry/staging/, so
   // boot removes whatever a crash leaves there.
   std::string scratch_dir;
+  // Logs and metrics: sources (sorted inputs and runs) one merge pass reads
+  // at once; with more, runs are merged into longer runs first. An input
+  // not in merge order is sorted in runs of fan_in * chunk_rows rows.
+  uint32_t fan_in = 16;
+  // Row groups of the output and of runs are cut at min(this,
+  // tables.row_group_bytes) buffered bytes (the writer's share of the
+  // memory budget).
+  size_t row_group_bytes_limit = 32 << 20;
+  // When set, receives what the merge did.
+  MergeStats* stats = nullptr;
   // Called between pieces of work; a non-OK status (shutdown) stops the
   // merge with that status. Empty: never stops.
   std::function<absl::Status()> check_stop;
