@@ -1,12 +1,17 @@
 #include "cli/bench_compact.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,7 +37,7 @@ constexpr double kPointsPerSpan = 0.1;
 // Seeds of the phases' traffic, so no phase repeats another's rows.
 constexpr uint64_t kCalibrateSeed = 101, kIdleSeed = 202, kCompactingSeed = 303;
 // How often the watcher looks at the compaction and samples VmRSS.
-constexpr auto kWatchInterval = std::chrono::milliseconds(20);
+constexpr auto kWatchInterval = std::chrono::milliseconds(100);
 // Below this many requests a p99 is coarse; the bench says so.
 constexpr size_t kFewSamples = 200;
 
@@ -99,6 +104,32 @@ bool CompactionIdle(storage::Storage& storage, const storage::CompactionPolicy& 
   return marker.ok() && !*marker;
 }
 
+// CPU seconds (user + system) of this process's threads whose nice value
+// is `nice`: the maintenance thread lowers its own, and no other thread
+// here does. 0 when `nice` is 0 (such a thread cannot be told apart).
+double CpuSecondsOfThreadsWithNice(int nice) {
+  if (nice == 0) return 0;
+  const double ticks_per_sec = static_cast<double>(sysconf(_SC_CLK_TCK));
+  double seconds = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::ifstream stat(it->path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // The fields after "(comm)": state is field 3, utime 14, stime 15,
+    // nice 19 (proc(5)).
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(line.substr(paren + 2));
+    std::vector<std::string> f{std::istream_iterator<std::string>(fields),
+                               std::istream_iterator<std::string>()};
+    if (f.size() < 17 || std::stoi(f[16]) != nice) continue;
+    seconds += (std::stod(f[11]) + std::stod(f[12])) / ticks_per_sec;
+  }
+  return seconds;
+}
+
 std::set<std::string> DaysOf(const storage::Snapshot& snapshot) {
   std::set<std::string> days;
   for (const auto& batch : snapshot.batches()) days.insert(batch->day());
@@ -113,6 +144,7 @@ struct CompactionPhase {
   bool failed = false;              // a compaction failed, or compaction halted
   double peak_rss_mib = 0;          // VmHWM
   double rss_max_mib = 0;           // the largest sampled VmRSS
+  double maintenance_cpu_sec = 0;   // CPU time of the maintenance thread
   storage::MaintenanceStats stats;  // at the end
 };
 
@@ -154,6 +186,7 @@ CompactionPhase RunCompaction(storage::Storage& storage, const storage::Compacti
   watcher.join();
   phase.peak_rss_mib = ProcStatusMiB("VmHWM:");
   phase.stats = storage.GetMaintenanceStats();
+  phase.maintenance_cpu_sec = CpuSecondsOfThreadsWithNice(storage.maintenance().options().nice);
   return phase;
 }
 
@@ -235,6 +268,7 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   maintenance.compaction = true;
   maintenance.policy.min_inputs = std::max<size_t>(2, options.min_inputs);
   maintenance.idle_interval = std::chrono::milliseconds(50);
+  if (options.chunk_rows > 0) maintenance.merge.chunk_rows = options.chunk_rows;
   const storage::CompactionPolicy policy = maintenance.policy;
   const Clock::time_point open_start = Clock::now();
   auto opened = storage::Storage::Open(fs, dir, storage_options);
@@ -346,6 +380,8 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   const uint64_t merged_bytes = phase.stats.compacted_bytes - stats_before.compacted_bytes;
   const double seconds = std::max(phase.seconds, 1e-9);
   const double merge_spans_per_sec = merged_spans / seconds;
+  const double merge_spans_per_cpu_sec =
+      phase.maintenance_cpu_sec > 0 ? merged_spans / phase.maintenance_cpu_sec : 0;
   const double ratio = compacting_latency.p99_ms / std::max(idle_latency.p99_ms, 1e-9);
   const bool target_met = ratio <= 1.5;
 
@@ -356,10 +392,13 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   fmt::print(
       "compaction: {} compactions in {:.1f} s (ingest ran for the first {:.1f} s): merged {} "
       "spans ({:.0f}/s), {} rows of all signals ({:.0f}/s), {:.0f} MiB of input ({:.1f} MiB/s); "
-      "{} -> {} batches over {} day(s)\n",
+      "{} -> {} batches over {} day(s)\n"
+      "maintenance thread CPU: {:.1f} s ({:.0f}% of the phase; {:.0f} spans merged per CPU "
+      "second)\n",
       compactions, phase.seconds, phase.ingest.seconds, merged_spans, merge_spans_per_sec,
       merged_rows, merged_rows / seconds, merged_bytes / kMiB, merged_bytes / kMiB / seconds,
-      before.batches, after.batches, days.size());
+      before.batches, after.batches, days.size(), phase.maintenance_cpu_sec,
+      100 * phase.maintenance_cpu_sec / seconds, merge_spans_per_cpu_sec);
   fmt::print(
       "RSS: peak {:.0f} MiB while compacting (VmHWM; sampled VmRSS max {:.0f} MiB; {:.0f} MiB "
       "before it started); peak {:.0f} MiB during the idle load\n",
@@ -373,7 +412,8 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   fmt::print(
       "{{\"spans\":{},\"logs\":{},\"data_points\":{},\"batches_before\":{},\"batches_after\":{},"
       "\"compactions\":{},\"compaction_sec\":{:.2f},\"merged_spans\":{},"
-      "\"merge_spans_per_sec\":{:.0f},\"merge_rows_per_sec\":{:.0f},\"peak_rss_mb\":{:.0f},"
+      "\"merge_spans_per_sec\":{:.0f},\"merge_rows_per_sec\":{:.0f},"
+      "\"maintenance_cpu_sec\":{:.1f},\"merge_spans_per_cpu_sec\":{:.0f},\"peak_rss_mb\":{:.0f},"
       "\"sampled_rss_max_mb\":{:.0f},\"rss_before_mb\":{:.0f},\"idle_peak_rss_mb\":{:.0f},"
       "\"ingest_rate_spans_per_sec\":{:.0f},\"full_speed_spans_per_sec\":{:.0f},"
       "\"ingest_p50_ms_idle\":{:.2f},\"ingest_p99_ms_idle\":{:.2f},"
@@ -381,10 +421,11 @@ int RunBenchCompact(const BenchCompactOptions& given) {
       "\"ingest_requests_idle\":{},\"ingest_requests_compacting\":{},\"ratio\":{:.2f},"
       "\"target_met\":{},\"chunk_rows\":{},\"row_group_bytes\":{},\"quick\":{},\"ok\":{}}}\n",
       before.spans, before.logs, before.points, before.batches, after.batches, compactions,
-      phase.seconds, merged_spans, merge_spans_per_sec, merged_rows / seconds, phase.peak_rss_mib,
-      phase.rss_max_mib, rss_before, idle_peak_rss, rate, full_speed, idle_latency.p50_ms,
-      idle_latency.p99_ms, compacting_latency.p50_ms, compacting_latency.p99_ms,
-      idle_latency.requests, compacting_latency.requests, ratio, target_met, merge.chunk_rows,
+      phase.seconds, merged_spans, merge_spans_per_sec, merged_rows / seconds,
+      phase.maintenance_cpu_sec, merge_spans_per_cpu_sec, phase.peak_rss_mib, phase.rss_max_mib,
+      rss_before, idle_peak_rss, rate, full_speed, idle_latency.p50_ms, idle_latency.p99_ms,
+      compacting_latency.p50_ms, compacting_latency.p99_ms, idle_latency.requests,
+      compacting_latency.requests, ratio, target_met, merge.chunk_rows,
       merge.tables.row_group_bytes, options.quick, ok);
   return ok ? 0 : 1;
 }

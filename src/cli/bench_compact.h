@@ -54,6 +54,8 @@ struct BenchCompactOptions {
   int clients = 32;
   // The compaction policy's min_inputs during the measured phase.
   size_t min_inputs = 4;
+  // The merge's chunk_rows (table_merge.h); 0: the default.
+  uint64_t chunk_rows = 0;
   // Bound on the compaction phase.
   double max_compact_seconds = 3600;
   // 300,000 spans in 30 batches, 5 s phases, 2 s calibration.
