@@ -58,7 +58,8 @@ struct BenchCompactOptions {
   uint64_t chunk_rows = 0;
   // Bound on the compaction phase.
   double max_compact_seconds = 3600;
-  // 300,000 spans in 30 batches, 5 s phases, 2 s calibration.
+  // 200,000 spans in 20 batches, 3 s phases, a load of 20,000 spans/s
+  // unless ingest_rate is given (no calibration).
   bool quick = false;
   uint64_t seed = 1;
 };

@@ -24,7 +24,8 @@
 //   5. compaction really ran under the load (a marker was seen, and
 //      compaction outputs are among the stored batches).
 //
-// STRATA_E2E_COMPACTION_KILLS sets the number of kill rounds (default 9).
+// STRATA_E2E_COMPACTION_KILLS sets the number of kill rounds (default 6: each
+// moment twice).
 
 #include <chrono>
 #include <cstdio>
@@ -99,6 +100,12 @@ double Sample(const std::string& page, const std::string& series) {
   const size_t at = page.find(line_start);
   if (at == std::string::npos) return -1;
   return std::stod(page.substr(at + line_start.size()));
+}
+
+long long MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
 }
 
 int Count(const std::string& text, const std::string& needle) {
@@ -218,7 +225,7 @@ int CompactedBatches(const std::string& data_dir) {
 }
 
 TEST(CompactionCrashTest, SigkillDuringCompactionKeepsEveryAcknowledgedRowExactlyOnce) {
-  int kills = 9;
+  int kills = 6;
   if (const char* env = std::getenv("STRATA_E2E_COMPACTION_KILLS"); env != nullptr) {
     kills = std::atoi(env);
   }
@@ -238,6 +245,7 @@ TEST(CompactionCrashTest, SigkillDuringCompactionKeepsEveryAcknowledgedRowExactl
   for (int round = 0; round < kills; ++round) {
     const auto moment = static_cast<KillMoment>(round % 3);
     SCOPED_TRACE(fmt::format("round {}: kill {}", round, Name(moment)));
+    const auto round_start = std::chrono::steady_clock::now();
     ServerProcess server(data, kAggressiveCompaction);
     ASSERT_TRUE(server.ready()) << server.output();
     // Boot resolves a marker the last kill left (commit.md, "Compaction").
@@ -252,9 +260,12 @@ TEST(CompactionCrashTest, SigkillDuringCompactionKeepsEveryAcknowledgedRowExactl
     records.push_back(fmt::format("{}/acked-{}.rec", dir.path(), round));
     auto loadgen = StartLoadgen(server, token, records.back(), seed + round,
                                 round % 2 == 0 ? "grpc" : "http/protobuf");
+    const long long boot_ms = MillisSince(round_start);
     // Let data pile up (a varied amount) so later merges are bigger.
-    const uintmax_t acked_bytes = (256 << 10) + random() % (2 << 20);
+    const uintmax_t acked_bytes = (128 << 10) + random() % (1 << 20);
     ASSERT_TRUE(WaitForRecordBytes(records.back(), acked_bytes)) << loadgen->output();
+    const long long acked_ms = MillisSince(round_start);
+    bool hit = true;
     switch (moment) {
       case KillMoment::kRandomDelay: {
         std::this_thread::sleep_for(std::chrono::milliseconds(random() % 1500));
@@ -265,17 +276,25 @@ TEST(CompactionCrashTest, SigkillDuringCompactionKeepsEveryAcknowledgedRowExactl
         break;
       }
       case KillMoment::kMarkerPresent:
-        markers_seen += WaitFor([&] { return MarkerExists(data); });
+        hit = WaitFor([&] { return MarkerExists(data); });
+        markers_seen += hit;
         break;
       case KillMoment::kMergeInProgress:
-        merges_seen += WaitFor([&] { return MergeInProgress(data); });
+        hit = WaitFor([&] { return MergeInProgress(data); });
+        merges_seen += hit;
         break;
     }
     server.Kill();
+    const long long kill_ms = MillisSince(round_start);
     marker_at_kill = MarkerExists(data);
     markers_left += marker_at_kill;
     // The generator sees the server gone and finishes the rest at once.
     EXPECT_GE(loadgen->Wait(std::chrono::seconds(60)), 0) << loadgen->output();
+    std::printf(
+        "round %d: ready at %lld ms, %ju bytes acknowledged at %lld ms, killed %s at %lld ms%s, "
+        "loadgen done at %lld ms\n",
+        round, boot_ms, acked_bytes, acked_ms, Name(moment), kill_ms, hit ? "" : " (its deadline)",
+        MillisSince(round_start));
   }
 
   // A last boot with compaction off resolves what the last kill left, so
