@@ -4,6 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "cli/bench_compact.h"
 #include "cli/bench_ingest.h"
 #include "cli/bench_query.h"
 #include "cli/bench_writer.h"
@@ -183,6 +184,46 @@ int Main(int argc, char** argv, char** envp) {
       ->capture_default_str();
   bench_query_cmd->add_option("--seed", bench_query.seed, "Traffic seed")->capture_default_str();
 
+  BenchCompactOptions bench_compact;
+  CLI::App* bench_compact_cmd = bench_cmd->add_subcommand(
+      "compact", "Compaction of a big day: merge throughput, peak RSS, ingest p99 against idle");
+  bench_compact_cmd->add_option("--spans", bench_compact.spans, "Spans to write into the day")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--batches", bench_compact.batches, "Batches to write them in")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--dir", bench_compact.data_dir,
+                                "Data directory (default ./strata-bench-compact, removed after)");
+  bench_compact_cmd->add_flag("--keep", bench_compact.keep, "Keep the data directory");
+  bench_compact_cmd->add_flag("--reuse", bench_compact.reuse,
+                              "Compact the data directory given by --dir as it is");
+  bench_compact_cmd->add_flag("--build-only", bench_compact.build_only,
+                              "Build the data directory, keep it and stop");
+  bench_compact_cmd->add_option("--ingest-seconds", bench_compact.ingest_seconds,
+                                "Seconds of the idle load, and at most of the load while "
+                                "compacting")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--ingest-rate", bench_compact.ingest_rate,
+                                "Spans/s of the load (0: half of the calibrated full speed)")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--calibrate-seconds", bench_compact.calibrate_seconds,
+                                "Seconds of the full-speed calibration")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--clients", bench_compact.clients, "Exporting client threads")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--min-inputs", bench_compact.min_inputs,
+                                "Batches a level needs before it merges (at least 2)")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--chunk-rows", bench_compact.chunk_rows,
+                                "Rows a merge round reads (0: the storage engine's default)")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--max-compact-seconds", bench_compact.max_compact_seconds,
+                                "Bound on the compaction phase")
+      ->capture_default_str();
+  bench_compact_cmd->add_flag("--quick", bench_compact.quick,
+                              "200,000 spans in 20 batches, 3 s phases at 20,000 spans/s (for scripts/test.sh)");
+  bench_compact_cmd->add_option("--seed", bench_compact.seed, "Traffic seed")
+      ->capture_default_str();
+
   SqlOptions sql;
   CLI::App* sql_cmd = app.add_subcommand(
       "sql", "Read-only SQL over spans, logs and metrics of a running server");
@@ -230,6 +271,7 @@ int Main(int argc, char** argv, char** envp) {
   if (loadgen_cmd->parsed()) return RunLoadgen(loadgen);
   if (bench_ingest_cmd->parsed()) return RunBenchIngest(bench_ingest);
   if (bench_query_cmd->parsed()) return RunBenchQuery(bench_query);
+  if (bench_compact_cmd->parsed()) return RunBenchCompact(bench_compact);
   if (sql_cmd->parsed()) return RunSql(sql);
   if (verify_cmd->parsed()) return RunVerify(verify);
   if (quarantine_cmd->parsed()) return RunQuarantine(quarantine);

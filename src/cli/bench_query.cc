@@ -21,7 +21,6 @@
 #include "spdlog/spdlog.h"
 #include "storage/storage.h"
 #include "storage/trace_lookup.h"
-#include "workload/traffic_generator.h"
 
 namespace strata::cli {
 namespace {
@@ -29,20 +28,6 @@ namespace {
 using Clock = BenchClock;
 constexpr uint64_t kHourNanos = 3'600'000'000'000ULL;
 constexpr uint64_t kDayNanos = 24 * kHourNanos;
-
-uint64_t UnixNanosNow() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
-// Milliseconds at quantile q (0..1) of `samples` (sorted in place).
-double QuantileMs(std::vector<double>& samples, double q) {
-  if (samples.empty()) return 0;
-  std::sort(samples.begin(), samples.end());
-  const size_t i = std::min(samples.size() - 1, static_cast<size_t>(q * samples.size()));
-  return samples[i] * 1000;
-}
 
 int Fail(std::string_view step, const absl::Status& status) {
   spdlog::error("bench query: {}: {}", step, status.ToString());
@@ -53,23 +38,18 @@ int Fail(std::string_view step, const absl::Status& status) {
 // request (and so one batch) per slice of the day. Returns false on failure.
 bool BuildData(storage::Storage& storage, const BenchQueryOptions& options, uint64_t now) {
   const int batches = std::max(1, options.batches);
-  const uint64_t per_batch = std::max<uint64_t>(1, options.spans / batches);
-  const uint64_t slice = kDayNanos / batches;
-  const Clock::time_point start = Clock::now();
-  const double seconds = Drive(storage, 2, batches, [&](size_t b) {
-    workload::TrafficGenerator generator(workload::TrafficOptions{
-        .seed = options.seed * 1'000'003 + b,
-        .start_time_unix_nano = now - kDayNanos + b * slice,
-    });
-    storage::WriteRequest r;
-    r.traces = generator.Traces(static_cast<int>(per_batch));
-    r.rows = r.traces->spans.size();
-    r.bytes = r.rows * 400;
-    return r;
-  });
-  if (seconds < 0) return false;
+  WrittenRows written;
+  if (!WriteBatches(storage,
+                    GeneratedBatches{.spans = options.spans,
+                                     .batches = batches,
+                                     .seed = options.seed,
+                                     .first_time_unix_nano = now - kDayNanos,
+                                     .step_nanos = kDayNanos / batches},
+                    &written)) {
+    return false;
+  }
   fmt::print("built {} batches of about {} spans in {:.1f} s (generation included)\n", batches,
-             per_batch, SecondsSince(start));
+             written.spans / batches, written.seconds);
   return true;
 }
 

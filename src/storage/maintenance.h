@@ -129,6 +129,9 @@ class Maintenance {
   bool RunStep();
 
   MaintenanceStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
+  // As given to the constructor (the storage engine fills in the merge's
+  // table options); benchmarks print the merge's memory settings from it.
+  const MaintenanceOptions& options() const { return options_; }
 
  private:
   void Loop();

@@ -15,65 +15,17 @@
 #include <random>
 #include <thread>
 
+#include "e2e/loadgen_record.h"
 #include "e2e/server_process.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "otlp/decode.h"
 
 namespace strata::testing {
 namespace {
 
-template <size_t N>
-std::string Hex(const std::array<uint8_t, N>& bytes) {
-  std::string out;
-  for (uint8_t b : bytes) out += fmt::format("{:02x}", b);
-  return out;
-}
-
-// What acknowledged requests carried: span keys "trace/span" and log keys
-// "time/trace/span", with how often each was acknowledged.
-struct Acked {
-  std::map<std::string, int> spans;
-  std::map<std::string, int> logs;
-  uint64_t requests = 0;
-};
-
-// Reads a loadgen record file (docs/format/loadgen-record.md).
-void ReadRecord(const std::string& path, Acked* acked) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  ASSERT_NE(f, nullptr) << path;
-  char signal[16];
-  unsigned long long rows = 0;
-  size_t bytes = 0;
-  while (std::fscanf(f, "%15s %llu %zu", signal, &rows, &bytes) == 3) {
-    ASSERT_EQ(std::fgetc(f), '\n');
-    std::string payload(bytes, '\0');
-    ASSERT_EQ(std::fread(payload.data(), 1, bytes, f), bytes) << path;
-    ASSERT_EQ(std::fgetc(f), '\n');
-    ++acked->requests;
-    if (std::string(signal) == "traces") {
-      otlp::TraceBatch batch;
-      ASSERT_TRUE(otlp::DecodeTracesProto(payload, &batch).ok());
-      ASSERT_EQ(batch.spans.size(), rows);
-      for (size_t i = 0; i < batch.spans.size(); ++i) {
-        ++acked->spans[Hex(batch.spans.trace_id[i]) + "/" + Hex(batch.spans.span_id[i])];
-      }
-    } else if (std::string(signal) == "logs") {
-      otlp::LogBatch batch;
-      ASSERT_TRUE(otlp::DecodeLogsProto(payload, &batch).ok());
-      ASSERT_EQ(batch.logs.size(), rows);
-      for (size_t i = 0; i < batch.logs.size(); ++i) {
-        ++acked->logs[fmt::format("{}/{}/{}", batch.logs.time_unix_nano[i],
-                                  Hex(batch.logs.trace_id[i]), Hex(batch.logs.span_id[i]))];
-      }
-    }
-  }
-  std::fclose(f);
-}
-
 // Every acknowledged span and log record is stored at least as often as it
 // was acknowledged.
-void ExpectStored(const std::string& data_dir, const Acked& acked) {
+void ExpectStored(const std::string& data_dir, const AckedRows& acked) {
   auto engine = query::DuckDbEngine::Open({});
   ASSERT_TRUE(engine.ok()) << engine.status();
   ASSERT_TRUE(CreateTableView(**engine, data_dir, "spans"));
@@ -105,17 +57,6 @@ void ExpectStored(const std::string& data_dir, const Acked& acked) {
   std::printf("checked %llu acknowledged requests: %zu spans, %zu log records; %zu spans stored\n",
               static_cast<unsigned long long>(acked.requests), acked.spans.size(),
               acked.logs.size(), stored_spans.size());
-}
-
-// Waits (30 s at most) until the loadgen has recorded an acknowledgement.
-bool WaitForRecords(const std::string& path, uintmax_t min_bytes = 1) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::error_code ec;
-    if (std::filesystem::file_size(path, ec) >= min_bytes && !ec) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
 }
 
 std::unique_ptr<Subprocess> StartLoadgen(const ServerProcess& server, const std::string& token,
@@ -152,7 +93,7 @@ TEST(IngestCrashTest, SigkillUnderLoadLosesNoAcknowledgedRow) {
     auto loadgen = StartLoadgen(server, token, records.back(), seed + round,
                                 round % 2 == 0 ? "grpc" : "http/protobuf");
     // Once acknowledgements flow, kill the server at a random moment.
-    ASSERT_TRUE(WaitForRecords(records.back())) << loadgen->output();
+    ASSERT_TRUE(WaitForRecordBytes(records.back())) << loadgen->output();
     std::this_thread::sleep_for(std::chrono::milliseconds(random() % 1200));
     server.Kill();
     // The generator sees the server gone and finishes within its duration.
@@ -162,8 +103,8 @@ TEST(IngestCrashTest, SigkillUnderLoadLosesNoAcknowledgedRow) {
   ASSERT_TRUE(last.ready()) << last.output();
   ASSERT_EQ(last.Stop(), 0) << last.output();
 
-  Acked acked;
-  for (const std::string& record : records) ReadRecord(record, &acked);
+  AckedRows acked;
+  for (const std::string& record : records) ReadLoadgenRecord(record, &acked);
   ASSERT_GT(acked.spans.size(), 0u);
   ExpectStored(data, acked);
 }
@@ -175,12 +116,12 @@ TEST(IngestCrashTest, GracefulShutdownUnderLoadKeepsEveryAcknowledgedRow) {
   ServerProcess server(data);
   ASSERT_TRUE(server.ready()) << server.output();
   auto loadgen = StartLoadgen(server, server.first_token(), record, 7, "http/protobuf");
-  ASSERT_TRUE(WaitForRecords(record, 2 << 20)) << loadgen->output();
+  ASSERT_TRUE(WaitForRecordBytes(record, 2 << 20)) << loadgen->output();
   EXPECT_EQ(server.Stop(), 0) << server.output();
   EXPECT_GE(loadgen->Wait(std::chrono::seconds(60)), 0) << loadgen->output();
 
-  Acked acked;
-  ReadRecord(record, &acked);
+  AckedRows acked;
+  ReadLoadgenRecord(record, &acked);
   ASSERT_GT(acked.requests, 0u);
   ExpectStored(data, acked);
 }
