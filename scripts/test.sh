@@ -2,7 +2,7 @@
 # Sets up, builds and runs every test: the debug build's full ctest suite
 # (with the end-to-end suites against a real server), everything again under
 # ASan+UBSan, the concurrency tests under ThreadSanitizer, each libFuzzer
-# target for a bounded time, and the decode, writer, ingest and query benchmarks in
+# target for a bounded time, and the decode, writer, ingest, query and compaction benchmarks in
 # quick mode to prove they run. Exits non-zero on the first failure.
 #
 # STRATA_FUZZ_SECONDS overrides the per-target fuzzing time (default 60).
@@ -60,5 +60,8 @@ step "ingest benchmark (quick)"
 
 step "query benchmark (quick)"
 (cd build/release && ./strata bench query --spans 400000 --batches 20 --lookups 300 --scans 3)
+
+step "compaction benchmark (quick)"
+(cd build/release && ./strata bench compact --quick)
 
 step "all tests passed"

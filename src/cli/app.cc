@@ -213,6 +213,9 @@ int Main(int argc, char** argv, char** envp) {
   bench_compact_cmd->add_option("--min-inputs", bench_compact.min_inputs,
                                 "Batches a level needs before it merges (at least 2)")
       ->capture_default_str();
+  bench_compact_cmd->add_option("--maintenance-nice", bench_compact.maintenance_nice,
+                                "Nice value of the maintenance thread")
+      ->capture_default_str();
   bench_compact_cmd->add_option("--chunk-rows", bench_compact.chunk_rows,
                                 "Rows a merge round reads (0: the storage engine's default)")
       ->capture_default_str();

@@ -275,6 +275,7 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   maintenance.policy.min_inputs = std::max<size_t>(2, options.min_inputs);
   maintenance.idle_interval = std::chrono::milliseconds(50);
   if (options.chunk_rows > 0) maintenance.merge.chunk_rows = options.chunk_rows;
+  maintenance.nice = options.maintenance_nice;
   const storage::CompactionPolicy policy = maintenance.policy;
   const Clock::time_point open_start = Clock::now();
   auto opened = storage::Storage::Open(fs, dir, storage_options);
@@ -324,9 +325,11 @@ int RunBenchCompact(const BenchCompactOptions& given) {
       "points) from {} clients\n"
       "merge: chunk_rows {} (rows decoded per merge round, plus one trace per input), output "
       "row groups of {} MiB (the writer buffers one per file); policy: a level merges at {} "
-      "batches, groups of at most {} batches, {} rows, {} MiB\n",
+      "batches, groups of at most {} batches, {} rows, {} MiB; the maintenance thread runs at "
+      "nice {}\n",
       rate, options.clients, merge.chunk_rows, merge.tables.row_group_bytes >> 20,
-      policy.min_inputs, policy.max_inputs, policy.max_rows, policy.max_bytes >> 20);
+      policy.min_inputs, policy.max_inputs, policy.max_rows, policy.max_bytes >> 20,
+      options.maintenance_nice);
   std::fflush(stdout);  // progress, when the output goes to a file
 
   // Idle: the load with compaction off.

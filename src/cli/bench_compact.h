@@ -54,6 +54,9 @@ struct BenchCompactOptions {
   int clients = 32;
   // The compaction policy's min_inputs during the measured phase.
   size_t min_inputs = 4;
+  // The maintenance thread's nice value (maintenance.h; 10 is the storage
+  // engine's default).
+  int maintenance_nice = 10;
   // The merge's chunk_rows (table_merge.h); 0: the default.
   uint64_t chunk_rows = 0;
   // Bound on the compaction phase.
