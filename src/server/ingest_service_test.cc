@@ -210,6 +210,26 @@ TEST(IngestMetricsTest, PrometheusPageCarriesCountersAndWriterStatistics) {
   EXPECT_THAT(page, HasSubstr("strata_batches_published_total 7\n"));
   EXPECT_THAT(page, HasSubstr("strata_inflight_bytes 123\n"));
   EXPECT_THAT(page, HasSubstr("strata_commit_duration_seconds_count 1\n"));
+  EXPECT_THAT(page, HasSubstr("strata_compaction_halted 0\n"));
+}
+
+TEST(IngestMetricsTest, PrometheusPageCarriesMaintenanceStatistics) {
+  IngestMetrics metrics;
+  StorageGauges storage;
+  storage.live_batches = 12;
+  storage.maintenance.compactions = 3;
+  storage.maintenance.compaction_failures = 2;
+  storage.maintenance.batches_deleted = 9;
+  storage.maintenance.days_dropped = 1;
+  storage.maintenance.compaction_halted = true;
+  const std::string page = metrics.RenderPrometheus({}, storage);
+  EXPECT_THAT(page, HasSubstr("strata_live_batches 12\n"));
+  EXPECT_THAT(page, HasSubstr("strata_compactions_total 3\n"));
+  EXPECT_THAT(page, HasSubstr("strata_compaction_failures_total 2\n"));
+  EXPECT_THAT(page, HasSubstr("strata_batches_deleted_total 9\n"));
+  EXPECT_THAT(page, HasSubstr("strata_retention_days_dropped_total 1\n"));
+  EXPECT_THAT(page, HasSubstr("# TYPE strata_compaction_halted gauge\n"));
+  EXPECT_THAT(page, HasSubstr("strata_compaction_halted 1\n"));
 }
 
 }  // namespace
