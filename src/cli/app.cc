@@ -199,8 +199,11 @@ int Main(int argc, char** argv, char** envp) {
   bench_compact_cmd->add_flag("--build-only", bench_compact.build_only,
                               "Build the data directory, keep it and stop");
   bench_compact_cmd->add_option("--ingest-seconds", bench_compact.ingest_seconds,
-                                "Seconds of the idle load, and at most of the load while "
-                                "compacting")
+                                "Half the measured load's seconds (it alternates idle and "
+                                "compacting windows)")
+      ->capture_default_str();
+  bench_compact_cmd->add_option("--window-sec", bench_compact.window_seconds,
+                                "Seconds of each idle or compacting window of the load")
       ->capture_default_str();
   bench_compact_cmd->add_option("--ingest-rate", bench_compact.ingest_rate,
                                 "Spans/s of the load (0: half of the calibrated full speed)")
@@ -216,6 +219,8 @@ int Main(int argc, char** argv, char** envp) {
   bench_compact_cmd->add_option("--maintenance-nice", bench_compact.maintenance_nice,
                                 "Nice value of the maintenance thread")
       ->capture_default_str();
+  bench_compact_cmd->add_flag("--maintenance-sched-idle", bench_compact.maintenance_sched_idle,
+                              "Run the maintenance thread under SCHED_IDLE");
   bench_compact_cmd->add_option("--chunk-rows", bench_compact.chunk_rows,
                                 "Rows a merge round reads (0: the storage engine's default)")
       ->capture_default_str();

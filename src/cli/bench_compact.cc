@@ -36,13 +36,16 @@ using Clock = BenchClock;
 constexpr double kLogsPerSpan = 0.25;
 constexpr double kPointsPerSpan = 0.1;
 // Seeds of the phases' traffic, so no phase repeats another's rows.
-constexpr uint64_t kCalibrateSeed = 101, kIdleSeed = 202, kCompactingSeed = 303;
+constexpr uint64_t kCalibrateSeed = 101, kMeasuredSeed = 303;
 // How often the watcher looks at the compaction and samples VmRSS.
 constexpr auto kWatchInterval = std::chrono::milliseconds(100);
 // The load of the quick mode, spans/s (no calibration).
 constexpr double kQuickIngestRate = 20'000;
 // Below this many requests a p99 is coarse; the bench says so.
 constexpr size_t kFewSamples = 200;
+// The start of each window whose requests are not counted (at most a
+// quarter of the window).
+constexpr double kWindowSettleSec = 0.25;
 
 int Fail(std::string_view step, const absl::Status& status) {
   spdlog::error("bench compact: {}: {}", step, status.ToString());
@@ -56,11 +59,25 @@ struct LatencySummary {
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
 };
 
-// The latency of the requests that started before `until_sec`.
-LatencySummary Summarize(const std::vector<IngestSample>& samples, double until_sec) {
+// One window of the measured load: compaction paused (idle) or running.
+struct Window {
+  double start_sec = 0;  // since the load began
+  double end_sec = 0;
+  bool compacting = false;
+};
+
+// The latency of the requests that started inside a window of the kind,
+// past its first `settle_sec` (a pause takes hold at the merge's next
+// chunk, and the load's requests in flight at a switch straddle it).
+LatencySummary Summarize(const std::vector<IngestSample>& samples,
+                         const std::vector<Window>& windows, bool compacting, double settle_sec) {
   std::vector<double> latencies;
   for (const IngestSample& s : samples) {
-    if (s.start_sec < until_sec) latencies.push_back(s.latency_sec);
+    const auto it = std::find_if(windows.begin(), windows.end(), [&](const Window& w) {
+      return s.start_sec >= w.start_sec && s.start_sec < w.end_sec;
+    });
+    if (it == windows.end() || it->compacting != compacting) continue;
+    if (s.start_sec >= it->start_sec + settle_sec) latencies.push_back(s.latency_sec);
   }
   LatencySummary out;
   out.requests = latencies.size();
@@ -139,10 +156,14 @@ std::set<std::string> DaysOf(const storage::Snapshot& snapshot) {
   return days;
 }
 
-// What the compaction phase measured.
-struct CompactionPhase {
+// What the measured phase saw: one load, compaction paused and running in
+// alternating windows while it ran, then compaction alone until it had no
+// more work.
+struct MeasuredPhase {
   PacedIngestResult ingest;
+  std::vector<Window> windows;
   double seconds = 0;               // maintenance start to no more work (or the bound)
+  double paused_seconds = 0;        // of it, with compaction paused
   bool finished = false;            // no more work within the bound
   bool failed = false;              // a compaction failed, or compaction halted
   double peak_rss_mib = 0;          // VmHWM
@@ -151,42 +172,69 @@ struct CompactionPhase {
   storage::MaintenanceStats stats;  // at the end
 };
 
-CompactionPhase RunCompaction(storage::Storage& storage, const storage::CompactionPolicy& policy,
-                              const BenchCompactOptions& options, double rate) {
-  CompactionPhase phase;
-  std::atomic<bool> watching_done{false};
+MeasuredPhase RunMeasured(storage::Storage& storage, const storage::CompactionPolicy& policy,
+                          const BenchCompactOptions& options, double rate) {
+  MeasuredPhase phase;
+  storage::Maintenance& maintenance = storage.maintenance();
+  std::atomic<bool> measuring{true};  // windows alternate; the load runs
+  const double load_seconds = 2 * options.ingest_seconds;
+  const double window_seconds = std::max(0.1, options.window_seconds);
   ResetPeakRss();
+  maintenance.Pause();  // the first window is idle
+  maintenance.Start();
   const Clock::time_point start = Clock::now();
-  storage.maintenance().Start();
-  std::thread watcher([&] {
-    const Clock::time_point deadline =
-        start + std::chrono::duration_cast<Clock::duration>(
-                    std::chrono::duration<double>(options.max_compact_seconds));
+  auto at = [&](double sec) {
+    return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(sec));
+  };
+  std::thread controller([&] {
+    const Clock::time_point deadline = at(options.max_compact_seconds);
+    Window window{.start_sec = 0, .end_sec = 0, .compacting = false};
+    Clock::time_point paused_since = start;
     while (true) {
       phase.rss_max_mib = std::max(phase.rss_max_mib, ProcStatusMiB("VmRSS:"));
       const storage::MaintenanceStats stats = storage.GetMaintenanceStats();
-      if (stats.compaction_failures > 0 || stats.compaction_halted) {
-        phase.failed = true;
-        break;
+      if (stats.compaction_failures > 0 || stats.compaction_halted) phase.failed = true;
+      // Paused, the plan cannot change: only running compaction runs out of work.
+      if (window.compacting && CompactionIdle(storage, policy)) phase.finished = true;
+      const bool stop = phase.failed || phase.finished || Clock::now() >= deadline;
+      const double now_sec = SecondsSince(start);
+      if (measuring.load()) {
+        const bool last = stop || now_sec >= load_seconds;
+        if (last || now_sec >= window.start_sec + window_seconds) {
+          window.end_sec = now_sec;
+          phase.windows.push_back(window);
+          if (last) measuring.store(false);
+          const bool compacting = last || !window.compacting;
+          if (compacting && !window.compacting) {
+            phase.paused_seconds += SecondsSince(paused_since);
+            maintenance.Resume();
+          } else if (!compacting) {
+            maintenance.Pause();
+            paused_since = Clock::now();
+          }
+          window = Window{.start_sec = now_sec, .end_sec = 0, .compacting = compacting};
+        }
       }
-      if (CompactionIdle(storage, policy)) {
-        phase.finished = true;
-        break;
-      }
-      if (Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(kWatchInterval);
+      if (stop) break;
+      // Wake at the next window's start or the watch interval, whichever
+      // comes first.
+      Clock::time_point wake = Clock::now() + kWatchInterval;
+      if (measuring.load()) wake = std::min(wake, at(window.start_sec + window_seconds));
+      std::this_thread::sleep_until(wake);
     }
     phase.seconds = SecondsSince(start);
-    watching_done.store(true);
+    measuring.store(false);
+    maintenance.Resume();
   });
   phase.ingest = RunPacedIngest(
       storage, PacedIngestOptions{.spans_per_sec = rate,
                                   .clients = options.clients,
-                                  .seed = options.seed * 1000 + kCompactingSeed,
+                                  .seed = options.seed * 1000 + kMeasuredSeed,
                                   .duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::duration<double>(options.ingest_seconds)),
-                                  .stop = [&] { return watching_done.load(); }});
-  watcher.join();
+                                      std::chrono::duration<double>(load_seconds)),
+                                  .stop = [&] { return !measuring.load(); },
+                                  .start = start});
+  controller.join();
   phase.peak_rss_mib = ProcStatusMiB("VmHWM:");
   phase.stats = storage.GetMaintenanceStats();
   phase.maintenance_cpu_sec = CpuSecondsOfThreadsWithNice(storage.maintenance().options().nice);
@@ -228,9 +276,9 @@ std::optional<int> Build(FileSystem& fs, const std::string& dir,
   return std::nullopt;
 }
 
-void PrintLatency(std::string_view name, const LatencySummary& s, const PacedIngestResult& r) {
-  fmt::print("{:<36} {:>9} {:>9.2f} {:>9.2f} {:>9.2f} {:>11.0f} {:>6}\n", name, s.requests,
-             s.p50_ms, s.p99_ms, s.max_ms, r.spans_per_sec(), r.late);
+void PrintLatency(std::string_view name, const LatencySummary& s) {
+  fmt::print("{:<36} {:>9} {:>9.2f} {:>9.2f} {:>9.2f}\n", name, s.requests, s.p50_ms, s.p99_ms,
+             s.max_ms);
 }
 
 }  // namespace
@@ -243,6 +291,7 @@ int RunBenchCompact(const BenchCompactOptions& given) {
     options.spans = 200'000;
     options.batches = 20;
     options.ingest_seconds = 3;
+    options.window_seconds = 1;
     if (options.ingest_rate <= 0) options.ingest_rate = kQuickIngestRate;
   }
   PosixFileSystem fs;
@@ -276,6 +325,7 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   maintenance.idle_interval = std::chrono::milliseconds(50);
   if (options.chunk_rows > 0) maintenance.merge.chunk_rows = options.chunk_rows;
   maintenance.nice = options.maintenance_nice;
+  maintenance.sched_idle = options.maintenance_sched_idle;
   const storage::CompactionPolicy policy = maintenance.policy;
   const Clock::time_point open_start = Clock::now();
   auto opened = storage::Storage::Open(fs, dir, storage_options);
@@ -332,31 +382,14 @@ int RunBenchCompact(const BenchCompactOptions& given) {
       options.maintenance_nice);
   std::fflush(stdout);  // progress, when the output goes to a file
 
-  // Idle: the load with compaction off.
-  ResetPeakRss();
-  const PacedIngestResult idle = RunPacedIngest(
-      storage, PacedIngestOptions{.spans_per_sec = rate,
-                                  .clients = options.clients,
-                                  .seed = options.seed * 1000 + kIdleSeed,
-                                  .duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::duration<double>(options.ingest_seconds))});
-  const double idle_peak_rss = ProcStatusMiB("VmHWM:");
-  {
-    const SnapshotRows after = CountRows(*storage.Pin());
-    if (!CheckIngest("idle ingest", idle) ||
-        !CheckRows("idle ingest", before, after, idle.spans, idle.logs, idle.points)) {
-      return 1;
-    }
-    before = after;
-  }
-
-  // Compacting: the same load while the maintenance thread compacts.
+  // The measured phase: one load, compaction paused and running in
+  // alternating windows, then compaction alone until it has no more work.
   const std::set<std::string> days = DaysOf(*storage.Pin());
   const double rss_before = ProcStatusMiB("VmRSS:");
   const storage::MaintenanceStats stats_before = storage.GetMaintenanceStats();
-  const CompactionPhase phase = RunCompaction(storage, policy, options, rate);
+  const MeasuredPhase phase = RunMeasured(storage, policy, options, rate);
   const SnapshotRows after = CountRows(*storage.Pin());
-  bool ok = CheckIngest("ingest while compacting", phase.ingest) &&
+  bool ok = CheckIngest("the measured load", phase.ingest) &&
             CheckRows("compaction", before, after, phase.ingest.spans, phase.ingest.logs,
                       phase.ingest.points);
   if (phase.failed) {
@@ -382,61 +415,75 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   opened->reset();
   if (remove_after) (void)fs.RemoveAll(dir);
 
-  const double ingest_window = phase.finished ? phase.seconds : 1e300;
-  const LatencySummary idle_latency = Summarize(idle.samples, 1e300);
-  const LatencySummary compacting_latency = Summarize(phase.ingest.samples, ingest_window);
+  const double settle = std::min(kWindowSettleSec, options.window_seconds / 4);
+  const LatencySummary idle_latency =
+      Summarize(phase.ingest.samples, phase.windows, /*compacting=*/false, settle);
+  const LatencySummary compacting_latency =
+      Summarize(phase.ingest.samples, phase.windows, /*compacting=*/true, settle);
+  size_t idle_windows = 0, compacting_windows = 0;
+  for (const Window& w : phase.windows) ++(w.compacting ? compacting_windows : idle_windows);
   const uint64_t merged_spans = phase.stats.merged_spans - stats_before.merged_spans;
   const uint64_t merged_rows = phase.stats.compacted_rows - stats_before.compacted_rows;
   const uint64_t merged_bytes = phase.stats.compacted_bytes - stats_before.compacted_bytes;
-  const double seconds = std::max(phase.seconds, 1e-9);
+  // Throughput over the time compaction was allowed to run.
+  const double seconds = std::max(phase.seconds - phase.paused_seconds, 1e-9);
   const double merge_spans_per_sec = merged_spans / seconds;
   const double merge_spans_per_cpu_sec =
       phase.maintenance_cpu_sec > 0 ? merged_spans / phase.maintenance_cpu_sec : 0;
   const double ratio = compacting_latency.p99_ms / std::max(idle_latency.p99_ms, 1e-9);
   const bool target_met = ratio <= 1.5;
 
-  fmt::print("{:<36} {:>9} {:>9} {:>9} {:>9} {:>11} {:>6}\n", "ingest phase", "requests", "p50 ms",
-             "p99 ms", "max ms", "spans/s", "late");
-  PrintLatency("idle (compaction off)", idle_latency, idle);
-  PrintLatency("while compacting", compacting_latency, phase.ingest);
   fmt::print(
-      "compaction: {} compactions in {:.1f} s (ingest ran for the first {:.1f} s): merged {} "
-      "spans ({:.0f}/s), {} rows of all signals ({:.0f}/s), {:.0f} MiB of input ({:.1f} MiB/s); "
-      "{} -> {} batches over {} day(s)\n"
-      "maintenance thread CPU: {:.1f} s ({:.0f}% of the phase; {:.0f} spans merged per CPU "
-      "second)\n",
-      compactions, phase.seconds, phase.ingest.seconds, merged_spans, merge_spans_per_sec,
+      "load: {:.1f} s at {:.0f} spans/s ({} requests refused, {} late by more than 1 ms); "
+      "windows of {:.1f} s: {} idle (compaction paused), {} compacting; the first {:.2f} s of "
+      "each window not counted\n",
+      phase.ingest.seconds, phase.ingest.spans_per_sec(), phase.ingest.refused, phase.ingest.late,
+      options.window_seconds, idle_windows, compacting_windows, settle);
+  fmt::print("{:<36} {:>9} {:>9} {:>9} {:>9}\n", "ingest requests", "count", "p50 ms", "p99 ms",
+             "max ms");
+  PrintLatency("in idle windows", idle_latency);
+  PrintLatency("in compacting windows", compacting_latency);
+  fmt::print(
+      "compaction: {} compactions in {:.1f} s ({:.1f} s of it paused): merged {} spans "
+      "({:.0f}/s running), {} rows of all signals ({:.0f}/s), {:.0f} MiB of input ({:.1f} "
+      "MiB/s); {} -> {} batches over {} day(s)\n"
+      "maintenance thread CPU: {:.1f} s ({:.0f}% of its running time; {:.0f} spans merged per "
+      "CPU second)\n",
+      compactions, phase.seconds, phase.paused_seconds, merged_spans, merge_spans_per_sec,
       merged_rows, merged_rows / seconds, merged_bytes / kMiB, merged_bytes / kMiB / seconds,
       before.batches, after.batches, days.size(), phase.maintenance_cpu_sec,
       100 * phase.maintenance_cpu_sec / seconds, merge_spans_per_cpu_sec);
   fmt::print(
-      "RSS: peak {:.0f} MiB while compacting (VmHWM; sampled VmRSS max {:.0f} MiB; {:.0f} MiB "
-      "before it started); peak {:.0f} MiB during the idle load\n",
-      phase.peak_rss_mib, phase.rss_max_mib, rss_before, idle_peak_rss);
-  if (compacting_latency.requests < kFewSamples) {
-    fmt::print("note: only {} requests ran while compacting; the p99 is coarse\n",
-               compacting_latency.requests);
+      "RSS: peak {:.0f} MiB over the phase (VmHWM; sampled VmRSS max {:.0f} MiB; {:.0f} MiB "
+      "before it started)\n",
+      phase.peak_rss_mib, phase.rss_max_mib, rss_before);
+  if (std::min(idle_latency.requests, compacting_latency.requests) < kFewSamples) {
+    fmt::print("note: only {} idle and {} compacting requests; the p99 is coarse\n",
+               idle_latency.requests, compacting_latency.requests);
   }
   fmt::print("target (issue 6): ingest p99 while compacting at most 1.5x idle: {:.2f}x, {}\n",
              ratio, target_met ? "met" : "NOT met");
   fmt::print(
       "{{\"spans\":{},\"logs\":{},\"data_points\":{},\"batches_before\":{},\"batches_after\":{},"
-      "\"compactions\":{},\"compaction_sec\":{:.2f},\"merged_spans\":{},"
+      "\"compactions\":{},\"compaction_sec\":{:.2f},\"paused_sec\":{:.2f},\"merged_spans\":{},"
       "\"merge_spans_per_sec\":{:.0f},\"merge_rows_per_sec\":{:.0f},"
       "\"maintenance_cpu_sec\":{:.1f},\"merge_spans_per_cpu_sec\":{:.0f},\"peak_rss_mb\":{:.0f},"
-      "\"sampled_rss_max_mb\":{:.0f},\"rss_before_mb\":{:.0f},\"idle_peak_rss_mb\":{:.0f},"
+      "\"sampled_rss_max_mb\":{:.0f},\"rss_before_mb\":{:.0f},"
       "\"ingest_rate_spans_per_sec\":{:.0f},\"full_speed_spans_per_sec\":{:.0f},"
+      "\"window_sec\":{:.2f},\"idle_windows\":{},\"compacting_windows\":{},"
       "\"ingest_p50_ms_idle\":{:.2f},\"ingest_p99_ms_idle\":{:.2f},"
       "\"ingest_p50_ms_compacting\":{:.2f},\"ingest_p99_ms_compacting\":{:.2f},"
       "\"ingest_requests_idle\":{},\"ingest_requests_compacting\":{},\"ratio\":{:.2f},"
-      "\"target_met\":{},\"chunk_rows\":{},\"row_group_bytes\":{},\"quick\":{},\"ok\":{}}}\n",
+      "\"target_met\":{},\"chunk_rows\":{},\"row_group_bytes\":{},\"maintenance_nice\":{},"
+      "\"quick\":{},\"ok\":{}}}\n",
       before.spans, before.logs, before.points, before.batches, after.batches, compactions,
-      phase.seconds, merged_spans, merge_spans_per_sec, merged_rows / seconds,
-      phase.maintenance_cpu_sec, merge_spans_per_cpu_sec, phase.peak_rss_mib, phase.rss_max_mib,
-      rss_before, idle_peak_rss, rate, full_speed, idle_latency.p50_ms, idle_latency.p99_ms,
-      compacting_latency.p50_ms, compacting_latency.p99_ms, idle_latency.requests,
-      compacting_latency.requests, ratio, target_met, merge.chunk_rows,
-      merge.tables.row_group_bytes, options.quick, ok);
+      phase.seconds, phase.paused_seconds, merged_spans, merge_spans_per_sec,
+      merged_rows / seconds, phase.maintenance_cpu_sec, merge_spans_per_cpu_sec,
+      phase.peak_rss_mib, phase.rss_max_mib, rss_before, rate, full_speed,
+      options.window_seconds, idle_windows, compacting_windows, idle_latency.p50_ms,
+      idle_latency.p99_ms, compacting_latency.p50_ms, compacting_latency.p99_ms,
+      idle_latency.requests, compacting_latency.requests, ratio, target_met, merge.chunk_rows,
+      merge.tables.row_group_bytes, options.maintenance_nice, options.quick, ok);
   return ok ? 0 : 1;
 }
 

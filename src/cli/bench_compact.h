@@ -47,7 +47,10 @@ struct BenchCompactOptions {
   bool reuse = false;
   // Build the data directory (kept) and stop.
   bool build_only = false;
+  // The measured load runs 2 x ingest_seconds, alternating windows of
+  // window_seconds with compaction paused (idle) and running.
   double ingest_seconds = 20;
+  double window_seconds = 2;
   // Span rate of the measured load; 0: half of the calibrated full speed.
   double ingest_rate = 0;
   double calibrate_seconds = 5;
@@ -57,6 +60,7 @@ struct BenchCompactOptions {
   // The maintenance thread's nice value (maintenance.h; 10 is the storage
   // engine's default).
   int maintenance_nice = 10;
+  bool maintenance_sched_idle = false;
   // The merge's chunk_rows (table_merge.h); 0: the default.
   uint64_t chunk_rows = 0;
   // Bound on the compaction phase.

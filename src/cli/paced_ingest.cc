@@ -55,7 +55,7 @@ PacedIngestResult RunPacedIngest(storage::Storage& storage, const PacedIngestOpt
   const double requests_per_sec =
       options.spans_per_sec / rows * kMixRequests / static_cast<double>(kMixTraces);
   const double interval = options.spans_per_sec > 0 ? clients / requests_per_sec : 0;
-  const BenchClock::time_point start = BenchClock::now();
+  const BenchClock::time_point start = options.start.value_or(BenchClock::now());
   const BenchClock::time_point end =
       start + std::chrono::duration_cast<BenchClock::duration>(options.duration);
   const uint64_t first_time = UnixNanosNow();

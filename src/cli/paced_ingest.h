@@ -21,8 +21,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
+#include "cli/bench_common.h"
 #include "storage/storage.h"
 
 namespace strata::cli {
@@ -39,10 +41,13 @@ struct PacedIngestOptions {
   // Checked before each request; the load ends early once it returns true.
   // May be empty.
   std::function<bool()> stop;
+  // When the load begins (and what IngestSample::start_sec counts from);
+  // default: when RunPacedIngest is called.
+  std::optional<BenchClock::time_point> start;
 };
 
 struct IngestSample {
-  double start_sec = 0;    // since the load began
+  double start_sec = 0;    // since the load began (PacedIngestOptions::start)
   double latency_sec = 0;  // Write's call to its return
 };
 

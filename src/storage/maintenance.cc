@@ -1,5 +1,7 @@
 #include "storage/maintenance.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -67,11 +69,37 @@ void Maintenance::Stop() {
     stop_.store(true);
     thread.swap(thread_);
   }
+  {
+    MutexLock lock(&pause_mu_);
+    pause_cv_.SignalAll();
+  }
   retired_->Wake();
   if (thread.joinable()) thread.join();
 }
 
+void Maintenance::Pause() {
+  MutexLock lock(&pause_mu_);
+  paused_.store(true);
+}
+
+void Maintenance::Resume() {
+  MutexLock lock(&pause_mu_);
+  paused_.store(false);
+  pause_cv_.SignalAll();
+}
+
+void Maintenance::WaitWhilePaused() const {
+  if (!paused_.load()) return;
+  parked_.store(true);
+  {
+    MutexLock lock(&pause_mu_);
+    while (paused_.load() && !stop_.load()) pause_cv_.Wait(&pause_mu_);
+  }
+  parked_.store(false);
+}
+
 absl::Status Maintenance::CheckStop() const {
+  WaitWhilePaused();
   if (stop_.load(std::memory_order_relaxed)) {
     return absl::CancelledError("maintenance is stopping");
   }
@@ -80,7 +108,9 @@ absl::Status Maintenance::CheckStop() const {
 
 MaintenanceStats Maintenance::Stats() const {
   MutexLock lock(&mu_);
-  return stats_;
+  MaintenanceStats stats = stats_;
+  stats.paused = parked_.load();
+  return stats;
 }
 
 void Maintenance::Report(const absl::Status& status) {
@@ -92,7 +122,13 @@ void Maintenance::Loop() {
     // Per-thread on Linux: the nice value of this thread only.
     (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), options_.nice);
   }
+  if (options_.sched_idle) {
+    sched_param param{};
+    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+  }
   while (!stop_.load()) {
+    WaitWhilePaused();
+    if (stop_.load()) break;
     if (!RunStep()) retired_->Wait(options_.idle_interval);
   }
 }

@@ -88,6 +88,9 @@ struct MaintenanceOptions {
   std::chrono::nanoseconds failure_backoff = std::chrono::seconds(60);
   // The thread's nice value (0: unchanged).
   int nice = 10;
+  // Run the thread under SCHED_IDLE instead: it gets a CPU only when no
+  // normal thread wants it (the nice value is then only its label).
+  bool sched_idle = false;
   MicrosClock clock = SystemClockMicros;
   // Builds a compaction output's attachment (its trace filter).
   BatchAttachmentLoader load_attachment;
@@ -108,6 +111,7 @@ struct MaintenanceStats {
   uint64_t days_dropped = 0;
   bool compaction_halted = false;
   bool marker_pending = false;
+  bool paused = false;  // the thread is waiting in a Pause()
 };
 
 class Maintenance {
@@ -123,6 +127,12 @@ class Maintenance {
   void Start() ABSL_LOCKS_EXCLUDED(mu_);
   // Stops the thread: a running merge is cut short and undone. Idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Pause() holds the thread before its next step, and a running merge at
+  // its next round or chunk (its memory and files stay as they are), until
+  // Resume(). Stop() ends a pause. For measurements that compare ingest
+  // with and without compaction in alternating windows of one load.
+  void Pause() ABSL_LOCKS_EXCLUDED(pause_mu_);
+  void Resume() ABSL_LOCKS_EXCLUDED(pause_mu_);
 
   // One step (see the top); true when it did something. Not concurrently
   // with the thread.
@@ -143,6 +153,8 @@ class Maintenance {
   // Step 5.
   bool CompactOnce(const Snapshot& snapshot);
   absl::Status CheckStop() const;
+  // Returns when not paused or stopping.
+  void WaitWhilePaused() const ABSL_LOCKS_EXCLUDED(pause_mu_);
 
   DataDir& dir_;
   const std::shared_ptr<RetiredBatches> retired_;
@@ -157,6 +169,10 @@ class Maintenance {
   std::optional<std::chrono::steady_clock::time_point> compaction_paused_until_;
 
   std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
+  mutable std::atomic<bool> parked_{false};  // waiting in WaitWhilePaused()
+  mutable Mutex pause_mu_;
+  mutable CondVar pause_cv_;
   mutable Mutex mu_;
   MaintenanceStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;  // started by Start(), joined by Stop()

@@ -326,6 +326,54 @@ TEST(CompactionTest, StoppedMergeIsUndoneAndLeavesTheInputsLive) {
   EXPECT_TRUE(SameRows(DumpAll(dir, *(*storage)->Pin()), expected));
 }
 
+// A maintenance thread paused before it starts waits in the pause before
+// any step, Stop() ends the pause; resumed, it compacts and every row stays
+// exactly once.
+TEST(CompactionTest, PausedMaintenanceTakesNoStepUntilResumed) {
+  PosixFileSystem fs;
+  testing::ScopedTempDir temp("compaction_pause");
+  const std::string dir = temp.path() + "/data";
+  TestClock clock;
+  MaintenanceOptions maintenance;
+  maintenance.policy.min_inputs = 2;
+  maintenance.idle_interval = std::chrono::milliseconds(1);
+  maintenance.nice = 0;
+  Dump expected;
+  {
+    auto storage = Storage::Open(fs, dir, Options(clock, maintenance));
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    for (uint32_t i = 0; i < 4; ++i) ASSERT_TRUE(WriteOne(**storage, 1700 + i).ok());
+    expected = DumpAll(dir, *(*storage)->Pin());
+    Maintenance& thread = (*storage)->maintenance();
+    thread.Pause();
+    thread.Start();
+    const auto parked_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!(*storage)->GetMaintenanceStats().paused &&
+           std::chrono::steady_clock::now() < parked_by) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE((*storage)->GetMaintenanceStats().paused);
+    thread.Stop();
+    EXPECT_FALSE((*storage)->GetMaintenanceStats().paused);
+    EXPECT_EQ((*storage)->GetMaintenanceStats().steps, 0u);
+    EXPECT_EQ((*storage)->Pin()->size(), 4u);
+  }
+  auto storage = Storage::Open(fs, dir, Options(clock, maintenance));
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  Maintenance& thread = (*storage)->maintenance();
+  thread.Pause();
+  thread.Start();
+  thread.Resume();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && (*storage)->Pin()->size() > 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  thread.Stop();
+  EXPECT_EQ((*storage)->Pin()->size(), 1u);
+  EXPECT_GE((*storage)->GetMaintenanceStats().compactions, 1u);
+  EXPECT_TRUE(SameRows(DumpAll(dir, *(*storage)->Pin()), expected));
+}
+
 // Lookups and DuckDB scans run on pinned Snapshots all through ingest and
 // background compaction: none fails (no file disappears under a pin), and
 // every acknowledged trace comes back with exactly its spans.
