@@ -204,17 +204,20 @@ class SpansRangeReader {
   SpansRangeReader& operator=(const SpansRangeReader&) = delete;
 
   uint64_t file_rows() const;
-  // As ReadSpansRows.
+  // As ReadSpansRows. With `owners`, also the file's index of each resource
+  // and scope appended (verify checks them across ranges).
   [[nodiscard]] absl::Status ReadSpans(uint64_t row_begin, uint64_t row_end,
-                                       otlp::TraceBatch* batch);
+                                       otlp::TraceBatch* batch,
+                                       FileOwnerIndexes* owners = nullptr);
   // Rows [0, row_end), which must all be placeholder rows: appends their
   // resources and scopes (without spans). DataLoss otherwise.
-  [[nodiscard]] absl::Status ReadPlaceholders(uint64_t row_end, otlp::TraceBatch* batch);
+  [[nodiscard]] absl::Status ReadPlaceholders(uint64_t row_end, otlp::TraceBatch* batch,
+                                              FileOwnerIndexes* owners = nullptr);
 
  private:
   SpansRangeReader(std::unique_ptr<parquet::FileReader> reader, std::string_view file_name);
   absl::Status ReadRange(uint64_t row_begin, uint64_t row_end, bool placeholders,
-                         otlp::TraceBatch* batch);
+                         otlp::TraceBatch* batch, FileOwnerIndexes* owners);
 
   std::unique_ptr<parquet::FileReader> reader_;
   std::string file_name_;

@@ -62,26 +62,6 @@ absl::StatusOr<size_t> CheckRowKinds(const ColumnVector& kinds, const RowOwners&
   return first_span;
 }
 
-// Renumbers an index column (resource_index or scope_index) of a row range
-// so its values are dense again: the range names only some of the file's
-// resources and scopes, and RebuildResourcesAndScopes requires 0..max. The
-// order of the indexes is kept, so is the resource a scope belongs to
-// (the mapping is one-to-one).
-void RenumberDense(ColumnVector* index) {
-  std::vector<int32_t> values;
-  values.reserve(index->int32s.size());
-  for (size_t r = 0; r < index->int32s.size(); ++r) {
-    if (!index->is_null(r)) values.push_back(index->int32s[r]);
-  }
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  for (size_t r = 0; r < index->int32s.size(); ++r) {
-    if (index->is_null(r)) continue;
-    const auto it = std::lower_bound(values.begin(), values.end(), index->int32s[r]);
-    index->int32s[r] = static_cast<int32_t>(it - values.begin());
-  }
-}
-
 // Reads span rows of the columns into *batch, one ReadRow() per row in
 // column order. Vector row r is file row first_row + r (for messages).
 class SpanRowReader {
@@ -266,12 +246,17 @@ enum class RowRange { kWhole, kSpans, kPlaceholders };
 // placeholder rows allowed before the spans) or a range of span rows.
 // Appends their resources, scopes and spans to *batch and validates it.
 absl::Status AppendSpanRows(std::vector<ColumnVector>& c, std::string_view file_name,
-                            uint64_t first_row, RowRange range, otlp::TraceBatch* batch) {
+                            uint64_t first_row, RowRange range, otlp::TraceBatch* batch,
+                            FileOwnerIndexes* file_owners = nullptr) {
   if (range != RowRange::kWhole) {
+    // A range names only some of the file's resources and scopes, and
+    // RebuildResourcesAndScopes requires 0..max; renumbering keeps their
+    // order, so also the resource each scope belongs to.
     static const int kResourceIndex = SpansColumnIndex("resource_index");
     static const int kScopeIndex = SpansColumnIndex("scope_index");
-    RenumberDense(&c[kResourceIndex]);
-    RenumberDense(&c[kScopeIndex]);
+    std::vector<uint32_t> resources = RenumberDense(&c[kResourceIndex]);
+    std::vector<uint32_t> scopes = RenumberDense(&c[kScopeIndex]);
+    if (file_owners != nullptr) *file_owners = {std::move(resources), std::move(scopes)};
   }
   std::span<ColumnVector> resource_scope =
       std::span<ColumnVector>(c).subspan(kSpansResourceScope, kResourceScopeColumns);
@@ -334,7 +319,7 @@ uint64_t SpansRangeReader::file_rows() const {
 }
 
 absl::Status SpansRangeReader::ReadRange(uint64_t row_begin, uint64_t row_end, bool placeholders,
-                                       otlp::TraceBatch* batch) {
+                                       otlp::TraceBatch* batch, FileOwnerIndexes* owners) {
   if (row_begin >= row_end || row_end > file_rows()) {
     return absl::DataLossError(fmt::format("{}: rows [{}, {}) asked for, the file has {} rows",
                                            file_name_, row_begin, row_end, file_rows()));
@@ -351,16 +336,18 @@ absl::Status SpansRangeReader::ReadRange(uint64_t row_begin, uint64_t row_end, b
     return absl::DataLossError(fmt::format("{}: {}", file_name_, std::string(c.status().message())));
   }
   return AppendSpanRows(*c, file_name_, row_begin,
-                        placeholders ? RowRange::kPlaceholders : RowRange::kSpans, batch);
+                        placeholders ? RowRange::kPlaceholders : RowRange::kSpans, batch,
+                        owners);
 }
 
 absl::Status SpansRangeReader::ReadSpans(uint64_t row_begin, uint64_t row_end,
-                                       otlp::TraceBatch* batch) {
-  return ReadRange(row_begin, row_end, /*placeholders=*/false, batch);
+                                       otlp::TraceBatch* batch, FileOwnerIndexes* owners) {
+  return ReadRange(row_begin, row_end, /*placeholders=*/false, batch, owners);
 }
 
-absl::Status SpansRangeReader::ReadPlaceholders(uint64_t row_end, otlp::TraceBatch* batch) {
-  return ReadRange(0, row_end, /*placeholders=*/true, batch);
+absl::Status SpansRangeReader::ReadPlaceholders(uint64_t row_end, otlp::TraceBatch* batch,
+                                                FileOwnerIndexes* owners) {
+  return ReadRange(0, row_end, /*placeholders=*/true, batch, owners);
 }
 
 absl::Status ReadSpansRows(parquet::RandomAccessSource* source, std::string_view batch_id,

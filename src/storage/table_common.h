@@ -482,6 +482,13 @@ struct RowOwners {
 // i was returned[i]. Null rows are left alone.
 std::vector<uint32_t> RenumberDense(parquet::ColumnVector* index);
 
+// The file's index of each resource and each scope a row-range read
+// appended, in the order appended (RenumberDense's returned values).
+struct FileOwnerIndexes {
+  std::vector<uint32_t> resource;
+  std::vector<uint32_t> scope;
+};
+
 // ------------------------------------------------------------ promotion
 
 // Counts, per promoted source key, the data rows where the key's first

@@ -177,9 +177,6 @@ uint64_t MaxTimeBound(const TraceIndexEntry& entry) {
                                                             : entry.min_time_unix_nano + span_nanos;
 }
 
-TraceLocation MakeLocation(const TraceIndexEntry& entry, uint64_t end_row) {
-  return {entry.first_row, end_row, entry.min_time_unix_nano, MaxTimeBound(entry)};
-}
 
 // Checks entries one at a time, in file order, and remembers the first
 // failure (OpenSource reports the checksum before any entry failure).
@@ -311,6 +308,10 @@ class FileSource final : public TraceIndexSource {
 };
 
 }  // namespace
+
+TraceLocation LocationOfEntry(const TraceIndexEntry& entry, uint64_t end_row) {
+  return {entry.first_row, end_row, entry.min_time_unix_nano, MaxTimeBound(entry)};
+}
 
 uint64_t TraceFilterKey(const otlp::TraceId& trace_id) {
   return XXH3_64bits(trace_id.data(), trace_id.size());
@@ -517,7 +518,7 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
                          fmt::format("entry {} rows [{}, {}) no longer lie in [{}, {})", i,
                                      entry.first_row, end_row, first_covered_row_, row_end));
     }
-    return MakeLocation(entry, end_row);
+    return LocationOfEntry(entry, end_row);
   }
   return std::nullopt;
 }
@@ -582,7 +583,7 @@ TraceLocation TraceIndex::LocationOf(size_t index) const {
   const uint64_t end_row = index + 1 < entries_.size()
                                ? entries_[index + 1].first_row
                                : filter_.first_covered_row() + filter_.span_rows();
-  return MakeLocation(entries_[index], end_row);
+  return LocationOfEntry(entries_[index], end_row);
 }
 
 std::string TraceIndex::Serialize() const {

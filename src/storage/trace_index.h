@@ -86,6 +86,9 @@ struct TraceLocation {
   friend bool operator==(const TraceLocation&, const TraceLocation&) = default;
 };
 
+// The location an entry describes, given the first row after its spans.
+TraceLocation LocationOfEntry(const TraceIndexEntry& entry, uint64_t end_row);
+
 // The spans.tidx bytes for `runs` (one per distinct trace id, ids and
 // first rows strictly increasing, runs[0].first_row == first_covered_row,
 // every run inside the covered rows [first_covered_row, first_covered_row

@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "storage/batch_meta.h"
+#include "storage/deep_checks.h"
 #include "storage/file_source.h"
 #include "storage/format_file.h"
 #include "storage/logs_table.h"
@@ -24,130 +25,8 @@ constexpr char kSpansFile[] = "spans.parquet";
 constexpr char kLogsFile[] = "logs.parquet";
 constexpr char kMetricsFile[] = "metrics.parquet";
 
-// The first failed check of a batch.
-struct Failure {
-  std::string check;
-  std::string file;
-  absl::Status status;
-};
-using Outcome = std::optional<Failure>;
-
-std::string HexId(const otlp::TraceId& id) {
-  std::string hex;
-  for (uint8_t b : id) hex += fmt::format("{:02x}", b);
-  return hex;
-}
-
-absl::Status Mismatch(std::string_view file, std::string_view what) {
-  return absl::DataLossError(fmt::format("{}: {}", file, what));
-}
-
-std::string FormatRange(const std::optional<NanosRange>& range) {
-  if (!range.has_value()) return "null";
-  return fmt::format("[{}, {}]", range->min, range->max);
-}
-
-// meta.json's event_time for a signal whose decoded rows have `rows` data
-// rows with event times in [min, max] (meta-json.md, `event_time`).
-absl::Status CheckEventTime(std::string_view file, const SignalMeta& meta, uint64_t rows,
-                            uint64_t min, uint64_t max) {
-  const NanosRange expected = rows == 0 ? NanosRange{0, 0} : NanosRange{min, max};
-  if (meta.event_time != std::optional<NanosRange>(expected)) {
-    return Mismatch(file, fmt::format("the rows' event times span {}, meta.json says {}",
-                                      FormatRange(expected), FormatRange(meta.event_time)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckRowCount(std::string_view file, std::string_view what, uint64_t decoded,
-                           uint64_t declared) {
-  if (decoded != declared) {
-    return Mismatch(file, fmt::format("{} {} decoded, meta.json says {}", decoded, what, declared));
-  }
-  return absl::OkStatus();
-}
-
-// "rows" for spans: counts, distinct traces, event times.
-absl::Status CheckSpanCounts(const otlp::TraceBatch& batch, const SignalMeta& meta) {
-  const otlp::SpanColumns& s = batch.spans;
-  STRATA_RETURN_IF_ERROR(CheckRowCount(kSpansFile, "spans", s.size(), meta.rows));
-  uint64_t traces = 0;
-  uint64_t min = std::numeric_limits<uint64_t>::max(), max = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i == 0 || s.trace_id[i] != s.trace_id[i - 1]) ++traces;
-    min = std::min({min, s.start_time_unix_nano[i], s.end_time_unix_nano[i]});
-    max = std::max({max, s.start_time_unix_nano[i], s.end_time_unix_nano[i]});
-  }
-  STRATA_RETURN_IF_ERROR(CheckRowCount(kSpansFile, "traces", traces, meta.traces.value_or(0)));
-  return CheckEventTime(kSpansFile, meta, s.size(), min, max);
-}
-
-// "sort order": (trace id bytewise, start time), non-decreasing.
-absl::Status CheckSpanOrder(const otlp::TraceBatch& batch, uint64_t first_span_row) {
-  const otlp::SpanColumns& s = batch.spans;
-  for (size_t i = 1; i < s.size(); ++i) {
-    if (std::tie(s.trace_id[i], s.start_time_unix_nano[i]) <
-        std::tie(s.trace_id[i - 1], s.start_time_unix_nano[i - 1])) {
-      return Mismatch(kSpansFile,
-                      fmt::format("row {} (trace {}, start {}) sorts before row {} (trace {}, "
-                                  "start {})",
-                                  first_span_row + i, HexId(s.trace_id[i]),
-                                  s.start_time_unix_nano[i], first_span_row + i - 1,
-                                  HexId(s.trace_id[i - 1]), s.start_time_unix_nano[i - 1]));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// "index": spans.tidx against the decoded, sorted spans (trace-index.md,
-// "Validation": what verify checks beyond boot).
-absl::Status CheckIndexAgrees(const TraceIndex& index, const otlp::TraceBatch& batch,
-                              uint64_t first_span_row) {
-  const otlp::SpanColumns& s = batch.spans;
-  const TraceFilter& header = index.filter();
-  if (header.first_covered_row() != first_span_row || header.span_rows() != s.size()) {
-    return Mismatch(
-        kTraceIndexFileName,
-        fmt::format("covers rows [{}, {}), the span rows are [{}, {})", header.first_covered_row(),
-                    header.first_covered_row() + header.span_rows(), first_span_row,
-                    first_span_row + s.size()));
-  }
-  const auto entries = index.entries();
-  uint64_t covered = 0;
-  for (size_t k = 0; k < entries.size(); ++k) {
-    const TraceLocation location = index.LocationOf(k);
-    const std::string trace = HexId(entries[k].trace_id);
-    uint64_t min = std::numeric_limits<uint64_t>::max(), max = 0;
-    for (uint64_t row = location.first_row; row < location.end_row; ++row) {
-      const size_t i = row - first_span_row;  // in range: the header check above
-      if (s.trace_id[i] != entries[k].trace_id) {
-        return Mismatch(kTraceIndexFileName,
-                        fmt::format("entry {} (trace {}) covers row {}, which holds trace {}", k,
-                                    trace, row, HexId(s.trace_id[i])));
-      }
-      min = std::min({min, s.start_time_unix_nano[i], s.end_time_unix_nano[i]});
-      max = std::max({max, s.start_time_unix_nano[i], s.end_time_unix_nano[i]});
-    }
-    covered += location.end_row - location.first_row;
-    if (min != location.min_time_unix_nano) {
-      return Mismatch(kTraceIndexFileName,
-                      fmt::format("entry {} (trace {}): minimum time {}, its rows' is {}", k, trace,
-                                  location.min_time_unix_nano, min));
-    }
-    const uint64_t bound = location.max_time_bound_unix_nano;
-    if (max > bound || (bound != std::numeric_limits<uint64_t>::max() && bound - max >= 1000)) {
-      return Mismatch(kTraceIndexFileName,
-                      fmt::format("entry {} (trace {}): time upper bound {}, its rows' maximum "
-                                  "is {}",
-                                  k, trace, bound, max));
-    }
-  }
-  if (covered != s.size()) {  // cannot happen once TraceIndex::Open accepted it
-    return Mismatch(kTraceIndexFileName,
-                    fmt::format("entries cover {} rows of {}", covered, s.size()));
-  }
-  return absl::OkStatus();
-}
+using Failure = DeepFailure;
+using Outcome = DeepOutcome;
 
 class BatchChecker {
  public:
@@ -192,35 +71,8 @@ class BatchChecker {
 
   Outcome DeepSpans(const BatchMeta& meta) {
     if (!meta.spans_parquet.has_value()) return std::nullopt;
-    // The decoded table is released before DuckDB reads the file.
-    if (Outcome decoded = DecodeSpans(meta)) return decoded;
+    if (Outcome decoded = DeepCheckSpans(fs_, dir_, meta, options_.chunk_rows)) return decoded;
     return External(kSpansFile, meta.spans.file_rows);
-  }
-
-  // "decode", "rows", "sort order" and "index" for spans.
-  Outcome DecodeSpans(const BatchMeta& meta) {
-    absl::StatusOr<std::unique_ptr<FileSource>> source = Open(kSpansFile);
-    if (!source.ok()) return Failure{"decode", kSpansFile, source.status()};
-    absl::StatusOr<otlp::TraceBatch> batch = ReadSpansTable(source->get(), meta.id, kSpansFile);
-    if (!batch.ok()) return Failure{"decode", kSpansFile, batch.status()};
-    if (absl::Status s = CheckSpanCounts(*batch, meta.spans); !s.ok()) {
-      return Failure{"rows", kSpansFile, s};
-    }
-    // Placeholder rows come first (the reader checked it).
-    const uint64_t first_span_row = meta.spans.file_rows - meta.spans.rows;
-    if (absl::Status s = CheckSpanOrder(*batch, first_span_row); !s.ok()) {
-      return Failure{"sort order", kSpansFile, s};
-    }
-    if (!meta.spans_tidx.has_value()) return std::nullopt;
-    absl::StatusOr<std::unique_ptr<RandomAccessFile>> file =
-        fs_.NewRandomAccessFile(PathOf(kTraceIndexFileName));
-    if (!file.ok()) return Failure{"index", kTraceIndexFileName, file.status()};
-    absl::StatusOr<TraceIndex> index = TraceIndex::Open(**file);
-    if (!index.ok()) return Failure{"index", kTraceIndexFileName, index.status()};
-    if (absl::Status s = CheckIndexAgrees(*index, *batch, first_span_row); !s.ok()) {
-      return Failure{"index", kTraceIndexFileName, s};
-    }
-    return std::nullopt;
   }
 
   Outcome DeepLogs(const BatchMeta& meta) {

@@ -19,8 +19,9 @@
 // and with `deep`:
 //
 //   "decode"       every page of every table through strata's reader
-//                  (ReadSpansTable / ReadLogsTable / ReadMetricsTable), with
-//                  the reader's own validation
+//                  (spans.parquet in ranges of rows, deep_checks.h;
+//                  ReadLogsTable / ReadMetricsTable), with the reader's own
+//                  validation
 //   "rows"         data rows, distinct traces and event-time bounds of the
 //                  decoded rows equal meta.json's
 //   "sort order"   spans by (trace id bytewise, start time)
@@ -43,7 +44,8 @@
 // COMPACTION.json.tmp) and a live COMPACTION.json with what it names.
 //
 // Thread-safety: stateless; safe to call from any thread. Memory: a deep
-// check holds one decoded table file at a time.
+// check holds one range of span rows (chunk_rows), or one decoded logs or
+// metrics table file, at a time.
 //
 // Errors: VerifyDataDir fails only when the directory cannot be verified at
 // all: FailedPrecondition when it is not a format-1 strata data directory
@@ -61,6 +63,7 @@
 #include "io/file_system.h"
 #include "storage/batch_committer.h"
 #include "storage/batch_id.h"
+#include "storage/deep_checks.h"
 #include "storage/recovery.h"
 
 namespace strata::storage {
@@ -99,6 +102,8 @@ struct VerifyOptions {
   bool deep = false;
   // Deep only; empty: none.
   std::optional<ParquetFileCheck> parquet_check;
+  // Deep only: span rows decoded at a time (deep_checks.h).
+  uint64_t chunk_rows = kDeepCheckChunkRows;
   // Called with each verdict as soon as it is known (progress output).
   std::function<void(const BatchVerdict&)> on_batch;
 };

@@ -111,9 +111,12 @@ class VerifyTest : public ::testing::Test {
   }
 
   VerifyOptions Shallow() { return VerifyOptions{}; }
-  VerifyOptions Deep() {
+  // `chunk_rows` below a batch's span rows makes the spans check read it in
+  // several ranges and carry its checks across them.
+  VerifyOptions Deep(uint64_t chunk_rows = kDeepCheckChunkRows) {
     VerifyOptions options;
     options.deep = true;
+    options.chunk_rows = chunk_rows;
     options.parquet_check = query::DuckDbParquetFileCheck(engine_.get());
     return options;
   }
@@ -166,7 +169,7 @@ class VerifyTest : public ::testing::Test {
 };
 
 TEST_F(VerifyTest, HealthyBatchesPassShallowAndDeep) {
-  for (const VerifyOptions& options : {Shallow(), Deep()}) {
+  for (const VerifyOptions& options : {Shallow(), Deep(), Deep(3)}) {
     std::vector<std::string> seen;
     VerifyOptions with_progress = options;
     with_progress.on_batch = [&seen](const BatchVerdict& verdict) { seen.push_back(verdict.dir); };
@@ -338,6 +341,9 @@ TEST_F(VerifyIndexTest, EntryCoveringTheWrongRowsIsCaughtOnlyByDeep) {
   const VerifyReport deep = Verify(Deep());
   ExpectOnlyCorrupt(deep, dir_, "index", "spans.tidx");
   EXPECT_THAT(VerdictOf(deep, dir_).message, HasSubstr("which holds trace"));
+  const VerifyReport ranges = Verify(Deep(3));
+  ExpectOnlyCorrupt(ranges, dir_, "index", "spans.tidx");
+  EXPECT_THAT(VerdictOf(ranges, dir_).message, HasSubstr("which holds trace"));
 }
 
 TEST_F(VerifyIndexTest, EntryWithAnotherTraceIdIsCaughtOnlyByDeep) {
@@ -377,6 +383,9 @@ TEST_F(VerifyIndexTest, WrongTimeBoundsAreCaughtOnlyByDeep) {
   const VerifyReport deep_again = Verify(Deep());
   ExpectOnlyCorrupt(deep_again, dir_, "index", "spans.tidx");
   EXPECT_THAT(VerdictOf(deep_again, dir_).message, HasSubstr("upper bound"));
+  const VerifyReport ranges = Verify(Deep(1));
+  ExpectOnlyCorrupt(ranges, dir_, "index", "spans.tidx");
+  EXPECT_THAT(VerdictOf(ranges, dir_).message, HasSubstr("upper bound"));
 }
 
 // Two span rows out of order in an otherwise valid file (rewritten
@@ -405,6 +414,56 @@ TEST_F(VerifyTest, UnsortedSpansAreCaughtOnlyByDeep) {
   const VerifyReport deep = Verify(Deep());
   ExpectOnlyCorrupt(deep, dir, "decode", "spans.parquet");
   EXPECT_THAT(VerdictOf(deep, dir).message, HasSubstr("sort order"));
+
+  // Two rows of one trace with their times swapped (the index still
+  // agrees), read one row per range: the reader never sees them together,
+  // so the order is checked across ranges.
+  ASSERT_TRUE(RewriteBatchFile(posix_, dir, "spans.parquet", bytes).ok());
+  const std::string swapped =
+      table_testing::RewriteColumns(bytes, [first](std::vector<parquet::ColumnVector>& columns) {
+        const parquet::ColumnVector& ids = columns[kSpansTraceId];
+        std::vector<int64_t>& start = columns[kSpansStartTime].int64s;
+        size_t r = first;
+        while (r + 1 < ids.offsets.size() - 1 &&
+               !(ids.bytes_at(r) == ids.bytes_at(r + 1) && start[r] < start[r + 1])) {
+          ++r;
+        }
+        ASSERT_LT(r + 1, ids.offsets.size() - 1) << "no trace with two start times";
+        std::swap(start[r], start[r + 1]);
+        std::swap(columns[kSpansDuration].int64s[r], columns[kSpansDuration].int64s[r + 1]);
+      });
+  ASSERT_FALSE(swapped.empty());
+  ASSERT_TRUE(RewriteBatchFile(posix_, dir, "spans.parquet", swapped).ok());
+  EXPECT_TRUE(Verify(Shallow()).Healthy());
+  ExpectOnlyCorrupt(Verify(Deep()), dir, "decode", "spans.parquet");
+  const VerifyReport ranges = Verify(Deep(1));
+  ExpectOnlyCorrupt(ranges, dir, "sort order", "spans.parquet");
+  EXPECT_THAT(VerdictOf(ranges, dir).message, HasSubstr("sorts before row"));
+}
+
+// A span row whose scope_index belongs to another resource_index: the
+// whole-range reader refuses it, and so does the check across ranges when
+// the two rows are read apart.
+TEST_F(VerifyTest, ScopeUnderTwoResourcesIsCaughtAcrossRanges) {
+  const std::string dir = dirs_[0];
+  const std::string bytes = Read(dir + "/spans.parquet");
+  const std::string moved =
+      table_testing::RewriteColumns(bytes, [](std::vector<parquet::ColumnVector>& columns) {
+        parquet::ColumnVector& resources = columns[kSpansResourceScope + kResourceIndexOffset];
+        const size_t last = resources.int32s.size() - 1;
+        int32_t other = 0;
+        for (int32_t r : resources.int32s) other = std::max(other, r);
+        ASSERT_GT(other, 0) << "the test traffic needs two resources";
+        resources.int32s[last] = resources.int32s[last] == other ? 0 : other;
+      });
+  ASSERT_FALSE(moved.empty());
+  ASSERT_TRUE(RewriteBatchFile(posix_, dir, "spans.parquet", moved).ok());
+  EXPECT_TRUE(Verify(Shallow()).Healthy());
+  const VerifyReport deep = Verify(Deep());
+  ExpectOnlyCorrupt(deep, dir, "decode", "spans.parquet");
+  const VerifyReport ranges = Verify(Deep(1));
+  ExpectOnlyCorrupt(ranges, dir, "decode", "spans.parquet");
+  EXPECT_THAT(VerdictOf(ranges, dir).message, HasSubstr("appears with resource_index"));
 }
 
 TEST_F(VerifyTest, BatchRemovedWhileCheckedIsGoneNotCorrupt) {
