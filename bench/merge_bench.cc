@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "io/file_system.h"
@@ -55,20 +56,6 @@ struct Options {
   bool logs = true;
   bool metrics = true;
 };
-
-bool ParseFlag(std::string_view arg, std::string_view name, uint64_t* out) {
-  if (arg.substr(0, name.size()) != name || arg.size() <= name.size() || arg[name.size()] != '=') {
-    return false;
-  }
-  *out = std::strtoull(std::string(arg.substr(name.size() + 1)).c_str(), nullptr, 10);
-  return true;
-}
-
-double CpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // A "VmHWM:" / "VmRSS:" line of /proc/self/status, in MiB.
 double StatusMib(std::string_view field) {
@@ -121,14 +108,14 @@ absl::StatusOr<storage::MergeInput> MergeTo(FileSystem& fs, MergeFn merge,
     ResetPeakRss();
     result->rss_before_mib = StatusMib("VmRSS:");
   }
-  const double cpu = CpuSeconds();
+  const double cpu = bench::CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
   const auto start = std::chrono::steady_clock::now();
   STRATA_ASSIGN_OR_RETURN(const storage::SignalMeta meta,
                           merge(fs, inputs, id, merge_options, &sink));
   STRATA_RETURN_IF_ERROR(file->Close());
   if (result != nullptr) {
     result->wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result->cpu = CpuSeconds() - cpu;
+    result->cpu = bench::CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpu;
     result->rss_peak_mib = StatusMib("VmHWM:");
     result->rows = meta.file_rows;
     result->stats = stats;
@@ -280,13 +267,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     uint64_t v = 0;
-    if (strata::ParseFlag(arg, "--inputs", &v)) {
+    if (strata::bench::ParseFlag(arg, "--inputs", &v)) {
       options.inputs = std::max<uint64_t>(2, v);
-    } else if (strata::ParseFlag(arg, "--input-rows", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--input-rows", &v)) {
       options.input_rows = std::max<uint64_t>(1, v);
-    } else if (strata::ParseFlag(arg, "--chunk-rows", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--chunk-rows", &v)) {
       options.chunk_rows = std::max<uint64_t>(1, v);
-    } else if (strata::ParseFlag(arg, "--fan-in", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--fan-in", &v)) {
       options.fan_in = std::max<uint64_t>(2, v);
     } else if (arg == "--logs-only") {
       options.metrics = false;

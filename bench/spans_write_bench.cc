@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "otlp/batch.h"
 #include "parquet/file_reader.h"
 #include "storage/spans_table.h"
@@ -48,20 +49,6 @@ struct Options {
   uint64_t page_rows = storage::TableOptions().page_rows;
   bool columns = false;
 };
-
-bool ParseFlag(std::string_view arg, std::string_view name, uint64_t* out) {
-  if (arg.substr(0, name.size()) != name || arg.size() <= name.size() || arg[name.size()] != '=') {
-    return false;
-  }
-  *out = std::strtoull(std::string(arg.substr(name.size() + 1)).c_str(), nullptr, 10);
-  return true;
-}
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // Minor page faults of this thread so far (fresh pages the writer touched).
 uint64_t ThreadMinorFaults() {
@@ -102,7 +89,7 @@ int Run(const Options& options) {
   table_options.spans_page_bytes = options.page_bytes;
   table_options.page_rows = options.page_rows;
   std::vector<std::string> written;
-  const double cpu_start = ThreadCpuSeconds();
+  const double cpu_start = bench::CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
   const uint64_t faults_start = ThreadMinorFaults();
   for (int round = 0; round < options.repeat; ++round) {
     written.clear();
@@ -116,7 +103,7 @@ int Run(const Options& options) {
       written.push_back(std::move(table->file));
     }
   }
-  const double cpu = (ThreadCpuSeconds() - cpu_start) / options.repeat;
+  const double cpu = (bench::CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_start) / options.repeat;
   const double faults =
       static_cast<double>(ThreadMinorFaults() - faults_start) / options.repeat;
   uint64_t bytes = 0, digest = 0xcbf29ce484222325ULL;
@@ -176,21 +163,21 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     uint64_t v = 0;
-    if (strata::ParseFlag(arg, "--spans", &v)) {
+    if (strata::bench::ParseFlag(arg, "--spans", &v)) {
       options.spans = v;
-    } else if (strata::ParseFlag(arg, "--file-spans", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--file-spans", &v)) {
       options.file_spans = std::max<uint64_t>(1, v);
-    } else if (strata::ParseFlag(arg, "--request-spans", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--request-spans", &v)) {
       options.request_spans = static_cast<int>(std::max<uint64_t>(1, v));
-    } else if (strata::ParseFlag(arg, "--repeat", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--repeat", &v)) {
       options.repeat = static_cast<int>(std::max<uint64_t>(1, v));
-    } else if (strata::ParseFlag(arg, "--zstd-level", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--zstd-level", &v)) {
       options.zstd_level = static_cast<int>(v);
     } else if (arg.starts_with("--fast-zstd-level=")) {
       options.fast_zstd_level = std::atoi(std::string(arg.substr(18)).c_str());
-    } else if (strata::ParseFlag(arg, "--page-bytes", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--page-bytes", &v)) {
       options.page_bytes = std::max<uint64_t>(1, v);
-    } else if (strata::ParseFlag(arg, "--page-rows", &v)) {
+    } else if (strata::bench::ParseFlag(arg, "--page-rows", &v)) {
       options.page_rows = std::max<uint64_t>(1, v);
     } else if (arg == "--columns") {
       options.columns = true;

@@ -118,6 +118,15 @@ std::string DataDirPaths::Batch(std::string_view day, const BatchId& id) const {
   return Join(Day(day), id.ToString() + kBatchDirSuffix);
 }
 
+absl::Status InDataDir(const DataDirPaths& paths, std::string_view doing,
+                       const absl::Status& cause) {
+  absl::Status status(cause.code(), fmt::format("data directory {}: {}: {}", paths.data_dir(),
+                                                doing, std::string(cause.message())));
+  cause.ForEachPayload(
+      [&](absl::string_view url, const absl::Cord& payload) { status.SetPayload(url, payload); });
+  return status;
+}
+
 // ---- Planning ----
 
 absl::StatusOr<BatchMeta> PlanBatchMeta(const EncodedBatch& batch) {

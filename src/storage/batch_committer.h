@@ -84,6 +84,13 @@ class DataDirPaths {
   std::string data_dir_;
 };
 
+// `cause` with the data directory and what was being done put before its
+// message ("data directory <dir>: <doing>: <message>"), keeping its code
+// and its payloads (the errno, ErrnoOf): the errors of boot, `strata
+// verify` and `strata quarantine`.
+[[nodiscard]] absl::Status InDataDir(const DataDirPaths& paths, std::string_view doing,
+                                     const absl::Status& cause);
+
 inline constexpr char kBatchDirSuffix[] = ".batch";
 inline constexpr char kRetiredDirSuffix[] = ".retired";
 inline constexpr char kScratchDirSuffix[] = ".scratch";

@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <utility>
 
-#include "absl/strings/cord.h"
 #include "common/runbook.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -23,16 +22,6 @@ std::string ParentOf(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-absl::Status InContext(const DataDirPaths& paths, std::string_view doing,
-                       const absl::Status& cause) {
-  absl::Status status(cause.code(), fmt::format("data directory {}: {}: {}", paths.data_dir(),
-                                                doing, std::string(cause.message())));
-  // Keep the errno (ErrnoOf) and anything else attached.
-  cause.ForEachPayload(
-      [&](absl::string_view url, const absl::Cord& payload) { status.SetPayload(url, payload); });
-  return status;
 }
 
 // True when `dir` (which exists) holds no FORMAT and no LOCK but something
@@ -82,7 +71,7 @@ absl::StatusOr<std::unique_ptr<FileLock>> LockDataDir(FileSystem& fs, const Data
         fmt::format("data directory {} is in use: another strata process holds {}; {}",
                     paths.data_dir(), paths.Lock(), RunbookRef("data-directory-in-use")));
   }
-  return InContext(paths, "take LOCK", lock.status());
+  return InDataDir(paths, "take LOCK", lock.status());
 }
 
 absl::StatusOr<std::unique_ptr<DataDir>> OpenDataDir(FileSystem& fs, const std::string& path,
@@ -90,12 +79,12 @@ absl::StatusOr<std::unique_ptr<DataDir>> OpenDataDir(FileSystem& fs, const std::
   DataDirPaths paths(path);
   if (absl::Status prepared = PrepareToLock(fs, paths); !prepared.ok()) {
     if (absl::IsFailedPrecondition(prepared)) return prepared;  // a refusal, already in context
-    return InContext(paths, "open", prepared);
+    return InDataDir(paths, "open", prepared);
   }
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock, LockDataDir(fs, paths));
   if (absl::Status format = CheckOrInitializeDataDir(fs, paths.data_dir()).status(); !format.ok()) {
     if (absl::IsFailedPrecondition(format)) return format;  // a refusal, already in context
-    return InContext(paths, "check FORMAT", format);
+    return InDataDir(paths, "check FORMAT", format);
   }
 
   RecoveryOptions recovery_options{.today = Today(options.clock),

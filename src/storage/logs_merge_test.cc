@@ -31,8 +31,11 @@ namespace strata::storage {
 namespace {
 
 using merge_testing::InputBatchId;
+using merge_testing::Inputs;
 using merge_testing::kOutputBatchId;
 using merge_testing::MergeDir;
+using merge_testing::Small;
+using merge_testing::Tiny;
 using table_testing::BatchBuilder;
 using ::testing::HasSubstr;
 
@@ -148,21 +151,6 @@ otlp::LogBatch ReadBack(const std::string& bytes, const std::string& batch_id) {
   return batch.ok() ? *std::move(batch) : otlp::LogBatch();
 }
 
-// The inputs of one merge: their files, metas and bytes.
-struct Inputs {
-  std::vector<MergeInput> files;
-  std::vector<SignalMeta> metas;
-  std::vector<std::string> bytes;
-};
-
-void AddInput(MergeDir& dir, Inputs* inputs, const std::string& bytes, const SignalMeta& meta) {
-  // `bytes` were written for this id (the footer names it).
-  const std::string id = InputBatchId(static_cast<int>(inputs->files.size()));
-  inputs->files.push_back(dir.AddInput(bytes, id, meta.file_rows, "logs"));
-  inputs->metas.push_back(meta);
-  inputs->bytes.push_back(bytes);
-}
-
 // An ingest-style input: `batches` random batches written by
 // WriteLogsTable for the next input's id.
 void AddIngestInput(MergeDir& dir, LogGenerator& gen, Inputs* inputs, int batches, int records) {
@@ -170,26 +158,15 @@ void AddIngestInput(MergeDir& dir, LogGenerator& gen, Inputs* inputs, int batche
   for (int k = 0; k < batches; ++k) owned.push_back(gen.Batch(records));
   std::vector<const otlp::LogBatch*> pointers;
   for (const otlp::LogBatch& b : owned) pointers.push_back(&b);
-  absl::StatusOr<LogsTable> table =
-      WriteLogsTable(pointers, InputBatchId(static_cast<int>(inputs->files.size())));
+  absl::StatusOr<LogsTable> table = WriteLogsTable(pointers, inputs->NextBatchId());
   ASSERT_TRUE(table.ok()) << table.status();
   ASSERT_FALSE(table->file.empty());
-  AddInput(dir, inputs, table->file, table->meta);
+  inputs->Add(dir, "logs", table->file, table->meta);
 }
 
-absl::StatusOr<SignalMeta> Merge(MergeDir& dir, const Inputs& inputs, const MergeOptions& base,
+absl::StatusOr<SignalMeta> Merge(MergeDir& dir, const Inputs& inputs, const MergeOptions& options,
                                  std::string_view output_id, std::string* out) {
-  MergeOptions options = base;
-  options.scratch_dir = dir.NewScratch();
-  parquet::StringSink sink(out);
-  absl::StatusOr<SignalMeta> meta =
-      MergeLogsTables(dir.fs(), inputs.files, output_id, options, &sink);
-  if (meta.ok()) {
-    // Every run was consumed and removed.
-    absl::StatusOr<std::vector<std::string>> left = dir.fs().ListDir(options.scratch_dir);
-    EXPECT_TRUE(left.ok() && left->empty());
-  }
-  return meta;
+  return merge_testing::RunMerge(MergeLogsTables, dir, inputs, options, output_id, out);
 }
 
 // A compaction-output input: a merge of two fresh ingest inputs, written
@@ -199,10 +176,9 @@ void AddMergedInput(MergeDir& dir, LogGenerator& gen, Inputs* inputs, const Merg
   AddIngestInput(dir, gen, &parts, 2, 25);
   AddIngestInput(dir, gen, &parts, 1, 30);
   std::string bytes;
-  absl::StatusOr<SignalMeta> meta =
-      Merge(dir, parts, options, InputBatchId(static_cast<int>(inputs->files.size())), &bytes);
+  absl::StatusOr<SignalMeta> meta = Merge(dir, parts, options, inputs->NextBatchId(), &bytes);
   ASSERT_TRUE(meta.ok()) << meta.status();
-  AddInput(dir, inputs, bytes, *meta);
+  inputs->Add(dir, "logs", bytes, *meta);
 }
 
 // Checks (a) to (e) of the file comment for a merge of `inputs`.
@@ -267,21 +243,6 @@ void ExpectValidMerge(MergeDir& dir, const Inputs& inputs, const std::string& ou
                                         {"resource_index", "scope_index"});
   EXPECT_EQ(table_testing::ExpectDuckDbMatchesStrata(*db, output, "merged logs"),
             static_cast<int64_t>(meta.file_rows));
-}
-
-MergeOptions Tiny() {
-  MergeOptions options;
-  options.chunk_rows = 3;
-  options.fan_in = 2;
-  return options;
-}
-
-MergeOptions Small() {
-  MergeOptions options;
-  options.chunk_rows = 7;
-  options.fan_in = 3;
-  options.tables.row_group_bytes = 4096;  // several row groups
-  return options;
 }
 
 TEST(LogsMergeTest, RandomInputsMergeByEventTime) {
@@ -349,46 +310,22 @@ TEST(LogsMergeTest, RowsHeldStayBoundedAsInputsGrow) {
     ASSERT_TRUE(meta.ok()) << meta.status();
     EXPECT_LE(stats.rows_held_peak, (options.fan_in + 2) * options.chunk_rows);
     if (scale == 10) EXPECT_GT(meta->file_rows, 10 * stats.rows_held_peak);
-    std::printf(
-        "[measure] logs merge of %llu rows (chunk_rows %llu, fan_in %u): %llu runs, %llu "
-        "intermediate passes, at most %llu rows held (bound %llu)\n",
-        static_cast<unsigned long long>(meta->file_rows),
-        static_cast<unsigned long long>(options.chunk_rows), options.fan_in,
-        static_cast<unsigned long long>(stats.runs_written),
-        static_cast<unsigned long long>(stats.merge_passes),
-        static_cast<unsigned long long>(stats.rows_held_peak),
-        static_cast<unsigned long long>((options.fan_in + 2) * options.chunk_rows));
+    merge_testing::PrintRowsHeld("logs", *meta, options, stats);
   }
 }
 
 // ------------------------------------------------------------ corruption
 
-class LogsMergeCorruptionTest : public ::testing::Test {
+class LogsMergeCorruptionTest : public merge_testing::MergeCorruptionTest {
  protected:
+  LogsMergeCorruptionTest() : MergeCorruptionTest(MergeLogsTables, "logs_merge_corrupt") {}
+
   void SetUp() override {
     LogGenerator gen(31);
     AddIngestInput(dir_, gen, &inputs_, 2, 40);
     AddMergedInput(dir_, gen, &inputs_, Small());
     AddIngestInput(dir_, gen, &inputs_, 1, 50);
   }
-
-  // Replaces input k's file with `bytes` and expects the merge to fail with
-  // DataLoss naming that file and `needle`, leaving no footer in the sink.
-  void ExpectDataLoss(size_t k, const std::string& bytes, const std::string& needle,
-                      MergeOptions options = Tiny()) {
-    ASSERT_TRUE(WriteFile(dir_.fs(), inputs_.files[k].path, bytes).ok());
-    std::string output;
-    absl::StatusOr<SignalMeta> meta = Merge(dir_, inputs_, options, kOutputBatchId, &output);
-    ASSERT_FALSE(meta.ok()) << needle;
-    EXPECT_TRUE(absl::IsDataLoss(meta.status())) << meta.status();
-    EXPECT_THAT(std::string(meta.status().message()), HasSubstr(inputs_.files[k].path));
-    EXPECT_THAT(std::string(meta.status().message()), HasSubstr(needle));
-    EXPECT_FALSE(merge_testing::IsCompleteParquet(output));
-    ASSERT_TRUE(WriteFile(dir_.fs(), inputs_.files[k].path, inputs_.bytes[k]).ok());
-  }
-
-  MergeDir dir_{"logs_merge_corrupt"};
-  Inputs inputs_;
 };
 
 TEST_F(LogsMergeCorruptionTest, TruncatedOrMislabelledInputs) {

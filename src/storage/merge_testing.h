@@ -2,19 +2,24 @@
 
 // Test-only helpers for the logs and metrics merge suites
 // (logs_merge_test.cc, metrics_merge_test.cc): table files on a real
-// FileSystem in a temporary directory, DuckDB comparing the rows of a
-// merge's output with the union of its inputs' rows on every column, and
-// in-place reorderings of read-back batches into the merge order (the
-// expected read-back of a merge output). Header-only, included only by
-// tests.
+// FileSystem in a temporary directory, running a merge there, the fixture
+// of the corrupt-input tests, DuckDB comparing the rows of a merge's output
+// with the union of its inputs' rows on every column, and in-place
+// reorderings of read-back batches into the merge order (the expected
+// read-back of a merge output). Header-only, included only by tests.
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <numeric>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
 #include "otlp/batch.h"
@@ -63,6 +68,116 @@ class MergeDir {
   testing::ScopedTempDir temp_;
   int next_ = 0;
 };
+
+// The inputs of one merge: their files, meta.json members and bytes.
+struct Inputs {
+  std::vector<MergeInput> files;
+  std::vector<SignalMeta> metas;
+  std::vector<std::string> bytes;
+
+  // The batch id the next input's footer must name.
+  std::string NextBatchId() const { return InputBatchId(static_cast<int>(files.size())); }
+
+  // Adds `bytes`, a `table` ("logs", "metrics") file written for
+  // NextBatchId(), as the next input, written to a new file in `dir`.
+  void Add(MergeDir& dir, std::string_view table, const std::string& bytes,
+           const SignalMeta& meta) {
+    const std::string id = NextBatchId();
+    files.push_back(dir.AddInput(bytes, id, meta.file_rows, table));
+    metas.push_back(meta);
+    this->bytes.push_back(bytes);
+  }
+};
+
+// The merge under test: MergeLogsTables or MergeMetricsTables.
+using MergeTablesFunction = absl::StatusOr<SignalMeta> (*)(FileSystem&, std::span<const MergeInput>,
+                                                           std::string_view, const MergeOptions&,
+                                                           parquet::ByteSink*);
+
+// Runs `merge` over `inputs` into *out, with `options` and a new scratch
+// directory in `dir`. When it succeeds, expects every run consumed and
+// removed (the scratch directory empty).
+inline absl::StatusOr<SignalMeta> RunMerge(MergeTablesFunction merge, MergeDir& dir,
+                                           const Inputs& inputs, const MergeOptions& options,
+                                           std::string_view output_id, std::string* out) {
+  MergeOptions with_scratch = options;
+  with_scratch.scratch_dir = dir.NewScratch();
+  parquet::StringSink sink(out);
+  absl::StatusOr<SignalMeta> meta = merge(dir.fs(), inputs.files, output_id, with_scratch, &sink);
+  if (meta.ok()) {
+    absl::StatusOr<std::vector<std::string>> left = dir.fs().ListDir(with_scratch.scratch_dir);
+    EXPECT_TRUE(left.ok() && left->empty());
+  }
+  return meta;
+}
+
+// Tiny chunks and fan-in: many runs, intermediate passes, chunk
+// boundaries everywhere.
+inline MergeOptions Tiny() {
+  MergeOptions options;
+  options.chunk_rows = 3;
+  options.fan_in = 2;
+  return options;
+}
+
+// Small chunks and fan-in, and several row groups per file.
+inline MergeOptions Small() {
+  MergeOptions options;
+  options.chunk_rows = 7;
+  options.fan_in = 3;
+  options.tables.row_group_bytes = 4096;
+  return options;
+}
+
+// Whether `bytes` is a whole Parquet file (its footer parses).
+inline bool IsCompleteParquet(const std::string& bytes) {
+  parquet::StringSource source(bytes);
+  return parquet::FileReader::Open(&source).ok();
+}
+
+// The fixture of the corrupt-input tests: a suite's SetUp fills inputs_
+// with valid inputs in dir_, and each test breaks one of them.
+class MergeCorruptionTest : public ::testing::Test {
+ protected:
+  MergeCorruptionTest(MergeTablesFunction merge, std::string_view label)
+      : merge_(merge), dir_(label) {}
+
+  // Replaces input k's file with `bytes` and expects the merge to fail with
+  // DataLoss naming that file and `needle`, leaving no footer in the sink;
+  // then restores the file.
+  void ExpectDataLoss(size_t k, const std::string& bytes, const std::string& needle,
+                      const MergeOptions& options = Tiny()) {
+    ASSERT_TRUE(WriteFile(dir_.fs(), inputs_.files[k].path, bytes).ok());
+    std::string output;
+    absl::StatusOr<SignalMeta> meta =
+        RunMerge(merge_, dir_, inputs_, options, kOutputBatchId, &output);
+    ASSERT_FALSE(meta.ok()) << needle;
+    EXPECT_TRUE(absl::IsDataLoss(meta.status())) << meta.status();
+    EXPECT_THAT(std::string(meta.status().message()), ::testing::HasSubstr(inputs_.files[k].path));
+    EXPECT_THAT(std::string(meta.status().message()), ::testing::HasSubstr(needle));
+    EXPECT_FALSE(IsCompleteParquet(output));
+    ASSERT_TRUE(WriteFile(dir_.fs(), inputs_.files[k].path, inputs_.bytes[k]).ok());
+  }
+
+  const MergeTablesFunction merge_;
+  MergeDir dir_;
+  Inputs inputs_;
+};
+
+// Prints a bounded-memory test's measurement of one merge (`signal`:
+// "logs", "metrics").
+inline void PrintRowsHeld(std::string_view signal, const SignalMeta& meta,
+                          const MergeOptions& options, const MergeStats& stats) {
+  std::printf(
+      "[measure] %s merge of %llu rows (chunk_rows %llu, fan_in %u): %llu runs, %llu "
+      "intermediate passes, at most %llu rows held (bound %llu)\n",
+      std::string(signal).c_str(), static_cast<unsigned long long>(meta.file_rows),
+      static_cast<unsigned long long>(options.chunk_rows), options.fan_in,
+      static_cast<unsigned long long>(stats.runs_written),
+      static_cast<unsigned long long>(stats.merge_passes),
+      static_cast<unsigned long long>(stats.rows_held_peak),
+      static_cast<unsigned long long>((options.fan_in + 2) * options.chunk_rows));
+}
 
 inline query::QueryResult Query(query::DuckDbEngine& db, const std::string& sql) {
   return parquet::parquet_testing::MustQuery(db, sql);
@@ -224,12 +339,6 @@ inline void SortPointsByTime(otlp::MetricBatch* b) {
   Permute(&b->summary_points.count, order);
   Permute(&b->summary_points.sum, order);
   Permute(&b->summary_points.quantiles, order);
-}
-
-// Whether `bytes` is a whole Parquet file (its footer parses).
-inline bool IsCompleteParquet(const std::string& bytes) {
-  parquet::StringSource source(bytes);
-  return parquet::FileReader::Open(&source).ok();
 }
 
 // The combined meta.json member of several files' members, as the merge

@@ -29,9 +29,11 @@
 namespace strata::storage {
 namespace {
 
-using merge_testing::InputBatchId;
+using merge_testing::Inputs;
 using merge_testing::kOutputBatchId;
 using merge_testing::MergeDir;
+using merge_testing::Small;
+using merge_testing::Tiny;
 using otlp::MetricBatch;
 using otlp::MetricType;
 using otlp::NumberType;
@@ -39,7 +41,6 @@ using otlp::Range;
 using otlp::encoder_testing::AddStringAttribute;
 using otlp::encoder_testing::EmptyRange;
 using otlp::encoder_testing::RowsSince;
-using ::testing::HasSubstr;
 
 constexpr uint64_t kBaseTime = 1'750'000'000'000'000'000ULL;
 
@@ -235,44 +236,20 @@ MetricBatch ReadBack(const std::string& bytes, const std::string& batch_id) {
   return batch.ok() ? *std::move(batch) : MetricBatch();
 }
 
-struct Inputs {
-  std::vector<MergeInput> files;
-  std::vector<SignalMeta> metas;
-  std::vector<std::string> bytes;
-};
-
-// `bytes` were written for the next input's id (the footer names it).
-void AddInput(MergeDir& dir, Inputs* inputs, const std::string& bytes, const SignalMeta& meta) {
-  const std::string id = InputBatchId(static_cast<int>(inputs->files.size()));
-  inputs->files.push_back(dir.AddInput(bytes, id, meta.file_rows, "metrics"));
-  inputs->metas.push_back(meta);
-  inputs->bytes.push_back(bytes);
-}
-
 void AddIngestInput(MergeDir& dir, MetricGenerator& gen, Inputs* inputs, int batches, int metrics) {
   std::vector<MetricBatch> owned;
   for (int k = 0; k < batches; ++k) owned.push_back(gen.Batch(metrics));
   std::vector<const MetricBatch*> pointers;
   for (const MetricBatch& b : owned) pointers.push_back(&b);
-  absl::StatusOr<MetricsTable> table =
-      WriteMetricsTable(pointers, InputBatchId(static_cast<int>(inputs->files.size())));
+  absl::StatusOr<MetricsTable> table = WriteMetricsTable(pointers, inputs->NextBatchId());
   ASSERT_TRUE(table.ok()) << table.status();
   ASSERT_FALSE(table->file.empty());
-  AddInput(dir, inputs, table->file, table->meta);
+  inputs->Add(dir, "metrics", table->file, table->meta);
 }
 
-absl::StatusOr<SignalMeta> Merge(MergeDir& dir, const Inputs& inputs, const MergeOptions& base,
+absl::StatusOr<SignalMeta> Merge(MergeDir& dir, const Inputs& inputs, const MergeOptions& options,
                                  std::string_view output_id, std::string* out) {
-  MergeOptions options = base;
-  options.scratch_dir = dir.NewScratch();
-  parquet::StringSink sink(out);
-  absl::StatusOr<SignalMeta> meta =
-      MergeMetricsTables(dir.fs(), inputs.files, output_id, options, &sink);
-  if (meta.ok()) {
-    absl::StatusOr<std::vector<std::string>> left = dir.fs().ListDir(options.scratch_dir);
-    EXPECT_TRUE(left.ok() && left->empty());
-  }
-  return meta;
+  return merge_testing::RunMerge(MergeMetricsTables, dir, inputs, options, output_id, out);
 }
 
 void AddMergedInput(MergeDir& dir, MetricGenerator& gen, Inputs* inputs,
@@ -281,10 +258,9 @@ void AddMergedInput(MergeDir& dir, MetricGenerator& gen, Inputs* inputs,
   AddIngestInput(dir, gen, &parts, 2, 8);
   AddIngestInput(dir, gen, &parts, 1, 10);
   std::string bytes;
-  absl::StatusOr<SignalMeta> meta =
-      Merge(dir, parts, options, InputBatchId(static_cast<int>(inputs->files.size())), &bytes);
+  absl::StatusOr<SignalMeta> meta = Merge(dir, parts, options, inputs->NextBatchId(), &bytes);
   ASSERT_TRUE(meta.ok()) << meta.status();
-  AddInput(dir, inputs, bytes, *meta);
+  inputs->Add(dir, "metrics", bytes, *meta);
 }
 
 void ExpectValidMerge(const Inputs& inputs, const std::string& output, const SignalMeta& meta) {
@@ -362,21 +338,6 @@ void ExpectValidMerge(const Inputs& inputs, const std::string& output, const Sig
             static_cast<int64_t>(meta.file_rows));
 }
 
-MergeOptions Tiny() {
-  MergeOptions options;
-  options.chunk_rows = 3;
-  options.fan_in = 2;
-  return options;
-}
-
-MergeOptions Small() {
-  MergeOptions options;
-  options.chunk_rows = 7;
-  options.fan_in = 3;
-  options.tables.row_group_bytes = 4096;
-  return options;
-}
-
 TEST(MetricsMergeTest, RandomInputsMergeByNameThenTime) {
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     for (const MergeOptions& options : {Tiny(), Small(), MergeOptions()}) {
@@ -438,69 +399,29 @@ TEST(MetricsMergeTest, RowsHeldStayBoundedAsInputsGrow) {
     ASSERT_TRUE(meta.ok()) << meta.status();
     EXPECT_LE(stats.rows_held_peak, (options.fan_in + 2) * options.chunk_rows);
     if (scale == 10) EXPECT_GT(meta->file_rows, 10 * stats.rows_held_peak);
-    std::printf(
-        "[measure] metrics merge of %llu rows (chunk_rows %llu, fan_in %u): %llu runs, "
-        "%llu intermediate passes, at most %llu rows held (bound %llu)\n",
-        static_cast<unsigned long long>(meta->file_rows),
-        static_cast<unsigned long long>(options.chunk_rows), options.fan_in,
-        static_cast<unsigned long long>(stats.runs_written),
-        static_cast<unsigned long long>(stats.merge_passes),
-        static_cast<unsigned long long>(stats.rows_held_peak),
-        static_cast<unsigned long long>((options.fan_in + 2) * options.chunk_rows));
+    merge_testing::PrintRowsHeld("metrics", *meta, options, stats);
   }
 }
 
 // Rewrites a metrics file's columns keeping its key-value metadata and
-// declaring `order` (table_testing::RewriteColumns declares none).
+// declaring `order` in its sorting columns, as MetricsTableWriter does.
 std::string RewriteSorted(const std::string& bytes, MetricsRowOrder order,
                           const std::function<void(std::vector<parquet::ColumnVector>&)>& mutate) {
-  std::vector<parquet::ColumnVector> columns;
-  const std::string plain = table_testing::RewriteColumns(bytes, [&](auto& c) {
-    mutate(c);
-    columns = c;
-  });
   std::vector<parquet::SortingColumn> sorting = {{kMetricsName, false, true}};
   if (order == MetricsRowOrder::kNameTime) sorting.push_back({kMetricsTime, false, true});
-  parquet::StringSource source(bytes);
-  absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader = parquet::FileReader::Open(&source);
-  EXPECT_TRUE(reader.ok());
-  parquet::WriterOptions options;
-  options.key_value_metadata = (*reader)->metadata().key_value_metadata;
-  options.sorting_columns = sorting;
-  std::string out;
-  parquet::StringSink sink(&out);
-  absl::StatusOr<std::unique_ptr<parquet::FileWriter>> writer =
-      parquet::FileWriter::Open(MetricsTableColumns(), options, &sink);
-  EXPECT_TRUE(writer.ok());
-  EXPECT_TRUE((*writer)->WriteBatch(columns).ok());
-  EXPECT_TRUE((*writer)->Close().ok());
-  return out;
+  return table_testing::RewriteColumns(bytes, mutate, sorting);
 }
 
-class MetricsMergeCorruptionTest : public ::testing::Test {
+class MetricsMergeCorruptionTest : public merge_testing::MergeCorruptionTest {
  protected:
+  MetricsMergeCorruptionTest() : MergeCorruptionTest(MergeMetricsTables, "metrics_merge_corrupt") {}
+
   void SetUp() override {
     MetricGenerator gen(31);
     AddIngestInput(dir_, gen, &inputs_, 2, 12);
     AddMergedInput(dir_, gen, &inputs_, Small());
     AddIngestInput(dir_, gen, &inputs_, 1, 15);
   }
-
-  void ExpectDataLoss(size_t k, const std::string& bytes, const std::string& needle,
-                      MergeOptions options = Tiny()) {
-    ASSERT_TRUE(WriteFile(dir_.fs(), inputs_.files[k].path, bytes).ok());
-    std::string output;
-    absl::StatusOr<SignalMeta> meta = Merge(dir_, inputs_, options, kOutputBatchId, &output);
-    ASSERT_FALSE(meta.ok()) << needle;
-    EXPECT_TRUE(absl::IsDataLoss(meta.status())) << meta.status();
-    EXPECT_THAT(std::string(meta.status().message()), HasSubstr(inputs_.files[k].path));
-    EXPECT_THAT(std::string(meta.status().message()), HasSubstr(needle));
-    EXPECT_FALSE(merge_testing::IsCompleteParquet(output));
-    ASSERT_TRUE(WriteFile(dir_.fs(), inputs_.files[k].path, inputs_.bytes[k]).ok());
-  }
-
-  MergeDir dir_{"metrics_merge_corrupt"};
-  Inputs inputs_;
 };
 
 TEST_F(MetricsMergeCorruptionTest, TruncatedOrMislabelledInputs) {
@@ -549,17 +470,7 @@ TEST_F(MetricsMergeCorruptionTest, ASortedInputOutOfOrder) {
   ExpectDataLoss(1, bad, "not sorted", MergeOptions());
   // Metric names out of order in an ingest file.
   const std::string names = RewriteSorted(inputs_.bytes[0], MetricsRowOrder::kName, [&](C& c) {
-    parquet::ColumnVector& name = c[kMetricsName];
-    parquet::ColumnVector renamed(parquet::PhysicalType::kByteArray);
-    const size_t last = name.size() - 1;
-    for (size_t r = 0; r < name.size(); ++r) {
-      if (name.is_null(r)) {
-        renamed.AppendNull();
-      } else {
-        renamed.AppendBytes(r == last ? std::string_view("0") : name.bytes_at(r));
-      }
-    }
-    name = std::move(renamed);
+    table_testing::SetBytes(c[kMetricsName], c[kMetricsName].size() - 1, "0");
   });
   ExpectDataLoss(0, names, "");
 }

@@ -517,19 +517,7 @@ TEST(MetricsTableTest, RuleViolationsAreDataLoss) {
       {"length differs from summary_quantile",
        [&](auto& c) { c[Col("summary_value")].lists[summary].count += 1; }},
       {"not dense", [&](auto& c) { c[Col("metric_index")].int32s[last] = 15; }},
-      {"not sorted",
-       [&](auto& c) {
-         ColumnVector& names = c[Col("metric_name")];
-         ColumnVector renamed(parquet::PhysicalType::kByteArray);
-         for (size_t r = 0; r < names.size(); ++r) {
-           if (names.is_null(r)) {
-             renamed.AppendNull();
-           } else {
-             renamed.AppendBytes(r == last ? std::string_view("0") : names.bytes_at(r));
-           }
-         }
-         names = std::move(renamed);
-       }},
+      {"not sorted", [&](auto& c) { table_testing::SetBytes(c[Col("metric_name")], last, "0"); }},
       {"counts sum",
        [&](auto& c) {
          ColumnVector& counts = c[Col("exemplar_attr_count")];

@@ -4,7 +4,6 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/cord.h"
 #include "common/runbook.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -15,15 +14,6 @@
 
 namespace strata::storage {
 namespace {
-
-absl::Status InContext(const DataDirPaths& paths, std::string_view doing,
-                       const absl::Status& cause) {
-  absl::Status status(cause.code(), fmt::format("data directory {}: {}: {}", paths.data_dir(),
-                                                doing, std::string(cause.message())));
-  cause.ForEachPayload(
-      [&](absl::string_view url, const absl::Cord& payload) { status.SetPayload(url, payload); });
-  return status;
-}
 
 std::string QuarantinedDir(const DataDirPaths& paths, std::string_view day, const BatchId& id) {
   return fmt::format("{}/{}/{}{}", paths.Quarantine(), day, id.ToString(), kBatchDirSuffix);
@@ -146,7 +136,7 @@ absl::StatusOr<QuarantinedBatch> QuarantineBatch(FileSystem& fs, const std::stri
           "data directory {}: batch {} disappeared while it was checked", data_dir, id.ToString()));
   }
   if (absl::Status moved = Move(fs, paths, day, result.from, result.to); !moved.ok()) {
-    return InContext(paths, fmt::format("move {} to {}", result.from, result.to), moved);
+    return InDataDir(paths, fmt::format("move {} to {}", result.from, result.to), moved);
   }
   return result;
 }

@@ -6,7 +6,6 @@
 #include <map>
 #include <utility>
 
-#include "absl/strings/cord.h"
 #include "common/runbook.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -26,17 +25,6 @@ std::string Join(const std::string& dir, std::string_view name) {
 // I/O that failed, as opposed to bytes that are wrong.
 bool IsIoError(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsPermissionDenied(status);
-}
-
-// Adds the data directory and what boot was doing, keeping the code.
-absl::Status InContext(const DataDirPaths& paths, std::string_view doing,
-                       const absl::Status& cause) {
-  absl::Status status(cause.code(), fmt::format("data directory {}: {}: {}", paths.data_dir(),
-                                                doing, std::string(cause.message())));
-  // Keep the errno (ErrnoOf) and anything else attached.
-  cause.ForEachPayload(
-      [&](absl::string_view url, const absl::Cord& payload) { status.SetPayload(url, payload); });
-  return status;
 }
 
 absl::Status CorruptBatch(const DataDirPaths& paths, const std::string& batch_dir,
@@ -69,7 +57,7 @@ absl::Status UnresolvedMarker(const DataDirPaths& paths, std::string_view what) 
 absl::Status EmptyStaging(FileSystem& fs, const DataDirPaths& paths, RecoveredTelemetry& out) {
   const std::string staging = paths.Staging();
   absl::StatusOr<std::vector<std::string>> names = fs.ListDir(staging);
-  if (!names.ok()) return InContext(paths, "list staging", names.status());
+  if (!names.ok()) return InDataDir(paths, "list staging", names.status());
   for (const std::string& name : *names) {
     std::string_view id = name;
     if (id.ends_with(kRetiredDirSuffix))
@@ -79,22 +67,22 @@ absl::Status EmptyStaging(FileSystem& fs, const DataDirPaths& paths, RecoveredTe
     }
     absl::Status removed = fs.RemoveAll(Join(staging, name));
     if (!removed.ok() && !absl::IsNotFound(removed)) {
-      return InContext(paths, "empty staging", removed);
+      return InDataDir(paths, "empty staging", removed);
     }
     out.report.removed_staging.push_back(name);
   }
   if (absl::Status synced = fs.SyncDir(staging); !synced.ok()) {
-    return InContext(paths, "sync staging", synced);
+    return InDataDir(paths, "sync staging", synced);
   }
   return absl::OkStatus();
 }
 
 absl::Status RemoveFileDurably(FileSystem& fs, const DataDirPaths& paths, const std::string& path) {
   if (absl::Status removed = fs.RemoveFile(path); !removed.ok()) {
-    return InContext(paths, "remove compaction marker", removed);
+    return InDataDir(paths, "remove compaction marker", removed);
   }
   if (absl::Status synced = fs.SyncDir(paths.Telemetry()); !synced.ok()) {
-    return InContext(paths, "sync telemetry", synced);
+    return InDataDir(paths, "sync telemetry", synced);
   }
   return absl::OkStatus();
 }
@@ -121,10 +109,10 @@ absl::Status RollForward(FileSystem& fs, const DataDirPaths& paths, const Recove
   int deleted = 0;
   for (const BatchId& input : marker.inputs) {
     absl::StatusOr<bool> present = fs.Exists(paths.Batch(marker.day, input));
-    if (!present.ok()) return InContext(paths, "roll compaction forward", present.status());
+    if (!present.ok()) return InDataDir(paths, "roll compaction forward", present.status());
     if (!*present) continue;
     if (absl::Status gone = DeleteBatch(fs, paths, marker.day, input); !gone.ok()) {
-      return InContext(paths, "roll compaction forward", gone);
+      return InDataDir(paths, "roll compaction forward", gone);
     }
     ++deleted;
   }
@@ -141,16 +129,16 @@ absl::Status ResolveCompaction(FileSystem& fs, const DataDirPaths& paths,
   const std::string temp_path = paths.CompactionMarkerTemp();
   absl::StatusOr<bool> has_marker = fs.Exists(marker_path);
   if (!has_marker.ok())
-    return InContext(paths, "look for the compaction marker", has_marker.status());
+    return InDataDir(paths, "look for the compaction marker", has_marker.status());
   absl::StatusOr<bool> has_temp = fs.Exists(temp_path);
-  if (!has_temp.ok()) return InContext(paths, "look for the compaction marker", has_temp.status());
+  if (!has_temp.ok()) return InDataDir(paths, "look for the compaction marker", has_temp.status());
   if (!*has_marker && !*has_temp) return absl::OkStatus();
   if (*has_marker && *has_temp) {
     return UnresolvedMarker(paths, "COMPACTION.json.tmp exists beside it");
   }
   if (*has_temp) {
     absl::StatusOr<bool> is_dir = fs.IsDirectory(temp_path);
-    if (!is_dir.ok()) return InContext(paths, "look for the compaction marker", is_dir.status());
+    if (!is_dir.ok()) return InDataDir(paths, "look for the compaction marker", is_dir.status());
     if (*is_dir) return UnresolvedMarker(paths, fmt::format("{} is a directory", temp_path));
     STRATA_RETURN_IF_ERROR(RemoveFileDurably(fs, paths, temp_path));
     report.compaction = "removed COMPACTION.json.tmp (a compaction that never published)";
@@ -165,7 +153,7 @@ absl::Status ResolveCompaction(FileSystem& fs, const DataDirPaths& paths,
   const CompactionMarker& found = **marker;
   absl::StatusOr<bool> output_present = fs.Exists(paths.Batch(found.day, found.output));
   if (!output_present.ok()) {
-    return InContext(paths, "look for the compaction output", output_present.status());
+    return InDataDir(paths, "look for the compaction output", output_present.status());
   }
   if (*output_present) return RollForward(fs, paths, options, found, report);
   STRATA_RETURN_IF_ERROR(RemoveFileDurably(fs, paths, marker_path));
@@ -189,14 +177,14 @@ absl::Status TidyDays(FileSystem& fs, const DataDirPaths& paths, const RecoveryO
   }
   for (const std::string& day : empty_past_days) {
     if (absl::Status removed = fs.RemoveDir(paths.Day(day)); !removed.ok()) {
-      return InContext(paths, "remove an empty day", removed);
+      return InDataDir(paths, "remove an empty day", removed);
     }
     out.report.removed_days.push_back(day);
   }
   // Also makes the day directories left durable, so commits into them can
   // skip step 5.
   if (absl::Status synced = fs.SyncDir(paths.Days()); !synced.ok()) {
-    return InContext(paths, "sync days", synced);
+    return InDataDir(paths, "sync days", synced);
   }
   return absl::OkStatus();
 }
@@ -207,17 +195,17 @@ absl::Status ObserveQuarantine(FileSystem& fs, const DataDirPaths& paths,
                                std::vector<BatchId>& seen) {
   const std::string quarantine = paths.Quarantine();
   absl::StatusOr<bool> exists = fs.Exists(quarantine);
-  if (!exists.ok()) return InContext(paths, "list quarantine", exists.status());
+  if (!exists.ok()) return InDataDir(paths, "list quarantine", exists.status());
   if (!*exists) return absl::OkStatus();
   absl::StatusOr<std::vector<std::string>> days = fs.ListDir(quarantine);
-  if (!days.ok()) return InContext(paths, "list quarantine", days.status());
+  if (!days.ok()) return InDataDir(paths, "list quarantine", days.status());
   for (const std::string& day : *days) {
     const std::string day_dir = Join(quarantine, day);
     absl::StatusOr<bool> is_dir = fs.IsDirectory(day_dir);
-    if (!is_dir.ok()) return InContext(paths, "list quarantine", is_dir.status());
+    if (!is_dir.ok()) return InDataDir(paths, "list quarantine", is_dir.status());
     if (!*is_dir) continue;
     absl::StatusOr<std::vector<std::string>> names = fs.ListDir(day_dir);
-    if (!names.ok()) return InContext(paths, "list quarantine", names.status());
+    if (!names.ok()) return InDataDir(paths, "list quarantine", names.status());
     for (std::string_view name : *names) {
       if (!name.ends_with(kBatchDirSuffix)) continue;
       name.remove_suffix(std::string_view(kBatchDirSuffix).size());
@@ -252,7 +240,7 @@ absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, 
   };
   const std::string days = paths.Days();
   absl::StatusOr<std::vector<std::string>> day_names = fs.ListDir(days);
-  if (!day_names.ok()) return InContext(paths, "list days", day_names.status());
+  if (!day_names.ok()) return InDataDir(paths, "list days", day_names.status());
   DaysListing listing;
   for (const std::string& day : *day_names) {
     const std::string day_dir = Join(days, day);
@@ -261,7 +249,7 @@ absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, 
     if (is_day) {
       absl::StatusOr<bool> dir = fs.IsDirectory(day_dir);
       if (vanished(dir.status())) continue;
-      if (!dir.ok()) return InContext(paths, "list days", dir.status());
+      if (!dir.ok()) return InDataDir(paths, "list days", dir.status());
       is_dir = *dir;
     }
     if (!is_day || !is_dir) {
@@ -271,7 +259,7 @@ absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, 
     }
     absl::StatusOr<std::vector<std::string>> names = fs.ListDir(day_dir);
     if (vanished(names.status())) continue;
-    if (!names.ok()) return InContext(paths, "list day", names.status());
+    if (!names.ok()) return InDataDir(paths, "list day", names.status());
     ListedDay listed{.day = day, .batches = {}};
     for (const std::string& name : *names) {
       std::string_view id = name;
@@ -284,7 +272,7 @@ absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, 
       if (parsed.ok()) {
         absl::StatusOr<bool> dir = fs.IsDirectory(Join(day_dir, name));
         if (vanished(dir.status())) continue;
-        if (!dir.ok()) return InContext(paths, "list day", dir.status());
+        if (!dir.ok()) return InDataDir(paths, "list day", dir.status());
         is_batch_dir = *dir;
       }
       if (!parsed.ok() || !is_batch_dir) {
@@ -321,17 +309,17 @@ absl::StatusOr<std::optional<CompactionMarker>> ReadCompactionMarker(FileSystem&
   const std::string marker_path = paths.CompactionMarker();
   absl::StatusOr<bool> is_dir = fs.IsDirectory(marker_path);
   if (absl::IsNotFound(is_dir.status())) return none;
-  if (!is_dir.ok()) return InContext(paths, "look for the compaction marker", is_dir.status());
+  if (!is_dir.ok()) return InDataDir(paths, "look for the compaction marker", is_dir.status());
   if (*is_dir) return absl::InvalidArgumentError(fmt::format("{} is a directory", marker_path));
   absl::StatusOr<uint64_t> size = fs.FileSize(marker_path);
   if (absl::IsNotFound(size.status())) return none;
-  if (!size.ok()) return InContext(paths, "read the compaction marker", size.status());
+  if (!size.ok()) return InDataDir(paths, "read the compaction marker", size.status());
   if (*size > kMaxMarkerBytes) {
     return absl::InvalidArgumentError(fmt::format("it is {} bytes long", *size));
   }
   absl::StatusOr<std::string> json = fs.ReadFile(marker_path);
   if (absl::IsNotFound(json.status())) return none;
-  if (!json.ok()) return InContext(paths, "read the compaction marker", json.status());
+  if (!json.ok()) return InDataDir(paths, "read the compaction marker", json.status());
   absl::StatusOr<CompactionMarker> marker = ParseCompactionMarker(*json);
   if (!marker.ok()) {
     return absl::InvalidArgumentError(
@@ -347,7 +335,7 @@ absl::StatusOr<BatchRecord> ValidateBatchDir(FileSystem& fs, const DataDirPaths&
   absl::StatusOr<BatchRecord> record = CheckBatch(fs, dir, day, id, options);
   if (record.ok()) return record;
   if (IsIoError(record.status())) {
-    return InContext(paths, fmt::format("validate batch {}", dir), record.status());
+    return InDataDir(paths, fmt::format("validate batch {}", dir), record.status());
   }
   return CorruptBatch(paths, dir, id, record.status());
 }

@@ -1,9 +1,9 @@
 #pragma once
 
-// Test-only helpers for the Parquet table suites (spans, logs, and the
-// whole-system round trip in tests/storage): DuckDB as the oracle for every
-// column of a table file, a sorted copy of a TraceBatch in the file's span
-// order, and rewriting a valid file's columns to build corrupt ones.
+// Test-only helpers for the Parquet table suites (spans, logs, metrics, and
+// the whole-system round trip in tests/storage): DuckDB as the oracle for
+// every column of a table file, a sorted copy of a TraceBatch in the file's
+// span order, and rewriting a valid file's columns to build corrupt ones.
 // Header-only, included only by tests (it includes gtest and DuckDB's
 // adapter), never by strata_storage's sources.
 
@@ -225,10 +225,12 @@ inline otlp::TraceBatch SortedCopy(const otlp::TraceBatch& in) {
 }
 
 // Reads every column of a valid table file, lets `mutate` change them, and
-// writes them again with the same schema and key-value metadata: how the
-// tests build files that are well-formed Parquet but break a table rule.
+// writes them again with the same schema and key-value metadata, declaring
+// `sorting_columns` (by default none): how the tests build files that are
+// well-formed Parquet but break a table rule.
 inline std::string RewriteColumns(const std::string& bytes,
-                                  const std::function<void(std::vector<ColumnVector>&)>& mutate) {
+                                  const std::function<void(std::vector<ColumnVector>&)>& mutate,
+                                  std::vector<parquet::SortingColumn> sorting_columns = {}) {
   parquet::StringSource source(bytes);
   absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader = parquet::FileReader::Open(&source);
   EXPECT_TRUE(reader.ok()) << reader.status();
@@ -242,6 +244,7 @@ inline std::string RewriteColumns(const std::string& bytes,
   mutate(*columns);
   parquet::WriterOptions options;
   options.key_value_metadata = (*reader)->metadata().key_value_metadata;
+  options.sorting_columns = std::move(sorting_columns);
   std::string out;
   parquet::StringSink sink(&out);
   absl::StatusOr<std::unique_ptr<parquet::FileWriter>> writer =
@@ -253,6 +256,20 @@ inline std::string RewriteColumns(const std::string& bytes,
   status = (*writer)->Close();
   EXPECT_TRUE(status.ok()) << status;
   return out;
+}
+
+// Replaces value `row` of a BYTE_ARRAY column with `value`, keeping the
+// other values and the nulls.
+inline void SetBytes(ColumnVector& column, size_t row, std::string_view value) {
+  ColumnVector changed(PhysicalType::kByteArray);
+  for (size_t r = 0; r < column.size(); ++r) {
+    if (column.is_null(r)) {
+      changed.AppendNull();
+    } else {
+      changed.AppendBytes(r == row ? value : column.bytes_at(r));
+    }
+  }
+  column = std::move(changed);
 }
 
 }  // namespace strata::storage::table_testing

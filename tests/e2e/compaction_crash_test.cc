@@ -185,19 +185,7 @@ void ExpectExactlyAcknowledged(const std::string& data_dir, const AckedRows& ack
             0)
       << "data points stored twice";
 
-  auto logs = (*engine)->Query(
-      "SELECT time_unix_nano::VARCHAR || '/' || lower(hex(coalesce(trace_id, "
-      "'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'::BLOB)))"
-      " || '/' || lower(hex(coalesce(span_id, '\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'::BLOB))),"
-      " count(*) FROM logs WHERE row_kind = 0 GROUP BY 1");
-  ASSERT_TRUE(logs.ok()) << logs.status();
-  std::map<std::string, int64_t> stored_logs;
-  for (const auto& row : logs->rows) stored_logs[*row[0]] = std::stoll(*row[1]);
-  size_t missing = 0;
-  for (const auto& [key, count] : acked.logs) {
-    if (stored_logs[key] < count) ++missing;
-  }
-  EXPECT_EQ(missing, 0u) << "of " << acked.logs.size() << " acknowledged log records";
+  ExpectAckedStored(**engine, kStoredLogKeysSql, acked.logs, "log records");
   const int64_t points = QueryCount(**engine, "SELECT count(*) FROM metrics WHERE row_kind = 0");
   EXPECT_GE(points, static_cast<int64_t>(acked.metric_points)) << "data points lost";
 

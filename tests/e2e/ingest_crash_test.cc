@@ -11,7 +11,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <random>
 #include <thread>
 
@@ -30,33 +29,16 @@ void ExpectStored(const std::string& data_dir, const AckedRows& acked) {
   ASSERT_TRUE(engine.ok()) << engine.status();
   ASSERT_TRUE(CreateTableView(**engine, data_dir, "spans"));
   ASSERT_TRUE(CreateTableView(**engine, data_dir, "logs"));
-  auto spans = (*engine)->Query(
+  size_t stored_spans = 0;
+  ExpectAckedStored(
+      **engine,
       "SELECT lower(hex(trace_id)) || '/' || lower(hex(span_id)), count(*) FROM spans "
-      "WHERE row_kind = 0 GROUP BY 1");
-  ASSERT_TRUE(spans.ok()) << spans.status();
-  std::map<std::string, int> stored_spans;
-  for (const auto& row : spans->rows) stored_spans[*row[0]] = std::stoi(*row[1]);
-  size_t missing = 0;
-  for (const auto& [key, count] : acked.spans) {
-    if (stored_spans[key] < count) ++missing;
-  }
-  EXPECT_EQ(missing, 0u) << "of " << acked.spans.size() << " acknowledged spans";
-  auto logs = (*engine)->Query(
-      "SELECT time_unix_nano::VARCHAR || '/' || lower(hex(coalesce(trace_id, "
-      "'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'::BLOB)))"
-      " || '/' || lower(hex(coalesce(span_id, '\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'::BLOB))),"
-      " count(*) FROM logs WHERE row_kind = 0 GROUP BY 1");
-  ASSERT_TRUE(logs.ok()) << logs.status();
-  std::map<std::string, int> stored_logs;
-  for (const auto& row : logs->rows) stored_logs[*row[0]] = std::stoi(*row[1]);
-  missing = 0;
-  for (const auto& [key, count] : acked.logs) {
-    if (stored_logs[key] < count) ++missing;
-  }
-  EXPECT_EQ(missing, 0u) << "of " << acked.logs.size() << " acknowledged log records";
+      "WHERE row_kind = 0 GROUP BY 1",
+      acked.spans, "spans", &stored_spans);
+  ExpectAckedStored(**engine, kStoredLogKeysSql, acked.logs, "log records");
   std::printf("checked %llu acknowledged requests: %zu spans, %zu log records; %zu spans stored\n",
               static_cast<unsigned long long>(acked.requests), acked.spans.size(),
-              acked.logs.size(), stored_spans.size());
+              acked.logs.size(), stored_spans);
 }
 
 std::unique_ptr<Subprocess> StartLoadgen(const ServerProcess& server, const std::string& token,

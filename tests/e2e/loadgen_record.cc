@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -69,6 +70,22 @@ bool WaitForRecordBytes(const std::string& path, uintmax_t min_bytes) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+void ExpectAckedStored(query::DuckDbEngine& engine, const std::string& stored_keys_sql,
+                       const std::map<std::string, int>& acked, std::string_view what,
+                       size_t* stored_keys) {
+  absl::StatusOr<query::QueryResult> result = engine.Query(stored_keys_sql);
+  ASSERT_TRUE(result.ok()) << result.status();
+  std::map<std::string, int64_t> stored;
+  for (const auto& row : result->rows) stored[*row[0]] = std::stoll(*row[1]);
+  if (stored_keys != nullptr) *stored_keys = stored.size();
+  size_t missing = 0;
+  for (const auto& [key, count] : acked) {
+    const auto it = stored.find(key);
+    if (it == stored.end() || it->second < count) ++missing;
+  }
+  EXPECT_EQ(missing, 0u) << "of " << acked.size() << " acknowledged " << what;
 }
 
 }  // namespace strata::testing

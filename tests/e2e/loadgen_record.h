@@ -2,15 +2,19 @@
 
 // Test helper: what a `strata loadgen --record` file says the server
 // acknowledged (docs/format/loadgen-record.md), decoded into keys the
-// e2e suites compare with the stored Parquet. A truncated last entry (a
-// loadgen killed mid-write) is treated as absent. Single owner.
+// e2e suites compare with the stored Parquet, and that comparison. A
+// truncated last entry (a loadgen killed mid-write) is treated as absent.
+// Single owner.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "fmt/format.h"
+#include "query/duckdb_engine.h"
 
 namespace strata::testing {
 
@@ -38,5 +42,22 @@ void ReadLoadgenRecord(const std::string& path, AckedRows* acked);
 // Waits (30 s at most) until the record file at `path` holds `min_bytes`
 // (by default: some acknowledgement); false at the deadline.
 bool WaitForRecordBytes(const std::string& path, uintmax_t min_bytes = 1);
+
+// Over the `logs` view of CreateTableView (server_process.h): each stored
+// log record's AckedRows::logs key and how many times it is stored.
+inline constexpr char kStoredLogKeysSql[] =
+    "SELECT time_unix_nano::VARCHAR || '/' || lower(hex(coalesce(trace_id, "
+    "'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'::BLOB)))"
+    " || '/' || lower(hex(coalesce(span_id, '\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'::BLOB))),"
+    " count(*) FROM logs WHERE row_kind = 0 GROUP BY 1";
+
+// Runs `stored_keys_sql`, whose rows are a key and how many times it is
+// stored (kStoredLogKeysSql), and expects every key of `acked` stored at
+// least as many times as it was acknowledged; `what` names the rows in the
+// failure ("log records"). Sets *stored_keys (when given) to the number of
+// distinct keys stored.
+void ExpectAckedStored(query::DuckDbEngine& engine, const std::string& stored_keys_sql,
+                       const std::map<std::string, int>& acked, std::string_view what,
+                       size_t* stored_keys = nullptr);
 
 }  // namespace strata::testing
