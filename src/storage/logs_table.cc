@@ -381,7 +381,7 @@ void LogsTableWriter::AppendRecord(uint32_t batch, uint32_t record) {
 absl::Status LogsTableWriter::Flush() {
   STRATA_RETURN_IF_ERROR(failure_);
   const size_t rows = builder_->rows();
-  if (flushed_rows_ + rows > std::numeric_limits<uint32_t>::max()) {
+  if (flushed_rows_ + rows >= std::numeric_limits<uint32_t>::max()) {
     Fail("too many rows for one file");
     return failure_;
   }
@@ -428,7 +428,7 @@ absl::StatusOr<LogsTable> WriteLogsTable(std::span<const otlp::LogBatch* const> 
     records += b->logs.size();
   }
   const size_t rows = placeholders + records;
-  if (rows > std::numeric_limits<uint32_t>::max() ||
+  if (rows >= std::numeric_limits<uint32_t>::max() ||
       resources > std::numeric_limits<int32_t>::max() ||
       scopes > std::numeric_limits<int32_t>::max()) {
     return absl::InvalidArgumentError("logs table: too many rows for one file");
