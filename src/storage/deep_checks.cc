@@ -12,6 +12,7 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "storage/file_source.h"
+#include "storage/logs_table.h"
 #include "storage/spans_table.h"
 #include "storage/trace_index.h"
 
@@ -19,6 +20,7 @@ namespace strata::storage {
 namespace {
 
 constexpr char kSpansFile[] = "spans.parquet";
+constexpr char kLogsFile[] = "logs.parquet";
 // Index entries read at once.
 constexpr uint64_t kEntryWindow = 4096;
 
@@ -38,6 +40,8 @@ std::string FormatRange(const std::optional<NanosRange>& range) {
 // as the whole-file reader requires (RebuildResourcesAndScopes).
 class OwnerIndexCheck {
  public:
+  explicit OwnerIndexCheck(std::string_view file_name) : file_name_(file_name) {}
+
   absl::Status Add(const otlp::BatchBase& batch, const FileOwnerIndexes& owners) {
     for (uint32_t resource : owners.resource) resources_.insert(resource);
     for (size_t j = 0; j < batch.scopes.size(); ++j) {
@@ -45,7 +49,7 @@ class OwnerIndexCheck {
       const uint32_t resource = owners.resource.at(batch.scopes.resource[j]);
       const auto [it, inserted] = scope_resource_.emplace(scope, resource);
       if (!inserted && it->second != resource) {
-        return DeepMismatch(kSpansFile,
+        return DeepMismatch(file_name_,
                             fmt::format("scope_index {} appears with resource_index {} and {}",
                                         scope, it->second, resource));
       }
@@ -55,11 +59,11 @@ class OwnerIndexCheck {
 
   absl::Status Finish() const {
     if (!resources_.empty() && *resources_.rbegin() + 1 != resources_.size()) {
-      return DeepMismatch(kSpansFile, fmt::format("resource_index is not dense: {} values up to {}",
+      return DeepMismatch(file_name_, fmt::format("resource_index is not dense: {} values up to {}",
                                                   resources_.size(), *resources_.rbegin()));
     }
     if (!scope_resource_.empty() && scope_resource_.rbegin()->first + 1 != scope_resource_.size()) {
-      return DeepMismatch(kSpansFile,
+      return DeepMismatch(file_name_,
                           fmt::format("scope_index is not dense: {} values up to {}",
                                       scope_resource_.size(), scope_resource_.rbegin()->first));
     }
@@ -67,6 +71,7 @@ class OwnerIndexCheck {
   }
 
  private:
+  const std::string_view file_name_;
   std::set<uint32_t> resources_;
   std::map<uint32_t, uint32_t> scope_resource_;
 };
@@ -277,12 +282,67 @@ class SpansCheck {
   std::unique_ptr<RandomAccessFile> tidx_;
   std::optional<TraceFilter> filter_;
   std::optional<IndexAgreement> index_;
-  OwnerIndexCheck owner_indexes_;
+  OwnerIndexCheck owner_indexes_{kSpansFile};
   uint64_t spans_ = 0, traces_ = 0;
   uint64_t min_ = std::numeric_limits<uint64_t>::max(), max_ = 0;
   otlp::TraceId last_id_{};
   uint64_t last_start_ = 0;
 };
+
+// logs.parquet, range by range: the reader's validation inside each
+// range; placeholder rows before every record, the declared event-time
+// order and the resource and scope indexes across ranges; record count and
+// event-time bounds against meta.json.
+DeepOutcome CheckLogs(FileSystem& fs, const std::string& dir, const BatchMeta& meta,
+                      uint64_t chunk_rows) {
+  const auto decode = [](const absl::Status& status) {
+    return DeepFailure{"decode", kLogsFile, status};
+  };
+  absl::StatusOr<std::unique_ptr<FileSource>> source =
+      OpenFileSource(fs, fmt::format("{}/{}", dir, kLogsFile));
+  if (!source.ok()) return decode(source.status());
+  absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader =
+      OpenTable(source->get(), LogsTableColumns(), kLogsSchema, meta.id, kLogsFile);
+  if (!reader.ok()) return decode(reader.status());
+  absl::StatusOr<LogsRowOrder> order = LogsTableRowOrder((*reader)->metadata(), kLogsFile);
+  if (!order.ok()) return decode(order.status());
+  const uint64_t file_rows = static_cast<uint64_t>(std::max<int64_t>((*reader)->num_rows(), 0));
+  OwnerIndexCheck owner_indexes(kLogsFile);
+  uint64_t records = 0;
+  uint64_t min = std::numeric_limits<uint64_t>::max(), max = 0, last = 0;
+  for (uint64_t begin = 0; begin < file_rows; begin += std::max<uint64_t>(1, chunk_rows)) {
+    const uint64_t end = std::min(file_rows, begin + std::max<uint64_t>(1, chunk_rows));
+    absl::StatusOr<LogRows> rows = ReadLogsRows(**reader, kLogsFile, begin, end);
+    if (!rows.ok()) return decode(rows.status());
+    if (records > 0 && !rows->placeholders.empty()) {
+      return decode(DeepMismatch(kLogsFile, fmt::format("row {}: placeholder row after a record row",
+                                                        begin)));
+    }
+    absl::Status owners =
+        owner_indexes.Add(rows->batch, FileOwnerIndexes{rows->resource_index, rows->scope_index});
+    if (!owners.ok()) return decode(owners);
+    const otlp::LogRecordColumns& logs = rows->batch.logs;
+    for (size_t i = 0; i < logs.size(); ++i) {
+      const uint64_t t = LogEventTime(logs.time_unix_nano[i], logs.observed_time_unix_nano[i]);
+      if (*order == LogsRowOrder::kEventTime && records > 0 && i == 0 && t < last) {
+        const uint64_t row = end - logs.size();
+        return decode(DeepMismatch(
+            kLogsFile, fmt::format("row {} has event time {}, earlier than the record before it "
+                                   "({}), against the declared event_time order",
+                                   row, t, last)));
+      }
+      min = std::min(min, t);
+      max = std::max(max, t);
+      last = t;
+    }
+    records += logs.size();
+  }
+  if (absl::Status s = owner_indexes.Finish(); !s.ok()) return decode(s);
+  absl::Status s = CheckRowCount(kLogsFile, "log records", records, meta.logs.rows);
+  if (s.ok()) s = CheckEventTime(kLogsFile, meta.logs, records, min, max);
+  if (!s.ok()) return DeepFailure{"rows", kLogsFile, s};
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -313,6 +373,12 @@ DeepOutcome DeepCheckSpans(FileSystem& fs, const std::string& batch_dir, const B
                            uint64_t chunk_rows) {
   if (!meta.spans_parquet.has_value()) return std::nullopt;
   return SpansCheck(fs, batch_dir, meta, chunk_rows).Run();
+}
+
+DeepOutcome DeepCheckLogs(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
+                          uint64_t chunk_rows) {
+  if (!meta.logs_parquet.has_value()) return std::nullopt;
+  return CheckLogs(fs, batch_dir, meta, chunk_rows);
 }
 
 }  // namespace strata::storage

@@ -2,8 +2,8 @@
 
 // The row-level checks of `strata verify --deep` (verify.h): what a batch's
 // decoded rows must agree with (meta.json, the sort order, spans.tidx), and
-// the deep check of spans.parquet and spans.tidx, which reads the file in
-// ranges of rows so its memory does not grow with the file.
+// the deep checks of spans.parquet (with spans.tidx) and logs.parquet,
+// which read each file in ranges of rows so memory does not grow with it.
 //
 // Spans, one range of `chunk_rows` span rows at a time (SpansRangeReader):
 //   * the placeholder rows come first (ReadPlaceholders), then only span
@@ -19,6 +19,12 @@
 //     alongside the rows: it covers exactly the span rows, each entry's
 //     rows hold only its trace id, its minimum time is the rows' and its
 //     upper bound holds them within 1 µs ("index").
+//
+// Logs, one range of `chunk_rows` rows at a time (ReadLogsRows): the
+// reader's validation inside each range ("decode"); placeholder rows
+// before every record, the declared event-time order and the resource and
+// scope indexes across ranges ("decode"); record count and event-time
+// bounds against meta.json ("rows").
 //
 // Memory: one range of decoded rows, one window of index entries, and a map
 // over the file's scopes.
@@ -64,5 +70,8 @@ inline constexpr uint64_t kDeepCheckChunkRows = 16'384;
 // meta.json lists it), as at the top. nullopt when it passes.
 DeepOutcome DeepCheckSpans(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
                            uint64_t chunk_rows = kDeepCheckChunkRows);
+// The same for logs.parquet.
+DeepOutcome DeepCheckLogs(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
+                          uint64_t chunk_rows = kDeepCheckChunkRows);
 
 }  // namespace strata::storage

@@ -77,23 +77,7 @@ class BatchChecker {
 
   Outcome DeepLogs(const BatchMeta& meta) {
     if (!meta.logs_parquet.has_value()) return std::nullopt;
-    {
-      absl::StatusOr<std::unique_ptr<FileSource>> source = Open(kLogsFile);
-      if (!source.ok()) return Failure{"decode", kLogsFile, source.status()};
-      absl::StatusOr<otlp::LogBatch> batch = ReadLogsTable(source->get(), meta.id, kLogsFile);
-      if (!batch.ok()) return Failure{"decode", kLogsFile, batch.status()};
-      const otlp::LogRecordColumns& logs = batch->logs;
-      uint64_t min = std::numeric_limits<uint64_t>::max(), max = 0;
-      for (size_t i = 0; i < logs.size(); ++i) {
-        const uint64_t t =
-            logs.time_unix_nano[i] != 0 ? logs.time_unix_nano[i] : logs.observed_time_unix_nano[i];
-        min = std::min(min, t);
-        max = std::max(max, t);
-      }
-      absl::Status s = CheckRowCount(kLogsFile, "log records", logs.size(), meta.logs.rows);
-      if (s.ok()) s = CheckEventTime(kLogsFile, meta.logs, logs.size(), min, max);
-      if (!s.ok()) return Failure{"rows", kLogsFile, s};
-    }
+    if (Outcome decoded = DeepCheckLogs(fs_, dir_, meta, options_.chunk_rows)) return decoded;
     return External(kLogsFile, meta.logs.file_rows);
   }
 

@@ -19,9 +19,9 @@
 // and with `deep`:
 //
 //   "decode"       every page of every table through strata's reader
-//                  (spans.parquet in ranges of rows, deep_checks.h;
-//                  ReadLogsTable / ReadMetricsTable), with the reader's own
-//                  validation
+//                  (spans.parquet and logs.parquet in ranges of rows,
+//                  deep_checks.h; ReadMetricsTable whole), with the
+//                  reader's own validation
 //   "rows"         data rows, distinct traces and event-time bounds of the
 //                  decoded rows equal meta.json's
 //   "sort order"   spans by (trace id bytewise, start time)
@@ -44,7 +44,7 @@
 // COMPACTION.json.tmp) and a live COMPACTION.json with what it names.
 //
 // Thread-safety: stateless; safe to call from any thread. Memory: a deep
-// check holds one range of span rows (chunk_rows), or one decoded logs or
+// check holds one range of span or log rows (chunk_rows), or one decoded
 // metrics table file, at a time.
 //
 // Errors: VerifyDataDir fails only when the directory cannot be verified at
@@ -102,7 +102,7 @@ struct VerifyOptions {
   bool deep = false;
   // Deep only; empty: none.
   std::optional<ParquetFileCheck> parquet_check;
-  // Deep only: span rows decoded at a time (deep_checks.h).
+  // Deep only: span and log rows decoded at a time (deep_checks.h).
   uint64_t chunk_rows = kDeepCheckChunkRows;
   // Called with each verdict as soon as it is known (progress output).
   std::function<void(const BatchVerdict&)> on_batch;

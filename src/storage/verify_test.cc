@@ -18,8 +18,11 @@
 #include "io/posix_file_system.h"
 #include "query/parquet_file_check.h"
 #include "storage/commit_testing.h"
+#include "storage/compaction.h"
 #include "storage/data_dir.h"
+#include "storage/logs_table.h"
 #include "storage/spans_table.h"
+#include "storage/storage.h"
 #include "storage/table_testing.h"
 #include "storage/verify_testing.h"
 
@@ -464,6 +467,59 @@ TEST_F(VerifyTest, ScopeUnderTwoResourcesIsCaughtAcrossRanges) {
   const VerifyReport ranges = Verify(Deep(1));
   ExpectOnlyCorrupt(ranges, dir, "decode", "spans.parquet");
   EXPECT_THAT(VerdictOf(ranges, dir).message, HasSubstr("appears with resource_index"));
+}
+
+// A compaction output (spans merged by trace, logs in declared event-time
+// order) passes in ranges of any size; two of its log records swapped in
+// time are caught by the reader inside one range and by the check across
+// ranges when each row is its own range.
+TEST_F(VerifyTest, CompactedBatchIsCheckedAcrossRanges) {
+  {
+    absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(posix_, data_, {});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    {
+      const std::shared_ptr<const Snapshot> live = (*storage)->Pin();
+      CompactionGroup group{.day = live->batches()[0]->day(), .generation = 0,
+                            .inputs = live->batches()};
+      Compactor compactor((*storage)->data_dir(),
+                          {.merge = {}, .load_attachment = nullptr, .check_stop = nullptr});
+      absl::StatusOr<CompactionResult> result = compactor.Run(group);
+      ASSERT_TRUE(result.ok()) << result.status();
+    }
+    // The inputs are retired; maintenance deletes them.
+    for (int i = 0; i < 10 && (*storage)->maintenance().RunStep(); ++i) {
+    }
+    ASSERT_EQ((*storage)->Pin()->size(), 1u);
+    dirs_ = {(*storage)->Pin()->batches()[0]->dir()};
+  }
+  for (uint64_t chunk_rows : {kDeepCheckChunkRows, uint64_t{7}, uint64_t{1}}) {
+    const VerifyReport report = Verify(Deep(chunk_rows));
+    ASSERT_EQ(report.batches.size(), 1u);
+    EXPECT_EQ(report.batches[0].status, BatchStatus::kOk)
+        << chunk_rows << ": " << report.batches[0].check << ": " << report.batches[0].message;
+  }
+  const std::string dir = dirs_[0];
+  const std::string swapped = table_testing::RewriteColumns(
+      Read(dir + "/logs.parquet"), [](std::vector<parquet::ColumnVector>& columns) {
+        std::vector<int64_t>& time = columns[kLogsTime].int64s;
+        std::vector<int64_t>& observed = columns[kLogsObservedTime].int64s;
+        const std::vector<int32_t>& kinds = columns[kLogsRowKind].int32s;
+        const auto event = [&](size_t r) {
+          return LogEventTime(static_cast<uint64_t>(time[r]), static_cast<uint64_t>(observed[r]));
+        };
+        size_t r = 0;
+        while (r + 1 < kinds.size() && !(kinds[r] == 0 && event(r) < event(r + 1))) ++r;
+        ASSERT_LT(r + 1, kinds.size()) << "no two records with different times";
+        std::swap(time[r], time[r + 1]);
+        std::swap(observed[r], observed[r + 1]);
+      });
+  ASSERT_FALSE(swapped.empty());
+  ASSERT_TRUE(RewriteBatchFile(posix_, dir, "logs.parquet", swapped).ok());
+  EXPECT_TRUE(Verify(Shallow()).Healthy());
+  ExpectOnlyCorrupt(Verify(Deep()), dir, "decode", "logs.parquet");
+  const VerifyReport ranges = Verify(Deep(1));
+  ExpectOnlyCorrupt(ranges, dir, "decode", "logs.parquet");
+  EXPECT_THAT(VerdictOf(ranges, dir).message, HasSubstr("against the declared event_time order"));
 }
 
 TEST_F(VerifyTest, BatchRemovedWhileCheckedIsGoneNotCorrupt) {
