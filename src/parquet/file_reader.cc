@@ -673,6 +673,9 @@ absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader
   // Find the level entries of the wanted rows: entries before row `skip`,
   // then the entries of `take` rows.
   size_t first_entry = 0, entries = 0, passed = 0;
+  // Positioned at the first wanted entry once its place is found, so the
+  // levels before it are walked once.
+  RleHybridDecoder repetition_decoder(*repetition_stream, repetition_width);
   {
     RleHybridDecoder first(*repetition_stream, repetition_width);
     uint8_t level = 0;
@@ -687,6 +690,7 @@ absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader
       return Corrupt(offset, fmt::format("list data page holds fewer than {} rows", skip + 1));
     }
     if (s.ok()) {
+      repetition_decoder = counter;
       s = counter.SkipOccurrences(0, static_cast<size_t>(take), n - first_entry, &entries, &passed);
     }
     if (!s.ok()) {
@@ -699,9 +703,7 @@ absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader
   std::vector<uint8_t> repetition(entries), definition(entries);
   size_t present_before = 0;
   {
-    RleHybridDecoder decoder(*repetition_stream, repetition_width);
-    absl::Status s = decoder.Skip(first_entry, 0, nullptr);
-    if (s.ok()) s = decoder.Decode(repetition.data(), entries);
+    absl::Status s = repetition_decoder.Decode(repetition.data(), entries);
     if (!s.ok()) {
       return Corrupt(offset, fmt::format("repetition levels: {}", std::string(s.message())));
     }
