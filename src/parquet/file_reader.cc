@@ -324,6 +324,11 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
     return absl::InvalidArgumentError(
         fmt::format("row range [{}, {}) outside [0, {})", row_begin, row_end, num_rows()));
   }
+  // A few rows: read their pages with as few reads as possible first.
+  prefetched_.clear();
+  if (row_end - row_begin <= kPrefetchRowsMax) {
+    STRATA_RETURN_IF_ERROR(Prefetch(columns, row_begin, row_end));
+  }
   std::vector<ColumnVector> result;
   result.reserve(columns.size());
   for (int column : columns) {
@@ -345,6 +350,7 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
     if (spec.optional() && out.validity.empty()) out.validity.assign(out.element_count(), 1);
     if (spec.list_optional() && out.list_validity.empty()) out.list_validity.assign(out.size(), 1);
   }
+  prefetched_.clear();
   return result;
 }
 
@@ -851,11 +857,86 @@ absl::Status FileReader::CheckPageSizes(const PageHeader& header, int64_t offset
   return absl::OkStatus();
 }
 
+absl::Status FileReader::ReadBytes(int64_t offset, int64_t size, std::string* buffer,
+                                   std::string_view* bytes) {
+  for (const auto& [at, prefetched] : prefetched_) {
+    if (offset >= at && offset - at <= static_cast<int64_t>(prefetched.size()) &&
+        size <= static_cast<int64_t>(prefetched.size()) - (offset - at)) {
+      *bytes = std::string_view(prefetched)
+                   .substr(static_cast<size_t>(offset - at), static_cast<size_t>(size));
+      return absl::OkStatus();
+    }
+  }
+  STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(size), buffer));
+  *bytes = *buffer;
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::Prefetch(std::span<const int> columns, int64_t row_begin,
+                                  int64_t row_end) {
+  prefetched_.clear();
+  struct Range {
+    int64_t offset;
+    int64_t end;
+    bool needed;  // a data page; a dictionary page may not be needed
+  };
+  std::vector<Range> ranges;
+  const FileMetaData& metadata = layout_->metadata;
+  for (int column : columns) {
+    if (column < 0 || static_cast<size_t>(column) >= layout_->columns.size()) continue;
+    for (size_t g = 0; g < metadata.row_groups.size(); ++g) {
+      const RowGroup& group = metadata.row_groups[g];
+      const int64_t first = layout_->row_group_first_row[g];
+      if (first + group.num_rows <= row_begin || first >= row_end) continue;
+      const ColumnChunk& chunk = group.columns[static_cast<size_t>(column)];
+      if (!chunk.offset_index_offset) continue;
+      STRATA_ASSIGN_OR_RETURN(const OffsetIndex* index,
+                              LoadOffsetIndex(static_cast<int>(g), column));
+      const std::vector<PageLocation>& pages = index->page_locations;
+      const int64_t begin = std::max(row_begin, first) - first;
+      const int64_t end = std::min(row_end, first + group.num_rows) - first;
+      auto it = std::upper_bound(
+          pages.begin(), pages.end(), begin,
+          [](int64_t row, const PageLocation& page) { return row < page.first_row_index; });
+      if (it == pages.begin()) continue;  // LoadOffsetIndex rejects this; the read reports it
+      for (--it; it != pages.end() && it->first_row_index < end; ++it) {
+        ranges.push_back({it->offset, it->offset + it->compressed_page_size, true});
+      }
+      const ColumnMetaData& meta = *chunk.meta_data;
+      if (meta.dictionary_page_offset) {
+        ranges.push_back({*meta.dictionary_page_offset, meta.data_page_offset, false});
+      }
+    }
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.offset < b.offset; });
+  // Merge ranges whose gap is small; read the merged spans that hold a data
+  // page, until the byte limit.
+  int64_t total = 0;
+  size_t i = 0;
+  while (i < ranges.size()) {
+    Range span = ranges[i++];
+    while (i < ranges.size() && ranges[i].offset <= span.end + kCoalesceGapBytes) {
+      span.end = std::max(span.end, ranges[i].end);
+      span.needed |= ranges[i].needed;
+      ++i;
+    }
+    const int64_t size = span.end - span.offset;
+    if (!span.needed || size <= 0) continue;
+    if (total + size > kPrefetchBytesMax) break;
+    total += size;
+    std::string& bytes = prefetched_.emplace_back(span.offset, std::string()).second;
+    STRATA_RETURN_IF_ERROR(source_->ReadAt(span.offset, static_cast<size_t>(size), &bytes));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FileReader::ReadWholePage(int64_t offset, int64_t size, std::string* buffer,
                                        PageHeader* header, std::string_view* compressed_body) {
-  STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(size), buffer));
+  std::string_view bytes;
+  STRATA_RETURN_IF_ERROR(ReadBytes(offset, size, buffer, &bytes));
   size_t consumed = 0;
-  absl::StatusOr<PageHeader> parsed = ParsePageHeader(*buffer, &consumed);
+  absl::StatusOr<PageHeader> parsed = ParsePageHeader(bytes, &consumed);
   if (!parsed.ok()) {
     return Corrupt(offset,
                    fmt::format("bad page header: {}", std::string(parsed.status().message())));
@@ -867,7 +948,7 @@ absl::Status FileReader::ReadWholePage(int64_t offset, int64_t size, std::string
         offset, fmt::format("page of {} bytes where the offset index says {}",
                             static_cast<int64_t>(consumed) + header->compressed_page_size, size));
   }
-  *compressed_body = std::string_view(*buffer).substr(consumed);
+  *compressed_body = bytes.substr(consumed);
   return absl::OkStatus();
 }
 

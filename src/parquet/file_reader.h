@@ -18,7 +18,10 @@
 //    overlapping, sizes within the limits, first rows starting at 0,
 //    increasing and inside the row group) and kept. Each page holding wanted
 //    rows is then read with one read of header and body; the dictionary
-//    page, when a page needs it, likewise.
+//    page, when a page needs it, likewise. For a read of a few rows, the
+//    pages of all chosen columns are read first with one read per run of
+//    nearby pages (Prefetch), since a page of a small column is often a
+//    few hundred bytes from the next column's.
 //  * Without one, page headers are read one by one from the chunk start and
 //    a page outside the range is skipped unread, except that a LIST page's
 //    row count is known only from its repetition levels, so a LIST page
@@ -47,6 +50,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -168,8 +172,23 @@ class FileReader {
                                               int64_t begin, int64_t end, ColumnVector* out);
   // The chunk's OffsetIndex, read, parsed and validated on first use.
   [[nodiscard]] absl::StatusOr<const OffsetIndex*> LoadOffsetIndex(int row_group, int column);
+  // Before a Read() of at most kPrefetchRowsMax rows: reads the pages of
+  // the indexed chunks that hold the rows, and their dictionary pages, with
+  // one read per run of ranges less than kCoalesceGapBytes apart (runs of
+  // dictionary pages alone are left to be read when needed), at most
+  // kPrefetchBytesMax in all. Reads of those ranges then cost no I/O.
+  [[nodiscard]] absl::Status Prefetch(std::span<const int> columns, int64_t row_begin,
+                                      int64_t row_end);
+  static constexpr int64_t kPrefetchRowsMax = 4096;
+  static constexpr int64_t kCoalesceGapBytes = 8 << 10;
+  static constexpr int64_t kPrefetchBytesMax = 1 << 20;
+  // The `size` bytes at `offset`: from what Prefetch() read, or read into
+  // *buffer. *bytes views them.
+  [[nodiscard]] absl::Status ReadBytes(int64_t offset, int64_t size, std::string* buffer,
+                                       std::string_view* bytes);
   // Reads a page of exactly `size` bytes (header and body) with one read
-  // into *buffer; *compressed_body points into it.
+  // into *buffer (or from what Prefetch() read); *compressed_body points
+  // into it.
   [[nodiscard]] absl::Status ReadWholePage(int64_t offset, int64_t size, std::string* buffer,
                                            PageHeader* header, std::string_view* compressed_body);
   [[nodiscard]] absl::Status ReadIndexedDictionary(const ColumnSpec& spec,
@@ -226,6 +245,9 @@ class FileReader {
   std::string scratch_;
   std::string compressed_;
   std::string page_bytes_;
+  // What Prefetch() read for the current Read(): (file offset, bytes), in
+  // file order.
+  std::vector<std::pair<int64_t, std::string>> prefetched_;
   // Per chunk (row group * columns + column), its parsed OffsetIndex once
   // read; empty until the first indexed read. Unused when layout_ holds
   // the indexes.
