@@ -739,6 +739,30 @@ absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader
   STRATA_RETURN_IF_ERROR(
       DecodeValues(spec, data, body, offset, dictionary, present_before, present, &values));
 
+  // Without null elements (the usual case) the rows go straight into *out:
+  // the lists from the levels, then the values in one piece.
+  size_t elements = 0;
+  for (size_t i = 0; i < entries; ++i) {
+    elements += !(repetition[i] == 0 && definition[i] <= list_present);
+  }
+  if (elements == present) {
+    uint64_t element = out->element_count();
+    for (size_t i = 0; i < entries; ++i) {
+      if (repetition[i] == 0) {
+        if (spec.list_optional() && definition[i] == 0) {
+          out->AppendNullList();
+          continue;
+        }
+        out->AppendList(element, 0);
+        if (definition[i] == list_present) continue;  // empty list
+      }
+      ++element;
+      ++out->lists.back().count;
+    }
+    out->AppendElements(values, 0, values.size());
+    if (spec.optional() && out->validity.empty()) out->validity.assign(out->element_count(), 1);
+    return absl::OkStatus();
+  }
   ColumnVector page = ColumnVector::List(spec.type);
   page.Reserve(entries);
   size_t next = 0;
