@@ -990,7 +990,6 @@ absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const Offse
   size_t p = static_cast<size_t>(it - pages.begin()) - 1;  // pages[0] starts at row 0
   bool have_dictionary = false;
   Dictionary dictionary;
-  std::string body;
   for (; p < pages.size() && pages[p].first_row_index < end; ++p) {
     const PageLocation& location = pages[p];
     const int64_t first_row = location.first_row_index;
@@ -1018,9 +1017,10 @@ absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const Offse
       STRATA_RETURN_IF_ERROR(ReadIndexedDictionary(spec, meta, &dictionary));
       have_dictionary = true;
     }
-    STRATA_RETURN_IF_ERROR(Decompress(compressed, header, meta.codec, location.offset, &body));
+    STRATA_RETURN_IF_ERROR(
+        Decompress(compressed, header, meta.codec, location.offset, &page_body_));
     const int64_t first = std::max(begin, first_row);
-    STRATA_RETURN_IF_ERROR(DecodeRows(spec, header, body, location.offset,
+    STRATA_RETURN_IF_ERROR(DecodeRows(spec, header, page_body_, location.offset,
                                       have_dictionary ? &dictionary : nullptr, first - first_row,
                                       std::min(end, end_row) - first, out));
   }

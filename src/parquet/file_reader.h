@@ -245,6 +245,9 @@ class FileReader {
   std::string scratch_;
   std::string compressed_;
   std::string page_bytes_;
+  // A decompressed page of an indexed chunk; kept so each page does not
+  // allocate and zero a buffer of its own.
+  std::string page_body_;
   // What Prefetch() read for the current Read(): (file offset, bytes), in
   // file order.
   std::vector<std::pair<int64_t, std::string>> prefetched_;
