@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/mutex.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/encoding.h"
@@ -14,6 +15,46 @@ namespace strata::parquet {
 namespace {
 
 constexpr std::string_view kMagic = "PAR1";
+
+// zstd decompression contexts are large (about 100 KiB of tables) and cost
+// an allocation and initialisation to create, which a reader that reads a
+// few rows (a trace lookup) would pay every time: readers borrow one from
+// this pool and give it back. At most kPooledContexts idle contexts are
+// kept; safe for concurrent use.
+class ZstdContextPool {
+ public:
+  ZSTD_DCtx* Acquire() ABSL_LOCKS_EXCLUDED(mu_) {
+    {
+      MutexLock lock(&mu_);
+      if (!idle_.empty()) {
+        ZSTD_DCtx* context = idle_.back();
+        idle_.pop_back();
+        return context;
+      }
+    }
+    return ZSTD_createDCtx();
+  }
+  void Release(ZSTD_DCtx* context) ABSL_LOCKS_EXCLUDED(mu_) {
+    {
+      MutexLock lock(&mu_);
+      if (idle_.size() < kPooledContexts) {
+        idle_.push_back(context);
+        return;
+      }
+    }
+    ZSTD_freeDCtx(context);
+  }
+
+ private:
+  static constexpr size_t kPooledContexts = 8;
+  Mutex mu_;
+  std::vector<ZSTD_DCtx*> idle_ ABSL_GUARDED_BY(mu_);
+};
+
+ZstdContextPool& ContextPool() {
+  static ZstdContextPool* const pool = new ZstdContextPool();  // never destroyed
+  return *pool;
+}
 
 size_t FixedWidth(const ColumnSpec& spec) {
   switch (spec.type) {
@@ -147,11 +188,11 @@ absl::Status StringSource::ReadAt(uint64_t offset, size_t length, std::string* o
 
 FileReader::FileReader(RandomAccessSource* source, ReaderOptions options)
     : source_(source), options_(std::move(options)) {
-  zstd_context_ = ZSTD_createDCtx();
+  zstd_context_ = ContextPool().Acquire();
 }
 
 FileReader::~FileReader() {
-  if (zstd_context_ != nullptr) ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(zstd_context_));
+  if (zstd_context_ != nullptr) ContextPool().Release(static_cast<ZSTD_DCtx*>(zstd_context_));
 }
 
 absl::Status FileReader::Corrupt(int64_t offset, std::string_view what) const {
