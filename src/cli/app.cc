@@ -189,6 +189,8 @@ int Main(int argc, char** argv, char** envp) {
       ->add_option("--lookup-cache-bytes", bench_query.lookup_cache_bytes,
                    "Lookup cache budget (0: every lookup reads the batch's footer)")
       ->capture_default_str();
+  bench_query_cmd->add_option("--page-rows", bench_query.page_rows,
+                              "Writer's page row limit for the data it builds (0: default)");
 
   BenchCompactOptions bench_compact;
   CLI::App* bench_compact_cmd = bench_cmd->add_subcommand(

@@ -42,6 +42,9 @@ struct BenchQueryOptions {
   // The storage engine's lookup cache budget (0: lookups read every
   // footer, as before the cache).
   uint64_t lookup_cache_bytes = storage::StorageOptions::kDefaultLookupCacheBytes;
+  // The writer's page row limit (TableOptions::page_rows) for the data it
+  // builds; 0: the default.
+  uint64_t page_rows = 0;
 };
 
 // Returns the process exit code (0, or 1 when a step fails or a check of
