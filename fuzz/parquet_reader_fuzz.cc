@@ -1,6 +1,8 @@
 // Fuzzes strata's Parquet reader with arbitrary file bytes: Open (magic,
-// footer, metadata validation) and a bounded Read of every column. Any crash,
-// sanitizer report or unbounded allocation is a bug; errors are expected.
+// footer, metadata validation) and a bounded Read of every column, then the
+// same through a shared layout (ReadLayout: every OffsetIndex parsed and
+// validated up front, as trace lookups cache it). Any crash, sanitizer
+// report or unbounded allocation is a bug; errors are expected.
 
 #include <cstddef>
 #include <cstdint>
@@ -24,5 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t end = rows < 4096 ? rows : 4096;
   (void)(*reader)->Read(columns, 0, end);
   if (rows > 2) (void)(*reader)->Read(columns, rows / 2, rows / 2 + 1);
+
+  auto layout = strata::parquet::FileReader::ReadLayout(&source, options);
+  if (!layout.ok()) return 0;
+  auto shared = strata::parquet::FileReader::Open(&source, *layout, options);
+  if (!shared.ok()) return 0;
+  (void)(*shared)->Read(columns, 0, end);
+  if (rows > 2) (void)(*shared)->Read(columns, rows / 2, rows / 2 + 1);
   return 0;
 }

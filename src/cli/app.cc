@@ -69,6 +69,8 @@ int Main(int argc, char** argv, char** envp) {
           "Deadline of each query; it is interrupted after it");
   AddFlag(serve_cmd, &env_names, "api-workers", &serve.api_workers,
           "Threads that answer REST API requests");
+  AddFlag(serve_cmd, &env_names, "lookup-cache-bytes", &serve.lookup_cache_bytes,
+          "Memory trace lookups may keep for the batches' parsed footers (0: none)");
   AddFlag(serve_cmd, &env_names, "retention-days", &serve.retention_days,
           "Days of ingest time kept; older whole days are deleted (0: keep everything)");
   AddFlag(serve_cmd, &env_names, "max-disk-bytes", &serve.max_disk_bytes,
@@ -183,6 +185,12 @@ int Main(int argc, char** argv, char** envp) {
                               "Runs of the DuckDB scan, the search and the aggregate")
       ->capture_default_str();
   bench_query_cmd->add_option("--seed", bench_query.seed, "Traffic seed")->capture_default_str();
+  bench_query_cmd
+      ->add_option("--lookup-cache-bytes", bench_query.lookup_cache_bytes,
+                   "Lookup cache budget (0: every lookup reads the batch's footer)")
+      ->capture_default_str();
+  bench_query_cmd->add_option("--page-rows", bench_query.page_rows,
+                              "Writer's page row limit for the data it builds (0: default)");
 
   BenchCompactOptions bench_compact;
   CLI::App* bench_compact_cmd = bench_cmd->add_subcommand(

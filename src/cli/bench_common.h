@@ -1,6 +1,6 @@
 #pragma once
 
-// What the `strata bench` commands share: wall time, this process's
+// What the `strata bench` commands share: wall and thread CPU time, this process's
 // resident memory from /proc, quantiles, blocking clients that drive a
 // storage engine, and the generated data directories they build. Linux
 // only, like strata.
@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -24,6 +25,13 @@ using BenchClock = std::chrono::steady_clock;
 
 inline double SecondsSince(BenchClock::time_point start) {
   return std::chrono::duration<double>(BenchClock::now() - start).count();
+}
+
+// CPU time the calling thread has used (user and system).
+inline double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 inline uint64_t UnixNanosNow() {

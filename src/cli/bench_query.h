@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <string>
 
+#include "storage/storage.h"
+
 namespace strata::cli {
 
 struct BenchQueryOptions {
@@ -37,6 +39,12 @@ struct BenchQueryOptions {
   // Runs of the DuckDB scan, the search and the aggregate.
   int scans = 5;
   uint64_t seed = 1;
+  // The storage engine's lookup cache budget (0: lookups read every
+  // footer, as before the cache).
+  uint64_t lookup_cache_bytes = storage::StorageOptions::kDefaultLookupCacheBytes;
+  // The writer's page row limit (TableOptions::page_rows) for the data it
+  // builds; 0: the default.
+  uint64_t page_rows = 0;
 };
 
 // Returns the process exit code (0, or 1 when a step fails or a check of

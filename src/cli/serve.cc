@@ -189,6 +189,7 @@ int RunServe(const ServeOptions& options) {
   storage::StorageOptions storage_options;
   storage_options.writer.inflight_bytes_limit = options.inflight_bytes_limit;
   storage_options.start_maintenance = true;
+  storage_options.lookup_cache_bytes = options.lookup_cache_bytes;
   storage::MaintenanceOptions& maintenance = storage_options.maintenance;
   maintenance.compaction = options.compaction_min_inputs >= 2;
   maintenance.policy.min_inputs = std::max<uint32_t>(options.compaction_min_inputs, 2);

@@ -44,6 +44,9 @@ struct ServeOptions {
   int query_concurrency = 2;
   double query_timeout_sec = 30;
   int api_workers = 4;
+  // What trace lookups may cache across all batches: their spans.parquet
+  // footers and OffsetIndexes (docs/operations.md, "Querying").
+  uint64_t lookup_cache_bytes = 64 << 20;
   // Maintenance (docs/operations.md, "Compaction and retention"): days of
   // ingest time kept (0: all), a cap on the telemetry files' bytes (0: no
   // cap; oldest days go first), the batches a level of today needs before

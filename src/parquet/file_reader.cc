@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/mutex.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/encoding.h"
@@ -14,6 +15,46 @@ namespace strata::parquet {
 namespace {
 
 constexpr std::string_view kMagic = "PAR1";
+
+// zstd decompression contexts are large (about 100 KiB of tables) and cost
+// an allocation and initialisation to create, which a reader that reads a
+// few rows (a trace lookup) would pay every time: readers borrow one from
+// this pool and give it back. At most kPooledContexts idle contexts are
+// kept; safe for concurrent use.
+class ZstdContextPool {
+ public:
+  ZSTD_DCtx* Acquire() ABSL_LOCKS_EXCLUDED(mu_) {
+    {
+      MutexLock lock(&mu_);
+      if (!idle_.empty()) {
+        ZSTD_DCtx* context = idle_.back();
+        idle_.pop_back();
+        return context;
+      }
+    }
+    return ZSTD_createDCtx();
+  }
+  void Release(ZSTD_DCtx* context) ABSL_LOCKS_EXCLUDED(mu_) {
+    {
+      MutexLock lock(&mu_);
+      if (idle_.size() < kPooledContexts) {
+        idle_.push_back(context);
+        return;
+      }
+    }
+    ZSTD_freeDCtx(context);
+  }
+
+ private:
+  static constexpr size_t kPooledContexts = 8;
+  Mutex mu_;
+  std::vector<ZSTD_DCtx*> idle_ ABSL_GUARDED_BY(mu_);
+};
+
+ZstdContextPool& ContextPool() {
+  static ZstdContextPool* const pool = new ZstdContextPool();  // never destroyed
+  return *pool;
+}
 
 size_t FixedWidth(const ColumnSpec& spec) {
   switch (spec.type) {
@@ -92,6 +133,50 @@ absl::Status SkipPlain(const ColumnSpec& spec, std::string_view* data, size_t co
 
 }  // namespace
 
+size_t FileLayout::MemoryBytes() const {
+  const auto text = [](const std::string& s) { return s.capacity() + 1; };
+  const auto optional_text = [&](const std::optional<std::string>& s) {
+    return s ? text(*s) : size_t{0};
+  };
+  const auto key_values = [&](const std::vector<KeyValue>& kvs) {
+    size_t bytes = kvs.capacity() * sizeof(KeyValue);
+    for (const KeyValue& kv : kvs) bytes += text(kv.key) + optional_text(kv.value);
+    return bytes;
+  };
+  size_t bytes = sizeof(FileLayout) + optional_text(metadata.created_by) +
+                 key_values(metadata.key_value_metadata) +
+                 metadata.column_orders.capacity() * sizeof(int16_t) +
+                 row_group_first_row.capacity() * sizeof(int64_t) +
+                 offset_indexes.capacity() * sizeof(std::optional<OffsetIndex>);
+  bytes += metadata.schema.capacity() * sizeof(SchemaElement);
+  for (const SchemaElement& element : metadata.schema) bytes += text(element.name);
+  bytes += columns.capacity() * sizeof(ColumnSpec);
+  for (const ColumnSpec& column : columns) bytes += text(column.name);
+  bytes += metadata.row_groups.capacity() * sizeof(RowGroup);
+  for (const RowGroup& group : metadata.row_groups) {
+    bytes += group.columns.capacity() * sizeof(ColumnChunk) +
+             group.sorting_columns.capacity() * sizeof(SortingColumn);
+    for (const ColumnChunk& chunk : group.columns) {
+      bytes += optional_text(chunk.file_path);
+      if (!chunk.meta_data) continue;
+      const ColumnMetaData& meta = *chunk.meta_data;
+      bytes += meta.encodings.capacity() * sizeof(Encoding) +
+               meta.path_in_schema.capacity() * sizeof(std::string) +
+               key_values(meta.key_value_metadata);
+      for (const std::string& part : meta.path_in_schema) bytes += text(part);
+      if (meta.statistics) {
+        bytes += optional_text(meta.statistics->max) + optional_text(meta.statistics->min) +
+                 optional_text(meta.statistics->max_value) +
+                 optional_text(meta.statistics->min_value);
+      }
+    }
+  }
+  for (const std::optional<OffsetIndex>& index : offset_indexes) {
+    if (index) bytes += index->page_locations.capacity() * sizeof(PageLocation);
+  }
+  return bytes;
+}
+
 absl::Status StringSource::ReadAt(uint64_t offset, size_t length, std::string* out) {
   if (offset > bytes_.size() || length > bytes_.size() - offset) {
     return absl::OutOfRangeError(fmt::format("read of {} bytes at {} past the end ({} bytes)",
@@ -103,11 +188,11 @@ absl::Status StringSource::ReadAt(uint64_t offset, size_t length, std::string* o
 
 FileReader::FileReader(RandomAccessSource* source, ReaderOptions options)
     : source_(source), options_(std::move(options)) {
-  zstd_context_ = ZSTD_createDCtx();
+  zstd_context_ = ContextPool().Acquire();
 }
 
 FileReader::~FileReader() {
-  if (zstd_context_ != nullptr) ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(zstd_context_));
+  if (zstd_context_ != nullptr) ContextPool().Release(static_cast<ZSTD_DCtx*>(zstd_context_));
 }
 
 absl::Status FileReader::Corrupt(int64_t offset, std::string_view what) const {
@@ -120,6 +205,36 @@ absl::StatusOr<std::unique_ptr<FileReader>> FileReader::Open(RandomAccessSource*
   if (reader->zstd_context_ == nullptr) return absl::ResourceExhaustedError("ZSTD_createDCtx");
   STRATA_RETURN_IF_ERROR(reader->Init());
   return reader;
+}
+
+absl::StatusOr<std::unique_ptr<FileReader>> FileReader::Open(
+    RandomAccessSource* source, std::shared_ptr<const FileLayout> layout, ReaderOptions options) {
+  if (layout == nullptr) return absl::InvalidArgumentError("FileReader::Open: no layout");
+  std::unique_ptr<FileReader> reader(new FileReader(source, std::move(options)));
+  if (reader->zstd_context_ == nullptr) return absl::ResourceExhaustedError("ZSTD_createDCtx");
+  if (source->size() != layout->file_size) {
+    return reader->Corrupt(0, fmt::format("file of {} bytes, its layout was read from {} bytes",
+                                          source->size(), layout->file_size));
+  }
+  reader->layout_ = std::move(layout);
+  return reader;
+}
+
+absl::StatusOr<std::shared_ptr<const FileLayout>> FileReader::ReadLayout(
+    RandomAccessSource* source, ReaderOptions options) {
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileReader> reader, Open(source, std::move(options)));
+  const FileLayout& own = *reader->layout_;
+  for (size_t g = 0; g < own.metadata.row_groups.size(); ++g) {
+    for (size_t c = 0; c < own.columns.size(); ++c) {
+      if (!own.metadata.row_groups[g].columns[c].offset_index_offset) continue;
+      STRATA_RETURN_IF_ERROR(
+          reader->LoadOffsetIndex(static_cast<int>(g), static_cast<int>(c)).status());
+    }
+  }
+  auto layout = std::make_shared<FileLayout>(own);
+  layout->offset_indexes = std::move(reader->offset_indexes_);
+  layout->offset_indexes.resize(own.metadata.row_groups.size() * own.columns.size());
+  return std::shared_ptr<const FileLayout>(std::move(layout));
 }
 
 absl::Status FileReader::Init() {
@@ -145,34 +260,40 @@ absl::Status FileReader::Init() {
     return Corrupt(footer_start,
                    fmt::format("footer: {}", std::string(metadata.status().message())));
   }
-  metadata_ = *std::move(metadata);
-  absl::StatusOr<std::vector<ColumnSpec>> columns = FromSchemaElements(metadata_.schema);
+  auto layout = std::make_shared<FileLayout>();
+  layout->file_size = size;
+  layout->metadata = *std::move(metadata);
+  absl::StatusOr<std::vector<ColumnSpec>> columns = FromSchemaElements(layout->metadata.schema);
   if (!columns.ok()) {
     return absl::Status(columns.status().code(),
                         fmt::format("{}: footer at offset {}: schema: {}", options_.file_name,
                                     footer_start, std::string(columns.status().message())));
   }
-  columns_ = *std::move(columns);
-  return ValidateRowGroups(footer_start);
+  layout->columns = *std::move(columns);
+  STRATA_RETURN_IF_ERROR(ValidateRowGroups(footer_start, layout.get()));
+  layout_ = std::move(layout);
+  return absl::OkStatus();
 }
 
-absl::Status FileReader::ValidateRowGroups(int64_t data_end) {
-  if (metadata_.num_rows < 0) return Corrupt(data_end, "negative num_rows");
+absl::Status FileReader::ValidateRowGroups(int64_t data_end, FileLayout* layout) {
+  const FileMetaData& metadata = layout->metadata;
+  const std::vector<ColumnSpec>& columns = layout->columns;
+  if (metadata.num_rows < 0) return Corrupt(data_end, "negative num_rows");
   int64_t total = 0;
-  row_group_first_row_.clear();
-  for (size_t g = 0; g < metadata_.row_groups.size(); ++g) {
-    const RowGroup& group = metadata_.row_groups[g];
+  layout->row_group_first_row.clear();
+  for (size_t g = 0; g < metadata.row_groups.size(); ++g) {
+    const RowGroup& group = metadata.row_groups[g];
     auto error = [&](std::string_view what) {
       return Corrupt(data_end, fmt::format("footer: row group {}: {}", g, what));
     };
     if (group.num_rows < 0 || group.num_rows > INT64_MAX - total) return error("bad num_rows");
-    if (group.columns.size() != columns_.size()) {
+    if (group.columns.size() != columns.size()) {
       return error(
-          fmt::format("{} column chunks for {} columns", group.columns.size(), columns_.size()));
+          fmt::format("{} column chunks for {} columns", group.columns.size(), columns.size()));
     }
-    for (size_t c = 0; c < columns_.size(); ++c) {
+    for (size_t c = 0; c < columns.size(); ++c) {
       const ColumnChunk& chunk = group.columns[c];
-      const ColumnSpec& spec = columns_[c];
+      const ColumnSpec& spec = columns[c];
       auto chunk_error = [&](std::string_view what) {
         return error(fmt::format("column '{}': {}", spec.name, what));
       };
@@ -221,19 +342,19 @@ absl::Status FileReader::ValidateRowGroups(int64_t data_end) {
                                        data_end));
       }
     }
-    row_group_first_row_.push_back(total);
+    layout->row_group_first_row.push_back(total);
     total += group.num_rows;
   }
-  if (total != metadata_.num_rows) {
+  if (total != metadata.num_rows) {
     return Corrupt(data_end, fmt::format("row groups hold {} rows, num_rows says {}", total,
-                                         metadata_.num_rows));
+                                         metadata.num_rows));
   }
   return absl::OkStatus();
 }
 
 int FileReader::FindColumn(std::string_view name) const {
-  for (size_t i = 0; i < columns_.size(); ++i) {
-    if (columns_[i].name == name) return static_cast<int>(i);
+  for (size_t i = 0; i < layout_->columns.size(); ++i) {
+    if (layout_->columns[i].name == name) return static_cast<int>(i);
   }
   return -1;
 }
@@ -244,19 +365,24 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
     return absl::InvalidArgumentError(
         fmt::format("row range [{}, {}) outside [0, {})", row_begin, row_end, num_rows()));
   }
+  // A few rows: read their pages with as few reads as possible first.
+  prefetched_.clear();
+  if (row_end - row_begin <= kPrefetchRowsMax) {
+    STRATA_RETURN_IF_ERROR(Prefetch(columns, row_begin, row_end));
+  }
   std::vector<ColumnVector> result;
   result.reserve(columns.size());
   for (int column : columns) {
-    if (column < 0 || static_cast<size_t>(column) >= columns_.size()) {
+    if (column < 0 || static_cast<size_t>(column) >= layout_->columns.size()) {
       return absl::InvalidArgumentError(fmt::format("no column {}", column));
     }
-    const ColumnSpec& spec = columns_[column];
+    const ColumnSpec& spec = layout_->columns[column];
     ColumnVector& out =
         result.emplace_back(spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type));
     out.Reserve(static_cast<size_t>(std::min<int64_t>(row_end - row_begin, 1 << 20)));
-    for (size_t g = 0; g < metadata_.row_groups.size(); ++g) {
-      const int64_t first = row_group_first_row_[g];
-      const int64_t last = first + metadata_.row_groups[g].num_rows;
+    for (size_t g = 0; g < layout_->metadata.row_groups.size(); ++g) {
+      const int64_t first = layout_->row_group_first_row[g];
+      const int64_t last = first + layout_->metadata.row_groups[g].num_rows;
       if (last <= row_begin || first >= row_end) continue;
       STRATA_RETURN_IF_ERROR(ReadChunk(static_cast<int>(g), column,
                                        std::max(row_begin, first) - first,
@@ -265,6 +391,7 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
     if (spec.optional() && out.validity.empty()) out.validity.assign(out.element_count(), 1);
     if (spec.list_optional() && out.list_validity.empty()) out.list_validity.assign(out.size(), 1);
   }
+  prefetched_.clear();
   return result;
 }
 
@@ -593,6 +720,9 @@ absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader
   // Find the level entries of the wanted rows: entries before row `skip`,
   // then the entries of `take` rows.
   size_t first_entry = 0, entries = 0, passed = 0;
+  // Positioned at the first wanted entry once its place is found, so the
+  // levels before it are walked once.
+  RleHybridDecoder repetition_decoder(*repetition_stream, repetition_width);
   {
     RleHybridDecoder first(*repetition_stream, repetition_width);
     uint8_t level = 0;
@@ -607,6 +737,7 @@ absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader
       return Corrupt(offset, fmt::format("list data page holds fewer than {} rows", skip + 1));
     }
     if (s.ok()) {
+      repetition_decoder = counter;
       s = counter.SkipOccurrences(0, static_cast<size_t>(take), n - first_entry, &entries, &passed);
     }
     if (!s.ok()) {
@@ -619,9 +750,7 @@ absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader
   std::vector<uint8_t> repetition(entries), definition(entries);
   size_t present_before = 0;
   {
-    RleHybridDecoder decoder(*repetition_stream, repetition_width);
-    absl::Status s = decoder.Skip(first_entry, 0, nullptr);
-    if (s.ok()) s = decoder.Decode(repetition.data(), entries);
+    absl::Status s = repetition_decoder.Decode(repetition.data(), entries);
     if (!s.ok()) {
       return Corrupt(offset, fmt::format("repetition levels: {}", std::string(s.message())));
     }
@@ -651,6 +780,30 @@ absl::Status FileReader::DecodeListRows(const ColumnSpec& spec, const PageHeader
   STRATA_RETURN_IF_ERROR(
       DecodeValues(spec, data, body, offset, dictionary, present_before, present, &values));
 
+  // Without null elements (the usual case) the rows go straight into *out:
+  // the lists from the levels, then the values in one piece.
+  size_t elements = 0;
+  for (size_t i = 0; i < entries; ++i) {
+    elements += !(repetition[i] == 0 && definition[i] <= list_present);
+  }
+  if (elements == present) {
+    uint64_t element = out->element_count();
+    for (size_t i = 0; i < entries; ++i) {
+      if (repetition[i] == 0) {
+        if (spec.list_optional() && definition[i] == 0) {
+          out->AppendNullList();
+          continue;
+        }
+        out->AppendList(element, 0);
+        if (definition[i] == list_present) continue;  // empty list
+      }
+      ++element;
+      ++out->lists.back().count;
+    }
+    out->AppendElements(values, 0, values.size());
+    if (spec.optional() && out->validity.empty()) out->validity.assign(out->element_count(), 1);
+    return absl::OkStatus();
+  }
   ColumnVector page = ColumnVector::List(spec.type);
   page.Reserve(entries);
   size_t next = 0;
@@ -687,14 +840,14 @@ absl::Status FileReader::DecodeRows(const ColumnSpec& spec, const PageHeader& he
 
 absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int64_t end,
                                    ColumnVector* out) {
-  const RowGroup& group = metadata_.row_groups[static_cast<size_t>(row_group)];
+  const RowGroup& group = layout_->metadata.row_groups[static_cast<size_t>(row_group)];
   const ColumnChunk& chunk = group.columns[static_cast<size_t>(column)];
   if (chunk.offset_index_offset) {
     STRATA_ASSIGN_OR_RETURN(const OffsetIndex* index, LoadOffsetIndex(row_group, column));
     return ReadChunkIndexed(row_group, column, *index, begin, end, out);
   }
   const ColumnMetaData& meta = *chunk.meta_data;
-  const ColumnSpec& spec = columns_[static_cast<size_t>(column)];
+  const ColumnSpec& spec = layout_->columns[static_cast<size_t>(column)];
   int64_t pos = meta.dictionary_page_offset.value_or(meta.data_page_offset);
   const int64_t chunk_end = pos + meta.total_compressed_size;
   int64_t row = 0;
@@ -769,11 +922,86 @@ absl::Status FileReader::CheckPageSizes(const PageHeader& header, int64_t offset
   return absl::OkStatus();
 }
 
+absl::Status FileReader::ReadBytes(int64_t offset, int64_t size, std::string* buffer,
+                                   std::string_view* bytes) {
+  for (const auto& [at, prefetched] : prefetched_) {
+    if (offset >= at && offset - at <= static_cast<int64_t>(prefetched.size()) &&
+        size <= static_cast<int64_t>(prefetched.size()) - (offset - at)) {
+      *bytes = std::string_view(prefetched)
+                   .substr(static_cast<size_t>(offset - at), static_cast<size_t>(size));
+      return absl::OkStatus();
+    }
+  }
+  STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(size), buffer));
+  *bytes = *buffer;
+  return absl::OkStatus();
+}
+
+absl::Status FileReader::Prefetch(std::span<const int> columns, int64_t row_begin,
+                                  int64_t row_end) {
+  prefetched_.clear();
+  struct Range {
+    int64_t offset;
+    int64_t end;
+    bool needed;  // a data page; a dictionary page may not be needed
+  };
+  std::vector<Range> ranges;
+  const FileMetaData& metadata = layout_->metadata;
+  for (int column : columns) {
+    if (column < 0 || static_cast<size_t>(column) >= layout_->columns.size()) continue;
+    for (size_t g = 0; g < metadata.row_groups.size(); ++g) {
+      const RowGroup& group = metadata.row_groups[g];
+      const int64_t first = layout_->row_group_first_row[g];
+      if (first + group.num_rows <= row_begin || first >= row_end) continue;
+      const ColumnChunk& chunk = group.columns[static_cast<size_t>(column)];
+      if (!chunk.offset_index_offset) continue;
+      STRATA_ASSIGN_OR_RETURN(const OffsetIndex* index,
+                              LoadOffsetIndex(static_cast<int>(g), column));
+      const std::vector<PageLocation>& pages = index->page_locations;
+      const int64_t begin = std::max(row_begin, first) - first;
+      const int64_t end = std::min(row_end, first + group.num_rows) - first;
+      auto it = std::upper_bound(
+          pages.begin(), pages.end(), begin,
+          [](int64_t row, const PageLocation& page) { return row < page.first_row_index; });
+      if (it == pages.begin()) continue;  // LoadOffsetIndex rejects this; the read reports it
+      for (--it; it != pages.end() && it->first_row_index < end; ++it) {
+        ranges.push_back({it->offset, it->offset + it->compressed_page_size, true});
+      }
+      const ColumnMetaData& meta = *chunk.meta_data;
+      if (meta.dictionary_page_offset) {
+        ranges.push_back({*meta.dictionary_page_offset, meta.data_page_offset, false});
+      }
+    }
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.offset < b.offset; });
+  // Merge ranges whose gap is small; read the merged spans that hold a data
+  // page, until the byte limit.
+  int64_t total = 0;
+  size_t i = 0;
+  while (i < ranges.size()) {
+    Range span = ranges[i++];
+    while (i < ranges.size() && ranges[i].offset <= span.end + kCoalesceGapBytes) {
+      span.end = std::max(span.end, ranges[i].end);
+      span.needed |= ranges[i].needed;
+      ++i;
+    }
+    const int64_t size = span.end - span.offset;
+    if (!span.needed || size <= 0) continue;
+    if (total + size > kPrefetchBytesMax) break;
+    total += size;
+    std::string& bytes = prefetched_.emplace_back(span.offset, std::string()).second;
+    STRATA_RETURN_IF_ERROR(source_->ReadAt(span.offset, static_cast<size_t>(size), &bytes));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FileReader::ReadWholePage(int64_t offset, int64_t size, std::string* buffer,
                                        PageHeader* header, std::string_view* compressed_body) {
-  STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(size), buffer));
+  std::string_view bytes;
+  STRATA_RETURN_IF_ERROR(ReadBytes(offset, size, buffer, &bytes));
   size_t consumed = 0;
-  absl::StatusOr<PageHeader> parsed = ParsePageHeader(*buffer, &consumed);
+  absl::StatusOr<PageHeader> parsed = ParsePageHeader(bytes, &consumed);
   if (!parsed.ok()) {
     return Corrupt(offset,
                    fmt::format("bad page header: {}", std::string(parsed.status().message())));
@@ -785,15 +1013,15 @@ absl::Status FileReader::ReadWholePage(int64_t offset, int64_t size, std::string
         offset, fmt::format("page of {} bytes where the offset index says {}",
                             static_cast<int64_t>(consumed) + header->compressed_page_size, size));
   }
-  *compressed_body = std::string_view(*buffer).substr(consumed);
+  *compressed_body = bytes.substr(consumed);
   return absl::OkStatus();
 }
 
 absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const OffsetIndex& index,
                                           int64_t begin, int64_t end, ColumnVector* out) {
-  const RowGroup& group = metadata_.row_groups[static_cast<size_t>(row_group)];
+  const RowGroup& group = layout_->metadata.row_groups[static_cast<size_t>(row_group)];
   const ColumnMetaData& meta = *group.columns[static_cast<size_t>(column)].meta_data;
-  const ColumnSpec& spec = columns_[static_cast<size_t>(column)];
+  const ColumnSpec& spec = layout_->columns[static_cast<size_t>(column)];
   const std::vector<PageLocation>& pages = index.page_locations;
   if (begin >= end) return absl::OkStatus();
   // The last page whose first row is at or before `begin`.
@@ -803,7 +1031,6 @@ absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const Offse
   size_t p = static_cast<size_t>(it - pages.begin()) - 1;  // pages[0] starts at row 0
   bool have_dictionary = false;
   Dictionary dictionary;
-  std::string body;
   for (; p < pages.size() && pages[p].first_row_index < end; ++p) {
     const PageLocation& location = pages[p];
     const int64_t first_row = location.first_row_index;
@@ -831,9 +1058,10 @@ absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const Offse
       STRATA_RETURN_IF_ERROR(ReadIndexedDictionary(spec, meta, &dictionary));
       have_dictionary = true;
     }
-    STRATA_RETURN_IF_ERROR(Decompress(compressed, header, meta.codec, location.offset, &body));
+    STRATA_RETURN_IF_ERROR(
+        Decompress(compressed, header, meta.codec, location.offset, &page_body_));
     const int64_t first = std::max(begin, first_row);
-    STRATA_RETURN_IF_ERROR(DecodeRows(spec, header, body, location.offset,
+    STRATA_RETURN_IF_ERROR(DecodeRows(spec, header, page_body_, location.offset,
                                       have_dictionary ? &dictionary : nullptr, first - first_row,
                                       std::min(end, end_row) - first, out));
   }
@@ -863,14 +1091,20 @@ absl::Status FileReader::ReadIndexedDictionary(const ColumnSpec& spec, const Col
 
 absl::StatusOr<const OffsetIndex*> FileReader::LoadOffsetIndex(int row_group, int column) {
   const size_t slot =
-      static_cast<size_t>(row_group) * columns_.size() + static_cast<size_t>(column);
+      static_cast<size_t>(row_group) * layout_->columns.size() + static_cast<size_t>(column);
+  if (!layout_->offset_indexes.empty()) {
+    // A layout from ReadLayout() holds every chunk's index, validated.
+    const std::optional<OffsetIndex>& shared = layout_->offset_indexes[slot];
+    if (!shared) return Corrupt(0, "the shared layout lacks an offset index");
+    return &*shared;
+  }
   if (offset_indexes_.empty()) {
-    offset_indexes_.resize(metadata_.row_groups.size() * columns_.size());
+    offset_indexes_.resize(layout_->metadata.row_groups.size() * layout_->columns.size());
     // Writers put every chunk's OffsetIndex together before the footer:
     // read the region once when it is small, so a read of many columns
     // costs one pread here rather than one per column.
     int64_t low = INT64_MAX, high = 0, total = 0;
-    for (const RowGroup& group : metadata_.row_groups) {
+    for (const RowGroup& group : layout_->metadata.row_groups) {
       for (const ColumnChunk& chunk : group.columns) {
         if (!chunk.offset_index_offset) continue;
         low = std::min(low, *chunk.offset_index_offset);
@@ -887,7 +1121,7 @@ absl::StatusOr<const OffsetIndex*> FileReader::LoadOffsetIndex(int row_group, in
   }
   std::optional<OffsetIndex>& cached = offset_indexes_[slot];
   if (cached) return &*cached;
-  const RowGroup& group = metadata_.row_groups[static_cast<size_t>(row_group)];
+  const RowGroup& group = layout_->metadata.row_groups[static_cast<size_t>(row_group)];
   const ColumnChunk& chunk = group.columns[static_cast<size_t>(column)];
   const int64_t offset = *chunk.offset_index_offset;
   const int64_t length = *chunk.offset_index_length;
@@ -902,7 +1136,7 @@ absl::StatusOr<const OffsetIndex*> FileReader::LoadOffsetIndex(int row_group, in
     STRATA_RETURN_IF_ERROR(source_->ReadAt(offset, static_cast<size_t>(length), &scratch_));
     bytes = scratch_;
   }
-  const ColumnSpec& spec = columns_[static_cast<size_t>(column)];
+  const ColumnSpec& spec = layout_->columns[static_cast<size_t>(column)];
   auto error = [&](std::string_view what) {
     return Corrupt(offset, fmt::format("offset index of column '{}' in row group {}: {}", spec.name,
                                        row_group, what));

@@ -18,11 +18,18 @@
 //    overlapping, sizes within the limits, first rows starting at 0,
 //    increasing and inside the row group) and kept. Each page holding wanted
 //    rows is then read with one read of header and body; the dictionary
-//    page, when a page needs it, likewise.
+//    page, when a page needs it, likewise. For a read of a few rows, the
+//    pages of all chosen columns are read first with one read per run of
+//    nearby pages (Prefetch), since a page of a small column is often a
+//    few hundred bytes from the next column's.
 //  * Without one, page headers are read one by one from the chunk start and
 //    a page outside the range is skipped unread, except that a LIST page's
 //    row count is known only from its repetition levels, so a LIST page
 //    before the range is read and its levels walked.
+//
+// A FileLayout (the parsed footer and every chunk's OffsetIndex, see
+// below) can be kept and handed to later readers of the same file, which
+// then read no footer and no index: trace lookups keep one per batch.
 //
 // Within a page only the wanted rows are decoded: levels and dictionary
 // indices before them are skipped run by run, PLAIN values by offset (byte
@@ -43,6 +50,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -84,17 +92,49 @@ struct ReaderOptions {
   int64_t max_values_per_page = 1 << 22;
 };
 
+// What FileReader parses before it reads a page: the footer, validated,
+// the leaf columns, and (in a layout from FileReader::ReadLayout) every
+// chunk's OffsetIndex, validated. Immutable once built, so readers of the
+// same file on any thread may share one.
+struct FileLayout {
+  uint64_t file_size = 0;
+  FileMetaData metadata;
+  std::vector<ColumnSpec> columns;
+  // The file row of each row group's first row.
+  std::vector<int64_t> row_group_first_row;
+  // Per chunk (row group * columns + column): its OffsetIndex, set for
+  // every chunk that has one. Empty in a reader's own layout, which loads
+  // indexes lazily instead.
+  std::vector<std::optional<OffsetIndex>> offset_indexes;
+
+  // Bytes held, approximately: the structures and the strings and vectors
+  // they own, without allocator overhead.
+  size_t MemoryBytes() const;
+};
+
 class FileReader {
  public:
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<FileReader>> Open(RandomAccessSource* source,
                                                                         ReaderOptions options = {});
+  // A reader of the file `layout` was read from (ReadLayout), without
+  // reading its footer or indexes again. DataLoss if the source's size is
+  // not the one the layout was read from.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<FileReader>> Open(
+      RandomAccessSource* source, std::shared_ptr<const FileLayout> layout,
+      ReaderOptions options = {});
+  // Opens `source` and reads and validates every chunk's OffsetIndex: the
+  // layout to hand to later Open()s. Open()'s errors, and DataLoss for a
+  // bad OffsetIndex.
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const FileLayout>> ReadLayout(
+      RandomAccessSource* source, ReaderOptions options = {});
   ~FileReader();
   FileReader(const FileReader&) = delete;
   FileReader& operator=(const FileReader&) = delete;
 
-  const FileMetaData& metadata() const { return metadata_; }
-  const std::vector<ColumnSpec>& columns() const { return columns_; }
-  int64_t num_rows() const { return metadata_.num_rows; }
+  const FileMetaData& metadata() const { return layout_->metadata; }
+  const std::vector<ColumnSpec>& columns() const { return layout_->columns; }
+  int64_t num_rows() const { return layout_->metadata.num_rows; }
+  const std::shared_ptr<const FileLayout>& layout() const { return layout_; }
   // Index of the column named `name`, or -1.
   int FindColumn(std::string_view name) const;
 
@@ -120,7 +160,7 @@ class FileReader {
 
   FileReader(RandomAccessSource* source, ReaderOptions options);
   [[nodiscard]] absl::Status Init();
-  [[nodiscard]] absl::Status ValidateRowGroups(int64_t data_end);
+  [[nodiscard]] absl::Status ValidateRowGroups(int64_t data_end, FileLayout* layout);
   // Appends rows [begin, end) (relative to the row group) of one chunk.
   [[nodiscard]] absl::Status ReadChunk(int row_group, int column, int64_t begin, int64_t end,
                                        ColumnVector* out);
@@ -132,8 +172,23 @@ class FileReader {
                                               int64_t begin, int64_t end, ColumnVector* out);
   // The chunk's OffsetIndex, read, parsed and validated on first use.
   [[nodiscard]] absl::StatusOr<const OffsetIndex*> LoadOffsetIndex(int row_group, int column);
+  // Before a Read() of at most kPrefetchRowsMax rows: reads the pages of
+  // the indexed chunks that hold the rows, and their dictionary pages, with
+  // one read per run of ranges less than kCoalesceGapBytes apart (runs of
+  // dictionary pages alone are left to be read when needed), at most
+  // kPrefetchBytesMax in all. Reads of those ranges then cost no I/O.
+  [[nodiscard]] absl::Status Prefetch(std::span<const int> columns, int64_t row_begin,
+                                      int64_t row_end);
+  static constexpr int64_t kPrefetchRowsMax = 4096;
+  static constexpr int64_t kCoalesceGapBytes = 8 << 10;
+  static constexpr int64_t kPrefetchBytesMax = 1 << 20;
+  // The `size` bytes at `offset`: from what Prefetch() read, or read into
+  // *buffer. *bytes views them.
+  [[nodiscard]] absl::Status ReadBytes(int64_t offset, int64_t size, std::string* buffer,
+                                       std::string_view* bytes);
   // Reads a page of exactly `size` bytes (header and body) with one read
-  // into *buffer; *compressed_body points into it.
+  // into *buffer (or from what Prefetch() read); *compressed_body points
+  // into it.
   [[nodiscard]] absl::Status ReadWholePage(int64_t offset, int64_t size, std::string* buffer,
                                            PageHeader* header, std::string_view* compressed_body);
   [[nodiscard]] absl::Status ReadIndexedDictionary(const ColumnSpec& spec,
@@ -184,15 +239,21 @@ class FileReader {
 
   RandomAccessSource* const source_;
   const ReaderOptions options_;
-  FileMetaData metadata_;
-  std::vector<ColumnSpec> columns_;
-  std::vector<int64_t> row_group_first_row_;
+  // Set by Init() or given to Open(); never null after Open().
+  std::shared_ptr<const FileLayout> layout_;
   void* zstd_context_ = nullptr;  // ZSTD_DCtx*
   std::string scratch_;
   std::string compressed_;
   std::string page_bytes_;
+  // A decompressed page of an indexed chunk; kept so each page does not
+  // allocate and zero a buffer of its own.
+  std::string page_body_;
+  // What Prefetch() read for the current Read(): (file offset, bytes), in
+  // file order.
+  std::vector<std::pair<int64_t, std::string>> prefetched_;
   // Per chunk (row group * columns + column), its parsed OffsetIndex once
-  // read; empty until the first indexed read.
+  // read; empty until the first indexed read. Unused when layout_ holds
+  // the indexes.
   std::vector<std::optional<OffsetIndex>> offset_indexes_;
   // The region holding every chunk's OffsetIndex, when read in one piece.
   std::string offset_index_bytes_;

@@ -835,6 +835,101 @@ TEST(OffsetIndexTest, CorruptIndexIsDataLossNamingFileAndProblem) {
   EXPECT_EQ(FileReader::Open(&bad_source).status().code(), absl::StatusCode::kDataLoss);
 }
 
+// ---- Shared layouts (FileReader::ReadLayout) ----
+
+// Every column of rows [begin, end), or the error.
+absl::StatusOr<std::vector<ColumnVector>> ReadAll(FileReader& reader, int64_t begin, int64_t end) {
+  std::vector<int> all;
+  for (size_t c = 0; c < reader.columns().size(); ++c) all.push_back(static_cast<int>(c));
+  return reader.Read(all, begin, end);
+}
+
+TEST(FileLayoutTest, ReadersSharingALayoutReadLikeAFreshReader) {
+  const std::string bytes = SmallFile();
+  StringSource source(bytes);
+  absl::StatusOr<std::shared_ptr<const FileLayout>> layout = FileReader::ReadLayout(&source);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const FileLayout& l = **layout;
+  EXPECT_EQ(l.file_size, bytes.size());
+  ASSERT_EQ(l.offset_indexes.size(), l.metadata.row_groups.size() * l.columns.size());
+  for (const std::optional<OffsetIndex>& index : l.offset_indexes) {
+    ASSERT_TRUE(index.has_value());
+    EXPECT_FALSE(index->page_locations.empty());
+  }
+  // The footer alone is bigger than nothing; the estimate counts it and the
+  // page locations.
+  EXPECT_GT(l.MemoryBytes(), l.offset_indexes.size() * sizeof(PageLocation));
+
+  auto fresh = FileReader::Open(&source);
+  ASSERT_TRUE(fresh.ok());
+  const int64_t rows = (*fresh)->num_rows();
+  for (auto [begin, end] : std::vector<std::pair<int64_t, int64_t>>{
+           {0, rows}, {3, 41}, {49, 51}, {rows - 1, rows}, {7, 7}}) {
+    auto shared = FileReader::Open(&source, *layout);
+    ASSERT_TRUE(shared.ok()) << shared.status();
+    EXPECT_EQ((*shared)->layout(), *layout);
+    auto want = ReadAll(**fresh, begin, end);
+    auto got = ReadAll(**shared, begin, end);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t c = 0; c < want->size(); ++c) {
+      EXPECT_TRUE((*got)[c] == (*want)[c]) << "rows [" << begin << ", " << end << ") column " << c;
+    }
+  }
+}
+
+TEST(FileLayoutTest, FileWithoutOffsetIndexesSharesItsFooter) {
+  const std::string stripped = RewriteOffsetIndexes(
+      SmallFile(), [](size_t, size_t, std::optional<OffsetIndex>* index) { index->reset(); });
+  StringSource source(stripped);
+  auto layout = FileReader::ReadLayout(&source);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  for (const std::optional<OffsetIndex>& index : (*layout)->offset_indexes) {
+    EXPECT_FALSE(index.has_value());
+  }
+  auto fresh = FileReader::Open(&source);
+  auto shared = FileReader::Open(&source, *layout);
+  ASSERT_TRUE(fresh.ok() && shared.ok());
+  auto want = ReadAll(**fresh, 10, 90);
+  auto got = ReadAll(**shared, 10, 90);
+  ASSERT_TRUE(want.ok() && got.ok());
+  for (size_t c = 0; c < want->size(); ++c) EXPECT_TRUE((*got)[c] == (*want)[c]) << c;
+}
+
+TEST(FileLayoutTest, ReadLayoutChecksEveryOffsetIndex) {
+  // Only the last chunk's index is bad: a lazy reader would not notice it
+  // before reading that chunk, ReadLayout must.
+  const std::string corrupt =
+      RewriteOffsetIndexes(SmallFile(), [](size_t g, size_t column, std::optional<OffsetIndex>* i) {
+        if (g == 2 && column + 1 == TestSchema().size()) (*i)->page_locations[0].first_row_index = 1;
+      });
+  StringSource source(corrupt);
+  ReaderOptions options;
+  options.file_name = "bad.parquet";
+  ASSERT_TRUE(FileReader::Open(&source, options).ok());
+  absl::Status s = FileReader::ReadLayout(&source, options).status();
+  ASSERT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("bad.parquet"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("is not 0"), absl::string_view::npos) << s;
+}
+
+TEST(FileLayoutTest, LayoutOfAnotherSizeIsDataLoss) {
+  const std::string bytes = SmallFile();
+  StringSource source(bytes);
+  auto layout = FileReader::ReadLayout(&source);
+  ASSERT_TRUE(layout.ok());
+  const std::string longer = bytes + "x";
+  StringSource other(longer);
+  ReaderOptions options;
+  options.file_name = "grown.parquet";
+  absl::Status s = FileReader::Open(&other, *layout, options).status();
+  ASSERT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("grown.parquet"), absl::string_view::npos) << s;
+  EXPECT_EQ(FileReader::Open(&source, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 // A small file with LIST columns (nullable elements, dictionary and PLAIN)
 // and several pages per chunk.
 std::string SmallListFile() {

@@ -193,12 +193,26 @@ class SpansTableWriter {
                                                              std::string_view file_name,
                                                              uint64_t row_begin, uint64_t row_end);
 
+// The layout of a spans.parquet (its footer, checked as SpansRangeReader::
+// Open checks it, and every chunk's OffsetIndex), for SpansRangeReader::
+// Open to reuse: trace lookups keep one per batch (trace_lookup.h).
+// DataLoss naming the file for anything wrong with its bytes.
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const parquet::FileLayout>> ReadSpansLayout(
+    parquet::RandomAccessSource* source, std::string_view batch_id, std::string_view file_name);
+
 // A spans.parquet opened once for reading many row ranges (compaction's
 // merge): ReadSpans is ReadSpansRows without parsing the footer again.
+// Range reads skip the promoted columns (spans-parquet.md: they are derived
+// and ignored on read-back).
 class SpansRangeReader {
  public:
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<SpansRangeReader>> Open(
       parquet::RandomAccessSource* source, std::string_view batch_id, std::string_view file_name);
+  // Opens the file `layout` was read from (ReadSpansLayout) without reading
+  // its footer; DataLoss if its size differs from the layout's.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SpansRangeReader>> Open(
+      parquet::RandomAccessSource* source, std::shared_ptr<const parquet::FileLayout> layout,
+      std::string_view file_name);
   ~SpansRangeReader();
   SpansRangeReader(const SpansRangeReader&) = delete;
   SpansRangeReader& operator=(const SpansRangeReader&) = delete;

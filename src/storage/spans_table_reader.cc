@@ -308,6 +308,29 @@ absl::StatusOr<std::unique_ptr<SpansRangeReader>> SpansRangeReader::Open(
   return std::unique_ptr<SpansRangeReader>(new SpansRangeReader(std::move(reader), file_name));
 }
 
+absl::StatusOr<std::shared_ptr<const parquet::FileLayout>> ReadSpansLayout(
+    parquet::RandomAccessSource* source, std::string_view batch_id, std::string_view file_name) {
+  parquet::ReaderOptions options;
+  options.file_name = std::string(file_name);
+  absl::StatusOr<std::shared_ptr<const parquet::FileLayout>> layout =
+      parquet::FileReader::ReadLayout(source, options);
+  if (!layout.ok()) return AsDataLoss(layout.status(), file_name);
+  STRATA_RETURN_IF_ERROR(CheckTableSchema((*layout)->metadata, (*layout)->columns,
+                                          SpansTableColumns(), kSpansSchema, batch_id, file_name));
+  return layout;
+}
+
+absl::StatusOr<std::unique_ptr<SpansRangeReader>> SpansRangeReader::Open(
+    parquet::RandomAccessSource* source, std::shared_ptr<const parquet::FileLayout> layout,
+    std::string_view file_name) {
+  parquet::ReaderOptions options;
+  options.file_name = std::string(file_name);
+  absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader =
+      parquet::FileReader::Open(source, std::move(layout), options);
+  if (!reader.ok()) return AsDataLoss(reader.status(), file_name);
+  return std::unique_ptr<SpansRangeReader>(new SpansRangeReader(*std::move(reader), file_name));
+}
+
 SpansRangeReader::SpansRangeReader(std::unique_ptr<parquet::FileReader> reader,
                                std::string_view file_name)
     : reader_(std::move(reader)), file_name_(file_name) {}
@@ -324,16 +347,16 @@ absl::Status SpansRangeReader::ReadRange(uint64_t row_begin, uint64_t row_end, b
     return absl::DataLossError(fmt::format("{}: rows [{}, {}) asked for, the file has {} rows",
                                            file_name_, row_begin, row_end, file_rows()));
   }
-  std::vector<int> all(reader_->columns().size());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  // Every column but the promoted ones, which AppendSpanRows does not read:
+  // they stay empty.
+  std::vector<int> wanted(kSpansPromoted);
+  for (size_t i = 0; i < wanted.size(); ++i) wanted[i] = static_cast<int>(i);
   absl::StatusOr<std::vector<ColumnVector>> c =
-      reader_->Read(all, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
-  if (!c.ok()) {
-    if (!absl::IsInvalidArgument(c.status()) && !absl::IsUnimplemented(c.status()) &&
-        !absl::IsOutOfRange(c.status())) {
-      return c.status();  // DataLoss names the file already; I/O errors pass through
-    }
-    return absl::DataLossError(fmt::format("{}: {}", file_name_, std::string(c.status().message())));
+      reader_->Read(wanted, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
+  if (!c.ok()) return AsDataLoss(c.status(), file_name_);
+  for (int k = kSpansPromoted; k < kSpansColumnCount; ++k) {
+    const parquet::ColumnSpec& spec = SpansTableColumns()[k];
+    c->push_back(spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type));
   }
   return AppendSpanRows(*c, file_name_, row_begin,
                         placeholders ? RowRange::kPlaceholders : RowRange::kSpans, batch,

@@ -26,10 +26,11 @@ absl::Status InBatch(const absl::Status& status, const std::string& batch_dir) {
   return absl::Status(status.code(), fmt::format("batch {}: {}", batch_dir, std::string(status.message())));
 }
 
-// The trace filter of a batch with spans, from its spans.tidx.
-absl::StatusOr<std::shared_ptr<const void>> LoadTraceFilter(FileSystem& fs,
-                                                            const std::string& batch_dir,
-                                                            const BatchMeta& meta) {
+// The lookup state of a batch with spans (its trace filter, from its
+// spans.tidx), caching within `budget` (null: no cache).
+absl::StatusOr<std::shared_ptr<const void>> LoadLookupState(
+    FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
+    const std::shared_ptr<LookupCacheBudget>& budget) {
   if (!meta.spans_tidx.has_value()) return std::shared_ptr<const void>();
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
                           fs.NewRandomAccessFile(batch_dir + "/" + kTraceIndexFileName));
@@ -38,13 +39,27 @@ absl::StatusOr<std::shared_ptr<const void>> LoadTraceFilter(FileSystem& fs,
   if (absl::Status s = filter->Validate(*meta.spans.traces, meta.spans.rows); !s.ok()) {
     return InBatch(s, batch_dir);
   }
-  return std::shared_ptr<const void>(std::make_shared<const TraceFilter>(*std::move(filter)));
+  return std::shared_ptr<const void>(
+      std::make_shared<const BatchLookupState>(*std::move(filter), budget));
+}
+
+// The attachment loader of a Storage whose lookup cache is `budget`.
+BatchAttachmentLoader LookupStateLoader(std::shared_ptr<LookupCacheBudget> budget) {
+  return [budget = std::move(budget)](FileSystem& fs, const std::string& batch_dir,
+                                      const BatchMeta& meta) {
+    return LoadLookupState(fs, batch_dir, meta, budget);
+  };
 }
 
 }  // namespace
 
+const BatchLookupState* BatchLookupStateOf(const LiveBatch& batch) {
+  return static_cast<const BatchLookupState*>(batch.attachment().get());
+}
+
 const TraceFilter* BatchTraceFilter(const LiveBatch& batch) {
-  return static_cast<const TraceFilter*>(batch.attachment().get());
+  const BatchLookupState* state = BatchLookupStateOf(batch);
+  return state != nullptr ? &state->filter() : nullptr;
 }
 
 absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir,
@@ -69,7 +84,9 @@ absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir
     return InBatch(CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFile),
                    batch_dir);
   }
-  if (file_name == kTraceIndexFileName) return LoadTraceFilter(fs, batch_dir, meta).status();
+  if (file_name == kTraceIndexFileName) {
+    return LoadLookupState(fs, batch_dir, meta, /*budget=*/nullptr).status();
+  }
   return absl::InvalidArgumentError(
       fmt::format("CheckBatchFileContents: {} is not a batch data file", file_name));
 }
@@ -80,7 +97,7 @@ absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(FileSystem& fs,
   for (const char* file_name : {kSpansFile, kLogsFile, kMetricsFile}) {
     STRATA_RETURN_IF_ERROR(CheckBatchFileContents(fs, batch_dir, meta, file_name));
   }
-  return LoadTraceFilter(fs, batch_dir, meta);
+  return LoadLookupState(fs, batch_dir, meta, /*budget=*/nullptr);
 }
 
 absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs,
@@ -92,24 +109,27 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs,
                                   const BatchMeta& meta) -> absl::Status {
     return CheckBatchContents(fs, batch_dir, meta).status();
   };
-  dir_options.load_attachment = LoadTraceFilter;
+  auto lookup_cache = std::make_shared<LookupCacheBudget>(options.lookup_cache_bytes);
+  dir_options.load_attachment = LookupStateLoader(lookup_cache);
   auto retired = std::make_shared<RetiredBatches>();
   dir_options.on_retire = [retired](const LiveBatch& batch) { retired->Push(batch); };
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<DataDir> dir,
                           OpenDataDir(fs, data_dir, std::move(dir_options)));
-  return std::unique_ptr<Storage>(
-      new Storage(std::move(dir), std::move(retired), std::move(options)));
+  return std::unique_ptr<Storage>(new Storage(std::move(dir), std::move(retired),
+                                              std::move(lookup_cache), std::move(options)));
 }
 
 Storage::Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatches> retired,
-                 StorageOptions options)
-    : options_(std::move(options)), data_dir_(std::move(data_dir)) {
+                 std::shared_ptr<LookupCacheBudget> lookup_cache, StorageOptions options)
+    : options_(std::move(options)),
+      lookup_cache_(std::move(lookup_cache)),
+      data_dir_(std::move(data_dir)) {
   writer_ = std::make_unique<GroupCommitWriter>(
       options_.writer,
       [this](std::span<WriteRequest* const> group) { return CommitGroup(group); });
   MaintenanceOptions maintenance = options_.maintenance;
   maintenance.clock = options_.clock;
-  maintenance.load_attachment = LoadTraceFilter;
+  maintenance.load_attachment = LookupStateLoader(lookup_cache_);
   maintenance.merge.tables = options_.tables;
   // Merge output is cut into smaller row groups: the writer buffers one.
   maintenance.merge.tables.row_group_bytes =
@@ -171,7 +191,7 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
 
   STRATA_ASSIGN_OR_RETURN(CommittedBatch committed, data_dir_->committer().Commit(batch));
   absl::StatusOr<std::shared_ptr<const void>> filter =
-      LoadTraceFilter(data_dir_->fs(), committed.dir, committed.meta);
+      LoadLookupState(data_dir_->fs(), committed.dir, committed.meta, lookup_cache_);
   if (!filter.ok()) {
     return absl::UnavailableError(fmt::format("batch {} committed but its trace index cannot be "
                                               "loaded: {}",

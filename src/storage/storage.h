@@ -10,8 +10,10 @@
 //         -> publish a Snapshot that includes the batch (with its trace
 //            filter) -> every request of the group is acknowledged
 //
-// Readers Pin() a Snapshot and read the files it names; the in-memory trace
-// filter of each batch is its attachment (BatchTraceFilter()).
+// Readers Pin() a Snapshot and read the files it names; each batch with
+// spans has a BatchLookupState as its attachment (BatchLookupStateOf()):
+// its in-memory trace filter and its lookup cache, which all batches share
+// a budget for (StorageOptions::lookup_cache_bytes).
 //
 // Thread-safety: safe for concurrent use. Errors: Open returns recovery's
 // errors (FailedPrecondition / DataLoss naming the data directory, batch
@@ -26,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "io/file_system.h"
 #include "storage/batch_id.h"
+#include "storage/batch_lookup_state.h"
 #include "storage/catalog.h"
 #include "storage/data_dir.h"
 #include "storage/group_commit_writer.h"
@@ -46,6 +49,12 @@ struct StorageOptions {
   // Start the maintenance thread at Open (the server does; tests that
   // want maintenance usually drive RunStep instead).
   bool start_maintenance = false;
+  // What trace lookups may keep in memory across all live batches beyond
+  // their trace filters: each batch's parsed spans.parquet footer and
+  // OffsetIndexes (batch_lookup_state.h; docs/format/trace-index.md, "In
+  // memory"). 0 turns the cache off.
+  size_t lookup_cache_bytes = kDefaultLookupCacheBytes;
+  static constexpr size_t kDefaultLookupCacheBytes = size_t{64} << 20;
 };
 
 class Storage {
@@ -80,26 +89,34 @@ class Storage {
   MaintenanceStats GetMaintenanceStats() const { return maintenance_->Stats(); }
   Maintenance& maintenance() { return *maintenance_; }
   const DataDir& data_dir() const { return *data_dir_; }
+  // The lookup cache's budget (its limit and the bytes in use).
+  const LookupCacheBudget& lookup_cache() const { return *lookup_cache_; }
 
  private:
   Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatches> retired,
-          StorageOptions options);
+          std::shared_ptr<LookupCacheBudget> lookup_cache, StorageOptions options);
   // The writer's commit step.
   [[nodiscard]] absl::Status CommitGroup(std::span<WriteRequest* const> group);
 
   const StorageOptions options_;
+  // Shared with every batch's lookup state; declared before data_dir_ so
+  // it outlives the catalog (the states hold it too).
+  const std::shared_ptr<LookupCacheBudget> lookup_cache_;
   std::unique_ptr<DataDir> data_dir_;
   std::unique_ptr<GroupCommitWriter> writer_;
   std::unique_ptr<Maintenance> maintenance_;
 };
 
+// The lookup state a live batch carries, or null when it has no spans.
+const BatchLookupState* BatchLookupStateOf(const LiveBatch& batch);
 // The trace filter a live batch carries, or null when it has no spans.
 const TraceFilter* BatchTraceFilter(const LiveBatch& batch);
 
 // The boot checks of one batch beyond meta.json and checksums (meta-json.md
 // rule 10): each Parquet footer parses with its exact schema, key-value
 // metadata and row count, and spans.tidx passes its checks and agrees with
-// meta.json. Returns the batch's trace filter (null without spans).
+// meta.json. Returns the batch's lookup state (null without spans), with
+// no cache budget.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(
     FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta);
 

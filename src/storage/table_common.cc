@@ -110,8 +110,8 @@ absl::Status CheckKeyValue(const parquet::FileMetaData& metadata, std::string_vi
   return absl::OkStatus();
 }
 
-// Reader errors other than the source's own I/O errors mean the bytes are
-// not a file strata wrote.
+}  // namespace
+
 absl::Status AsDataLoss(const absl::Status& status, std::string_view file_name) {
   if (status.ok() || absl::IsDataLoss(status)) return status;
   if (absl::IsInvalidArgument(status) || absl::IsUnimplemented(status) ||
@@ -120,8 +120,6 @@ absl::Status AsDataLoss(const absl::Status& status, std::string_view file_name) 
   }
   return status;
 }
-
-}  // namespace
 
 absl::Status CheckTableSchema(const parquet::FileMetaData& metadata,
                               const std::vector<ColumnSpec>& columns,

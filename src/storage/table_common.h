@@ -145,6 +145,12 @@ std::vector<parquet::ColumnWriterOptions> PerColumnOptions(
                                             uint64_t expected_file_rows,
                                             std::string_view file_name);
 
+// A Parquet reader's error as a table reader returns it: InvalidArgument,
+// Unimplemented and OutOfRange become DataLoss naming `file_name` (the bytes
+// are not a file strata wrote); DataLoss and the source's I/O errors pass
+// through unchanged.
+[[nodiscard]] absl::Status AsDataLoss(const absl::Status& status, std::string_view file_name);
+
 // Opens a table file and runs CheckTableSchema. Reader errors are turned
 // into DataLoss (a file strata wrote that its own reader rejects is corrupt).
 [[nodiscard]] absl::StatusOr<std::unique_ptr<parquet::FileReader>> OpenTable(

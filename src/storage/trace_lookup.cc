@@ -75,15 +75,33 @@ std::string Hex(const otlp::TraceId& id) {
   return out;
 }
 
+// A reader of the batch's spans.parquet: through the layout its state
+// caches, else by reading the footer and indexes, which the state then
+// keeps if its budget allows.
+absl::StatusOr<std::unique_ptr<SpansRangeReader>> OpenSpans(const BatchLookupState& state,
+                                                            parquet::RandomAccessSource* source,
+                                                            const std::string& batch_id,
+                                                            const std::string& path) {
+  if (std::shared_ptr<const parquet::FileLayout> layout = state.spans_layout()) {
+    return SpansRangeReader::Open(source, std::move(layout), path);
+  }
+  STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const parquet::FileLayout> layout,
+                          ReadSpansLayout(source, batch_id, path));
+  state.CacheSpansLayout(layout);
+  return SpansRangeReader::Open(source, std::move(layout), path);
+}
+
 // Appends the trace's rows of one batch to *out.
 absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
-                           const std::string& batch_id, const TraceLocation& location,
-                           const otlp::TraceId& trace_id, otlp::TraceBatch* out) {
+                           const std::string& batch_id, const BatchLookupState& state,
+                           const TraceLocation& location, const otlp::TraceId& trace_id,
+                           otlp::TraceBatch* out) {
   const std::string path = batch_dir + "/" + kSpansFile;
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, path));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SpansRangeReader> reader,
+                          OpenSpans(state, source.get(), batch_id, path));
   const size_t first_span = out->spans.size();
-  STRATA_RETURN_IF_ERROR(
-      ReadSpansRows(source.get(), batch_id, path, location.first_row, location.end_row, out));
+  STRATA_RETURN_IF_ERROR(reader->ReadSpans(location.first_row, location.end_row, out));
   // The index and the file must agree on what the rows hold; a stale or
   // damaged entry must not hand back another trace's spans.
   for (size_t i = first_span; i < out->spans.size(); ++i) {
@@ -110,8 +128,10 @@ absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(FileSystem& fs,
   s.batches = snapshot.size();
   otlp::TraceBatch result;
   for (const std::shared_ptr<const LiveBatch>& batch : snapshot.batches()) {
-    const TraceFilter* filter = BatchTraceFilter(*batch);
-    if (filter == nullptr || !filter->MayContain(trace_id)) continue;
+    const BatchLookupState* state = BatchLookupStateOf(*batch);
+    if (state == nullptr) continue;
+    const TraceFilter* filter = &state->filter();
+    if (!filter->MayContain(trace_id)) continue;
     ++s.filter_matches;
     const std::string batch_dir = BatchPath(data_dir, batch->dir());
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> index,
@@ -122,7 +142,7 @@ absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(FileSystem& fs,
     ++s.batches_read;
     s.rows_read += location->end_row - location->first_row;
     STRATA_RETURN_IF_ERROR(
-        ReadBatchRows(fs, batch_dir, batch->id().ToString(), *location, trace_id, &result));
+        ReadBatchRows(fs, batch_dir, batch->id().ToString(), *state, *location, trace_id, &result));
   }
   if (s.batches_read == 0) return std::nullopt;
   SortSpans(&result.spans);

@@ -5,7 +5,9 @@
 //   every batch of the pinned Snapshot: its in-memory trace filter
 //     -> the few that may hold the id: binary search of their spans.tidx
 //     -> the batches that hold it: read only its rows of spans.parquet
-//        (only the pages that cover them) with the native Parquet reader
+//        (only the pages that cover them) with the native Parquet reader,
+//        through the footer and OffsetIndexes the batch's lookup state
+//        caches (batch_lookup_state.h; the first read of a batch fills it)
 //     -> one TraceBatch with every span of the trace
 //
 // The result holds the trace's spans from every batch that has some, so a
@@ -14,7 +16,8 @@
 // attributes they were stored with (rows from different batches never
 // share a resource row). The batch owns all its bytes.
 //
-// Thread-safety: reentrant; the Snapshot and FileSystem are only read.
+// Thread-safety: reentrant; the Snapshot and FileSystem are only read (a
+// batch's lookup cache is safe for concurrent use).
 // Errors: DataLoss naming the batch and file when an index or Parquet file
 // is corrupt; the FileSystem's error when a read fails.
 

@@ -13,6 +13,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "fmt/format.h"
@@ -284,10 +286,24 @@ class TraceLookupTest : public ::testing::Test {
         page_rows_from_env && env != nullptr) {
       options.tables.spans_page_bytes = static_cast<size_t>(std::atoll(env));
     }
+    options.lookup_cache_bytes = lookup_cache_bytes_;
     absl::StatusOr<std::unique_ptr<Storage>> storage =
         Storage::Open(fs_, DataDir(), std::move(options));
     ASSERT_TRUE(storage.ok()) << storage.status();
     storage_ = *std::move(storage);
+  }
+
+  // The bytes the batches of `snapshot` hold in their lookup caches, and
+  // how many batches hold some.
+  static std::pair<size_t, size_t> Cached(const Snapshot& snapshot) {
+    size_t bytes = 0, batches = 0;
+    for (const auto& batch : snapshot.batches()) {
+      const BatchLookupState* state = BatchLookupStateOf(*batch);
+      if (state == nullptr) continue;
+      bytes += state->cached_bytes();
+      batches += state->spans_layout() != nullptr;
+    }
+    return {bytes, batches};
   }
 
   // Writes `requests` requests one at a time, so each is its own batch.
@@ -335,6 +351,7 @@ class TraceLookupTest : public ::testing::Test {
   PosixFileSystem fs_;
   testing::ScopedTempDir tmp_{"trace_lookup"};
   Traffic traffic_{7};
+  size_t lookup_cache_bytes_ = StorageOptions::kDefaultLookupCacheBytes;
   std::unique_ptr<Storage> storage_;
 };
 
@@ -515,21 +532,165 @@ TEST_F(TraceLookupTest, CorruptSpansFileUnderPinnedSnapshotIsDataLossNamingTheFi
   absl::StatusOr<std::string> original = fs_.ReadFile(path);
   ASSERT_TRUE(original.ok());
 
-  // The first page header of the first column chunk.
-  ASSERT_NO_FATAL_FAILURE(Patch(path, 4, std::string(48, '\xff')));
+  // The footer's magic, before any lookup cached the footer.
+  ASSERT_NO_FATAL_FAILURE(Patch(path, original->size() - 4, "PAR0"));
   auto found = LookupTrace(fs_, DataDir(), *snapshot, traffic_.target());
   ASSERT_FALSE(found.ok());
   EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss) << found.status();
   EXPECT_THAT(found.status().message(), HasSubstr(path));
+  EXPECT_EQ(Cached(*snapshot).second, 0u);
 
-  // The footer's magic.
-  ASSERT_NO_FATAL_FAILURE(Patch(path, 4, original->substr(4, 48)));
-  ASSERT_TRUE(LookupTrace(fs_, DataDir(), *snapshot, traffic_.target()).ok());
-  ASSERT_NO_FATAL_FAILURE(Patch(path, original->size() - 4, "PAR0"));
+  // The first page header of the first column chunk.
+  ASSERT_NO_FATAL_FAILURE(Patch(path, original->size() - 4, "PAR1"));
+  ASSERT_NO_FATAL_FAILURE(Patch(path, 4, std::string(48, '\xff')));
   found = LookupTrace(fs_, DataDir(), *snapshot, traffic_.target());
   ASSERT_FALSE(found.ok());
   EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss) << found.status();
   EXPECT_THAT(found.status().message(), HasSubstr(path));
+
+  // Once a lookup has cached the footer, later ones do not read it again
+  // (the file is immutable; verify and boot check footers), but a file of
+  // another size is still caught.
+  ASSERT_NO_FATAL_FAILURE(Patch(path, 4, original->substr(4, 48)));
+  ASSERT_TRUE(LookupTrace(fs_, DataDir(), *snapshot, traffic_.target()).ok());
+  EXPECT_NE(BatchLookupStateOf(*batch)->spans_layout(), nullptr);
+  ASSERT_NO_FATAL_FAILURE(Patch(path, original->size() - 4, "PAR0"));
+  found = LookupTrace(fs_, DataDir(), *snapshot, traffic_.target());
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(SortedFacts(**found), Expected(traffic_.target()));
+  {
+    auto file = fs_.NewWritableFile(path);
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->Append(original->substr(0, original->size() - 1)).ok());
+    ASSERT_TRUE((*file)->Close().ok());
+  }
+  found = LookupTrace(fs_, DataDir(), *snapshot, traffic_.target());
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss) << found.status();
+  EXPECT_THAT(found.status().message(), HasSubstr(path));
+}
+
+// ------------------------------------------------------------ the lookup cache
+
+TEST_F(TraceLookupTest, CachedLayoutsReturnTheSameSpansAsUncachedReads) {
+  ASSERT_NO_FATAL_FAILURE(OpenStorage());
+  ASSERT_NO_FATAL_FAILURE(WriteRequests(6, 4, 25));
+  std::shared_ptr<const Snapshot> snapshot = storage_->Pin();
+  EXPECT_EQ(storage_->lookup_cache().used_bytes(), 0u);
+  std::map<otlp::TraceId, std::vector<std::string>> first;
+  for (const auto& [id, facts] : traffic_.facts()) {
+    auto found = LookupTrace(fs_, DataDir(), *snapshot, id);
+    ASSERT_TRUE(found.ok()) << found.status();
+    ASSERT_TRUE(found->has_value()) << Hex(id);
+    first[id] = SortedFacts(**found);
+    EXPECT_EQ(first[id], Expected(id)) << Hex(id);
+  }
+  // Every batch has been read, so every batch holds its layout, and the
+  // budget counts exactly their bytes.
+  const auto [bytes, batches] = Cached(*snapshot);
+  EXPECT_EQ(batches, snapshot->size());
+  EXPECT_GT(bytes, 0u);
+  EXPECT_EQ(storage_->lookup_cache().used_bytes(), bytes);
+  for (const auto& [id, facts] : first) {
+    auto found = LookupTrace(fs_, DataDir(), *snapshot, id);
+    ASSERT_TRUE(found.ok() && found->has_value()) << Hex(id);
+    EXPECT_EQ(SortedFacts(**found), facts) << Hex(id);
+  }
+  EXPECT_EQ(storage_->lookup_cache().used_bytes(), bytes);
+
+  // The same data through a storage without a cache.
+  snapshot.reset();
+  storage_.reset();
+  lookup_cache_bytes_ = 0;
+  ASSERT_NO_FATAL_FAILURE(OpenStorage());
+  snapshot = storage_->Pin();
+  for (const auto& [id, facts] : first) {
+    auto found = LookupTrace(fs_, DataDir(), *snapshot, id);
+    ASSERT_TRUE(found.ok() && found->has_value()) << Hex(id);
+    EXPECT_EQ(SortedFacts(**found), facts) << Hex(id);
+  }
+  EXPECT_EQ(Cached(*snapshot), std::make_pair(size_t{0}, size_t{0}));
+  EXPECT_EQ(storage_->lookup_cache().used_bytes(), 0u);
+}
+
+TEST_F(TraceLookupTest, RetiredBatchGivesBackItsLookupCache) {
+  ASSERT_NO_FATAL_FAILURE(OpenStorage());
+  ASSERT_NO_FATAL_FAILURE(WriteRequests(3, 4, 20));
+  std::shared_ptr<const Snapshot> snapshot = storage_->Pin();
+  ASSERT_TRUE(LookupTrace(fs_, DataDir(), *snapshot, traffic_.target()).ok());
+  ASSERT_EQ(Cached(*snapshot).second, 3u);  // every request carries the target
+  const size_t used = storage_->lookup_cache().used_bytes();
+  const LiveBatch& retired = *snapshot->batches()[1];
+  const size_t retired_bytes = BatchLookupStateOf(retired)->cached_bytes();
+  ASSERT_GT(retired_bytes, 0u);
+  ASSERT_LT(retired_bytes, used);
+
+  absl::StatusOr<std::shared_ptr<const Snapshot>> next =
+      storage_->data_dir().catalog().Publish({}, {retired.id()});
+  ASSERT_TRUE(next.ok()) << next.status();
+  // A pinned Snapshot still names the batch: its cache stays.
+  EXPECT_EQ(storage_->lookup_cache().used_bytes(), used);
+  snapshot.reset();
+  // No Snapshot names it any more: the batch, its state and its cache are gone.
+  EXPECT_EQ(storage_->lookup_cache().used_bytes(), used - retired_bytes);
+  EXPECT_EQ(Cached(**next).first, used - retired_bytes);
+}
+
+TEST_F(TraceLookupTest, LookupCacheStaysWithinItsBudget) {
+  ASSERT_NO_FATAL_FAILURE(OpenStorage());
+  ASSERT_NO_FATAL_FAILURE(WriteRequests(4, 4, 20));
+  ASSERT_TRUE(LookupTrace(fs_, DataDir(), *storage_->Pin(), traffic_.target()).ok());
+  size_t largest = 0;
+  for (const auto& batch : storage_->Pin()->batches()) {
+    largest = std::max(largest, BatchLookupStateOf(*batch)->cached_bytes());
+  }
+  ASSERT_GT(largest, 0u);
+
+  // Room for one layout and a half: the first batch read keeps its layout,
+  // the rest are read without a cache, and every answer is whole.
+  storage_.reset();
+  lookup_cache_bytes_ = largest + largest / 2;
+  ASSERT_NO_FATAL_FAILURE(OpenStorage());
+  std::shared_ptr<const Snapshot> snapshot = storage_->Pin();
+  for (int round = 0; round < 2; ++round) {
+    auto found = LookupTrace(fs_, DataDir(), *snapshot, traffic_.target());
+    ASSERT_TRUE(found.ok() && found->has_value());
+    EXPECT_EQ(SortedFacts(**found), Expected(traffic_.target()));
+    const auto [bytes, batches] = Cached(*snapshot);
+    EXPECT_GE(batches, 1u);
+    EXPECT_LT(batches, 4u);
+    EXPECT_LE(bytes, lookup_cache_bytes_);
+    EXPECT_EQ(storage_->lookup_cache().used_bytes(), bytes);
+  }
+}
+
+TEST_F(TraceLookupTest, ConcurrentLookupsFillTheCacheOnceAndAgree) {
+  ASSERT_NO_FATAL_FAILURE(OpenStorage());
+  ASSERT_NO_FATAL_FAILURE(WriteRequests(4, 3, 25));
+  std::shared_ptr<const Snapshot> snapshot = storage_->Pin();
+  std::vector<otlp::TraceId> ids;
+  for (const auto& [id, facts] : traffic_.facts()) ids.push_back(id);
+  std::vector<std::vector<std::vector<std::string>>> answers(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < answers.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t k = 0; k < ids.size(); ++k) {
+        const otlp::TraceId& id = ids[(k + t * 7) % ids.size()];
+        auto found = LookupTrace(fs_, DataDir(), *snapshot, id);
+        answers[t].push_back(found.ok() && found->has_value() ? SortedFacts(**found)
+                                                              : std::vector<std::string>{"error"});
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (size_t t = 0; t < answers.size(); ++t) {
+    for (size_t k = 0; k < ids.size(); ++k) {
+      EXPECT_EQ(answers[t][k], Expected(ids[(k + t * 7) % ids.size()])) << t << " " << k;
+    }
+  }
+  const auto [bytes, batches] = Cached(*snapshot);
+  EXPECT_EQ(batches, snapshot->size());
+  EXPECT_EQ(storage_->lookup_cache().used_bytes(), bytes);
 }
 
 // ------------------------------------------------------------ ReadSpansRows

@@ -1,0 +1,91 @@
+#pragma once
+
+// What a live batch with spans carries in memory for trace lookups (its
+// catalog attachment, BatchRecord::attachment): the trace filter of its
+// spans.tidx, and a cache, filled by the first lookup that reads the
+// batch, of its spans.parquet layout (the parsed footer and every column
+// chunk's OffsetIndex, parquet::FileLayout), so later lookups read neither
+// (docs/format/trace-index.md, "In memory").
+//
+// The cache is bounded by a LookupCacheBudget shared by every batch of a
+// Storage: a layout is kept only while the bytes of all kept layouts stay
+// under the budget's limit; past it, a lookup reads the footer as it did
+// without a cache. A kept layout is freed, and its bytes given back to the
+// budget, when the batch's state is destroyed: when the batch is retired
+// and no Snapshot or reader names it any more.
+//
+// Invariants:
+//   1. The budget's used bytes are the sum of charged_bytes_ over the
+//      states that hold a layout.
+//   2. A state's layout, once set, never changes.
+//
+// Thread-safety: LookupCacheBudget and BatchLookupState are safe for
+// concurrent use (the state is shared through const pointers; its cache is
+// mutable behind mu_). Errors: none; a layout that does not fit is simply
+// not kept.
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
+#include "parquet/file_reader.h"
+#include "storage/trace_index.h"
+
+namespace strata::storage {
+
+// The bytes all batches' cached layouts may hold together.
+class LookupCacheBudget {
+ public:
+  explicit LookupCacheBudget(size_t limit_bytes) : limit_bytes_(limit_bytes) {}
+  LookupCacheBudget(const LookupCacheBudget&) = delete;
+  LookupCacheBudget& operator=(const LookupCacheBudget&) = delete;
+
+  // Reserves `bytes` and returns true when they fit under the limit.
+  [[nodiscard]] bool TryCharge(size_t bytes);
+  // Gives back bytes a TryCharge() reserved.
+  void Release(size_t bytes);
+
+  size_t limit_bytes() const { return limit_bytes_; }
+  size_t used_bytes() const { return used_bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  const size_t limit_bytes_;
+  // A counter updated with compare-and-swap: no lock, since nothing else
+  // has to change with it.
+  std::atomic<size_t> used_bytes_{0};
+};
+
+class BatchLookupState {
+ public:
+  // `budget` may be null: the state then caches nothing.
+  BatchLookupState(TraceFilter filter, std::shared_ptr<LookupCacheBudget> budget)
+      : filter_(std::move(filter)), budget_(std::move(budget)) {}
+  // Gives the cached layout's bytes back to the budget.
+  ~BatchLookupState();
+  BatchLookupState(const BatchLookupState&) = delete;
+  BatchLookupState& operator=(const BatchLookupState&) = delete;
+
+  const TraceFilter& filter() const { return filter_; }
+
+  // The cached layout of the batch's spans.parquet, or null.
+  std::shared_ptr<const parquet::FileLayout> spans_layout() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Keeps `layout` (read from this batch's spans.parquet) if no layout is
+  // kept yet and its bytes fit in the budget; otherwise does nothing.
+  void CacheSpansLayout(std::shared_ptr<const parquet::FileLayout> layout) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The bytes this state holds in its cache (charged to the budget).
+  size_t cached_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  // Constant after construction.
+  const TraceFilter filter_;
+  const std::shared_ptr<LookupCacheBudget> budget_;
+
+  mutable Mutex mu_;
+  mutable std::shared_ptr<const parquet::FileLayout> spans_layout_ ABSL_GUARDED_BY(mu_);
+  mutable size_t charged_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace strata::storage
