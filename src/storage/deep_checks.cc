@@ -172,6 +172,7 @@ class SpansCheck {
     absl::StatusOr<std::unique_ptr<SpansRangeReader>> reader =
         SpansRangeReader::Open(source->get(), meta_.id, kSpansFile);
     if (!reader.ok()) return Decode(reader.status());
+    (*reader)->ReadEveryColumn();
     if (DeepOutcome index = OpenIndex()) return index;
 
     const uint64_t file_rows = (*reader)->file_rows();

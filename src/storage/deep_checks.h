@@ -7,7 +7,8 @@
 //
 // Spans, one range of `chunk_rows` span rows at a time (SpansRangeReader):
 //   * the placeholder rows come first (ReadPlaceholders), then only span
-//     rows, each range with the reader's own validation ("decode");
+//     rows, each range with the reader's own validation, every column
+//     decoded, the promoted ones too ("decode");
 //   * the sort order (trace id bytewise, start time) inside each range and
 //     across consecutive ranges ("sort order");
 //   * resource and scope indexes across ranges: every scope index under one

@@ -218,6 +218,9 @@ class SpansRangeReader {
   SpansRangeReader& operator=(const SpansRangeReader&) = delete;
 
   uint64_t file_rows() const;
+  // Range reads then also decode the promoted columns' pages (values
+  // unused), so every page of the file is decoded (verify --deep).
+  void ReadEveryColumn() { every_column_ = true; }
   // As ReadSpansRows. With `owners`, also the file's index of each resource
   // and scope appended (verify checks them across ranges).
   [[nodiscard]] absl::Status ReadSpans(uint64_t row_begin, uint64_t row_end,
@@ -235,6 +238,7 @@ class SpansRangeReader {
 
   std::unique_ptr<parquet::FileReader> reader_;
   std::string file_name_;
+  bool every_column_ = false;
 };
 
 // Boot's check: the footer parses, the schema and key-value metadata are

@@ -348,13 +348,13 @@ absl::Status SpansRangeReader::ReadRange(uint64_t row_begin, uint64_t row_end, b
                                            file_name_, row_begin, row_end, file_rows()));
   }
   // Every column but the promoted ones, which AppendSpanRows does not read:
-  // they stay empty.
-  std::vector<int> wanted(kSpansPromoted);
+  // they stay empty (unless every page is to be decoded).
+  std::vector<int> wanted(every_column_ ? kSpansColumnCount : kSpansPromoted);
   for (size_t i = 0; i < wanted.size(); ++i) wanted[i] = static_cast<int>(i);
   absl::StatusOr<std::vector<ColumnVector>> c =
       reader_->Read(wanted, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
   if (!c.ok()) return AsDataLoss(c.status(), file_name_);
-  for (int k = kSpansPromoted; k < kSpansColumnCount; ++k) {
+  for (int k = static_cast<int>(c->size()); k < kSpansColumnCount; ++k) {
     const parquet::ColumnSpec& spec = SpansTableColumns()[k];
     c->push_back(spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type));
   }

@@ -50,7 +50,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kAggressiveCompaction = {"--compaction-min-inputs", "2",
                                                         "--maintenance-interval-sec", "0.05"};
 // How long a kill round waits for the moment it kills at.
-constexpr auto kMomentDeadline = std::chrono::seconds(10);
+constexpr auto kMomentDeadline = std::chrono::seconds(30);
 
 enum class KillMoment { kRandomDelay, kMarkerPresent, kMergeInProgress };
 
