@@ -19,6 +19,7 @@
 #include "storage/commit_testing.h"
 #include "storage/data_dir.h"
 #include "storage/storage.h"
+#include "storage/verify_fixture.h"
 #include "storage/verify_testing.h"
 
 namespace strata::storage {
@@ -29,20 +30,13 @@ using testing::ScopedTempDir;
 using verify_testing::BatchIdOfDir;
 using verify_testing::DayOfDir;
 
-class QuarantineTest : public ::testing::Test {
+class QuarantineTest : public verify_testing::TrafficBatchesTest {
  protected:
+  QuarantineTest() : TrafficBatchesTest("quarantine", 200) {}
+
   void SetUp() override {
-    ASSERT_FALSE(temp_.path().empty());
-    data_ = temp_.path() + "/data";
-    absl::StatusOr<std::vector<std::string>> dirs =
-        verify_testing::WriteTrafficBatches(posix_, data_, 3, 200);
-    ASSERT_TRUE(dirs.ok()) << dirs.status();
-    ASSERT_EQ(dirs->size(), 3u);
-    dirs_ = *dirs;
-    absl::StatusOr<std::unique_ptr<query::DuckDbEngine>> engine =
-        query::OpenParquetFileCheckEngine();
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = *std::move(engine);
+    TrafficBatchesTest::SetUp();
+    if (HasFatalFailure()) return;
     options_.deep = true;
     options_.parquet_check = query::DuckDbParquetFileCheck(engine_.get());
   }
@@ -86,11 +80,6 @@ class QuarantineTest : public ::testing::Test {
     }
   }
 
-  ScopedTempDir temp_{"quarantine"};
-  PosixFileSystem posix_;
-  std::string data_;
-  std::vector<std::string> dirs_;
-  std::unique_ptr<query::DuckDbEngine> engine_;
   VerifyOptions options_;
 };
 

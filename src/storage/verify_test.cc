@@ -24,6 +24,7 @@
 #include "storage/spans_table.h"
 #include "storage/storage.h"
 #include "storage/table_testing.h"
+#include "storage/verify_fixture.h"
 #include "storage/verify_testing.h"
 
 namespace strata::storage {
@@ -97,21 +98,9 @@ class VanishingBatchFileSystem final : public ForwardingFileSystem {
   const std::string file_;
 };
 
-class VerifyTest : public ::testing::Test {
+class VerifyTest : public verify_testing::TrafficBatchesTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(temp_.path().empty());
-    data_ = temp_.path() + "/data";
-    absl::StatusOr<std::vector<std::string>> dirs =
-        verify_testing::WriteTrafficBatches(posix_, data_, 3);
-    ASSERT_TRUE(dirs.ok()) << dirs.status();
-    ASSERT_EQ(dirs->size(), 3u);
-    dirs_ = *dirs;
-    absl::StatusOr<std::unique_ptr<query::DuckDbEngine>> engine =
-        query::OpenParquetFileCheckEngine();
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = *std::move(engine);
-  }
+  VerifyTest() : TrafficBatchesTest("verify") {}
 
   VerifyOptions Shallow() { return VerifyOptions{}; }
   // `chunk_rows` below a batch's span rows makes the spans check read it in
@@ -164,11 +153,6 @@ class VerifyTest : public ::testing::Test {
     EXPECT_EQ(report.Count(BatchStatus::kCorrupt), 1u);
   }
 
-  ScopedTempDir temp_{"verify"};
-  PosixFileSystem posix_;
-  std::string data_;
-  std::vector<std::string> dirs_;
-  std::unique_ptr<query::DuckDbEngine> engine_;
 };
 
 TEST_F(VerifyTest, HealthyBatchesPassShallowAndDeep) {
