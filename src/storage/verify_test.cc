@@ -453,6 +453,53 @@ TEST_F(VerifyTest, ScopeUnderTwoResourcesIsCaughtAcrossRanges) {
   EXPECT_THAT(VerdictOf(ranges, dir).message, HasSubstr("appears with resource_index"));
 }
 
+// The rows of the highest resource_index (or scope_index) renumbered one
+// higher, leaving a gap: each one-row range is consistent on its own, so
+// only the density check across ranges can see it.
+TEST_F(VerifyTest, IndexGapIsCaughtAcrossRanges) {
+  const std::string dir = dirs_[0];
+  const std::string bytes = Read(dir + "/spans.parquet");
+  for (const auto& [offset, name] : {std::pair{kResourceIndexOffset, "resource_index"},
+                                     std::pair{kScopeIndexOffset, "scope_index"}}) {
+    SCOPED_TRACE(name);
+    const std::string gapped = table_testing::RewriteColumns(
+        bytes, [offset = offset](std::vector<parquet::ColumnVector>& columns) {
+          std::vector<int32_t>& index = columns[kSpansResourceScope + offset].int32s;
+          int32_t top = 0;
+          for (int32_t v : index) top = std::max(top, v);
+          ASSERT_GT(top, 0) << "the test traffic needs two owners";
+          for (int32_t& v : index) v += v == top ? 1 : 0;
+        });
+    ASSERT_FALSE(gapped.empty());
+    ASSERT_TRUE(RewriteBatchFile(posix_, dir, "spans.parquet", gapped).ok());
+    EXPECT_TRUE(Verify(Shallow()).Healthy());
+    ExpectOnlyCorrupt(Verify(Deep()), dir, "decode", "spans.parquet");
+    const VerifyReport ranges = Verify(Deep(1));
+    ExpectOnlyCorrupt(ranges, dir, "decode", "spans.parquet");
+    EXPECT_THAT(VerdictOf(ranges, dir).message, HasSubstr(std::string(name) + " is not dense"));
+  }
+}
+
+// The last log record turned into a scope placeholder: a placeholder after
+// a record, which a one-row range cannot see by itself.
+TEST_F(VerifyTest, LogPlaceholderAfterARecordIsCaughtAcrossRanges) {
+  const std::string dir = dirs_[0];
+  const std::string moved = table_testing::RewriteColumns(
+      Read(dir + "/logs.parquet"), [](std::vector<parquet::ColumnVector>& columns) {
+        std::vector<int32_t>& kinds = columns[kLogsRowKind].int32s;
+        ASSERT_GE(kinds.size(), 2u);
+        ASSERT_EQ(kinds[kinds.size() - 2], 0) << "the test traffic needs two log records";
+        kinds.back() = 1;
+      });
+  ASSERT_FALSE(moved.empty());
+  ASSERT_TRUE(RewriteBatchFile(posix_, dir, "logs.parquet", moved).ok());
+  EXPECT_TRUE(Verify(Shallow()).Healthy());
+  const VerifyReport ranges = Verify(Deep(1));
+  ExpectOnlyCorrupt(ranges, dir, "decode", "logs.parquet");
+  EXPECT_THAT(VerdictOf(ranges, dir).message, HasSubstr("placeholder row after a record row"));
+  EXPECT_FALSE(Verify(Deep()).Healthy());
+}
+
 // A compaction output (spans merged by trace, logs in declared event-time
 // order) passes in ranges of any size; two of its log records swapped in
 // time are caught by the reader inside one range and by the check across
