@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -129,10 +130,9 @@ void AppendFixed(ColumnVector& c, const std::array<uint8_t, N>& id) {
 // Builds every column of spans.parquet, one row at a time.
 class SpansBuilder {
  public:
-  // Resources and scopes are numbered from `resource_base` and
-  // `scope_base` (the file's earlier rows use the numbers below).
-  SpansBuilder(std::span<const otlp::TraceBatch* const> batches, uint32_t resource_base,
-               uint32_t scope_base);
+  // `owners[k]` gives batch k's resource and scope rows their file indexes.
+  SpansBuilder(std::span<const otlp::TraceBatch* const> batches,
+               std::vector<OwnerNumbering::Assigned> owners);
 
   void Reserve(size_t rows, size_t spans);
   // Adds every input's span, event and link attribute tables as elements,
@@ -196,15 +196,16 @@ class SpansBuilder {
 };
 
 SpansBuilder::SpansBuilder(std::span<const otlp::TraceBatch* const> batches,
-                           uint32_t resource_base, uint32_t scope_base)
+                           std::vector<OwnerNumbering::Assigned> owners)
     : batches_(batches),
       span_matcher_(SpanPromotionRules()),
       exception_matcher_({{"exception_type", {"exception.type"}, otlp::ValueType::kString},
                           {"exception_message", {"exception.message"}, otlp::ValueType::kString}}) {
-  resource_scope_.StartNumberingAt(resource_base, scope_base);
-  for (const otlp::TraceBatch* b : batches_) {
-    resource_scope_.AddBatch(*b);
-    resource_promoted_.AddBatch(*b);
+  STRATA_CHECK(owners.size() == batches_.size(), "one numbering per batch");
+  for (size_t k = 0; k < batches_.size(); ++k) {
+    resource_scope_.AddBatch(*batches_[k], std::move(owners[k].resource),
+                             std::move(owners[k].scope));
+    resource_promoted_.AddBatch(*batches_[k]);
   }
   const std::vector<PromotionRule>& rules = span_matcher_.rules();
   for (int i = 0; i < kSpanPromotedColumns; ++i) {
@@ -428,26 +429,6 @@ std::vector<ColumnVector> SpansBuilder::Finish() {
   return out;
 }
 
-// Placeholder rows of one batch: resources without scopes (kind 2), then
-// scopes without spans (kind 1).
-void AppendPlaceholders(const otlp::TraceBatch& b, uint32_t batch, SpansBuilder* builder,
-                        size_t* rows) {
-  std::vector<uint32_t> scopes_per_resource(b.resources.size(), 0);
-  std::vector<uint32_t> spans_per_scope(b.scopes.size(), 0);
-  for (uint32_t r : b.scopes.resource) ++scopes_per_resource[r];
-  for (uint32_t s : b.spans.scope) ++spans_per_scope[s];
-  for (uint32_t r = 0; r < b.resources.size(); ++r) {
-    if (scopes_per_resource[r] != 0) continue;
-    if (builder != nullptr) builder->AppendPlaceholder(batch, r, std::nullopt);
-    ++*rows;
-  }
-  for (uint32_t s = 0; s < b.scopes.size(); ++s) {
-    if (spans_per_scope[s] != 0) continue;
-    if (builder != nullptr) builder->AppendPlaceholder(batch, b.scopes.resource[s], s);
-    ++*rows;
-  }
-}
-
 std::vector<SortKey> SortSpans(std::span<const otlp::TraceBatch* const> batches) {
   size_t spans = 0;
   for (const otlp::TraceBatch* b : batches) spans += b->spans.size();
@@ -497,23 +478,67 @@ SpansTableWriter::SpansTableWriter(std::unique_ptr<parquet::FileWriter> file)
 
 SpansTableWriter::~SpansTableWriter() = default;
 
+std::vector<SpansTableWriter::Placeholder> SpansTableWriter::Placeholders(
+    std::span<const otlp::TraceBatch* const> batches,
+    const std::vector<OwnerNumbering::Assigned>& owners) {
+  resource_named_.resize(numbering_.resources(), false);
+  scope_named_.resize(numbering_.scopes(), false);
+  // Per batch: spans per scope row and scopes per resource row.
+  std::vector<std::vector<uint32_t>> spans_per_scope(batches.size());
+  std::vector<std::vector<uint32_t>> scopes_per_resource(batches.size());
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const otlp::TraceBatch& b = *batches[k];
+    spans_per_scope[k].assign(b.scopes.size(), 0);
+    scopes_per_resource[k].assign(b.resources.size(), 0);
+    for (uint32_t s : b.spans.scope) ++spans_per_scope[k][s];
+    for (uint32_t r : b.scopes.resource) ++scopes_per_resource[k][r];
+    for (uint32_t s = 0; s < b.scopes.size(); ++s) {
+      if (spans_per_scope[k][s] == 0) continue;
+      scope_named_[owners[k].scope[s]] = true;
+      resource_named_[owners[k].resource[b.scopes.resource[s]]] = true;
+    }
+  }
+  // Scopes first: a scope placeholder names its resource too.
+  std::vector<std::vector<Placeholder>> scope_rows(batches.size());
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const otlp::TraceBatch& b = *batches[k];
+    for (uint32_t s = 0; s < b.scopes.size(); ++s) {
+      if (spans_per_scope[k][s] != 0 || scope_named_[owners[k].scope[s]]) continue;
+      scope_named_[owners[k].scope[s]] = true;
+      resource_named_[owners[k].resource[b.scopes.resource[s]]] = true;
+      scope_rows[k].push_back({static_cast<uint32_t>(k), b.scopes.resource[s], s});
+    }
+  }
+  std::vector<Placeholder> out;
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const otlp::TraceBatch& b = *batches[k];
+    for (uint32_t r = 0; r < b.resources.size(); ++r) {
+      if (scopes_per_resource[k][r] != 0 || resource_named_[owners[k].resource[r]]) continue;
+      resource_named_[owners[k].resource[r]] = true;
+      out.push_back({static_cast<uint32_t>(k), r, std::nullopt});
+    }
+    out.insert(out.end(), scope_rows[k].begin(), scope_rows[k].end());
+  }
+  return out;
+}
+
 absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> batches) {
-  uint64_t resources = 0, scopes = 0;
-  size_t placeholders = 0;
-  for (uint32_t k = 0; k < batches.size(); ++k) {
-    resources += batches[k]->resources.size();
-    scopes += batches[k]->scopes.size();
-    AppendPlaceholders(*batches[k], k, nullptr, &placeholders);
+  std::vector<OwnerNumbering::Assigned> owners;
+  owners.reserve(batches.size());
+  for (const otlp::TraceBatch* b : batches) {
+    absl::StatusOr<OwnerNumbering::Assigned> assigned = numbering_.Number(*b);
+    if (!assigned.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spans table: ", assigned.status().message()));
+    }
+    owners.push_back(std::move(*assigned));
   }
-  if (next_resource_ + resources > std::numeric_limits<int32_t>::max() ||
-      next_scope_ + scopes > std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError("spans table: too many resources or scopes for one file");
-  }
-  if (placeholders > 0 && table_.meta.rows > 0) {
+  const std::vector<Placeholder> placeholders = Placeholders(batches, owners);
+  if (!placeholders.empty() && table_.meta.rows > 0) {
     return absl::InternalError("spans table: placeholder rows after span rows");
   }
   const std::vector<SortKey> keys = SortSpans(batches);
-  const uint64_t rows = placeholders + keys.size();
+  const uint64_t rows = placeholders.size() + keys.size();
   if (table_.meta.file_rows + rows > std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError("spans table: too many rows for one file");
   }
@@ -524,21 +549,16 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
   }
   if (rows == 0) return absl::OkStatus();
 
-  const uint32_t first_span_row = static_cast<uint32_t>(table_.meta.file_rows + placeholders);
+  const uint32_t first_span_row =
+      static_cast<uint32_t>(table_.meta.file_rows + placeholders.size());
   if (table_.meta.rows == 0) table_.first_span_row = first_span_row;
   Summarize(batches, keys, first_span_row);
   table_.meta.file_rows += rows;
 
-  SpansBuilder builder(batches, static_cast<uint32_t>(next_resource_),
-                       static_cast<uint32_t>(next_scope_));
-  next_resource_ += resources;
-  next_scope_ += scopes;
+  SpansBuilder builder(batches, std::move(owners));
   builder.Reserve(rows, keys.size());
   builder.AddAttributeTables();
-  for (uint32_t k = 0; k < batches.size(); ++k) {
-    size_t ignored = 0;
-    AppendPlaceholders(*batches[k], k, &builder, &ignored);
-  }
+  for (const Placeholder& p : placeholders) builder.AppendPlaceholder(p.batch, p.resource, p.scope);
   for (const SortKey& key : keys) builder.AppendSpan(key.batch, key.row);
   builder.misses().AddTo(&table_.meta.promotion_misses);
   const std::vector<ColumnVector> columns = builder.Finish();
@@ -587,11 +607,11 @@ absl::StatusOr<SpansTable> SpansTableWriter::Finish() {
 
 absl::StatusOr<SpansTable> WriteSpansTable(std::span<const otlp::TraceBatch* const> batches,
                                            std::string_view batch_id, const TableOptions& options) {
+  // Every resource gives at least one row (a span or a placeholder).
   size_t rows = 0;
   for (uint32_t k = 0; k < batches.size(); ++k) {
     STRATA_RETURN_IF_ERROR(otlp::ValidateBatch(*batches[k]));
-    AppendPlaceholders(*batches[k], k, nullptr, &rows);
-    rows += batches[k]->spans.size();
+    rows += batches[k]->resources.size() + batches[k]->spans.size();
   }
   if (rows == 0) {
     SpansTable empty;

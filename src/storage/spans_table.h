@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,6 +44,7 @@
 #include "parquet/file_reader.h"
 #include "parquet/file_writer.h"
 #include "storage/batch_meta.h"
+#include "storage/owner_numbering.h"
 #include "storage/table_common.h"
 #include "storage/trace_run.h"
 
@@ -131,10 +133,11 @@ class SpansTableWriter {
   SpansTableWriter(const SpansTableWriter&) = delete;
   SpansTableWriter& operator=(const SpansTableWriter&) = delete;
 
-  // Appends the placeholder rows of `batches` (resources and scopes without
-  // spans), then their spans sorted by (trace id, start time), ties in
-  // input order. Resources and scopes are numbered on from the previous
-  // call's. The batches must pass otlp::ValidateBatch (not checked here)
+  // Appends the placeholder rows of `batches` (resources and scopes that no
+  // other row of the file names), then their spans sorted by (trace id,
+  // start time), ties in input order. Resources and scopes are numbered by
+  // content across the file's calls (OwnerNumbering): equal ones share an
+  // index. The batches must pass otlp::ValidateBatch (not checked here)
   // and need to live only until Append returns. Internal for placeholder
   // rows after span rows, or a first span that sorts before the last one
   // written (an equal trace id continues its run); InvalidArgument past
@@ -150,10 +153,23 @@ class SpansTableWriter {
   void Summarize(std::span<const otlp::TraceBatch* const> batches,
                  const std::vector<spans_internal::SortKey>& keys, uint32_t first_span_row);
 
+  struct Placeholder {
+    uint32_t batch;
+    uint32_t resource;
+    std::optional<uint32_t> scope;  // nullopt: a resource without scopes
+  };
+  // The placeholder rows `batches` need, in batch order (resources without
+  // scopes, then scopes without spans): one per file resource or scope
+  // index that no span row or earlier placeholder of the file names.
+  std::vector<Placeholder> Placeholders(std::span<const otlp::TraceBatch* const> batches,
+                                        const std::vector<OwnerNumbering::Assigned>& owners);
+
   std::unique_ptr<parquet::FileWriter> file_;
   SpansTable table_;
-  uint64_t next_resource_ = 0;
-  uint64_t next_scope_ = 0;
+  OwnerNumbering numbering_;
+  // Per file resource / scope index: whether a row of the file names it.
+  std::vector<bool> resource_named_;
+  std::vector<bool> scope_named_;
   uint64_t min_time_ = std::numeric_limits<uint64_t>::max();
   uint64_t max_time_ = 0;
   spans_internal::SortKey last_{};

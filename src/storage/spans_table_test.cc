@@ -5,6 +5,7 @@
 
 #include "storage/spans_table.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -243,7 +244,9 @@ TEST(SpansTableTest, PromotedColumnsFollowTheRules) {
   EXPECT_EQ(r.rows[7][11], id(6));
 }
 
-TEST(SpansTableTest, SeveralBatchesGoIntoOneFileRenumbered) {
+// Equal resources (and equal scopes of one resource) of different inputs
+// share one index; every span keeps its owners' content.
+TEST(SpansTableTest, SeveralBatchesShareEqualResourcesAndScopes) {
   const otlp::TraceBatch a = FullBatch("a", 100);
   const otlp::TraceBatch b = FullBatch("b", 100);  // the same trace ids: runs interleave
   const otlp::TraceBatch c = FullBatch("c", 50);
@@ -251,21 +254,35 @@ TEST(SpansTableTest, SeveralBatchesGoIntoOneFileRenumbered) {
   absl::StatusOr<SpansTable> table = WriteSpansTable(inputs, kBatchId);
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(table->meta.rows, 18u);
-  EXPECT_EQ(table->meta.file_rows, 24u);
+  // Placeholders: the empty resource once (equal in all three), the empty
+  // scope three times (it belongs to r0, which differs by salt).
+  EXPECT_EQ(table->meta.file_rows, 22u);
   EXPECT_EQ(table->meta.traces, 4u);
-  EXPECT_EQ(table->first_span_row, 6u);
+  EXPECT_EQ(table->first_span_row, 4u);
   const otlp::TraceBatch back = ReadBack(table->file);
-  EXPECT_EQ(back.resources.size(), 9u);
-  EXPECT_EQ(back.scopes.size(), 9u);
-  EXPECT_EQ(otlp::EncodeTracesProto(back), ExpectedProto({&a, &b, &c}));
+  // r0 per input, then the empty resource and r1 once each.
+  EXPECT_EQ(back.resources.size(), 5u);
+  // s0 and the empty scope per input, s1 once.
+  EXPECT_EQ(back.scopes.size(), 7u);
+  std::vector<std::string> expected;
+  for (const otlp::TraceBatch* in : inputs) {
+    for (std::string& span : table_testing::SpansWithOwners(*in)) expected.push_back(span);
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(table_testing::SpansWithOwners(back), expected);
+  // Owners without spans are kept: each input's empty scope under its r0.
+  const otlp::TraceBatch* alone[] = {&a};
+  absl::StatusOr<SpansTable> a_table = WriteSpansTable(alone, kBatchId);
+  ASSERT_TRUE(a_table.ok()) << a_table.status();
+  EXPECT_EQ(a_table->meta.file_rows, 8u);
   std::unique_ptr<query::DuckDbEngine> db = table_testing::OpenDuckDb();
   ASSERT_NE(db, nullptr);
-  EXPECT_EQ(table_testing::ExpectDuckDbMatchesStrata(*db, table->file, "three batches"), 24);
+  EXPECT_EQ(table_testing::ExpectDuckDbMatchesStrata(*db, table->file, "three batches"), 22);
   // Indexes are dense over the file and the runs cover every span once.
   uint64_t covered = 0;
   for (size_t i = 0; i < table->trace_runs.size(); ++i) {
     const uint32_t end = i + 1 < table->trace_runs.size() ? table->trace_runs[i + 1].first_row
-                                                          : static_cast<uint32_t>(24);
+                                                          : static_cast<uint32_t>(22);
     covered += end - table->trace_runs[i].first_row;
     if (i > 0) EXPECT_LT(table->trace_runs[i - 1].trace_id, table->trace_runs[i].trace_id);
   }

@@ -20,6 +20,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "otlp/batch.h"
+#include "otlp/encode.h"
 #include "parquet/file_reader.h"
 #include "parquet/file_writer.h"
 #include "parquet/parquet_testing.h"
@@ -221,6 +222,38 @@ inline otlp::TraceBatch SortedCopy(const otlp::TraceBatch& in) {
                       s.dropped_events_count[i], s.links[i], s.dropped_links_count[i],
                       s.status_message[i], s.status_code[i]});
   }
+  return out;
+}
+
+// Each span of `in` as the OTLP protobuf of a request holding just that
+// span under its resource and scope, sorted: the spans with their owners'
+// content, however resources and scopes are numbered (a file shares one
+// index among equal resources and scopes of different requests).
+inline std::vector<std::string> SpansWithOwners(const otlp::TraceBatch& in) {
+  std::vector<std::string> out;
+  otlp::TraceBatch one = SortedCopy(in);  // the attribute tables; owners and spans replaced below
+  for (uint32_t i = 0; i < in.spans.size(); ++i) {
+    const uint32_t scope = in.spans.scope[i];
+    const uint32_t resource = in.scopes.resource[scope];
+    one.resources = {};
+    one.resources.Append({in.resources.attributes[resource],
+                          in.resources.dropped_attributes_count[resource],
+                          in.resources.entity_refs[resource], in.resources.schema_url[resource]});
+    one.scopes = {};
+    one.scopes.Append({0, in.scopes.name[scope], in.scopes.version[scope],
+                       in.scopes.attributes[scope], in.scopes.dropped_attributes_count[scope],
+                       in.scopes.schema_url[scope]});
+    one.spans = {};
+    const otlp::SpanColumns& s = in.spans;
+    one.spans.Append({0, s.trace_id[i], s.span_id[i], s.trace_state[i], s.parent_span_id[i],
+                      s.has_parent_span_id[i], s.flags[i], s.name[i], s.kind[i],
+                      s.start_time_unix_nano[i], s.end_time_unix_nano[i], s.attributes[i],
+                      s.dropped_attributes_count[i], s.events[i], s.dropped_events_count[i],
+                      s.links[i], s.dropped_links_count[i], s.status_message[i],
+                      s.status_code[i]});
+    out.push_back(otlp::EncodeTracesProto(one));
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
