@@ -212,10 +212,9 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     search.service = "checkout";
     search.status = 2;  // STATUS_CODE_ERROR
     const Clock::time_point start = Clock::now();
-    // As the API does: only the batches whose spans meet the window.
-    const query::ViewFiles window_files =
-        query::ViewFilesOf(*snapshot, query::SpanWindow{now - kHourNanos, now + 1});
-    auto traces = api::SearchTraces(**pool, window_files, search);
+    // As the API does (it lists only the batches whose spans meet the
+    // window, then those the summaries need).
+    auto traces = api::SearchTraces(**pool, *snapshot, dir, search);
     search_s.push_back(SecondsSince(start));
     if (!traces.ok()) return Fail("search", traces.status());
     search_hits = traces->size();
