@@ -254,7 +254,7 @@ server::HttpResponse Api::SearchTracesEndpoint(const server::HttpRequest& reques
     return ApiErrorResponse(absl::InvalidArgumentError("min_duration: above max_duration"));
   }
   API_ASSIGN_OR_RESPOND(std::vector<TraceSummary> traces,
-                        SearchTraces(*options_.pool, SpanFilesOf(snapshot, window), search,
+                        SearchTraces(*options_.pool, snapshot, options_.data_dir, search,
                                      CallOptions{options_.query_deadline}));
   return JsonResponse(TracesJson(traces));
 }

@@ -391,6 +391,70 @@ TEST_F(ApiTest, TraceSearchFiltersMatchDuckDb) {
   EXPECT_EQ(TraceIds(all.body).size(), 20u);
 }
 
+// The search finds the newest matching traces first, then builds their
+// summaries from the batches that can hold their spans: every summary field
+// must equal a plain query over all the files.
+TEST_F(ApiTest, TraceSearchSummariesMatchDuckDb) {
+  struct Case {
+    std::string query;
+    std::string where;
+    int64_t limit;
+  };
+  const std::vector<Case> cases = {
+      {"status=error&limit=7", "status_code = 2", 7},
+      {"limit=20", "true", 20},
+      {"min_duration=50ms&limit=3", "duration_nano >= 50000000", 3},
+  };
+  for (const Case& c : cases) {
+    HttpAnswer answer = Get("/api/v1/traces?" + c.query + "&" + Window());
+    ASSERT_EQ(answer.status, 200) << c.query << " " << answer.body;
+    const std::string window = WindowSql("start_time_unix_nano");
+    const auto truth = Truth(fmt::format(
+        "SELECT lower(hex(trace_id)),"
+        " arg_min(service_name, (parent_span_id IS NOT NULL, start_time_unix_nano, span_id)),"
+        " arg_min(name, (parent_span_id IS NOT NULL, start_time_unix_nano, span_id)),"
+        " min(start_time_unix_nano),"
+        " max(start_time_unix_nano + duration_nano) - min(start_time_unix_nano), count(*),"
+        " count(*) FILTER (WHERE status_code = 2),"
+        " string_agg(DISTINCT '\"' || service_name || '\"', ',' ORDER BY '\"' || service_name "
+        "|| '\"')"
+        " FROM spans WHERE {} AND trace_id IN (SELECT trace_id FROM spans WHERE {} AND ({}))"
+        " GROUP BY trace_id ORDER BY 4 DESC, trace_id LIMIT {}",
+        window, window, c.where, c.limit));
+    ASSERT_EQ(truth.size(), static_cast<size_t>(c.limit)) << c.query;
+    std::string expected;
+    for (const auto& row : truth) {
+      expected += fmt::format(R"({}{{"trace_id":"{}","root_service":"{}","root_name":"{}",)"
+                              R"("start_time_unix_nano":"{}","duration_nano":"{}","span_count":{},)"
+                              R"("error_count":{},"services":[{}]}})",
+                              expected.empty() ? "" : ",", row[0], row[1], row[2], row[3], row[4],
+                              row[5], row[6], row[7]);
+    }
+    EXPECT_EQ(answer.body, R"({"traces":[)" + expected + "]}") << c.query;
+  }
+}
+
+// Only the edge trace's last batch has a span named edge-db; its summary
+// still covers the spans of the two batches written before, so the second
+// query must read them too.
+TEST_F(ApiTest, TraceSearchSummaryCoversEarlierBatchesOfTheTrace) {
+  HttpAnswer answer = Get("/api/v1/traces?operation=edge-db&limit=1&" + Window());
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.body,
+            fmt::format(R"({{"traces":[{{"trace_id":"{}","root_service":"edge",)"
+                        R"("root_name":"edge-root","start_time_unix_nano":"{}",)"
+                        R"("duration_nano":"900000000","span_count":5,"error_count":1,)"
+                        R"("services":["edge"]}}]}})",
+                        kEdgeTrace, shared_->edge_start));
+}
+
+// A window with no span: no traces, and no second query.
+TEST_F(ApiTest, TraceSearchOfAnEmptyWindowIsEmpty) {
+  HttpAnswer answer = Get("/api/v1/traces?start=1000&end=2000");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.body, R"({"traces":[]})");
+}
+
 TEST_F(ApiTest, LogPagesConcatenateToTheFullOrderedListWhileDataArrives) {
   const auto truth = Truth(fmt::format(
       "SELECT time_unix_nano, severity_number, coalesce(lower(hex(span_id)), '') FROM logs "

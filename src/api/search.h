@@ -79,10 +79,16 @@ struct TraceSummary {
 // Traces with at least one span in the window matching every filter; each
 // summary covers all of the trace's spans in the window. Newest first (by
 // summary start, then trace id), at most `limit`.
-[[nodiscard]] absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
-                                                                     const query::ViewFiles& files,
-                                                                     const TraceSearch& search,
-                                                                     const CallOptions& call = {});
+//
+// Two queries over `snapshot`'s files (paths as ViewFilesFor makes them):
+// the first scans the spans files meeting the window once for the newest
+// matching traces and their summary starts; the second builds those
+// traces' summaries from only the spans files meeting [oldest summary
+// start, end), since no span of theirs in the window starts earlier.
+// A nonzero `call.deadline` bounds both together.
+[[nodiscard]] absl::StatusOr<std::vector<TraceSummary>> SearchTraces(
+    query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
+    const TraceSearch& search, const CallOptions& call = {});
 
 // ---- logs ----
 

@@ -1,5 +1,9 @@
 // SearchTraces, ListServices and ListOperations (search.h).
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/search.h"
@@ -17,64 +21,108 @@ using internal::Options;
 }  // namespace
 
 absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
-                                                       const query::ViewFiles& files,
+                                                       const storage::Snapshot& snapshot,
+                                                       const std::string& data_dir,
                                                        const TraceSearch& search,
                                                        const CallOptions& call) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point began = Clock::now();
+  // Windows are validated non-negative with start < end (params.h).
+  const uint64_t window_start = static_cast<uint64_t>(std::max<int64_t>(0, search.start));
+  const uint64_t window_end = static_cast<uint64_t>(std::max<int64_t>(0, search.end));
+
+  // Pass 1: the newest `limit` matching traces and their summary starts, in
+  // one scan of the columns the filters need (no join back to the spans).
   std::vector<query::QueryParam> params;
-  params.emplace_back(static_cast<uint64_t>(search.start));
-  params.emplace_back(static_cast<uint64_t>(search.end));
+  params.emplace_back(window_start);
+  params.emplace_back(window_end);
   // $1, $2: the window.
-  std::string filters;
+  std::string match = "true";
   if (search.service.has_value()) {
-    absl::StrAppend(&filters, " AND service_name = ", NextParam(params));
+    absl::StrAppend(&match, " AND service_name = ", NextParam(params));
     params.emplace_back(*search.service);
   }
   if (search.operation.has_value()) {
-    absl::StrAppend(&filters, " AND name = ", NextParam(params));
+    absl::StrAppend(&match, " AND name = ", NextParam(params));
     params.emplace_back(*search.operation);
   }
   if (search.min_duration.has_value()) {
-    absl::StrAppend(&filters, " AND duration_nano >= ", NextParam(params));
+    absl::StrAppend(&match, " AND duration_nano >= ", NextParam(params));
     params.emplace_back(*search.min_duration);
   }
   if (search.max_duration.has_value()) {
-    absl::StrAppend(&filters, " AND duration_nano <= ", NextParam(params));
+    absl::StrAppend(&match, " AND duration_nano <= ", NextParam(params));
     params.emplace_back(*search.max_duration);
   }
   if (search.status.has_value()) {
-    absl::StrAppend(&filters, " AND status_code = ", NextParam(params));
+    absl::StrAppend(&match, " AND status_code = ", NextParam(params));
     params.emplace_back(static_cast<int64_t>(*search.status));
   }
   for (const auto& [key, value] : search.attributes) {
-    internal::AppendAttributeFilter(key, value, {"attr", "resource_attr"}, &filters, &params);
+    internal::AppendAttributeFilter(key, value, {"attr", "resource_attr"}, &match, &params);
   }
-  // The limit is a validated integer, not request text.
-  const std::string sql = absl::StrCat(
-      "WITH m AS (SELECT DISTINCT trace_id FROM spans"
-      " WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2",
-      filters,
-      "),"
-      " t AS (SELECT trace_id, span_id, parent_span_id, name, service_name, status_code,"
+  // bool_or skips NULLs, so a span whose filter is NULL does not match, as
+  // in a WHERE clause. The limit is a validated integer, not request text.
+  const std::string top_sql = absl::StrCat(
+      "SELECT trace_id, min(start_time_unix_nano) AS start_ns FROM spans"
+      " WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
+      " GROUP BY trace_id HAVING bool_or(",
+      match, ") ORDER BY start_ns DESC, trace_id LIMIT ", search.limit);
+  STRATA_ASSIGN_OR_RETURN(
+      query::QueryResult top,
+      pool.Run(ViewFilesFor(snapshot, data_dir, query::SpanWindow{window_start, window_end}),
+               top_sql, Options(call, std::move(params), static_cast<size_t>(search.limit))));
+  STRATA_RETURN_IF_ERROR(CheckShape(top, 2, "trace search"));
+  if (top.rows.empty()) return std::vector<TraceSummary>();
+  std::string ids;
+  int64_t oldest_start = INT64_MAX;
+  for (const auto& row : top.rows) {
+    absl::StrAppend(&ids, ids.empty() ? "" : ",", CellString(row[0]));
+    STRATA_ASSIGN_OR_RETURN(const int64_t start, CellInt(row[1]));
+    oldest_start = std::min(oldest_start, start);
+  }
+
+  // Pass 2: the summaries of those traces. Every span they have in the
+  // window starts at or after the oldest summary start, so only the
+  // batches whose spans meet [oldest_start, end) are read: for the newest
+  // traces, usually the last batch or two instead of the whole window.
+  const uint64_t narrowed_start = static_cast<uint64_t>(std::max<int64_t>(0, oldest_start));
+  std::vector<query::QueryParam> summary_params;
+  summary_params.emplace_back(narrowed_start);
+  summary_params.emplace_back(window_end);
+  summary_params.emplace_back(std::move(ids));
+  const std::string summary_sql =
+      "WITH t AS (SELECT trace_id, span_id, parent_span_id, name, service_name, status_code,"
       " start_time_unix_nano AS s, CAST(start_time_unix_nano AS HUGEINT) + duration_nano AS e"
       " FROM spans WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
-      " AND trace_id IN (SELECT trace_id FROM m)),"
+      " AND trace_id IN (SELECT unhex(unnest(string_split($3, ','))))),"
       " agg AS (SELECT trace_id, min(s) AS start_ns, max(e) - min(s) AS duration_ns,"
       " count(*) AS span_count, count(*) FILTER (WHERE status_code = 2) AS error_count,"
       " string_agg(DISTINCT service_name, chr(30) ORDER BY service_name) AS services"
-      " FROM t GROUP BY trace_id ORDER BY start_ns DESC, trace_id LIMIT ",
-      search.limit,
-      "),"
+      " FROM t GROUP BY trace_id),"
       " root AS (SELECT trace_id, service_name, name, row_number() OVER (PARTITION BY trace_id"
-      " ORDER BY parent_span_id IS NOT NULL, s, span_id) AS rn"
-      " FROM t WHERE trace_id IN (SELECT trace_id FROM agg))"
+      " ORDER BY parent_span_id IS NOT NULL, s, span_id) AS rn FROM t)"
       " SELECT lower(hex(agg.trace_id)), root.service_name, root.name, agg.start_ns,"
       " agg.duration_ns, agg.span_count, agg.error_count, agg.services"
       " FROM agg JOIN root ON agg.trace_id = root.trace_id AND root.rn = 1"
-      " ORDER BY agg.start_ns DESC, agg.trace_id");
+      " ORDER BY agg.start_ns DESC, agg.trace_id";
+  CallOptions remaining = call;
+  if (call.deadline.count() > 0) {
+    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began);
+    // At least 1 ms: 0 would mean the pool's default deadline.
+    remaining.deadline = std::max(std::chrono::milliseconds(1), call.deadline - spent);
+  }
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult result,
-      pool.Run(files, sql, Options(call, std::move(params), static_cast<size_t>(search.limit))));
+      pool.Run(ViewFilesFor(snapshot, data_dir, query::SpanWindow{narrowed_start, window_end}),
+               summary_sql,
+               Options(remaining, std::move(summary_params), static_cast<size_t>(search.limit))));
   STRATA_RETURN_IF_ERROR(CheckShape(result, 8, "trace search"));
+  if (result.rows.size() != top.rows.size()) {
+    return absl::InternalError(absl::StrCat("trace search: ", top.rows.size(),
+                                            " traces matched but ", result.rows.size(),
+                                            " summaries came back"));
+  }
   std::vector<TraceSummary> out;
   out.reserve(result.rows.size());
   for (const auto& row : result.rows) {
