@@ -1,15 +1,40 @@
 // Fuzzes strata's Parquet reader with arbitrary file bytes: Open (magic,
 // footer, metadata validation) and a bounded Read of every column, then the
 // same through a shared layout (ReadLayout: every OffsetIndex parsed and
-// validated up front, as trace lookups cache it). Any crash, sanitizer
-// report or unbounded allocation is a bug; errors are expected.
+// validated up front, as trace lookups cache it) and a dictionary page
+// cache, read twice so the second read decodes the cached pages. Any crash,
+// sanitizer report or unbounded allocation is a bug; errors are expected.
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "parquet/file_reader.h"
+
+namespace {
+
+// Keeps every dictionary page offered (a fuzz input is small).
+class MapDictionaryCache final : public strata::parquet::DictionaryPageCache {
+ public:
+  std::shared_ptr<const strata::parquet::DictionaryPage> FindDictionary(
+      size_t chunk) const override {
+    auto it = pages_.find(chunk);
+    return it == pages_.end() ? nullptr : it->second;
+  }
+  void OfferDictionary(size_t chunk,
+                       std::shared_ptr<const strata::parquet::DictionaryPage> page) const override {
+    pages_.emplace(chunk, std::move(page));
+  }
+
+ private:
+  mutable std::map<size_t, std::shared_ptr<const strata::parquet::DictionaryPage>> pages_;
+};
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   strata::parquet::StringSource source(std::string_view(reinterpret_cast<const char*>(data), size));
@@ -29,9 +54,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   auto layout = strata::parquet::FileReader::ReadLayout(&source, options);
   if (!layout.ok()) return 0;
-  auto shared = strata::parquet::FileReader::Open(&source, *layout, options);
-  if (!shared.ok()) return 0;
-  (void)(*shared)->Read(columns, 0, end);
-  if (rows > 2) (void)(*shared)->Read(columns, rows / 2, rows / 2 + 1);
+  MapDictionaryCache cache;
+  options.dictionary_cache = &cache;
+  for (int pass = 0; pass < 2; ++pass) {
+    auto shared = strata::parquet::FileReader::Open(&source, *layout, options);
+    if (!shared.ok()) return 0;
+    (void)(*shared)->Read(columns, 0, end);
+    if (rows > 2) (void)(*shared)->Read(columns, rows / 2, rows / 2 + 1);
+  }
   return 0;
 }

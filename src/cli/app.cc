@@ -70,7 +70,8 @@ int Main(int argc, char** argv, char** envp) {
   AddFlag(serve_cmd, &env_names, "api-workers", &serve.api_workers,
           "Threads that answer REST API requests");
   AddFlag(serve_cmd, &env_names, "lookup-cache-bytes", &serve.lookup_cache_bytes,
-          "Memory trace lookups may keep for the batches' parsed footers (0: none)");
+          "Memory trace lookups may keep for the batches' parsed footers and dictionary pages "
+          "(0: none)");
   AddFlag(serve_cmd, &env_names, "retention-days", &serve.retention_days,
           "Days of ingest time kept; older whole days are deleted (0: keep everything)");
   AddFlag(serve_cmd, &env_names, "max-disk-bytes", &serve.max_disk_bytes,
@@ -187,7 +188,8 @@ int Main(int argc, char** argv, char** envp) {
   bench_query_cmd->add_option("--seed", bench_query.seed, "Traffic seed")->capture_default_str();
   bench_query_cmd
       ->add_option("--lookup-cache-bytes", bench_query.lookup_cache_bytes,
-                   "Lookup cache budget (0: every lookup reads the batch's footer)")
+                   "Lookup cache budget (0: every lookup reads the batch's footer and "
+                   "dictionary pages)")
       ->capture_default_str();
   bench_query_cmd->add_option("--page-rows", bench_query.page_rows,
                               "Writer's page row limit for the data it builds (0: default)");

@@ -276,9 +276,10 @@ int RunBenchQuery(const BenchQueryOptions& options) {
       "per lookup; search found {} traces; aggregate {} operations\n",
       present.size(), lookup_spans, static_cast<double>(stats_sum.filter_matches) / present.size(),
       static_cast<double>(stats_sum.batches_read) / present.size(), search_hits, operations);
-  fmt::print("lookup cache: {:.2f} MiB of {:.0f} MiB (the footers and OffsetIndexes of the "
-             "batches read)\n",
-             lookup_cache_mib, lookup_cache_limit_mib);
+  fmt::print(
+      "lookup cache: {:.2f} MiB of {:.0f} MiB (the footers, OffsetIndexes and "
+      "dictionary pages of the batches read)\n",
+      lookup_cache_mib, lookup_cache_limit_mib);
   fmt::print(
       "{{\"spans\":{},\"batches\":{},\"trace_p50_ms\":{:.3f},\"trace_p99_ms\":{:.3f},"
       "\"absent_p50_ms\":{:.3f},\"absent_p99_ms\":{:.3f},\"duckdb_scan_p50_ms\":{:.1f},"

@@ -454,11 +454,39 @@ absl::Status FileReader::ReadPageBody(int64_t offset, const PageHeader& header,
   return Decompress(compressed_, header, codec, offset, body);
 }
 
-absl::Status FileReader::DecodeDictionary(const ColumnSpec& spec, const PageHeader& header,
-                                          std::string_view body, int64_t offset,
-                                          Dictionary* dictionary) {
-  if (!header.dictionary_page_header) return Corrupt(offset, "dictionary page without its header");
-  const DictionaryPageHeader& dict = *header.dictionary_page_header;
+absl::StatusOr<std::shared_ptr<const DictionaryPage>> FileReader::MakeDictionaryPage(
+    const ColumnSpec& spec, const PageHeader& header, std::string body, int64_t offset) const {
+  if (header.type != PageType::kDictionaryPage || !header.dictionary_page_header) {
+    return Corrupt(offset, "dictionary page without its header");
+  }
+  auto page = std::make_shared<DictionaryPage>();
+  page->header = *header.dictionary_page_header;
+  page->body = std::move(body);
+  const int32_t count = page->header.num_values;
+  if (spec.type == PhysicalType::kByteArray && count > 0 && count <= options_.max_values_per_page) {
+    // Located once here, so readers that share the page (a lookup cache)
+    // copy entries out without walking the page again.
+    const std::string_view bytes = page->body;
+    page->starts.reserve(std::min(static_cast<size_t>(count), bytes.size() / 4));
+    size_t at = 0;
+    for (int32_t i = 0; i < count; ++i) {
+      uint32_t length;
+      if (bytes.size() - at < 4 ||
+          (std::memcpy(&length, bytes.data() + at, 4), length > bytes.size() - at - 4)) {
+        return Corrupt(offset, fmt::format("dictionary page: entry {} runs past its {} bytes", i,
+                                           bytes.size()));
+      }
+      page->starts.push_back(static_cast<uint32_t>(at));
+      at += 4 + size_t{length};
+    }
+  }
+  return std::shared_ptr<const DictionaryPage>(std::move(page));
+}
+
+absl::Status FileReader::DecodeDictionary(const ColumnSpec& spec,
+                                          std::shared_ptr<const DictionaryPage> page,
+                                          int64_t offset, Dictionary* dictionary) {
+  const DictionaryPageHeader& dict = page->header;
   if (dict.encoding != Encoding::kPlain && dict.encoding != Encoding::kPlainDictionary) {
     return absl::UnimplementedError(fmt::format("{}: offset {}: dictionary encoding {}",
                                                 options_.file_name, offset,
@@ -470,15 +498,19 @@ absl::Status FileReader::DecodeDictionary(const ColumnSpec& spec, const PageHead
   // Values are found when a page names them (Gather), so a lookup that
   // needs a few entries does not copy the whole dictionary.
   dictionary->count = static_cast<size_t>(dict.num_values);
-  dictionary->body.assign(body.data(), body.size());
-  dictionary->starts.clear();
-  dictionary->walked = 0;
+  dictionary->body = page->body;
+  dictionary->page = std::move(page);
   dictionary->bools.clear();
+  std::string_view body = dictionary->body;
   size_t width = FixedWidth(spec);
   if (spec.type == PhysicalType::kFixedLenByteArray) width = static_cast<size_t>(spec.type_length);
   absl::Status s;
   if (spec.type == PhysicalType::kBoolean) {
     s = DecodePlainBooleans(&body, dictionary->count, &dictionary->bools);
+  } else if (spec.type == PhysicalType::kByteArray &&
+             dictionary->page->starts.size() != dictionary->count) {
+    s = absl::InvalidArgumentError(fmt::format("{} values, {} entries located", dictionary->count,
+                                               dictionary->page->starts.size()));
   } else if (spec.type != PhysicalType::kByteArray && width > 0 &&
              dictionary->count > body.size() / width) {
     s = absl::InvalidArgumentError(fmt::format("{} values of {} bytes need {} bytes, only {}",
@@ -537,23 +569,19 @@ absl::Status FileReader::Gather(const ColumnSpec& spec, Dictionary* dictionary,
     default:
       return absl::UnimplementedError("unsupported physical type");
   }
-  // Byte arrays: find entry starts up to the largest index named so far.
+  // Byte arrays: the page located its entries (DecodeDictionary checked
+  // there is one start per value); each is bounds-checked again, since a
+  // shared page is trusted no more than a page just read.
   const std::string_view body = dictionary->body;
-  while (!indices.empty() && dictionary->starts.size() <= max_index) {
-    const size_t at = dictionary->walked;
-    uint32_t length;
-    if (body.size() - at < 4 ||
-        (std::memcpy(&length, body.data() + at, 4), length > body.size() - at - 4)) {
-      return Corrupt(offset, fmt::format("dictionary page: entry {} runs past its {} bytes",
-                                         dictionary->starts.size(), body.size()));
-    }
-    dictionary->starts.push_back(static_cast<uint32_t>(at));
-    dictionary->walked = at + 4 + length;
-  }
+  const std::vector<uint32_t>& starts = dictionary->page->starts;
   for (uint32_t i : indices) {
-    const size_t at = dictionary->starts[i];
+    const size_t at = starts[i];
     uint32_t length;
-    std::memcpy(&length, body.data() + at, 4);
+    if (at > body.size() || body.size() - at < 4 ||
+        (std::memcpy(&length, body.data() + at, 4), length > body.size() - at - 4)) {
+      return Corrupt(
+          offset, fmt::format("dictionary page: entry {} runs past its {} bytes", i, body.size()));
+    }
     out->bytes.append(body.data() + at + 4, length);
     out->offsets.push_back(out->bytes.size());
   }
@@ -866,12 +894,15 @@ absl::Status FileReader::ReadChunk(int row_group, int column, int64_t begin, int
     STRATA_RETURN_IF_ERROR(CheckPageSizes(header, pos, chunk_end - body_start));
     const int64_t body_end = body_start + header.compressed_page_size;
     switch (header.type) {
-      case PageType::kDictionaryPage:
+      case PageType::kDictionaryPage: {
         if (have_dictionary || row > 0) return Corrupt(pos, "dictionary page after data pages");
         STRATA_RETURN_IF_ERROR(ReadPageBody(body_start, header, meta.codec, &body));
-        STRATA_RETURN_IF_ERROR(DecodeDictionary(spec, header, body, pos, &dictionary));
+        STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DictionaryPage> page,
+                                MakeDictionaryPage(spec, header, std::string(body), pos));
+        STRATA_RETURN_IF_ERROR(DecodeDictionary(spec, std::move(page), pos, &dictionary));
         have_dictionary = true;
         break;
+      }
       case PageType::kDataPage: {
         if (!header.data_page_header) return Corrupt(pos, "data page without its header");
         int64_t page_rows = header.data_page_header->num_values;
@@ -968,7 +999,10 @@ absl::Status FileReader::Prefetch(std::span<const int> columns, int64_t row_begi
         ranges.push_back({it->offset, it->offset + it->compressed_page_size, true});
       }
       const ColumnMetaData& meta = *chunk.meta_data;
-      if (meta.dictionary_page_offset) {
+      const size_t slot = g * layout_->columns.size() + static_cast<size_t>(column);
+      if (meta.dictionary_page_offset &&
+          (options_.dictionary_cache == nullptr ||
+           options_.dictionary_cache->FindDictionary(slot) == nullptr)) {
         ranges.push_back({*meta.dictionary_page_offset, meta.data_page_offset, false});
       }
     }
@@ -1055,7 +1089,7 @@ absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const Offse
     if (!have_dictionary && meta.dictionary_page_offset &&
         (data.encoding == Encoding::kRleDictionary ||
          data.encoding == Encoding::kPlainDictionary)) {
-      STRATA_RETURN_IF_ERROR(ReadIndexedDictionary(spec, meta, &dictionary));
+      STRATA_RETURN_IF_ERROR(ReadIndexedDictionary(row_group, column, &dictionary));
       have_dictionary = true;
     }
     STRATA_RETURN_IF_ERROR(
@@ -1068,11 +1102,22 @@ absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const Offse
   return absl::OkStatus();
 }
 
-absl::Status FileReader::ReadIndexedDictionary(const ColumnSpec& spec, const ColumnMetaData& meta,
-                                               Dictionary* dictionary) {
+absl::Status FileReader::ReadIndexedDictionary(int row_group, int column, Dictionary* dictionary) {
+  const ColumnSpec& spec = layout_->columns[static_cast<size_t>(column)];
+  const ColumnMetaData& meta = *layout_->metadata.row_groups[static_cast<size_t>(row_group)]
+                                    .columns[static_cast<size_t>(column)]
+                                    .meta_data;
   // The dictionary page fills the bytes before the first data page
   // (ValidateRowGroups checked that it comes first, inside the chunk).
   const int64_t offset = *meta.dictionary_page_offset;
+  const size_t chunk =
+      static_cast<size_t>(row_group) * layout_->columns.size() + static_cast<size_t>(column);
+  if (options_.dictionary_cache != nullptr) {
+    if (std::shared_ptr<const DictionaryPage> cached =
+            options_.dictionary_cache->FindDictionary(chunk)) {
+      return DecodeDictionary(spec, std::move(cached), offset, dictionary);
+    }
+  }
   const int64_t size = meta.data_page_offset - offset;
   if (size <= 0 ||
       static_cast<uint64_t>(size) > options_.max_page_bytes + options_.max_page_header_bytes) {
@@ -1086,7 +1131,14 @@ absl::Status FileReader::ReadIndexedDictionary(const ColumnSpec& spec, const Col
   }
   std::string body;
   STRATA_RETURN_IF_ERROR(Decompress(compressed, header, meta.codec, offset, &body));
-  return DecodeDictionary(spec, header, body, offset, dictionary);
+  STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DictionaryPage> page,
+                          MakeDictionaryPage(spec, header, std::move(body), offset));
+  STRATA_RETURN_IF_ERROR(DecodeDictionary(spec, page, offset, dictionary));
+  // Offered only once checked, so the cache holds pages that decode.
+  if (options_.dictionary_cache != nullptr) {
+    options_.dictionary_cache->OfferDictionary(chunk, std::move(page));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<const OffsetIndex*> FileReader::LoadOffsetIndex(int row_group, int column) {

@@ -29,7 +29,10 @@
 //
 // A FileLayout (the parsed footer and every chunk's OffsetIndex, see
 // below) can be kept and handed to later readers of the same file, which
-// then read no footer and no index: trace lookups keep one per batch.
+// then read no footer and no index: trace lookups keep one per batch. In
+// the same way a DictionaryPageCache (ReaderOptions::dictionary_cache)
+// keeps decompressed dictionary pages, so later reads of indexed chunks
+// decompress only their data pages.
 //
 // Within a page only the wanted rows are decoded: levels and dictionary
 // indices before them are skipped run by run, PLAIN values by offset (byte
@@ -80,9 +83,37 @@ class StringSource : public RandomAccessSource {
   std::string_view bytes_;
 };
 
+// A chunk's dictionary page, decompressed but not decoded, as a
+// DictionaryPageCache keeps it. Immutable once built.
+struct DictionaryPage {
+  DictionaryPageHeader header;
+  std::string body;
+  // BYTE_ARRAY dictionaries: where each entry (its 4-byte length) starts
+  // in body, found when the page was read. Empty for other types.
+  std::vector<uint32_t> starts;
+};
+
+// Decompressed dictionary pages of one file, kept across the readers of
+// that file, so a reader that needs a chunk's dictionary neither reads nor
+// decompresses it again (trace lookups keep one per batch). Keyed by chunk:
+// row group * columns + column. Implementations bound their own memory and
+// are safe for concurrent use. A cached page is trusted as read: the reader
+// checks its header and values as it checks a page it read itself.
+class DictionaryPageCache {
+ public:
+  virtual ~DictionaryPageCache() = default;
+  // The page of `chunk`, or null.
+  virtual std::shared_ptr<const DictionaryPage> FindDictionary(size_t chunk) const = 0;
+  // Offers the page of `chunk` just read; the cache keeps it or not.
+  virtual void OfferDictionary(size_t chunk, std::shared_ptr<const DictionaryPage> page) const = 0;
+};
+
 struct ReaderOptions {
   // Used in error messages.
   std::string file_name = "<parquet>";
+  // Optional; consulted and filled by reads of chunks with an OffsetIndex.
+  // It must hold pages of this very file only, and outlive the reader.
+  const DictionaryPageCache* dictionary_cache = nullptr;
   size_t max_footer_bytes = 64 << 20;
   // Largest page (compressed or not) and largest page header accepted.
   size_t max_page_bytes = 256 << 20;
@@ -150,12 +181,9 @@ class FileReader {
   // values are copied out as pages name them.
   struct Dictionary {
     size_t count = 0;
-    std::string body;            // PLAIN values
+    std::shared_ptr<const DictionaryPage> page;  // owns `body`
+    std::string_view body;                       // PLAIN values
     std::vector<uint8_t> bools;  // BOOLEAN dictionaries only, decoded
-    // BYTE_ARRAY: where entries 0, 1, ... start in body, found on demand;
-    // `walked` is where the next entry starts.
-    std::vector<uint32_t> starts;
-    size_t walked = 0;
   };
 
   FileReader(RandomAccessSource* source, ReaderOptions options);
@@ -191,8 +219,9 @@ class FileReader {
   // into it.
   [[nodiscard]] absl::Status ReadWholePage(int64_t offset, int64_t size, std::string* buffer,
                                            PageHeader* header, std::string_view* compressed_body);
-  [[nodiscard]] absl::Status ReadIndexedDictionary(const ColumnSpec& spec,
-                                                   const ColumnMetaData& meta,
+  // The chunk's dictionary: from options_.dictionary_cache when it holds
+  // the page, else read, decompressed and offered to it.
+  [[nodiscard]] absl::Status ReadIndexedDictionary(int row_group, int column,
                                                    Dictionary* dictionary);
   [[nodiscard]] absl::Status CheckPageSizes(const PageHeader& header, int64_t offset,
                                             int64_t room) const;
@@ -201,9 +230,14 @@ class FileReader {
                                           CompressionCodec codec, std::string* body);
   [[nodiscard]] absl::Status Decompress(std::string_view compressed, const PageHeader& header,
                                         CompressionCodec codec, int64_t offset, std::string* body);
-  [[nodiscard]] absl::Status DecodeDictionary(const ColumnSpec& spec, const PageHeader& header,
-                                              std::string_view body, int64_t offset,
-                                              Dictionary* dictionary);
+  [[nodiscard]] absl::Status DecodeDictionary(const ColumnSpec& spec,
+                                              std::shared_ptr<const DictionaryPage> page,
+                                              int64_t offset, Dictionary* dictionary);
+  // `header` and `body` (decompressed) as a DictionaryPage, with the
+  // entries of a BYTE_ARRAY dictionary located; DataLoss if the header is
+  // not a dictionary page's or an entry runs past the body.
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<const DictionaryPage>> MakeDictionaryPage(
+      const ColumnSpec& spec, const PageHeader& header, std::string body, int64_t offset) const;
   // Appends rows [skip, skip + take) of a decompressed data page to *out,
   // decoding only those rows' levels and values: the levels and values
   // before them are skipped run by run (PLAIN fixed-width values by offset),

@@ -986,6 +986,132 @@ TEST(OffsetIndexTest, ListFileReadsEveryRangeWithAndWithoutIndex) {
   }
 }
 
+// ---- Dictionary page caches (ReaderOptions::dictionary_cache) ----
+
+// A DictionaryPageCache that keeps every page offered (the test's own
+// bound is the file).
+class MapDictionaryCache final : public DictionaryPageCache {
+ public:
+  std::shared_ptr<const DictionaryPage> FindDictionary(size_t chunk) const override {
+    ++finds_;
+    auto it = pages_.find(chunk);
+    return it == pages_.end() ? nullptr : it->second;
+  }
+  void OfferDictionary(size_t chunk, std::shared_ptr<const DictionaryPage> page) const override {
+    ++offers_;
+    pages_.emplace(chunk, std::move(page));
+  }
+  mutable std::map<size_t, std::shared_ptr<const DictionaryPage>> pages_;
+  mutable int finds_ = 0;
+  // Pages read and decompressed by a reader (it offers only those).
+  mutable int offers_ = 0;
+};
+
+// Counts the bytes read through it.
+class CountingSource final : public RandomAccessSource {
+ public:
+  explicit CountingSource(std::string_view bytes) : inner_(bytes) {}
+  uint64_t size() const override { return inner_.size(); }
+  absl::Status ReadAt(uint64_t offset, size_t length, std::string* out) override {
+    bytes_read_ += length;
+    return inner_.ReadAt(offset, length, out);
+  }
+  StringSource inner_;
+  size_t bytes_read_ = 0;
+};
+
+TEST(DictionaryCacheTest, CachedDictionariesReadTheSameRowsWithFewerBytes) {
+  for (const std::string& bytes : {SmallFile(), SmallListFile()}) {
+    CountingSource source(bytes);
+    auto layout = FileReader::ReadLayout(&source);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    auto fresh = FileReader::Open(&source);
+    ASSERT_TRUE(fresh.ok());
+    const int64_t rows = (*fresh)->num_rows();
+    MapDictionaryCache cache;
+    ReaderOptions options;
+    options.dictionary_cache = &cache;
+    size_t dictionary_chunks = 0;
+    for (const RowGroup& group : (*layout)->metadata.row_groups) {
+      for (const ColumnChunk& chunk : group.columns) {
+        dictionary_chunks += chunk.meta_data->dictionary_page_offset.has_value();
+      }
+    }
+    ASSERT_GT(dictionary_chunks, 0u);
+    for (auto [begin, end] : std::vector<std::pair<int64_t, int64_t>>{
+             {3, 5}, {3, 5}, {0, rows}, {rows - 2, rows}, {rows / 2, rows / 2 + 1}, {0, rows}}) {
+      auto want = ReadAll(**fresh, begin, end);
+      ASSERT_TRUE(want.ok()) << want.status();
+      // A cold reader and a warm one: same rows, and the warm one neither
+      // reads nor decompresses a dictionary page it read before.
+      size_t cold_bytes = 0;
+      for (int pass = 0; pass < 2; ++pass) {
+        auto reader = FileReader::Open(&source, *layout, options);
+        ASSERT_TRUE(reader.ok()) << reader.status();
+        const size_t before = source.bytes_read_;
+        const int offers = cache.offers_;
+        auto got = ReadAll(**reader, begin, end);
+        ASSERT_TRUE(got.ok()) << got.status();
+        ASSERT_EQ(got->size(), want->size());
+        for (size_t c = 0; c < want->size(); ++c) {
+          EXPECT_TRUE((*got)[c] == (*want)[c])
+              << "rows [" << begin << ", " << end << ") column " << c << " pass " << pass;
+        }
+        if (pass == 0) {
+          cold_bytes = source.bytes_read_ - before;
+        } else {
+          EXPECT_EQ(cache.offers_, offers) << "rows [" << begin << ", " << end << ")";
+          EXPECT_LE(source.bytes_read_ - before, cold_bytes);
+        }
+        if (begin == 0 && end == rows) {
+          // Every chunk has been read whole: every dictionary is cached.
+          EXPECT_EQ(cache.pages_.size(), dictionary_chunks);
+        }
+      }
+    }
+    EXPECT_GT(cache.finds_, 0);
+  }
+}
+
+TEST(DictionaryCacheTest, CachedPageIsCheckedLikeARead) {
+  const std::string bytes = SmallFile();
+  StringSource source(bytes);
+  auto layout = FileReader::ReadLayout(&source);
+  ASSERT_TRUE(layout.ok());
+  MapDictionaryCache cache;
+  ReaderOptions options;
+  options.file_name = "cached.parquet";
+  options.dictionary_cache = &cache;
+  auto reader = FileReader::Open(&source, *layout, options);
+  ASSERT_TRUE(reader.ok());
+  const int64_t rows = (*reader)->num_rows();
+  ASSERT_TRUE(ReadAll(**reader, 0, rows).ok());
+  ASSERT_FALSE(cache.pages_.empty());
+  // Every cached page claims more values than its body holds, or loses
+  // the second half of its body (entries located past it), or has an
+  // unsupported encoding: reads fail with an error, never a crash or a read
+  // past the body.
+  for (int damage = 0; damage < 3; ++damage) {
+    for (auto& [chunk, page] : cache.pages_) {
+      auto bad = std::make_shared<DictionaryPage>(*page);
+      if (damage == 0) {
+        bad->body.resize(bad->body.size() / 2);
+        bad->header.num_values = 1 << 20;
+      } else if (damage == 1) {
+        bad->body.resize(bad->body.size() / 2);
+      } else {
+        bad->header.encoding = Encoding::kRle;
+      }
+      page = std::move(bad);
+    }
+    auto damaged = FileReader::Open(&source, *layout, options);
+    ASSERT_TRUE(damaged.ok());
+    absl::Status s = ReadAll(**damaged, 0, rows).status();
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("cached.parquet"), absl::string_view::npos) << s;
+  }
+}
+
 // STRATA_WRITE_FUZZ_SEEDS=<dir> writes the fuzz corpus seeds that carry an
 // OffsetIndex (fuzz/corpus/parquet_reader/*_offset_index.parquet).
 TEST(OffsetIndexTest, WritesFuzzSeedsWhenAsked) {

@@ -4,10 +4,12 @@
 
 namespace strata::storage {
 
-bool LookupCacheBudget::TryCharge(size_t bytes) {
+bool LookupCacheBudget::TryCharge(size_t bytes, size_t headroom_bytes) {
+  if (bytes > limit_bytes_ || headroom_bytes > limit_bytes_ - bytes) return false;
+  const size_t room = limit_bytes_ - bytes - headroom_bytes;  // what may be used before
   size_t used = used_bytes_.load(std::memory_order_relaxed);
   do {
-    if (bytes > limit_bytes_ || used > limit_bytes_ - bytes) return false;
+    if (used > room) return false;
   } while (!used_bytes_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
   return true;
 }
@@ -32,7 +34,39 @@ void BatchLookupState::CacheSpansLayout(std::shared_ptr<const parquet::FileLayou
   MutexLock lock(&mu_);
   if (spans_layout_ != nullptr || !budget_->TryCharge(bytes)) return;
   spans_layout_ = std::move(layout);
-  charged_bytes_ = bytes;
+  charged_bytes_ += bytes;
+}
+
+size_t BatchLookupState::DictionaryChargeBytes(const parquet::DictionaryPage& page) {
+  // The body's and the entry starts' allocations, the page with its
+  // shared_ptr control block, and a map slot (key, pointer, control byte),
+  // rounded up.
+  return page.body.capacity() + 1 + page.starts.capacity() * sizeof(uint32_t) +
+         sizeof(parquet::DictionaryPage) + 64;
+}
+
+std::shared_ptr<const parquet::DictionaryPage> BatchLookupState::FindDictionary(
+    size_t chunk) const {
+  MutexLock lock(&mu_);
+  auto it = dictionaries_.find(chunk);
+  return it == dictionaries_.end() ? nullptr : it->second;
+}
+
+void BatchLookupState::OfferDictionary(size_t chunk,
+                                       std::shared_ptr<const parquet::DictionaryPage> page) const {
+  if (budget_ == nullptr || page == nullptr) return;
+  const size_t bytes = DictionaryChargeBytes(*page);
+  MutexLock lock(&mu_);
+  if (dictionaries_.contains(chunk) || !budget_->TryCharge(bytes, budget_->limit_bytes() / 4)) {
+    return;
+  }
+  dictionaries_.emplace(chunk, std::move(page));
+  charged_bytes_ += bytes;
+}
+
+size_t BatchLookupState::cached_dictionaries() const {
+  MutexLock lock(&mu_);
+  return dictionaries_.size();
 }
 
 size_t BatchLookupState::cached_bytes() const {

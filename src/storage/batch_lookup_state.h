@@ -2,22 +2,27 @@
 
 // What a live batch with spans carries in memory for trace lookups (its
 // catalog attachment, BatchRecord::attachment): the trace filter of its
-// spans.tidx, and a cache, filled by the first lookup that reads the
-// batch, of its spans.parquet layout (the parsed footer and every column
-// chunk's OffsetIndex, parquet::FileLayout), so later lookups read neither
+// spans.tidx, and a cache, filled by the lookups that read the batch, of
+// its spans.parquet layout (the parsed footer and every column chunk's
+// OffsetIndex, parquet::FileLayout) and of the decompressed dictionary
+// pages those lookups needed (parquet::DictionaryPageCache), so later
+// lookups read no footer and no index and decompress only data pages
 // (docs/format/trace-index.md, "In memory").
 //
 // The cache is bounded by a LookupCacheBudget shared by every batch of a
-// Storage: a layout is kept only while the bytes of all kept layouts stay
-// under the budget's limit; past it, a lookup reads the footer as it did
-// without a cache. A kept layout is freed, and its bytes given back to the
-// budget, when the batch's state is destroyed: when the batch is retired
-// and no Snapshot or reader names it any more.
+// Storage: a layout or a dictionary page is kept only while the bytes of
+// everything kept stay under the budget's limit (dictionary pages under
+// three quarters of it, so layouts, which save more per byte, keep room);
+// past it, a lookup reads what it needs as it did without a cache.
+// Everything a state keeps is freed, and its bytes given back to the
+// budget, when the state is destroyed: when the batch is retired and no
+// Snapshot or reader names it any more.
 //
 // Invariants:
-//   1. The budget's used bytes are the sum of charged_bytes_ over the
-//      states that hold a layout.
-//   2. A state's layout, once set, never changes.
+//   1. The budget's used bytes are the sum of charged_bytes_ over all
+//      states.
+//   2. A state's layout, once set, never changes; nor does a chunk's
+//      dictionary page once kept.
 //
 // Thread-safety: LookupCacheBudget and BatchLookupState are safe for
 // concurrent use (the state is shared through const pointers; its cache is
@@ -29,6 +34,7 @@
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "common/mutex.h"
 #include "parquet/file_reader.h"
 #include "storage/trace_index.h"
@@ -42,8 +48,9 @@ class LookupCacheBudget {
   LookupCacheBudget(const LookupCacheBudget&) = delete;
   LookupCacheBudget& operator=(const LookupCacheBudget&) = delete;
 
-  // Reserves `bytes` and returns true when they fit under the limit.
-  [[nodiscard]] bool TryCharge(size_t bytes);
+  // Reserves `bytes` and returns true when they fit under the limit with
+  // `headroom_bytes` still free after them.
+  [[nodiscard]] bool TryCharge(size_t bytes, size_t headroom_bytes = 0);
   // Gives back bytes a TryCharge() reserved.
   void Release(size_t bytes);
 
@@ -57,13 +64,13 @@ class LookupCacheBudget {
   std::atomic<size_t> used_bytes_{0};
 };
 
-class BatchLookupState {
+class BatchLookupState final : public parquet::DictionaryPageCache {
  public:
   // `budget` may be null: the state then caches nothing.
   BatchLookupState(TraceFilter filter, std::shared_ptr<LookupCacheBudget> budget)
       : filter_(std::move(filter)), budget_(std::move(budget)) {}
   // Gives the cached layout's bytes back to the budget.
-  ~BatchLookupState();
+  ~BatchLookupState() override;
   BatchLookupState(const BatchLookupState&) = delete;
   BatchLookupState& operator=(const BatchLookupState&) = delete;
 
@@ -75,8 +82,20 @@ class BatchLookupState {
   // kept yet and its bytes fit in the budget; otherwise does nothing.
   void CacheSpansLayout(std::shared_ptr<const parquet::FileLayout> layout) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // parquet::DictionaryPageCache, for readers of the batch's spans.parquet
+  // (ReaderOptions::dictionary_cache). A page is kept if its chunk has none
+  // yet and its bytes fit with a quarter of the budget's limit left free.
+  std::shared_ptr<const parquet::DictionaryPage> FindDictionary(size_t chunk) const override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void OfferDictionary(size_t chunk, std::shared_ptr<const parquet::DictionaryPage> page) const
+      override ABSL_LOCKS_EXCLUDED(mu_);
   // The bytes this state holds in its cache (charged to the budget).
   size_t cached_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t cached_dictionaries() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // What one kept dictionary page is charged: its body and a fixed
+  // allowance for the page, its control block and its map slot.
+  static size_t DictionaryChargeBytes(const parquet::DictionaryPage& page);
 
  private:
   // Constant after construction.
@@ -85,6 +104,8 @@ class BatchLookupState {
 
   mutable Mutex mu_;
   mutable std::shared_ptr<const parquet::FileLayout> spans_layout_ ABSL_GUARDED_BY(mu_);
+  mutable absl::flat_hash_map<size_t, std::shared_ptr<const parquet::DictionaryPage>>
+      dictionaries_ ABSL_GUARDED_BY(mu_);
   mutable size_t charged_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -225,10 +225,12 @@ class SpansRangeReader {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<SpansRangeReader>> Open(
       parquet::RandomAccessSource* source, std::string_view batch_id, std::string_view file_name);
   // Opens the file `layout` was read from (ReadSpansLayout) without reading
-  // its footer; DataLoss if its size differs from the layout's.
+  // its footer; DataLoss if its size differs from the layout's. Dictionary
+  // pages come from `dictionary_cache` (optional; a cache of this file only,
+  // outliving the reader) when it holds them, and are offered to it.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<SpansRangeReader>> Open(
       parquet::RandomAccessSource* source, std::shared_ptr<const parquet::FileLayout> layout,
-      std::string_view file_name);
+      std::string_view file_name, const parquet::DictionaryPageCache* dictionary_cache = nullptr);
   ~SpansRangeReader();
   SpansRangeReader(const SpansRangeReader&) = delete;
   SpansRangeReader& operator=(const SpansRangeReader&) = delete;

@@ -322,9 +322,10 @@ absl::StatusOr<std::shared_ptr<const parquet::FileLayout>> ReadSpansLayout(
 
 absl::StatusOr<std::unique_ptr<SpansRangeReader>> SpansRangeReader::Open(
     parquet::RandomAccessSource* source, std::shared_ptr<const parquet::FileLayout> layout,
-    std::string_view file_name) {
+    std::string_view file_name, const parquet::DictionaryPageCache* dictionary_cache) {
   parquet::ReaderOptions options;
   options.file_name = std::string(file_name);
+  options.dictionary_cache = dictionary_cache;
   absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader =
       parquet::FileReader::Open(source, std::move(layout), options);
   if (!reader.ok()) return AsDataLoss(reader.status(), file_name);

@@ -51,8 +51,9 @@ struct StorageOptions {
   bool start_maintenance = false;
   // What trace lookups may keep in memory across all live batches beyond
   // their trace filters: each batch's parsed spans.parquet footer and
-  // OffsetIndexes (batch_lookup_state.h; docs/format/trace-index.md, "In
-  // memory"). 0 turns the cache off.
+  // OffsetIndexes, and the decompressed dictionary pages its lookups read
+  // (batch_lookup_state.h; docs/format/trace-index.md, "In memory"). 0
+  // turns the cache off.
   size_t lookup_cache_bytes = kDefaultLookupCacheBytes;
   static constexpr size_t kDefaultLookupCacheBytes = size_t{64} << 20;
 };

@@ -77,18 +77,19 @@ std::string Hex(const otlp::TraceId& id) {
 
 // A reader of the batch's spans.parquet: through the layout its state
 // caches, else by reading the footer and indexes, which the state then
-// keeps if its budget allows.
+// keeps if its budget allows. Either way the reader takes dictionary pages
+// from the state's cache and offers it the ones it reads.
 absl::StatusOr<std::unique_ptr<SpansRangeReader>> OpenSpans(const BatchLookupState& state,
                                                             parquet::RandomAccessSource* source,
                                                             const std::string& batch_id,
                                                             const std::string& path) {
   if (std::shared_ptr<const parquet::FileLayout> layout = state.spans_layout()) {
-    return SpansRangeReader::Open(source, std::move(layout), path);
+    return SpansRangeReader::Open(source, std::move(layout), path, &state);
   }
   STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const parquet::FileLayout> layout,
                           ReadSpansLayout(source, batch_id, path));
   state.CacheSpansLayout(layout);
-  return SpansRangeReader::Open(source, std::move(layout), path);
+  return SpansRangeReader::Open(source, std::move(layout), path, &state);
 }
 
 // Appends the trace's rows of one batch to *out.

@@ -585,12 +585,16 @@ TEST_F(TraceLookupTest, CachedLayoutsReturnTheSameSpansAsUncachedReads) {
     first[id] = SortedFacts(**found);
     EXPECT_EQ(first[id], Expected(id)) << Hex(id);
   }
-  // Every batch has been read, so every batch holds its layout, and the
-  // budget counts exactly their bytes.
+  // Every batch has been read, so every batch holds its layout and the
+  // dictionary pages its lookups needed, and the budget counts exactly
+  // their bytes.
   const auto [bytes, batches] = Cached(*snapshot);
   EXPECT_EQ(batches, snapshot->size());
   EXPECT_GT(bytes, 0u);
   EXPECT_EQ(storage_->lookup_cache().used_bytes(), bytes);
+  for (const auto& batch : snapshot->batches()) {
+    EXPECT_GT(BatchLookupStateOf(*batch)->cached_dictionaries(), 0u);
+  }
   for (const auto& [id, facts] : first) {
     auto found = LookupTrace(fs_, DataDir(), *snapshot, id);
     ASSERT_TRUE(found.ok() && found->has_value()) << Hex(id);
