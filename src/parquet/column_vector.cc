@@ -362,25 +362,6 @@ void ColumnVector::Reserve(size_t rows) {
   }
 }
 
-void ColumnVector::Clear() {
-  lists.clear();
-  list_validity.clear();
-  validity.clear();
-  bools.clear();
-  int32s.clear();
-  int64s.clear();
-  doubles.clear();
-  offsets.assign(1, 0);
-  bytes.clear();
-}
-
-size_t ColumnVector::CapacityBytes() const {
-  return lists.capacity() * sizeof(ListRange) + list_validity.capacity() + validity.capacity() +
-         bools.capacity() + int32s.capacity() * sizeof(int32_t) +
-         int64s.capacity() * sizeof(int64_t) + doubles.capacity() * sizeof(double) +
-         offsets.capacity() * sizeof(uint64_t) + bytes.capacity();
-}
-
 void ColumnVector::AppendElements(const ColumnVector& source, size_t begin, size_t end) {
   if (begin >= end) return;
   if (!source.validity.empty() || !validity.empty()) {

@@ -146,11 +146,6 @@ struct ColumnVector {
   // Appends value slots [begin, end) of `source` (elements, for lists).
   void AppendElements(const ColumnVector& source, size_t begin, size_t end);
   void Reserve(size_t rows);
-  // Empties the vector (type and kind stay) and keeps its buffers'
-  // capacity, for builders that reuse vectors from one batch to the next.
-  void Clear();
-  // Bytes the vector's buffers have allocated (their capacity).
-  size_t CapacityBytes() const;
 
   // Equality compares values bit-for-bit (NaN == NaN with the same bits) and
   // treats an all-ones validity like an empty one. LIST vectors are equal

@@ -143,13 +143,7 @@ class SpansBuilder {
   std::vector<ColumnVector> Finish();
   const PromotionMisses& misses() const { return misses_; }
 
-  // Takes the vectors of an earlier Finish() (emptied, capacity kept) as
-  // this builder's columns. Call before Reserve.
-  void AdoptColumns(std::vector<ColumnVector>* recycled);
-
  private:
-  // Pointers to every column, in the order Finish() moves them.
-  std::vector<ColumnVector*> ColumnSlots();
   void AppendSpanEvents(const otlp::TraceBatch& b, uint32_t batch, uint32_t span);
   void AppendSpanLinks(const otlp::TraceBatch& b, uint32_t batch, uint32_t span);
   void AppendSpanPromoted(const otlp::TraceBatch& b, uint32_t span);
@@ -404,41 +398,6 @@ void SpansBuilder::AppendSpanPromoted(const otlp::TraceBatch& b, uint32_t span) 
   for (std::string_view key : missed_) misses_.Add(key);
 }
 
-std::vector<ColumnVector*> SpansBuilder::ColumnSlots() {
-  std::vector<ColumnVector*> slots;
-  slots.reserve(kSpansColumnCount);
-  slots.push_back(&row_kind_);
-  resource_scope_.ColumnSlots(&slots);
-  slots.insert(slots.end(), {&trace_id_, &span_id_, &parent_span_id_, &trace_state_, &flags_,
-                             &name_, &kind_, &start_, &duration_});
-  attributes_.ColumnSlots(&slots);
-  slots.push_back(&dropped_attributes_);
-  slots.insert(slots.end(), {&event_time_, &event_name_, &event_dropped_, &event_attr_count_});
-  event_attributes_.ColumnSlots(&slots);
-  slots.push_back(&dropped_events_);
-  slots.insert(slots.end(), {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
-                             &link_dropped_, &link_attr_count_});
-  link_attributes_.ColumnSlots(&slots);
-  slots.insert(slots.end(), {&dropped_links_, &status_code_, &status_message_});
-  resource_promoted_.ColumnSlots(&slots);
-  for (ColumnVector& c : promoted_) slots.push_back(&c);
-  STRATA_CHECK(slots.size() == kSpansColumnCount, "spans column count");
-  return slots;
-}
-
-void SpansBuilder::AdoptColumns(std::vector<ColumnVector>* recycled) {
-  if (recycled->size() != kSpansColumnCount) return;
-  const std::vector<ColumnVector*> slots = ColumnSlots();
-  for (size_t c = 0; c < slots.size(); ++c) {
-    ColumnVector& from = (*recycled)[c];
-    STRATA_CHECK(from.type == slots[c]->type && from.is_list == slots[c]->is_list,
-                 "recycled spans column of another kind");
-    from.Clear();
-    *slots[c] = std::move(from);
-  }
-  recycled->clear();
-}
-
 std::vector<ColumnVector> SpansBuilder::Finish() {
   std::vector<ColumnVector> out;
   out.reserve(kSpansColumnCount);
@@ -467,27 +426,6 @@ std::vector<ColumnVector> SpansBuilder::Finish() {
   for (ColumnVector& c : promoted_) out.push_back(std::move(c));
   STRATA_CHECK(out.size() == kSpansColumnCount, "spans column count");
   return out;
-}
-
-// The column vectors of the last batch this thread wrote, handed to the
-// thread's next SpansBuilder: a commit worker writes batch after batch of
-// about the same shape, and vectors of that size allocated fresh cost a page
-// fault every 4 KiB (and the allocator's mmap/munmap). Bounded: a set whose
-// buffers hold more than kMaxRecycledColumnBytes is freed instead, so a
-// thread keeps at most that much between batches. Recycled vectors are
-// emptied before use, so what is written does not depend on them.
-constexpr size_t kMaxRecycledColumnBytes = size_t{128} << 20;
-
-std::vector<ColumnVector>& ThreadRecycledColumns() {
-  thread_local std::vector<ColumnVector> columns;
-  return columns;
-}
-
-void RecycleColumns(std::vector<ColumnVector> columns) {
-  size_t bytes = 0;
-  for (const ColumnVector& c : columns) bytes += c.CapacityBytes();
-  if (bytes > kMaxRecycledColumnBytes) return;
-  ThreadRecycledColumns() = std::move(columns);
 }
 
 // Placeholder rows of one batch: resources without scopes (kind 2), then
@@ -595,7 +533,6 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
                        static_cast<uint32_t>(next_scope_));
   next_resource_ += resources;
   next_scope_ += scopes;
-  builder.AdoptColumns(&ThreadRecycledColumns());
   builder.Reserve(rows, keys.size());
   builder.AddAttributeTables();
   for (uint32_t k = 0; k < batches.size(); ++k) {
@@ -604,10 +541,8 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
   }
   for (const SortKey& key : keys) builder.AppendSpan(key.batch, key.row);
   builder.misses().AddTo(&table_.meta.promotion_misses);
-  std::vector<ColumnVector> columns = builder.Finish();
-  absl::Status status = file_->WriteBatch(columns);
-  RecycleColumns(std::move(columns));
-  return status;
+  const std::vector<ColumnVector> columns = builder.Finish();
+  return file_->WriteBatch(columns);
 }
 
 // Extends the trace runs and time bounds by the sorted spans `keys`, whose

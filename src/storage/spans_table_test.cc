@@ -7,9 +7,7 @@
 
 #include <cstring>
 #include <limits>
-#include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -18,7 +16,6 @@
 #include "parquet/file_reader.h"
 #include "storage/table_test_batches.h"
 #include "storage/table_testing.h"
-#include "workload/traffic_generator.h"
 
 namespace strata::storage {
 namespace {
@@ -168,38 +165,6 @@ TEST(SpansTableTest, EveryFieldRoundTripsThroughStrataAndDuckDb) {
   ASSERT_NE(db, nullptr);
   EXPECT_EQ(table_testing::ExpectDuckDbMatchesStrata(*db, table->file, "full batch"),
             static_cast<int64_t>(table->meta.file_rows));
-}
-
-// A thread reuses the column vectors of its last spans batch (emptied, with
-// their capacity) for the next; a file written with recycled vectors must be
-// byte for byte the one fresh vectors give, whatever the thread wrote before.
-TEST(SpansTableTest, RecycledColumnsWriteTheSameBytesAsFreshOnes) {
-  const otlp::TraceBatch small = FullBatch("a", 100);
-  workload::TrafficGenerator generator(workload::TrafficOptions{});
-  const std::unique_ptr<otlp::TraceBatch> large = generator.Traces(3000);
-  const otlp::TraceBatch* small_inputs[] = {&small};
-  const otlp::TraceBatch* large_inputs[] = {large.get()};
-  auto write = [](std::span<const otlp::TraceBatch* const> inputs, std::string* file) {
-    absl::StatusOr<SpansTable> table = WriteSpansTable(inputs, kBatchId);
-    ASSERT_TRUE(table.ok()) << table.status();
-    *file = std::move(table->file);
-  };
-  // A new thread starts with nothing to recycle.
-  std::string fresh_small, fresh_large;
-  std::thread([&] { write(small_inputs, &fresh_small); }).join();
-  std::thread([&] { write(large_inputs, &fresh_large); }).join();
-  std::string small_after_large, large_after_small, small_again;
-  std::thread([&] {
-    write(large_inputs, &large_after_small);  // nothing recycled yet
-    write(small_inputs, &small_after_large);  // the large batch's vectors
-    write(large_inputs, &large_after_small);  // the small batch's vectors
-    write(small_inputs, &small_again);
-  }).join();
-  ASSERT_FALSE(fresh_small.empty());
-  EXPECT_TRUE(small_after_large == fresh_small);
-  EXPECT_TRUE(small_again == fresh_small);
-  EXPECT_TRUE(large_after_small == fresh_large);
-  EXPECT_EQ(otlp::EncodeTracesProto(ReadBack(small_after_large)), ExpectedProto({&small}));
 }
 
 TEST(SpansTableTest, MetaAndTraceRunsDescribeTheFile) {

@@ -423,10 +423,6 @@ void AttributeFamilyWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
   }
 }
 
-void AttributeFamilyWriter::ColumnSlots(std::vector<ColumnVector*>* out) {
-  out->insert(out->end(), {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_});
-}
-
 // ---------------------------------------------------- AttributeFamilyReader
 
 namespace {
@@ -774,16 +770,6 @@ void ResourceScopeWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
   *this = ResourceScopeWriter();
 }
 
-void ResourceScopeWriter::ColumnSlots(std::vector<ColumnVector*>* out) {
-  out->insert(out->end(), {&resource_index_, &resource_schema_url_, &resource_dropped_});
-  resource_attributes_.ColumnSlots(out);
-  out->insert(out->end(),
-              {&entity_schema_url_, &entity_type_, &entity_id_key_count_, &entity_id_keys_,
-               &entity_description_key_count_, &entity_description_keys_, &scope_index_,
-               &scope_name_, &scope_version_, &scope_schema_url_, &scope_dropped_});
-  scope_attributes_.ColumnSlots(out);
-}
-
 // ------------------------------------------------ resource and scope, read
 
 namespace {
@@ -1121,10 +1107,6 @@ void ResourcePromotedWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
   }
   batches_.clear();
   current_ = 0;
-}
-
-void ResourcePromotedWriter::ColumnSlots(std::vector<ColumnVector*>* out) {
-  for (ColumnVector& c : columns_) out->push_back(&c);
 }
 
 void AppendOptionalString(ColumnVector* column, std::optional<std::string_view> value) {

@@ -250,9 +250,6 @@ class AttributeFamilyWriter {
 
   // Appends the seven columns, in spec order, to *out and resets the writer.
   void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
-  // Appends pointers to the seven columns, in the order MoveColumnsTo moves
-  // them (for a builder that hands recycled vectors back in).
-  void ColumnSlots(std::vector<parquet::ColumnVector*>* out);
 
  private:
   void AppendElements(const otlp::BatchBase& batch, const otlp::AttributeColumns& table,
@@ -415,8 +412,6 @@ class ResourceScopeWriter {
   // Appends the kResourceScopeColumns columns, in spec order, to *out and
   // resets the writer (registered batches are forgotten).
   void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
-  // Appends pointers to the same columns, in the same order.
-  void ColumnSlots(std::vector<parquet::ColumnVector*>* out);
 
  private:
   struct ResourceElements {
@@ -579,8 +574,6 @@ class ResourcePromotedWriter {
   void AppendNullRow();
   // Appends the kResourcePromotedColumns columns to *out and resets.
   void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
-  // Appends pointers to the same columns, in the same order.
-  void ColumnSlots(std::vector<parquet::ColumnVector*>* out);
 
  private:
   struct Derived {
