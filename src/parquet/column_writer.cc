@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "common/check.h"
@@ -427,7 +428,12 @@ absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, 
     const uint8_t list_present = spec_.list_optional() ? 1 : 0;
     for (size_t row = begin; row < end; ++row) {
       const bool null_list = values.is_null_list(row);
-      if (null_list || values.lists[row].count == 0) {
+      if (const size_t run = SafeEmptyListRun(values, row, end); run > 1) {
+        // Several empty or null lists in a row (most rows of most list
+        // columns), added at once; see SafeEmptyListRun.
+        AddEmptyLists(values, row, row + run);
+        row += run - 1;
+      } else if (null_list || values.lists[row].count == 0) {
         // An empty or null list (most rows of most list columns): one level
         // entry and no value.
         if (page_rows_ > 0 && page_values_ + 1 > kMaxPageValues) {
@@ -450,27 +456,171 @@ absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, 
     }
     return absl::OkStatus();
   }
-  const bool optional = spec_.optional();
-  for (size_t row = begin; row < end; ++row) {
-    const bool present = !values.is_null(row);
-    if (!present) {
-      ++null_count_;
-    } else if (!dictionary_active_) {
-      AddPlainValue(values, row);
-    } else if (!AddDictionaryValue(values, row)) {
-      STRATA_RETURN_IF_ERROR(FallBackToPlain());
-      AddPlainValue(values, row);
-    }
-    if (optional) definition_levels_.push_back(present ? 1 : 0);
-    ++page_rows_;
-    ++page_values_;
-    ++chunk_rows_;
-    ++chunk_values_;
+  // Flat rows go a run at a time: the page limits are checked after the
+  // last row of each run only, and SafeFlatRun picks runs short enough that
+  // a check after any earlier row could not have cut the page, so pages
+  // (and the file bytes) are the same as with a check after every row.
+  size_t row = begin;
+  while (row < end) {
+    const size_t run_end = row + SafeFlatRun(values, row, end);
+    size_t added = 0;
+    STRATA_RETURN_IF_ERROR(AddFlatRun(values, row, run_end, &added));
+    row += added;
     if (page_rows_ >= options_.data_page_max_rows || OpenPageBytes() >= options_.data_page_bytes) {
       STRATA_RETURN_IF_ERROR(FlushPage());
     }
   }
   return absl::OkStatus();
+}
+
+size_t ColumnWriter::SafeEmptyListRun(const ColumnVector& values, size_t begin,
+                                      size_t end) const {
+  // The run of empty or null lists from begin (looked at in slices, so a
+  // run costs about what it adds).
+  constexpr size_t kMaxRun = 1024;
+  const size_t limit = std::min(end, begin + kMaxRun);
+  size_t run_end = begin;
+  if (values.list_validity.empty()) {
+    while (run_end < limit && values.lists[run_end].count == 0) ++run_end;
+  } else {
+    while (run_end < limit &&
+           (values.list_validity[run_end] == 0 || values.lists[run_end].count == 0)) {
+      ++run_end;
+    }
+  }
+  if (run_end - begin <= 1) return run_end - begin;
+  // Each such row adds one repetition and one definition level and no value,
+  // so after j rows the open page's estimate is exactly the current one plus
+  // 2j levels; neither page limit may fire before the run's last row, and the
+  // level count never passes kMaxPageValues (whose check runs before a row).
+  size_t k = std::min({run_end - begin, options_.data_page_max_rows - page_rows_,
+                       kMaxPageValues - std::min(kMaxPageValues, page_values_)});
+  const size_t levels = repetition_levels_.size() + definition_levels_.size();
+  const size_t rest = OpenPageBytes() - levels / 8;
+  while (k > 1 && (levels + 2 * (k - 1)) / 8 + rest >= options_.data_page_bytes) k /= 2;
+  return k;
+}
+
+void ColumnWriter::AddEmptyLists(const ColumnVector& values, size_t begin, size_t end) {
+  const size_t n = end - begin;
+  const uint8_t list_present = spec_.list_optional() ? 1 : 0;
+  repetition_levels_.resize(repetition_levels_.size() + n, 0);
+  if (values.list_validity.empty()) {
+    definition_levels_.resize(definition_levels_.size() + n, list_present);
+  } else {
+    for (size_t row = begin; row < end; ++row) {
+      definition_levels_.push_back(values.list_validity[row] == 0 ? 0 : list_present);
+    }
+  }
+  null_count_ += static_cast<int64_t>(n);
+  page_values_ += n;
+  chunk_values_ += static_cast<int64_t>(n);
+  page_rows_ += n;
+  chunk_rows_ += static_cast<int64_t>(n);
+}
+
+size_t ColumnWriter::SafeFlatRun(const ColumnVector& values, size_t begin, size_t end) const {
+  // Invariant: the open page is below both limits (every row so far ended
+  // with a check). page_rows_ + k - 1 < data_page_max_rows keeps the row
+  // limit from firing before row k; for the bytes, an upper bound of the
+  // estimate OpenPageBytes() would give after j rows must stay below the
+  // limit for j = k - 1. Each row adds at most one definition level, one
+  // index (and one dictionary entry, which may widen every index), or one
+  // PLAIN value whose size is known.
+  size_t k = std::min(end - begin, options_.data_page_max_rows - page_rows_);
+  const size_t levels = definition_levels_.size();
+  const bool optional = spec_.optional();
+  auto bound = [&](size_t j) -> size_t {
+    size_t bytes = optional ? (levels + j) / 8 : 0;
+    if (dictionary_active_) {
+      const int width = BitWidthFor(static_cast<uint32_t>(
+          std::min<size_t>(dictionary_size_ + j, std::numeric_limits<uint32_t>::max())));
+      return bytes + 1 + (indices_.size() + j) * static_cast<size_t>(width) / 8;
+    }
+    switch (spec_.type) {
+      case PhysicalType::kBoolean:
+        return bytes + (plain_bools_.size() + j) / 8;
+      case PhysicalType::kByteArray:
+        return bytes + plain_values_.size() + 4 * j +
+               (values.offsets[begin + j] - values.offsets[begin]);
+      case PhysicalType::kFixedLenByteArray:
+        return bytes + plain_values_.size() + values.offsets[begin + j] - values.offsets[begin];
+      default:
+        return bytes + plain_values_.size() + j * FixedWidth(spec_.type);
+    }
+  };
+  while (k > 1 && bound(k - 1) >= options_.data_page_bytes) k /= 2;
+  return std::max<size_t>(k, 1);
+}
+
+void ColumnWriter::AddFlatLevels(const ColumnVector& values, size_t begin, size_t end) {
+  const size_t n = end - begin;
+  if (values.validity.empty()) {
+    if (spec_.optional()) definition_levels_.resize(definition_levels_.size() + n, 1);
+  } else {
+    // A validity byte (1 present, 0 null) is the row's definition level.
+    const uint8_t* validity = values.validity.data() + begin;
+    size_t present = 0;
+    for (size_t i = 0; i < n; ++i) present += validity[i];
+    null_count_ += static_cast<int64_t>(n - present);
+    if (spec_.optional()) definition_levels_.insert(definition_levels_.end(), validity, validity + n);
+  }
+  page_rows_ += n;
+  page_values_ += n;
+  chunk_rows_ += static_cast<int64_t>(n);
+  chunk_values_ += static_cast<int64_t>(n);
+}
+
+absl::Status ColumnWriter::AddFlatRun(const ColumnVector& values, size_t begin, size_t end,
+                                      size_t* added) {
+  if (!dictionary_active_) {
+    AddPlainRun(values, begin, end);
+    AddFlatLevels(values, begin, end);
+    *added = end - begin;
+    return absl::OkStatus();
+  }
+  const bool has_validity = !values.validity.empty();
+  for (size_t row = begin; row < end; ++row) {
+    if (has_validity && values.validity[row] == 0) continue;
+    if (!AddDictionaryValue(values, row)) {
+      // The rows before this one go into the page FallBackToPlain flushes.
+      AddFlatLevels(values, begin, row);
+      STRATA_RETURN_IF_ERROR(FallBackToPlain());
+      AddPlainValue(values, row);
+      AddFlatLevels(values, row, row + 1);
+      *added = row + 1 - begin;
+      return absl::OkStatus();
+    }
+  }
+  AddFlatLevels(values, begin, end);
+  *added = end - begin;
+  return absl::OkStatus();
+}
+
+void ColumnWriter::AddPlainRun(const ColumnVector& values, size_t begin, size_t end) {
+  const size_t n = end - begin;
+  if (values.validity.empty()) {
+    switch (spec_.type) {
+      case PhysicalType::kInt64:
+        // Whole runs of ids and times: one copy, then the bounds.
+        EncodePlainFixed(values.int64s.data() + begin, n, 8, &plain_values_);
+        for (size_t row = begin; row < end; ++row) UpdateStatistics(values, row);
+        return;
+      case PhysicalType::kFixedLenByteArray: {
+        // PLAIN FIXED_LEN_BYTE_ARRAY is the values back to back, as they are
+        // in the vector.
+        const uint64_t first = values.offsets[begin];
+        plain_values_.append(values.bytes, first, values.offsets[end] - first);
+        for (size_t row = begin; row < end; ++row) UpdateStatistics(values, row);
+        return;
+      }
+      default:
+        break;
+    }
+  }
+  for (size_t row = begin; row < end; ++row) {
+    if (!values.is_null(row)) AddPlainValue(values, row);
+  }
 }
 
 size_t ColumnWriter::buffered_bytes() const {

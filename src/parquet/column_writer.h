@@ -16,6 +16,12 @@
 // A column whose options disable the dictionary (ids and times that never
 // repeat) is PLAIN from its first value.
 //
+// Flat rows, and runs of empty or null lists, are added a run at a time with
+// the limits checked after a run's last row only; a run is cut short so that
+// no check after an earlier row could have fired (an upper bound of the
+// estimate stays below the limit), so pages end exactly where a check after
+// every row would end them.
+//
 // Dictionary fallback: when the dictionary's PLAIN size would exceed
 // dictionary_bytes_limit, the open page is flushed as a dictionary page and
 // every later value of the chunk is written PLAIN; the writer then stays
@@ -144,6 +150,27 @@ class ColumnWriter {
   // (the row is then partly added and the caller rewinds it).
   bool TryAddListRow(const ColumnVector& values, size_t row);
   [[nodiscard]] absl::Status FallBackToPlain();
+  // LIST columns: how many rows from `begin` are empty or null lists that
+  // can be added with the page limits checked only after the last (0 when
+  // the row at begin is not such a list).
+  size_t SafeEmptyListRun(const ColumnVector& values, size_t begin, size_t end) const;
+  // Adds rows [begin, end), each an empty or a null list.
+  void AddEmptyLists(const ColumnVector& values, size_t begin, size_t end);
+  // Flat columns, a run at a time: how many rows from `begin` (at most
+  // end - begin, at least 1) can be added with the page limits checked
+  // only after the last of them, cutting pages exactly where a check after
+  // every row would (see AppendRows).
+  size_t SafeFlatRun(const ColumnVector& values, size_t begin, size_t end) const;
+  // Adds flat rows [begin, end) with no page check; stops early after a row
+  // whose dictionary overflowed (the page before it was flushed and the row
+  // written PLAIN). *added receives the rows added.
+  [[nodiscard]] absl::Status AddFlatRun(const ColumnVector& values, size_t begin, size_t end,
+                                        size_t* added);
+  // The PLAIN values of flat rows [begin, end), and their statistics.
+  void AddPlainRun(const ColumnVector& values, size_t begin, size_t end);
+  // The definition levels, null count and row counts of flat rows
+  // [begin, end) whose values were added.
+  void AddFlatLevels(const ColumnVector& values, size_t begin, size_t end);
   // Starts remembering list rows of `values` if its rows share elements.
   void PrepareListMemo(const ColumnVector& values);
   size_t OpenPageBytes() const {

@@ -11,6 +11,68 @@ namespace {
 
 constexpr std::string_view kMagic = "PAR1";
 
+// The checks below first run a branch-free pass over the whole vector (one
+// flag or-ed together, which the compiler vectorizes: the writer validates
+// every row it writes, so this is on the hot path) and walk row by row only
+// when that pass finds something, to name the first bad row.
+
+// Whether every present list's range is inside the elements and at most
+// kMaxPageValues long, and no list is null in a required list column.
+bool ListsLookValid(const ColumnSpec& spec, const ColumnVector& v) {
+  const uint64_t elements = v.element_count();
+  const ListRange* lists = v.lists.data();
+  const size_t rows = v.lists.size();
+  bool bad = false;
+  if (v.list_validity.empty()) {
+    for (size_t row = 0; row < rows; ++row) {
+      const ListRange r = lists[row];
+      bad |= (r.begin > elements) | (r.count > elements - r.begin) |
+             (r.count > ColumnWriter::kMaxPageValues);
+    }
+    return !bad;
+  }
+  // A required list column may carry all-ones list validity.
+  if (!spec.list_optional() && std::memchr(v.list_validity.data(), 0, rows) != nullptr) {
+    return false;
+  }
+  const uint8_t* present = v.list_validity.data();
+  for (size_t row = 0; row < rows; ++row) {
+    const ListRange r = lists[row];
+    const bool out = (r.begin > elements) | (r.count > elements - r.begin) |
+                     (r.count > ColumnWriter::kMaxPageValues);
+    bad |= (present[row] != 0) & out;
+  }
+  return !bad;
+}
+
+// Whether a byte-array vector's offsets never decrease and every value is
+// at most 1 GiB long, and (FIXED_LEN_BYTE_ARRAY) every present value is
+// type_length bytes. An unsigned difference of decreasing offsets wraps to
+// a huge length, so one comparison catches both.
+bool OffsetsLookValid(const ColumnSpec& spec, const ColumnVector& v, size_t elements) {
+  constexpr uint64_t kMaxLength = INT32_MAX / 2;
+  const uint64_t* offsets = v.offsets.data();
+  bool bad = false;
+  if (spec.type != PhysicalType::kFixedLenByteArray) {
+    for (size_t i = 0; i < elements; ++i) bad |= offsets[i + 1] - offsets[i] > kMaxLength;
+    return !bad;
+  }
+  const uint64_t width = static_cast<uint64_t>(spec.type_length);
+  if (v.validity.empty()) {
+    for (size_t i = 0; i < elements; ++i) {
+      const uint64_t length = offsets[i + 1] - offsets[i];
+      bad |= (length != width) | (length > kMaxLength);
+    }
+    return !bad;
+  }
+  const uint8_t* present = v.validity.data();
+  for (size_t i = 0; i < elements; ++i) {
+    const uint64_t length = offsets[i + 1] - offsets[i];
+    bad |= ((present[i] != 0) & (length != width)) | (length > kMaxLength);
+  }
+  return !bad;
+}
+
 // The list part of a LIST vector: validity sizes, no null list in a required
 // list, every range inside the elements and short enough for one page.
 absl::Status ValidateLists(const ColumnSpec& spec, const ColumnVector& v) {
@@ -22,6 +84,8 @@ absl::Status ValidateLists(const ColumnSpec& spec, const ColumnVector& v) {
   if (!v.list_validity.empty() && v.list_validity.size() != rows) {
     return error("list validity size differs from the row count");
   }
+  if (ListsLookValid(spec, v)) return absl::OkStatus();
+  // Something is wrong: find the first bad row for the message.
   for (size_t row = 0; row < rows; ++row) {
     if (v.is_null_list(row)) {
       if (!spec.list_optional()) return error(fmt::format("row {}: null in a required list", row));
@@ -133,16 +197,15 @@ absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) co
       if (v.validity.size() != elements) {
         return error("validity size differs from the value count");
       }
-      if (!spec.optional()) {
-        for (uint8_t present : v.validity) {
-          if (!present) return error("null in a required column");
-        }
+      if (!spec.optional() && std::memchr(v.validity.data(), 0, elements) != nullptr) {
+        return error("null in a required column");
       }
     }
     if (spec.type == PhysicalType::kByteArray || spec.type == PhysicalType::kFixedLenByteArray) {
       if (v.offsets.empty() || v.offsets[0] != 0 || v.offsets.back() != v.bytes.size()) {
         return error("byte offsets do not cover the bytes");
       }
+      if (OffsetsLookValid(spec, v, elements)) continue;
       for (size_t i = 0; i < elements; ++i) {
         if (v.offsets[i + 1] < v.offsets[i]) return error("byte offsets decrease");
         const uint64_t length = v.offsets[i + 1] - v.offsets[i];
