@@ -186,7 +186,9 @@ int RunBenchWriter(const BenchWriterOptions& options) {
   if (!options.keep) (void)fs.RemoveAll(dir);
 
   const double spans_per_sec = spans / span_seconds;
-  const double baseline_per_sec = spans / baseline_seconds;
+  // 0 (never inf, which is not JSON) when --skip-baseline left it unmeasured.
+  const double baseline_per_sec = baseline_seconds > 0 ? spans / baseline_seconds : 0;
+  const double ratio = baseline_per_sec > 0 ? spans_per_sec / baseline_per_sec : 0;
   const double bytes_per_span = static_cast<double>(span_disk.bytes) / spans;
   fmt::print("{:<34} {:>14} {:>10} {:>10}\n", "phase", "rows/s", "batches", "B/row");
   fmt::print("{:<34} {:>14.0f} {:>10} {:>10.2f}\n", "strata writer: spans (durable)", spans_per_sec,
@@ -211,7 +213,7 @@ int RunBenchWriter(const BenchWriterOptions& options) {
       "\"ratio\":{:.2f},\"bytes_per_span\":{:.2f},\"logs_per_sec\":{:.0f},"
       "\"metric_points_per_sec\":{:.0f},\"span_batches\":{},\"peak_rss_mb\":{:.0f},"
       "\"rss_before_mb\":{:.0f}}}\n",
-      spans, spans_per_sec, baseline_per_sec, spans_per_sec / baseline_per_sec, bytes_per_span,
+      spans, spans_per_sec, baseline_per_sec, ratio, bytes_per_span,
       log_rows / log_seconds, points / metric_seconds, span_disk.batches, peak_rss, rss_before);
   return 0;
 }
