@@ -59,6 +59,10 @@ int Main(int argc, char** argv, char** envp) {
           "How long shutdown waits for in-flight exports and the writer");
   AddFlag(serve_cmd, &env_names, "http-io-threads", &serve.http_io_threads,
           "Event-loop threads of the OTLP/HTTP listener");
+  AddFlag(serve_cmd, &env_names, "grpc-request-timeout-sec", &serve.grpc_request_timeout_sec,
+          "How long an OTLP/gRPC call may take to deliver its request (DEADLINE_EXCEEDED beyond)");
+  AddFlag(serve_cmd, &env_names, "grpc-memory-quota-bytes", &serve.grpc_memory_quota_bytes,
+          "Memory gRPC's transport buffers may use (at least --max-body-bytes)");
   AddFlag(serve_cmd, &env_names, "query-memory-limit-bytes", &serve.query_memory_limit_bytes,
           "DuckDB's memory limit (0: half of the cgroup's or the machine's memory)");
   AddFlag(serve_cmd, &env_names, "query-threads", &serve.query_threads,

@@ -142,6 +142,14 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (options.http_io_threads < 1) {
     return absl::InvalidArgumentError("--http-io-threads must be >= 1");
   }
+  if (!(options.grpc_request_timeout_sec > 0) || options.grpc_request_timeout_sec > 86400) {
+    return absl::InvalidArgumentError("--grpc-request-timeout-sec must be in (0, 86400]");
+  }
+  if (options.grpc_memory_quota_bytes < options.max_body_bytes) {
+    return absl::InvalidArgumentError(
+        "--grpc-memory-quota-bytes must be at least --max-body-bytes, so that one request of "
+        "the largest size can arrive");
+  }
   return absl::OkStatus();
 }
 
@@ -305,9 +313,13 @@ int RunServe(const ServeOptions& options) {
                                server::IngestService::Options{
                                    .max_rows_per_request = options.max_request_rows});
   absl::StatusOr<std::unique_ptr<server::GrpcServer>> grpc = server::GrpcServer::Start(
-      ingest, server::GrpcServerOptions{.address = options.otlp_grpc_address,
-                                        .max_message_bytes = options.max_decompressed_body_bytes,
-                                        .max_wire_message_bytes = options.max_body_bytes});
+      ingest, server::GrpcServerOptions{
+                  .address = options.otlp_grpc_address,
+                  .max_message_bytes = options.max_decompressed_body_bytes,
+                  .max_wire_message_bytes = options.max_body_bytes,
+                  .request_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::duration<double>(options.grpc_request_timeout_sec)),
+                  .memory_quota_bytes = options.grpc_memory_quota_bytes});
   if (!grpc.ok()) {
     spdlog::error("strata serve: --otlp-grpc-address: {}", grpc.status().ToString());
     return 1;

@@ -35,6 +35,11 @@ struct ServeOptions {
   // How long shutdown waits for in-flight exports and the writer.
   double drain_timeout_sec = 10;
   int http_io_threads = 1;
+  // OTLP/gRPC: how long a call may take to deliver its request message, and
+  // the memory gRPC's transport buffers may use (docs/operations.md,
+  // "Ingesting").
+  double grpc_request_timeout_sec = 60;
+  uint64_t grpc_memory_quota_bytes = 1ull << 30;
   // The query side (docs/operations.md, "Querying"): DuckDB's memory limit
   // in bytes (0: half of the cgroup's or the machine's memory), its worker
   // threads (0: one per core), queries run at once, each query's deadline,

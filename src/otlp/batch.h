@@ -37,6 +37,7 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -137,6 +138,13 @@ struct ValueColumns {
 template <typename Column>
 uint32_t LastRow(const Column& column) {
   return static_cast<uint32_t>(column.size() - 1);
+}
+
+// Shrinks every column to its first `n` rows: a decoder that rejects a row
+// after appending it (and its children) takes them back this way.
+template <typename... Columns>
+void TruncateColumns(size_t n, Columns&... columns) {
+  (columns.resize(n), ...);
 }
 
 struct AttributeRow {
@@ -246,6 +254,38 @@ struct ScopeColumns {
   }
 };
 
+// Why a decoder left a well-formed but semantically invalid row out of a
+// batch (docs/otlp.md, "Rejected rows", lists the rules). The numbers name
+// the reasons in RowRejections::by_reason and are not stored anywhere.
+enum class RowRejectReason : uint8_t {
+  kTraceId = 0,            // span trace_id missing, not 16 bytes, or all zero
+  kSpanId = 1,             // span span_id missing, not 8 bytes, or all zero
+  kParentSpanId = 2,       // span parent_span_id neither empty nor 8 bytes
+  kLinkId = 3,             // a link's trace_id or span_id missing or of the wrong length
+  kHistogramBuckets = 4,   // bucket_counts neither empty nor explicit_bounds + 1 long
+};
+inline constexpr size_t kRowRejectReasonCount = 5;
+
+// The rows the decoders rejected while decoding into a batch. `rows` counts
+// spans, log records or data points, as OTLP's partial_success does;
+// by_reason counts the same rows per reason.
+struct RowRejections {
+  uint64_t rows = 0;
+  std::array<uint64_t, kRowRejectReasonCount> by_reason{};
+  // The first rejection's reason, in words, with the row it was about.
+  std::string first_message;
+
+  bool empty() const { return rows == 0; }
+  // Records `count` rejected rows. `describe` builds the message and runs
+  // only for the first rejection.
+  template <typename Describe>
+  void Add(RowRejectReason reason, uint64_t count, Describe&& describe) {
+    if (empty()) first_message = describe();
+    rows += count;
+    by_reason[static_cast<size_t>(reason)] += count;
+  }
+};
+
 // What every signal's batch shares: resources, scopes, their attributes,
 // nested AnyValue children, and ownership of the bytes views point into.
 struct BatchBase {
@@ -260,6 +300,9 @@ struct BatchBase {
   // any attribute table of this batch, including these two themselves.
   ValueColumns nested_values;
   AttributeColumns nested_attributes;
+
+  // Rows the decoders left out (see RowRejections); not rows of the batch.
+  RowRejections rejected;
 
   Arena arena;
   // Buffers that views may point into, kept alive with the batch.
@@ -365,6 +408,9 @@ struct EventColumns {
     dropped_attributes_count.push_back(row.dropped_attributes_count);
     return LastRow(name);
   }
+  void Truncate(size_t n) {
+    TruncateColumns(n, time_unix_nano, name, attributes, dropped_attributes_count);
+  }
 };
 
 struct LinkRow {
@@ -393,6 +439,9 @@ struct LinkColumns {
     dropped_attributes_count.push_back(row.dropped_attributes_count);
     flags.push_back(row.flags);
     return LastRow(trace_id);
+  }
+  void Truncate(size_t n) {
+    TruncateColumns(n, trace_id, span_id, trace_state, attributes, dropped_attributes_count, flags);
   }
 };
 
@@ -542,6 +591,9 @@ struct PointColumnsBase {
   size_t size() const { return metric.size(); }
 
  protected:
+  void TruncateBase(size_t n) {
+    TruncateColumns(n, metric, attributes, start_time_unix_nano, time_unix_nano, flags, exemplars);
+  }
   // The first half of a point type's Append.
   ABSL_ATTRIBUTE_ALWAYS_INLINE void AppendBase(const PointRowBase& row) {
     metric.push_back(row.metric);
@@ -600,6 +652,10 @@ struct HistogramStatsColumns : PointColumnsBase {
     max.push_back(row.max);
     present.push_back(row.present);
   }
+  void TruncateStats(size_t n) {
+    TruncateBase(n);
+    TruncateColumns(n, count, sum, min, max, present);
+  }
 };
 
 struct HistogramPointRow : HistogramStatsRow {
@@ -616,6 +672,10 @@ struct HistogramPointColumns : HistogramStatsColumns {
     bucket_counts.push_back(row.bucket_counts);
     explicit_bounds.push_back(row.explicit_bounds);
     return LastRow(metric);
+  }
+  void Truncate(size_t n) {
+    TruncateStats(n);
+    TruncateColumns(n, bucket_counts, explicit_bounds);
   }
 };
 
@@ -686,6 +746,7 @@ struct QuantileColumns {
     value.push_back(row.value);
     return LastRow(quantile);
   }
+  void Truncate(size_t n) { TruncateColumns(n, quantile, value); }
 };
 
 struct ExemplarRow {
@@ -720,6 +781,10 @@ struct ExemplarColumns {
     span_id.push_back(row.span_id);
     has_span_id.push_back(row.has_span_id);
     return LastRow(time_unix_nano);
+  }
+  void Truncate(size_t n) {
+    TruncateColumns(n, filtered_attributes, time_unix_nano, value_type, value_bits, trace_id,
+                    has_trace_id, span_id, has_span_id);
   }
 };
 

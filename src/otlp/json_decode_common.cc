@@ -591,6 +591,24 @@ absl::Status JsonReader::HexId(od::value& v, const PathFrame& f, std::span<uint8
   return absl::OkStatus();
 }
 
+absl::Status JsonReader::HexIdAnyLength(od::value& v, const PathFrame& f, std::span<uint8_t> out,
+                                        internal::IdLength* length) {
+  std::string_view hex;
+  if (absl::Status s = ReadString(v, f, &hex); !s.ok()) return s;
+  if (hex.size() % 2 != 0) {
+    return Error(f, absl::StrCat("invalid hex id: an odd number (", hex.size(), ") of characters"));
+  }
+  for (const char c : hex) {
+    if (HexDigit(c) < 0) return Error(f, "invalid hex");
+  }
+  length->bytes = static_cast<uint32_t>(hex.size() / 2);
+  const bool fits = hex.size() == 2 * out.size();
+  for (size_t k = 0; k < out.size(); ++k) {
+    out[k] = fits ? static_cast<uint8_t>(HexDigit(hex[2 * k]) << 4 | HexDigit(hex[2 * k + 1])) : 0;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status JsonReader::TraceIdHex(od::value& v, const PathFrame& f, TraceId* out,
                                     uint8_t* present) {
   return HexId(v, f, std::span<uint8_t>(*out), present);

@@ -52,6 +52,7 @@
 #include "absl/status/status.h"
 #include "otlp/batch.h"
 #include "otlp/decode.h"
+#include "otlp/row_checks.h"
 
 namespace strata::otlp::json_internal {
 
@@ -163,6 +164,12 @@ class JsonReader {
   // Hex ids; the empty string means absent (*present = 0, else 1).
   absl::Status TraceIdHex(od::value& v, const PathFrame& f, TraceId* out, uint8_t* present);
   absl::Status SpanIdHex(od::value& v, const PathFrame& f, SpanId* out, uint8_t* present);
+  // A hex id whose length decides whether its row is kept (row_checks.h):
+  // any even number of hex digits is read and *length set to the bytes they
+  // make; *out is filled only when that is out.size(), else zeroed. Odd
+  // length or a non-hex digit is an error, as for every hex id.
+  absl::Status HexIdAnyLength(od::value& v, const PathFrame& f, std::span<uint8_t> out,
+                              internal::IdLength* length);
   // base64 (standard or URL-safe, padding optional), decoded into the arena.
   absl::Status Base64Bytes(od::value& v, const PathFrame& f, std::string_view* out);
   // Arrays of scalars, appended to `table`; *range covers the new rows.

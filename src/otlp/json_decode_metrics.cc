@@ -419,6 +419,7 @@ absl::Status MetricDecoder::NumberPoint(od::value& v, const PathFrame& f, uint32
 }
 
 absl::Status MetricDecoder::HistogramPoint(od::value& v, const PathFrame& f, uint32_t metric) {
+  const internal::PointMark mark = internal::MarkPoint(b_);
   HistogramPointRow row;
   StartPoint(metric, &row);
   row.bucket_counts = JsonReader::EmptyRangeAtEnd(b_.bucket_counts);
@@ -442,7 +443,7 @@ absl::Status MetricDecoder::HistogramPoint(od::value& v, const PathFrame& f, uin
         return BaseField(id, fv, ff, &row);
       });
   if (!s.ok()) return s;
-  b_.histogram_points.Append(row);
+  if (internal::AcceptHistogramPoint(&b_, mark, row)) b_.histogram_points.Append(row);
   return absl::OkStatus();
 }
 

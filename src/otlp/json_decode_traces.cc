@@ -126,12 +126,14 @@ constexpr std::string_view kStatusCodeNames[] = {
     "STATUS_CODE_ERROR",
 };
 
-// A span while its fields are decoded: the row, appended once all are read,
-// and the presence of its required ids.
+// A span while its fields are decoded: the row, appended once all are read
+// if its ids are valid, and what decides that (row_checks.h).
 struct PendingSpan {
   SpanRow row;
-  uint8_t has_trace_id = 0;
-  uint8_t has_span_id = 0;
+  internal::IdLength trace_id;
+  internal::IdLength span_id;
+  internal::IdLength parent_span_id;
+  internal::LinkProblem link_problem;
 };
 
 class TraceDecoder {
@@ -148,7 +150,8 @@ class TraceDecoder {
   absl::Status Span(od::value& v, const PathFrame& f, uint32_t scope);
   absl::Status SpanField(int id, od::value& v, const PathFrame& f, PendingSpan* span);
   absl::Status Event(od::value& v, const PathFrame& f);
-  absl::Status Link(od::value& v, const PathFrame& f);
+  absl::Status Link(od::value& v, const PathFrame& f, uint32_t link_index,
+                    internal::LinkProblem* problem);
   absl::Status SpanStatus(od::value& v, const PathFrame& f, SpanRow* row);
 
   JsonReader& r_;
@@ -156,6 +159,7 @@ class TraceDecoder {
 };
 
 absl::Status TraceDecoder::Span(od::value& v, const PathFrame& f, uint32_t scope) {
+  const internal::SpanMark mark = internal::MarkSpan(b_);
   PendingSpan span;
   span.row.scope = scope;
   span.row.attributes = JsonReader::EmptyRangeAtEnd(b_.span_attributes);
@@ -165,8 +169,11 @@ absl::Status TraceDecoder::Span(od::value& v, const PathFrame& f, uint32_t scope
       v, f, SpanFields(),
       [&](int id, od::value& fv, const PathFrame& ff) { return SpanField(id, fv, ff, &span); });
   if (!s.ok()) return s;
-  if (!span.has_trace_id) return r_.MissingField(f, "traceId");
-  if (!span.has_span_id) return r_.MissingField(f, "spanId");
+  if (!internal::AcceptSpan(&b_, mark, span.row, span.trace_id, span.span_id, span.parent_span_id,
+                            span.link_problem)) {
+    return absl::OkStatus();
+  }
+  span.row.has_parent_span_id = span.parent_span_id.bytes == 8 ? 1 : 0;
   b_.spans.Append(span.row);
   return absl::OkStatus();
 }
@@ -175,13 +182,13 @@ absl::Status TraceDecoder::SpanField(int id, od::value& v, const PathFrame& f, P
   SpanRow* row = &span->row;
   switch (id) {
     case kTraceId:
-      return r_.TraceIdHex(v, f, &row->trace_id, &span->has_trace_id);
+      return r_.HexIdAnyLength(v, f, row->trace_id, &span->trace_id);
     case kSpanId:
-      return r_.SpanIdHex(v, f, &row->span_id, &span->has_span_id);
+      return r_.HexIdAnyLength(v, f, row->span_id, &span->span_id);
     case kTraceState:
       return r_.String(v, f, &row->trace_state);
     case kParentSpanId:
-      return r_.SpanIdHex(v, f, &row->parent_span_id, &row->has_parent_span_id);
+      return r_.HexIdAnyLength(v, f, row->parent_span_id, &span->parent_span_id);
     case kFlags:
       return r_.Uint32(v, f, &row->flags);
     case kName:
@@ -207,8 +214,9 @@ absl::Status TraceDecoder::SpanField(int id, od::value& v, const PathFrame& f, P
       return r_.Uint32(v, f, &row->dropped_events_count);
     case kLinks: {
       const size_t begin = b_.links.size();
-      absl::Status s =
-          r_.ForEachElement(v, f, [&](od::value& e, const PathFrame& ef) { return Link(e, ef); });
+      absl::Status s = r_.ForEachElement(v, f, [&](od::value& e, const PathFrame& ef) {
+        return Link(e, ef, static_cast<uint32_t>(b_.links.size() - begin), &span->link_problem);
+      });
       row->links = JsonReader::RangeToEnd(b_.links, begin);
       return s;
     }
@@ -242,17 +250,20 @@ absl::Status TraceDecoder::Event(od::value& v, const PathFrame& f) {
   return absl::OkStatus();
 }
 
-absl::Status TraceDecoder::Link(od::value& v, const PathFrame& f) {
+// Appends the link even when its ids are invalid: the span it belongs to is
+// then rejected as a whole (row_checks.h), which removes the link again.
+absl::Status TraceDecoder::Link(od::value& v, const PathFrame& f, uint32_t link_index,
+                                internal::LinkProblem* problem) {
   LinkRow row;
   row.attributes = JsonReader::EmptyRangeAtEnd(b_.link_attributes);
-  uint8_t has_trace_id = 0, has_span_id = 0;
+  internal::IdLength trace_id, span_id;
   absl::Status s =
       r_.ForEachField(v, f, LinkFields(), [&](int id, od::value& fv, const PathFrame& ff) {
         switch (id) {
           case kLinkTraceId:
-            return r_.TraceIdHex(fv, ff, &row.trace_id, &has_trace_id);
+            return r_.HexIdAnyLength(fv, ff, row.trace_id, &trace_id);
           case kLinkSpanId:
-            return r_.SpanIdHex(fv, ff, &row.span_id, &has_span_id);
+            return r_.HexIdAnyLength(fv, ff, row.span_id, &span_id);
           case kLinkTraceState:
             return r_.String(fv, ff, &row.trace_state);
           case kLinkAttributes:
@@ -265,8 +276,7 @@ absl::Status TraceDecoder::Link(od::value& v, const PathFrame& f) {
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
-  if (!has_trace_id) return r_.MissingField(f, "traceId");
-  if (!has_span_id) return r_.MissingField(f, "spanId");
+  internal::CheckLinkIds(link_index, trace_id, span_id, problem);
   b_.links.Append(row);
   return absl::OkStatus();
 }

@@ -944,23 +944,35 @@ TEST(JsonErrorsTest, BadTraceIdNamesItsPathAndTheByteOfItsKey) {
 }
 
 TEST(JsonErrorsTest, IdLengthAndPresenceRulesMatchTheProtobufDecoder) {
-  constexpr std::string_view span = "resourceSpans[0].scopeSpans[0].spans[0]";
+  // Ids of the wrong length, missing or all zero reject the span only
+  // (docs/otlp.md, "Rejected rows"), with the protobuf decoder's message.
   const std::string trace = R"("traceId":"0102030405060708090a0b0c0d0e0f10")";
   const std::string spanid = R"("spanId":"1112131415161718")";
-  ExpectInvalid(Traces(OneSpan(spanid)), std::string(span) + ".traceId: required field missing");
-  ExpectInvalid(Traces(OneSpan(R"("traceId":"",)" + spanid)),
-                std::string(span) + ".traceId: required field missing");
-  ExpectInvalid(Traces(OneSpan(trace)), std::string(span) + ".spanId: required field missing");
-  ExpectInvalid(Traces(OneSpan(trace + R"(,"spanId":"11121314151617")")),
-                std::string(span) + ".spanId: invalid hex id: expected 16 hex digits, got 14");
-  ExpectInvalid(Traces(OneSpan(std::string(kIds) + R"(,"parentSpanId":"111213141516171819")")),
-                std::string(span) + ".parentSpanId: invalid hex id");
-  ExpectInvalid(Traces(OneSpan(std::string(kIds) + R"(,"links":[{)" + trace + "}]")),
-                std::string(span) + ".links[0].spanId: required field missing");
-  ExpectInvalid(Traces(OneSpan(std::string(kIds) + R"(,"links":[{)" + spanid + "}]")),
-                std::string(span) + ".links[0].traceId: required field missing");
+  const std::pair<std::string, std::string_view> rejected[] = {
+      {spanid, "trace_id is missing"},
+      {R"("traceId":"",)" + spanid, "trace_id is missing"},
+      {R"("traceId":"00000000000000000000000000000000",)" + spanid, "trace_id is all zero"},
+      {trace, "span_id is missing"},
+      {trace + R"(,"spanId":"11121314151617")", "span_id has 7 bytes, want 8"},
+      {std::string(kIds) + R"(,"parentSpanId":"111213141516171819")",
+       "parent_span_id has 9 bytes, want 0 or 8"},
+      {std::string(kIds) + R"(,"links":[{)" + trace + "}]", "links[0].span_id is missing"},
+      {std::string(kIds) + R"(,"links":[{)" + spanid + "}]", "links[0].trace_id is missing"},
+  };
+  for (const auto& [fields, message] : rejected) {
+    TraceBatch b;
+    DecodeOk(DecodeTracesJson, OneSpan(fields), &b);
+    EXPECT_EQ(b.spans.size(), 0u) << fields;
+    EXPECT_EQ(b.links.size(), 0u) << fields;
+    EXPECT_EQ(b.rejected.rows, 1u) << fields;
+    EXPECT_EQ(b.rejected.first_message, "span 0: " + std::string(message)) << fields;
+  }
+  // What is not valid hex stays an error of the whole request.
+  constexpr std::string_view span = "resourceSpans[0].scopeSpans[0].spans[0]";
+  ExpectInvalid(Traces(OneSpan(trace + R"(,"spanId":"111213141516171")")),
+                std::string(span) + ".spanId: invalid hex id: an odd number (15) of characters");
   ExpectInvalid(Traces(OneSpan(R"("traceId":"AAECAwQFBgcICQoLDA0ODw==",)" + spanid)),
-                std::string(span) + ".traceId: invalid hex id");
+                std::string(span) + ".traceId: invalid hex");
   ExpectInvalid(Traces(OneSpan(R"("traceId":12,)" + spanid)),
                 std::string(span) + ".traceId: expected a string");
 }
@@ -1068,8 +1080,9 @@ TEST(JsonErrorsTest, ErrorsDoNotDependOnWhatWasDecodedBefore) {
   // A batch that already holds rows: a failing decode reports the same.
   TraceBatch b;
   DecodeOk(DecodeTracesJson, kFullTraceJson, &b);
-  const absl::Status s = DecodeTracesJson(OneSpan(R"("spanId":"1112131415161718")"), &b);
-  ExpectInvalid(s, "resourceSpans[0].scopeSpans[0].spans[0].traceId: required field missing");
+  const absl::Status s =
+      DecodeTracesJson(OneSpan(R"("spanId":"1112131415161718","traceId":"zz")"), &b);
+  ExpectInvalid(s, "resourceSpans[0].scopeSpans[0].spans[0].traceId: invalid hex");
 }
 
 // ------------------------------------------------ against libprotobuf

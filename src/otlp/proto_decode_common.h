@@ -36,6 +36,7 @@
 #include "otlp/batch.h"
 #include "otlp/decode.h"
 #include "otlp/proto_wire.h"
+#include "otlp/row_checks.h"
 
 namespace strata::otlp::proto {
 
@@ -155,6 +156,23 @@ template <size_t N>
     return true;
   }
   return FailIdLength(ctx, r, field, bytes.size(), N, optional);
+}
+
+// An id whose length decides whether its row is kept (row_checks.h): any
+// length is read; the bytes are copied only when there are exactly N, and
+// an empty value leaves *id zero.
+template <size_t N>
+[[nodiscard]] inline bool GetIdAnyLength(DecodeContext& ctx, WireReader& r, std::string_view field,
+                                         std::array<uint8_t, N>* id, internal::IdLength* length) {
+  std::string_view bytes;
+  if (ABSL_PREDICT_FALSE(!r.ReadLen(&bytes))) return ctx.FailWire(r, field);
+  length->bytes = static_cast<uint32_t>(bytes.size());
+  if (ABSL_PREDICT_TRUE(bytes.size() == N)) {
+    std::memcpy(id->data(), bytes.data(), N);
+  } else {
+    *id = {};
+  }
+  return true;
 }
 
 // ---------------------------------------------------------- shared messages

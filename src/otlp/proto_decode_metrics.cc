@@ -199,6 +199,7 @@ template <typename T>
 
 [[nodiscard]] bool DecodeHistogramPoint(DecodeContext& ctx, std::string_view payload,
                                         MetricBatch* b, uint32_t metric) {
+  const internal::PointMark mark = internal::MarkPoint(*b);
   HistogramPointRow row;
   StartPoint(*b, metric, &row);
   const size_t counts_begin = b->bucket_counts.size();
@@ -241,7 +242,7 @@ template <typename T>
   FinishPoint(*b, &row);
   row.bucket_counts = RangeFrom(counts_begin, b->bucket_counts.size());
   row.explicit_bounds = RangeFrom(bounds_begin, b->explicit_bounds.size());
-  b->histogram_points.Append(row);
+  if (internal::AcceptHistogramPoint(b, mark, row)) b->histogram_points.Append(row);
   return true;
 }
 

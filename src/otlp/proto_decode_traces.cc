@@ -8,12 +8,13 @@
 namespace strata::otlp {
 namespace {
 
+using internal::IdLength;
 using proto::DecodeContext;
 using proto::GetAttribute;
 using proto::GetDouble;
 using proto::GetFixed32;
 using proto::GetFixed64;
-using proto::GetId;
+using proto::GetIdAnyLength;
 using proto::GetString;
 using proto::GetVarint;
 using proto::RangeFrom;
@@ -78,21 +79,24 @@ constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
   return true;
 }
 
-[[nodiscard]] bool DecodeLink(DecodeContext& ctx, std::string_view payload, TraceBatch* b) {
+// Appends the link even when its ids are invalid: the span it belongs to is
+// then rejected as a whole (row_checks.h), which removes the link again.
+[[nodiscard]] bool DecodeLink(DecodeContext& ctx, std::string_view payload, TraceBatch* b,
+                              uint32_t link_index, internal::LinkProblem* problem) {
   const size_t attributes_begin = b->link_attributes.size();
   LinkRow row;
-  uint8_t has_trace_id = 0;
-  uint8_t has_span_id = 0;
+  IdLength trace_id;
+  IdLength span_id;
   WireReader r(payload);
   while (!r.done()) {
     uint32_t tag;
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(1, WireType::kLen):
-        if (!GetId(ctx, r, "trace_id", false, &row.trace_id, &has_trace_id)) return false;
+        if (!GetIdAnyLength(ctx, r, "trace_id", &row.trace_id, &trace_id)) return false;
         break;
       case Tag(2, WireType::kLen):
-        if (!GetId(ctx, r, "span_id", false, &row.span_id, &has_span_id)) return false;
+        if (!GetIdAnyLength(ctx, r, "span_id", &row.span_id, &span_id)) return false;
         break;
       case Tag(3, WireType::kLen):
         if (!GetString(ctx, r, "trace_state", &row.trace_state)) return false;
@@ -115,8 +119,7 @@ constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
         if (!SkipOrReject(ctx, r, tag, kLinkFields)) return false;
     }
   }
-  if (!has_trace_id) return ctx.Fail(payload.data(), "trace_id", "missing, want 16 bytes");
-  if (!has_span_id) return ctx.Fail(payload.data(), "span_id", "missing, want 8 bytes");
+  internal::CheckLinkIds(link_index, trace_id, span_id, problem);
   row.attributes = RangeFrom(attributes_begin, b->link_attributes.size());
   b->links.Append(row);
   return true;
@@ -145,12 +148,14 @@ constexpr std::string_view kStatusFields[] = {"", "", "message", "code"};
   return true;
 }
 
-// A span while its fields are decoded: the row, and what the decoder checks
-// for presence.
+// A span while its fields are decoded: the row, and what decides whether it
+// is kept (row_checks.h).
 struct PendingSpan {
   SpanRow row;
-  uint8_t has_trace_id = 0;
-  uint8_t has_span_id = 0;
+  IdLength trace_id;
+  IdLength span_id;
+  IdLength parent_span_id;
+  internal::LinkProblem link_problem;
   bool seen_status = false;
 };
 
@@ -166,7 +171,8 @@ struct PendingSpan {
   if (tag == Tag(13, WireType::kLen)) {
     const size_t index = b->links.size() - links_begin;
     if (!r.ReadLen(&sub)) return ctx.FailWire(r, "links", index);
-    return DecodeLink(ctx, sub, b) || ctx.In("links", index);
+    return DecodeLink(ctx, sub, b, static_cast<uint32_t>(index), &span->link_problem) ||
+           ctx.In("links", index);
   }
   if (!r.ReadLen(&sub)) return ctx.FailWire(r, "status");
   if (span->seen_status) return ctx.Fail(r.field_start(), "status", proto::kDuplicateMessage);
@@ -177,9 +183,10 @@ struct PendingSpan {
 
 [[nodiscard]] bool DecodeSpan(DecodeContext& ctx, std::string_view payload, TraceBatch* b,
                               uint32_t scope) {
-  const size_t attributes_begin = b->span_attributes.size();
-  const size_t events_begin = b->events.size();
-  const size_t links_begin = b->links.size();
+  const internal::SpanMark mark = internal::MarkSpan(*b);
+  const size_t attributes_begin = mark.span_attributes;
+  const size_t events_begin = mark.events;
+  const size_t links_begin = mark.links;
   PendingSpan span;
   SpanRow& row = span.row;
   row.scope = scope;
@@ -190,17 +197,16 @@ struct PendingSpan {
     if (!r.ReadTag(&tag)) return ctx.FailWire(r);
     switch (tag) {
       case Tag(1, WireType::kLen):
-        if (!GetId(ctx, r, "trace_id", false, &row.trace_id, &span.has_trace_id)) return false;
+        if (!GetIdAnyLength(ctx, r, "trace_id", &row.trace_id, &span.trace_id)) return false;
         break;
       case Tag(2, WireType::kLen):
-        if (!GetId(ctx, r, "span_id", false, &row.span_id, &span.has_span_id)) return false;
+        if (!GetIdAnyLength(ctx, r, "span_id", &row.span_id, &span.span_id)) return false;
         break;
       case Tag(3, WireType::kLen):
         if (!GetString(ctx, r, "trace_state", &row.trace_state)) return false;
         break;
       case Tag(4, WireType::kLen):
-        if (!GetId(ctx, r, "parent_span_id", true, &row.parent_span_id,
-                   &row.has_parent_span_id)) {
+        if (!GetIdAnyLength(ctx, r, "parent_span_id", &row.parent_span_id, &span.parent_span_id)) {
           return false;
         }
         break;
@@ -246,8 +252,11 @@ struct PendingSpan {
         if (!SkipOrReject(ctx, r, tag, kSpanFields)) return false;
     }
   }
-  if (!span.has_trace_id) return ctx.Fail(payload.data(), "trace_id", "missing, want 16 bytes");
-  if (!span.has_span_id) return ctx.Fail(payload.data(), "span_id", "missing, want 8 bytes");
+  if (!internal::AcceptSpan(b, mark, row, span.trace_id, span.span_id, span.parent_span_id,
+                            span.link_problem)) {
+    return true;
+  }
+  row.has_parent_span_id = span.parent_span_id.bytes == 8 ? 1 : 0;
   row.attributes = RangeFrom(attributes_begin, b->span_attributes.size());
   row.events = RangeFrom(events_begin, b->events.size());
   row.links = RangeFrom(links_begin, b->links.size());

@@ -393,29 +393,112 @@ TEST(ProtoDecoderTraces, EmptyRequestDecodesToEmptyBatch) {
 
 // ------------------------------------------------------------- malformed
 
-TEST(ProtoDecoderMalformed, TraceIdOfWrongLengthNamesTheFieldAndOffset) {
-  Wire ok_span = MinimalSpan();
-  Wire bad_span = Wire().Bytes(1, std::string(15, 'x')).Bytes(2, kSpanId);
+// ------------------------------------------------------------ rejected rows
+
+TEST(ProtoDecoderRejectedRows, SpanWithTraceIdOfWrongLengthIsLeftOutAndCounted) {
+  Wire ok_span = MinimalSpan().Bytes(5, "kept");
+  Wire bad_span = Wire().Bytes(1, std::string(15, 'x')).Bytes(2, kSpanId).Bytes(5, "dropped");
   Wire scope = Wire().Message(2, ok_span).Message(2, bad_span);
   Wire req = Wire().Message(1, Wire().Message(2, Wire()).Message(2, scope));
-  const absl::Status status = DecodeTraces(req.str());
-  ExpectRejected(status, "resource_spans[0].scope_spans[1].spans[1].trace_id",
-                 "length 15, want 16");
-  // The bad trace_id's tag is the first byte of the second span's payload.
-  const size_t offset = req.str().find(std::string("\x0a\x0f") + std::string(15, 'x'));
-  EXPECT_THAT(Str(status.message()), HasSubstr("(at byte " + std::to_string(offset) + ")"));
+  TraceBatch b;
+  ASSERT_TRUE(DecodeTraces(req.str(), &b).ok());
+  ASSERT_EQ(b.spans.size(), 1u);
+  EXPECT_EQ(b.spans.name[0], "kept");
+  EXPECT_EQ(b.rejected.rows, 1u);
+  EXPECT_EQ(b.rejected.by_reason[static_cast<size_t>(RowRejectReason::kTraceId)], 1u);
+  EXPECT_EQ(b.rejected.first_message, "span 1: trace_id has 15 bytes, want 16");
+  EXPECT_TRUE(ValidateBatch(b).ok());
 }
 
-TEST(ProtoDecoderMalformed, IdsOfWrongLengthAreRejected) {
-  ExpectRejected(DecodeTraces(TraceRequest(Wire().Bytes(2, kSpanId)).str()), "spans[0].trace_id",
-                 "missing");
-  ExpectRejected(DecodeTraces(TraceRequest(Wire().Bytes(1, kTraceId)).str()), "spans[0].span_id",
-                 "missing");
-  ExpectRejected(DecodeTraces(TraceRequest(MinimalSpan().Bytes(4, "1234")).str()),
-                 "spans[0].parent_span_id", "length 4, want 0 or 8");
-  Wire bad_link = Wire().Bytes(1, kTraceId).Bytes(2, "123");
-  ExpectRejected(DecodeTraces(TraceRequest(MinimalSpan().Message(13, bad_link)).str()),
-                 "spans[0].links[0].span_id", "length 3, want 8");
+TEST(ProtoDecoderRejectedRows, EachInvalidIdRejectsItsSpanWithItsReason) {
+  const Wire bad_link = Wire().Bytes(1, kTraceId).Bytes(2, "123");
+  const struct {
+    Wire span;
+    RowRejectReason reason;
+    std::string_view message;
+  } cases[] = {
+      {Wire().Bytes(2, kSpanId), RowRejectReason::kTraceId, "trace_id is missing"},
+      {Wire().Bytes(1, std::string(16, '\0')).Bytes(2, kSpanId), RowRejectReason::kTraceId,
+       "trace_id is all zero"},
+      {Wire().Bytes(1, kTraceId), RowRejectReason::kSpanId, "span_id is missing"},
+      {Wire().Bytes(1, kTraceId).Bytes(2, ""), RowRejectReason::kSpanId, "span_id is missing"},
+      {Wire().Bytes(1, kTraceId).Bytes(2, std::string(8, '\0')), RowRejectReason::kSpanId,
+       "span_id is all zero"},
+      {MinimalSpan().Bytes(4, "1234"), RowRejectReason::kParentSpanId,
+       "parent_span_id has 4 bytes, want 0 or 8"},
+      {MinimalSpan().Message(13, bad_link), RowRejectReason::kLinkId,
+       "links[0].span_id has 3 bytes, want 8"},
+      {MinimalSpan().Message(13, Wire().Bytes(2, kSpanId)), RowRejectReason::kLinkId,
+       "links[0].trace_id is missing"},
+  };
+  for (const auto& c : cases) {
+    TraceBatch b;
+    ASSERT_TRUE(DecodeTraces(TraceRequest(c.span).str(), &b).ok()) << c.message;
+    EXPECT_EQ(b.spans.size(), 0u) << c.message;
+    EXPECT_EQ(b.rejected.rows, 1u) << c.message;
+    EXPECT_EQ(b.rejected.by_reason[static_cast<size_t>(c.reason)], 1u) << c.message;
+    EXPECT_EQ(b.rejected.first_message, "span 0: " + std::string(c.message));
+  }
+}
+
+TEST(ProtoDecoderRejectedRows, ChildRowsOfARejectedSpanDoNotStayInTheBatch) {
+  // The bad span carries attributes (one with a kvlist, so nested rows),
+  // an event with attributes and a link with attributes.
+  Wire kv = Wire().Bytes(1, "k").Message(2, Wire().Bytes(1, "v"));
+  Wire kvlist = Wire().Message(1, kv);
+  Wire nested_attribute = Wire().Bytes(1, "map").Message(2, Wire().Message(6, kvlist));
+  Wire event = Wire().Bytes(2, "ev").Message(3, kv);
+  Wire link = Wire().Bytes(1, kTraceId).Bytes(2, kSpanId).Message(4, kv);
+  Wire bad = Wire()
+                 .Bytes(2, kSpanId)
+                 .Message(9, kv)
+                 .Message(9, nested_attribute)
+                 .Message(11, event)
+                 .Message(13, link);
+  Wire good = MinimalSpan().Message(9, kv);
+  Wire scope = Wire().Message(2, bad).Message(2, good);
+  TraceBatch b;
+  ASSERT_TRUE(DecodeTraces(Wire().Message(1, Wire().Message(2, scope)).str(), &b).ok());
+  ASSERT_EQ(b.spans.size(), 1u);
+  EXPECT_EQ(b.span_attributes.size(), 1u);
+  EXPECT_EQ(b.spans.attributes[0], (Range{0, 1}));
+  EXPECT_EQ(b.events.size(), 0u);
+  EXPECT_EQ(b.event_attributes.size(), 0u);
+  EXPECT_EQ(b.links.size(), 0u);
+  EXPECT_EQ(b.link_attributes.size(), 0u);
+  EXPECT_EQ(b.nested_attributes.size(), 0u);
+  EXPECT_EQ(b.nested_values.size(), 0u);
+  EXPECT_TRUE(ValidateBatch(b).ok());
+}
+
+TEST(ProtoDecoderRejectedRows, HistogramPointWithMismatchedBucketsIsLeftOut) {
+  // Two bounds: three counts (or none) are valid, two are not.
+  auto point = [](int counts) {
+    Wire p = Wire().Fixed64(7, 0).Fixed64(7, 0);
+    for (int i = 0; i < counts; ++i) p.Fixed64(6, 1);
+    return p;
+  };
+  Wire histogram =
+      Wire().Message(1, point(3)).Message(1, point(2)).Message(1, point(0)).Varint(2, 2);
+  Wire metric = Wire().Bytes(1, "h").Message(9, histogram);
+  MetricBatch b;
+  ASSERT_TRUE(DecodeMetricsProto(MetricRequest(metric).str(), &b).ok());
+  ASSERT_EQ(b.histogram_points.size(), 2u);
+  EXPECT_EQ(b.histogram_points.bucket_counts[0].count, 3u);
+  EXPECT_EQ(b.histogram_points.bucket_counts[1].count, 0u);
+  EXPECT_EQ(b.bucket_counts.size(), 3u);
+  EXPECT_EQ(b.explicit_bounds.size(), 4u);
+  EXPECT_EQ(b.metrics.points[0], (Range{0, 2}));
+  EXPECT_EQ(b.rejected.rows, 1u);
+  EXPECT_EQ(b.rejected.first_message,
+            "metric 0: a histogram data point has 2 bucket_counts and 2 explicit_bounds; want no "
+            "bucket_counts or explicit_bounds + 1");
+  EXPECT_TRUE(ValidateBatch(b).ok());
+}
+
+// ------------------------------------------------------------- malformed
+
+TEST(ProtoDecoderMalformed, OptionalIdsOfWrongLengthAreRejected) {
   LogBatch logs;
   ExpectRejected(DecodeLogsProto(LogRequest(Wire().Bytes(9, "short")).str(), &logs),
                  "resource_logs[0].scope_logs[0].log_records[0].trace_id", "want 0 or 16");

@@ -6,9 +6,11 @@
 
 #include <grpc/compression.h>
 #include <grpc/grpc.h>
+#include <grpcpp/alarm.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
@@ -208,11 +210,15 @@ absl::StatusOr<std::string> GrpcListenAddress(std::string_view address) {
 
 class GrpcServer::Impl {
  public:
-  Impl(IngestService& ingest, uint64_t max_message_bytes)
-      : ingest_(ingest), max_message_bytes_(max_message_bytes), service_(this) {}
+  Impl(IngestService& ingest, uint64_t max_message_bytes, std::chrono::nanoseconds request_timeout)
+      : ingest_(ingest),
+        max_message_bytes_(max_message_bytes),
+        request_timeout_(request_timeout),
+        service_(this) {}
 
   IngestService& ingest() const { return ingest_; }
   uint64_t max_message_bytes() const { return max_message_bytes_; }
+  std::chrono::nanoseconds request_timeout() const { return request_timeout_; }
   void CountGzipInflated() { gzip_inflated_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t gzip_inflated() const { return gzip_inflated_.load(std::memory_order_relaxed); }
 
@@ -235,6 +241,7 @@ class GrpcServer::Impl {
   // Constant after construction.
   IngestService& ingest_;
   const uint64_t max_message_bytes_;
+  const std::chrono::nanoseconds request_timeout_;
   // Declared before server_ so that it is destroyed after it.
   Service service_;
   // Set by Start(), then constant.
@@ -253,12 +260,14 @@ namespace {
 // reactor. It reads one message, hands it to IngestService, and finishes
 // with the answer.
 //
-// Lifetime: two references. gRPC's is dropped in OnDone (which gRPC runs
-// only after Finish was called and every reaction has returned); the other
-// ("work") is dropped when strata's side is done with the call: right after
-// a refusal before Export, or in the storage answer. Whoever drops the last
-// one deletes the reactor, so a storage answer that arrives after the call
-// was cancelled and gRPC is done with it still finds the reactor alive.
+// Lifetime: three references. gRPC's is dropped in OnDone (which gRPC runs
+// only after Finish was called and every reaction has returned); the
+// second ("work") is dropped when strata's side is done with the call: right
+// after a refusal before Export, or in the storage answer; the third is the
+// request-timeout alarm's, dropped when its callback runs (it fires, or is
+// cancelled once the message arrived or the call ended). Whoever drops the
+// last one deletes the reactor, so a storage answer that arrives after the
+// call was cancelled and gRPC is done with it still finds the reactor alive.
 //
 // Invariants:
 //  1. Finish (or StartWriteAndFinish) is called exactly once: by the first
@@ -277,12 +286,17 @@ class ExportReactor final : public grpc::ServerGenericBidiReactor {
 
   void OnReadDone(bool ok) override;
   void OnCancel() override;
-  void OnDone() override { Unref(); }
+  void OnDone() override {
+    request_alarm_.Cancel();
+    Unref();
+  }
 
  private:
   ~ExportReactor() override = default;
 
   void Begin();
+  // The request-timeout alarm: `fired` is false when it was cancelled.
+  void OnRequestTimeout(bool fired);
   void OnExported(const ExportOutcome& outcome);
   // Refuses the call with `status` if nobody finished it yet, and drops the
   // work reference. For refusals on gRPC threads, before Export.
@@ -300,9 +314,17 @@ class ExportReactor final : public grpc::ServerGenericBidiReactor {
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;  // set by the finisher only
 
+  // Fires request_timeout after the call's start unless cancelled first
+  // (grpc::Alarm is safe to cancel from any thread, and again).
+  grpc::Alarm request_alarm_;
+  // Set once the request message has been read, before Export; tells a
+  // late-firing alarm to leave the call alone. Release-acquire: it only
+  // orders itself.
+  std::atomic<bool> message_arrived_{false};
+
   // Acquire-release so that the deleting thread sees every write made
-  // before the other reference was dropped.
-  std::atomic<int> refs_{2};
+  // before another reference was dropped.
+  std::atomic<int> refs_{3};
   Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
@@ -319,6 +341,7 @@ namespace {
 void ExportReactor::Begin() {
   signal_ = SignalForGrpcMethod(context_->method());
   if (!signal_) {
+    Unref();  // no alarm for a refused call
     Refuse(absl::UnimplementedError(fmt::format(
                "unknown method {}; strata serves the OTLP Export methods of TraceService, "
                "LogsService and MetricsService",
@@ -334,13 +357,40 @@ void ExportReactor::Begin() {
   // Authorize counts its own refusals.
   if (absl::Status s = server_->ingest().Authorize(authorization, *signal_, Transport::kGrpc);
       !s.ok()) {
+    Unref();  // no alarm for a refused call
     Refuse(s, std::nullopt);
     return;
   }
+  request_alarm_.Set(std::chrono::system_clock::now() +
+                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                             server_->request_timeout()),
+                     [this](bool fired) { OnRequestTimeout(fired); });
   StartRead(&request_);
 }
 
+void ExportReactor::OnRequestTimeout(bool fired) {
+  // A fired alarm finishes the call only if nothing else did (invariant 1):
+  // once the message has arrived, OnReadDone cancelled the alarm, and a
+  // cancellation that loses the race to the firing finds the finish claimed
+  // or the Export under way; then the storage answer or OnCancel finishes.
+  if (fired && !message_arrived_.load(std::memory_order_acquire) && ClaimFinish()) {
+    server_->ingest().metrics().CountRejected(*signal_, Transport::kGrpc,
+                                              RejectReason::kDeadlineExceeded);
+    // The pending read then completes with ok=false and finds the finish
+    // claimed.
+    Finish(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                        fmt::format("the request message did not arrive within {} ms of the "
+                                    "call's start (the server's request timeout)",
+                                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        server_->request_timeout())
+                                        .count())));
+  }
+  Unref();
+}
+
 void ExportReactor::OnReadDone(bool ok) {
+  if (ok) message_arrived_.store(true, std::memory_order_release);
+  request_alarm_.Cancel();
   if (!ok) {
     request_.Clear();
     if (context_->IsCancelled()) {
@@ -448,7 +498,20 @@ absl::Status GrpcServer::Impl::Start(const GrpcServerOptions& options) {
   if (options.max_concurrent_streams_per_connection < 1) {
     return absl::InvalidArgumentError("max_concurrent_streams_per_connection must be positive");
   }
+  if (options.request_timeout <= std::chrono::nanoseconds(0)) {
+    return absl::InvalidArgumentError("request_timeout must be positive");
+  }
+  if (options.memory_quota_bytes < wire_limit ||
+      options.memory_quota_bytes > std::numeric_limits<size_t>::max()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "memory_quota_bytes {} must be at least the largest message as received ({} bytes)",
+        options.memory_quota_bytes, wire_limit));
+  }
   grpc::ServerBuilder builder;
+  // One quota for the transport's buffers (grpc_adapter.h, Memory).
+  grpc::ResourceQuota quota("strata-otlp-grpc");
+  quota.Resize(static_cast<size_t>(options.memory_quota_bytes));
+  builder.SetResourceQuota(quota);
   // Plaintext: TLS is out of scope (grpc_adapter.h).
   builder.AddListeningPort(*address, grpc::InsecureServerCredentials(), &port_);
   builder.RegisterCallbackGenericService(&service_);
@@ -493,7 +556,7 @@ GrpcServer::~GrpcServer() { Shutdown(std::chrono::nanoseconds(0)); }
 
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(IngestService& ingest,
                                                               const GrpcServerOptions& options) {
-  auto impl = std::make_unique<Impl>(ingest, options.max_message_bytes);
+  auto impl = std::make_unique<Impl>(ingest, options.max_message_bytes, options.request_timeout);
   if (absl::Status s = impl->Start(options); !s.ok()) return s;
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
 }

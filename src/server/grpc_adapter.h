@@ -20,7 +20,11 @@
 //  2. The "authorization" metadata goes to IngestService::Authorize:
 //     UNAUTHENTICATED or PERMISSION_DENIED before the message is read, so a
 //     refused caller never reaches storage.
-//  3. Exactly one request message is read. gRPC itself refuses a message
+//  3. Exactly one request message is read, within
+//     Options::request_timeout of the call's start: a call whose message has
+//     not fully arrived by then (a client that opened a stream and stalled)
+//     is finished with DEADLINE_EXCEEDED, which frees its stream and
+//     reactor, whatever deadline the client set. gRPC itself refuses a message
 //     larger than Options::max_wire_message_bytes as received
 //     (RESOURCE_EXHAUSTED). A gzip-compressed message (grpc-encoding: gzip)
 //     is inflated here, not by gRPC, with GunzipLimited and
@@ -38,6 +42,11 @@
 //     cancellation); a storage answer that arrives later is dropped (the
 //     rows may still be stored: delivery is at-least-once, DESIGN.md,
 //     Contracts: durability).
+//
+// Memory: gRPC's transport buffers (connections, streams, messages being
+// received) draw on one grpc::ResourceQuota of Options::memory_quota_bytes;
+// under pressure gRPC core shrinks read buffers and then closes connections
+// instead of growing (docs/operations.md, "Ingesting").
 //
 // Thread model: gRPC's callback API runs every reaction (a new call, a read
 // completed, a cancellation, the end of a call) on gRPC core's own threads;
@@ -86,6 +95,15 @@ struct GrpcServerOptions {
   // Concurrent calls one client connection may have open (HTTP/2
   // SETTINGS_MAX_CONCURRENT_STREAMS); more wait in the client.
   int max_concurrent_streams_per_connection = 1024;
+  // From a call's start to its request message having fully arrived; later
+  // than that the call is finished with DEADLINE_EXCEEDED (step 3).
+  // (serve.cc: --grpc-request-timeout-sec.)
+  std::chrono::nanoseconds request_timeout = std::chrono::seconds(60);
+  // The memory gRPC may use for its transport buffers (grpc::ResourceQuota);
+  // at least max_wire_message_bytes (or max_message_bytes), so that one
+  // message of the largest size can arrive. (serve.cc:
+  // --grpc-memory-quota-bytes.)
+  uint64_t memory_quota_bytes = 1ull << 30;
 };
 
 class GrpcServer {

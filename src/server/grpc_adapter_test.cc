@@ -12,6 +12,7 @@
 #include "server/grpc_adapter.h"
 
 #include <grpc/compression.h>
+#include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/impl/client_unary_call.h>
@@ -34,6 +35,7 @@
 #include "server/gzip.h"
 #include "server/ingest_metrics.h"
 #include "server/otlp_client.h"
+#include "server/partial_success_testing.h"
 #include "storage/commit_testing.h"
 #include "storage/storage.h"
 #include "workload/traffic_generator.h"
@@ -176,6 +178,8 @@ class GrpcAdapterTest : public ::testing::Test {
     }
     return false;
   }
+
+  void ExpectStoredSpans(uint64_t spans) { EXPECT_EQ(StoredRows().spans, spans); }
 
   // The writer saw nothing at all.
   void ExpectStorageUntouched() {
@@ -614,6 +618,96 @@ TEST_F(GrpcAdapterTest, GeneratedProtobufClientIsServed) {
   otlp::TraceId id{};
   id[15] = 2;
   EXPECT_TRUE(TraceStored(id));
+}
+
+TEST_F(GrpcAdapterTest, RejectedSpansAreReportedInPartialSuccessAndTheOthersStored) {
+  // Built and read with libprotobuf: one of three spans has an all-zero
+  // trace_id (docs/otlp.md, "Rejected rows").
+  Start();
+  const testing::PartlyInvalidTraces request;
+  RawReply reply = RawCall(TraceMethod(), request.Proto());
+  ASSERT_TRUE(reply.status.ok()) << reply.status.error_message();
+  const testing::PartialSuccess partial = testing::ParsePartialSuccessProto(reply.response);
+  ASSERT_TRUE(partial.present);
+  EXPECT_EQ(partial.rejected, 1u);
+  EXPECT_THAT(partial.message, HasSubstr("rejected 1 spans"));
+  EXPECT_THAT(partial.message, HasSubstr("span 1: trace_id is all zero"));
+  EXPECT_EQ(StoredRows().spans, 2u);
+  otlp::TraceId kept;
+  kept.fill(1);
+  kept[15] = 0x10;
+  EXPECT_TRUE(TraceStored(kept));
+  EXPECT_FALSE(TraceStored(otlp::TraceId{}));
+  EXPECT_EQ(
+      metrics_.rejected_rows(Signal::kTraces, Transport::kGrpc, otlp::RowRejectReason::kTraceId),
+      1u);
+  EXPECT_EQ(metrics_.ingested_rows(Signal::kTraces, Transport::kGrpc), 2u);
+  const std::string page = metrics_.RenderPrometheus(storage_->WriterStats());
+  EXPECT_THAT(page, HasSubstr("strata_ingest_rejected_rows_total{signal=\"traces\","
+                              "transport=\"grpc\",reason=\"trace_id\"} 1"));
+}
+
+TEST_F(GrpcAdapterTest, ACallWhoseEveryRowIsRejectedIsInvalidArgument) {
+  Start();
+  RawReply reply = RawCall(TraceMethod(), testing::PartlyInvalidTraces(true).Proto());
+  EXPECT_EQ(reply.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(reply.status.error_message(), HasSubstr("rejected 3 spans"));
+  EXPECT_THAT(reply.status.error_message(), HasSubstr("span 0: trace_id is missing"));
+  ExpectStorageUntouched();
+}
+
+TEST_F(GrpcAdapterTest, ACallThatNeverSendsItsMessageIsEndedByTheServer) {
+  // A raw call opens its stream and sends metadata but no message; only
+  // the server's request timeout (not the client's 30 s deadline) ends it.
+  Start({}, GrpcServerOptions{.request_timeout = std::chrono::milliseconds(300)});
+  auto channel = grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kWait);
+  context.AddMetadata("authorization", "Bearer " + std::string(kToken));
+  const auto began = Clock::now();
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+      stub.PrepareCall(&context, TraceMethod(), &cq);
+  call->StartCall(reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  ASSERT_EQ(tag, reinterpret_cast<void*>(1));
+  ASSERT_TRUE(ok);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(2));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  ASSERT_EQ(tag, reinterpret_cast<void*>(2));
+  const auto took = Clock::now() - began;
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("did not arrive within 300 ms"));
+  EXPECT_GE(took, std::chrono::milliseconds(300));
+  EXPECT_LT(took, std::chrono::seconds(20));
+  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kGrpc, RejectReason::kDeadlineExceeded),
+            1u);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  // A call that does send its message in time is served as usual.
+  RawReply reply = RawCall(TraceMethod(), otlp::EncodeTracesProto(*generator_.Traces(5)));
+  EXPECT_TRUE(reply.status.ok()) << reply.status.error_message();
+  ExpectStoredSpans(5);
+}
+
+TEST_F(GrpcAdapterTest, StartRefusesAMemoryQuotaBelowTheMessageLimitAndANonPositiveTimeout) {
+  Start();
+  GrpcServerOptions options{
+      .address = "127.0.0.1:0", .max_message_bytes = 1 << 20, .memory_quota_bytes = 1 << 19};
+  EXPECT_EQ(GrpcServer::Start(*service_, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.memory_quota_bytes = 4 << 20;
+  options.request_timeout = std::chrono::nanoseconds(0);
+  EXPECT_EQ(GrpcServer::Start(*service_, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.request_timeout = std::chrono::seconds(1);
+  auto small = GrpcServer::Start(*service_, options);
+  ASSERT_TRUE(small.ok()) << small.status();
 }
 
 TEST_F(GrpcAdapterTest, StartRefusesBadAddressesAndAPortInUse) {

@@ -15,6 +15,7 @@
 #include "server/gzip.h"
 #include "server/http_testing.h"
 #include "server/otlp_http_codec.h"
+#include "server/partial_success_testing.h"
 
 namespace strata::server {
 namespace {
@@ -114,6 +115,51 @@ TEST_F(OtlpHttpTest, ProtobufExportIsAnsweredAfterItsRowsAreStored) {
     ASSERT_EQ(more.status, 200) << more.body;
     EXPECT_EQ(StoredRows(signal), 30u);
   }
+}
+
+TEST_F(OtlpHttpTest, RejectedSpansAreReportedInPartialSuccessAndTheOthersStored) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const testing::PartlyInvalidTraces request;
+  const std::string json = request.Json();
+  HttpAnswer answer = Post("/v1/traces", json, {kJson, kAuth});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.Header("content-type"), "application/json");
+  ExportReply reply =
+      ParseExportReply(Signal::kTraces, 200, answer.Header("content-type"), "", answer.body);
+  ASSERT_TRUE(reply.status.ok()) << reply.status;
+  EXPECT_EQ(reply.rejected_rows, 1);
+  EXPECT_THAT(answer.body, HasSubstr(R"("partialSuccess":{"rejectedSpans":"1","errorMessage":)"));
+  EXPECT_THAT(answer.body, HasSubstr("span 1: trace_id is all zero"));
+  EXPECT_EQ(StoredRows(Signal::kTraces), 2u);
+
+  answer = Post("/v1/traces", request.Proto(), {kProtobuf, kAuth});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const testing::PartialSuccess partial = testing::ParsePartialSuccessProto(answer.body);
+  ASSERT_TRUE(partial.present);
+  EXPECT_EQ(partial.rejected, 1u);
+  EXPECT_THAT(partial.message, HasSubstr("span 1: trace_id is all zero"));
+  EXPECT_EQ(StoredRows(Signal::kTraces), 4u);
+  EXPECT_EQ(
+      metrics_.rejected_rows(Signal::kTraces, Transport::kHttp, otlp::RowRejectReason::kTraceId),
+      2u);
+  EXPECT_EQ(metrics_.ingested_rows(Signal::kTraces, Transport::kHttp), 4u);
+}
+
+TEST_F(OtlpHttpTest, ARequestWhoseEveryRowIsRejectedIs400AndStoresNothing) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const testing::PartlyInvalidTraces request(/*all_invalid=*/true);
+  for (bool proto : {false, true}) {
+    HttpAnswer answer = Post("/v1/traces", proto ? request.Proto() : request.Json(),
+                             {proto ? kProtobuf : kJson, kAuth});
+    ASSERT_EQ(answer.status, 400) << answer.body;
+    const StatusBody status = ParseStatusBody(answer);
+    EXPECT_EQ(status.code, 3);  // INVALID_ARGUMENT
+    EXPECT_THAT(status.message, HasSubstr("rejected 3 spans"));
+    EXPECT_THAT(status.message, HasSubstr("span 0: trace_id is missing"));
+  }
+  EXPECT_EQ(StoredRows(Signal::kTraces), 0u);
+  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kHttp, RejectReason::kInvalidArgument),
+            2u);
 }
 
 TEST_F(OtlpHttpTest, JsonExportsOfEverySignalAreStoredAndAnsweredInJson) {

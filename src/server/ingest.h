@@ -58,9 +58,9 @@ struct ExportOutcome {
   // When status is ResourceExhausted or Unavailable: how long the client
   // should wait before retrying (HTTP Retry-After, gRPC RetryInfo).
   std::chrono::seconds retry_after{0};
-  // Rows refused while the rest were stored (OTLP partial_success). strata's
-  // decoders accept or refuse a request whole, so this stays 0 today; the
-  // transports still encode it when set.
+  // Rows refused while the rest were stored (OTLP partial_success): the
+  // decoders' row-level rejections (docs/otlp.md, "Rejected rows"), with a
+  // message naming the first. Set only on an OK outcome.
   int64_t rejected_rows = 0;
   std::string partial_message;
   // The rows the request carried (spans, log records or data points) when it

@@ -37,6 +37,21 @@ void WriteHistogram(std::string* out, std::string_view name, std::string_view la
                  sum_seconds, name, braces, count);
 }
 
+// The row rejection reasons, each under the one signal it applies to.
+struct RowReasonLabel {
+  Signal signal;
+  otlp::RowRejectReason reason;
+  std::string_view name;
+};
+constexpr RowReasonLabel kRowReasonLabels[] = {
+    {Signal::kTraces, otlp::RowRejectReason::kTraceId, "trace_id"},
+    {Signal::kTraces, otlp::RowRejectReason::kSpanId, "span_id"},
+    {Signal::kTraces, otlp::RowRejectReason::kParentSpanId, "parent_span_id"},
+    {Signal::kTraces, otlp::RowRejectReason::kLinkId, "link_id"},
+    {Signal::kMetrics, otlp::RowRejectReason::kHistogramBuckets, "histogram_buckets"},
+};
+static_assert(std::size(kRowReasonLabels) == otlp::kRowRejectReasonCount);
+
 }  // namespace
 
 void IngestMetrics::CountIngested(Signal signal, Transport transport, uint64_t rows,
@@ -48,6 +63,15 @@ void IngestMetrics::CountIngested(Signal signal, Transport transport, uint64_t r
 void IngestMetrics::CountRejected(Signal signal, Transport transport, RejectReason reason) {
   rejected_[static_cast<int>(signal)][static_cast<int>(transport)][static_cast<int>(reason)]
       .fetch_add(1, kRelaxed);
+}
+
+void IngestMetrics::CountRejectedRows(Signal signal, Transport transport,
+                                      const otlp::RowRejections& rejected) {
+  for (size_t r = 0; r < otlp::kRowRejectReasonCount; ++r) {
+    if (rejected.by_reason[r] == 0) continue;
+    rejected_rows_[static_cast<int>(signal)][static_cast<int>(transport)][r].fetch_add(
+        rejected.by_reason[r], kRelaxed);
+  }
 }
 
 void IngestMetrics::ObserveExportLatency(Transport transport, std::chrono::nanoseconds latency) {
@@ -72,6 +96,13 @@ uint64_t IngestMetrics::ingested_rows(Signal signal, Transport transport) const 
 uint64_t IngestMetrics::rejected(Signal signal, Transport transport, RejectReason reason) const {
   return rejected_[static_cast<int>(signal)][static_cast<int>(transport)][static_cast<int>(reason)]
       .load(kRelaxed);
+}
+
+uint64_t IngestMetrics::rejected_rows(Signal signal, Transport transport,
+                                      otlp::RowRejectReason reason) const {
+  return rejected_rows_[static_cast<int>(signal)][static_cast<int>(transport)]
+                       [static_cast<size_t>(reason)]
+                           .load(kRelaxed);
 }
 
 std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStats& writer,
@@ -112,6 +143,16 @@ std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStat
              fmt::format("{},reason=\"{}\"", signal_transport(s, t), RejectReasonName(reason)),
              rejected(s, t, reason));
       }
+    }
+  }
+  Header(&out, "strata_ingest_rejected_rows_total", "counter",
+         "Rows left out of requests that were otherwise stored (OTLP partial_success), by "
+         "signal, transport and reason.");
+  for (const RowReasonLabel& label : kRowReasonLabels) {
+    for (Transport t : kTransports) {
+      line("strata_ingest_rejected_rows_total",
+           fmt::format("{},reason=\"{}\"", signal_transport(label.signal, t), label.name),
+           rejected_rows(label.signal, t, label.reason));
     }
   }
   Header(&out, "strata_export_duration_seconds", "histogram",

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "otlp/batch.h"
 #include "server/ingest.h"
 #include "storage/group_commit_writer.h"
 #include "storage/maintenance.h"
@@ -35,6 +36,9 @@ class IngestMetrics {
   // An acknowledged export: `rows` rows, `wire_bytes` as received.
   void CountIngested(Signal signal, Transport transport, uint64_t rows, uint64_t wire_bytes);
   void CountRejected(Signal signal, Transport transport, RejectReason reason);
+  // Rows the decoders rejected from requests that were otherwise taken
+  // (OTLP partial_success), by reason: one count per RowRejections entry.
+  void CountRejectedRows(Signal signal, Transport transport, const otlp::RowRejections& rejected);
   // Time from a request's arrival to its answer, any outcome.
   void ObserveExportLatency(Transport transport, std::chrono::nanoseconds latency);
   // Open client connections of a transport (HTTP counts its own).
@@ -42,6 +46,7 @@ class IngestMetrics {
 
   uint64_t ingested_rows(Signal signal, Transport transport) const;
   uint64_t rejected(Signal signal, Transport transport, RejectReason reason) const;
+  uint64_t rejected_rows(Signal signal, Transport transport, otlp::RowRejectReason reason) const;
 
   // The whole /metrics page: these counters plus `writer`'s statistics
   // (batches published, commit latency, in-flight bytes, queue depth) and
@@ -62,6 +67,10 @@ class IngestMetrics {
   std::array<std::array<std::array<std::atomic<uint64_t>, kRejectReasonCount>, kTransportCount>,
              kSignalCount>
       rejected_{};
+  std::array<
+      std::array<std::array<std::atomic<uint64_t>, otlp::kRowRejectReasonCount>, kTransportCount>,
+      kSignalCount>
+      rejected_rows_{};
   std::array<Histogram, kTransportCount> latency_{};
   std::array<std::atomic<int64_t>, kTransportCount> connections_{};
 };

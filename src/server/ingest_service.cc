@@ -29,8 +29,12 @@ bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
 // decoded columns.
 uint64_t RequestCost(const std::string& body) { return 2 * static_cast<uint64_t>(body.size()); }
 
-absl::Status Decode(Signal signal, Encoding encoding, const std::shared_ptr<const std::string>& body,
-                    const otlp::DecodeLimits& limits, storage::WriteRequest* request) {
+// Decodes `body` into `request`, and hands back the rows the decoder
+// rejected (row_checks.h in otlp/) in *rejected.
+absl::Status Decode(Signal signal, Encoding encoding,
+                    const std::shared_ptr<const std::string>& body,
+                    const otlp::DecodeLimits& limits, storage::WriteRequest* request,
+                    otlp::RowRejections* rejected) {
   const std::string_view bytes = *body;
   const bool proto = encoding == Encoding::kProtobuf;
   switch (signal) {
@@ -39,6 +43,7 @@ absl::Status Decode(Signal signal, Encoding encoding, const std::shared_ptr<cons
       if (proto) request->traces->Retain(body);
       absl::Status s = proto ? otlp::DecodeTracesProto(bytes, request->traces.get(), limits)
                              : otlp::DecodeTracesJson(bytes, request->traces.get(), limits);
+      *rejected = std::move(request->traces->rejected);
       request->rows = request->traces->spans.size();
       return s;
     }
@@ -47,6 +52,7 @@ absl::Status Decode(Signal signal, Encoding encoding, const std::shared_ptr<cons
       if (proto) request->logs->Retain(body);
       absl::Status s = proto ? otlp::DecodeLogsProto(bytes, request->logs.get(), limits)
                              : otlp::DecodeLogsJson(bytes, request->logs.get(), limits);
+      *rejected = std::move(request->logs->rejected);
       request->rows = request->logs->logs.size();
       return s;
     }
@@ -55,6 +61,7 @@ absl::Status Decode(Signal signal, Encoding encoding, const std::shared_ptr<cons
       if (proto) request->metrics->Retain(body);
       absl::Status s = proto ? otlp::DecodeMetricsProto(bytes, request->metrics.get(), limits)
                              : otlp::DecodeMetricsJson(bytes, request->metrics.get(), limits);
+      *rejected = std::move(request->metrics->rejected);
       request->rows = request->metrics->point_count();
       return s;
     }
@@ -69,6 +76,25 @@ std::string_view RejectedFieldJson(Signal signal) {
     case Signal::kMetrics: return "rejectedDataPoints";
   }
   return "rejected";
+}
+
+std::string_view RowNoun(Signal signal) {
+  switch (signal) {
+    case Signal::kTraces:
+      return "spans";
+    case Signal::kLogs:
+      return "log records";
+    case Signal::kMetrics:
+      return "data points";
+  }
+  return "rows";
+}
+
+// partial_success.error_message (or, when nothing was left, the whole
+// request's error): how many rows went and the first reason.
+std::string RejectionMessage(Signal signal, const otlp::RowRejections& rejected) {
+  return fmt::format("rejected {} {} that OTLP does not allow; the first: {}", rejected.rows,
+                     RowNoun(signal), rejected.first_message);
 }
 
 }  // namespace
@@ -104,7 +130,9 @@ void IngestService::Export(Signal signal, Encoding encoding, Transport transport
                            std::shared_ptr<const std::string> body, uint64_t wire_bytes,
                            Done done) {
   storage::WriteRequest request;
-  if (absl::Status s = Decode(signal, encoding, body, options_.decode_limits, &request); !s.ok()) {
+  otlp::RowRejections rejected;
+  if (absl::Status s = Decode(signal, encoding, body, options_.decode_limits, &request, &rejected);
+      !s.ok()) {
     metrics_.CountRejected(signal, transport, RejectReason::kInvalidArgument);
     done(ExportOutcome{.status = std::move(s)});
     return;
@@ -118,6 +146,18 @@ void IngestService::Export(Signal signal, Encoding encoding, Transport transport
                            rows, options_.max_rows_per_request))});
     return;
   }
+  std::string partial_message;
+  if (!rejected.empty()) {
+    partial_message = RejectionMessage(signal, rejected);
+    if (rows == 0) {
+      // Nothing was accepted: OTLP's partial success is for a request that
+      // kept some rows, so this is a failure the client must not retry.
+      metrics_.CountRejected(signal, transport, RejectReason::kInvalidArgument);
+      done(ExportOutcome{.status = absl::InvalidArgumentError(partial_message)});
+      return;
+    }
+    metrics_.CountRejectedRows(signal, transport, rejected);
+  }
   if (rows == 0) {
     // Nothing to store: an empty export is acknowledged without a commit.
     metrics_.CountIngested(signal, transport, 0, wire_bytes);
@@ -126,10 +166,14 @@ void IngestService::Export(Signal signal, Encoding encoding, Transport transport
   }
   request.bytes = RequestCost(*body);
   body.reset();  // the batch retains what it needs
-  storage_.Submit(std::move(request), [this, signal, transport, rows, wire_bytes,
+  const int64_t rejected_rows = static_cast<int64_t>(rejected.rows);
+  storage_.Submit(std::move(request), [this, signal, transport, rows, wire_bytes, rejected_rows,
+                                       partial_message = std::move(partial_message),
                                        done = std::move(done)](absl::Status status) mutable {
     ExportOutcome outcome{.status = std::move(status), .rows = rows};
     if (outcome.status.ok()) {
+      outcome.rejected_rows = rejected_rows;
+      outcome.partial_message = std::move(partial_message);
       metrics_.CountIngested(signal, transport, rows, wire_bytes);
     } else {
       metrics_.CountRejected(signal, transport, RejectReasonFor(outcome.status.code()));

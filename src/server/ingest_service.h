@@ -14,8 +14,13 @@
 //  - Unauthenticated: no "Bearer" token, or one that is unknown or revoked.
 //    Storage is never touched. The token never appears in a message or log.
 //  - PermissionDenied: a valid token whose scope is not ingest (or admin).
-//  - InvalidArgument: the decoder's message (field path and byte offset), or
-//    more rows than Options::max_rows_per_request.
+//  - InvalidArgument: the decoder's message (field path and byte offset),
+//    more rows than Options::max_rows_per_request, or a request whose every
+//    row the decoders rejected (docs/otlp.md, "Rejected rows").
+//
+// Rows the decoders reject from a request that keeps others are not an
+// error: the rest is stored and the OK outcome carries rejected_rows and
+// partial_message, which EncodeResponse turns into partial_success.
 //  - ResourceExhausted: the writer's in-flight budget is full; retry_after set.
 //  - Unavailable: a storage fault or shutdown; retry_after set.
 
