@@ -46,7 +46,7 @@ struct Options {
   int zstd_level = storage::TableOptions().zstd_level;
   int fast_zstd_level = storage::TableOptions().fast_zstd_level;
   uint64_t page_bytes = storage::TableOptions().spans_page_bytes;
-  uint64_t page_rows = storage::TableOptions().page_rows;
+  uint64_t page_rows = storage::TableOptions().spans_page_rows;
   bool columns = false;
 };
 
@@ -88,6 +88,7 @@ int Run(const Options& options) {
   table_options.fast_zstd_level = options.fast_zstd_level;
   table_options.spans_page_bytes = options.page_bytes;
   table_options.page_rows = options.page_rows;
+  table_options.spans_page_rows = options.page_rows;
   std::vector<std::string> written;
   const double cpu_start = bench::CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
   const uint64_t faults_start = ThreadMinorFaults();

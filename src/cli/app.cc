@@ -196,7 +196,8 @@ int Main(int argc, char** argv, char** envp) {
                    "dictionary pages)")
       ->capture_default_str();
   bench_query_cmd->add_option("--page-rows", bench_query.page_rows,
-                              "Writer's page row limit for the data it builds (0: default)");
+                              "Writer's page row limit (all tables, spans.parquet's too) for the data it builds "
+                              "(0: the defaults)");
 
   BenchCompactOptions bench_compact;
   CLI::App* bench_compact_cmd = bench_cmd->add_subcommand(

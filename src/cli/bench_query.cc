@@ -90,7 +90,10 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   storage::StorageOptions storage_options;
   storage_options.writer.max_requests_per_batch = 1;  // one batch per request
   storage_options.lookup_cache_bytes = options.lookup_cache_bytes;
-  if (options.page_rows > 0) storage_options.tables.page_rows = options.page_rows;
+  if (options.page_rows > 0) {
+    storage_options.tables.page_rows = options.page_rows;
+    storage_options.tables.spans_page_rows = options.page_rows;
+  }
   const Clock::time_point open_start = Clock::now();
   auto storage = storage::Storage::Open(fs, dir, storage_options);
   if (!storage.ok()) return Fail("open", storage.status());

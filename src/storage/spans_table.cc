@@ -462,6 +462,7 @@ absl::StatusOr<std::unique_ptr<SpansTableWriter>> SpansTableWriter::Open(
   parquet::WriterOptions writer_options =
       MakeWriterOptions(options, kSpansSchema, batch_id, sorting);
   writer_options.column.data_page_bytes = options.spans_page_bytes;
+  writer_options.column.data_page_max_rows = std::min(options.page_rows, options.spans_page_rows);
   writer_options.column_options =
       PerColumnOptions(SpansTableColumns(), options, writer_options.column, kSpansFullZstdColumns,
                        kSpansPlainColumns);

@@ -93,6 +93,10 @@ struct TableOptions {
   size_t spans_page_bytes = 16 << 10;
   // A page also ends after this many rows.
   size_t page_rows = 20000;
+  // spans.parquet's row cap, lower still: a lookup skips the levels of the
+  // rows before its trace in every sparse column's page (spans-parquet.md,
+  // "File-level rules"). The smaller of this and page_rows applies.
+  size_t spans_page_rows = 8192;
   // A column chunk's dictionary falls back to PLAIN past this many bytes.
   size_t dictionary_bytes_limit = 16 << 10;
   // The footer's created_by ("strata <version>").
