@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "io/memory_file.h"
 #include "storage/trace_index.h"
 
 namespace {
@@ -39,24 +40,6 @@ constexpr char kName[] = "fuzz/spans.tidx";
 // Entries looked up per input; keeps each run fast on large inputs.
 constexpr size_t kMaxLookups = 512;
 
-class BytesFile final : public strata::RandomAccessFile {
- public:
-  explicit BytesFile(std::string_view bytes) : bytes_(bytes), path_(kName) {}
-  absl::StatusOr<size_t> Read(uint64_t offset, size_t n, char* out) const override {
-    if (offset >= bytes_.size()) {
-      return 0;
-    }
-    const size_t count = std::min<uint64_t>(n, bytes_.size() - offset);
-    std::memcpy(out, bytes_.data() + offset, count);
-    return count;
-  }
-  absl::StatusOr<uint64_t> Size() const override { return bytes_.size(); }
-  const std::string& path() const override { return path_; }
-
- private:
-  const std::string_view bytes_;
-  const std::string path_;
-};
 
 void CheckRejection(const absl::Status& status) {
   const std::string message(status.message());
@@ -66,7 +49,7 @@ void CheckRejection(const absl::Status& status) {
   }
 }
 
-void CheckLookups(const TraceIndex& index, const TraceFilter& filter, const BytesFile& file) {
+void CheckLookups(const TraceIndex& index, const TraceFilter& filter, const strata::MemoryFile& file) {
   const uint64_t row_end = filter.first_covered_row() + filter.span_rows();
   const size_t count = index.entries().size();
   const size_t step = std::max<size_t>(1, count / kMaxLookups);
@@ -119,7 +102,7 @@ void CheckRebuild(const TraceIndex& index) {
 }
 
 void CheckOne(std::string_view bytes) {
-  const BytesFile file(bytes);
+  const strata::MemoryFile file(std::string(bytes), kName);
   const absl::StatusOr<TraceIndex> index = TraceIndex::Open(bytes, kName);
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
   if (!index.ok()) {

@@ -13,28 +13,12 @@
 
 #include "gtest/gtest.h"
 #include "io/file_system.h"
+#include "io/memory_file.h"
 #include "storage/trace_run.h"
 
 namespace strata::storage {
 namespace {
 
-// A spans.tidx held in memory, to open a TraceFilter from.
-class MemoryFile final : public RandomAccessFile {
- public:
-  explicit MemoryFile(std::string bytes) : bytes_(std::move(bytes)) {}
-  absl::StatusOr<size_t> Read(uint64_t offset, size_t n, char* out) const override {
-    if (offset >= bytes_.size()) return 0;
-    const size_t count = std::min<uint64_t>(n, bytes_.size() - offset);
-    std::memcpy(out, bytes_.data() + offset, count);
-    return count;
-  }
-  absl::StatusOr<uint64_t> Size() const override { return bytes_.size(); }
-  const std::string& path() const override { return path_; }
-
- private:
-  const std::string bytes_;
-  const std::string path_ = "x.batch/spans.tidx";
-};
 
 // The filter of a one-trace index (BatchLookupState needs one).
 TraceFilter OneTraceFilter() {
@@ -44,7 +28,8 @@ TraceFilter OneTraceFilter() {
   run.max_time_unix_nano = 2;
   absl::StatusOr<std::string> bytes = BuildTraceIndex({&run, 1}, 1, 0);
   EXPECT_TRUE(bytes.ok()) << bytes.status();
-  absl::StatusOr<TraceFilter> filter = TraceFilter::Open(MemoryFile(*bytes));
+  absl::StatusOr<TraceFilter> filter =
+      TraceFilter::Open(MemoryFile(*bytes, "x.batch/spans.tidx"));
   EXPECT_TRUE(filter.ok()) << filter.status();
   return *std::move(filter);
 }

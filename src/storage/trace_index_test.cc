@@ -14,6 +14,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "io/memory_file.h"
 #include "io/posix_file_system.h"
 
 namespace strata::storage {
@@ -25,34 +26,6 @@ using ::testing::HasSubstr;
 // ---------------------------------------------------------------------------
 // Helpers
 
-// A RandomAccessFile over bytes in memory; `fail_reads_from` makes reads at
-// or past that offset fail as a broken disk would.
-class StringFile final : public RandomAccessFile {
- public:
-  StringFile(std::string bytes, std::string path)
-      : bytes_(std::move(bytes)), path_(std::move(path)) {}
-  absl::StatusOr<size_t> Read(uint64_t offset, size_t n, char* out) const override {
-    ++reads_;
-    if (offset + n > fail_reads_from_) {
-      return absl::UnavailableError("pread: EIO");
-    }
-    if (offset >= bytes_.size()) {
-      return 0;
-    }
-    const size_t count = std::min<uint64_t>(n, bytes_.size() - offset);
-    std::memcpy(out, bytes_.data() + offset, count);
-    return count;
-  }
-  absl::StatusOr<uint64_t> Size() const override { return bytes_.size(); }
-  const std::string& path() const override { return path_; }
-
-  std::string bytes_;
-  uint64_t fail_reads_from_ = UINT64_MAX;
-  mutable int reads_ = 0;
-
- private:
-  const std::string path_;
-};
 
 TraceId RandomId(std::mt19937_64& rng) {
   TraceId id;
@@ -171,7 +144,7 @@ void ExpectRejected(const std::string& bytes, std::string_view check) {
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(index.status().message()), HasSubstr(fmt::format("{}: {}", path, check)));
-  const StringFile file(bytes, path);
+  const MemoryFile file(bytes, path);
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
   ASSERT_FALSE(filter.ok());
   EXPECT_EQ(filter.status(), index.status());
@@ -307,7 +280,7 @@ TEST(TraceIndexTest, BuildRejectsRunsThatBreakTheContract) {
 void CheckLookupsAgainstBruteForce(const RunSet& set, size_t random_probes, uint64_t seed) {
   const std::string bytes = BuildOrDie(set);
   const TraceIndex index = OpenOrDie(bytes);
-  const StringFile file(bytes, "spans.tidx");
+  const MemoryFile file(bytes, "spans.tidx");
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
   ASSERT_TRUE(filter.ok()) << filter.status();
   std::map<TraceId, size_t> truth;
@@ -410,45 +383,45 @@ TEST(TraceIndexTest, LargeIndexOnDisk) {
 
 TEST(TraceIndexTest, FindInFileUsesFewReads) {
   const RunSet set = MakeRuns(100000, 7);
-  StringFile file(BuildOrDie(set), "spans.tidx");
+  MemoryFile file(BuildOrDie(set), "spans.tidx");
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
   ASSERT_TRUE(filter.ok()) << filter.status();
-  file.reads_ = 0;
+  file.reads = 0;
   const absl::StatusOr<std::optional<TraceLocation>> found =
       filter->Find(file, set.runs[4321].trace_id);
   ASSERT_TRUE(found.ok() && found->has_value());
   // log2(100000 / 128) rounds up to 10 probes, plus one read of the rest.
-  EXPECT_LE(file.reads_, 11);
+  EXPECT_LE(file.reads, 11);
 }
 
 TEST(TraceIndexTest, FindInFileReportsAFileThatChangedAndIoErrors) {
   const RunSet set = MakeRuns(1000, 8);
-  StringFile file(BuildOrDie(set), "d/spans.tidx");
+  MemoryFile file(BuildOrDie(set), "d/spans.tidx");
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
   ASSERT_TRUE(filter.ok()) << filter.status();
   const TraceId& id = set.runs[500].trace_id;
 
-  file.fail_reads_from_ = 64;
+  file.fail_reads_from = 64;
   absl::StatusOr<std::optional<TraceLocation>> found = filter->Find(file, id);
   EXPECT_EQ(found.status().code(), absl::StatusCode::kUnavailable);
 
-  file.fail_reads_from_ = UINT64_MAX;
-  file.bytes_.resize(64 + 32 * 10);
+  file.fail_reads_from = UINT64_MAX;
+  file.bytes.resize(64 + 32 * 10);
   found = filter->Find(file, id);
   EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(found.status().message()), HasSubstr("d/spans.tidx: file size"));
 
   // Entries rewritten so the found entry's rows run backwards.
-  file.bytes_ = BuildOrDie(set);
-  PutU32(file.bytes_, 64 + 32 * 501 + 16, set.runs[500].first_row);
+  file.bytes = BuildOrDie(set);
+  PutU32(file.bytes, 64 + 32 * 501 + 16, set.runs[500].first_row);
   found = filter->Find(file, id);
   EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(found.status().message()), HasSubstr("d/spans.tidx: first rows"));
 }
 
 TEST(TraceIndexTest, OpenPassesIoErrorsThrough) {
-  StringFile file(BuildOrDie(MakeRuns(5000, 9)), "spans.tidx");
-  file.fail_reads_from_ = uint64_t{64} * 1024;
+  MemoryFile file(BuildOrDie(MakeRuns(5000, 9)), "spans.tidx");
+  file.fail_reads_from = uint64_t{64} * 1024;
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
   EXPECT_EQ(filter.status().code(), absl::StatusCode::kUnavailable);
 }
