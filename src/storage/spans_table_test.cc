@@ -383,6 +383,20 @@ class SpansTableCorruptionTest : public ::testing::Test {
     ADD_FAILURE() << "no element of type " << type;
     return 0;
   }
+  // The slot in value list `values` of the first attribute of type `type`
+  // on a row where that list is present (value lists of a row with no value
+  // of theirs are null and hold no slots).
+  static size_t FirstSlotOfType(const parquet::ColumnVector& types,
+                                const parquet::ColumnVector& values, int32_t type) {
+    for (size_t r = 0; r < types.lists.size(); ++r) {
+      if (values.is_null_list(r)) continue;
+      for (uint64_t k = 0; k < types.lists[r].count; ++k) {
+        if (types.int32s[types.lists[r].begin + k] == type) return values.lists[r].begin + k;
+      }
+    }
+    ADD_FAILURE() << "no element of type " << type << " in a row with the list present";
+    return 0;
+  }
 
   otlp::TraceBatch input_;
   std::string file_;
@@ -435,7 +449,8 @@ TEST_F(SpansTableCorruptionTest, BrokenRulesAreDataLoss) {
   // A string value moved to the int list: two values for one element.
   ExpectDataLoss(table_testing::RewriteColumns(file_,
                                                [&](C& c) {
-                                                 const size_t e = FirstElementOfType(c[types], 1);
+                                                 const size_t e =
+                                                     FirstSlotOfType(c[types], c[types + 2], 1);
                                                  c[types + 2].validity.resize(
                                                      c[types + 2].int64s.size(), 1);
                                                  c[types + 2].validity[e] = 1;
@@ -444,11 +459,28 @@ TEST_F(SpansTableCorruptionTest, BrokenRulesAreDataLoss) {
   // Nested bytes that are not an AnyValue of the declared type.
   ExpectDataLoss(table_testing::RewriteColumns(file_,
                                                [&](C& c) {
-                                                 const size_t e = FirstElementOfType(c[types], 5);
+                                                 const size_t e =
+                                                     FirstSlotOfType(c[types], c[types + 5], 5);
                                                  parquet::ColumnVector& bytes = c[types + 5];
                                                  bytes.bytes[bytes.offsets[e]] = '\x0a';
                                                }),
                  "valid encoded array");
+  // A row's string list made null although the row holds a string.
+  auto null_list_of_row_with = [&](C& c, int column, int32_t type) {
+    parquet::ColumnVector& list = c[column];
+    const size_t slot = FirstSlotOfType(c[types], list, type);
+    size_t row = 0;
+    while (row < list.lists.size() &&
+           !(list.lists[row].begin <= slot && slot < list.lists[row].begin + list.lists[row].count)) {
+      ++row;
+    }
+    ASSERT_LT(row, list.lists.size());
+    if (list.list_validity.empty()) list.list_validity.assign(list.lists.size(), 1);
+    list.list_validity[row] = 0;
+  };
+  ExpectDataLoss(table_testing::RewriteColumns(
+                     file_, [&](C& c) { null_list_of_row_with(c, types + 1, 1); }),
+                 "one-value-per-element");
   ExpectDataLoss(table_testing::RewriteColumns(file_, [](C& c) { c[kSpansRowKind].int32s[5] = 3; }),
                  "row kind 3");
   ExpectDataLoss(table_testing::RewriteColumns(file_, [](C& c) { c[kSpansRowKind].int32s[5] = 1; }),

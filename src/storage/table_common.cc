@@ -130,7 +130,11 @@ absl::Status CheckTableSchema(const parquet::FileMetaData& metadata,
                                            columns.size(), expected.size()));
   }
   for (size_t i = 0; i < columns.size(); ++i) {
-    if (!(columns[i] == expected[i])) {
+    // A required list reads as an optional one whose lists are all present:
+    // files written before attribute value lists became optional.
+    ColumnSpec column = columns[i];
+    if (expected[i].list_optional() && column.list) column.list_repetition = parquet::Repetition::kOptional;
+    if (!(column == expected[i])) {
       return absl::DataLossError(fmt::format("{}: schema column {} is [{}], want [{}]", file_name,
                                              i, DescribeSpec(columns[i]),
                                              DescribeSpec(expected[i])));
@@ -234,11 +238,12 @@ void AppendAttributeFamilySpecs(std::string_view prefix, std::vector<ColumnSpec>
   const std::string p(prefix);
   specs->push_back(ColumnSpec::List(ColumnSpec::String(p + "_keys")));
   specs->push_back(ColumnSpec::List(ColumnSpec::Integer(p + "_types", 8, false)));
-  specs->push_back(ColumnSpec::List(ColumnSpec::String(p + "_str", true)));
-  specs->push_back(ColumnSpec::List(ColumnSpec::Int64(p + "_int", true)));
-  specs->push_back(ColumnSpec::List(ColumnSpec::Double(p + "_double", true)));
-  specs->push_back(ColumnSpec::List(ColumnSpec::Boolean(p + "_bool", true)));
-  specs->push_back(ColumnSpec::List(ColumnSpec::Bytes(p + "_bytes", true)));
+  // Value lists are optional: null when no element has a value there.
+  specs->push_back(ColumnSpec::List(ColumnSpec::String(p + "_str", true), true));
+  specs->push_back(ColumnSpec::List(ColumnSpec::Int64(p + "_int", true), true));
+  specs->push_back(ColumnSpec::List(ColumnSpec::Double(p + "_double", true), true));
+  specs->push_back(ColumnSpec::List(ColumnSpec::Boolean(p + "_bool", true), true));
+  specs->push_back(ColumnSpec::List(ColumnSpec::Bytes(p + "_bytes", true), true));
 }
 
 namespace {
@@ -285,7 +290,10 @@ void AttributeFamilyWriter::Reserve(size_t rows, size_t elements) {
     c->Reserve(elements);
     c->lists.reserve(rows);
   }
-  for (ColumnVector* c : {&str_, &int_, &double_, &bool_, &bytes_}) c->validity.reserve(elements);
+  for (ColumnVector* c : {&str_, &int_, &double_, &bool_, &bytes_}) {
+    c->validity.reserve(elements);
+    c->list_validity.reserve(rows);
+  }
   // Typical keys and string values are a few dozen bytes.
   keys_.bytes.reserve(elements * 16);
   str_.bytes.reserve(elements * 16);
@@ -410,9 +418,31 @@ void AttributeFamilyWriter::AppendTableConcatenatedRow(uint64_t base, const otlp
   }
 }
 
+namespace {
+
+// Bit (1 << value column, 2..6) of the value list a type code's value is in;
+// 0 for kEmpty (and for codes the writer never produces).
+constexpr uint8_t kValueListBit[8] = {0,      1 << 2, 1 << 5, 1 << 3,
+                                      1 << 4, 1 << 6, 1 << 6, 1 << 6};
+
+}  // namespace
+
 void AttributeFamilyWriter::AppendSharedRow(FamilyElements elements) {
-  for (ColumnVector* c : {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_}) {
-    c->lists.push_back({elements.begin, elements.count});
+  keys_.lists.push_back({elements.begin, elements.count});
+  types_.lists.push_back({elements.begin, elements.count});
+  // Rows sharing elements (a resource's on every span) come in runs.
+  if (elements.begin != last_elements_.begin || elements.count != last_elements_.count) {
+    uint8_t present = 0;
+    const int32_t* types = types_.int32s.data() + elements.begin;
+    for (uint64_t k = 0; k < elements.count; ++k) present |= kValueListBit[types[k] & 7];
+    last_elements_ = elements;
+    last_present_ = present;
+  }
+  ColumnVector* values[] = {&str_, &int_, &double_, &bool_, &bytes_};
+  for (int c = 0; c < 5; ++c) {
+    const bool present = (last_present_ >> (c + 2)) & 1;
+    values[c]->lists.push_back(present ? ListRange{elements.begin, elements.count} : ListRange{});
+    values[c]->list_validity.push_back(present ? 1 : 0);
   }
 }
 
@@ -421,6 +451,8 @@ void AttributeFamilyWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
     out->push_back(std::move(*c));
     *c = ColumnVector::List(out->back().type);
   }
+  last_elements_ = {};
+  last_present_ = 0;
 }
 
 // ---------------------------------------------------- AttributeFamilyReader
@@ -470,6 +502,8 @@ absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<Colu
     if (!v.is_list || v.size() != rows) {
       return ColumnDataLoss(file_name, name(c), 0, "not a list column of the family's length");
     }
+    // A value list (2..6) may be null: no element has a value in it.
+    if (c >= 2) continue;
     for (size_t r = 0; r < v.list_validity.size(); ++r) {
       if (v.list_validity[r] == 0) return ColumnDataLoss(file_name, name(c), r, "null list");
     }
@@ -487,8 +521,10 @@ absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<Colu
   reader.bits_.reserve(elements);
   for (size_t r = 0; r < rows; ++r) {
     const uint64_t count = columns[0].lists[r].count;
+    bool null_list[kAttributeFamilyColumns] = {};
     for (int c = 1; c < kAttributeFamilyColumns; ++c) {
-      if (columns[c].lists[r].count != count) {
+      null_list[c] = columns[c].is_null_list(r);
+      if (!null_list[c] && columns[c].lists[r].count != count) {
         return ColumnDataLoss(file_name, name(c), r,
                               fmt::format("list has {} elements, {} has {}",
                                           columns[c].lists[r].count, name(0), count));
@@ -507,7 +543,7 @@ absl::StatusOr<AttributeFamilyReader> AttributeFamilyReader::Make(std::span<Colu
       const auto type = static_cast<otlp::ValueType>(code);
       const int value_column = ValueColumnOf(type);
       for (int c = 2; c < kAttributeFamilyColumns; ++c) {
-        if (columns[c].is_null(at[c]) == (c != value_column)) continue;
+        if ((null_list[c] || columns[c].is_null(at[c])) == (c != value_column)) continue;
         return ColumnDataLoss(
             file_name, name(c), r,
             fmt::format("element {} of type {} breaks the one-value-per-element rule", k, code));

@@ -266,6 +266,9 @@ class AttributeFamilyWriter {
   parquet::ColumnVector double_;
   parquet::ColumnVector bool_;
   parquet::ColumnVector bytes_;
+  // The last row's elements and which value lists (bit 2 + list) they use.
+  FamilyElements last_elements_;
+  uint8_t last_present_ = 0;
 };
 
 // Appends one row to a list<u32> count column (see AppendElementCountSpec):
@@ -275,7 +278,8 @@ void AppendElementCounts(std::span<const otlp::Range> ranges, parquet::ColumnVec
 // Reads the seven read-back ColumnVectors of one family into a batch's
 // attribute tables. Make() validates the whole family once (equal list
 // lengths per row, type codes 0..7, exactly one value per element in the
-// column its type names, no null lists) and retains the string and bytes
+// column its type names, no null keys or types list; a null value list is
+// one with no values) and retains the string and bytes
 // buffers in the batch (or copies each appended row's strings, see
 // StringOwnership); the rows then need no further checks except nested
 // value decoding.

@@ -261,9 +261,10 @@ inline std::vector<std::string> SpansWithOwners(const otlp::TraceBatch& in) {
 // writes them again with the same schema and key-value metadata, declaring
 // `sorting_columns` (by default none): how the tests build files that are
 // well-formed Parquet but break a table rule.
-inline std::string RewriteColumns(const std::string& bytes,
-                                  const std::function<void(std::vector<ColumnVector>&)>& mutate,
-                                  std::vector<parquet::SortingColumn> sorting_columns = {}) {
+inline std::string RewriteColumns(
+    const std::string& bytes, const std::function<void(std::vector<ColumnVector>&)>& mutate,
+    std::vector<parquet::SortingColumn> sorting_columns = {},
+    const std::function<void(std::vector<ColumnSpec>&)>& mutate_specs = nullptr) {
   parquet::StringSource source(bytes);
   absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader = parquet::FileReader::Open(&source);
   EXPECT_TRUE(reader.ok()) << reader.status();
@@ -274,6 +275,8 @@ inline std::string RewriteColumns(const std::string& bytes,
       (*reader)->Read(all, 0, (*reader)->num_rows());
   EXPECT_TRUE(columns.ok()) << columns.status();
   if (!columns.ok()) return {};
+  std::vector<ColumnSpec> specs = (*reader)->columns();
+  if (mutate_specs) mutate_specs(specs);
   mutate(*columns);
   parquet::WriterOptions options;
   options.key_value_metadata = (*reader)->metadata().key_value_metadata;
@@ -281,7 +284,7 @@ inline std::string RewriteColumns(const std::string& bytes,
   std::string out;
   parquet::StringSink sink(&out);
   absl::StatusOr<std::unique_ptr<parquet::FileWriter>> writer =
-      parquet::FileWriter::Open((*reader)->columns(), options, &sink);
+      parquet::FileWriter::Open(specs, options, &sink);
   EXPECT_TRUE(writer.ok()) << writer.status();
   if (!writer.ok()) return {};
   absl::Status status = (*writer)->WriteBatch(*columns);
@@ -289,6 +292,109 @@ inline std::string RewriteColumns(const std::string& bytes,
   status = (*writer)->Close();
   EXPECT_TRUE(status.ok()) << status;
   return out;
+}
+
+// ------------------------------------------------------ attribute families
+
+// The index of every family's `P_keys` column in a table's schema (its
+// `P_types` and five value lists follow it, attributes.md).
+inline std::vector<size_t> AttributeFamilyColumns(const std::vector<ColumnSpec>& specs) {
+  std::vector<size_t> out;
+  for (size_t c = 0; c + 7 <= specs.size(); ++c) {
+    const std::string& keys = specs[c].name;
+    if (keys.size() > 5 && keys.ends_with("_keys") &&
+        specs[c + 1].name == keys.substr(0, keys.size() - 5) + "_types") {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// attributes.md: a value list is null exactly when none of the row's
+// attributes has its value there. Returns the first row that breaks the
+// rule, described, or "" (and "" for a file this cannot read; other checks
+// report that).
+inline std::string ValueListRuleViolation(const std::string& bytes) {
+  parquet::StringSource source(bytes);
+  absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader = parquet::FileReader::Open(&source);
+  if (!reader.ok()) return "";
+  const std::vector<ColumnSpec>& specs = (*reader)->columns();
+  std::vector<int> all(specs.size());
+  std::iota(all.begin(), all.end(), 0);
+  absl::StatusOr<std::vector<ColumnVector>> columns =
+      (*reader)->Read(all, 0, (*reader)->num_rows());
+  if (!columns.ok()) return "";
+  // The value list (2..6 after P_keys) of each type code.
+  constexpr int kListOf[8] = {0, 2, 5, 3, 4, 6, 6, 6};
+  for (size_t f : AttributeFamilyColumns(specs)) {
+    const ColumnVector& types = (*columns)[f + 1];
+    for (size_t r = 0; r < types.size(); ++r) {
+      bool has[7] = {};
+      for (uint64_t k = 0; k < types.lists[r].count; ++k) {
+        has[kListOf[types.int32s[types.lists[r].begin + k] & 7]] = true;
+      }
+      for (int v = 2; v < 7; ++v) {
+        if ((*columns)[f + v].is_null_list(r) == has[v]) {
+          return fmt::format("row {} column {}: list {} but the row has {} value there", r,
+                             specs[f + v].name, has[v] ? "null" : "present", has[v] ? "a" : "no");
+        }
+      }
+    }
+  }
+  return "";
+}
+
+// The file as strata wrote it before value lists became optional: every
+// value list required, a row with no value there holding one null per
+// attribute. Readers must read it as the same rows.
+inline std::string WithRequiredValueLists(const std::string& bytes) {
+  parquet::StringSource source(bytes);
+  absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader = parquet::FileReader::Open(&source);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return {};
+  const std::vector<parquet::RowGroup>& groups = (*reader)->metadata().row_groups;
+  std::vector<size_t> families;
+  return RewriteColumns(
+      bytes,
+      [&](std::vector<ColumnVector>& columns) {
+        for (size_t f : families) {
+          for (size_t v = f + 2; v < f + 7; ++v) {
+            ColumnVector& list = columns[v];
+            for (size_t r = 0; r < list.size(); ++r) {
+              if (!list.is_null_list(r)) continue;
+              const uint64_t count = columns[f].lists[r].count;
+              list.lists[r] = {list.element_count(), count};
+              for (uint64_t k = 0; k < count; ++k) list.AppendNull();
+            }
+            list.list_validity.clear();
+          }
+        }
+      },
+      groups.empty() ? std::vector<parquet::SortingColumn>{} : groups[0].sorting_columns,
+      [&](std::vector<ColumnSpec>& specs) {
+        families = AttributeFamilyColumns(specs);
+        for (size_t f : families) {
+          for (size_t v = f + 2; v < f + 7; ++v) {
+            specs[v].list_repetition = parquet::Repetition::kRequired;
+          }
+        }
+      });
+}
+
+// The value-list rule holds in table file `bytes`, and the file rewritten
+// with required value lists reads, with `read` (bytes → StatusOr of a batch)
+// and `encode` (batch → protobuf bytes), as `encoded`. Returns the first
+// problem, or "".
+template <typename Read, typename Encode>
+std::string ValueListProblems(const std::string& bytes, Read read, Encode encode,
+                              const std::string& encoded) {
+  if (std::string rule = ValueListRuleViolation(bytes); !rule.empty()) return rule;
+  auto old_form = read(WithRequiredValueLists(bytes));
+  if (!old_form.ok()) {
+    return fmt::format("read with required value lists: {}",
+                       std::string(old_form.status().message()));
+  }
+  return encode(*old_form) == encoded ? "" : "required value lists read as other rows";
 }
 
 // Replaces value `row` of a BYTE_ARRAY column with `value`, keeping the

@@ -118,7 +118,13 @@ std::string RoundTrip(const std::vector<MetricsRequest>& requests, std::string* 
   const std::string diff = otlp_reference::MessageDifferences(expected, actual);
   if (!diff.empty()) return "differences (expected -> actual):\n" + diff;
   if (encoded != expected_encoding) return "strata's encodings differ (bit-level change)";
-  return "";
+  return table_testing::ValueListProblems(
+      written->file,
+      [](const std::string& bytes) {
+        parquet::StringSource s(bytes);
+        return ReadMetricsTable(&s, kBatchId, "metrics.parquet");
+      },
+      [](const otlp::MetricBatch& b) { return otlp::EncodeMetricsProto(b); }, encoded);
 }
 
 TEST(MetricsRoundTripTest, GeneratedRequestsSurviveParquetAndDuckDbAgrees) {

@@ -237,6 +237,11 @@ std::string RoundTrip(const std::vector<typename Signal::Request>& requests,
     return diff;
   }
   if (std::string exact = Signal::Exact(inputs, *back); !exact.empty()) return exact;
+  if (std::string lists = table_testing::ValueListProblems(file->first, &Signal::Read,
+                                                           &Signal::Encode, encoded);
+      !lists.empty()) {
+    return lists;
+  }
   if (db != nullptr) {
     const int64_t rows = table_testing::ExpectDuckDbMatchesStrata(*db, file->first, Signal::kName);
     if (rows != static_cast<int64_t>(file->second)) {
