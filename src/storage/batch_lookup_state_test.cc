@@ -24,8 +24,6 @@ namespace {
 TraceFilter OneTraceFilter() {
   TraceRun run;
   run.trace_id[0] = 1;
-  run.min_time_unix_nano = 1;
-  run.max_time_unix_nano = 2;
   absl::StatusOr<std::string> bytes = BuildTraceIndex({&run, 1}, 1, 0);
   EXPECT_TRUE(bytes.ok()) << bytes.status();
   absl::StatusOr<TraceFilter> filter =

@@ -83,7 +83,7 @@ class IndexAgreement {
   IndexAgreement(const TraceFilter& filter, const RandomAccessFile& file)
       : filter_(filter), file_(file) {}
 
-  absl::Status Row(uint64_t row, const otlp::TraceId& trace_id, uint64_t start, uint64_t end) {
+  absl::Status Row(uint64_t row, const otlp::TraceId& trace_id) {
     while (!current_.has_value() || row >= location_.end_row) {
       STRATA_RETURN_IF_ERROR(Next());
     }
@@ -92,14 +92,11 @@ class IndexAgreement {
                           fmt::format("entry {} (trace {}) covers row {}, which holds trace {}",
                                       k_ - 1, HexId(current_->trace_id), row, HexId(trace_id)));
     }
-    min_ = std::min({min_, start, end});
-    max_ = std::max({max_, start, end});
     return absl::OkStatus();
   }
 
   // After the last span row.
-  absl::Status Finish() {
-    if (current_.has_value()) STRATA_RETURN_IF_ERROR(Close());
+  absl::Status Finish() const {
     if (k_ != filter_.trace_count()) {  // cannot happen once the header agreed with the rows
       return DeepMismatch(kTraceIndexFileName, fmt::format("{} of {} entries cover span rows", k_,
                                                            filter_.trace_count()));
@@ -110,7 +107,6 @@ class IndexAgreement {
  private:
   // Closes the current entry and moves to the next.
   absl::Status Next() {
-    if (current_.has_value()) STRATA_RETURN_IF_ERROR(Close());
     if (next_ == entries_.size()) {
       if (k_ >= filter_.trace_count()) {
         return DeepMismatch(kTraceIndexFileName, "span rows continue past the last entry");
@@ -125,26 +121,6 @@ class IndexAgreement {
     location_ = LocationOfEntry(entries_[next_], ends_[next_]);
     ++next_;
     ++k_;
-    min_ = std::numeric_limits<uint64_t>::max();
-    max_ = 0;
-    return absl::OkStatus();
-  }
-
-  absl::Status Close() const {
-    const uint64_t k = k_ - 1;
-    const std::string trace = HexId(current_->trace_id);
-    if (min_ != location_.min_time_unix_nano) {
-      return DeepMismatch(kTraceIndexFileName,
-                          fmt::format("entry {} (trace {}): minimum time {}, its rows' is {}", k,
-                                      trace, location_.min_time_unix_nano, min_));
-    }
-    const uint64_t bound = location_.max_time_bound_unix_nano;
-    if (max_ > bound || (bound != std::numeric_limits<uint64_t>::max() && bound - max_ >= 1000)) {
-      return DeepMismatch(kTraceIndexFileName,
-                          fmt::format("entry {} (trace {}): time upper bound {}, its rows' "
-                                      "maximum is {}",
-                                      k, trace, bound, max_));
-    }
     return absl::OkStatus();
   }
 
@@ -156,7 +132,6 @@ class IndexAgreement {
   uint64_t k_ = 0;   // entries started
   std::optional<TraceIndexEntry> current_;
   TraceLocation location_;
-  uint64_t min_ = 0, max_ = 0;
 };
 
 // The spans check proper: rows in order, range by range.
@@ -255,7 +230,7 @@ class SpansCheck {
         traces_ = 1;
       }
       if (index_.has_value()) {
-        if (absl::Status st = index_->Row(row, id, start, end); !st.ok()) {
+        if (absl::Status st = index_->Row(row, id); !st.ok()) {
           return DeepFailure{"index", kTraceIndexFileName, st};
         }
       }

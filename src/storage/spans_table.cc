@@ -580,13 +580,8 @@ void SpansTableWriter::Summarize(std::span<const otlp::TraceBatch* const> batche
       TraceRun run;
       run.trace_id = s.trace_id[k.row];
       run.first_row = first_span_row + static_cast<uint32_t>(i);
-      run.min_time_unix_nano = lo;
-      run.max_time_unix_nano = hi;
       table_.trace_runs.push_back(run);
     }
-    TraceRun& run = table_.trace_runs.back();
-    run.min_time_unix_nano = std::min(run.min_time_unix_nano, lo);
-    run.max_time_unix_nano = std::max(run.max_time_unix_nano, hi);
     min_time_ = std::min(min_time_, lo);
     max_time_ = std::max(max_time_, hi);
     last_ = k;

@@ -187,12 +187,8 @@ TEST(SpansTableTest, MetaAndTraceRunsDescribeTheFile) {
   // t2 (hi = 101) sorts before t1 (hi = 102).
   EXPECT_EQ(table->trace_runs[0].trace_id, MakeTraceId(101, 9));
   EXPECT_EQ(table->trace_runs[0].first_row, 2u);
-  EXPECT_EQ(table->trace_runs[0].min_time_unix_nano, 0u);
-  EXPECT_EQ(table->trace_runs[0].max_time_unix_nano, 2000u);
   EXPECT_EQ(table->trace_runs[1].trace_id, MakeTraceId(102, 5));
   EXPECT_EQ(table->trace_runs[1].first_row, 4u);
-  EXPECT_EQ(table->trace_runs[1].min_time_unix_nano, 0u);
-  EXPECT_EQ(table->trace_runs[1].max_time_unix_nano, std::numeric_limits<uint64_t>::max());
   // Misses: resource r1's service.name is an int (once per span of r1: 3);
   // rpc.service as an int (span 5); exception.message as an int in the
   // exception events (spans 1 and 3). Span 2's http.status_code is a string

@@ -73,7 +73,18 @@ struct Header {
   uint64_t first_covered_row = 0;
   uint64_t filter_bytes = 0;
   uint64_t checksum = 0;
+  // From the version: the size of an entry.
+  uint64_t entry_bytes = kTraceIndexEntryBytes;
 };
+
+// Entries end here, then zero padding to a multiple of 8 (version 2; a
+// version-1 entry is 32 bytes, so it never pads), then the filter.
+uint64_t EntriesEnd(uint64_t trace_count, uint64_t entry_bytes) {
+  return kTraceIndexHeaderBytes + trace_count * entry_bytes;
+}
+uint64_t FilterOffset(uint64_t trace_count, uint64_t entry_bytes) {
+  return (EntriesEnd(trace_count, entry_bytes) + 7) & ~uint64_t{7};
+}
 
 // The header with a zero checksum field.
 std::string EncodeHeader(const Header& header) {
@@ -95,8 +106,11 @@ absl::StatusOr<Header> ParseHeader(std::string_view bytes, uint64_t file_size,
   if (std::memcmp(p, kTraceIndexMagic, 8) != 0) {
     return FormatError(name, "magic", "the file does not start with STRATIDX");
   }
-  if (const uint64_t version = GetLittleEndian(p + 8, 4); version != kTraceIndexVersion) {
-    return FormatError(name, "version", fmt::format("{}, this reader knows 1", version));
+  Header header;
+  if (const uint64_t version = GetLittleEndian(p + 8, 4); version == 1) {
+    header.entry_bytes = kTraceIndexV1EntryBytes;
+  } else if (version != kTraceIndexVersion) {
+    return FormatError(name, "version", fmt::format("{}, this reader knows 1 and 2", version));
   }
   if (const uint64_t size = GetLittleEndian(p + 12, 4); size != kTraceIndexHeaderBytes) {
     return FormatError(name, "header size", fmt::format("{}, not 64", size));
@@ -104,7 +118,6 @@ absl::StatusOr<Header> ParseHeader(std::string_view bytes, uint64_t file_size,
   if (const uint64_t reserved = GetLittleEndian(p + 48, 8); reserved != 0) {
     return FormatError(name, "reserved", fmt::format("{:#x}, not 0", reserved));
   }
-  Header header;
   header.trace_count = GetLittleEndian(p + 16, 8);
   header.span_rows = GetLittleEndian(p + 24, 8);
   header.first_covered_row = GetLittleEndian(p + 32, 8);
@@ -113,13 +126,16 @@ absl::StatusOr<Header> ParseHeader(std::string_view bytes, uint64_t file_size,
   if (header.trace_count == 0) {
     return FormatError(name, "entry count", "0 (a batch without spans has no spans.tidx)");
   }
-  // 64 + 32 N + F == size, without overflow for any N and F.
+  // 64 + E N + padding + F == size, without overflow for any N and F.
   const uint64_t after_header = file_size - kTraceIndexHeaderBytes;
-  if (header.trace_count > after_header / kTraceIndexEntryBytes ||
-      header.filter_bytes != after_header - header.trace_count * kTraceIndexEntryBytes) {
-    return FormatError(name, "file size",
-                       fmt::format("{} bytes, but the header says 64 + 32 * {} + {}", file_size,
-                                   header.trace_count, header.filter_bytes));
+  if (header.trace_count > after_header / header.entry_bytes ||
+      FilterOffset(header.trace_count, header.entry_bytes) > file_size ||
+      header.filter_bytes !=
+          file_size - FilterOffset(header.trace_count, header.entry_bytes)) {
+    return FormatError(
+        name, "file size",
+        fmt::format("{} bytes, but the header says 64 + {} * {} (padded to 8) + {}", file_size,
+                    header.entry_bytes, header.trace_count, header.filter_bytes));
   }
   if (header.first_covered_row > kTraceIndexMaxRowEnd ||
       header.span_rows > kTraceIndexMaxRowEnd - header.first_covered_row) {
@@ -133,20 +149,17 @@ absl::StatusOr<Header> ParseHeader(std::string_view bytes, uint64_t file_size,
 // ---------------------------------------------------------------------------
 // Entries
 
-// Writes the entry's 32 bytes at `p`.
+// Writes the entry's 20 bytes at `p`.
 void EncodeEntry(char* p, const TraceIndexEntry& entry) {
   std::memcpy(p, entry.trace_id.data(), entry.trace_id.size());
   StoreLittleEndian(p + 16, entry.first_row, 4);
-  StoreLittleEndian(p + 20, entry.span_micros, 4);
-  StoreLittleEndian(p + 24, entry.min_time_unix_nano, 8);
 }
 
+// Both versions start an entry with the id and the first row.
 TraceIndexEntry DecodeEntry(const char* p) {
   TraceIndexEntry entry;
   std::memcpy(entry.trace_id.data(), p, entry.trace_id.size());
   entry.first_row = static_cast<uint32_t>(GetLittleEndian(p + 16, 4));
-  entry.span_micros = static_cast<uint32_t>(GetLittleEndian(p + 20, 4));
-  entry.min_time_unix_nano = GetLittleEndian(p + 24, 8);
   return entry;
 }
 
@@ -160,21 +173,6 @@ std::string FormatId(const otlp::TraceId& id) {
     hex += fmt::format("{:02x}", b);
   }
   return hex;
-}
-
-uint32_t SpanMicros(uint64_t min_time, uint64_t max_time) {
-  const uint64_t nanos = max_time - min_time;
-  const uint64_t micros = nanos / 1000 + (nanos % 1000 != 0 ? 1 : 0);
-  return static_cast<uint32_t>(std::min<uint64_t>(micros, kTraceSpanSaturatedMicros));
-}
-
-uint64_t MaxTimeBound(const TraceIndexEntry& entry) {
-  if (entry.span_micros == kTraceSpanSaturatedMicros) {
-    return UINT64_MAX;
-  }
-  const uint64_t span_nanos = uint64_t{entry.span_micros} * 1000;
-  return entry.min_time_unix_nano > UINT64_MAX - span_nanos ? UINT64_MAX
-                                                            : entry.min_time_unix_nano + span_nanos;
 }
 
 
@@ -252,9 +250,9 @@ std::string EncodeTraceIndex(size_t count, const EntryAt& entry_at, uint64_t spa
   header.first_covered_row = first_covered_row;
   header.filter_bytes = filter.SerializedBytes();
   std::string out = EncodeHeader(header);
-  const size_t filter_offset = kTraceIndexHeaderBytes + kTraceIndexEntryBytes * count;
+  const size_t filter_offset = FilterOffset(count, kTraceIndexEntryBytes);
   out.reserve(filter_offset + header.filter_bytes);
-  out.resize(filter_offset);
+  out.resize(filter_offset, '\0');
   for (size_t i = 0; i < count; ++i) {
     EncodeEntry(out.data() + kTraceIndexHeaderBytes + i * kTraceIndexEntryBytes, entry_at(i));
   }
@@ -310,7 +308,7 @@ class FileSource final : public TraceIndexSource {
 }  // namespace
 
 TraceLocation LocationOfEntry(const TraceIndexEntry& entry, uint64_t end_row) {
-  return {entry.first_row, end_row, entry.min_time_unix_nano, MaxTimeBound(entry)};
+  return {entry.first_row, end_row};
 }
 
 uint64_t TraceFilterKey(const otlp::TraceId& trace_id) {
@@ -349,18 +347,11 @@ absl::StatusOr<std::string> BuildTraceIndex(std::span<const TraceRun> runs, uint
       return absl::InvalidArgumentError(fmt::format(
           "BuildTraceIndex: run {} does not follow run {} in trace id and first row", i, i - 1));
     }
-    if (run.max_time_unix_nano < run.min_time_unix_nano) {
-      return absl::InvalidArgumentError(
-          fmt::format("BuildTraceIndex: run {} ends before it starts", i));
-    }
     keys[i] = TraceFilterKey(run.trace_id);
   }
   STRATA_ASSIGN_OR_RETURN(const BinaryFuse8Filter filter, BinaryFuse8Filter::Build(keys));
   const auto entry_at = [runs](size_t i) {
-    const TraceRun& run = runs[i];
-    return TraceIndexEntry{run.trace_id, run.first_row,
-                           SpanMicros(run.min_time_unix_nano, run.max_time_unix_nano),
-                           run.min_time_unix_nano};
+    return TraceIndexEntry{runs[i].trace_id, runs[i].first_row};
   };
   return EncodeTraceIndex(runs.size(), entry_at, span_rows, first_covered_row, filter);
 }
@@ -381,8 +372,8 @@ absl::StatusOr<TraceIndex> TraceIndex::OpenSource(const TraceIndexSource& source
                           source.Read(0, kTraceIndexHeaderBytes, header_scratch));
   STRATA_ASSIGN_OR_RETURN(const Header header, ParseHeader(header_bytes, size, name));
 
-  const uint64_t filter_offset =
-      kTraceIndexHeaderBytes + header.trace_count * kTraceIndexEntryBytes;
+  const uint64_t entries_end = EntriesEnd(header.trace_count, header.entry_bytes);
+  const uint64_t filter_offset = FilterOffset(header.trace_count, header.entry_bytes);
   std::string filter_scratch;
   STRATA_ASSIGN_OR_RETURN(const std::string_view filter_bytes,
                           source.Read(filter_offset, header.filter_bytes, filter_scratch));
@@ -407,17 +398,21 @@ absl::StatusOr<TraceIndex> TraceIndex::OpenSource(const TraceIndexSource& source
   for (uint64_t first = 0; first < header.trace_count; first += kEntriesPerPiece) {
     const uint64_t count = std::min(kEntriesPerPiece, header.trace_count - first);
     STRATA_ASSIGN_OR_RETURN(const std::string_view piece,
-                            source.Read(kTraceIndexHeaderBytes + first * kTraceIndexEntryBytes,
-                                        count * kTraceIndexEntryBytes, piece_scratch));
+                            source.Read(kTraceIndexHeaderBytes + first * header.entry_bytes,
+                                        count * header.entry_bytes, piece_scratch));
     XXH3_64bits_update(state.get(), piece.data(), piece.size());
     for (uint64_t i = 0; i < count; ++i) {
-      const TraceIndexEntry entry = DecodeEntry(piece.data() + i * kTraceIndexEntryBytes);
+      const TraceIndexEntry entry = DecodeEntry(piece.data() + i * header.entry_bytes);
       checker.Add(entry);
       if (keep_entries) {
         entries.push_back(entry);
       }
     }
   }
+  std::string padding_scratch;
+  STRATA_ASSIGN_OR_RETURN(const std::string_view padding,
+                          source.Read(entries_end, filter_offset - entries_end, padding_scratch));
+  XXH3_64bits_update(state.get(), padding.data(), padding.size());
   XXH3_64bits_update(state.get(), filter_bytes.data(), filter_bytes.size());
   if (const uint64_t computed = XXH3_64bits_digest(state.get()); computed != header.checksum) {
     return FormatError(name, "checksum",
@@ -426,9 +421,12 @@ absl::StatusOr<TraceIndex> TraceIndex::OpenSource(const TraceIndexSource& source
   if (!filter.ok()) {
     return filter.status();
   }
+  if (padding.find_first_not_of('\0') != std::string_view::npos) {
+    return FormatError(name, "padding", "the bytes between the entries and the filter are not 0");
+  }
   STRATA_RETURN_IF_ERROR(checker.Finish());
   return TraceIndex(TraceFilter(name, *std::move(filter), header.trace_count, header.span_rows,
-                                header.first_covered_row),
+                                header.first_covered_row, header.entry_bytes),
                     std::move(entries));
 }
 
@@ -447,12 +445,13 @@ absl::StatusOr<TraceFilter> TraceFilter::Open(const RandomAccessFile& file) {
 }
 
 TraceFilter::TraceFilter(std::string file_name, BinaryFuse8Filter filter, uint64_t trace_count,
-                         uint64_t span_rows, uint64_t first_covered_row)
+                         uint64_t span_rows, uint64_t first_covered_row, uint64_t entry_bytes)
     : file_name_(std::move(file_name)),
       filter_(std::move(filter)),
       trace_count_(trace_count),
       span_rows_(span_rows),
-      first_covered_row_(first_covered_row) {}
+      first_covered_row_(first_covered_row),
+      entry_bytes_(entry_bytes) {}
 
 absl::Status TraceFilter::Validate(uint64_t expected_traces, uint64_t expected_span_rows) const {
   if (trace_count_ != expected_traces) {
@@ -486,8 +485,7 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
     const uint64_t middle = low + (high - low) / 2;
     STRATA_ASSIGN_OR_RETURN(
         const std::string id,
-        ReadValidated(file, kTraceIndexHeaderBytes + middle * kTraceIndexEntryBytes,
-                      sizeof(otlp::TraceId)));
+        ReadValidated(file, EntryOffset(middle), sizeof(otlp::TraceId)));
     if (std::memcmp(id.data(), trace_id.data(), trace_id.size()) < 0) {
       low = middle + 1;
     } else {
@@ -497,11 +495,10 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
   // Entries low..high and the one after high (for the end row).
   const uint64_t stop = std::min(high + 2, trace_count_);
   STRATA_ASSIGN_OR_RETURN(const std::string piece,
-                          ReadValidated(file, kTraceIndexHeaderBytes + low * kTraceIndexEntryBytes,
-                                        (stop - low) * kTraceIndexEntryBytes));
+                          ReadValidated(file, EntryOffset(low), (stop - low) * entry_bytes_));
   const uint64_t row_end = first_covered_row_ + span_rows_;
   for (uint64_t i = low; i < stop && i <= high; ++i) {
-    const TraceIndexEntry entry = DecodeEntry(piece.data() + (i - low) * kTraceIndexEntryBytes);
+    const TraceIndexEntry entry = DecodeEntry(piece.data() + (i - low) * entry_bytes_);
     const int order = CompareIds(entry.trace_id, trace_id);
     if (order > 0) {
       break;
@@ -511,7 +508,7 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
     }
     const uint64_t end_row =
         i + 1 < trace_count_
-            ? DecodeEntry(piece.data() + (i + 1 - low) * kTraceIndexEntryBytes).first_row
+            ? DecodeEntry(piece.data() + (i + 1 - low) * entry_bytes_).first_row
             : row_end;
     if (entry.first_row < first_covered_row_ || entry.first_row >= end_row || end_row > row_end) {
       return FormatError(file.path(), "first rows",
@@ -537,13 +534,12 @@ absl::Status TraceFilter::ReadEntries(const RandomAccessFile& file, uint64_t fir
   // One entry more than asked, when there is one, for the last end row.
   const uint64_t stop = std::min(first + count + 1, trace_count_);
   STRATA_ASSIGN_OR_RETURN(const std::string piece,
-                          ReadValidated(file, kTraceIndexHeaderBytes + first * kTraceIndexEntryBytes,
-                                        (stop - first) * kTraceIndexEntryBytes));
+                          ReadValidated(file, EntryOffset(first), (stop - first) * entry_bytes_));
   const uint64_t row_end = first_covered_row_ + span_rows_;
   entries->reserve(count);
   ends->reserve(count);
   for (uint64_t i = first; i < stop; ++i) {
-    const TraceIndexEntry entry = DecodeEntry(piece.data() + (i - first) * kTraceIndexEntryBytes);
+    const TraceIndexEntry entry = DecodeEntry(piece.data() + (i - first) * entry_bytes_);
     if (i > first) {
       const TraceIndexEntry& previous = entries->back();
       if (CompareIds(previous.trace_id, entry.trace_id) >= 0 ||

@@ -52,14 +52,14 @@ class TraceIndexSource;  // trace_index.cc: the bytes or the file being read
 
 inline constexpr char kTraceIndexFileName[] = "spans.tidx";
 inline constexpr char kTraceIndexMagic[] = "STRATIDX";  // 8 bytes, no terminator on disk
-inline constexpr uint32_t kTraceIndexVersion = 1;
+// The version the writer writes. Readers also read version 1, whose
+// entries carry 12 more bytes (per-trace time bounds) that they skip.
+inline constexpr uint32_t kTraceIndexVersion = 2;
 inline constexpr uint64_t kTraceIndexHeaderBytes = 64;
-inline constexpr uint64_t kTraceIndexEntryBytes = 32;
+inline constexpr uint64_t kTraceIndexEntryBytes = 20;
+inline constexpr uint64_t kTraceIndexV1EntryBytes = 32;
 // Rows are u32, so the covered rows end at or before this row.
 inline constexpr uint64_t kTraceIndexMaxRowEnd = 0xffffffffu;
-// A span of this many microseconds or more is stored as this value, which
-// means "upper time bound unknown".
-inline constexpr uint32_t kTraceSpanSaturatedMicros = 0xffffffffu;
 
 // The filter key of a trace id: XXH3_64bits over its 16 bytes (seed 0).
 uint64_t TraceFilterKey(const otlp::TraceId& trace_id);
@@ -68,21 +68,13 @@ uint64_t TraceFilterKey(const otlp::TraceId& trace_id);
 struct TraceIndexEntry {
   otlp::TraceId trace_id{};
   uint32_t first_row = 0;
-  uint32_t span_micros = 0;  // kTraceSpanSaturatedMicros: unbounded
-  uint64_t min_time_unix_nano = 0;
   friend bool operator==(const TraceIndexEntry&, const TraceIndexEntry&) = default;
 };
 
-// Where a trace's spans are in spans.parquet, and its time bounds.
+// Where a trace's spans are in spans.parquet.
 struct TraceLocation {
   uint64_t first_row = 0;  // rows [first_row, end_row)
   uint64_t end_row = 0;
-  // Every start and end time of the trace's spans lies in
-  // [min_time_unix_nano, max_time_bound_unix_nano]. The upper bound is
-  // UINT64_MAX when the stored span saturated (unknown), and may exceed
-  // the true maximum by up to 999 ns (the span is rounded up).
-  uint64_t min_time_unix_nano = 0;
-  uint64_t max_time_bound_unix_nano = 0;
   friend bool operator==(const TraceLocation&, const TraceLocation&) = default;
 };
 
@@ -92,7 +84,7 @@ TraceLocation LocationOfEntry(const TraceIndexEntry& entry, uint64_t end_row);
 // The spans.tidx bytes for `runs` (one per distinct trace id, ids and
 // first rows strictly increasing, runs[0].first_row == first_covered_row,
 // every run inside the covered rows [first_covered_row, first_covered_row
-// + span_rows), max time >= min time). `runs` must not be empty: a batch
+// + span_rows)). `runs` must not be empty: a batch
 // without spans has no spans.tidx. The output is deterministic.
 [[nodiscard]] absl::StatusOr<std::string> BuildTraceIndex(std::span<const TraceRun> runs,
                                                           uint64_t span_rows,
@@ -144,13 +136,17 @@ class TraceFilter {
  private:
   friend class TraceIndex;
   TraceFilter(std::string file_name, BinaryFuse8Filter filter, uint64_t trace_count,
-              uint64_t span_rows, uint64_t first_covered_row);
+              uint64_t span_rows, uint64_t first_covered_row, uint64_t entry_bytes);
+
+  // The file offset of entry `i`.
+  uint64_t EntryOffset(uint64_t i) const { return kTraceIndexHeaderBytes + i * entry_bytes_; }
 
   std::string file_name_;
   BinaryFuse8Filter filter_;
   uint64_t trace_count_;
   uint64_t span_rows_;
   uint64_t first_covered_row_;
+  uint64_t entry_bytes_;  // kTraceIndexEntryBytes, or kTraceIndexV1EntryBytes
 };
 
 // A whole spans.tidx, validated and decoded in memory.
@@ -176,7 +172,8 @@ class TraceIndex {
   std::span<const TraceIndexEntry> entries() const { return entries_; }
   const TraceFilter& filter() const { return filter_; }
 
-  // Encodes the decoded fields again; equals the bytes Open() accepted.
+  // Encodes the decoded fields again, in the current version: equals the
+  // bytes Open() accepted when they were of the current version.
   std::string Serialize() const;
 
  private:

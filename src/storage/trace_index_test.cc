@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
@@ -61,8 +63,6 @@ RunSet MakeRuns(size_t n, uint64_t seed, uint64_t first_covered_row = 0, uint32_
     TraceRun run;
     run.trace_id = id;
     run.first_row = static_cast<uint32_t>(row);
-    run.min_time_unix_nano = 1'700'000'000'000'000'000ULL + rng() % 1'000'000'000'000ULL;
-    run.max_time_unix_nano = run.min_time_unix_nano + rng() % 5'000'000'000ULL;
     set.runs.push_back(run);
     row += 1 + rng() % max_rows;
   }
@@ -122,7 +122,7 @@ TraceLocation ExpectedLocation(const RunSet& set, size_t i) {
   const TraceRun& run = set.runs[i];
   const uint64_t end =
       i + 1 < set.runs.size() ? set.runs[i + 1].first_row : set.first_covered_row + set.span_rows;
-  return {run.first_row, end, run.min_time_unix_nano, 0};
+  return {run.first_row, end};
 }
 
 void ExpectFound(const std::optional<TraceLocation>& found, const RunSet& set, size_t i) {
@@ -130,9 +130,26 @@ void ExpectFound(const std::optional<TraceLocation>& found, const RunSet& set, s
   const TraceLocation expected = ExpectedLocation(set, i);
   EXPECT_EQ(found->first_row, expected.first_row);
   EXPECT_EQ(found->end_row, expected.end_row);
-  EXPECT_EQ(found->min_time_unix_nano, set.runs[i].min_time_unix_nano);
-  EXPECT_GE(found->max_time_bound_unix_nano, set.runs[i].max_time_unix_nano);
-  EXPECT_LT(found->max_time_bound_unix_nano - set.runs[i].max_time_unix_nano, 1000u);
+}
+
+// Version-2 bytes rewritten as version 1 (trace-index.md, "Version 1"):
+// 32-byte entries whose last 12 bytes (the time bounds version 1 kept) are
+// arbitrary, and no padding.
+std::string AsVersionOne(const std::string& v2, uint64_t seed) {
+  const uint64_t n = GetU64(v2, 16);
+  const uint64_t filter_bytes = GetU64(v2, 40);
+  std::string out = v2.substr(0, 64);
+  PutU32(out, 8, 1);
+  std::mt19937_64 rng(seed);
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string entry = v2.substr(64 + 20 * i, 20) + std::string(12, '\0');
+    PutU32(entry, 20, static_cast<uint32_t>(rng()));
+    PutU64(entry, 24, rng());
+    out += entry;
+  }
+  out += v2.substr(v2.size() - filter_bytes);
+  Reseal(out);
+  return out;
 }
 
 // Opens `bytes` both ways (in memory, and streamed through TraceFilter) and
@@ -154,39 +171,42 @@ void ExpectRejected(const std::string& bytes, std::string_view check) {
 // Writer and layout
 
 TEST(TraceIndexTest, LayoutMatchesTheFormatPage) {
-  const RunSet set = MakeRuns(100, 1, /*first_covered_row=*/3);
-  const std::string bytes = BuildOrDie(set);
-  ASSERT_GE(bytes.size(), 64u);
-  EXPECT_EQ(bytes.substr(0, 8), "STRATIDX");
-  EXPECT_EQ(GetU32(bytes, 8), 1u);
-  EXPECT_EQ(GetU32(bytes, 12), 64u);
-  EXPECT_EQ(GetU64(bytes, 16), 100u);
-  EXPECT_EQ(GetU64(bytes, 24), set.span_rows);
-  EXPECT_EQ(GetU64(bytes, 32), 3u);
-  const uint64_t filter_bytes = GetU64(bytes, 40);
-  EXPECT_EQ(GetU64(bytes, 48), 0u);
-  EXPECT_EQ(bytes.size(), 64 + 32 * 100 + filter_bytes);
-  EXPECT_EQ(filter_bytes % 8, 0u);
-  std::string zeroed = bytes;
-  PutU64(zeroed, 56, 0);
-  EXPECT_EQ(GetU64(bytes, 56), XXH3_64bits(zeroed.data(), zeroed.size()));
-  for (size_t i = 0; i < set.runs.size(); ++i) {
-    const size_t at = 64 + 32 * i;
-    const TraceRun& run = set.runs[i];
-    EXPECT_EQ(std::memcmp(bytes.data() + at, run.trace_id.data(), 16), 0);
-    EXPECT_EQ(GetU32(bytes, at + 16), run.first_row);
-    const uint64_t nanos = run.max_time_unix_nano - run.min_time_unix_nano;
-    EXPECT_EQ(GetU32(bytes, at + 20), (nanos + 999) / 1000);
-    EXPECT_EQ(GetU64(bytes, at + 24), run.min_time_unix_nano);
+  // 100 entries end on a multiple of 8; 101 need 4 bytes of padding.
+  for (size_t n : {100, 101}) {
+    SCOPED_TRACE(n);
+    const RunSet set = MakeRuns(n, 1, /*first_covered_row=*/3);
+    const std::string bytes = BuildOrDie(set);
+    ASSERT_GE(bytes.size(), 64u);
+    EXPECT_EQ(bytes.substr(0, 8), "STRATIDX");
+    EXPECT_EQ(GetU32(bytes, 8), 2u);
+    EXPECT_EQ(GetU32(bytes, 12), 64u);
+    EXPECT_EQ(GetU64(bytes, 16), n);
+    EXPECT_EQ(GetU64(bytes, 24), set.span_rows);
+    EXPECT_EQ(GetU64(bytes, 32), 3u);
+    const uint64_t filter_bytes = GetU64(bytes, 40);
+    EXPECT_EQ(GetU64(bytes, 48), 0u);
+    const size_t filter_at = (64 + 20 * n + 7) / 8 * 8;
+    EXPECT_EQ(bytes.size(), filter_at + filter_bytes);
+    EXPECT_EQ(filter_bytes % 8, 0u);
+    EXPECT_EQ(bytes.substr(64 + 20 * n, filter_at - (64 + 20 * n)),
+              std::string(filter_at - (64 + 20 * n), '\0'));
+    std::string zeroed = bytes;
+    PutU64(zeroed, 56, 0);
+    EXPECT_EQ(GetU64(bytes, 56), XXH3_64bits(zeroed.data(), zeroed.size()));
+    for (size_t i = 0; i < set.runs.size(); ++i) {
+      const size_t at = 64 + 20 * i;
+      const TraceRun& run = set.runs[i];
+      EXPECT_EQ(std::memcmp(bytes.data() + at, run.trace_id.data(), 16), 0);
+      EXPECT_EQ(GetU32(bytes, at + 16), run.first_row);
+    }
+    // The filter section: seed, segment length, count, array length, reserved.
+    const uint32_t segment_length = GetU32(bytes, filter_at + 8);
+    const uint32_t segment_count = GetU32(bytes, filter_at + 12);
+    const uint32_t array_length = GetU32(bytes, filter_at + 16);
+    EXPECT_EQ(array_length, (segment_count + 2) * segment_length);
+    EXPECT_EQ(GetU32(bytes, filter_at + 20), 0u);
+    EXPECT_EQ(filter_bytes, (24 + array_length + 7) / 8 * 8);
   }
-  // The filter section: seed, segment length, count, array length, reserved.
-  const size_t filter_at = 64 + 32 * 100;
-  const uint32_t segment_length = GetU32(bytes, filter_at + 8);
-  const uint32_t segment_count = GetU32(bytes, filter_at + 12);
-  const uint32_t array_length = GetU32(bytes, filter_at + 16);
-  EXPECT_EQ(array_length, (segment_count + 2) * segment_length);
-  EXPECT_EQ(GetU32(bytes, filter_at + 20), 0u);
-  EXPECT_EQ(filter_bytes, (24 + array_length + 7) / 8 * 8);
 }
 
 TEST(TraceIndexTest, RoundTripsEntriesAndLocations) {
@@ -202,41 +222,10 @@ TEST(TraceIndexTest, RoundTripsEntriesAndLocations) {
   for (size_t i = 0; i < set.runs.size(); ++i) {
     EXPECT_EQ(index.entries()[i].trace_id, set.runs[i].trace_id);
     EXPECT_EQ(index.entries()[i].first_row, set.runs[i].first_row);
-    EXPECT_EQ(index.entries()[i].min_time_unix_nano, set.runs[i].min_time_unix_nano);
     EXPECT_TRUE(index.MayContain(set.runs[i].trace_id));
     ExpectFound(index.LocationOf(i), set, i);
   }
   EXPECT_EQ(index.Serialize(), bytes);
-}
-
-TEST(TraceIndexTest, TimeBoundsRoundUpAndSaturate) {
-  RunSet set = MakeRuns(6, 3);
-  auto& r = set.runs;
-  r[0].min_time_unix_nano = 5000;
-  r[0].max_time_unix_nano = 5000;  // a single instant
-  r[1].min_time_unix_nano = 1000;
-  r[1].max_time_unix_nano = 1001;  // 1 ns rounds up to 1 us
-  r[2].min_time_unix_nano = 0;
-  r[2].max_time_unix_nano = 4'294'967'294'000ULL;  // 2^32-2 us exactly
-  r[3].min_time_unix_nano = 0;
-  r[3].max_time_unix_nano = 4'294'967'295'000ULL;  // 2^32-1 us: saturated
-  r[4].min_time_unix_nano = 0;
-  r[4].max_time_unix_nano = UINT64_MAX;
-  r[5].min_time_unix_nano = UINT64_MAX - 10;
-  r[5].max_time_unix_nano = UINT64_MAX - 5;  // bound would pass 2^64
-  const TraceIndex index = OpenOrDie(BuildOrDie(set));
-  const auto bound = [&](size_t i) { return index.LocationOf(i).max_time_bound_unix_nano; };
-  EXPECT_EQ(index.entries()[0].span_micros, 0u);
-  EXPECT_EQ(bound(0), 5000u);
-  EXPECT_EQ(index.entries()[1].span_micros, 1u);
-  EXPECT_EQ(bound(1), 2000u);
-  EXPECT_EQ(index.entries()[2].span_micros, 0xfffffffeu);
-  EXPECT_EQ(bound(2), 4'294'967'294'000ULL);
-  EXPECT_EQ(index.entries()[3].span_micros, kTraceSpanSaturatedMicros);
-  EXPECT_EQ(bound(3), UINT64_MAX);
-  EXPECT_EQ(bound(4), UINT64_MAX);
-  EXPECT_EQ(index.entries()[5].span_micros, 1u);
-  EXPECT_EQ(bound(5), UINT64_MAX);
 }
 
 TEST(TraceIndexTest, BuildRejectsRunsThatBreakTheContract) {
@@ -266,9 +255,6 @@ TEST(TraceIndexTest, BuildRejectsRunsThatBreakTheContract) {
   s.span_rows = s.runs.back().first_row - s.first_covered_row;
   expect_invalid(s, "last run past the covered rows");
   s = good;
-  s.runs[3].max_time_unix_nano = s.runs[3].min_time_unix_nano - 1;
-  expect_invalid(s, "ends before it starts");
-  s = good;
   s.span_rows = kTraceIndexMaxRowEnd;
   expect_invalid(s, "rows past 2^32-1");
 }
@@ -277,8 +263,8 @@ TEST(TraceIndexTest, BuildRejectsRunsThatBreakTheContract) {
 // Lookups
 
 // Present ids, their byte neighbours and random ids, against a std::map.
-void CheckLookupsAgainstBruteForce(const RunSet& set, size_t random_probes, uint64_t seed) {
-  const std::string bytes = BuildOrDie(set);
+void CheckLookupsAgainstBruteForce(const RunSet& set, size_t random_probes, uint64_t seed,
+                                   const std::string& bytes) {
   const TraceIndex index = OpenOrDie(bytes);
   const MemoryFile file(bytes, "spans.tidx");
   const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
@@ -322,7 +308,38 @@ void CheckLookupsAgainstBruteForce(const RunSet& set, size_t random_probes, uint
 TEST(TraceIndexTest, LookupsMatchBruteForceOnRandomSets) {
   for (size_t n : {1, 2, 3, 50, 127, 128, 129, 130, 131, 257, 1000, 20000}) {
     SCOPED_TRACE(n);
-    CheckLookupsAgainstBruteForce(MakeRuns(n, 100 + n, /*first_covered_row=*/n % 7), 2000, n);
+    const RunSet set = MakeRuns(n, 100 + n, /*first_covered_row=*/n % 7);
+    CheckLookupsAgainstBruteForce(set, 2000, n, BuildOrDie(set));
+  }
+}
+
+// Version-1 files (32-byte entries) still open, look up and read in order;
+// what they decode to serializes as the version-2 file.
+TEST(TraceIndexTest, ReadsVersionOne) {
+  for (size_t n : {1, 41, 129, 3000}) {
+    SCOPED_TRACE(n);
+    const RunSet set = MakeRuns(n, 200 + n, /*first_covered_row=*/n % 5);
+    const std::string v2 = BuildOrDie(set);
+    const std::string v1 = AsVersionOne(v2, n);
+    ASSERT_EQ(v1.size(), 64 + 32 * n + GetU64(v2, 40));
+    const TraceIndex index = OpenOrDie(v1);
+    EXPECT_EQ(index.Serialize(), v2);
+    CheckLookupsAgainstBruteForce(set, 500, n, v1);
+    const MemoryFile file(v1, "spans.tidx");
+    const absl::StatusOr<TraceFilter> filter = TraceFilter::Open(file);
+    ASSERT_TRUE(filter.ok()) << filter.status();
+    std::vector<TraceIndexEntry> entries;
+    std::vector<uint64_t> ends;
+    ASSERT_TRUE(filter->ReadEntries(file, 0, n, &entries, &ends).ok());
+    ASSERT_EQ(entries.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(entries[i].trace_id, set.runs[i].trace_id);
+      EXPECT_EQ(ends[i], ExpectedLocation(set, i).end_row);
+    }
+    std::string longer = v1;
+    longer.push_back('\0');
+    Reseal(longer);
+    ExpectRejected(longer, "file size");
   }
 }
 
@@ -334,7 +351,7 @@ TEST(TraceIndexTest, SingleTraceIndex) {
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->first_row, 4u);
   EXPECT_EQ(found->end_row, 5u);
-  CheckLookupsAgainstBruteForce(set, 500, 5);
+  CheckLookupsAgainstBruteForce(set, 500, 5, BuildOrDie(set));
 }
 
 TEST(TraceIndexTest, LargeIndexOnDisk) {
@@ -406,14 +423,14 @@ TEST(TraceIndexTest, FindInFileReportsAFileThatChangedAndIoErrors) {
   EXPECT_EQ(found.status().code(), absl::StatusCode::kUnavailable);
 
   file.fail_reads_from = UINT64_MAX;
-  file.bytes.resize(64 + 32 * 10);
+  file.bytes.resize(64 + 20 * 10);
   found = filter->Find(file, id);
   EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(found.status().message()), HasSubstr("d/spans.tidx: file size"));
 
   // Entries rewritten so the found entry's rows run backwards.
   file.bytes = BuildOrDie(set);
-  PutU32(file.bytes, 64 + 32 * 501 + 16, set.runs[500].first_row);
+  PutU32(file.bytes, 64 + 20 * 501 + 16, set.runs[500].first_row);
   found = filter->Find(file, id);
   EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(found.status().message()), HasSubstr("d/spans.tidx: first rows"));
@@ -432,10 +449,11 @@ TEST(TraceIndexTest, OpenPassesIoErrorsThrough) {
 class TraceIndexValidationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    set_ = MakeRuns(40, 10, /*first_covered_row=*/2);
+    // 41 entries end at byte 884: 4 bytes of padding before the filter.
+    set_ = MakeRuns(41, 10, /*first_covered_row=*/2);
     good_ = BuildOrDie(set_);
     ASSERT_TRUE(TraceIndex::Open(good_).ok());
-    filter_at_ = 64 + 32 * 40;
+    filter_at_ = 888;
   }
 
   // A copy of the good file with `mutate` applied and the checksum redone.
@@ -454,7 +472,7 @@ class TraceIndexValidationTest : public ::testing::Test {
 TEST_F(TraceIndexValidationTest, HeaderFields) {
   ExpectRejected(Mutated([](std::string& s) { s[0] = 'X'; }), "magic");
   ExpectRejected(Mutated([](std::string& s) { s[7] = 'Y'; }), "magic");
-  ExpectRejected(Mutated([](std::string& s) { PutU32(s, 8, 2); }), "version");
+  ExpectRejected(Mutated([](std::string& s) { PutU32(s, 8, 3); }), "version");
   ExpectRejected(Mutated([](std::string& s) { PutU32(s, 8, 0); }), "version");
   ExpectRejected(Mutated([](std::string& s) { PutU32(s, 12, 72); }), "header size");
   ExpectRejected(Mutated([](std::string& s) { PutU64(s, 48, 1); }), "reserved");
@@ -463,8 +481,10 @@ TEST_F(TraceIndexValidationTest, HeaderFields) {
 }
 
 TEST_F(TraceIndexValidationTest, SizeAndSections) {
-  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 41); }), "file size");
-  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 39); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 42); }), "file size");
+  ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 40); }), "file size");
+  // Version-1 entries are 32 bytes: the size no longer adds up.
+  ExpectRejected(Mutated([](std::string& s) { PutU32(s, 8, 1); }), "file size");
   ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, UINT64_MAX); }), "file size");
   ExpectRejected(Mutated([](std::string& s) { PutU64(s, 16, 1ULL << 59); }), "file size");
   ExpectRejected(Mutated([](std::string& s) { PutU64(s, 40, GetU64(s, 40) + 8); }), "file size");
@@ -474,9 +494,11 @@ TEST_F(TraceIndexValidationTest, SizeAndSections) {
   // N and F traded against each other keep the size but not the filter.
   ExpectRejected(Mutated([](std::string& s) {
                    PutU64(s, 16, 39);
-                   PutU64(s, 40, GetU64(s, 40) + 32);
+                   PutU64(s, 40, GetU64(s, 40) + 40);
                  }),
                  "filter ");
+  ExpectRejected(Mutated([](std::string& s) { s[884] = 1; }), "padding");
+  ExpectRejected(Mutated([](std::string& s) { s[887] = 1; }), "padding");
   for (size_t size : {size_t{0}, size_t{1}, size_t{63}}) {
     ExpectRejected(good_.substr(0, size), "file size");
   }
@@ -495,8 +517,8 @@ TEST_F(TraceIndexValidationTest, Checksum) {
   ExpectRejected(s, "checksum");
   // Damage anywhere else with the stored checksum kept: the checksum is
   // what reports it, even where another check would also fail.
-  for (size_t at : {size_t{64}, size_t{64 + 16}, size_t{64 + 32 * 39 + 31}, filter_at_,
-                    filter_at_ + 30, good_.size() - 1}) {
+  for (size_t at : {size_t{64}, size_t{64 + 16}, size_t{64 + 20 * 40 + 19}, size_t{885},
+                    filter_at_, filter_at_ + 30, good_.size() - 1}) {
     s = good_;
     s[at] ^= 0x40;
     ExpectRejected(s, "checksum");
@@ -512,7 +534,7 @@ TEST_F(TraceIndexValidationTest, Checksum) {
 }
 
 TEST_F(TraceIndexValidationTest, Entries) {
-  const auto entry = [](size_t i) { return 64 + 32 * i; };
+  const auto entry = [](size_t i) { return 64 + 20 * i; };
   ExpectRejected(Mutated([&](std::string& s) {
                    std::swap_ranges(s.begin() + entry(5), s.begin() + entry(5) + 16,
                                     s.begin() + entry(6));
@@ -530,7 +552,7 @@ TEST_F(TraceIndexValidationTest, Entries) {
   ExpectRejected(Mutated([&](std::string& s) { PutU32(s, entry(0) + 16, 3); }), "first row");
   ExpectRejected(Mutated([&](std::string& s) { PutU64(s, 32, 1); }), "first row");
   ExpectRejected(Mutated([&](std::string& s) {
-                   PutU64(s, 24, GetU32(s, entry(39) + 16) - 2);  // covered: [2, last)
+                   PutU64(s, 24, GetU32(s, entry(40) + 16) - 2);  // covered: [2, last)
                  }),
                  "last row");
   ExpectRejected(Mutated([&](std::string& s) { PutU64(s, 24, 0); }), "last row");
@@ -573,19 +595,36 @@ TEST_F(TraceIndexValidationTest, AnEntryTheFilterWasNotBuiltFor) {
   }
   ASSERT_TRUE(replaced);
   ExpectRejected(
-      Mutated([&](std::string& s) { std::memcpy(s.data() + 64 + size_t{32} * 20, id.data(), 16); }),
+      Mutated([&](std::string& s) { std::memcpy(s.data() + 64 + size_t{20} * 20, id.data(), 16); }),
       "filter membership");
 }
 
 TEST_F(TraceIndexValidationTest, AgainstMetaJson) {
   const TraceIndex index = OpenOrDie(good_);
-  EXPECT_TRUE(index.Validate(40, set_.span_rows).ok());
-  absl::Status status = index.Validate(41, set_.span_rows);
+  EXPECT_TRUE(index.Validate(41, set_.span_rows).ok());
+  absl::Status status = index.Validate(42, set_.span_rows);
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(status.message()), HasSubstr("spans.tidx: meta.json traces"));
-  status = index.Validate(40, set_.span_rows + 1);
+  status = index.Validate(41, set_.span_rows + 1);
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(status.message()), HasSubstr("spans.tidx: meta.json rows"));
+}
+
+// Seeds for fuzz/trace_index_fuzz.cc (fuzz/corpus/trace_index/), written
+// only when STRATA_WRITE_FUZZ_SEEDS names a directory.
+TEST(TraceIndexTest, WritesFuzzSeedsWhenAsked) {
+  const char* dir = std::getenv("STRATA_WRITE_FUZZ_SEEDS");
+  if (dir == nullptr) GTEST_SKIP() << "set STRATA_WRITE_FUZZ_SEEDS";
+  RunSet one = MakeRuns(1, 31, /*first_covered_row=*/2);
+  one.span_rows = 3;
+  for (const auto& [name, bytes] : std::vector<std::pair<std::string, std::string>>{
+           {"v2_one_trace.tidx", BuildOrDie(one)},
+           {"v2_forty_one_traces_padded.tidx", BuildOrDie(MakeRuns(41, 32, 1))},
+           {"v2_two_hundred_traces.tidx", BuildOrDie(MakeRuns(200, 33))}}) {
+    std::ofstream out(std::string(dir) + "/" + name, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    ASSERT_TRUE(out.good()) << name;
+  }
 }
 
 }  // namespace

@@ -16,9 +16,6 @@ struct TraceRun {
   // Row of spans.parquet where the trace's spans start (placeholder rows
   // come first, so the first run starts at the file's first span row).
   uint32_t first_row = 0;
-  // Smallest and largest start or end time over the trace's spans (ns).
-  uint64_t min_time_unix_nano = 0;
-  uint64_t max_time_unix_nano = 0;
 };
 
 }  // namespace strata::storage

@@ -353,28 +353,6 @@ TEST_F(VerifyIndexTest, EntryWithAnotherTraceIdIsCaughtOnlyByDeep) {
   ExpectOnlyCorrupt(Verify(Deep()), dir_, "index", "spans.tidx");
 }
 
-TEST_F(VerifyIndexTest, WrongTimeBoundsAreCaughtOnlyByDeep) {
-  std::vector<TraceIndexEntry> early = entries_;
-  early[0].min_time_unix_nano -= 1;
-  WriteIndex(early);
-  EXPECT_TRUE(Verify(Shallow()).Healthy());
-  const VerifyReport deep = Verify(Deep());
-  ExpectOnlyCorrupt(deep, dir_, "index", "spans.tidx");
-  EXPECT_THAT(VerdictOf(deep, dir_).message, HasSubstr("minimum time"));
-
-  std::vector<TraceIndexEntry> short_span = entries_;
-  const size_t k = EntryWithTwoRows();
-  ASSERT_GT(short_span[k].span_micros, 1u);
-  short_span[k].span_micros -= 1;  // the upper bound now falls below a span's end
-  WriteIndex(short_span);
-  const VerifyReport deep_again = Verify(Deep());
-  ExpectOnlyCorrupt(deep_again, dir_, "index", "spans.tidx");
-  EXPECT_THAT(VerdictOf(deep_again, dir_).message, HasSubstr("upper bound"));
-  const VerifyReport ranges = Verify(Deep(1));
-  ExpectOnlyCorrupt(ranges, dir_, "index", "spans.tidx");
-  EXPECT_THAT(VerdictOf(ranges, dir_).message, HasSubstr("upper bound"));
-}
-
 // Two span rows out of order in an otherwise valid file (rewritten
 // through the Parquet writer with meta.json made to agree).
 TEST_F(VerifyTest, UnsortedSpansAreCaughtOnlyByDeep) {

@@ -120,11 +120,7 @@ inline absl::StatusOr<std::string> RebuildTraceIndex(const std::vector<TraceInde
                                                      uint64_t first_covered_row) {
   std::vector<TraceRun> runs;
   for (const TraceIndexEntry& entry : entries) {
-    runs.push_back(TraceRun{
-        .trace_id = entry.trace_id,
-        .first_row = entry.first_row,
-        .min_time_unix_nano = entry.min_time_unix_nano,
-        .max_time_unix_nano = entry.min_time_unix_nano + uint64_t{entry.span_micros} * 1000});
+    runs.push_back(TraceRun{.trace_id = entry.trace_id, .first_row = entry.first_row});
   }
   return BuildTraceIndex(runs, span_rows, first_covered_row);
 }
