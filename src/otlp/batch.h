@@ -483,9 +483,9 @@ struct LogRecordColumns {
   std::vector<Range> attributes;  // into LogBatch::log_attributes
   std::vector<uint32_t> dropped_attributes_count;
   std::vector<uint32_t> flags;
-  std::vector<TraceId> trace_id;  // all zero when absent
+  std::vector<TraceId> trace_id;  // all zero when absent (or cleared, see ClearedIds)
   std::vector<uint8_t> has_trace_id;
-  std::vector<SpanId> span_id;  // all zero when absent
+  std::vector<SpanId> span_id;  // all zero when absent (or cleared, see ClearedIds)
   std::vector<uint8_t> has_span_id;
   std::vector<std::string_view> event_name;
 
@@ -509,9 +509,23 @@ struct LogRecordColumns {
   }
 };
 
+// Invalid log record ids the decoders stored as absent, keeping their
+// records (logs.proto: an invalid id means "not associated with a trace";
+// docs/otlp.md, "Cleared log record ids"): present but of the wrong length,
+// all zero, or in JSON not hex. Counted per field; an empty id is absent,
+// not cleared.
+struct ClearedIds {
+  uint64_t trace_id = 0;
+  uint64_t span_id = 0;
+
+  bool empty() const { return trace_id == 0 && span_id == 0; }
+};
+
 struct LogBatch : BatchBase {
   LogRecordColumns logs;
   AttributeColumns log_attributes;
+  // Not rows of the batch: what the decoders cleared while decoding into it.
+  ClearedIds cleared_ids;
 };
 
 // --------------------------------------------------------------- metrics

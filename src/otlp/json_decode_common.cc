@@ -210,6 +210,26 @@ int HexDigit(char c) {
   return -1;
 }
 
+enum class HexIdText { kHex, kOddLength, kNotHex };
+
+// Reads an id's hex text of any even length: sets *length to the bytes it
+// makes and fills `out` when that is out.size(), else zeroes it.
+HexIdText ReadHexIdAnyLength(std::string_view hex, std::span<uint8_t> out,
+                             internal::IdLength* length) {
+  std::fill(out.begin(), out.end(), 0);
+  if (hex.size() % 2 != 0) return HexIdText::kOddLength;
+  for (const char c : hex) {
+    if (HexDigit(c) < 0) return HexIdText::kNotHex;
+  }
+  length->bytes = static_cast<uint32_t>(hex.size() / 2);
+  if (hex.size() == 2 * out.size()) {
+    for (size_t k = 0; k < out.size(); ++k) {
+      out[k] = static_cast<uint8_t>(HexDigit(hex[2 * k]) << 4 | HexDigit(hex[2 * k + 1]));
+    }
+  }
+  return HexIdText::kHex;
+}
+
 int Base64Digit(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
   if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -595,17 +615,24 @@ absl::Status JsonReader::HexIdAnyLength(od::value& v, const PathFrame& f, std::s
                                         internal::IdLength* length) {
   std::string_view hex;
   if (absl::Status s = ReadString(v, f, &hex); !s.ok()) return s;
-  if (hex.size() % 2 != 0) {
-    return Error(f, absl::StrCat("invalid hex id: an odd number (", hex.size(), ") of characters"));
+  switch (ReadHexIdAnyLength(hex, out, length)) {
+    case HexIdText::kHex:
+      return absl::OkStatus();
+    case HexIdText::kOddLength:
+      return Error(f,
+                   absl::StrCat("invalid hex id: an odd number (", hex.size(), ") of characters"));
+    case HexIdText::kNotHex:
+      break;
   }
-  for (const char c : hex) {
-    if (HexDigit(c) < 0) return Error(f, "invalid hex");
-  }
-  length->bytes = static_cast<uint32_t>(hex.size() / 2);
-  const bool fits = hex.size() == 2 * out.size();
-  for (size_t k = 0; k < out.size(); ++k) {
-    out[k] = fits ? static_cast<uint8_t>(HexDigit(hex[2 * k]) << 4 | HexDigit(hex[2 * k + 1])) : 0;
-  }
+  return Error(f, "invalid hex");
+}
+
+absl::Status JsonReader::HexIdOrInvalid(od::value& v, const PathFrame& f, std::span<uint8_t> out,
+                                        internal::IdLength* length) {
+  std::string_view hex;
+  if (absl::Status s = ReadString(v, f, &hex); !s.ok()) return s;
+  *length = {};
+  length->not_hex = ReadHexIdAnyLength(hex, out, length) != HexIdText::kHex;
   return absl::OkStatus();
 }
 

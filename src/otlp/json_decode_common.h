@@ -167,8 +167,14 @@ class JsonReader {
   // A hex id whose length decides whether its row is kept (row_checks.h):
   // any even number of hex digits is read and *length set to the bytes they
   // make; *out is filled only when that is out.size(), else zeroed. Odd
-  // length or a non-hex digit is an error, as for every hex id.
+  // length or a non-hex digit is an error (a span's ids).
   absl::Status HexIdAnyLength(od::value& v, const PathFrame& f, std::span<uint8_t> out,
+                              internal::IdLength* length);
+  // As HexIdAnyLength, but a string that is not an even number of hex
+  // digits sets length->not_hex (and zeroes *out) instead of failing: a log
+  // record's ids, which CheckLogIds clears when invalid. A value that is
+  // not a string is still an error.
+  absl::Status HexIdOrInvalid(od::value& v, const PathFrame& f, std::span<uint8_t> out,
                               internal::IdLength* length);
   // base64 (standard or URL-safe, padding optional), decoded into the arena.
   absl::Status Base64Bytes(od::value& v, const PathFrame& f, std::string_view* out);

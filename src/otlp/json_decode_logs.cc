@@ -87,7 +87,12 @@ class LogDecoder {
 
  private:
   absl::Status LogRecord(od::value& v, const PathFrame& f, uint32_t scope);
-  absl::Status LogField(int id, od::value& v, const PathFrame& f, LogRecordRow* row);
+  // Ids are read into `ids` for CheckLogIds; the rest into `row`.
+  struct Ids {
+    internal::IdLength trace_id;
+    internal::IdLength span_id;
+  };
+  absl::Status LogField(int id, od::value& v, const PathFrame& f, LogRecordRow* row, Ids* ids);
 
   JsonReader& r_;
   LogBatch& b_;
@@ -97,15 +102,18 @@ absl::Status LogDecoder::LogRecord(od::value& v, const PathFrame& f, uint32_t sc
   LogRecordRow row;
   row.scope = scope;
   row.attributes = JsonReader::EmptyRangeAtEnd(b_.log_attributes);
+  Ids ids;
   absl::Status s = r_.ForEachField(
       v, f, LogFields(),
-      [&](int id, od::value& fv, const PathFrame& ff) { return LogField(id, fv, ff, &row); });
+      [&](int id, od::value& fv, const PathFrame& ff) { return LogField(id, fv, ff, &row, &ids); });
   if (!s.ok()) return s;
+  internal::CheckLogIds(&b_, ids.trace_id, ids.span_id, &row);
   b_.logs.Append(row);
   return absl::OkStatus();
 }
 
-absl::Status LogDecoder::LogField(int id, od::value& v, const PathFrame& f, LogRecordRow* row) {
+absl::Status LogDecoder::LogField(int id, od::value& v, const PathFrame& f, LogRecordRow* row,
+                                  Ids* ids) {
   switch (id) {
     case kTime:
       return r_.Uint64(v, f, &row->time_unix_nano);
@@ -124,9 +132,9 @@ absl::Status LogDecoder::LogField(int id, od::value& v, const PathFrame& f, LogR
     case kFlags:
       return r_.Uint32(v, f, &row->flags);
     case kTraceId:
-      return r_.TraceIdHex(v, f, &row->trace_id, &row->has_trace_id);
+      return r_.HexIdOrInvalid(v, f, row->trace_id, &ids->trace_id);
     case kSpanId:
-      return r_.SpanIdHex(v, f, &row->span_id, &row->has_span_id);
+      return r_.HexIdOrInvalid(v, f, row->span_id, &ids->span_id);
     case kEventName:
       return r_.String(v, f, &row->event_name);
   }

@@ -705,8 +705,8 @@ TEST(JsonLogsTest, EverySeverityNameMapsToItsNumber) {
 TEST(JsonLogsTest, MalformedLogFieldsNameTheirPath) {
   constexpr std::string_view base = "resourceLogs[0].scopeLogs[0].logRecords[0].";
   const std::pair<std::string_view, std::string_view> cases[] = {
-      {R"("traceId":"0102")", "traceId: invalid hex id: expected 32 hex digits, got 4"},
-      {R"("spanId":"zz02030405060708")", "spanId: invalid hex"},
+      {R"("traceId":12)", "traceId: expected a string"},
+      {R"("spanId":{})", "spanId: expected a string"},
       {R"("severityNumber":"SEVERITY_NUMBER_LOUD")",
        "severityNumber: unknown enum value name \"SEVERITY_NUMBER_LOUD\""},
       {R"("severityNumber":2147483648)", "severityNumber: integer out of range"},
@@ -718,6 +718,49 @@ TEST(JsonLogsTest, MalformedLogFieldsNameTheirPath) {
   for (const auto& [fields, what] : cases) {
     ExpectInvalid(Logs(OneLog(fields)), std::string(base) + std::string(what));
   }
+}
+
+TEST(JsonLogsTest, InvalidIdsAreClearedEachOnItsOwnAndTheRecordKept) {
+  // As the protobuf decoder (ProtoDecoderLogs): an id of the wrong length
+  // or all zero is stored as absent and counted; so is text that is not
+  // hex, which JSON adds. The other id of the record is decided alone.
+  constexpr std::string_view trace = "0102030405060708090a0b0c0d0e0f00";
+  constexpr std::string_view span = "0012131415161718";
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"0102", span},                                // short
+      {"0102030405060708090a0b0c0d0e0f0011", span},  // long
+      {"0102030405060708090a0b0c0d0e0f0", span},     // odd length
+      {"0102030405060708090a0b0c0d0e0fXX", span},    // not hex
+      {"AQIDBAUGBwgJCgsMDQ4PAA==", span},            // base64, as protobuf JSON would have it
+      {"00000000000000000000000000000000", span},    // all zero
+      {trace, "00000000000000"},
+      {trace, "zz12131415161718"},
+      {trace, "0000000000000000"},
+  };
+  for (const auto& [trace_hex, span_hex] : cases) {
+    const std::string fields = R"("traceId":")" + std::string(trace_hex) + R"(","spanId":")" +
+                               std::string(span_hex) + R"(","severityText":"kept")";
+    LogBatch b;
+    DecodeOk(DecodeLogsJson, OneLog(fields), &b);
+    ASSERT_EQ(b.logs.size(), 1u) << fields;
+    EXPECT_EQ(b.logs.severity_text[0], "kept");
+    EXPECT_TRUE(b.rejected.empty());
+    const bool trace_kept = trace_hex == trace;
+    const bool span_kept = span_hex == span;
+    EXPECT_EQ(b.logs.has_trace_id[0], trace_kept ? 1 : 0) << fields;
+    EXPECT_EQ(b.logs.has_span_id[0], span_kept ? 1 : 0) << fields;
+    EXPECT_EQ(b.cleared_ids.trace_id, trace_kept ? 0u : 1u) << fields;
+    EXPECT_EQ(b.cleared_ids.span_id, span_kept ? 0u : 1u) << fields;
+    const TraceId want_trace{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0};
+    const SpanId want_span{0, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18};
+    EXPECT_EQ(b.logs.trace_id[0], trace_kept ? want_trace : TraceId{}) << fields;
+    EXPECT_EQ(b.logs.span_id[0], span_kept ? want_span : SpanId{}) << fields;
+  }
+  // Empty means absent: nothing cleared.
+  LogBatch b;
+  DecodeOk(DecodeLogsJson, OneLog(R"("traceId":"","spanId":"")"), &b);
+  EXPECT_EQ(b.logs.has_trace_id[0] + b.logs.has_span_id[0], 0);
+  EXPECT_TRUE(b.cleared_ids.empty());
 }
 
 // ------------------------------------------------------------- metrics

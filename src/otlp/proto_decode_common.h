@@ -158,9 +158,9 @@ template <size_t N>
   return FailIdLength(ctx, r, field, bytes.size(), N, optional);
 }
 
-// An id whose length decides whether its row is kept (row_checks.h): any
-// length is read; the bytes are copied only when there are exactly N, and
-// an empty value leaves *id zero.
+// An id that row_checks.h decides about (a span's ids reject their span
+// when invalid, a log record's are cleared): any length is read; the bytes
+// are copied only when there are exactly N, else *id is zeroed.
 template <size_t N>
 [[nodiscard]] inline bool GetIdAnyLength(DecodeContext& ctx, WireReader& r, std::string_view field,
                                          std::array<uint8_t, N>* id, internal::IdLength* length) {

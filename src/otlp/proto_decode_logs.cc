@@ -4,6 +4,7 @@
 
 #include "otlp/decode.h"
 #include "otlp/proto_decode_common.h"
+#include "otlp/row_checks.h"
 
 namespace strata::otlp {
 namespace {
@@ -12,7 +13,7 @@ using proto::DecodeContext;
 using proto::GetAttribute;
 using proto::GetFixed32;
 using proto::GetFixed64;
-using proto::GetId;
+using proto::GetIdAnyLength;
 using proto::GetString;
 using proto::GetVarint;
 using proto::RangeFrom;
@@ -48,6 +49,8 @@ constexpr std::string_view kLogRecordFields[] = {"",
   LogRecordRow row;
   row.scope = scope;
   bool seen_body = false;
+  internal::IdLength trace_id;
+  internal::IdLength span_id;
   uint64_t v;
   WireReader r(payload);
   while (!r.done()) {
@@ -80,10 +83,10 @@ constexpr std::string_view kLogRecordFields[] = {"",
         if (!GetFixed32(ctx, r, "flags", &row.flags)) return false;
         break;
       case Tag(9, WireType::kLen):
-        if (!GetId(ctx, r, "trace_id", true, &row.trace_id, &row.has_trace_id)) return false;
+        if (!GetIdAnyLength(ctx, r, "trace_id", &row.trace_id, &trace_id)) return false;
         break;
       case Tag(10, WireType::kLen):
-        if (!GetId(ctx, r, "span_id", true, &row.span_id, &row.has_span_id)) return false;
+        if (!GetIdAnyLength(ctx, r, "span_id", &row.span_id, &span_id)) return false;
         break;
       case Tag(11, WireType::kFixed64):
         if (!GetFixed64(ctx, r, "observed_time_unix_nano", &row.observed_time_unix_nano)) {
@@ -98,6 +101,7 @@ constexpr std::string_view kLogRecordFields[] = {"",
     }
   }
   row.attributes = RangeFrom(attributes_begin, b->log_attributes.size());
+  internal::CheckLogIds(b, trace_id, span_id, &row);
   b->logs.Append(row);
   return true;
 }

@@ -498,10 +498,8 @@ TEST(ProtoDecoderRejectedRows, HistogramPointWithMismatchedBucketsIsLeftOut) {
 
 // ------------------------------------------------------------- malformed
 
-TEST(ProtoDecoderMalformed, OptionalIdsOfWrongLengthAreRejected) {
-  LogBatch logs;
-  ExpectRejected(DecodeLogsProto(LogRequest(Wire().Bytes(9, "short")).str(), &logs),
-                 "resource_logs[0].scope_logs[0].log_records[0].trace_id", "want 0 or 16");
+TEST(ProtoDecoderMalformed, ExemplarIdsOfWrongLengthAreRejected) {
+  // Log record ids of the wrong length are cleared instead (ProtoDecoderLogs).
   MetricBatch metrics;
   Wire exemplar = Wire().Bytes(4, std::string(9, 's'));
   Wire point = Wire().Message(5, exemplar);
@@ -688,6 +686,63 @@ TEST(ProtoDecoderLogs, BodyTwiceIsRejected) {
   LogBatch b;
   Wire record = Wire().Message(5, Wire().Bytes(1, "a")).Message(5, Wire().Bytes(1, "b"));
   ExpectRejected(DecodeLogsProto(LogRequest(record).str(), &b), "log_records[0].body", "merge");
+}
+
+TEST(ProtoDecoderLogs, InvalidIdsAreClearedEachOnItsOwnAndTheRecordKept) {
+  namespace l = pb::logs::v1;
+  pb::collector::logs::v1::ExportLogsServiceRequest req;
+  auto* sl = req.add_resource_logs()->add_scope_logs();
+  // Valid ids with a zero byte each, kept byte for byte.
+  std::string trace_id(16, '\0');
+  for (size_t i = 0; i + 1 < trace_id.size(); ++i) trace_id[i] = static_cast<char>(i + 1);
+  const std::string span_id("\x00\x12\x13\x14\x15\x16\x17\x18", 8);
+  auto add = [sl](const std::string& trace, const std::string& span) {
+    l::LogRecord* record = sl->add_log_records();
+    record->set_trace_id(trace);
+    record->set_span_id(span);
+    record->set_severity_text(std::to_string(sl->log_records_size() - 1));
+  };
+  add(trace_id, span_id);                             // 0: both valid, kept as sent
+  add(trace_id.substr(0, 15), span_id + "\x19");      // 1: wrong lengths
+  add(std::string(16, '\0'), span_id);                // 2: all-zero trace_id
+  add(trace_id, std::string(8, '\0'));                // 3: all-zero span_id
+  add(std::string(32, '\x7f'), std::string(1, 'x'));  // 4: wrong lengths again
+  add("", "");                                        // 5: absent, not counted
+  const std::string bytes = req.SerializeAsString();  // the batch's strings view into it
+  LogBatch b;
+  ASSERT_TRUE(DecodeLogsProto(bytes, &b).ok());
+  ASSERT_TRUE(ValidateBatch(b).ok());
+  ASSERT_EQ(b.logs.size(), 6u);
+  EXPECT_TRUE(b.rejected.empty());
+  EXPECT_EQ(b.cleared_ids.trace_id, 3u);
+  EXPECT_EQ(b.cleared_ids.span_id, 3u);
+  auto id_bytes = [](const auto& id) { return std::string(id.begin(), id.end()); };
+  const std::vector<uint8_t> want_trace = {1, 0, 0, 1, 0, 0};
+  const std::vector<uint8_t> want_span = {1, 0, 1, 0, 0, 0};
+  EXPECT_EQ(b.logs.has_trace_id, want_trace);
+  EXPECT_EQ(b.logs.has_span_id, want_span);
+  for (size_t i = 0; i < b.logs.size(); ++i) {
+    EXPECT_EQ(b.logs.severity_text[i], std::to_string(i));
+    EXPECT_EQ(id_bytes(b.logs.trace_id[i]),
+              b.logs.has_trace_id[i] ? trace_id : std::string(16, '\0'))
+        << i;
+    EXPECT_EQ(id_bytes(b.logs.span_id[i]), b.logs.has_span_id[i] ? span_id : std::string(8, '\0'))
+        << i;
+  }
+}
+
+TEST(ProtoDecoderLogs, AnEmptyIdIsAbsentAndTheLastOccurrenceDecides) {
+  // Explicit empty ids (libprotobuf never writes them) are absent, not cleared.
+  LogBatch b;
+  ASSERT_TRUE(DecodeLogsProto(LogRequest(Wire().Bytes(9, "").Bytes(10, "")).str(), &b).ok());
+  // A repeated id field: the last one wins, as in libprotobuf.
+  const Wire twice = Wire().Bytes(9, "short").Bytes(9, kTraceId).Bytes(10, kSpanId).Bytes(10, "");
+  ASSERT_TRUE(DecodeLogsProto(LogRequest(twice).str(), &b).ok());
+  ASSERT_EQ(b.logs.size(), 2u);
+  EXPECT_THAT(b.logs.has_trace_id, ElementsAre(0, 1));
+  EXPECT_THAT(b.logs.has_span_id, ElementsAre(0, 0));
+  EXPECT_EQ(std::string(b.logs.trace_id[1].begin(), b.logs.trace_id[1].end()), kTraceId);
+  EXPECT_TRUE(b.cleared_ids.empty());
 }
 
 // ----------------------------------------------------------------- metrics

@@ -27,6 +27,15 @@ std::string RequiredIdProblem(std::string_view field, IdLength length,
   return {};
 }
 
+// Whether an optional id is kept; an invalid one is zeroed and counted.
+template <size_t N>
+uint8_t KeepOptionalId(IdLength length, std::array<uint8_t, N>* id, uint64_t* cleared) {
+  if (length.bytes == N && !length.not_hex && !AllZero(*id)) return 1;
+  if (length.bytes != 0 || length.not_hex) ++*cleared;
+  *id = {};
+  return 0;
+}
+
 void RollBackNested(BatchBase* b, size_t nested_values, size_t nested_attributes) {
   b->nested_values.Resize(nested_values);
   b->nested_attributes.Resize(nested_attributes);
@@ -82,6 +91,11 @@ bool AcceptSpan(TraceBatch* b, const SpanMark& mark, const SpanRow& row, IdLengt
   RollBackNested(b, mark.nested_values, mark.nested_attributes);
   b->rejected.Add(reason, 1, [&] { return absl::StrCat("span ", index, ": ", problem); });
   return false;
+}
+
+void CheckLogIds(LogBatch* b, IdLength trace_id, IdLength span_id, LogRecordRow* row) {
+  row->has_trace_id = KeepOptionalId(trace_id, &row->trace_id, &b->cleared_ids.trace_id);
+  row->has_span_id = KeepOptionalId(span_id, &row->span_id, &b->cleared_ids.span_id);
 }
 
 PointMark MarkPoint(const MetricBatch& b) {

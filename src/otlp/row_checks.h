@@ -4,7 +4,8 @@
 // make a well-formed row semantically invalid (docs/otlp.md, "Rejected
 // rows"), and the marks that let a decoder take back a row it has already
 // appended, with every child row (attributes, events, links, nested values,
-// exemplars, buckets) that came with it.
+// exemplars, buckets) that came with it; and the rule that clears a log
+// record's invalid ids while keeping the record ("Cleared log record ids").
 //
 // Both decoders call the same functions with what they read, so they agree
 // on which rows they reject and on the message, which the differential tests
@@ -27,8 +28,11 @@ namespace strata::otlp::internal {
 
 // What a decoder read of an id field: its length in bytes, 0 when absent or
 // empty. The id itself is copied only when the length is the right one.
+// `not_hex` is the JSON decoder's: the text was not an even number of hex
+// digits (for log record ids, which are cleared rather than refused).
 struct IdLength {
   uint32_t bytes = 0;
+  bool not_hex = false;
 };
 
 // Table sizes before a span was decoded.
@@ -61,6 +65,14 @@ void CheckLinkIds(uint32_t link_index, IdLength trace_id, IdLength span_id, Link
 // since `mark`, records the rejection in b->rejected, and returns false.
 bool AcceptSpan(TraceBatch* b, const SpanMark& mark, const SpanRow& row, IdLength trace_id,
                 IdLength span_id, IdLength parent_span_id, const LinkProblem& link);
+
+// Decides a decoded log record's ids, each on its own (logs.proto: a
+// receiver treats an absent or invalid trace_id or span_id as "not
+// associated with a trace"). An id of the right length and not all zero is
+// kept (has_* set); an empty one is absent; any other is stored as absent
+// (zeroed, has_* 0) and counted in b->cleared_ids. The record is always
+// kept, so nothing is rejected.
+void CheckLogIds(LogBatch* b, IdLength trace_id, IdLength span_id, LogRecordRow* row);
 
 // Table sizes before a data point was decoded.
 struct PointMark {

@@ -201,6 +201,7 @@ class GrpcAdapterTest : public ::testing::Test {
 };
 
 std::string TraceMethod() { return std::string(GrpcMethodFor(Signal::kTraces)); }
+std::string LogsMethod() { return std::string(GrpcMethodFor(Signal::kLogs)); }
 
 TEST_F(GrpcAdapterTest, ExportsOfEverySignalAreStoredBeforeTheOk) {
   Start();
@@ -645,6 +646,23 @@ TEST_F(GrpcAdapterTest, RejectedSpansAreReportedInPartialSuccessAndTheOthersStor
   const std::string page = metrics_.RenderPrometheus(storage_->WriterStats());
   EXPECT_THAT(page, HasSubstr("strata_ingest_rejected_rows_total{signal=\"traces\","
                               "transport=\"grpc\",reason=\"trace_id\"} 1"));
+}
+
+TEST_F(GrpcAdapterTest, LogRecordsWithInvalidIdsAreStoredWithThoseIdsAbsent) {
+  // docs/otlp.md, "Cleared log record ids": OK with an empty response (no
+  // partial_success), every record stored, the invalid ids absent.
+  Start();
+  RawReply reply = RawCall(LogsMethod(), testing::LogsWithInvalidIds().Proto());
+  ASSERT_TRUE(reply.status.ok()) << reply.status.error_message();
+  EXPECT_EQ(reply.response, "");
+  EXPECT_EQ(StoredRows().logs, 3u);
+  testing::LogsWithInvalidIds::ExpectStored(testing::ReadStoredLogs(fs_, *storage_->Pin()), 1);
+  const otlp::ClearedIds cleared = metrics_.cleared_log_ids(Transport::kGrpc);
+  EXPECT_EQ(cleared.trace_id, 2u);
+  EXPECT_EQ(cleared.span_id, 1u);
+  EXPECT_THAT(metrics_.RenderPrometheus(storage_->WriterStats()),
+              HasSubstr("strata_ingest_cleared_ids_total{signal=\"logs\",transport=\"grpc\","
+                        "field=\"span_id\"} 1"));
 }
 
 TEST_F(GrpcAdapterTest, ACallWhoseEveryRowIsRejectedIsInvalidArgument) {

@@ -145,6 +145,29 @@ TEST_F(OtlpHttpTest, RejectedSpansAreReportedInPartialSuccessAndTheOthersStored)
   EXPECT_EQ(metrics_.ingested_rows(Signal::kTraces, Transport::kHttp), 4u);
 }
 
+TEST_F(OtlpHttpTest, LogRecordsWithInvalidIdsAreStoredWithThoseIdsAbsent) {
+  // docs/otlp.md, "Cleared log record ids": 200, no partial_success, every
+  // record stored, the invalid ids absent and counted.
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const testing::LogsWithInvalidIds request;
+  HttpAnswer answer = Post("/v1/logs", request.Json(), {kJson, kAuth});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.body, "{}");
+  answer = Post("/v1/logs", request.Proto(), {kProtobuf, kAuth});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.body, "");  // an empty ExportLogsServiceResponse
+  EXPECT_EQ(StoredRows(Signal::kLogs), 6u);
+  testing::LogsWithInvalidIds::ExpectStored(testing::ReadStoredLogs(fs_, *storage_->Pin()), 2);
+  EXPECT_EQ(metrics_.ingested_rows(Signal::kLogs, Transport::kHttp), 6u);
+  const otlp::ClearedIds cleared = metrics_.cleared_log_ids(Transport::kHttp);
+  EXPECT_EQ(cleared.trace_id, 4u);
+  EXPECT_EQ(cleared.span_id, 2u);
+  EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kHttp, RejectReason::kInvalidArgument), 0u);
+  EXPECT_THAT(metrics_.RenderPrometheus(storage_->WriterStats()),
+              HasSubstr("strata_ingest_cleared_ids_total{signal=\"logs\",transport=\"http\","
+                        "field=\"trace_id\"} 4"));
+}
+
 TEST_F(OtlpHttpTest, ARequestWhoseEveryRowIsRejectedIs400AndStoresNothing) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const testing::PartlyInvalidTraces request(/*all_invalid=*/true);

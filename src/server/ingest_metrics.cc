@@ -74,6 +74,12 @@ void IngestMetrics::CountRejectedRows(Signal signal, Transport transport,
   }
 }
 
+void IngestMetrics::CountClearedLogIds(Transport transport, const otlp::ClearedIds& cleared) {
+  auto& counts = cleared_log_ids_[static_cast<int>(transport)];
+  if (cleared.trace_id != 0) counts[0].fetch_add(cleared.trace_id, kRelaxed);
+  if (cleared.span_id != 0) counts[1].fetch_add(cleared.span_id, kRelaxed);
+}
+
 void IngestMetrics::ObserveExportLatency(Transport transport, std::chrono::nanoseconds latency) {
   Histogram& h = latency_[static_cast<int>(transport)];
   const double seconds = std::chrono::duration<double>(latency).count();
@@ -103,6 +109,12 @@ uint64_t IngestMetrics::rejected_rows(Signal signal, Transport transport,
   return rejected_rows_[static_cast<int>(signal)][static_cast<int>(transport)]
                        [static_cast<size_t>(reason)]
                            .load(kRelaxed);
+}
+
+otlp::ClearedIds IngestMetrics::cleared_log_ids(Transport transport) const {
+  const auto& counts = cleared_log_ids_[static_cast<int>(transport)];
+  return otlp::ClearedIds{.trace_id = counts[0].load(kRelaxed),
+                          .span_id = counts[1].load(kRelaxed)};
 }
 
 std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStats& writer,
@@ -154,6 +166,17 @@ std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStat
            fmt::format("{},reason=\"{}\"", signal_transport(label.signal, t), label.name),
            rejected_rows(label.signal, t, label.reason));
     }
+  }
+  Header(&out, "strata_ingest_cleared_ids_total", "counter",
+         "Invalid log record ids (wrong length, all zero, or not hex) stored as absent; their "
+         "records were stored. By signal, transport and field.");
+  for (Transport t : kTransports) {
+    const otlp::ClearedIds cleared = cleared_log_ids(t);
+    const std::string labels = signal_transport(Signal::kLogs, t);
+    line("strata_ingest_cleared_ids_total", fmt::format("{},field=\"trace_id\"", labels),
+         cleared.trace_id);
+    line("strata_ingest_cleared_ids_total", fmt::format("{},field=\"span_id\"", labels),
+         cleared.span_id);
   }
   Header(&out, "strata_export_duration_seconds", "histogram",
          "Time from an export request's arrival to its answer, by transport.");

@@ -1,7 +1,8 @@
 #pragma once
 
 // IngestMetrics counts what the OTLP transports saw: rows and bytes ingested
-// by signal and transport, refusals by reason, and export latency, and
+// by signal and transport, refusals by reason, invalid log record ids
+// stored as absent, and export latency, and
 // renders them (with the storage writer's own statistics) in the Prometheus
 // text exposition format for /metrics.
 //
@@ -39,6 +40,9 @@ class IngestMetrics {
   // Rows the decoders rejected from requests that were otherwise taken
   // (OTLP partial_success), by reason: one count per RowRejections entry.
   void CountRejectedRows(Signal signal, Transport transport, const otlp::RowRejections& rejected);
+  // Invalid log record ids the decoders stored as absent in an acknowledged
+  // export (otlp::ClearedIds); their records were stored, not rejected.
+  void CountClearedLogIds(Transport transport, const otlp::ClearedIds& cleared);
   // Time from a request's arrival to its answer, any outcome.
   void ObserveExportLatency(Transport transport, std::chrono::nanoseconds latency);
   // Open client connections of a transport (HTTP counts its own).
@@ -47,6 +51,7 @@ class IngestMetrics {
   uint64_t ingested_rows(Signal signal, Transport transport) const;
   uint64_t rejected(Signal signal, Transport transport, RejectReason reason) const;
   uint64_t rejected_rows(Signal signal, Transport transport, otlp::RowRejectReason reason) const;
+  otlp::ClearedIds cleared_log_ids(Transport transport) const;
 
   // The whole /metrics page: these counters plus `writer`'s statistics
   // (batches published, commit latency, in-flight bytes, queue depth) and
@@ -71,6 +76,8 @@ class IngestMetrics {
       std::array<std::array<std::atomic<uint64_t>, otlp::kRowRejectReasonCount>, kTransportCount>,
       kSignalCount>
       rejected_rows_{};
+  // Per transport: trace_id, span_id.
+  std::array<std::array<std::atomic<uint64_t>, 2>, kTransportCount> cleared_log_ids_{};
   std::array<Histogram, kTransportCount> latency_{};
   std::array<std::atomic<int64_t>, kTransportCount> connections_{};
 };

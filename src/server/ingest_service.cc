@@ -30,11 +30,11 @@ bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
 uint64_t RequestCost(const std::string& body) { return 2 * static_cast<uint64_t>(body.size()); }
 
 // Decodes `body` into `request`, and hands back the rows the decoder
-// rejected (row_checks.h in otlp/) in *rejected.
+// rejected and the log record ids it cleared (row_checks.h in otlp/).
 absl::Status Decode(Signal signal, Encoding encoding,
                     const std::shared_ptr<const std::string>& body,
                     const otlp::DecodeLimits& limits, storage::WriteRequest* request,
-                    otlp::RowRejections* rejected) {
+                    otlp::RowRejections* rejected, otlp::ClearedIds* cleared_ids) {
   const std::string_view bytes = *body;
   const bool proto = encoding == Encoding::kProtobuf;
   switch (signal) {
@@ -53,6 +53,7 @@ absl::Status Decode(Signal signal, Encoding encoding,
       absl::Status s = proto ? otlp::DecodeLogsProto(bytes, request->logs.get(), limits)
                              : otlp::DecodeLogsJson(bytes, request->logs.get(), limits);
       *rejected = std::move(request->logs->rejected);
+      *cleared_ids = request->logs->cleared_ids;
       request->rows = request->logs->logs.size();
       return s;
     }
@@ -131,7 +132,9 @@ void IngestService::Export(Signal signal, Encoding encoding, Transport transport
                            Done done) {
   storage::WriteRequest request;
   otlp::RowRejections rejected;
-  if (absl::Status s = Decode(signal, encoding, body, options_.decode_limits, &request, &rejected);
+  otlp::ClearedIds cleared_ids;
+  if (absl::Status s =
+          Decode(signal, encoding, body, options_.decode_limits, &request, &rejected, &cleared_ids);
       !s.ok()) {
     metrics_.CountRejected(signal, transport, RejectReason::kInvalidArgument);
     done(ExportOutcome{.status = std::move(s)});
@@ -167,14 +170,18 @@ void IngestService::Export(Signal signal, Encoding encoding, Transport transport
   request.bytes = RequestCost(*body);
   body.reset();  // the batch retains what it needs
   const int64_t rejected_rows = static_cast<int64_t>(rejected.rows);
+  // Cleared ids are not in partial_success: the records are stored, and the
+  // specification defines an invalid log id as "no trace" (docs/otlp.md,
+  // "Cleared log record ids"); the operator sees them in /metrics.
   storage_.Submit(std::move(request), [this, signal, transport, rows, wire_bytes, rejected_rows,
-                                       partial_message = std::move(partial_message),
+                                       cleared_ids, partial_message = std::move(partial_message),
                                        done = std::move(done)](absl::Status status) mutable {
     ExportOutcome outcome{.status = std::move(status), .rows = rows};
     if (outcome.status.ok()) {
       outcome.rejected_rows = rejected_rows;
       outcome.partial_message = std::move(partial_message);
       metrics_.CountIngested(signal, transport, rows, wire_bytes);
+      metrics_.CountClearedLogIds(transport, cleared_ids);
     } else {
       metrics_.CountRejected(signal, transport, RejectReasonFor(outcome.status.code()));
       if (outcome.status.code() == absl::StatusCode::kResourceExhausted) {

@@ -5,16 +5,32 @@
 // "Rejected rows") built with libprotobuf's generated classes and as
 // OTLP/JSON text, and a reader of partial_success from a protobuf
 // Export<Signal>ServiceResponse. The test protos predate partial_success,
-// so libprotobuf reads it as an unknown field.
+// so libprotobuf reads it as an unknown field. Also the contrary case: a
+// logs request whose invalid ids are cleared while every record is kept
+// ("Cleared log record ids"), and a reader of the stored log records.
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fmt/format.h"
 #include "google/protobuf/unknown_field_set.h"
+#include "io/file_system.h"
+#include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
+#include "otlp/batch.h"
+#include "storage/catalog.h"
+#include "storage/file_source.h"
+#include "storage/logs_table.h"
 
 namespace strata::server::testing {
+
+// Lowercase hex of `bytes`, as OTLP/JSON writes ids.
+inline std::string Hex(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
+  return out;
+}
 
 // Three spans named "a", "b", "c". "b" always has an all-zero trace_id;
 // with `all_invalid`, "a" has no trace_id and "c" an all-zero span_id too.
@@ -48,14 +64,81 @@ struct PartlyInvalidTraces {
            "]}]}]}";
   }
 
-  static std::string Hex(const std::string& bytes) {
-    std::string out;
-    for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
-    return out;
-  }
-
   opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest request;
 };
+
+// Three log records with bodies "a", "b", "c": "a" has valid ids (kept), "b"
+// a 15-byte trace_id (cleared) and a valid span_id (kept), "c" an all-zero
+// trace_id and a 9-byte span_id (both cleared). Nothing is rejected.
+struct LogsWithInvalidIds {
+  LogsWithInvalidIds() {
+    auto* scope_logs = request.add_resource_logs()->add_scope_logs();
+    auto add = [&](std::string trace_id, std::string span_id, const char* body) {
+      auto* record = scope_logs->add_log_records();
+      record->set_trace_id(trace_id);
+      record->set_span_id(span_id);
+      record->mutable_body()->set_string_value(body);
+    };
+    add(kTraceId, kSpanId, "a");
+    add(kTraceId.substr(0, 15), kSpanId, "b");
+    add(std::string(16, '\0'), kSpanId + "\x19", "c");
+  }
+
+  std::string Proto() const { return request.SerializeAsString(); }
+
+  std::string Json() const {
+    std::string records;
+    for (const auto& record : request.resource_logs(0).scope_logs(0).log_records()) {
+      if (!records.empty()) records += ",";
+      records +=
+          fmt::format(R"({{"traceId":"{}","spanId":"{}","body":{{"stringValue":"{}"}}}})",
+                      Hex(record.trace_id()), Hex(record.span_id()), record.body().string_value());
+    }
+    return R"({"resourceLogs":[{"resource":{},"scopeLogs":[{"scope":{},"logRecords":[)" + records +
+           "]}]}]}";
+  }
+
+  // Checks what a store of this request holds, once per request stored:
+  // ids kept byte for byte where valid, absent where cleared.
+  static void ExpectStored(const std::vector<otlp::LogBatch>& stored, size_t requests) {
+    size_t records = 0;
+    for (const otlp::LogBatch& b : stored) {
+      for (size_t i = 0; i < b.logs.size(); ++i, ++records) {
+        const std::string_view body = b.logs.body.str[i];
+        const std::string trace(b.logs.trace_id[i].begin(), b.logs.trace_id[i].end());
+        const std::string span(b.logs.span_id[i].begin(), b.logs.span_id[i].end());
+        EXPECT_EQ(b.logs.has_trace_id[i], body == "a" ? 1 : 0) << body;
+        EXPECT_EQ(b.logs.has_span_id[i], body == "c" ? 0 : 1) << body;
+        EXPECT_EQ(trace, b.logs.has_trace_id[i] ? kTraceId : std::string(16, '\0')) << body;
+        EXPECT_EQ(span, b.logs.has_span_id[i] ? kSpanId : std::string(8, '\0')) << body;
+      }
+    }
+    EXPECT_EQ(records, 3 * requests);
+  }
+
+  inline static const std::string kTraceId =
+      "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10";
+  inline static const std::string kSpanId = "\x11\x12\x13\x14\x15\x16\x17\x18";
+
+  opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest request;
+};
+
+// Every log record of `snapshot`, one batch per stored batch, read back
+// from its logs.parquet.
+inline std::vector<otlp::LogBatch> ReadStoredLogs(FileSystem& fs,
+                                                  const storage::Snapshot& snapshot) {
+  std::vector<otlp::LogBatch> out;
+  for (const auto& batch : snapshot.batches()) {
+    if (!batch->meta().logs_parquet.has_value()) continue;
+    auto source = storage::OpenFileSource(fs, batch->dir() + "/logs.parquet");
+    EXPECT_TRUE(source.ok()) << source.status();
+    if (!source.ok()) continue;
+    auto logs = storage::ReadLogsTable(source->get(), batch->id().ToString(), "logs.parquet");
+    EXPECT_TRUE(logs.ok()) << logs.status();
+    if (logs.ok()) out.push_back(*std::move(logs));
+  }
+  return out;
+}
 
 struct PartialSuccess {
   bool present = false;

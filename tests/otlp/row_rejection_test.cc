@@ -7,6 +7,10 @@
 //   3. agree with each other on the counts and on the first message;
 //   4. leave a batch that passes ValidateBatch() (no child row of a
 //      rejected row stays behind).
+// Log records with invalid ids are kept instead, those ids cleared
+// ("Cleared log record ids"): the batch must convert to the request with
+// just those ids removed, every other id byte for byte, and both decoders
+// must count the cleared ids per field.
 //
 // Environment: STRATA_DIFF_CASES (seeds, default 2000; this suite runs a
 // quarter of them) and STRATA_DIFF_SEED (first seed, default 1).
@@ -16,6 +20,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -83,6 +88,7 @@ RowRejectReason Spoil(std::mt19937_64& rng, opentelemetry::proto::trace::v1::Spa
 struct Decoded {
   std::string error;  // empty when the batch matched
   RowRejections rejected;
+  otlp::ClearedIds cleared_ids;  // log batches only
 };
 
 template <typename Batch, typename Request, typename DecodeFn, typename ToMessageFn>
@@ -95,6 +101,7 @@ Decoded DecodeAndCompare(DecodeFn decode, ToMessageFn to_message, std::string_vi
     return out;
   }
   out.rejected = batch.rejected;
+  if constexpr (std::is_same_v<Batch, otlp::LogBatch>) out.cleared_ids = batch.cleared_ids;
   if (absl::Status s = otlp::ValidateBatch(batch); !s.ok()) {
     out.error = absl::StrCat("ValidateBatch: ", s.ToString());
     return out;
@@ -215,6 +222,99 @@ TEST(RowRejectionTest, BothDecodersDropExactlyTheInvalidHistogramPoints) {
   }
   EXPECT_EQ(failures, 0);
   EXPECT_GT(spoiled_total, 0u) << "the generator made no histogram points to spoil";
+}
+
+// A span_id whose JSON text the test replaces with text that is not hex;
+// its protobuf form is simply of the wrong length. No generated id has
+// 5 bytes, so its quoted hex is unique in the request.
+constexpr std::string_view kNotHexMarker = "\xde\xad\xbe\xef\x42";
+constexpr std::string_view kNotHexMarkerJson = R"("spanId":"deadbeef42")";
+constexpr std::string_view kNotHexJson = R"("spanId":"not hex!")";
+
+// Makes one or both ids of `record` invalid; counts and clears in `kept`
+// what a decoder must clear. Returns whether it used kNotHexMarker.
+bool SpoilIds(std::mt19937_64& rng, opentelemetry::proto::logs::v1::LogRecord* record,
+              opentelemetry::proto::logs::v1::LogRecord* kept, otlp::ClearedIds* cleared) {
+  const uint64_t mode = rng() % 7;
+  if (mode == 0 || mode == 1 || mode == 4) {
+    const size_t bytes = 1 + rng() % 31;
+    record->set_trace_id(mode == 1 ? std::string(16, '\0')
+                                   : std::string(bytes == 16 ? 17 : bytes, '\x5a'));
+    kept->clear_trace_id();
+    ++cleared->trace_id;
+  }
+  if (mode < 2) return false;
+  const size_t bytes = 1 + rng() % 15;
+  if (mode == 5) {
+    record->set_span_id(std::string(kNotHexMarker));
+  } else if (mode == 3) {
+    record->set_span_id(std::string(8, '\0'));
+  } else {
+    record->set_span_id(std::string(bytes == 8 || bytes == 5 ? 9 : bytes, '\x6b'));
+  }
+  kept->clear_span_id();
+  ++cleared->span_id;
+  return mode == 5;
+}
+
+TEST(RowRejectionTest, BothDecodersKeepLogRecordsAndClearExactlyTheInvalidIds) {
+  int failures = 0;
+  uint64_t spoiled_total = 0;
+  for (uint64_t seed = FirstSeed(); seed < FirstSeed() + CaseCount(); ++seed) {
+    std::mt19937_64 rng(seed);
+    LogsRequest spoiled = RandomLogsRequest(seed);
+    LogsRequest expected = spoiled;
+    otlp::ClearedIds cleared;
+    uint64_t not_hex = 0;
+    for (int r = 0; r < spoiled.resource_logs_size(); ++r) {
+      for (int s = 0; s < spoiled.resource_logs(r).scope_logs_size(); ++s) {
+        auto* records =
+            spoiled.mutable_resource_logs(r)->mutable_scope_logs(s)->mutable_log_records();
+        auto* kept =
+            expected.mutable_resource_logs(r)->mutable_scope_logs(s)->mutable_log_records();
+        for (int i = 0; i < records->size(); ++i) {
+          if (rng() % 3 != 0) continue;
+          not_hex += SpoilIds(rng, records->Mutable(i), kept->Mutable(i), &cleared) ? 1 : 0;
+        }
+      }
+    }
+    spoiled_total += cleared.trace_id + cleared.span_id;
+    Normalize(&expected);
+    absl::StatusOr<std::string> json =
+        ToOtlpJson(spoiled, OtlpJsonStyle{.print_defaults = seed % 2 == 1});
+    ASSERT_TRUE(json.ok()) << json.status();
+    for (size_t at = json->find(kNotHexMarkerJson); at != std::string::npos;
+         at = json->find(kNotHexMarkerJson, at)) {
+      json->replace(at, kNotHexMarkerJson.size(), kNotHexJson);
+      --not_hex;
+    }
+    ASSERT_EQ(not_hex, 0u) << "seed " << seed << ": a marker id is missing from the JSON";
+    const Decoded p = DecodeAndCompare<otlp::LogBatch>(
+        [](std::string_view in, otlp::LogBatch* b) { return otlp::DecodeLogsProto(in, b); },
+        [](const otlp::LogBatch& b) { return ToLogsRequest(b); }, spoiled.SerializeAsString(),
+        expected);
+    const Decoded j = DecodeAndCompare<otlp::LogBatch>(
+        [](std::string_view in, otlp::LogBatch* b) { return otlp::DecodeLogsJson(in, b); },
+        [](const otlp::LogBatch& b) { return ToLogsRequest(b); }, *json, expected);
+    std::string error;
+    for (const Decoded* d : {&p, &j}) {
+      const std::string what = d == &p ? "protobuf: " : "JSON: ";
+      if (!d->error.empty()) {
+        error = what + d->error;
+      } else if (!d->rejected.empty()) {
+        error = what + "rejected " + std::to_string(d->rejected.rows) + " records";
+      } else if (d->cleared_ids.trace_id != cleared.trace_id ||
+                 d->cleared_ids.span_id != cleared.span_id) {
+        error = what + "cleared " + std::to_string(d->cleared_ids.trace_id) + " trace_id and " +
+                std::to_string(d->cleared_ids.span_id) + " span_id, want " +
+                std::to_string(cleared.trace_id) + " and " + std::to_string(cleared.span_id);
+      }
+      if (!error.empty()) break;
+    }
+    if (!error.empty() && ++failures <= 5) ADD_FAILURE() << "seed " << seed << ": " << error;
+  }
+  EXPECT_EQ(failures, 0);
+  EXPECT_GT(spoiled_total, 0u) << "the generator made no log records to spoil";
 }
 
 }  // namespace
