@@ -135,6 +135,17 @@ size_t RunEnd(const uint32_t* values, size_t i, size_t count) {
   return end;
 }
 
+// LongRunStart (below) one value at a time from p, `streak` equalities
+// values[k] == values[k + 1] in a row (from i on) ending just before p.
+template <typename T>
+size_t LongRunStartScalar(const T* values, size_t p, size_t streak, size_t count) {
+  for (; p + 1 < count; ++p) {
+    streak = values[p] == values[p + 1] ? streak + 1 : 0;
+    if (streak == 7) return p - 6;
+  }
+  return count;
+}
+
 // The start of the first run of 8 or more equal values at or after i, where
 // i starts a run (values[i - 1] != values[i]), or count if there is none.
 // The greedy encoder below passes over shorter runs without emitting
@@ -168,19 +179,17 @@ size_t LongRunStart(const uint8_t* values, size_t i, size_t count) {
     carry = equal >> 1;
     p += 8;
   }
-  // The last few values one at a time; streak: equalities in a row ending
-  // just before p.
-  size_t streak = carry == 0 ? 0 : static_cast<size_t>(__builtin_clzll(~carry << 57));
-  for (; p + 1 < count; ++p) {
-    streak = values[p] == values[p + 1] ? streak + 1 : 0;
-    if (streak == 7) return p - 6;
-  }
-  return count;
+  // The last few values one at a time (carry has a clear bit: its leading
+  // ones are the equalities in a row just before p).
+  const size_t streak = static_cast<size_t>(__builtin_clzll(~carry << 57));
+  return LongRunStartScalar(values, p, streak, count);
 }
 
-// 32-bit values (dictionary indices) are mostly distinct neighbours: no
-// skipping.
-size_t LongRunStart(const uint32_t* /*values*/, size_t i, size_t /*count*/) { return i; }
+// 32-bit values (dictionary indices, mostly distinct neighbours): one
+// comparison per value, against finding the end of every run of one.
+size_t LongRunStart(const uint32_t* values, size_t i, size_t count) {
+  return LongRunStartScalar(values, i, 0, count);
+}
 
 // Greedy hybrid encoder: runs of 8 or more equal values become RLE runs;
 // everything else is bit-packed. A bit-packed run in the middle of the stream
