@@ -137,6 +137,8 @@ ColumnWriter::ColumnWriter(ColumnSpec spec, const ColumnWriterOptions& options,
       compressor_(compressor),
       unsigned_order_(spec_.logical_type.kind == LogicalType::Kind::kInteger &&
                       !spec_.logical_type.is_signed),
+      byte_values_(spec_.type == PhysicalType::kByteArray ||
+                   spec_.type == PhysicalType::kFixedLenByteArray),
       dictionary_allowed_(options.dictionary_enabled && spec_.type != PhysicalType::kBoolean) {
   STRATA_CHECK(ValidateColumnSpec(spec_).ok(), "column spec validated by the file writer");
   ResetChunk();
@@ -240,44 +242,45 @@ void ColumnWriter::UpdateStatistics(const ColumnVector& values, size_t row) {
   }
 }
 
-bool ColumnWriter::AddDictionaryValue(const ColumnVector& values, size_t row) {
-  uint32_t index;
-  if (spec_.type == PhysicalType::kByteArray || spec_.type == PhysicalType::kFixedLenByteArray) {
-    const std::string_view v = values.bytes_at(row);
-    if (has_last_bytes_ && v == last_bytes_) {
-      indices_.push_back(last_bytes_index_);
-      return true;
-    }
-    uint64_t hash;
-    index = dictionary_bytes_.Find(v, &hash);
-    if (index != ByteDictionaryIndex::kNotFound) {
-      last_bytes_ = dictionary_bytes_.value(index);
-    } else {
-      const size_t entry = spec_.type == PhysicalType::kByteArray ? 4 + v.size() : v.size();
-      if (dictionary_plain_.size() + entry > options_.dictionary_bytes_limit) return false;
-      index = dictionary_size_++;
-      last_bytes_ = dictionary_arena_.Copy(v);
-      dictionary_bytes_.Insert(last_bytes_, hash);
-      if (spec_.type == PhysicalType::kByteArray) {
-        EncodePlainByteArray(v, &dictionary_plain_);
-      } else {
-        dictionary_plain_.append(v.data(), v.size());
-      }
-      UpdateStatistics(values, row);
-    }
-    last_bytes_index_ = index;
-    has_last_bytes_ = true;
+bool ColumnWriter::AddByteDictionaryValue(const ColumnVector& values, size_t row) {
+  const std::string_view v = values.bytes_at(row);
+  if (has_last_bytes_ && v == last_bytes_) {
+    indices_.push_back(last_bytes_index_);
+    return true;
+  }
+  uint64_t hash;
+  uint32_t index = dictionary_bytes_.Find(v, &hash);
+  if (index != ByteDictionaryIndex::kNotFound) {
+    last_bytes_ = dictionary_bytes_.value(index);
   } else {
-    const uint64_t key = FixedKey(values, row);
-    index = dictionary_fixed_.Find(key);
-    if (index == FixedDictionaryIndex::kNotFound) {
-      const size_t width = FixedWidth(spec_.type);
-      if (dictionary_plain_.size() + width > options_.dictionary_bytes_limit) return false;
-      index = dictionary_size_++;
-      dictionary_fixed_.Insert(key);
-      dictionary_plain_.append(reinterpret_cast<const char*>(&key), width);
-      UpdateStatistics(values, row);
+    const size_t entry = spec_.type == PhysicalType::kByteArray ? 4 + v.size() : v.size();
+    if (dictionary_plain_.size() + entry > options_.dictionary_bytes_limit) return false;
+    index = dictionary_size_++;
+    last_bytes_ = dictionary_arena_.Copy(v);
+    dictionary_bytes_.Insert(last_bytes_, hash);
+    if (spec_.type == PhysicalType::kByteArray) {
+      EncodePlainByteArray(v, &dictionary_plain_);
+    } else {
+      dictionary_plain_.append(v.data(), v.size());
     }
+    UpdateStatistics(values, row);
+  }
+  last_bytes_index_ = index;
+  has_last_bytes_ = true;
+  indices_.push_back(index);
+  return true;
+}
+
+bool ColumnWriter::AddFixedDictionaryValue(const ColumnVector& values, size_t row) {
+  const uint64_t key = FixedKey(values, row);
+  uint32_t index = dictionary_fixed_.Find(key);
+  if (index == FixedDictionaryIndex::kNotFound) {
+    const size_t width = FixedWidth(spec_.type);
+    if (dictionary_plain_.size() + width > options_.dictionary_bytes_limit) return false;
+    index = dictionary_size_++;
+    dictionary_fixed_.Insert(key);
+    dictionary_plain_.append(reinterpret_cast<const char*>(&key), width);
+    UpdateStatistics(values, row);
   }
   indices_.push_back(index);
   return true;
@@ -337,12 +340,9 @@ bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
       // Elements added before: the same levels, the same indices.
       const ListMemo& memo = memos_[m];
       repetition_levels_.push_back(0);
-      repetition_levels_.resize(repetition_levels_.size() + range.count - 1, 1);
-      const auto levels = memo_definition_levels_.begin() + memo.levels_at;
-      definition_levels_.insert(definition_levels_.end(), levels,
-                                levels + static_cast<ptrdiff_t>(range.count));
-      const auto indices = memo_indices_.begin() + memo.indices_at;
-      indices_.insert(indices_.end(), indices, indices + memo.indices_count);
+      repetition_levels_.Append(range.count - 1, 1);
+      definition_levels_.Append(memo_definition_levels_.data() + memo.levels_at, range.count);
+      indices_.Append(memo_indices_.data() + memo.indices_at, memo.indices_count);
       null_count_ += memo.nulls;
       return true;
     }
@@ -353,9 +353,9 @@ bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
   const size_t indices_begin = indices_.size();
   const int64_t nulls_begin = null_count_;
   const size_t count = static_cast<size_t>(range.count);
-  repetition_levels_.resize(levels_begin + count, 1);
-  repetition_levels_[levels_begin] = 0;
-  definition_levels_.resize(levels_begin + count, max_definition);
+  repetition_levels_.push_back(0);
+  repetition_levels_.Append(count - 1, 1);
+  definition_levels_.Append(count, max_definition);
   const size_t first = static_cast<size_t>(range.begin);
   if (values.validity.empty()) {
     if (!dictionary_active_) {
@@ -389,10 +389,9 @@ bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
     memo.nulls = static_cast<uint32_t>(null_count_ - nulls_begin);
     memo_by_begin_[range.begin] = static_cast<int32_t>(memos_.size());
     memos_.push_back(memo);
-    memo_definition_levels_.insert(memo_definition_levels_.end(),
-                                   definition_levels_.begin() + levels_begin,
-                                   definition_levels_.end());
-    memo_indices_.insert(memo_indices_.end(), indices_.begin() + indices_begin, indices_.end());
+    memo_definition_levels_.Append(definition_levels_.data() + levels_begin,
+                                   definition_levels_.size() - levels_begin);
+    memo_indices_.Append(indices_.data() + indices_begin, indices_.size() - indices_begin);
   }
   return true;
 }
@@ -407,9 +406,9 @@ absl::Status ColumnWriter::AppendListRow(const ColumnVector& values, size_t row)
   const size_t indices_mark = indices_.size();
   const int64_t nulls_mark = null_count_;
   if (!TryAddListRow(values, row)) {
-    repetition_levels_.resize(levels_mark);
-    definition_levels_.resize(levels_mark);
-    indices_.resize(indices_mark);
+    repetition_levels_.Truncate(levels_mark);
+    definition_levels_.Truncate(levels_mark);
+    indices_.Truncate(indices_mark);
     null_count_ = nulls_mark;
     STRATA_RETURN_IF_ERROR(FallBackToPlain());
     const bool added = TryAddListRow(values, row);
@@ -504,9 +503,9 @@ size_t ColumnWriter::SafeEmptyListRun(const ColumnVector& values, size_t begin,
 void ColumnWriter::AddEmptyLists(const ColumnVector& values, size_t begin, size_t end) {
   const size_t n = end - begin;
   const uint8_t list_present = spec_.list_optional() ? 1 : 0;
-  repetition_levels_.resize(repetition_levels_.size() + n, 0);
+  repetition_levels_.Append(n, 0);
   if (values.list_validity.empty()) {
-    definition_levels_.resize(definition_levels_.size() + n, list_present);
+    definition_levels_.Append(n, list_present);
   } else {
     for (size_t row = begin; row < end; ++row) {
       definition_levels_.push_back(values.list_validity[row] == 0 ? 0 : list_present);
@@ -556,14 +555,14 @@ size_t ColumnWriter::SafeFlatRun(const ColumnVector& values, size_t begin, size_
 void ColumnWriter::AddFlatLevels(const ColumnVector& values, size_t begin, size_t end) {
   const size_t n = end - begin;
   if (values.validity.empty()) {
-    if (spec_.optional()) definition_levels_.resize(definition_levels_.size() + n, 1);
+    if (spec_.optional()) definition_levels_.Append(n, 1);
   } else {
     // A validity byte (1 present, 0 null) is the row's definition level.
     const uint8_t* validity = values.validity.data() + begin;
     size_t present = 0;
     for (size_t i = 0; i < n; ++i) present += validity[i];
     null_count_ += static_cast<int64_t>(n - present);
-    if (spec_.optional()) definition_levels_.insert(definition_levels_.end(), validity, validity + n);
+    if (spec_.optional()) definition_levels_.Append(validity, n);
   }
   page_rows_ += n;
   page_values_ += n;

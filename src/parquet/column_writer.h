@@ -64,6 +64,7 @@
 #include "parquet/dictionary_index.h"
 #include "parquet/encoding.h"
 #include "parquet/metadata.h"
+#include "parquet/pod_vector.h"
 
 namespace strata::parquet {
 
@@ -142,7 +143,15 @@ class ColumnWriter {
   bool UsesDictionary() const { return dictionary_active_; }
   // Adds one present value; returns false for a dictionary overflow (the
   // value was not added and the caller retries after FallBackToPlain).
-  bool AddDictionaryValue(const ColumnVector& values, size_t row);
+  bool AddDictionaryValue(const ColumnVector& values, size_t row) {
+    return byte_values_ ? AddByteDictionaryValue(values, row)
+                        : AddFixedDictionaryValue(values, row);
+  }
+  // AddDictionaryValue for BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY, and for
+  // INT32 / INT64 / DOUBLE (one function per kind keeps the type test out
+  // of the per-value path).
+  bool AddByteDictionaryValue(const ColumnVector& values, size_t row);
+  bool AddFixedDictionaryValue(const ColumnVector& values, size_t row);
   void AddPlainValue(const ColumnVector& values, size_t row);
   void UpdateStatistics(const ColumnVector& values, size_t row);
   [[nodiscard]] absl::Status AppendListRow(const ColumnVector& values, size_t row);
@@ -193,6 +202,8 @@ class ColumnWriter {
   const ColumnWriterOptions options_;
   PageCompressor* const compressor_;
   const bool unsigned_order_;
+  // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY.
+  const bool byte_values_;
 
   // Whether a new chunk starts with a dictionary (false after a fallback).
   bool dictionary_allowed_;
@@ -229,8 +240,8 @@ class ColumnWriter {
   bool memo_enabled_ = false;
   std::vector<int32_t> memo_by_begin_;  // element -> index into memos_, or -1
   std::vector<ListMemo> memos_;
-  std::vector<uint8_t> memo_definition_levels_;
-  std::vector<uint32_t> memo_indices_;
+  PodVector<uint8_t> memo_definition_levels_;
+  PodVector<uint32_t> memo_indices_;
   std::string pages_;  // finished pages: header + (compressed) body
   // One per finished data page; offsets relative to the start of pages_.
   std::vector<PageLocation> page_locations_;
@@ -248,9 +259,9 @@ class ColumnWriter {
   std::string min_bytes_, max_bytes_;
 
   // The open page.
-  std::vector<uint8_t> repetition_levels_;
-  std::vector<uint8_t> definition_levels_;
-  std::vector<uint32_t> indices_;
+  PodVector<uint8_t> repetition_levels_;
+  PodVector<uint8_t> definition_levels_;
+  PodVector<uint32_t> indices_;
   std::vector<uint8_t> plain_bools_;
   std::string plain_values_;
   size_t page_rows_ = 0;

@@ -27,10 +27,22 @@ void PackNarrowGroups(const T* values, size_t groups, uint8_t* dst) {
   }
 }
 
+// Width 1 from bytes (levels of flat optional columns and lists): the 8
+// values of a group, each 0 or 1, gathered into a byte by one multiply
+// (byte k of the word lands in bit k, with no carries).
+void PackBitGroups(const uint8_t* values, size_t groups, uint8_t* dst) {
+  for (size_t g = 0; g < groups; ++g) {
+    uint64_t word;
+    std::memcpy(&word, values + 8 * g, 8);
+    dst[g] = static_cast<uint8_t>((word * 0x0102040810204080ULL) >> 56);
+  }
+}
+
 template <typename T>
 void PackGroups(const T* values, size_t groups, size_t width, uint8_t* dst) {
   switch (width) {
     case 1:
+      if constexpr (sizeof(T) == 1) return PackBitGroups(values, groups, dst);
       return PackNarrowGroups<1>(values, groups, dst);
     case 2:
       return PackNarrowGroups<2>(values, groups, dst);
@@ -123,6 +135,62 @@ size_t RunEnd(const uint32_t* values, size_t i, size_t count) {
   return end;
 }
 
+// LongRunStart (below) one value at a time from p, `streak` equalities
+// values[k] == values[k + 1] in a row (from i on) ending just before p.
+template <typename T>
+size_t LongRunStartScalar(const T* values, size_t p, size_t streak, size_t count) {
+  for (; p + 1 < count; ++p) {
+    streak = values[p] == values[p + 1] ? streak + 1 : 0;
+    if (streak == 7) return p - 6;
+  }
+  return count;
+}
+
+// The start of the first run of 8 or more equal values at or after i, where
+// i starts a run (values[i - 1] != values[i]), or count if there is none.
+// The greedy encoder below passes over shorter runs without emitting
+// anything, so it may skip straight there. Levels (list rows of a few
+// elements: 0 1 1 0 1 0 ...) are mostly such short runs; this looks at 8
+// neighbour equalities per step instead of finding each run's end.
+size_t LongRunStart(const uint8_t* values, size_t i, size_t count) {
+  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
+  // Bits 0..6: the equalities values[k] == values[k + 1] for k = p - 7 ..
+  // p - 1 (zero before i: i starts a run). They hold no 7 ones in a row,
+  // or the previous step would have returned.
+  uint64_t carry = 0;
+  size_t p = i;
+  while (p + 9 <= count) {
+    uint64_t a, b;
+    std::memcpy(&a, values + p, 8);
+    std::memcpy(&b, values + p + 1, 8);
+    const uint64_t x = a ^ b;
+    // 0x80 in each zero byte of x (exact, no carries between bytes), then
+    // bit k of `equal` is values[p + k] == values[p + k + 1].
+    const uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
+    const uint64_t equal = ((zero >> 7) * 0x0102040810204080ULL) >> 56;
+    // Bit b of `seven` is set when bits b..b+6 of v all are, i.e.
+    // values[p - 7 + b .. p + b] are equal; the lowest such b starts a run
+    // (bit b - 1 is clear).
+    const uint64_t v = (equal << 7) | carry;
+    const uint64_t two = v & (v >> 1);
+    const uint64_t four = two & (two >> 2);
+    const uint64_t seven = four & (four >> 3);
+    if (seven != 0) return p - 7 + static_cast<size_t>(__builtin_ctzll(seven));
+    carry = equal >> 1;
+    p += 8;
+  }
+  // The last few values one at a time (carry has a clear bit: its leading
+  // ones are the equalities in a row just before p).
+  const size_t streak = static_cast<size_t>(__builtin_clzll(~carry << 57));
+  return LongRunStartScalar(values, p, streak, count);
+}
+
+// 32-bit values (dictionary indices, mostly distinct neighbours): one
+// comparison per value, against finding the end of every run of one.
+size_t LongRunStart(const uint32_t* values, size_t i, size_t count) {
+  return LongRunStartScalar(values, i, 0, count);
+}
+
 // Greedy hybrid encoder: runs of 8 or more equal values become RLE runs;
 // everything else is bit-packed. A bit-packed run in the middle of the stream
 // must hold a multiple of 8 values, so a literal stretch borrows up to 7
@@ -133,6 +201,8 @@ void EncodeRleHybridImpl(const T* values, size_t count, int bit_width, std::stri
   size_t literal_start = 0;
   size_t i = 0;
   while (i < count) {
+    i = LongRunStart(values, i, count);
+    if (i == count) break;
     const size_t run_end = RunEnd(values, i, count);
     const size_t run = run_end - i;
     if (run >= 8) {
