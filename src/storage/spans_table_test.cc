@@ -466,17 +466,17 @@ TEST_F(SpansTableCorruptionTest, BrokenRulesAreDataLoss) {
     parquet::ColumnVector& list = c[column];
     const size_t slot = FirstSlotOfType(c[types], list, type);
     size_t row = 0;
-    while (row < list.lists.size() &&
-           !(list.lists[row].begin <= slot && slot < list.lists[row].begin + list.lists[row].count)) {
+    while (row < list.lists.size() && !(list.lists[row].begin <= slot &&
+                                        slot < list.lists[row].begin + list.lists[row].count)) {
       ++row;
     }
     ASSERT_LT(row, list.lists.size());
     if (list.list_validity.empty()) list.list_validity.assign(list.lists.size(), 1);
     list.list_validity[row] = 0;
   };
-  ExpectDataLoss(table_testing::RewriteColumns(
-                     file_, [&](C& c) { null_list_of_row_with(c, types + 1, 1); }),
-                 "one-value-per-element");
+  ExpectDataLoss(
+      table_testing::RewriteColumns(file_, [&](C& c) { null_list_of_row_with(c, types + 1, 1); }),
+      "one-value-per-element");
   ExpectDataLoss(table_testing::RewriteColumns(file_, [](C& c) { c[kSpansRowKind].int32s[5] = 3; }),
                  "row kind 3");
   ExpectDataLoss(table_testing::RewriteColumns(file_, [](C& c) { c[kSpansRowKind].int32s[5] = 1; }),

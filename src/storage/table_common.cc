@@ -133,7 +133,9 @@ absl::Status CheckTableSchema(const parquet::FileMetaData& metadata,
     // A required list reads as an optional one whose lists are all present:
     // files written before attribute value lists became optional.
     ColumnSpec column = columns[i];
-    if (expected[i].list_optional() && column.list) column.list_repetition = parquet::Repetition::kOptional;
+    if (expected[i].list_optional() && column.list) {
+      column.list_repetition = parquet::Repetition::kOptional;
+    }
     if (!(column == expected[i])) {
       return absl::DataLossError(fmt::format("{}: schema column {} is [{}], want [{}]", file_name,
                                              i, DescribeSpec(columns[i]),
@@ -422,8 +424,7 @@ namespace {
 
 // Bit (1 << value column, 2..6) of the value list a type code's value is in;
 // 0 for kEmpty (and for codes the writer never produces).
-constexpr uint8_t kValueListBit[8] = {0,      1 << 2, 1 << 5, 1 << 3,
-                                      1 << 4, 1 << 6, 1 << 6, 1 << 6};
+constexpr uint8_t kValueListBit[8] = {0, 1 << 2, 1 << 5, 1 << 3, 1 << 4, 1 << 6, 1 << 6, 1 << 6};
 
 }  // namespace
 

@@ -130,8 +130,7 @@ absl::StatusOr<Header> ParseHeader(std::string_view bytes, uint64_t file_size,
   const uint64_t after_header = file_size - kTraceIndexHeaderBytes;
   if (header.trace_count > after_header / header.entry_bytes ||
       FilterOffset(header.trace_count, header.entry_bytes) > file_size ||
-      header.filter_bytes !=
-          file_size - FilterOffset(header.trace_count, header.entry_bytes)) {
+      header.filter_bytes != file_size - FilterOffset(header.trace_count, header.entry_bytes)) {
     return FormatError(
         name, "file size",
         fmt::format("{} bytes, but the header says 64 + {} * {} (padded to 8) + {}", file_size,
@@ -174,7 +173,6 @@ std::string FormatId(const otlp::TraceId& id) {
   }
   return hex;
 }
-
 
 // Checks entries one at a time, in file order, and remembers the first
 // failure (OpenSource reports the checksum before any entry failure).
@@ -483,9 +481,8 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
   uint64_t high = trace_count_;
   while (high - low > kFindScanEntries) {
     const uint64_t middle = low + (high - low) / 2;
-    STRATA_ASSIGN_OR_RETURN(
-        const std::string id,
-        ReadValidated(file, EntryOffset(middle), sizeof(otlp::TraceId)));
+    STRATA_ASSIGN_OR_RETURN(const std::string id,
+                            ReadValidated(file, EntryOffset(middle), sizeof(otlp::TraceId)));
     if (std::memcmp(id.data(), trace_id.data(), trace_id.size()) < 0) {
       low = middle + 1;
     } else {
@@ -507,9 +504,8 @@ absl::StatusOr<std::optional<TraceLocation>> TraceFilter::Find(
       continue;
     }
     const uint64_t end_row =
-        i + 1 < trace_count_
-            ? DecodeEntry(piece.data() + (i + 1 - low) * entry_bytes_).first_row
-            : row_end;
+        i + 1 < trace_count_ ? DecodeEntry(piece.data() + (i + 1 - low) * entry_bytes_).first_row
+                             : row_end;
     if (entry.first_row < first_covered_row_ || entry.first_row >= end_row || end_row > row_end) {
       return FormatError(file.path(), "first rows",
                          fmt::format("entry {} rows [{}, {}) no longer lie in [{}, {})", i,

@@ -517,8 +517,8 @@ TEST_F(TraceIndexValidationTest, Checksum) {
   ExpectRejected(s, "checksum");
   // Damage anywhere else with the stored checksum kept: the checksum is
   // what reports it, even where another check would also fail.
-  for (size_t at : {size_t{64}, size_t{64 + 16}, size_t{64 + 20 * 40 + 19}, size_t{885},
-                    filter_at_, filter_at_ + 30, good_.size() - 1}) {
+  for (size_t at : {size_t{64}, size_t{64 + 16}, size_t{64 + 20 * 40 + 19}, size_t{885}, filter_at_,
+                    filter_at_ + 30, good_.size() - 1}) {
     s = good_;
     s[at] ^= 0x40;
     ExpectRejected(s, "checksum");

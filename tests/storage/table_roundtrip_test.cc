@@ -237,8 +237,8 @@ std::string RoundTrip(const std::vector<typename Signal::Request>& requests,
     return diff;
   }
   if (std::string exact = Signal::Exact(inputs, *back); !exact.empty()) return exact;
-  if (std::string lists = table_testing::ValueListProblems(file->first, &Signal::Read,
-                                                           &Signal::Encode, encoded);
+  if (std::string lists =
+          table_testing::ValueListProblems(file->first, &Signal::Read, &Signal::Encode, encoded);
       !lists.empty()) {
     return lists;
   }
