@@ -140,6 +140,12 @@ class SpansBuilder {
   void AddAttributeTables();
   void AppendPlaceholder(uint32_t batch, uint32_t resource, std::optional<uint32_t> scope);
   void AppendSpan(uint32_t batch, uint32_t span);
+  // Spans are appended in sorted order, which jumps between the inputs'
+  // rows; prefetching a span's row some spans ahead hides the cache misses
+  // (Prefetch: its columns; PrefetchAttributes: its attributes, which needs
+  // the attribute range Prefetch fetched).
+  void Prefetch(uint32_t batch, uint32_t span) const;
+  void PrefetchAttributes(uint32_t batch, uint32_t span) const;
   std::vector<ColumnVector> Finish();
   const PromotionMisses& misses() const { return misses_; }
 
@@ -321,6 +327,32 @@ void SpansBuilder::AppendSpan(uint32_t batch, uint32_t span) {
   status_message_.AppendBytes(s.status_message[span]);
   resource_promoted_.AppendRow(batch, b.scopes.resource[scope], &misses_);
   AppendSpanPromoted(b, span);
+}
+
+void SpansBuilder::Prefetch(uint32_t batch, uint32_t span) const {
+  const otlp::SpanColumns& s = batches_[batch]->spans;
+  for (const void* p :
+       {static_cast<const void*>(&s.scope[span]), static_cast<const void*>(&s.trace_id[span]),
+        static_cast<const void*>(&s.span_id[span]), static_cast<const void*>(&s.trace_state[span]),
+        static_cast<const void*>(&s.parent_span_id[span]), static_cast<const void*>(&s.name[span]),
+        static_cast<const void*>(&s.start_time_unix_nano[span]),
+        static_cast<const void*>(&s.end_time_unix_nano[span]),
+        static_cast<const void*>(&s.attributes[span]), static_cast<const void*>(&s.events[span]),
+        static_cast<const void*>(&s.links[span]),
+        static_cast<const void*>(&s.status_message[span])}) {
+    __builtin_prefetch(p);
+  }
+}
+
+void SpansBuilder::PrefetchAttributes(uint32_t batch, uint32_t span) const {
+  const otlp::TraceBatch& b = *batches_[batch];
+  const otlp::Range r = b.spans.attributes[span];
+  if (r.count == 0) return;
+  __builtin_prefetch(&b.span_attributes.key[r.begin]);
+  __builtin_prefetch(&b.span_attributes.value.str[r.begin]);
+  __builtin_prefetch(&b.span_attributes.value.type[r.begin]);
+  __builtin_prefetch(&b.span_attributes.value.bits[r.begin]);
+  __builtin_prefetch(b.spans.name[span].data());
 }
 
 void SpansBuilder::AppendSpanEvents(const otlp::TraceBatch& b, uint32_t batch, uint32_t span) {
@@ -560,7 +592,17 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
   builder.Reserve(rows, keys.size());
   builder.AddAttributeTables();
   for (const Placeholder& p : placeholders) builder.AppendPlaceholder(p.batch, p.resource, p.scope);
-  for (const SortKey& key : keys) builder.AppendSpan(key.batch, key.row);
+  // Two stages: a span's row 8 spans ahead, then what it points to 4 ahead.
+  constexpr size_t kRowAhead = 8, kAttributesAhead = 4;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i + kRowAhead < keys.size()) {
+      builder.Prefetch(keys[i + kRowAhead].batch, keys[i + kRowAhead].row);
+    }
+    if (i + kAttributesAhead < keys.size()) {
+      builder.PrefetchAttributes(keys[i + kAttributesAhead].batch, keys[i + kAttributesAhead].row);
+    }
+    builder.AppendSpan(keys[i].batch, keys[i].row);
+  }
   builder.misses().AddTo(&table_.meta.promotion_misses);
   const std::vector<ColumnVector> columns = builder.Finish();
   return file_->WriteBatch(columns);

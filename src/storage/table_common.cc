@@ -290,12 +290,10 @@ AttributeFamilyWriter::AttributeFamilyWriter()
 void AttributeFamilyWriter::Reserve(size_t rows, size_t elements) {
   for (ColumnVector* c : {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_}) {
     c->Reserve(elements);
-    c->lists.reserve(rows);
   }
-  for (ColumnVector* c : {&str_, &int_, &double_, &bool_, &bytes_}) {
-    c->validity.reserve(elements);
-    c->list_validity.reserve(rows);
-  }
+  for (ColumnVector* c : {&str_, &int_, &double_, &bool_, &bytes_}) c->validity.reserve(elements);
+  rows_.reserve(rows);
+  present_.reserve(rows);
   // Typical keys and string values are a few dozen bytes.
   keys_.bytes.reserve(elements * 16);
   str_.bytes.reserve(elements * 16);
@@ -429,8 +427,6 @@ constexpr uint8_t kValueListBit[8] = {0, 1 << 2, 1 << 5, 1 << 3, 1 << 4, 1 << 6,
 }  // namespace
 
 void AttributeFamilyWriter::AppendSharedRow(FamilyElements elements) {
-  keys_.lists.push_back({elements.begin, elements.count});
-  types_.lists.push_back({elements.begin, elements.count});
   // Rows sharing elements (a resource's on every span) come in runs.
   if (elements.begin != last_elements_.begin || elements.count != last_elements_.count) {
     uint8_t present = 0;
@@ -439,19 +435,36 @@ void AttributeFamilyWriter::AppendSharedRow(FamilyElements elements) {
     last_elements_ = elements;
     last_present_ = present;
   }
-  ColumnVector* values[] = {&str_, &int_, &double_, &bool_, &bytes_};
-  for (int c = 0; c < 5; ++c) {
-    const bool present = (last_present_ >> (c + 2)) & 1;
-    values[c]->lists.push_back(present ? ListRange{elements.begin, elements.count} : ListRange{});
-    values[c]->list_validity.push_back(present ? 1 : 0);
-  }
+  rows_.push_back({elements.begin, elements.count});
+  present_.push_back(last_present_);
 }
 
 void AttributeFamilyWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
+  // Every column of the family lists the same elements per row; a value
+  // list is null where the row has no value of its type (its range is then
+  // ignored, so it can stay the row's).
+  const size_t rows = rows_.size();
+  keys_.lists = rows_;
+  for (ColumnVector* c : {&str_, &int_, &double_, &bool_, &bytes_}) {
+    c->lists = rows_;
+    c->list_validity.resize(rows);
+  }
+  types_.lists = std::move(rows_);
+  uint8_t* validity[] = {str_.list_validity.data(), int_.list_validity.data(),
+                         double_.list_validity.data(), bool_.list_validity.data(),
+                         bytes_.list_validity.data()};
+  const uint8_t* present = present_.data();
+  for (int c = 0; c < 5; ++c) {
+    uint8_t* v = validity[c];
+    const int bit = c + 2;
+    for (size_t row = 0; row < rows; ++row) v[row] = (present[row] >> bit) & 1;
+  }
   for (ColumnVector* c : {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_}) {
     out->push_back(std::move(*c));
     *c = ColumnVector::List(out->back().type);
   }
+  rows_ = {};
+  present_ = {};
   last_elements_ = {};
   last_present_ = 0;
 }
@@ -676,11 +689,9 @@ void ResourceScopeWriter::Reserve(size_t rows) {
         &scope_version_, &scope_schema_url_, &scope_dropped_}) {
     c->Reserve(rows);
   }
-  for (ColumnVector* c :
-       {&entity_schema_url_, &entity_type_, &entity_id_key_count_, &entity_id_keys_,
-        &entity_description_key_count_, &entity_description_keys_}) {
-    c->lists.reserve(rows);
-  }
+  entity_lists_.reserve(rows);
+  entity_id_keys_.lists.reserve(rows);
+  entity_description_keys_.lists.reserve(rows);
   resource_attributes_.Reserve(rows, 0);
   scope_attributes_.Reserve(rows, 0);
 }
@@ -756,10 +767,7 @@ void ResourceScopeWriter::AppendRow(uint32_t batch, uint32_t resource,
   resource_dropped_.int32s.push_back(
       static_cast<int32_t>(b.resources.dropped_attributes_count[resource]));
   resource_attributes_.AppendSharedRow(rc.attributes);
-  for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_,
-                          &entity_description_key_count_}) {
-    c->lists.push_back(rc.entities);
-  }
+  entity_lists_.push_back(rc.entities);
   entity_id_keys_.lists.push_back(rc.id_keys);
   entity_description_keys_.lists.push_back(rc.description_keys);
 
@@ -792,6 +800,11 @@ void ResourceScopeWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
   out->push_back(std::move(resource_schema_url_));
   out->push_back(std::move(resource_dropped_));
   resource_attributes_.MoveColumnsTo(out);
+  // The four per-entity columns list the same entities per row.
+  for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_}) {
+    c->lists = entity_lists_;
+  }
+  entity_description_key_count_.lists = std::move(entity_lists_);
   out->push_back(std::move(entity_schema_url_));
   out->push_back(std::move(entity_type_));
   out->push_back(std::move(entity_id_key_count_));

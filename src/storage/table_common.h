@@ -250,7 +250,7 @@ class AttributeFamilyWriter {
   void AppendSharedRow(FamilyElements elements);
   void AppendEmptyRow() { AppendSharedRow({}); }
 
-  size_t rows() const { return keys_.lists.size(); }
+  size_t rows() const { return rows_.size(); }
 
   // Appends the seven columns, in spec order, to *out and resets the writer.
   void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
@@ -266,7 +266,12 @@ class AttributeFamilyWriter {
   parquet::ColumnVector double_;
   parquet::ColumnVector bool_;
   parquet::ColumnVector bytes_;
-  // The last row's elements and which value lists (bit 2 + list) they use.
+  // Per row: its elements (every column of the family lists them), and
+  // which value lists hold a value (bit 2 + list), as kValueListBit says.
+  // MoveColumnsTo turns them into the columns' lists.
+  std::vector<parquet::ListRange> rows_;
+  std::vector<uint8_t> present_;
+  // The last row's elements and present bits.
   FamilyElements last_elements_;
   uint8_t last_present_ = 0;
 };
@@ -455,6 +460,9 @@ class ResourceScopeWriter {
   parquet::ColumnVector resource_schema_url_;
   parquet::ColumnVector resource_dropped_;
   AttributeFamilyWriter resource_attributes_;
+  // Per row: its entities, in the four per-entity element columns
+  // (MoveColumnsTo gives each of them these lists).
+  std::vector<parquet::ListRange> entity_lists_;
   parquet::ColumnVector entity_schema_url_;
   parquet::ColumnVector entity_type_;
   parquet::ColumnVector entity_id_key_count_;
