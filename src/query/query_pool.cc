@@ -193,6 +193,7 @@ struct QueryPool::State {
   CondVar slot_freed;  // signalled when a slot returns to `idle`
   CondVar timer_wake;  // signalled when `running` gains an entry or on shutdown
   std::vector<PoolSlot*> idle ABSL_GUARDED_BY(mu);
+  std::vector<PoolSlot*> held_by_test ABSL_GUARDED_BY(mu);  // TEST_HoldConnection()
   std::map<uint64_t, Running> running ABSL_GUARDED_BY(mu);
   uint64_t next_query_id ABSL_GUARDED_BY(mu) = 1;
   bool shutting_down ABSL_GUARDED_BY(mu) = false;
@@ -243,6 +244,24 @@ const QueryPoolOptions& QueryPool::options() const { return state_->options; }
 int QueryPool::TEST_RunningQueries() const {
   MutexLock lock(&state_->mu);
   return static_cast<int>(state_->running.size());
+}
+
+bool QueryPool::TEST_HoldConnection() {
+  MutexLock lock(&state_->mu);
+  if (state_->idle.empty()) return false;
+  state_->held_by_test.push_back(state_->idle.back());
+  state_->idle.pop_back();
+  return true;
+}
+
+void QueryPool::TEST_ReleaseHeldConnection() {
+  {
+    MutexLock lock(&state_->mu);
+    STRATA_CHECK(!state_->held_by_test.empty(), "TEST_HoldConnection() took a connection");
+    state_->idle.push_back(state_->held_by_test.back());
+    state_->held_by_test.pop_back();
+  }
+  state_->slot_freed.Signal();
 }
 
 absl::StatusOr<std::unique_ptr<QueryPool>> QueryPool::Open(const QueryPoolOptions& options) {
@@ -313,7 +332,8 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
     while (s.idle.empty()) {
       if (!s.slot_freed.WaitUntil(&s.mu, give_up) && s.idle.empty() && Clock::now() >= give_up) {
         return absl::ResourceExhaustedError(
-            fmt::format("query pool: all {} connections stayed busy for {} ms (queue timeout)",
+            fmt::format("query pool: all {} query connections stayed busy for {} ms (queue "
+                        "timeout); retry later",
                         s.options.max_concurrent, s.options.queue_timeout.count()));
       }
     }

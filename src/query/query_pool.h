@@ -140,6 +140,13 @@ class QueryPool {
   // Queries holding a connection right now (tests wait on it).
   int TEST_RunningQueries() const;
 
+  // Takes an idle connection out of the pool, as a query would, and keeps
+  // it until TEST_ReleaseHeldConnection(): a test makes every connection
+  // busy this way without relying on a slow query. False when none is idle.
+  bool TEST_HoldConnection();
+  // Returns a connection TEST_HoldConnection() took; a waiting query gets it.
+  void TEST_ReleaseHeldConnection();
+
  private:
   struct State;
   explicit QueryPool(std::unique_ptr<State> state);
