@@ -792,6 +792,54 @@ TEST_F(ApiTest, QueryPastItsDeadlineIs504) {
   (*started)->Shutdown(std::chrono::seconds(5));
 }
 
+TEST_F(ApiTest, EveryQueryConnectionBusyPastTheQueueTimeoutIs429) {
+  // A pool of one connection that the test holds: the API's query waits the
+  // queue timeout for it and gives up, whatever the machine's speed.
+  auto opened_pool = query::QueryPool::Open({.data_dir = shared_->data_dir,
+                                             .max_concurrent = 1,
+                                             .threads = 1,
+                                             .queue_timeout = std::chrono::milliseconds(50)});
+  ASSERT_TRUE(opened_pool.ok()) << opened_pool.status();
+  std::unique_ptr<query::QueryPool> pool = *std::move(opened_pool);
+  ApiOptions options;
+  options.storage = [] { return shared_->storage.get(); };
+  options.pool = pool.get();
+  options.fs = &shared_->fs;
+  options.data_dir = shared_->data_dir;
+  options.authorize = [](std::string_view) { return absl::OkStatus(); };
+  Api api(std::move(options));
+  server::HttpRouter router;
+  api.AddRoutes(&router);
+  server::HttpServerOptions http;
+  http.address = "127.0.0.1:0";
+  auto started = server::HttpServer::Start(http, std::move(router).ToHandler());
+  ASSERT_TRUE(started.ok()) << started.status();
+  const std::string url = fmt::format("http://127.0.0.1:{}/api/v1/sql", (*started)->port());
+  const std::vector<std::string> sql = {
+      "-X", "POST", "-H", "Authorization: Bearer t", "--data-binary", "SELECT 42 AS answer", url};
+
+  ASSERT_TRUE(pool->TEST_HoldConnection());
+  HttpAnswer busy = Curl(sql);
+  EXPECT_EQ(busy.status, 429) << busy.body;
+  EXPECT_EQ(busy.Header("retry-after"), "1");
+  EXPECT_EQ(busy.body,
+            R"({"error":"query pool: all 1 query connections stayed busy for 50 ms (queue )"
+            R"(timeout); retry later"})");
+  // A search endpoint runs on the same pool and is refused the same way.
+  HttpAnswer search =
+      Curl({"-H", "Authorization: Bearer t",
+            fmt::format("http://127.0.0.1:{}/api/v1/logs?{}", (*started)->port(), Window())});
+  EXPECT_EQ(search.status, 429) << search.body;
+  EXPECT_EQ(search.Header("retry-after"), "1");
+
+  pool->TEST_ReleaseHeldConnection();
+  HttpAnswer answered = Curl(sql);
+  EXPECT_EQ(answered.status, 200) << answered.body;
+  EXPECT_THAT(answered.body, HasSubstr("42"));
+  EXPECT_EQ(answered.Header("retry-after"), "");
+  (*started)->Shutdown(std::chrono::seconds(5));
+}
+
 TEST(ApiStatusTest, StatusesMapToHttp) {
   EXPECT_EQ(HttpStatusForApi(absl::InvalidArgumentError("")), 400);
   EXPECT_EQ(HttpStatusForApi(absl::UnauthenticatedError("")), 401);

@@ -47,7 +47,8 @@ int Main(int argc, char** argv, char** envp) {
   AddFlag(serve_cmd, &env_names, "api-address", &serve.api_address,
           "Web UI, REST API, /healthz, /readyz and /metrics listen address");
   AddFlag(serve_cmd, &env_names, "inflight-bytes-limit", &serve.inflight_bytes_limit,
-          "Bytes of admitted, unanswered exports; beyond it exports get 429 / RESOURCE_EXHAUSTED");
+          "Memory held by admitted, unanswered exports (decoded rows, protobuf bodies); beyond it "
+          "exports get 429 / RESOURCE_EXHAUSTED");
   AddFlag(serve_cmd, &env_names, "max-body-bytes", &serve.max_body_bytes,
           "Largest export body as received (413 beyond)");
   AddFlag(serve_cmd, &env_names, "max-decompressed-body-bytes",

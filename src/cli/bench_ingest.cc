@@ -71,7 +71,7 @@ double WriterOnly(storage::Storage& storage, const std::vector<Payload>& payload
     request.traces->Retain(payload.bytes);
     if (!otlp::DecodeTracesProto(*payload.bytes, request.traces.get()).ok()) return request;
     request.rows = request.traces->spans.size();
-    request.bytes = 2 * payload.bytes->size();
+    request.bytes = request.traces->RetainedBytes();  // as IngestService charges it
     return request;
   });
   return seconds > 0 ? static_cast<double>(spans) / seconds : -1;

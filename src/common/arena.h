@@ -43,12 +43,18 @@ class Arena {
   // Bytes handed out so far.
   size_t bytes_used() const { return bytes_used_; }
 
+  // Heap bytes the arena holds: its blocks, used or not, and their index.
+  size_t bytes_reserved() const {
+    return bytes_in_blocks_ + blocks_.capacity() * sizeof(blocks_[0]);
+  }
+
  private:
   static constexpr size_t kBlockBytes = 64 * 1024;
 
   void NewBlock(size_t at_least) {
     size_t size = at_least > kBlockBytes ? at_least : kBlockBytes;
     blocks_.push_back(std::make_unique<char[]>(size));
+    bytes_in_blocks_ += size;
     cursor_ = blocks_.back().get();
     remaining_ = size;
   }
@@ -57,6 +63,7 @@ class Arena {
   char* cursor_ = nullptr;
   size_t remaining_ = 0;
   size_t bytes_used_ = 0;
+  size_t bytes_in_blocks_ = 0;
 };
 
 }  // namespace strata

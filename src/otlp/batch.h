@@ -310,6 +310,12 @@ struct BatchBase {
 
   void Retain(std::shared_ptr<const std::string> buffer) { retained.push_back(std::move(buffer)); }
 
+  // Heap bytes the shared tables hold (column capacities, the arena's
+  // blocks, retained buffers in full even if another owner shares them).
+  // Costs O(columns), not O(rows). The signal batches' RetainedBytes() add
+  // their own tables and the batch object; batch_memory.cc.
+  size_t RetainedBytes() const;
+
   BatchBase() = default;
   BatchBase(BatchBase&&) noexcept = default;
   BatchBase& operator=(BatchBase&&) noexcept = default;
@@ -452,6 +458,10 @@ struct TraceBatch : BatchBase {
   AttributeColumns event_attributes;
   LinkColumns links;
   AttributeColumns link_attributes;
+
+  // The heap bytes this batch holds, the batch object included (see
+  // BatchBase::RetainedBytes()).
+  size_t RetainedBytes() const;
 };
 
 // ------------------------------------------------------------------ logs
@@ -526,6 +536,10 @@ struct LogBatch : BatchBase {
   AttributeColumns log_attributes;
   // Not rows of the batch: what the decoders cleared while decoding into it.
   ClearedIds cleared_ids;
+
+  // The heap bytes this batch holds, the batch object included (see
+  // BatchBase::RetainedBytes()).
+  size_t RetainedBytes() const;
 };
 
 // --------------------------------------------------------------- metrics
@@ -815,6 +829,10 @@ struct MetricBatch : BatchBase {
   QuantileColumns quantiles;
   ExemplarColumns exemplars;
   AttributeColumns exemplar_attributes;
+
+  // The heap bytes this batch holds, the batch object included (see
+  // BatchBase::RetainedBytes()).
+  size_t RetainedBytes() const;
 
   // The table that holds the data points of a metric of `type` (gauges
   // and sums share number_points); null for kUnset.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <thread>
 #include <utility>
@@ -34,15 +35,43 @@ constexpr std::chrono::milliseconds kReinterruptInterval{10};
 // overflow.
 constexpr std::chrono::milliseconds kLongestWait = std::chrono::hours(24 * 365);
 
-// The cgroup limit in `path`, or 0 when unset ("max") or unreadable.
-uint64_t ReadCgroupLimit(const char* path) {
+// Limits at or above this are "no limit": cgroup v1 reports an unset
+// limit as the largest page-aligned int64 (about 8 EiB).
+constexpr uint64_t kUnlimitedCgroupBytes = uint64_t{1} << 60;
+
+// The cgroup limit in `path`, or 0 when unset ("max"), absurdly large or
+// unreadable.
+uint64_t ReadCgroupLimit(const std::string& path) {
   std::ifstream in(path);
   std::string text;
   if (!(in >> text) || text == "max") return 0;
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return 0;
+  uint64_t limit = 0;
   try {
-    return std::stoull(text);
+    limit = std::stoull(text);
   } catch (...) {
     return 0;
+  }
+  return limit < kUnlimitedCgroupBytes ? limit : 0;
+}
+
+// The smallest limit in `file` in <base><path> and each of its parents up to
+// <base> itself; 0 when none is set. `path` is absolute, as /proc/self/cgroup
+// gives it; one with ".." (never from the kernel) is not followed.
+uint64_t SmallestLimitUpTo(const std::string& base, std::string_view path, std::string_view file) {
+  if (path.empty() || path.front() != '/' || path.find("/..") != std::string_view::npos) return 0;
+  std::string dir(path);
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  uint64_t smallest = 0;
+  // Each step drops one path component, so this ends after at most
+  // path.size() reads.
+  while (true) {
+    const uint64_t limit =
+        ReadCgroupLimit(base + (dir == "/" ? "" : dir) + "/" + std::string(file));
+    if (limit != 0 && (smallest == 0 || limit < smallest)) smallest = limit;
+    if (dir == "/") return smallest;
+    const size_t slash = dir.rfind('/');
+    dir.resize(slash == 0 ? 1 : slash);
   }
 }
 
@@ -87,14 +116,50 @@ absl::StatusOr<std::string> ViewsSql(const ViewFiles& files) {
 
 }  // namespace
 
+uint64_t CgroupMemoryLimit(std::string_view proc_self_cgroup, const std::string& cgroup_root) {
+  uint64_t smallest = 0;
+  while (!proc_self_cgroup.empty()) {
+    const size_t end = proc_self_cgroup.find('\n');
+    const std::string_view line = proc_self_cgroup.substr(0, end);
+    proc_self_cgroup.remove_prefix(end == std::string_view::npos ? proc_self_cgroup.size()
+                                                                 : end + 1);
+    // "hierarchy-id:controller,list:path"; the path may itself hold ':'.
+    const size_t first = line.find(':');
+    const size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) continue;
+    const std::string_view id = line.substr(0, first);
+    const std::string_view controllers = line.substr(first + 1, second - first - 1);
+    const std::string_view path = line.substr(second + 1);
+    uint64_t limit = 0;
+    if (id == "0" && controllers.empty()) {
+      limit = SmallestLimitUpTo(cgroup_root, path, "memory.max");
+    } else {
+      bool memory = false;
+      for (size_t begin = 0; begin <= controllers.size();) {
+        const size_t comma = std::min(controllers.find(',', begin), controllers.size());
+        memory = memory || controllers.substr(begin, comma - begin) == "memory";
+        begin = comma + 1;
+      }
+      if (memory) limit = SmallestLimitUpTo(cgroup_root + "/memory", path, "memory.limit_in_bytes");
+    }
+    if (limit != 0 && (smallest == 0 || limit < smallest)) smallest = limit;
+  }
+  return smallest;
+}
+
 uint64_t DefaultQueryMemoryLimit() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
   uint64_t available = pages > 0 && page_size > 0
                            ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
                            : uint64_t{1} << 30;
-  uint64_t cgroup = ReadCgroupLimit("/sys/fs/cgroup/memory.max");
-  if (cgroup == 0) cgroup = ReadCgroupLimit("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  // Without /proc/self/cgroup (not Linux, or /proc not mounted), only the
+  // hierarchy roots are read.
+  std::string self = "0::/\n1:memory:/\n";
+  if (std::ifstream in("/proc/self/cgroup"); in) {
+    self.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const uint64_t cgroup = CgroupMemoryLimit(self, "/sys/fs/cgroup");
   if (cgroup != 0 && cgroup < available) available = cgroup;
   return available / 2;
 }
@@ -128,6 +193,7 @@ struct QueryPool::State {
   CondVar slot_freed;  // signalled when a slot returns to `idle`
   CondVar timer_wake;  // signalled when `running` gains an entry or on shutdown
   std::vector<PoolSlot*> idle ABSL_GUARDED_BY(mu);
+  std::vector<PoolSlot*> held_by_test ABSL_GUARDED_BY(mu);  // TEST_HoldConnection()
   std::map<uint64_t, Running> running ABSL_GUARDED_BY(mu);
   uint64_t next_query_id ABSL_GUARDED_BY(mu) = 1;
   bool shutting_down ABSL_GUARDED_BY(mu) = false;
@@ -178,6 +244,24 @@ const QueryPoolOptions& QueryPool::options() const { return state_->options; }
 int QueryPool::TEST_RunningQueries() const {
   MutexLock lock(&state_->mu);
   return static_cast<int>(state_->running.size());
+}
+
+bool QueryPool::TEST_HoldConnection() {
+  MutexLock lock(&state_->mu);
+  if (state_->idle.empty()) return false;
+  state_->held_by_test.push_back(state_->idle.back());
+  state_->idle.pop_back();
+  return true;
+}
+
+void QueryPool::TEST_ReleaseHeldConnection() {
+  {
+    MutexLock lock(&state_->mu);
+    STRATA_CHECK(!state_->held_by_test.empty(), "TEST_HoldConnection() took a connection");
+    state_->idle.push_back(state_->held_by_test.back());
+    state_->held_by_test.pop_back();
+  }
+  state_->slot_freed.Signal();
 }
 
 absl::StatusOr<std::unique_ptr<QueryPool>> QueryPool::Open(const QueryPoolOptions& options) {
@@ -248,7 +332,8 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
     while (s.idle.empty()) {
       if (!s.slot_freed.WaitUntil(&s.mu, give_up) && s.idle.empty() && Clock::now() >= give_up) {
         return absl::ResourceExhaustedError(
-            fmt::format("query pool: all {} connections stayed busy for {} ms (queue timeout)",
+            fmt::format("query pool: all {} query connections stayed busy for {} ms (queue "
+                        "timeout); retry later",
                         s.options.max_concurrent, s.options.queue_timeout.count()));
       }
     }

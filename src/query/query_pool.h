@@ -103,9 +103,23 @@ struct QueryPoolOptions {
   size_t default_max_rows = 10'000;
 };
 
-// Half of the memory this process may use: the cgroup v2 memory.max (or
-// v1 memory.limit_in_bytes) when one is set, else physical memory.
+// Half of the memory this process may use: the smallest cgroup limit on
+// the process's own cgroup or an ancestor (CgroupMemoryLimit() over
+// /proc/self/cgroup and /sys/fs/cgroup) when one is set and below physical
+// memory, else physical memory.
 uint64_t DefaultQueryMemoryLimit();
+
+// The smallest memory limit set on the cgroups named in `proc_self_cgroup`
+// (the text of /proc/self/cgroup) or on any of their ancestors, read from
+// the hierarchy mounted at `cgroup_root` (normally /sys/fs/cgroup); 0 when
+// none is set. For cgroup v2 (the line "0::<path>") it reads memory.max in
+// <root><path> and each parent directory up to <root>; for cgroup v1 (a line
+// whose controller list holds "memory"), memory.limit_in_bytes in
+// <root>/memory<path> and each parent up to <root>/memory. With both, the
+// smaller limit wins. "max", a value of 1 EiB or more (v1's "unlimited" is
+// about 8 EiB), an unreadable file, a malformed line and a path with ".."
+// all count as no limit.
+uint64_t CgroupMemoryLimit(std::string_view proc_self_cgroup, const std::string& cgroup_root);
 
 class QueryPool {
  public:
@@ -125,6 +139,13 @@ class QueryPool {
 
   // Queries holding a connection right now (tests wait on it).
   int TEST_RunningQueries() const;
+
+  // Takes an idle connection out of the pool, as a query would, and keeps
+  // it until TEST_ReleaseHeldConnection(): a test makes every connection
+  // busy this way without relying on a slow query. False when none is idle.
+  bool TEST_HoldConnection();
+  // Returns a connection TEST_HoldConnection() took; a waiting query gets it.
+  void TEST_ReleaseHeldConnection();
 
  private:
   struct State;

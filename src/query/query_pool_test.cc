@@ -513,6 +513,102 @@ TEST(QueryPoolTest, ConcurrentQueriesOnDifferentSnapshotsSeeTheirOwnFiles) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// A fake cgroup mount: files written under a temporary root.
+class FakeCgroupTree {
+ public:
+  FakeCgroupTree() {
+    static std::atomic<int> counter{0};
+    root_ = std::filesystem::temp_directory_path() /
+            ("strata-cgroup-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_);
+  }
+  ~FakeCgroupTree() { std::filesystem::remove_all(root_); }
+
+  std::string root() const { return root_.string(); }
+  // Writes `text` to <root>/<relative>, creating the directories.
+  void Write(const std::string& relative, const std::string& text) {
+    const std::filesystem::path path = root_ / relative;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+  }
+
+ private:
+  std::filesystem::path root_;
+};
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+TEST(CgroupMemoryLimitTest, V2TakesTheSmallestLimitOfTheCgroupAndItsAncestors) {
+  FakeCgroupTree tree;
+  tree.Write("memory.max", "max\n");  // the root has no limit
+  tree.Write("system.slice/memory.max", "max\n");
+  tree.Write("system.slice/strata.service/memory.max", "4294967296\n");
+  tree.Write("system.slice/strata.service/worker/memory.max", "max\n");
+  // A limit on a parent binds the process even if its own cgroup has none.
+  tree.Write("system.slice/memory.max", std::to_string(512 * kMiB) + "\n");
+  EXPECT_EQ(CgroupMemoryLimit("0::/system.slice/strata.service/worker\n", tree.root()), 512 * kMiB);
+  // A smaller limit further down wins.
+  tree.Write("system.slice/strata.service/worker/memory.max", std::to_string(64 * kMiB));
+  EXPECT_EQ(CgroupMemoryLimit("0::/system.slice/strata.service/worker\n", tree.root()), 64 * kMiB);
+  // Only the ancestors count, not a sibling.
+  tree.Write("system.slice/other/memory.max", std::to_string(1 * kMiB));
+  EXPECT_EQ(CgroupMemoryLimit("0::/system.slice/strata.service\n", tree.root()), 512 * kMiB);
+  // Inside a cgroup namespace the process's cgroup is the mount's root.
+  tree.Write("memory.max", std::to_string(256 * kMiB));
+  EXPECT_EQ(CgroupMemoryLimit("0::/\n", tree.root()), 256 * kMiB);
+}
+
+TEST(CgroupMemoryLimitTest, V2WithoutLimitsIsZero) {
+  FakeCgroupTree tree;
+  tree.Write("user.slice/session/memory.max", "max\n");
+  tree.Write("user.slice/memory.max", "max\n");
+  EXPECT_EQ(CgroupMemoryLimit("0::/user.slice/session\n", tree.root()), 0u);
+  // A cgroup whose directories are missing (not mounted here) has no limit.
+  EXPECT_EQ(CgroupMemoryLimit("0::/not/mounted\n", tree.root()), 0u);
+}
+
+TEST(CgroupMemoryLimitTest, V1ReadsTheMemoryHierarchyAndIgnoresUnlimited) {
+  FakeCgroupTree tree;
+  const std::string unlimited = "9223372036854771712\n";
+  tree.Write("memory/memory.limit_in_bytes", unlimited);
+  tree.Write("memory/docker/memory.limit_in_bytes", unlimited);
+  tree.Write("memory/docker/abc/memory.limit_in_bytes", std::to_string(300 * kMiB) + "\n");
+  // A v2 file in the same tree is not read for a v1-only process.
+  tree.Write("docker/abc/memory.max", std::to_string(1 * kMiB));
+  const std::string self =
+      "12:cpuset:/docker/abc\n"
+      "11:memory,hugetlb:/docker/abc\n"
+      "1:name=systemd:/docker/abc\n";
+  EXPECT_EQ(CgroupMemoryLimit(self, tree.root()), 300 * kMiB);
+  tree.Write("memory/docker/abc/memory.limit_in_bytes", unlimited);
+  EXPECT_EQ(CgroupMemoryLimit(self, tree.root()), 0u);
+  // Hybrid mode: with a v1 and a v2 line, the smaller limit wins.
+  tree.Write("memory/docker/memory.limit_in_bytes", std::to_string(200 * kMiB));
+  tree.Write("docker/abc/memory.max", "max\n");
+  tree.Write("docker/memory.max", std::to_string(100 * kMiB));
+  EXPECT_EQ(CgroupMemoryLimit(self + "0::/docker/abc\n", tree.root()), 100 * kMiB);
+}
+
+TEST(CgroupMemoryLimitTest, MalformedInputCountsAsNoLimit) {
+  FakeCgroupTree tree;
+  tree.Write("memory.max", std::to_string(128 * kMiB));
+  tree.Write("a/memory.max", "lots\n");
+  tree.Write("b/memory.max", "-5\n");
+  tree.Write("c/memory.max", "99999999999999999999999\n");
+  EXPECT_EQ(CgroupMemoryLimit("", tree.root()), 0u);
+  EXPECT_EQ(CgroupMemoryLimit("garbage\nno colons here", tree.root()), 0u);
+  EXPECT_EQ(CgroupMemoryLimit("0:/only-one-colon\n", tree.root()), 0u);
+  EXPECT_EQ(CgroupMemoryLimit("0::relative/path\n", tree.root()), 0u);
+  EXPECT_EQ(CgroupMemoryLimit("0::/a/../..\n", tree.root()), 0u);
+  // Unreadable values are skipped; the ancestors' limits still count.
+  EXPECT_EQ(CgroupMemoryLimit("0::/a\n", tree.root()), 128 * kMiB);
+  EXPECT_EQ(CgroupMemoryLimit("0::/b\n", tree.root()), 128 * kMiB);
+  EXPECT_EQ(CgroupMemoryLimit("0::/c\n", tree.root()), 128 * kMiB);
+  // No trailing newline, a trailing slash, and junk lines around a good one.
+  EXPECT_EQ(CgroupMemoryLimit("x\n0::/a/", tree.root()), 128 * kMiB);
+}
+
 TEST(QueryPoolTest, OpenChecksOptionsAndAppliesDefaults) {
   EXPECT_EQ(QueryPool::Open({.data_dir = "relative/dir"}).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -24,10 +24,18 @@ bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
   return true;
 }
 
-// The budget a decoded request costs: its body (protobuf batches view into
-// it, so it stays alive until the commit) plus about as much again for the
-// decoded columns.
-uint64_t RequestCost(const std::string& body) { return 2 * static_cast<uint64_t>(body.size()); }
+// The budget a decoded request costs: the heap its batch holds until the
+// commit releases it. That is the decoded columns and arena plus, for
+// protobuf, the body, which the batch retains because its strings are views
+// into it. A JSON body is not retained (the decoder copies what it keeps),
+// so it is freed when Export() returns and is not charged.
+uint64_t RequestCost(const storage::WriteRequest& request) {
+  uint64_t bytes = 0;
+  if (request.traces != nullptr) bytes += request.traces->RetainedBytes();
+  if (request.logs != nullptr) bytes += request.logs->RetainedBytes();
+  if (request.metrics != nullptr) bytes += request.metrics->RetainedBytes();
+  return bytes;
+}
 
 // Decodes `body` into `request`, and hands back the rows the decoder
 // rejected and the log record ids it cleared (row_checks.h in otlp/).
@@ -167,8 +175,8 @@ void IngestService::Export(Signal signal, Encoding encoding, Transport transport
     done(ExportOutcome{.status = absl::OkStatus()});
     return;
   }
-  request.bytes = RequestCost(*body);
   body.reset();  // the batch retains what it needs
+  request.bytes = RequestCost(request);
   const int64_t rejected_rows = static_cast<int64_t>(rejected.rows);
   // Cleared ids are not in partial_success: the records are stored, and the
   // specification defines an invalid log id as "no trace" (docs/otlp.md,

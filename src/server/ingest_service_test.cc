@@ -4,13 +4,17 @@
 
 #include "server/ingest_service.h"
 
+#include <malloc.h>
+
 #include <future>
+#include <utility>
 
 #include "gmock/gmock.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
+#include "otlp/decode.h"
 #include "otlp/encode.h"
 #include "storage/commit_testing.h"
 #include "storage/storage.h"
@@ -151,6 +155,142 @@ TEST_F(IngestServiceTest, AfterShutdownExportsAreUnavailableWithRetryAfter) {
       ExportNow(Signal::kTraces, Encoding::kProtobuf, otlp::EncodeTracesProto(*traces));
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_GT(outcome.retry_after.count(), 0);
+}
+
+// The in-flight budget charge of one export: the writer's admitted bytes
+// while the export's commit is held at the publish gate.
+class IngestChargeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = storage::Storage::Open(fs_, tmp_.path() + "/data");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    storage_ = std::move(*opened);
+    service_ =
+        std::make_unique<IngestService>(*storage_, CheckToken, metrics_, IngestService::Options{});
+  }
+
+  uint64_t ChargeOf(Signal signal, Encoding encoding, std::string body) {
+    std::promise<ExportOutcome> answered;
+    const uint64_t size = body.size();
+    fs_.Close();
+    service_->Export(
+        signal, encoding, Transport::kHttp, std::make_shared<const std::string>(std::move(body)),
+        size, [&answered](ExportOutcome outcome) { answered.set_value(std::move(outcome)); });
+    const bool held = fs_.WaitUntilHeld(std::chrono::seconds(30));
+    const uint64_t charge = storage_->WriterStats().inflight_bytes;
+    fs_.Open();
+    ExportOutcome outcome = answered.get_future().get();
+    EXPECT_TRUE(held);
+    EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+    EXPECT_EQ(storage_->WriterStats().inflight_bytes, 0u);
+    return charge;
+  }
+
+  storage::testing::PublishGateFileSystem fs_;
+  storage::testing::ScopedTempDir tmp_{"ingest-charge"};
+  std::unique_ptr<storage::Storage> storage_;
+  IngestMetrics metrics_;
+  std::unique_ptr<IngestService> service_;
+  workload::TrafficGenerator generator_{workload::TrafficOptions{.seed = 5}};
+};
+
+TEST_F(IngestChargeTest, ChargeIsTheDecodedBatchPlusTheRetainedProtobufBody) {
+  auto small = generator_.Traces(100);
+  auto large = generator_.Traces(400);
+  ASSERT_GT(large->spans.size(), small->spans.size());
+  const std::string small_proto = otlp::EncodeTracesProto(*small);
+  const std::string large_proto = otlp::EncodeTracesProto(*large);
+  const uint64_t small_charge = ChargeOf(Signal::kTraces, Encoding::kProtobuf, small_proto);
+  const uint64_t large_charge = ChargeOf(Signal::kTraces, Encoding::kProtobuf, large_proto);
+
+  // The protobuf body stays alive with the batch, so it is part of the charge,
+  // and the decoded columns come on top of it.
+  otlp::TraceBatch decoded;
+  ASSERT_TRUE(otlp::DecodeTracesProto(small_proto, &decoded).ok());
+  const uint64_t columns = decoded.RetainedBytes();
+  EXPECT_GE(small_charge, small_proto.size() + columns);
+  EXPECT_LE(small_charge, small_proto.size() + columns + 1024);
+  EXPECT_GT(large_charge, small_charge);
+  EXPECT_GE(large_charge, large_proto.size());
+
+  // A JSON body is copied out of and freed: only the decoded batch counts.
+  const std::string json = otlp::EncodeTracesJson(*small);
+  otlp::TraceBatch from_json;
+  ASSERT_TRUE(otlp::DecodeTracesJson(json, &from_json).ok());
+  EXPECT_EQ(ChargeOf(Signal::kTraces, Encoding::kJson, json), from_json.RetainedBytes());
+
+  auto logs = generator_.Logs(200);
+  const std::string logs_proto = otlp::EncodeLogsProto(*logs);
+  EXPECT_GE(ChargeOf(Signal::kLogs, Encoding::kProtobuf, logs_proto),
+            logs_proto.size() + logs->logs.size() * sizeof(uint64_t) * 2);
+  auto metrics = generator_.Metrics(200);
+  const std::string metrics_proto = otlp::EncodeMetricsProto(*metrics);
+  EXPECT_GE(ChargeOf(Signal::kMetrics, Encoding::kProtobuf, metrics_proto),
+            metrics_proto.size() + metrics->point_count() * sizeof(uint64_t) * 2);
+}
+
+// Heap bytes in use, from glibc's allocator statistics (every arena, and
+// blocks it mapped on their own).
+size_t HeapBytesInUse() {
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+// Decodes `body` into a fresh batch and returns {RetainedBytes(), heap
+// bytes the decode left allocated}; the body itself is allocated before.
+template <typename Batch, typename DecodeFn>
+std::pair<size_t, size_t> RetainedAndMeasured(const std::string& body, DecodeFn decode) {
+  const size_t before = HeapBytesInUse();
+  auto batch = std::make_unique<Batch>();
+  EXPECT_TRUE(decode(body, batch.get()).ok());
+  const size_t measured = HeapBytesInUse() - before;
+  return {batch->RetainedBytes(), measured};
+}
+
+TEST(RequestChargeTest, RetainedBytesMatchesTheHeapTheDecodedBatchHolds) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizer allocators do not report mallinfo2";
+#endif
+  workload::TrafficGenerator generator{workload::TrafficOptions{.seed = 6}};
+  const std::string traces_json = otlp::EncodeTracesJson(*generator.Traces(300));
+  const std::string bodies[] = {
+      otlp::EncodeTracesProto(*generator.Traces(300)),
+      traces_json,
+      otlp::EncodeLogsProto(*generator.Logs(500)),
+      otlp::EncodeMetricsProto(*generator.Metrics(300)),
+  };
+  // The JSON decoder keeps a per-thread parser: let it reach its size first.
+  {
+    otlp::TraceBatch warm_up;
+    ASSERT_TRUE(otlp::DecodeTracesJson(traces_json, &warm_up).ok());
+  }
+  const std::pair<size_t, size_t> results[] = {
+      RetainedAndMeasured<otlp::TraceBatch>(bodies[0],
+                                            [](std::string_view b, otlp::TraceBatch* out) {
+                                              return otlp::DecodeTracesProto(b, out);
+                                            }),
+      RetainedAndMeasured<otlp::TraceBatch>(
+          bodies[1],
+          [](std::string_view b, otlp::TraceBatch* out) { return otlp::DecodeTracesJson(b, out); }),
+      RetainedAndMeasured<otlp::LogBatch>(
+          bodies[2],
+          [](std::string_view b, otlp::LogBatch* out) { return otlp::DecodeLogsProto(b, out); }),
+      RetainedAndMeasured<otlp::MetricBatch>(bodies[3],
+                                             [](std::string_view b, otlp::MetricBatch* out) {
+                                               return otlp::DecodeMetricsProto(b, out);
+                                             }),
+  };
+  for (size_t i = 0; i < std::size(results); ++i) {
+    const auto [retained, measured] = results[i];
+    SCOPED_TRACE(::testing::Message()
+                 << "body " << i << " of " << bodies[i].size() << " bytes: retained " << retained
+                 << ", measured " << measured);
+    // Within 5% either way plus a little: the allocator adds a header to
+    // every block and rounds it up, and it hands small blocks out of its
+    // per-thread cache, which its statistics count as in use already.
+    EXPECT_LE(measured, retained + retained / 20 + 16 * 1024);
+    EXPECT_LE(retained, measured + measured / 20 + 16 * 1024);
+  }
 }
 
 TEST(IngestResponseTest, ResponsesParseWithLibprotobufAndCarryPartialSuccess) {
