@@ -27,6 +27,31 @@
 
 namespace strata::parquet {
 
+// Whether a[0, n) == b[0, n), without a memcmp call for values up to 16
+// bytes (most dictionary strings): overlapping 8- or 4-byte loads, or the
+// first, middle and last byte. Never reads a null pointer when n == 0.
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  if (n >= 8) {
+    if (n > 16) return std::memcmp(a, b, n) == 0;
+    uint64_t a0, b0, a1, b1;
+    std::memcpy(&a0, a, 8);
+    std::memcpy(&b0, b, 8);
+    std::memcpy(&a1, a + n - 8, 8);
+    std::memcpy(&b1, b + n - 8, 8);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  if (n >= 4) {
+    uint32_t a0, b0, a1, b1;
+    std::memcpy(&a0, a, 4);
+    std::memcpy(&b0, b, 4);
+    std::memcpy(&a1, a + n - 4, 4);
+    std::memcpy(&b1, b + n - 4, 4);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  if (n == 0) return true;
+  return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
+}
+
 class ByteDictionaryIndex {
  public:
   static constexpr uint32_t kNotFound = UINT32_MAX;
@@ -35,15 +60,75 @@ class ByteDictionaryIndex {
   // The value of an index (the view Insert was given).
   std::string_view value(uint32_t index) const { return values_[index]; }
   // The index of `value`, or kNotFound. *hash receives the hash for Insert.
-  uint32_t Find(std::string_view value, uint64_t* hash) const;
+  // Inline: the column writer calls it once per value that differs from
+  // the previous one.
+  uint32_t Find(std::string_view value, uint64_t* hash) const {
+    const uint64_t h = Hash(value);
+    *hash = h;
+    if (slots_.empty()) return kNotFound;
+    const Slot* slots = slots_.data();
+    const size_t mask = slots_.size() - 1;
+    const auto tag = static_cast<uint32_t>(h >> 32);
+    for (size_t i = static_cast<size_t>(h) & mask;; i = (i + 1) & mask) {
+      const Slot slot = slots[i];
+      if (slot.index_plus_one == 0) return kNotFound;
+      if (slot.tag == tag) {
+        const std::string_view candidate = values_[slot.index_plus_one - 1];
+        if (candidate.size() == value.size() &&
+            SameBytes(candidate.data(), value.data(), value.size())) {
+          return slot.index_plus_one - 1;
+        }
+      }
+    }
+  }
   // Adds `value` (not present; hash from Find) as index size(); returns it.
   uint32_t Insert(std::string_view value, uint64_t hash);
   void Clear();
 
-  static uint64_t Hash(std::string_view value);
+  static uint64_t Hash(std::string_view value) {
+    const char* p = value.data();
+    size_t n = value.size();
+    uint64_t h = kSeed ^ (n * 0x9E3779B97F4A7C15ULL);
+    while (n >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      h = Mix(h, word);
+      p += 8;
+      n -= 8;
+    }
+    if (n > 0) {
+      // The last 1..7 bytes without a variable-length memcpy call: the last
+      // eight bytes of the value when it has them, else up to two 4-byte
+      // loads or single bytes (the length is already in h).
+      uint64_t word;
+      if (value.size() >= 8) {
+        std::memcpy(&word, p + n - 8, 8);
+      } else if (n >= 4) {
+        uint32_t lo, hi;
+        std::memcpy(&lo, p, 4);
+        std::memcpy(&hi, p + n - 4, 4);
+        word = static_cast<uint64_t>(hi) << 32 | lo;
+      } else {
+        word = static_cast<uint64_t>(static_cast<uint8_t>(p[0])) |
+               static_cast<uint64_t>(static_cast<uint8_t>(p[n / 2])) << 8 |
+               static_cast<uint64_t>(static_cast<uint8_t>(p[n - 1])) << 16;
+      }
+      h = Mix(h, word);
+    }
+    h *= 0x94D049BB133111EBULL;
+    return h ^ (h >> 29);
+  }
 
  private:
+  static uint64_t Mix(uint64_t h, uint64_t word) {
+    h = (h ^ word) * 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 31);
+  }
   void Grow();
+
+  // Per-process seed: distinct inputs that collide in one process need not
+  // collide in another.
+  static const uint64_t kSeed;
 
   // Slot: index + 1 (0 = empty) and the high 32 bits of the hash.
   struct Slot {
