@@ -25,29 +25,42 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/attributes.h"
+
 namespace strata::parquet {
 
-// Whether a[0, n) == b[0, n), without a memcmp call for values up to 16
+namespace dictionary_internal {
+
+inline uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+inline uint64_t Load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+}  // namespace dictionary_internal
+
+// Whether a[0, n) == b[0, n), without a memcmp call for values up to 32
 // bytes (most dictionary strings): overlapping 8- or 4-byte loads, or the
 // first, middle and last byte. Never reads a null pointer when n == 0.
 inline bool SameBytes(const char* a, const char* b, size_t n) {
+  using dictionary_internal::Load32;
+  using dictionary_internal::Load64;
   if (n >= 8) {
-    if (n > 16) return std::memcmp(a, b, n) == 0;
-    uint64_t a0, b0, a1, b1;
-    std::memcpy(&a0, a, 8);
-    std::memcpy(&b0, b, 8);
-    std::memcpy(&a1, a + n - 8, 8);
-    std::memcpy(&b1, b + n - 8, 8);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    if (n > 16) {
+      if (n > 32) return std::memcmp(a, b, n) == 0;
+      return ((Load64(a) ^ Load64(b)) | (Load64(a + 8) ^ Load64(b + 8)) |
+              (Load64(a + n - 16) ^ Load64(b + n - 16)) |
+              (Load64(a + n - 8) ^ Load64(b + n - 8))) == 0;
+    }
+    return ((Load64(a) ^ Load64(b)) | (Load64(a + n - 8) ^ Load64(b + n - 8))) == 0;
   }
-  if (n >= 4) {
-    uint32_t a0, b0, a1, b1;
-    std::memcpy(&a0, a, 4);
-    std::memcpy(&b0, b, 4);
-    std::memcpy(&a1, a + n - 4, 4);
-    std::memcpy(&b1, b + n - 4, 4);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
+  if (n >= 4) return ((Load32(a) ^ Load32(b)) | (Load32(a + n - 4) ^ Load32(b + n - 4))) == 0;
   if (n == 0) return true;
   return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
 }
@@ -60,9 +73,9 @@ class ByteDictionaryIndex {
   // The value of an index (the view Insert was given).
   std::string_view value(uint32_t index) const { return values_[index]; }
   // The index of `value`, or kNotFound. *hash receives the hash for Insert.
-  // Inline: the column writer calls it once per value that differs from
-  // the previous one.
-  uint32_t Find(std::string_view value, uint64_t* hash) const {
+  // Always inline: the column writer calls it once per value that differs
+  // from the previous one, and a call spills most of its registers.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Find(std::string_view value, uint64_t* hash) const {
     const uint64_t h = Hash(value);
     *hash = h;
     if (slots_.empty()) return kNotFound;
@@ -85,44 +98,53 @@ class ByteDictionaryIndex {
   uint32_t Insert(std::string_view value, uint64_t hash);
   void Clear();
 
+  // wyhash's structure: up to 16 bytes as two (overlapping) words, longer
+  // values 16 bytes per step, then one 64x64->128-bit multiply of the last
+  // two words and a folding multiply with the length. Seeded per process.
   static uint64_t Hash(std::string_view value) {
+    using dictionary_internal::Load32;
+    using dictionary_internal::Load64;
     const char* p = value.data();
-    size_t n = value.size();
-    uint64_t h = kSeed ^ (n * 0x9E3779B97F4A7C15ULL);
-    while (n >= 8) {
-      uint64_t word;
-      std::memcpy(&word, p, 8);
-      h = Mix(h, word);
-      p += 8;
-      n -= 8;
-    }
-    if (n > 0) {
-      // The last 1..7 bytes without a variable-length memcpy call: the last
-      // eight bytes of the value when it has them, else up to two 4-byte
-      // loads or single bytes (the length is already in h).
-      uint64_t word;
-      if (value.size() >= 8) {
-        std::memcpy(&word, p + n - 8, 8);
+    const size_t n = value.size();
+    uint64_t seed = kSeed;
+    uint64_t a, b;
+    if (n <= 16) {
+      if (n >= 8) {
+        a = Load64(p);
+        b = Load64(p + n - 8);
       } else if (n >= 4) {
-        uint32_t lo, hi;
-        std::memcpy(&lo, p, 4);
-        std::memcpy(&hi, p + n - 4, 4);
-        word = static_cast<uint64_t>(hi) << 32 | lo;
+        a = Load32(p);
+        b = Load32(p + n - 4);
+      } else if (n > 0) {
+        a = static_cast<uint64_t>(static_cast<uint8_t>(p[0])) << 16 |
+            static_cast<uint64_t>(static_cast<uint8_t>(p[n / 2])) << 8 |
+            static_cast<uint64_t>(static_cast<uint8_t>(p[n - 1]));
+        b = 0;
       } else {
-        word = static_cast<uint64_t>(static_cast<uint8_t>(p[0])) |
-               static_cast<uint64_t>(static_cast<uint8_t>(p[n / 2])) << 8 |
-               static_cast<uint64_t>(static_cast<uint8_t>(p[n - 1])) << 16;
+        a = b = 0;
       }
-      h = Mix(h, word);
+    } else {
+      size_t rest = n;
+      do {
+        seed = Fold(Load64(p) ^ kMul1, Load64(p + 8) ^ seed);
+        p += 16;
+        rest -= 16;
+      } while (rest > 16);
+      a = Load64(p + rest - 16);
+      b = Load64(p + rest - 8);
     }
-    h *= 0x94D049BB133111EBULL;
-    return h ^ (h >> 29);
+    const __uint128_t product = static_cast<__uint128_t>(a ^ kMul1) * (b ^ seed);
+    return Fold(static_cast<uint64_t>(product) ^ kMul0 ^ n,
+                static_cast<uint64_t>(product >> 64) ^ kMul1);
   }
 
  private:
-  static uint64_t Mix(uint64_t h, uint64_t word) {
-    h = (h ^ word) * 0xBF58476D1CE4E5B9ULL;
-    return h ^ (h >> 31);
+  static constexpr uint64_t kMul0 = 0xA0761D6478BD642FULL;
+  static constexpr uint64_t kMul1 = 0xE7037ED1A0B428DBULL;
+  // The low and high halves of x * y, xored.
+  static uint64_t Fold(uint64_t x, uint64_t y) {
+    const __uint128_t product = static_cast<__uint128_t>(x) * y;
+    return static_cast<uint64_t>(product) ^ static_cast<uint64_t>(product >> 64);
   }
   void Grow();
 
