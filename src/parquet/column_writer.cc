@@ -27,20 +27,6 @@ size_t FixedWidth(PhysicalType type) {
   }
 }
 
-uint64_t FixedKey(const ColumnVector& values, size_t row) {
-  switch (values.type) {
-    case PhysicalType::kInt32:
-      return static_cast<uint32_t>(values.int32s[row]);
-    case PhysicalType::kInt64:
-      return static_cast<uint64_t>(values.int64s[row]);
-    default: {
-      uint64_t bits;
-      std::memcpy(&bits, &values.doubles[row], 8);
-      return bits;
-    }
-  }
-}
-
 // A lower bound for v no longer than max_bytes (cut at a UTF-8 character
 // boundary for strings).
 std::string LowerBound(std::string_view v, size_t max_bytes, bool utf8, bool* exact) {
@@ -137,8 +123,6 @@ ColumnWriter::ColumnWriter(ColumnSpec spec, const ColumnWriterOptions& options,
       compressor_(compressor),
       unsigned_order_(spec_.logical_type.kind == LogicalType::Kind::kInteger &&
                       !spec_.logical_type.is_signed),
-      byte_values_(spec_.type == PhysicalType::kByteArray ||
-                   spec_.type == PhysicalType::kFixedLenByteArray),
       dictionary_allowed_(options.dictionary_enabled && spec_.type != PhysicalType::kBoolean) {
   STRATA_CHECK(ValidateColumnSpec(spec_).ok(), "column spec validated by the file writer");
   ResetChunk();
@@ -242,48 +226,100 @@ void ColumnWriter::UpdateStatistics(const ColumnVector& values, size_t row) {
   }
 }
 
-bool ColumnWriter::AddByteDictionaryValue(const ColumnVector& values, size_t row) {
-  const std::string_view v = values.bytes_at(row);
-  if (has_last_bytes_ && v == last_bytes_) {
-    indices_.push_back(last_bytes_index_);
-    return true;
+size_t ColumnWriter::AddDictionaryRun(const ColumnVector& values, size_t begin, size_t end) {
+  switch (spec_.type) {
+    case PhysicalType::kInt32:
+      return AddFixedDictionaryRun(values, values.int32s.data(), begin, end);
+    case PhysicalType::kInt64:
+      return AddFixedDictionaryRun(values, values.int64s.data(), begin, end);
+    case PhysicalType::kDouble:
+      return AddFixedDictionaryRun(values, values.doubles.data(), begin, end);
+    default:
+      return AddByteDictionaryRun(values, begin, end);
   }
-  uint64_t hash;
-  uint32_t index = dictionary_bytes_.Find(v, &hash);
-  if (index != ByteDictionaryIndex::kNotFound) {
-    last_bytes_ = dictionary_bytes_.value(index);
-  } else {
-    const size_t entry = spec_.type == PhysicalType::kByteArray ? 4 + v.size() : v.size();
-    if (dictionary_plain_.size() + entry > options_.dictionary_bytes_limit) return false;
-    index = dictionary_size_++;
-    last_bytes_ = dictionary_arena_.Copy(v);
-    dictionary_bytes_.Insert(last_bytes_, hash);
-    if (spec_.type == PhysicalType::kByteArray) {
-      EncodePlainByteArray(v, &dictionary_plain_);
-    } else {
-      dictionary_plain_.append(v.data(), v.size());
-    }
-    UpdateStatistics(values, row);
-  }
-  last_bytes_index_ = index;
-  has_last_bytes_ = true;
-  indices_.push_back(index);
-  return true;
 }
 
-bool ColumnWriter::AddFixedDictionaryValue(const ColumnVector& values, size_t row) {
-  const uint64_t key = FixedKey(values, row);
-  uint32_t index = dictionary_fixed_.Find(key);
-  if (index == FixedDictionaryIndex::kNotFound) {
-    const size_t width = FixedWidth(spec_.type);
-    if (dictionary_plain_.size() + width > options_.dictionary_bytes_limit) return false;
-    index = dictionary_size_++;
-    dictionary_fixed_.Insert(key);
-    dictionary_plain_.append(reinterpret_cast<const char*>(&key), width);
-    UpdateStatistics(values, row);
+size_t ColumnWriter::AddByteDictionaryRun(const ColumnVector& values, size_t begin, size_t end) {
+  const uint8_t* const validity = values.validity.empty() ? nullptr : values.validity.data();
+  const char* const bytes = values.bytes.data();
+  const uint64_t* const offsets = values.offsets.data();
+  const bool byte_array = spec_.type == PhysicalType::kByteArray;
+  // The indices go straight into room made for the whole run; slots that
+  // were null or not reached are truncated away at the end.
+  const size_t indices_begin = indices_.size();
+  uint32_t* const first_out = indices_.Extend(end - begin);
+  uint32_t* out = first_out;
+  // The previous value and its index, in locals for the loop.
+  bool has_last = has_last_bytes_;
+  std::string_view last = last_bytes_;
+  uint32_t last_index = last_bytes_index_;
+  size_t row = begin;
+  for (; row < end; ++row) {
+    if (validity != nullptr && validity[row] == 0) continue;
+    const std::string_view v(bytes + offsets[row], offsets[row + 1] - offsets[row]);
+    if (!has_last || v.size() != last.size() || !SameBytes(v.data(), last.data(), v.size())) {
+      uint64_t hash;
+      uint32_t index = dictionary_bytes_.Find(v, &hash);
+      if (index != ByteDictionaryIndex::kNotFound) {
+        last = dictionary_bytes_.value(index);
+      } else {
+        const size_t entry = byte_array ? 4 + v.size() : v.size();
+        if (dictionary_plain_.size() + entry > options_.dictionary_bytes_limit) break;
+        index = dictionary_size_++;
+        last = dictionary_arena_.Copy(v);
+        dictionary_bytes_.Insert(last, hash);
+        if (byte_array) {
+          EncodePlainByteArray(v, &dictionary_plain_);
+        } else {
+          dictionary_plain_.append(v.data(), v.size());
+        }
+        UpdateStatistics(values, row);
+      }
+      last_index = index;
+      has_last = true;
+    }
+    *out++ = last_index;
   }
-  indices_.push_back(index);
-  return true;
+  indices_.Truncate(indices_begin + static_cast<size_t>(out - first_out));
+  has_last_bytes_ = has_last;
+  last_bytes_ = last;
+  last_bytes_index_ = last_index;
+  return row;
+}
+
+template <typename T>
+size_t ColumnWriter::AddFixedDictionaryRun(const ColumnVector& values, const T* data, size_t begin,
+                                           size_t end) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  const uint8_t* const validity = values.validity.empty() ? nullptr : values.validity.data();
+  const size_t indices_begin = indices_.size();
+  uint32_t* const first_out = indices_.Extend(end - begin);
+  uint32_t* out = first_out;
+  size_t row = begin;
+  for (; row < end; ++row) {
+    if (validity != nullptr && validity[row] == 0) continue;
+    // The key is the value's bits (zero-extended for INT32); its first
+    // sizeof(T) bytes are the PLAIN encoding.
+    uint64_t key;
+    if constexpr (sizeof(T) == 4) {
+      uint32_t bits;
+      std::memcpy(&bits, &data[row], 4);
+      key = bits;
+    } else {
+      std::memcpy(&key, &data[row], 8);
+    }
+    uint32_t index = dictionary_fixed_.Find(key);
+    if (index == FixedDictionaryIndex::kNotFound) {
+      if (dictionary_plain_.size() + sizeof(T) > options_.dictionary_bytes_limit) break;
+      index = dictionary_size_++;
+      dictionary_fixed_.Insert(key);
+      dictionary_plain_.append(reinterpret_cast<const char*>(&key), sizeof(T));
+      UpdateStatistics(values, row);
+    }
+    *out++ = index;
+  }
+  indices_.Truncate(indices_begin + static_cast<size_t>(out - first_out));
+  return row;
 }
 
 void ColumnWriter::AddPlainValue(const ColumnVector& values, size_t row) {
@@ -357,26 +393,21 @@ bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
   repetition_levels_.Append(count - 1, 1);
   definition_levels_.Append(count, max_definition);
   const size_t first = static_cast<size_t>(range.begin);
-  if (values.validity.empty()) {
-    if (!dictionary_active_) {
-      for (size_t k = 0; k < count; ++k) AddPlainValue(values, first + k);
-    } else {
-      for (size_t k = 0; k < count; ++k) {
-        if (!AddDictionaryValue(values, first + k)) return false;
-      }
-    }
-  } else {
+  if (!values.validity.empty()) {
     uint8_t* definition = definition_levels_.data() + levels_begin;
     const uint8_t* validity = values.validity.data() + first;
     for (size_t k = 0; k < count; ++k) {
       if (validity[k] == 0) {
         definition[k] = static_cast<uint8_t>(max_definition - 1);
         ++null_count_;
-      } else if (!dictionary_active_) {
-        AddPlainValue(values, first + k);
-      } else if (!AddDictionaryValue(values, first + k)) {
-        return false;
       }
+    }
+  }
+  if (dictionary_active_) {
+    if (AddDictionaryRun(values, first, first + count) != first + count) return false;
+  } else {
+    for (size_t k = 0; k < count; ++k) {
+      if (!values.is_null(first + k)) AddPlainValue(values, first + k);
     }
   }
   if (memo_enabled_ && dictionary_active_ && memo_by_begin_[range.begin] < 0 &&
@@ -578,18 +609,14 @@ absl::Status ColumnWriter::AddFlatRun(const ColumnVector& values, size_t begin, 
     *added = end - begin;
     return absl::OkStatus();
   }
-  const bool has_validity = !values.validity.empty();
-  for (size_t row = begin; row < end; ++row) {
-    if (has_validity && values.validity[row] == 0) continue;
-    if (!AddDictionaryValue(values, row)) {
-      // The rows before this one go into the page FallBackToPlain flushes.
-      AddFlatLevels(values, begin, row);
-      STRATA_RETURN_IF_ERROR(FallBackToPlain());
-      AddPlainValue(values, row);
-      AddFlatLevels(values, row, row + 1);
-      *added = row + 1 - begin;
-      return absl::OkStatus();
-    }
+  if (const size_t row = AddDictionaryRun(values, begin, end); row < end) {
+    // The rows before this one go into the page FallBackToPlain flushes.
+    AddFlatLevels(values, begin, row);
+    STRATA_RETURN_IF_ERROR(FallBackToPlain());
+    AddPlainValue(values, row);
+    AddFlatLevels(values, row, row + 1);
+    *added = row + 1 - begin;
+    return absl::OkStatus();
   }
   AddFlatLevels(values, begin, end);
   *added = end - begin;

@@ -141,17 +141,18 @@ class ColumnWriter {
 
  private:
   bool UsesDictionary() const { return dictionary_active_; }
-  // Adds one present value; returns false for a dictionary overflow (the
-  // value was not added and the caller retries after FallBackToPlain).
-  bool AddDictionaryValue(const ColumnVector& values, size_t row) {
-    return byte_values_ ? AddByteDictionaryValue(values, row)
-                        : AddFixedDictionaryValue(values, row);
-  }
-  // AddDictionaryValue for BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY, and for
-  // INT32 / INT64 / DOUBLE (one function per kind keeps the type test out
-  // of the per-value path).
-  bool AddByteDictionaryValue(const ColumnVector& values, size_t row);
-  bool AddFixedDictionaryValue(const ColumnVector& values, size_t row);
+  // Adds the present values of slots [begin, end) (a slot whose validity
+  // byte is 0 is skipped) to the dictionary and their indices to the open
+  // page. Returns end, or the first slot whose value would overflow the
+  // dictionary: it and the slots after it were not added, and the caller
+  // retries after FallBackToPlain.
+  size_t AddDictionaryRun(const ColumnVector& values, size_t begin, size_t end);
+  // AddDictionaryRun for BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY, and for INT32 /
+  // INT64 / DOUBLE values T (one loop per type keeps the type test out of
+  // the per-value path).
+  size_t AddByteDictionaryRun(const ColumnVector& values, size_t begin, size_t end);
+  template <typename T>
+  size_t AddFixedDictionaryRun(const ColumnVector& values, const T* data, size_t begin, size_t end);
   void AddPlainValue(const ColumnVector& values, size_t row);
   void UpdateStatistics(const ColumnVector& values, size_t row);
   [[nodiscard]] absl::Status AppendListRow(const ColumnVector& values, size_t row);
@@ -202,8 +203,6 @@ class ColumnWriter {
   const ColumnWriterOptions options_;
   PageCompressor* const compressor_;
   const bool unsigned_order_;
-  // BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY.
-  const bool byte_values_;
 
   // Whether a new chunk starts with a dictionary (false after a fallback).
   bool dictionary_allowed_;

@@ -51,6 +51,54 @@ TEST(ByteDictionaryIndexTest, AssignsIndexesInInsertionOrderAndFindsThemAgain) {
   EXPECT_EQ(index.Find(values[0], &hash), ByteDictionaryIndex::kNotFound);
 }
 
+TEST(SameBytesTest, AgreesWithMemcmpAtEveryLengthAndPosition) {
+  for (size_t n = 0; n <= 40; ++n) {
+    const std::string a(n, 'q');
+    EXPECT_TRUE(SameBytes(a.data(), std::string(a).data(), n)) << n;
+    for (size_t at = 0; at < n; ++at) {
+      std::string b = a;
+      b[at] = 'r';
+      EXPECT_FALSE(SameBytes(a.data(), b.data(), n)) << n << " " << at;
+      EXPECT_FALSE(SameBytes(b.data(), a.data(), n)) << n << " " << at;
+    }
+  }
+  EXPECT_TRUE(SameBytes(nullptr, nullptr, 0));
+}
+
+// Enough distinct values that many share a 32-bit tag's slot sequence and a
+// few share the whole tag (about n^2 / 2^33 pairs), through every growth of
+// the table; keys of every length class, including empty and long ones and
+// values that differ only in their last byte.
+TEST(ByteDictionaryIndexTest, ManyValuesAgreeWithAMapThroughGrowth) {
+  std::mt19937_64 rng(11);
+  ByteDictionaryIndex index;
+  std::vector<std::string> values;
+  values.reserve(200000);
+  std::unordered_map<std::string, uint32_t> reference;
+  for (int i = 0; i < 400000 && values.size() < values.capacity(); ++i) {
+    const uint64_t k = rng() % 150000;
+    std::string v = std::string(k % 70, 'p') + std::to_string(k);
+    if (k % 11 == 0) v.clear();
+    uint64_t hash = 0;
+    const uint32_t found = index.Find(v, &hash);
+    auto it = reference.find(v);
+    if (it == reference.end()) {
+      ASSERT_EQ(found, ByteDictionaryIndex::kNotFound) << v;
+      values.push_back(v);
+      reference.emplace(v, index.Insert(values.back(), hash));
+    } else {
+      ASSERT_EQ(found, it->second) << v;
+    }
+  }
+  EXPECT_EQ(index.size(), reference.size());
+  for (const auto& [v, i] : reference) {
+    uint64_t hash;
+    ASSERT_EQ(index.Find(v, &hash), i);
+    ASSERT_EQ(index.Find(v + "!", &hash),
+              reference.count(v + "!") ? reference.at(v + "!") : ByteDictionaryIndex::kNotFound);
+  }
+}
+
 TEST(FixedDictionaryIndexTest, SmallAndLargeKeysShareOneIndexSequence) {
   std::mt19937_64 rng(5);
   FixedDictionaryIndex index;

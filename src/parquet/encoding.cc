@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "common/check.h"
 #include "fmt/format.h"
 
@@ -131,6 +135,17 @@ size_t RunEnd(const uint8_t* values, size_t i, size_t count) {
 size_t RunEnd(const uint32_t* values, size_t i, size_t count) {
   const uint32_t value = values[i];
   size_t end = i + 1;
+#if defined(__SSE2__)
+  // Four at a time: the runs found here are 8 or more long, and in sorted
+  // data (a service's spans) thousands.
+  const __m128i pattern = _mm_set1_epi32(static_cast<int>(value));
+  while (end + 4 <= count) {
+    const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(values + end));
+    const int equal = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(four, pattern)));
+    if (equal != 0xF) return end + static_cast<size_t>(__builtin_ctz(~equal));
+    end += 4;
+  }
+#endif
   while (end < count && values[end] == value) ++end;
   return end;
 }
@@ -146,28 +161,70 @@ size_t LongRunStartScalar(const T* values, size_t p, size_t streak, size_t count
   return count;
 }
 
+// Neighbour equalities, kEqualNeighbours of them per call: bit k set when
+// values[k] == values[k + 1]; reads values[0, kEqualNeighbours + 1).
+template <typename T>
+constexpr size_t kEqualNeighbours = sizeof(T) == 1 ? 16 : 8;
+
+uint64_t EqualNeighbours(const uint8_t* values) {
+#if defined(__SSE2__)
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(values));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(values + 1));
+  return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b))));
+#else
+  // Eight at a time: 0x80 in each zero byte of a ^ b (exact, no carries
+  // between bytes), then gathered into 8 bits.
+  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
+  uint64_t equal = 0;
+  for (int half = 0; half < 2; ++half) {
+    uint64_t a, b;
+    std::memcpy(&a, values + 8 * half, 8);
+    std::memcpy(&b, values + 8 * half + 1, 8);
+    const uint64_t x = a ^ b;
+    const uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
+    equal |= (((zero >> 7) * 0x0102040810204080ULL) >> 56) << (8 * half);
+  }
+  return equal;
+#endif
+}
+
+uint64_t EqualNeighbours(const uint32_t* values) {
+#if defined(__SSE2__)
+  // Two 4-lane compares of the values against their right neighbours.
+  const auto load = [](const uint32_t* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  };
+  const int low =
+      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(load(values), load(values + 1))));
+  const int high =
+      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(load(values + 4), load(values + 5))));
+  return static_cast<uint64_t>(low | high << 4);
+#else
+  uint64_t equal = 0;
+  for (int k = 0; k < 8; ++k) equal |= static_cast<uint64_t>(values[k] == values[k + 1]) << k;
+  return equal;
+#endif
+}
+
 // The start of the first run of 8 or more equal values at or after i, where
 // i starts a run (values[i - 1] != values[i]), or count if there is none.
 // The greedy encoder below passes over shorter runs without emitting
 // anything, so it may skip straight there. Levels (list rows of a few
-// elements: 0 1 1 0 1 0 ...) are mostly such short runs; this looks at 8
-// neighbour equalities per step instead of finding each run's end.
-size_t LongRunStart(const uint8_t* values, size_t i, size_t count) {
-  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
+// elements: 0 1 1 0 1 0 ...) and dictionary indices (mostly distinct
+// neighbours) are mostly such short runs; this looks at 16 (levels) or 8
+// (indices) neighbour equalities per step instead of finding each run's
+// end.
+template <typename T>
+size_t LongRunStart(const T* values, size_t i, size_t count) {
   // Bits 0..6: the equalities values[k] == values[k + 1] for k = p - 7 ..
   // p - 1 (zero before i: i starts a run). They hold no 7 ones in a row,
   // or the previous step would have returned.
+  constexpr size_t kStep = kEqualNeighbours<T>;
   uint64_t carry = 0;
   size_t p = i;
-  while (p + 9 <= count) {
-    uint64_t a, b;
-    std::memcpy(&a, values + p, 8);
-    std::memcpy(&b, values + p + 1, 8);
-    const uint64_t x = a ^ b;
-    // 0x80 in each zero byte of x (exact, no carries between bytes), then
-    // bit k of `equal` is values[p + k] == values[p + k + 1].
-    const uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
-    const uint64_t equal = ((zero >> 7) * 0x0102040810204080ULL) >> 56;
+  while (p + kStep + 1 <= count) {
+    // Bit k of `equal` is values[p + k] == values[p + k + 1].
+    const uint64_t equal = EqualNeighbours(values + p);
     // Bit b of `seven` is set when bits b..b+6 of v all are, i.e.
     // values[p - 7 + b .. p + b] are equal; the lowest such b starts a run
     // (bit b - 1 is clear).
@@ -176,19 +233,13 @@ size_t LongRunStart(const uint8_t* values, size_t i, size_t count) {
     const uint64_t four = two & (two >> 2);
     const uint64_t seven = four & (four >> 3);
     if (seven != 0) return p - 7 + static_cast<size_t>(__builtin_ctzll(seven));
-    carry = equal >> 1;
-    p += 8;
+    carry = equal >> (kStep - 7);
+    p += kStep;
   }
   // The last few values one at a time (carry has a clear bit: its leading
   // ones are the equalities in a row just before p).
   const size_t streak = static_cast<size_t>(__builtin_clzll(~carry << 57));
   return LongRunStartScalar(values, p, streak, count);
-}
-
-// 32-bit values (dictionary indices, mostly distinct neighbours): one
-// comparison per value, against finding the end of every run of one.
-size_t LongRunStart(const uint32_t* values, size_t i, size_t count) {
-  return LongRunStartScalar(values, i, 0, count);
 }
 
 // Greedy hybrid encoder: runs of 8 or more equal values become RLE runs;

@@ -142,6 +142,20 @@ TEST(RleHybridTest, MatchesTheReferenceEncoderByteForByte) {
     EncodeRleHybrid(levels.data(), levels.size(), 2, &bytes);
     EXPECT_EQ(bytes, ReferenceRleHybrid(levels, 2));
   }
+  // Index-like streams: runs of 0..20 around the lengths 7 and 8 and the
+  // four-value steps of the 32-bit run scanners, at every alignment.
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<uint32_t> indices;
+    const int segments = 1 + static_cast<int>(rng() % 30);
+    const uint32_t distinct = 1 + static_cast<uint32_t>(rng() % 5);
+    for (int s = 0; s < segments; ++s) {
+      indices.insert(indices.end(), rng() % 21,
+                     static_cast<uint32_t>(rng() % distinct) * 40503u % (1u << 17));
+    }
+    std::string bytes;
+    EncodeRleHybrid(indices.data(), indices.size(), 17, &bytes);
+    EXPECT_EQ(bytes, ReferenceRleHybrid(indices, 17)) << "trial " << trial;
+  }
 }
 
 TEST(RleHybridTest, ListLevelsMatchTheReferenceEncoderByteForByte) {

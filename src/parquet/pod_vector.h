@@ -62,6 +62,14 @@ class PodVector {
     }
     size_ += count;
   }
+  // Appends `count` unspecified values and returns where the first one is,
+  // for a caller that fills them in (and may Truncate the ones it did not).
+  T* Extend(size_t count) {
+    if (capacity_ - size_ < count) Grow(size_ + count);
+    T* at = data_.get() + size_;
+    size_ += count;
+    return at;
+  }
   // Appends values[0, count); values must not point into this vector.
   void Append(const T* values, size_t count) {
     if (count == 0) return;
