@@ -353,6 +353,7 @@ void SpansBuilder::PrefetchAttributes(uint32_t batch, uint32_t span) const {
   __builtin_prefetch(&b.span_attributes.value.type[r.begin]);
   __builtin_prefetch(&b.span_attributes.value.bits[r.begin]);
   __builtin_prefetch(b.spans.name[span].data());
+  attributes_.PrefetchTableRow(span_attribute_base_[batch], r);
 }
 
 void SpansBuilder::AppendSpanEvents(const otlp::TraceBatch& b, uint32_t batch, uint32_t span) {

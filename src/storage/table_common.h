@@ -240,6 +240,11 @@ class AttributeFamilyWriter {
   uint64_t AddTable(const otlp::BatchBase& batch, const otlp::AttributeColumns& table);
   // A row holding attributes `range` of a table AddTable returned `base` for.
   void AppendTableRow(uint64_t base, otlp::Range range);
+  // Hints that AppendTableRow(base, range) comes soon (it reads the row's
+  // type codes).
+  void PrefetchTableRow(uint64_t base, otlp::Range range) const {
+    if (range.count != 0) __builtin_prefetch(types_.int32s.data() + base + range.begin);
+  }
   // A row holding the concatenation of `ranges` of such a table: shares the
   // table's elements when the non-empty ranges are adjacent (as decoders
   // lay them out), else copies them like AppendConcatenatedRow.
