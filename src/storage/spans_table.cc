@@ -181,6 +181,10 @@ class SpansBuilder {
   ColumnVector duration_{PhysicalType::kInt64};
   AttributeFamilyWriter attributes_;
   ColumnVector dropped_attributes_{PhysicalType::kInt32};
+  // Per row: its events (links), the same range in each per-event
+  // (per-link) column; Finish gives each of them these lists.
+  std::vector<parquet::ListRange> event_lists_;
+  std::vector<parquet::ListRange> link_lists_;
   ColumnVector event_time_ = ColumnVector::List(PhysicalType::kInt64);
   ColumnVector event_name_ = ColumnVector::List(PhysicalType::kByteArray);
   ColumnVector event_dropped_ = ColumnVector::List(PhysicalType::kInt32);
@@ -247,13 +251,13 @@ void SpansBuilder::Reserve(size_t rows, size_t spans) {
   attributes_.Reserve(rows, span_attributes);
   event_attributes_.Reserve(rows, event_attributes);
   link_attributes_.Reserve(rows, link_attributes);
+  event_lists_.reserve(rows);
+  link_lists_.reserve(rows);
   for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
-    c->lists.reserve(rows);
     c->Reserve(events);
   }
   for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
                           &link_dropped_, &link_attr_count_}) {
-    c->lists.reserve(rows);
     c->Reserve(links);
   }
   link_trace_id_.bytes.reserve(16 * links);
@@ -280,11 +284,8 @@ void SpansBuilder::AppendNullSpan() {
   attributes_.AppendEmptyRow();
   event_attributes_.AppendEmptyRow();
   link_attributes_.AppendEmptyRow();
-  for (ColumnVector* c :
-       {&event_time_, &event_name_, &event_dropped_, &event_attr_count_, &link_trace_id_,
-        &link_span_id_, &link_trace_state_, &link_flags_, &link_dropped_, &link_attr_count_}) {
-    c->AppendList(0, 0);
-  }
+  event_lists_.push_back({});
+  link_lists_.push_back({});
   resource_promoted_.AppendNullRow();
   for (ColumnVector& c : promoted_) c.AppendNull();
 }
@@ -359,17 +360,17 @@ void SpansBuilder::PrefetchAttributes(uint32_t batch, uint32_t span) const {
 void SpansBuilder::AppendSpanEvents(const otlp::TraceBatch& b, uint32_t batch, uint32_t span) {
   const otlp::Range events = b.spans.events[span];
   const otlp::EventColumns& e = b.events;
-  event_time_.AppendList(event_time_.int64s.size(), events.count);
-  event_name_.AppendList(event_name_.offsets.size() - 1, events.count);
-  event_dropped_.AppendList(event_dropped_.int32s.size(), events.count);
+  // Every per-event column gets one element per event, so the running
+  // element count is the same in each.
+  event_lists_.push_back({event_time_.int64s.size(), events.count});
   for (uint32_t i = events.begin; i < events.end(); ++i) {
     event_time_.int64s.push_back(static_cast<int64_t>(e.time_unix_nano[i]));
     event_name_.bytes.append(e.name[i]);
     event_name_.offsets.push_back(event_name_.bytes.size());
     event_dropped_.int32s.push_back(static_cast<int32_t>(e.dropped_attributes_count[i]));
+    event_attr_count_.int32s.push_back(static_cast<int32_t>(e.attributes[i].count));
   }
   const std::span<const otlp::Range> attributes(e.attributes.data() + events.begin, events.count);
-  AppendElementCounts(attributes, &event_attr_count_);
   event_attributes_.AppendTableConcatenatedRow(event_attribute_base_[batch], b, b.event_attributes,
                                                attributes);
 }
@@ -377,11 +378,8 @@ void SpansBuilder::AppendSpanEvents(const otlp::TraceBatch& b, uint32_t batch, u
 void SpansBuilder::AppendSpanLinks(const otlp::TraceBatch& b, uint32_t batch, uint32_t span) {
   const otlp::Range links = b.spans.links[span];
   const otlp::LinkColumns& l = b.links;
-  link_trace_id_.AppendList(link_trace_id_.offsets.size() - 1, links.count);
-  link_span_id_.AppendList(link_span_id_.offsets.size() - 1, links.count);
-  link_trace_state_.AppendList(link_trace_state_.offsets.size() - 1, links.count);
-  link_flags_.AppendList(link_flags_.int32s.size(), links.count);
-  link_dropped_.AppendList(link_dropped_.int32s.size(), links.count);
+  // As for events: one element per link in every per-link column.
+  link_lists_.push_back({link_flags_.int32s.size(), links.count});
   for (uint32_t i = links.begin; i < links.end(); ++i) {
     AppendFixed(link_trace_id_, l.trace_id[i]);
     AppendFixed(link_span_id_, l.span_id[i]);
@@ -389,9 +387,9 @@ void SpansBuilder::AppendSpanLinks(const otlp::TraceBatch& b, uint32_t batch, ui
     link_trace_state_.offsets.push_back(link_trace_state_.bytes.size());
     link_flags_.int32s.push_back(static_cast<int32_t>(l.flags[i]));
     link_dropped_.int32s.push_back(static_cast<int32_t>(l.dropped_attributes_count[i]));
+    link_attr_count_.int32s.push_back(static_cast<int32_t>(l.attributes[i].count));
   }
   const std::span<const otlp::Range> attributes(l.attributes.data() + links.begin, links.count);
-  AppendElementCounts(attributes, &link_attr_count_);
   link_attributes_.AppendTableConcatenatedRow(link_attribute_base_[batch], b, b.link_attributes,
                                               attributes);
 }
@@ -443,11 +441,18 @@ std::vector<ColumnVector> SpansBuilder::Finish() {
   }
   attributes_.MoveColumnsTo(&out);
   out.push_back(std::move(dropped_attributes_));
+  for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_}) c->lists = event_lists_;
+  event_attr_count_.lists = std::move(event_lists_);
   for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
     out.push_back(std::move(*c));
   }
   event_attributes_.MoveColumnsTo(&out);
   out.push_back(std::move(dropped_events_));
+  for (ColumnVector* c :
+       {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_, &link_dropped_}) {
+    c->lists = link_lists_;
+  }
+  link_attr_count_.lists = std::move(link_lists_);
   for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
                           &link_dropped_, &link_attr_count_}) {
     out.push_back(std::move(*c));
