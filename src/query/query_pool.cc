@@ -55,6 +55,12 @@ uint64_t ReadCgroupLimit(const std::string& path) {
   return limit < kUnlimitedCgroupBytes ? limit : 0;
 }
 
+// The tighter of two limits where 0 means none.
+uint64_t TighterLimit(uint64_t a, uint64_t b) {
+  if (a == 0) return b;
+  return b != 0 && b < a ? b : a;
+}
+
 // The smallest limit in `file` in <base><path> and each of its parents up to
 // <base> itself; 0 when none is set. `path` is absolute, as /proc/self/cgroup
 // gives it; one with ".." (never from the kernel) is not followed.
@@ -68,7 +74,7 @@ uint64_t SmallestLimitUpTo(const std::string& base, std::string_view path, std::
   while (true) {
     const uint64_t limit =
         ReadCgroupLimit(base + (dir == "/" ? "" : dir) + "/" + std::string(file));
-    if (limit != 0 && (smallest == 0 || limit < smallest)) smallest = limit;
+    smallest = TighterLimit(smallest, limit);
     if (dir == "/") return smallest;
     const size_t slash = dir.rfind('/');
     dir.resize(slash == 0 ? 1 : slash);
@@ -142,7 +148,7 @@ uint64_t CgroupMemoryLimit(std::string_view proc_self_cgroup, const std::string&
       }
       if (memory) limit = SmallestLimitUpTo(cgroup_root + "/memory", path, "memory.limit_in_bytes");
     }
-    if (limit != 0 && (smallest == 0 || limit < smallest)) smallest = limit;
+    smallest = TighterLimit(smallest, limit);
   }
   return smallest;
 }
