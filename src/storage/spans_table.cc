@@ -127,6 +127,14 @@ void AppendFixed(ColumnVector& c, const std::array<uint8_t, N>& id) {
   c.offsets.push_back(c.bytes.size());
 }
 
+// A present id in an optional column (ColumnVector::AppendBytes, with the
+// length known at compile time).
+template <size_t N>
+void AppendPresentFixed(ColumnVector& c, const std::array<uint8_t, N>& id) {
+  if (!c.validity.empty()) c.validity.push_back(1);
+  AppendFixed(c, id);
+}
+
 // Builds every column of spans.parquet, one row at a time.
 class SpansBuilder {
  public:
@@ -303,10 +311,10 @@ void SpansBuilder::AppendSpan(uint32_t batch, uint32_t span) {
   const uint32_t scope = s.scope[span];
   row_kind_.int32s.push_back(0);
   resource_scope_.AppendRow(batch, b.scopes.resource[scope], scope);
-  trace_id_.AppendBytes({reinterpret_cast<const char*>(s.trace_id[span].data()), 16});
-  span_id_.AppendBytes({reinterpret_cast<const char*>(s.span_id[span].data()), 8});
+  AppendPresentFixed(trace_id_, s.trace_id[span]);
+  AppendPresentFixed(span_id_, s.span_id[span]);
   if (s.has_parent_span_id[span] != 0) {
-    parent_span_id_.AppendBytes({reinterpret_cast<const char*>(s.parent_span_id[span].data()), 8});
+    AppendPresentFixed(parent_span_id_, s.parent_span_id[span]);
   } else {
     parent_span_id_.AppendNull();
   }

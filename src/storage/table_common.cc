@@ -1,6 +1,7 @@
 #include "storage/table_common.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -1049,15 +1050,27 @@ constexpr size_t kMaxPromotedKeyLength = 64;
 constexpr size_t kMaxPromotedSources = 32;
 }  // namespace
 
+namespace {
+
+// A key's first 8 bytes (zero-padded when shorter), compared before the rest.
+uint64_t KeyHead(std::string_view key) {
+  uint64_t head = 0;
+  std::memcpy(&head, key.data(), std::min<size_t>(8, key.size()));
+  return head;
+}
+
+}  // namespace
+
 PromotionMatcher::PromotionMatcher(std::vector<PromotionRule> rules)
     : rules_(std::move(rules)), by_length_(kMaxPromotedKeyLength + 1) {
   for (size_t r = 0; r < rules_.size(); ++r) {
     for (size_t p = 0; p < rules_[r].keys.size(); ++p) {
       const std::string_view key = rules_[r].keys[p];
       STRATA_CHECK(key.size() <= kMaxPromotedKeyLength, "promoted key too long");
-      Source source{key, static_cast<uint32_t>(r), static_cast<uint32_t>(p),
+      Source source{key, KeyHead(key), static_cast<uint32_t>(r), static_cast<uint32_t>(p),
                     static_cast<uint32_t>(source_count_++)};
       by_length_[key.size()].push_back(source);
+      sources_.push_back(source);
     }
   }
   STRATA_CHECK(source_count_ <= kMaxPromotedSources, "too many promoted source keys");
@@ -1066,32 +1079,38 @@ PromotionMatcher::PromotionMatcher(std::vector<PromotionRule> rules)
 void PromotionMatcher::Match(const otlp::AttributeColumns& table, otlp::Range range,
                              std::vector<int64_t>* out,
                              std::vector<std::string_view>* missed) const {
+  // first[slot] is the row of the slot's first occurrence where bit slot of
+  // `found` is set, and unset otherwise.
+  static_assert(kMaxPromotedSources <= 64);
   std::array<int64_t, kMaxPromotedSources> first;
-  first.fill(-1);
+  uint64_t found = 0;
   for (uint32_t i = range.begin; i < range.end(); ++i) {
     const std::string_view key = table.key[i];
     if (key.size() > kMaxPromotedKeyLength) continue;
-    for (const Source& s : by_length_[key.size()]) {
-      if (first[s.slot] < 0 && std::memcmp(s.key.data(), key.data(), key.size()) == 0) {
+    const std::vector<Source>& candidates = by_length_[key.size()];
+    if (candidates.empty()) continue;
+    const uint64_t head = KeyHead(key);
+    for (const Source& s : candidates) {
+      if (s.head != head || (found >> s.slot & 1) != 0) continue;
+      if (key.size() <= 8 || std::memcmp(s.key.data() + 8, key.data() + 8, key.size() - 8) == 0) {
         first[s.slot] = i;
+        found |= uint64_t{1} << s.slot;
         break;
       }
     }
   }
   out->assign(rules_.size(), -1);
-  // Slots were numbered rule by rule, keys in priority order.
-  size_t slot = 0;
-  for (size_t r = 0; r < rules_.size(); ++r) {
-    const PromotionRule& rule = rules_[r];
-    bool found = false;
-    for (size_t p = 0; p < rule.keys.size(); ++p, ++slot) {
-      if (found || first[slot] < 0) continue;
-      if (table.value.type[first[slot]] == rule.type) {
-        (*out)[r] = first[slot];
-        found = true;
-      } else {
-        missed->push_back(rule.keys[p]);
-      }
+  // Slots were numbered rule by rule, keys in priority order, so the found
+  // slots in ascending order meet each rule's keys in priority order; a
+  // rule's first key of the right type gives its value.
+  for (; found != 0; found &= found - 1) {
+    const int slot = std::countr_zero(found);
+    const Source& source = sources_[slot];
+    if ((*out)[source.rule] >= 0) continue;
+    if (table.value.type[first[slot]] == rules_[source.rule].type) {
+      (*out)[source.rule] = first[slot];
+    } else {
+      missed->push_back(source.key);
     }
   }
 }

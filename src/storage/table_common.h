@@ -559,6 +559,7 @@ class PromotionMatcher {
  private:
   struct Source {
     std::string_view key;
+    uint64_t head = 0;  // the key's first 8 bytes, zero-padded
     uint32_t rule = 0;
     uint32_t priority = 0;
     uint32_t slot = 0;  // index into the per-call first-occurrence array
@@ -566,6 +567,8 @@ class PromotionMatcher {
   std::vector<PromotionRule> rules_;
   // Sources grouped by key length (index = length, capped).
   std::vector<std::vector<Source>> by_length_;
+  // Every source, by slot.
+  std::vector<Source> sources_;
   size_t source_count_ = 0;
 };
 
