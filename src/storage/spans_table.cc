@@ -43,17 +43,21 @@ std::vector<PromotionRule> SpanPromotionRules() {
 }
 constexpr int kSpanPromotedColumns = 11;
 
-// The columns compressed at TableOptions::zstd_level; every other column
-// uses fast_zstd_level (spans-parquet.md "File-level rules"). Measured on
-// src/workload/ traffic, files of 54,000 spans: these are the columns that
-// lose more than 0.015 bytes per span at level 1 instead of 6; the other 76
-// together lose nothing (span_id, parent_span_id, trace_id, name and the
-// promoted columns compress no better at 6; duration_nano compresses
-// better at 1).
-constexpr std::string_view kSpansFullZstdColumns[] = {
-    "start_time_unix_nano", "event_time_unix_nano", "resource_index", "scope_index",
-    "resource_attr_str",    "attr_keys",            "attr_types",     "attr_str",
-    "attr_int",             "attr_double",          "attr_bool",      "attr_bytes",
+// The columns compressed above fast_zstd_level, each at the level that
+// pays for it (capped at TableOptions::zstd_level; spans-parquet.md
+// "File-level rules"). Measured on src/workload/ traffic, files of 54,000
+// spans, every page compressed at levels 1 to 6: these are the columns
+// that lose more than 0.015 bytes per span at level 1, each at the lowest
+// level within about 0.02 bytes per span of level 6 (resource_attr_str
+// and attr_types come out smaller at 4 than at 6). The other 78 together
+// lose nothing at level 1 (span_id, parent_span_id, trace_id, name, the
+// promoted columns and the resource and scope indexes compress no better
+// higher; duration_nano compresses better at 1).
+constexpr ColumnZstdLevel kSpansZstdLevels[] = {
+    {"start_time_unix_nano", 5}, {"event_time_unix_nano", 5}, {"resource_attr_str", 4},
+    {"attr_keys", 4},            {"attr_types", 4},           {"attr_str", 5},
+    {"attr_int", 5},             {"attr_double", 6},          {"attr_bool", 6},
+    {"attr_bytes", 6},
 };
 
 // The columns spans-parquet.md marks "plain": ids and times that (almost)
@@ -510,7 +514,7 @@ absl::StatusOr<std::unique_ptr<SpansTableWriter>> SpansTableWriter::Open(
   writer_options.column.data_page_bytes = options.spans_page_bytes;
   writer_options.column.data_page_max_rows = std::min(options.page_rows, options.spans_page_rows);
   writer_options.column_options =
-      PerColumnOptions(SpansTableColumns(), options, writer_options.column, kSpansFullZstdColumns,
+      PerColumnOptions(SpansTableColumns(), options, writer_options.column, kSpansZstdLevels,
                        kSpansPlainColumns);
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<parquet::FileWriter> file,
                           parquet::FileWriter::Open(SpansTableColumns(),

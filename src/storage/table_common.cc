@@ -43,7 +43,7 @@ parquet::WriterOptions MakeWriterOptions(const TableOptions& options, std::strin
 
 std::vector<parquet::ColumnWriterOptions> PerColumnOptions(
     const std::vector<ColumnSpec>& specs, const TableOptions& options,
-    const parquet::ColumnWriterOptions& base, std::span<const std::string_view> full_zstd_columns,
+    const parquet::ColumnWriterOptions& base, std::span<const ColumnZstdLevel> zstd_levels,
     std::span<const std::string_view> plain_columns) {
   auto find = [&](std::string_view name) {
     for (size_t i = 0; i < specs.size(); ++i) {
@@ -54,7 +54,9 @@ std::vector<parquet::ColumnWriterOptions> PerColumnOptions(
   };
   std::vector<parquet::ColumnWriterOptions> out(specs.size(), base);
   for (parquet::ColumnWriterOptions& column : out) column.zstd_level = options.fast_zstd_level;
-  for (std::string_view name : full_zstd_columns) out[find(name)].zstd_level = options.zstd_level;
+  for (const ColumnZstdLevel& c : zstd_levels) {
+    out[find(c.column)].zstd_level = std::min(c.level, options.zstd_level);
+  }
   for (std::string_view name : plain_columns) out[find(name)].dictionary_enabled = false;
   return out;
 }

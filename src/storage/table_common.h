@@ -77,8 +77,9 @@ inline constexpr char kBatchIdKey[] = "strata.batch_id";
 // values (41.0 against 48.3 bytes per span at zstd 3).
 struct TableOptions {
   int zstd_level = 6;
-  // A table may name the columns zstd_level pays off for (spans.parquet
-  // does; ColumnZstdLevels) and compress the others at this level: ids,
+  // A table may give the columns a higher level pays off for their own
+  // levels, at most zstd_level (spans.parquet does; ColumnZstdLevel), and
+  // compress the others at this level: ids,
   // durations and already dictionary-coded columns come out the same size
   // (or smaller) at level 1 for a fraction of the CPU (spans-parquet.md,
   // "File-level rules").
@@ -109,14 +110,22 @@ parquet::WriterOptions MakeWriterOptions(const TableOptions& options, std::strin
                                          std::string_view batch_id,
                                          std::vector<parquet::SortingColumn> sorting_columns);
 
+// A column compressed at its own zstd level instead of fast_zstd_level.
+struct ColumnZstdLevel {
+  std::string_view column;
+  int level = 1;
+};
+
 // Per-column writer options (parquet::WriterOptions::column_options):
-// `base` everywhere, then the zstd level options.zstd_level for the columns
-// named in `full_zstd_columns` and options.fast_zstd_level for the others,
-// and no dictionary (PLAIN from the first value) for `plain_columns`, whose
-// values never repeat. Every name must be in `specs`.
+// `base` everywhere, then options.fast_zstd_level for every column except
+// those in `zstd_levels`, which get their level capped at
+// options.zstd_level (so a writer that lowers zstd_level, like a merge's
+// runs, lowers them all), and no dictionary (PLAIN from the first value)
+// for `plain_columns`, whose values never repeat. Every name must be in
+// `specs`.
 std::vector<parquet::ColumnWriterOptions> PerColumnOptions(
     const std::vector<parquet::ColumnSpec>& specs, const TableOptions& options,
-    const parquet::ColumnWriterOptions& base, std::span<const std::string_view> full_zstd_columns,
+    const parquet::ColumnWriterOptions& base, std::span<const ColumnZstdLevel> zstd_levels,
     std::span<const std::string_view> plain_columns);
 
 // Writes one whole file: specs, then every column (columns[i] matches
