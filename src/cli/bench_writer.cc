@@ -140,6 +140,7 @@ int RunBenchWriter(const BenchWriterOptions& options) {
   }
   const double rss_before = ProcStatusMiB("VmRSS:");
   ResetPeakRss();
+  const double span_cpu_start = ProcessCpuSeconds();
   const double span_seconds = Drive(**storage, options.clients, traces.size(), [&](size_t i) {
     storage::WriteRequest r;
     r.rows = traces[i]->spans.size();
@@ -147,6 +148,7 @@ int RunBenchWriter(const BenchWriterOptions& options) {
     r.traces = std::move(traces[i]);
     return r;
   });
+  const double span_cpu = ProcessCpuSeconds() - span_cpu_start;
   const double peak_rss = ProcStatusMiB("VmHWM:");
   const storage::GroupCommitWriterStats span_stats = (*storage)->WriterStats();
   const double log_seconds = Drive(**storage, options.clients, logs.size(), [&](size_t i) {
@@ -199,6 +201,13 @@ int RunBenchWriter(const BenchWriterOptions& options) {
              log_rows / log_seconds, log_disk.batches,
              static_cast<double>(log_disk.bytes) / log_rows);
   fmt::print("{:<34} {:>14.0f}\n", "strata writer: metric points", points / metric_seconds);
+  // CPU of the whole process (writer threads and the driving clients)
+  // while spans were written, and the share of the machine's cores it kept
+  // busy: below 100% the writer waited (on fsync, or on the clients).
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  fmt::print("span phase: CPU {:.2f} s per million spans, {:.0f}% of {} cores\n",
+             span_cpu * 1e6 / static_cast<double>(spans),
+             100 * span_cpu / (span_seconds * cores), cores);
   fmt::print("span phase: {} commits, {:.1f} requests per batch, mean commit {:.1f} ms\n",
              span_stats.commit_calls,
              static_cast<double>(span_stats.requests_ok) /
