@@ -14,14 +14,15 @@ unset STRATA_FUZZ_SECONDS  # strata refuses unknown STRATA_* variables
 
 step() { printf '\n=== %s\n' "$*"; }
 
-# The tests that exercise threads: the storage engine (the writer, the
+# The tests that exercise threads: the Parquet list ranges' shared buffers
+# (copies changed on several threads), the storage engine (the writer, the
 # catalog's pins and retirement, the assembled engine, the crash loop), the
 # token authenticator's refresh thread, and the OTLP/HTTP server and client
 # (event loop threads answering from storage threads), and the query pool
 # (connection checkout, the deadline timer). The gRPC adapter's
 # tests are left out: Debian's libgrpc is not built for ThreadSanitizer, and
 # its internals report races of their own.
-tsan_tests='GroupCommitWriter|Catalog|StorageTest|CrashLoop|CompactionTest|TokenAuthenticator|HttpServer|HttpClient|OtlpHttp|GzipTest|IngestService|QueryPool'
+tsan_tests='ListRanges|GroupCommitWriter|Catalog|StorageTest|CrashLoop|CompactionTest|TokenAuthenticator|HttpServer|HttpClient|OtlpHttp|GzipTest|IngestService|QueryPool'
 
 step "setup"
 bash scripts/setup.sh
@@ -39,7 +40,7 @@ ctest --preset asan -j2 --timeout 1200
 step "tsan: storage concurrency tests"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan --target storage_test storage_suite_test control_test server_test \
-  query_test
+  query_test parquet_test
 TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp" \
   ctest --preset tsan -j2 --timeout 1200 -R "$tsan_tests"
 

@@ -1,5 +1,6 @@
 #include "parquet/column_vector.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -328,6 +329,16 @@ void ColumnVector::AppendBytes(std::string_view value) {
   MarkPresent();
   bytes.append(value.data(), value.size());
   offsets.push_back(bytes.size());
+}
+
+std::vector<ListRange>& ListRanges::OwnShared() {
+  ranges_ = ranges_ ? std::make_shared<std::vector<ListRange>>(*ranges_)
+                    : std::make_shared<std::vector<ListRange>>();
+  return *ranges_;
+}
+
+bool ListRanges::operator==(const ListRanges& other) const {
+  return SharesWith(other) || std::equal(begin(), end(), other.begin(), other.end());
 }
 
 void ColumnVector::AppendList(uint64_t begin, uint64_t count) {

@@ -24,7 +24,9 @@
 //
 // Thread-safety: plain values.
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,11 +98,61 @@ struct ListRange {
   bool operator==(const ListRange&) const = default;
 };
 
+// The ranges of a LIST column's rows. Copies share one buffer until one of
+// them is changed, which then copies it first, so the columns of an
+// attribute family (which list the same elements per row) hold one set of
+// ranges instead of seven. Reads through a const object never copy.
+//
+// Thread-safety: a plain value; copies sharing a buffer may be used on
+// different threads (a change copies the buffer unless this copy holds the
+// only reference, seen with acquire ordering).
+class ListRanges {
+ public:
+  ListRanges() = default;
+  ListRanges(std::vector<ListRange> ranges)  // NOLINT(google-explicit-constructor)
+      : ranges_(std::make_shared<std::vector<ListRange>>(std::move(ranges))) {}
+
+  size_t size() const { return ranges_ ? ranges_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const ListRange* data() const { return ranges_ ? ranges_->data() : nullptr; }
+  const ListRange& operator[](size_t i) const { return (*ranges_)[i]; }
+  const ListRange& back() const { return ranges_->back(); }
+  const ListRange* begin() const { return data(); }
+  const ListRange* end() const { return data() + size(); }
+
+  // Changes (each makes this copy's buffer its own first).
+  ListRange& operator[](size_t i) { return Own()[i]; }
+  ListRange& back() { return Own().back(); }
+  ListRange* begin() { return Own().data(); }
+  ListRange* end() { return Own().data() + size(); }
+  void push_back(ListRange range) { Own().push_back(range); }
+  void reserve(size_t n) { Own().reserve(n); }
+
+  // Whether the two share one buffer (then they are equal).
+  bool SharesWith(const ListRanges& other) const { return ranges_ && ranges_ == other.ranges_; }
+  bool operator==(const ListRanges& other) const;
+
+ private:
+  std::vector<ListRange>& Own() {
+    if (ranges_ && ranges_.use_count() == 1) {
+      // The last other copy may have just been dropped on another thread:
+      // its reads of the buffer happen before the changes made here.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return *ranges_;
+    }
+    return OwnShared();
+  }
+  // Own() for a buffer that is shared (copied) or not there yet (made).
+  std::vector<ListRange>& OwnShared();
+
+  std::shared_ptr<std::vector<ListRange>> ranges_;
+};
+
 struct ColumnVector {
   PhysicalType type = PhysicalType::kInt64;
   // LIST columns only: one range per row, and list validity.
   bool is_list = false;
-  std::vector<ListRange> lists;
+  ListRanges lists;
   std::vector<uint8_t> list_validity;
   // Values (elements, for a LIST column) and their validity.
   std::vector<uint8_t> validity;

@@ -453,18 +453,20 @@ std::vector<ColumnVector> SpansBuilder::Finish() {
   }
   attributes_.MoveColumnsTo(&out);
   out.push_back(std::move(dropped_attributes_));
-  for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_}) c->lists = event_lists_;
-  event_attr_count_.lists = std::move(event_lists_);
+  const parquet::ListRanges events(std::move(event_lists_));
+  for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
+    c->lists = events;
+  }
   for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
     out.push_back(std::move(*c));
   }
   event_attributes_.MoveColumnsTo(&out);
   out.push_back(std::move(dropped_events_));
-  for (ColumnVector* c :
-       {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_, &link_dropped_}) {
-    c->lists = link_lists_;
+  const parquet::ListRanges links(std::move(link_lists_));
+  for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
+                          &link_dropped_, &link_attr_count_}) {
+    c->lists = links;
   }
-  link_attr_count_.lists = std::move(link_lists_);
   for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
                           &link_dropped_, &link_attr_count_}) {
     out.push_back(std::move(*c));

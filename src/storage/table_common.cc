@@ -447,12 +447,11 @@ void AttributeFamilyWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
   // list is null where the row has no value of its type (its range is then
   // ignored, so it can stay the row's).
   const size_t rows = rows_.size();
-  keys_.lists = rows_;
-  for (ColumnVector* c : {&str_, &int_, &double_, &bool_, &bytes_}) {
-    c->lists = rows_;
-    c->list_validity.resize(rows);
+  const parquet::ListRanges shared(std::move(rows_));
+  for (ColumnVector* c : {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_}) {
+    c->lists = shared;
   }
-  types_.lists = std::move(rows_);
+  for (ColumnVector* c : {&str_, &int_, &double_, &bool_, &bytes_}) c->list_validity.resize(rows);
   uint8_t* validity[] = {str_.list_validity.data(), int_.list_validity.data(),
                          double_.list_validity.data(), bool_.list_validity.data(),
                          bytes_.list_validity.data()};
@@ -804,10 +803,11 @@ void ResourceScopeWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
   out->push_back(std::move(resource_dropped_));
   resource_attributes_.MoveColumnsTo(out);
   // The four per-entity columns list the same entities per row.
-  for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_}) {
-    c->lists = entity_lists_;
+  const parquet::ListRanges entities(std::move(entity_lists_));
+  for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_,
+                          &entity_description_key_count_}) {
+    c->lists = entities;
   }
-  entity_description_key_count_.lists = std::move(entity_lists_);
   out->push_back(std::move(entity_schema_url_));
   out->push_back(std::move(entity_type_));
   out->push_back(std::move(entity_id_key_count_));
