@@ -73,9 +73,18 @@ bool OffsetsLookValid(const ColumnSpec& spec, const ColumnVector& v, size_t elem
   return !bad;
 }
 
+// Ranges a batch's columns share (ListRanges copies: an attribute family's
+// columns) whose every range, null or not, was found inside `elements`
+// elements and short enough: another column sharing them with as many
+// elements needs no second pass.
+struct CheckedRanges {
+  const ColumnVector* column = nullptr;
+  uint64_t elements = 0;
+};
+
 // The list part of a LIST vector: validity sizes, no null list in a required
 // list, every range inside the elements and short enough for one page.
-absl::Status ValidateLists(const ColumnSpec& spec, const ColumnVector& v) {
+absl::Status ValidateLists(const ColumnSpec& spec, const ColumnVector& v, CheckedRanges* checked) {
   auto error = [&](std::string_view what) {
     return absl::InvalidArgumentError(fmt::format("column '{}': {}", spec.name, what));
   };
@@ -84,7 +93,18 @@ absl::Status ValidateLists(const ColumnSpec& spec, const ColumnVector& v) {
   if (!v.list_validity.empty() && v.list_validity.size() != rows) {
     return error("list validity size differs from the row count");
   }
-  if (ListsLookValid(spec, v)) return absl::OkStatus();
+  const bool null_in_required =
+      !spec.list_optional() && !v.list_validity.empty() &&
+      std::memchr(v.list_validity.data(), 0, rows) != nullptr;
+  if (checked->column != nullptr && checked->column->lists.SharesWith(v.lists) &&
+      checked->elements == elements && !null_in_required) {
+    return absl::OkStatus();
+  }
+  if (ListsLookValid(spec, v)) {
+    // Without list validity every range was checked.
+    if (v.list_validity.empty()) *checked = {&v, elements};
+    return absl::OkStatus();
+  }
   // Something is wrong: find the first bad row for the message.
   for (size_t row = 0; row < rows; ++row) {
     if (v.is_null_list(row)) {
@@ -182,6 +202,7 @@ absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) co
         fmt::format("batch has {} columns, schema has {}", columns.size(), columns_.size()));
   }
   const size_t rows = columns[0].size();
+  CheckedRanges checked;
   for (size_t c = 0; c < columns.size(); ++c) {
     const ColumnSpec& spec = columns_[c];
     const ColumnVector& v = columns[c];
@@ -192,7 +213,7 @@ absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) co
     if (v.is_list != spec.list) return error("list and flat vectors do not mix");
     if (v.size() != rows) return error(fmt::format("{} rows, expected {}", v.size(), rows));
     const size_t elements = v.element_count();
-    if (spec.list) STRATA_RETURN_IF_ERROR(ValidateLists(spec, v));
+    if (spec.list) STRATA_RETURN_IF_ERROR(ValidateLists(spec, v, &checked));
     if (!v.validity.empty()) {
       if (v.validity.size() != elements) {
         return error("validity size differs from the value count");

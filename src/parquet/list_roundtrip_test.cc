@@ -333,6 +333,48 @@ TEST(ListWriterTest, RejectsBadLists) {
   EXPECT_EQ((*writer3)->WriteBatch({&flat, 1}).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Columns sharing one ListRanges buffer (as an attribute family's do) are
+// each checked against their own elements and list repetition.
+TEST(ListWriterTest, ColumnsSharingRangesAreCheckedEach) {
+  const std::vector<ColumnSpec> specs = {ColumnSpec::List(ColumnSpec::Int64("a")),
+                                         ColumnSpec::List(ColumnSpec::Int64("b")),
+                                         ColumnSpec::List(ColumnSpec::Int64("c"), true)};
+  auto make = [] {
+    std::vector<ColumnVector> columns(3, ColumnVector::List(PhysicalType::kInt64));
+    for (ColumnVector& c : columns) {
+      c.AppendInt64(1);
+      c.AppendInt64(2);
+    }
+    columns[0].AppendList(0, 2);
+    columns[0].AppendList(1, 1);
+    columns[1].lists = columns[0].lists;
+    columns[2].lists = columns[0].lists;
+    columns[2].list_validity = {1, 0};
+    EXPECT_TRUE(columns[1].lists.SharesWith(columns[0].lists));
+    return columns;
+  };
+  auto write = [&](const std::vector<ColumnVector>& columns) {
+    std::string bytes;
+    StringSink sink(&bytes);
+    auto writer = FileWriter::Open(specs, {}, &sink);
+    EXPECT_TRUE(writer.ok());
+    return (*writer)->WriteBatch(columns);
+  };
+  EXPECT_TRUE(write(make()).ok());
+  // The second column has fewer elements than the shared ranges name.
+  std::vector<ColumnVector> short_elements = make();
+  short_elements[1].int64s.pop_back();
+  absl::Status s = write(short_elements);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'b'"), std::string::npos) << s;
+  // A null list in a required list column that shares valid ranges.
+  std::vector<ColumnVector> null_in_required = make();
+  null_in_required[1].list_validity = {1, 0};
+  s = write(null_in_required);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("null in a required list"), std::string::npos) << s;
+}
+
 std::string SmallListFile() {
   const std::vector<ListTestColumn> schema = ListSchema();
   WriterOptions options;
