@@ -53,7 +53,8 @@ class Arena {
 
   void NewBlock(size_t at_least) {
     size_t size = at_least > kBlockBytes ? at_least : kBlockBytes;
-    blocks_.push_back(std::make_unique<char[]>(size));
+    // Not zeroed: every byte handed out is written before it is read.
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
     bytes_in_blocks_ += size;
     cursor_ = blocks_.back().get();
     remaining_ = size;
