@@ -28,6 +28,21 @@ size_t FixedWidth(PhysicalType type) {
   }
 }
 
+// The first byte of value slot 0's fixed-width array (BOOLEAN, INT32, INT64,
+// DOUBLE).
+const char* SlotData(const ColumnVector& values) {
+  switch (values.type) {
+    case PhysicalType::kBoolean:
+      return reinterpret_cast<const char*>(values.bools.data());
+    case PhysicalType::kInt32:
+      return reinterpret_cast<const char*>(values.int32s.data());
+    case PhysicalType::kDouble:
+      return reinterpret_cast<const char*>(values.doubles.data());
+    default:
+      return reinterpret_cast<const char*>(values.int64s.data());
+  }
+}
+
 // A lower bound for v no longer than max_bytes (cut at a UTF-8 character
 // boundary for strings).
 std::string LowerBound(std::string_view v, size_t max_bytes, bool utf8, bool* exact) {
@@ -423,10 +438,36 @@ size_t ColumnWriter::AddListRows(const ColumnVector& values, size_t begin, size_
   const uint8_t max_definition = static_cast<uint8_t>(spec_.max_definition_level());
   const uint8_t* const validity = values.validity.empty() ? nullptr : values.validity.data();
   const ListRange* const lists = values.lists.data();
+  // Rows point anywhere in the element arrays (spans' attributes, in a table
+  // shared by the spans), so the loop asks for the cache lines it will need
+  // some rows ahead: an element's slot (its offset, for byte arrays),
+  // validity and memo entry, and, once the offsets are in, the bytes. (A
+  // null list's range is unchecked, hence the clamps.)
+  constexpr size_t kPrefetchRows = 16;
+  constexpr size_t kPrefetchBytesRows = 4;
+  const bool byte_values =
+      spec_.type == PhysicalType::kByteArray || spec_.type == PhysicalType::kFixedLenByteArray;
+  const char* const slots =
+      byte_values ? reinterpret_cast<const char*>(values.offsets.data()) : SlotData(values);
+  const size_t slot_bytes =
+      byte_values ? sizeof(uint64_t) : std::max<size_t>(1, FixedWidth(spec_.type));
+  const uint64_t elements = values.element_count();
   size_t levels = 0;
   size_t row = begin;
   *overflowed = false;
   while (row < end) {
+    if (row + kPrefetchRows < end) {
+      const size_t ahead =
+          static_cast<size_t>(std::min(lists[row + kPrefetchRows].begin, elements));
+      __builtin_prefetch(slots + ahead * slot_bytes);
+      if (validity != nullptr) __builtin_prefetch(validity + ahead);
+      if (memo_enabled_) __builtin_prefetch(memo_by_begin_.data() + ahead);
+      if (byte_values) {
+        const size_t near =
+            static_cast<size_t>(std::min(lists[row + kPrefetchBytesRows].begin, elements));
+        __builtin_prefetch(values.bytes.data() + values.offsets[near]);
+      }
+    }
     const ListRange range = lists[row];
     const size_t count = static_cast<size_t>(range.count);
     const size_t first = static_cast<size_t>(range.begin);
