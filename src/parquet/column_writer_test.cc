@@ -1,9 +1,11 @@
 #include "parquet/column_writer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fmt/format.h"
@@ -319,6 +321,41 @@ ColumnSpec ElementSpec(PhysicalType type, bool optional) {
   }
 }
 
+// Checks that every RLE_DICTIONARY data page in `bytes` (uncompressed
+// chunks) holds one index per present value and nothing more: decoding its
+// levels and indices and encoding the indices again gives the page's
+// remaining bytes back. Rows rewound after a dictionary overflow must leave
+// no indices behind, which a reader would not notice.
+void ExpectDictionaryPagesHoldTheirValues(std::string_view bytes, int max_definition,
+                                          uint64_t seed) {
+  while (!bytes.empty()) {
+    size_t consumed = 0;
+    absl::StatusOr<PageHeader> header = ParsePageHeader(bytes, &consumed);
+    ASSERT_TRUE(header.ok()) << header.status();
+    std::string_view body = bytes.substr(consumed, header->compressed_page_size);
+    bytes.remove_prefix(consumed + body.size());
+    if (header->type != PageType::kDataPage ||
+        header->data_page_header->encoding != Encoding::kRleDictionary) {
+      continue;
+    }
+    const size_t n = static_cast<size_t>(header->data_page_header->num_values);
+    std::vector<uint8_t> repetition(n), definition(n);
+    ASSERT_TRUE(DecodeLevelsV1(&body, n, 1, repetition.data()).ok());
+    ASSERT_TRUE(DecodeLevelsV1(&body, n, max_definition, definition.data()).ok());
+    const size_t present =
+        static_cast<size_t>(std::count(definition.begin(), definition.end(), max_definition));
+    ASSERT_FALSE(body.empty());
+    const int width = static_cast<uint8_t>(body[0]);
+    body.remove_prefix(1);
+    std::vector<uint32_t> indices(present);
+    RleHybridDecoder decoder(body, width);
+    ASSERT_TRUE(decoder.Decode(indices.data(), present).ok()) << "seed " << seed;
+    std::string again;
+    EncodeRleHybrid(indices.data(), present, width, &again);
+    EXPECT_EQ(again, body) << "seed " << seed;
+  }
+}
+
 TEST(ColumnWriterListRunTest, RunsWriteTheBytesOfOneRowAtATime) {
   const PhysicalType types[] = {PhysicalType::kByteArray,
                                 PhysicalType::kInt64,
@@ -383,6 +420,7 @@ TEST(ColumnWriterListRunTest, RunsWriteTheBytesOfOneRowAtATime) {
       EXPECT_EQ(meta.num_values, level_entries) << "seed " << seed;
       EXPECT_EQ(meta.statistics->null_count, nulls) << "seed " << seed;
     }
+    ExpectDictionaryPagesHoldTheirValues(runs.bytes, spec.max_definition_level(), seed);
     // And the reader gives the rows back.
     if (seed % 3 == 0) {
       WriterOptions writer_options;
