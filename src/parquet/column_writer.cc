@@ -622,12 +622,13 @@ size_t ColumnWriter::SafeEmptyListRun(const ColumnVector& values, size_t begin,
   // run costs about what it adds).
   constexpr size_t kMaxRun = 1024;
   const size_t limit = std::min(end, begin + kMaxRun);
+  const ListRange* const lists = values.lists.data();
   size_t run_end = begin;
   if (values.list_validity.empty()) {
-    while (run_end < limit && values.lists[run_end].count == 0) ++run_end;
+    while (run_end < limit && lists[run_end].count == 0) ++run_end;
   } else {
-    while (run_end < limit &&
-           (values.list_validity[run_end] == 0 || values.lists[run_end].count == 0)) {
+    const uint8_t* const list_validity = values.list_validity.data();
+    while (run_end < limit && (list_validity[run_end] == 0 || lists[run_end].count == 0)) {
       ++run_end;
     }
   }
@@ -651,9 +652,9 @@ void ColumnWriter::AddEmptyLists(const ColumnVector& values, size_t begin, size_
   if (values.list_validity.empty()) {
     definition_levels_.Append(n, list_present);
   } else {
-    for (size_t row = begin; row < end; ++row) {
-      definition_levels_.push_back(values.list_validity[row] == 0 ? 0 : list_present);
-    }
+    uint8_t* const definition = definition_levels_.Extend(n);
+    const uint8_t* const list_validity = values.list_validity.data() + begin;
+    for (size_t i = 0; i < n; ++i) definition[i] = list_validity[i] == 0 ? 0 : list_present;
   }
   null_count_ += static_cast<int64_t>(n);
   page_values_ += n;
