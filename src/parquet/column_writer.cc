@@ -7,10 +7,11 @@
 #include <limits>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "common/check.h"
+#include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/encoding.h"
-#include "common/status_macros.h"
 
 namespace strata::parquet {
 namespace {
@@ -24,6 +25,21 @@ size_t FixedWidth(PhysicalType type) {
       return 8;
     default:
       return 0;
+  }
+}
+
+// The first byte of value slot 0's fixed-width array (BOOLEAN, INT32, INT64,
+// DOUBLE).
+const char* SlotData(const ColumnVector& values) {
+  switch (values.type) {
+    case PhysicalType::kBoolean:
+      return reinterpret_cast<const char*>(values.bools.data());
+    case PhysicalType::kInt32:
+      return reinterpret_cast<const char*>(values.int32s.data());
+    case PhysicalType::kDouble:
+      return reinterpret_cast<const char*>(values.doubles.data());
+    default:
+      return reinterpret_cast<const char*>(values.int64s.data());
   }
 }
 
@@ -226,100 +242,156 @@ void ColumnWriter::UpdateStatistics(const ColumnVector& values, size_t row) {
   }
 }
 
-size_t ColumnWriter::AddDictionaryRun(const ColumnVector& values, size_t begin, size_t end) {
-  switch (spec_.type) {
-    case PhysicalType::kInt32:
-      return AddFixedDictionaryRun(values, values.int32s.data(), begin, end);
-    case PhysicalType::kInt64:
-      return AddFixedDictionaryRun(values, values.int64s.data(), begin, end);
-    case PhysicalType::kDouble:
-      return AddFixedDictionaryRun(values, values.doubles.data(), begin, end);
-    default:
-      return AddByteDictionaryRun(values, begin, end);
-  }
-}
+// The lookups keep what a run touches on every value in members of an object
+// on the caller's stack, which the compiler holds in registers once the run's
+// loop is inlined around Find.
+class ColumnWriter::ByteLookup {
+ public:
+  ByteLookup(ColumnWriter& writer, const ColumnVector& values)
+      : writer_(writer),
+        values_(values),
+        bytes_(values.bytes.data()),
+        offsets_(values.offsets.data()),
+        byte_array_(writer.spec_.type == PhysicalType::kByteArray),
+        has_last_(writer.has_last_bytes_),
+        last_(writer.last_bytes_),
+        last_index_(writer.last_bytes_index_) {}
 
-size_t ColumnWriter::AddByteDictionaryRun(const ColumnVector& values, size_t begin, size_t end) {
-  const uint8_t* const validity = values.validity.empty() ? nullptr : values.validity.data();
-  const char* const bytes = values.bytes.data();
-  const uint64_t* const offsets = values.offsets.data();
-  const bool byte_array = spec_.type == PhysicalType::kByteArray;
-  // The indices go straight into room made for the whole run; slots that
-  // were null or not reached are truncated away at the end.
-  const size_t indices_begin = indices_.size();
-  uint32_t* const first_out = indices_.Extend(end - begin);
-  uint32_t* out = first_out;
-  // The previous value and its index, in locals for the loop.
-  bool has_last = has_last_bytes_;
-  std::string_view last = last_bytes_;
-  uint32_t last_index = last_bytes_index_;
-  size_t row = begin;
-  for (; row < end; ++row) {
-    if (validity != nullptr && validity[row] == 0) continue;
-    const std::string_view v(bytes + offsets[row], offsets[row + 1] - offsets[row]);
-    if (!has_last || v.size() != last.size() || !SameBytes(v.data(), last.data(), v.size())) {
+  // Sets *index to the dictionary index of slot's value, adding the value
+  // when new; false, with nothing added, when adding it would pass
+  // dictionary_bytes_limit.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Find(size_t slot, uint32_t* index) {
+    const std::string_view v(bytes_ + offsets_[slot], offsets_[slot + 1] - offsets_[slot]);
+    if (!has_last_ || v.size() != last_.size() || !SameBytes(v.data(), last_.data(), v.size())) {
       uint64_t hash;
-      uint32_t index = dictionary_bytes_.Find(v, &hash);
-      if (index != ByteDictionaryIndex::kNotFound) {
-        last = dictionary_bytes_.value(index);
+      uint32_t found = writer_.dictionary_bytes_.Find(v, &hash);
+      if (found != ByteDictionaryIndex::kNotFound) {
+        last_ = writer_.dictionary_bytes_.value(found);
       } else {
-        const size_t entry = byte_array ? 4 + v.size() : v.size();
-        if (dictionary_plain_.size() + entry > options_.dictionary_bytes_limit) break;
-        index = dictionary_size_++;
-        last = dictionary_arena_.Copy(v);
-        dictionary_bytes_.Insert(last, hash);
-        if (byte_array) {
-          EncodePlainByteArray(v, &dictionary_plain_);
-        } else {
-          dictionary_plain_.append(v.data(), v.size());
+        const size_t entry = byte_array_ ? 4 + v.size() : v.size();
+        if (writer_.dictionary_plain_.size() + entry > writer_.options_.dictionary_bytes_limit) {
+          return false;
         }
-        UpdateStatistics(values, row);
+        found = writer_.dictionary_size_++;
+        last_ = writer_.dictionary_arena_.Copy(v);
+        writer_.dictionary_bytes_.Insert(last_, hash);
+        if (byte_array_) {
+          EncodePlainByteArray(v, &writer_.dictionary_plain_);
+        } else {
+          writer_.dictionary_plain_.append(v.data(), v.size());
+        }
+        writer_.UpdateStatistics(values_, slot);
       }
-      last_index = index;
-      has_last = true;
+      last_index_ = found;
+      has_last_ = true;
     }
-    *out++ = last_index;
+    *index = last_index_;
+    return true;
   }
-  indices_.Truncate(indices_begin + static_cast<size_t>(out - first_out));
-  has_last_bytes_ = has_last;
-  last_bytes_ = last;
-  last_bytes_index_ = last_index;
-  return row;
-}
+
+  // Hands the last-value cache back to the writer at the end of the run.
+  void Save() {
+    writer_.has_last_bytes_ = has_last_;
+    writer_.last_bytes_ = last_;
+    writer_.last_bytes_index_ = last_index_;
+  }
+
+ private:
+  ColumnWriter& writer_;
+  const ColumnVector& values_;
+  const char* const bytes_;
+  const uint64_t* const offsets_;
+  const bool byte_array_;
+  // The previous value and its index.
+  bool has_last_;
+  std::string_view last_;
+  uint32_t last_index_;
+};
 
 template <typename T>
-size_t ColumnWriter::AddFixedDictionaryRun(const ColumnVector& values, const T* data, size_t begin,
-                                           size_t end) {
+class ColumnWriter::FixedLookup {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8);
-  const uint8_t* const validity = values.validity.empty() ? nullptr : values.validity.data();
-  const size_t indices_begin = indices_.size();
-  uint32_t* const first_out = indices_.Extend(end - begin);
-  uint32_t* out = first_out;
-  size_t row = begin;
-  for (; row < end; ++row) {
-    if (validity != nullptr && validity[row] == 0) continue;
+
+ public:
+  FixedLookup(ColumnWriter& writer, const ColumnVector& values, const T* data)
+      : writer_(writer), values_(values), data_(data) {}
+
+  // As ByteLookup::Find.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Find(size_t slot, uint32_t* index) {
     // The key is the value's bits (zero-extended for INT32); its first
     // sizeof(T) bytes are the PLAIN encoding.
     uint64_t key;
     if constexpr (sizeof(T) == 4) {
       uint32_t bits;
-      std::memcpy(&bits, &data[row], 4);
+      std::memcpy(&bits, &data_[slot], 4);
       key = bits;
     } else {
-      std::memcpy(&key, &data[row], 8);
+      std::memcpy(&key, &data_[slot], 8);
     }
-    uint32_t index = dictionary_fixed_.Find(key);
-    if (index == FixedDictionaryIndex::kNotFound) {
-      if (dictionary_plain_.size() + sizeof(T) > options_.dictionary_bytes_limit) break;
-      index = dictionary_size_++;
-      dictionary_fixed_.Insert(key);
-      dictionary_plain_.append(reinterpret_cast<const char*>(&key), sizeof(T));
-      UpdateStatistics(values, row);
+    uint32_t found = writer_.dictionary_fixed_.Find(key);
+    if (found == FixedDictionaryIndex::kNotFound) {
+      if (writer_.dictionary_plain_.size() + sizeof(T) > writer_.options_.dictionary_bytes_limit) {
+        return false;
+      }
+      found = writer_.dictionary_size_++;
+      writer_.dictionary_fixed_.Insert(key);
+      writer_.dictionary_plain_.append(reinterpret_cast<const char*>(&key), sizeof(T));
+      writer_.UpdateStatistics(values_, slot);
     }
-    *out++ = index;
+    *index = found;
+    return true;
+  }
+
+  void Save() {}
+
+ private:
+  ColumnWriter& writer_;
+  const ColumnVector& values_;
+  const T* const data_;
+};
+
+template <typename F>
+size_t ColumnWriter::WithLookup(const ColumnVector& values, F&& f) {
+  auto run = [&f](auto lookup) {
+    const size_t result = f(lookup);
+    lookup.Save();
+    return result;
+  };
+  switch (spec_.type) {
+    case PhysicalType::kInt32:
+      return run(FixedLookup<int32_t>(*this, values, values.int32s.data()));
+    case PhysicalType::kInt64:
+      return run(FixedLookup<int64_t>(*this, values, values.int64s.data()));
+    case PhysicalType::kDouble:
+      return run(FixedLookup<double>(*this, values, values.doubles.data()));
+    default:
+      return run(ByteLookup(*this, values));
+  }
+}
+
+template <typename Lookup>
+ABSL_ATTRIBUTE_ALWAYS_INLINE size_t ColumnWriter::AddDictionarySlots(const ColumnVector& values,
+                                                                     size_t begin, size_t end,
+                                                                     Lookup& lookup) {
+  const uint8_t* const validity = values.validity.empty() ? nullptr : values.validity.data();
+  // The indices go straight into room made for the whole run; slots that
+  // were null or not reached are truncated away at the end.
+  const size_t indices_begin = indices_.size();
+  uint32_t* const first_out = indices_.Extend(end - begin);
+  uint32_t* out = first_out;
+  size_t slot = begin;
+  for (; slot < end; ++slot) {
+    if (validity != nullptr && validity[slot] == 0) continue;
+    if (!lookup.Find(slot, out)) break;
+    ++out;
   }
   indices_.Truncate(indices_begin + static_cast<size_t>(out - first_out));
-  return row;
+  return slot;
+}
+
+size_t ColumnWriter::AddDictionaryRun(const ColumnVector& values, size_t begin, size_t end) {
+  return WithLookup(values,
+                    [&](auto& lookup) { return AddDictionarySlots(values, begin, end, lookup); });
 }
 
 void ColumnWriter::AddPlainValue(const ColumnVector& values, size_t row) {
@@ -360,124 +432,165 @@ absl::Status ColumnWriter::FallBackToPlain() {
   return absl::OkStatus();
 }
 
-bool ColumnWriter::TryAddListRow(const ColumnVector& values, size_t row) {
-  const uint8_t list_present = spec_.list_optional() ? 1 : 0;
+template <typename AddValues>
+size_t ColumnWriter::AddListRows(const ColumnVector& values, size_t begin, size_t end,
+                                 AddValues&& add_values, bool* overflowed) {
   const uint8_t max_definition = static_cast<uint8_t>(spec_.max_definition_level());
-  if (values.is_null_list(row) || values.lists[row].count == 0) {
+  const uint8_t* const validity = values.validity.empty() ? nullptr : values.validity.data();
+  const ListRange* const lists = values.lists.data();
+  // Rows point anywhere in the element arrays (spans' attributes, in a table
+  // shared by the spans), so the loop asks for the cache lines it will need
+  // some rows ahead: an element's slot (its offset, for byte arrays),
+  // validity and memo entry, and, once the offsets are in, the bytes. (A
+  // null list's range is unchecked, hence the clamps.)
+  constexpr size_t kPrefetchRows = 16;
+  constexpr size_t kPrefetchBytesRows = 4;
+  const bool byte_values =
+      spec_.type == PhysicalType::kByteArray || spec_.type == PhysicalType::kFixedLenByteArray;
+  const char* const slots =
+      byte_values ? reinterpret_cast<const char*>(values.offsets.data()) : SlotData(values);
+  const size_t slot_bytes =
+      byte_values ? sizeof(uint64_t) : std::max<size_t>(1, FixedWidth(spec_.type));
+  const uint64_t elements = values.element_count();
+  size_t levels = 0;
+  size_t row = begin;
+  *overflowed = false;
+  while (row < end) {
+    if (row + kPrefetchRows < end) {
+      const size_t ahead =
+          static_cast<size_t>(std::min(lists[row + kPrefetchRows].begin, elements));
+      __builtin_prefetch(slots + ahead * slot_bytes);
+      if (validity != nullptr) __builtin_prefetch(validity + ahead);
+      if (memo_enabled_) __builtin_prefetch(memo_by_begin_.data() + ahead);
+      if (byte_values) {
+        const size_t near =
+            static_cast<size_t>(std::min(lists[row + kPrefetchBytesRows].begin, elements));
+        __builtin_prefetch(values.bytes.data() + values.offsets[near]);
+      }
+    }
+    const ListRange range = lists[row];
+    const size_t count = static_cast<size_t>(range.count);
+    const size_t first = static_cast<size_t>(range.begin);
+    if (values.is_null_list(row) || count == 0) break;
+    // The check before a row (the caller made it for the first).
+    if (row > begin && page_values_ + levels + count > kMaxPageValues) break;
+    // Repetition levels for the whole row at once: 0 then 1s.
+    const size_t levels_begin = definition_levels_.size();
     repetition_levels_.push_back(0);
-    definition_levels_.push_back(values.is_null_list(row) ? 0 : list_present);
-    ++null_count_;
-    return true;
-  }
-  const ListRange range = values.lists[row];
-  if (memo_enabled_) {
-    const int32_t m = memo_by_begin_[range.begin];
+    repetition_levels_.Append(count - 1, 1);
+    const int32_t m = memo_enabled_ ? memo_by_begin_[first] : -1;
     if (m >= 0 && memos_[m].count == range.count) {
       // Elements added before: the same levels, the same indices.
       const ListMemo& memo = memos_[m];
-      repetition_levels_.push_back(0);
-      repetition_levels_.Append(range.count - 1, 1);
-      definition_levels_.Append(memo_definition_levels_.data() + memo.levels_at, range.count);
+      definition_levels_.Append(memo_definition_levels_.data() + memo.levels_at, count);
       indices_.Append(memo_indices_.data() + memo.indices_at, memo.indices_count);
       null_count_ += memo.nulls;
-      return true;
-    }
-  }
-  // Levels for the whole row at once: repetition 0 then 1s, definition
-  // max_definition except for null elements (set below).
-  const size_t levels_begin = definition_levels_.size();
-  const size_t indices_begin = indices_.size();
-  const int64_t nulls_begin = null_count_;
-  const size_t count = static_cast<size_t>(range.count);
-  repetition_levels_.push_back(0);
-  repetition_levels_.Append(count - 1, 1);
-  definition_levels_.Append(count, max_definition);
-  const size_t first = static_cast<size_t>(range.begin);
-  if (!values.validity.empty()) {
-    uint8_t* definition = definition_levels_.data() + levels_begin;
-    const uint8_t* validity = values.validity.data() + first;
-    for (size_t k = 0; k < count; ++k) {
-      if (validity[k] == 0) {
-        definition[k] = static_cast<uint8_t>(max_definition - 1);
-        ++null_count_;
+    } else {
+      // Definition levels: max_definition except for null elements.
+      const size_t indices_begin = indices_.size();
+      const int64_t nulls_begin = null_count_;
+      definition_levels_.Append(count, max_definition);
+      if (validity != nullptr) {
+        uint8_t* definition = definition_levels_.data() + levels_begin;
+        for (size_t k = 0; k < count; ++k) {
+          if (validity[first + k] == 0) {
+            definition[k] = static_cast<uint8_t>(max_definition - 1);
+            ++null_count_;
+          }
+        }
+      }
+      if (!add_values(first, count)) {
+        repetition_levels_.Truncate(levels_begin);
+        definition_levels_.Truncate(levels_begin);
+        indices_.Truncate(indices_begin);
+        null_count_ = nulls_begin;
+        *overflowed = true;
+        break;
+      }
+      if (memo_enabled_ && dictionary_active_ && m < 0 &&
+          memo_definition_levels_.size() + count <= kMaxMemoLevels) {
+        RememberListRow(range.begin, range.count, levels_begin, indices_begin, nulls_begin);
       }
     }
-  }
-  if (dictionary_active_) {
-    if (AddDictionaryRun(values, first, first + count) != first + count) return false;
-  } else {
-    for (size_t k = 0; k < count; ++k) {
-      if (!values.is_null(first + k)) AddPlainValue(values, first + k);
+    levels += count;
+    ++row;
+    // The check after a row: the page is full.
+    if (page_rows_ + (row - begin) >= options_.data_page_max_rows ||
+        OpenPageBytes() >= options_.data_page_bytes) {
+      break;
     }
   }
-  if (memo_enabled_ && dictionary_active_ && memo_by_begin_[range.begin] < 0 &&
-      memo_definition_levels_.size() + range.count <= kMaxMemoLevels) {
-    ListMemo memo;
-    memo.count = range.count;
-    memo.levels_at = static_cast<uint32_t>(memo_definition_levels_.size());
-    memo.indices_at = static_cast<uint32_t>(memo_indices_.size());
-    memo.indices_count = static_cast<uint32_t>(indices_.size() - indices_begin);
-    memo.nulls = static_cast<uint32_t>(null_count_ - nulls_begin);
-    memo_by_begin_[range.begin] = static_cast<int32_t>(memos_.size());
-    memos_.push_back(memo);
-    memo_definition_levels_.Append(definition_levels_.data() + levels_begin,
-                                   definition_levels_.size() - levels_begin);
-    memo_indices_.Append(indices_.data() + indices_begin, indices_.size() - indices_begin);
-  }
-  return true;
+  page_values_ += levels;
+  chunk_values_ += static_cast<int64_t>(levels);
+  page_rows_ += row - begin;
+  chunk_rows_ += static_cast<int64_t>(row - begin);
+  return row;
 }
 
-absl::Status ColumnWriter::AppendListRow(const ColumnVector& values, size_t row) {
-  const size_t row_levels =
-      values.is_null_list(row) ? 1 : std::max<size_t>(1, values.lists[row].count);
-  if (page_rows_ > 0 && page_values_ + row_levels > kMaxPageValues) {
-    STRATA_RETURN_IF_ERROR(FlushPage());
+void ColumnWriter::RememberListRow(uint64_t first, uint64_t count, size_t levels_begin,
+                                   size_t indices_begin, int64_t nulls_begin) {
+  ListMemo memo;
+  memo.count = count;
+  memo.levels_at = static_cast<uint32_t>(memo_definition_levels_.size());
+  memo.indices_at = static_cast<uint32_t>(memo_indices_.size());
+  memo.indices_count = static_cast<uint32_t>(indices_.size() - indices_begin);
+  memo.nulls = static_cast<uint32_t>(null_count_ - nulls_begin);
+  memo_by_begin_[first] = static_cast<int32_t>(memos_.size());
+  memos_.push_back(memo);
+  memo_definition_levels_.Append(definition_levels_.data() + levels_begin,
+                                 definition_levels_.size() - levels_begin);
+  memo_indices_.Append(indices_.data() + indices_begin, indices_.size() - indices_begin);
+}
+
+absl::Status ColumnWriter::AddListRun(const ColumnVector& values, size_t begin, size_t end,
+                                      size_t* added) {
+  auto add_plain = [&](size_t first, size_t count) {
+    for (size_t slot = first; slot < first + count; ++slot) {
+      if (!values.is_null(slot)) AddPlainValue(values, slot);
+    }
+    return true;
+  };
+  bool overflowed = false;
+  if (!dictionary_active_) {
+    *added = AddListRows(values, begin, end, add_plain, &overflowed) - begin;
+    return absl::OkStatus();
   }
-  const size_t levels_mark = definition_levels_.size();
-  const size_t indices_mark = indices_.size();
-  const int64_t nulls_mark = null_count_;
-  if (!TryAddListRow(values, row)) {
-    repetition_levels_.Truncate(levels_mark);
-    definition_levels_.Truncate(levels_mark);
-    indices_.Truncate(indices_mark);
-    null_count_ = nulls_mark;
+  const size_t row = WithLookup(values, [&](auto& lookup) {
+    auto add_indices = [&](size_t first, size_t count) {
+      return AddDictionarySlots(values, first, first + count, lookup) == first + count;
+    };
+    return AddListRows(values, begin, end, add_indices, &overflowed);
+  });
+  if (overflowed) {
+    // The rows before this one go into the page FallBackToPlain flushes;
+    // the row, rewound, is written again PLAIN.
     STRATA_RETURN_IF_ERROR(FallBackToPlain());
-    const bool added = TryAddListRow(values, row);
-    STRATA_CHECK(added, "PLAIN values never overflow");
+    *added = AddListRows(values, row, row + 1, add_plain, &overflowed) - begin;
+    return absl::OkStatus();
   }
-  page_values_ += row_levels;
-  chunk_values_ += static_cast<int64_t>(row_levels);
-  ++page_rows_;
-  ++chunk_rows_;
+  *added = row - begin;
   return absl::OkStatus();
 }
 
 absl::Status ColumnWriter::AppendRows(const ColumnVector& values, size_t begin, size_t end) {
   if (spec_.list) {
     PrepareListMemo(values);
-    const uint8_t list_present = spec_.list_optional() ? 1 : 0;
-    for (size_t row = begin; row < end; ++row) {
-      const bool null_list = values.is_null_list(row);
-      if (const size_t run = SafeEmptyListRun(values, row, end); run > 1) {
-        // Several empty or null lists in a row (most rows of most list
-        // columns), added at once; see SafeEmptyListRun.
+    // A run at a time, as flat rows below: runs of empty or null lists (most
+    // rows of most list columns), and runs of lists with elements.
+    size_t row = begin;
+    while (row < end) {
+      const size_t row_levels =
+          values.is_null_list(row) ? 1 : std::max<size_t>(1, values.lists[row].count);
+      if (page_rows_ > 0 && page_values_ + row_levels > kMaxPageValues) {
+        STRATA_RETURN_IF_ERROR(FlushPage());
+      }
+      if (const size_t run = SafeEmptyListRun(values, row, end); run > 0) {
         AddEmptyLists(values, row, row + run);
-        row += run - 1;
-      } else if (null_list || values.lists[row].count == 0) {
-        // An empty or null list (most rows of most list columns): one level
-        // entry and no value.
-        if (page_rows_ > 0 && page_values_ + 1 > kMaxPageValues) {
-          STRATA_RETURN_IF_ERROR(FlushPage());
-        }
-        repetition_levels_.push_back(0);
-        definition_levels_.push_back(null_list ? 0 : list_present);
-        ++null_count_;
-        ++page_values_;
-        ++chunk_values_;
-        ++page_rows_;
-        ++chunk_rows_;
+        row += run;
       } else {
-        STRATA_RETURN_IF_ERROR(AppendListRow(values, row));
+        size_t added = 0;
+        STRATA_RETURN_IF_ERROR(AddListRun(values, row, end, &added));
+        row += added;
       }
       if (page_rows_ >= options_.data_page_max_rows ||
           OpenPageBytes() >= options_.data_page_bytes) {
@@ -509,12 +622,13 @@ size_t ColumnWriter::SafeEmptyListRun(const ColumnVector& values, size_t begin,
   // run costs about what it adds).
   constexpr size_t kMaxRun = 1024;
   const size_t limit = std::min(end, begin + kMaxRun);
+  const ListRange* const lists = values.lists.data();
   size_t run_end = begin;
   if (values.list_validity.empty()) {
-    while (run_end < limit && values.lists[run_end].count == 0) ++run_end;
+    while (run_end < limit && lists[run_end].count == 0) ++run_end;
   } else {
-    while (run_end < limit &&
-           (values.list_validity[run_end] == 0 || values.lists[run_end].count == 0)) {
+    const uint8_t* const list_validity = values.list_validity.data();
+    while (run_end < limit && (list_validity[run_end] == 0 || lists[run_end].count == 0)) {
       ++run_end;
     }
   }
@@ -538,9 +652,9 @@ void ColumnWriter::AddEmptyLists(const ColumnVector& values, size_t begin, size_
   if (values.list_validity.empty()) {
     definition_levels_.Append(n, list_present);
   } else {
-    for (size_t row = begin; row < end; ++row) {
-      definition_levels_.push_back(values.list_validity[row] == 0 ? 0 : list_present);
-    }
+    uint8_t* const definition = definition_levels_.Extend(n);
+    const uint8_t* const list_validity = values.list_validity.data() + begin;
+    for (size_t i = 0; i < n; ++i) definition[i] = list_validity[i] == 0 ? 0 : list_present;
   }
   null_count_ += static_cast<int64_t>(n);
   page_values_ += n;

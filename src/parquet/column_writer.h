@@ -20,7 +20,10 @@
 // the limits checked after a run's last row only; a run is cut short so that
 // no check after an earlier row could have fired (an upper bound of the
 // estimate stays below the limit), so pages end exactly where a check after
-// every row would end them.
+// every row would end them. Runs of lists with elements are added in one
+// loop that makes the checks of every row itself (a few instructions once
+// inlined; the dictionary may grow by every element, so a bound would cut
+// runs short) and ends the run where a check would flush the page.
 //
 // Dictionary fallback: when the dictionary's PLAIN size would exceed
 // dictionary_bytes_limit, the open page is flushed as a dictionary page and
@@ -141,24 +144,27 @@ class ColumnWriter {
 
  private:
   bool UsesDictionary() const { return dictionary_active_; }
+  // Dictionary lookups for a run of value slots, one class per value type
+  // (defined in the .cc): ByteLookup for BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY,
+  // FixedLookup<T> for INT32 / INT64 / DOUBLE values T. A lookup holds the
+  // vector's arrays and the writer's last-value cache for the run.
+  class ByteLookup;
+  template <typename T>
+  class FixedLookup;
+  // Returns f(lookup) with the lookup for this column's type, one switch per
+  // run keeping the type test out of the per-value path.
+  template <typename F>
+  size_t WithLookup(const ColumnVector& values, F&& f);
   // Adds the present values of slots [begin, end) (a slot whose validity
   // byte is 0 is skipped) to the dictionary and their indices to the open
   // page. Returns end, or the first slot whose value would overflow the
   // dictionary: it and the slots after it were not added, and the caller
   // retries after FallBackToPlain.
+  template <typename Lookup>
+  size_t AddDictionarySlots(const ColumnVector& values, size_t begin, size_t end, Lookup& lookup);
   size_t AddDictionaryRun(const ColumnVector& values, size_t begin, size_t end);
-  // AddDictionaryRun for BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY, and for INT32 /
-  // INT64 / DOUBLE values T (one loop per type keeps the type test out of
-  // the per-value path).
-  size_t AddByteDictionaryRun(const ColumnVector& values, size_t begin, size_t end);
-  template <typename T>
-  size_t AddFixedDictionaryRun(const ColumnVector& values, const T* data, size_t begin, size_t end);
   void AddPlainValue(const ColumnVector& values, size_t row);
   void UpdateStatistics(const ColumnVector& values, size_t row);
-  [[nodiscard]] absl::Status AppendListRow(const ColumnVector& values, size_t row);
-  // Adds one list row's levels and values; false for a dictionary overflow
-  // (the row is then partly added and the caller rewinds it).
-  bool TryAddListRow(const ColumnVector& values, size_t row);
   [[nodiscard]] absl::Status FallBackToPlain();
   // LIST columns: how many rows from `begin` are empty or null lists that
   // can be added with the page limits checked only after the last (0 when
@@ -166,6 +172,27 @@ class ColumnWriter {
   size_t SafeEmptyListRun(const ColumnVector& values, size_t begin, size_t end) const;
   // Adds rows [begin, end), each an empty or a null list.
   void AddEmptyLists(const ColumnVector& values, size_t begin, size_t end);
+  // LIST columns: adds rows from `begin` (the row at begin a list of at
+  // least one element that passed the kMaxPageValues check) while they are
+  // such lists, up to end, checking the page limits before and after each
+  // row in the loop, and stops at the row before which a check would flush
+  // the page or after the row after which one would. Also stops after a row
+  // whose dictionary overflowed (the page before it was flushed and the row
+  // written PLAIN). *added receives the rows added (at least 1).
+  [[nodiscard]] absl::Status AddListRun(const ColumnVector& values, size_t begin, size_t end,
+                                        size_t* added);
+  // The loop of AddListRun: each row's levels, and its elements
+  // [first, first + count) through add_values(first, count), which returns
+  // false for a dictionary overflow. Returns the row it stopped at; when
+  // that row overflowed (*overflowed), its levels, indices and nulls are
+  // rewound.
+  template <typename AddValues>
+  size_t AddListRows(const ColumnVector& values, size_t begin, size_t end, AddValues&& add_values,
+                     bool* overflowed);
+  // Remembers a list row of elements [first, first + count) just added from
+  // the given marks into the open page (see ListMemo).
+  void RememberListRow(uint64_t first, uint64_t count, size_t levels_begin, size_t indices_begin,
+                       int64_t nulls_begin);
   // Flat columns, a run at a time: how many rows from `begin` (at most
   // end - begin, at least 1) can be added with the page limits checked
   // only after the last of them, cutting pages exactly where a check after
