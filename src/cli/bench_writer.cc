@@ -206,8 +206,8 @@ int RunBenchWriter(const BenchWriterOptions& options) {
   // busy: below 100% the writer waited (on fsync, or on the clients).
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   fmt::print("span phase: CPU {:.2f} s per million spans, {:.0f}% of {} cores\n",
-             span_cpu * 1e6 / static_cast<double>(spans),
-             100 * span_cpu / (span_seconds * cores), cores);
+             span_cpu * 1e6 / static_cast<double>(spans), 100 * span_cpu / (span_seconds * cores),
+             cores);
   fmt::print("span phase: {} commits, {:.1f} requests per batch, mean commit {:.1f} ms\n",
              span_stats.commit_calls,
              static_cast<double>(span_stats.requests_ok) /

@@ -93,9 +93,8 @@ absl::Status ValidateLists(const ColumnSpec& spec, const ColumnVector& v, Checke
   if (!v.list_validity.empty() && v.list_validity.size() != rows) {
     return error("list validity size differs from the row count");
   }
-  const bool null_in_required =
-      !spec.list_optional() && !v.list_validity.empty() &&
-      std::memchr(v.list_validity.data(), 0, rows) != nullptr;
+  const bool null_in_required = !spec.list_optional() && !v.list_validity.empty() &&
+                                std::memchr(v.list_validity.data(), 0, rows) != nullptr;
   if (checked->column != nullptr && checked->column->lists.SharesWith(v.lists) &&
       checked->elements == elements && !null_in_required) {
     return absl::OkStatus();

@@ -54,9 +54,15 @@ constexpr int kSpanPromotedColumns = 11;
 // promoted columns and the resource and scope indexes compress no better
 // higher; duration_nano compresses better at 1).
 constexpr ColumnZstdLevel kSpansZstdLevels[] = {
-    {"start_time_unix_nano", 5}, {"event_time_unix_nano", 5}, {"resource_attr_str", 4},
-    {"attr_keys", 4},            {"attr_types", 4},           {"attr_str", 5},
-    {"attr_int", 5},             {"attr_double", 6},          {"attr_bool", 6},
+    {"start_time_unix_nano", 5},
+    {"event_time_unix_nano", 5},
+    {"resource_attr_str", 4},
+    {"attr_keys", 4},
+    {"attr_types", 4},
+    {"attr_str", 5},
+    {"attr_int", 5},
+    {"attr_double", 6},
+    {"attr_bool", 6},
     {"attr_bytes", 6},
 };
 
@@ -525,9 +531,8 @@ absl::StatusOr<std::unique_ptr<SpansTableWriter>> SpansTableWriter::Open(
       MakeWriterOptions(options, kSpansSchema, batch_id, sorting);
   writer_options.column.data_page_bytes = options.spans_page_bytes;
   writer_options.column.data_page_max_rows = std::min(options.page_rows, options.spans_page_rows);
-  writer_options.column_options =
-      PerColumnOptions(SpansTableColumns(), options, writer_options.column, kSpansZstdLevels,
-                       kSpansPlainColumns);
+  writer_options.column_options = PerColumnOptions(
+      SpansTableColumns(), options, writer_options.column, kSpansZstdLevels, kSpansPlainColumns);
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<parquet::FileWriter> file,
                           parquet::FileWriter::Open(SpansTableColumns(),
                                                     std::move(writer_options), sink));
