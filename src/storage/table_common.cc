@@ -1048,11 +1048,9 @@ void PromotionMisses::AddTo(std::map<std::string, uint64_t>* out) const {
 }
 
 namespace {
+
 constexpr size_t kMaxPromotedKeyLength = 64;
 constexpr size_t kMaxPromotedSources = 32;
-}  // namespace
-
-namespace {
 
 // A key's first 8 bytes (zero-padded when shorter), compared before the rest.
 uint64_t KeyHead(std::string_view key) {
@@ -1069,13 +1067,13 @@ PromotionMatcher::PromotionMatcher(std::vector<PromotionRule> rules)
     for (size_t p = 0; p < rules_[r].keys.size(); ++p) {
       const std::string_view key = rules_[r].keys[p];
       STRATA_CHECK(key.size() <= kMaxPromotedKeyLength, "promoted key too long");
-      Source source{key, KeyHead(key), static_cast<uint32_t>(r), static_cast<uint32_t>(p),
-                    static_cast<uint32_t>(source_count_++)};
+      const Source source{key, KeyHead(key), static_cast<uint32_t>(r),
+                          static_cast<uint32_t>(sources_.size())};
       by_length_[key.size()].push_back(source);
       sources_.push_back(source);
     }
   }
-  STRATA_CHECK(source_count_ <= kMaxPromotedSources, "too many promoted source keys");
+  STRATA_CHECK(sources_.size() <= kMaxPromotedSources, "too many promoted source keys");
 }
 
 void PromotionMatcher::Match(const otlp::AttributeColumns& table, otlp::Range range,

@@ -77,12 +77,11 @@ inline constexpr char kBatchIdKey[] = "strata.batch_id";
 // values (41.0 against 48.3 bytes per span at zstd 3).
 struct TableOptions {
   int zstd_level = 6;
-  // A table may give the columns a higher level pays off for their own
-  // levels, at most zstd_level (spans.parquet does; ColumnZstdLevel), and
-  // compress the others at this level: ids,
-  // durations and already dictionary-coded columns come out the same size
-  // (or smaller) at level 1 for a fraction of the CPU (spans-parquet.md,
-  // "File-level rules").
+  // A table may give the columns where a higher level pays off a level of
+  // their own, at most zstd_level (spans.parquet does; ColumnZstdLevel),
+  // and compress the others at this level: ids, durations and already
+  // dictionary-coded columns come out the same size (or smaller) at level 1
+  // for a fraction of the CPU (spans-parquet.md, "File-level rules").
   int fast_zstd_level = 1;
   // Row groups are cut when their buffered (uncompressed) bytes reach this.
   size_t row_group_bytes = 128 << 20;
@@ -570,15 +569,13 @@ class PromotionMatcher {
     std::string_view key;
     uint64_t head = 0;  // the key's first 8 bytes, zero-padded
     uint32_t rule = 0;
-    uint32_t priority = 0;
-    uint32_t slot = 0;  // index into the per-call first-occurrence array
+    uint32_t slot = 0;  // index into sources_ and the per-call first-occurrence array
   };
   std::vector<PromotionRule> rules_;
   // Sources grouped by key length (index = length, capped).
   std::vector<std::vector<Source>> by_length_;
-  // Every source, by slot.
+  // Every source, by slot: rule by rule, each rule's keys in priority order.
   std::vector<Source> sources_;
-  size_t source_count_ = 0;
 };
 
 // The promoted resource columns every table has, first among its promoted
