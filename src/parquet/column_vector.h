@@ -98,6 +98,17 @@ struct ListRange {
   bool operator==(const ListRange&) const = default;
 };
 
+// ranges->push_back({begin, count}), storing the two fields in place. A
+// braced temporary goes through the stack as two 8-byte stores read back
+// as one 16-byte load, which the CPU cannot forward from the store queue:
+// the load then waits for every older store to reach the cache, a stall of
+// its own on rows that write many cold column vectors.
+inline void PushListRange(std::vector<ListRange>* ranges, uint64_t begin, uint64_t count) {
+  ListRange& range = ranges->emplace_back();
+  range.begin = begin;
+  range.count = count;
+}
+
 // The ranges of a LIST column's rows. Copies share one buffer until one of
 // them is changed, which then copies it first, so the columns of an
 // attribute family (which list the same elements per row) hold one set of

@@ -189,6 +189,13 @@ bool GroupCommitWriter::FitsInGroup(const Pending& next, uint64_t rows, uint64_t
          next.bytes <= options_.max_bytes_per_batch - std::min(bytes, options_.max_bytes_per_batch);
 }
 
+bool GroupCommitWriter::HasFairShare(uint64_t bytes, size_t requests) const {
+  const size_t workers = committing_.size();  // one entry per worker
+  if (requests == 0 || workers < 2) return false;
+  const uint64_t share = stats_.inflight_bytes / workers;
+  return bytes >= std::max(share, options_.fair_share_floor_bytes);
+}
+
 bool GroupCommitWriter::CollectGroup(int worker_index,
                                      std::vector<std::unique_ptr<Pending>>* group) {
   MutexLock lock(&mu_);
@@ -208,7 +215,8 @@ bool GroupCommitWriter::CollectGroup(int worker_index,
   const Clock::time_point window_end =
       queue_.front()->admitted + std::min(options_.admission_window, kLongestTimeout);
   while (true) {
-    while (!queue_.empty() && FitsInGroup(*queue_.front(), rows, bytes, group->size())) {
+    while (!queue_.empty() && FitsInGroup(*queue_.front(), rows, bytes, group->size()) &&
+           !HasFairShare(bytes, group->size())) {
       rows += queue_.front()->rows;
       bytes += queue_.front()->bytes;
       registered.push_back(queue_.front().get());
@@ -217,7 +225,10 @@ bool GroupCommitWriter::CollectGroup(int worker_index,
     }
     // A queued request that does not fit means the group is as full as it
     // gets; so does a cap, or a shutdown that wants the queue drained.
-    if (!queue_.empty() || GroupIsFull(rows, bytes, group->size()) || stopping_) break;
+    if (!queue_.empty() || GroupIsFull(rows, bytes, group->size()) ||
+        HasFairShare(bytes, group->size()) || stopping_) {
+      break;
+    }
     if (Clock::now() >= window_end) break;
     collector_cv_.WaitUntil(&mu_, window_end);
   }

@@ -124,6 +124,15 @@ class GroupCommitWriter {
     uint64_t max_rows_per_batch = 1'000'000;
     uint64_t max_bytes_per_batch = 64ull << 20;
     uint64_t max_requests_per_batch = 4096;
+    // With several workers, a group stops taking queued requests once it
+    // holds its fair share of the admitted bytes, inflight_bytes / workers,
+    // or this floor if larger; the next free worker takes the rest. Without
+    // it, clients that resubmit on each acknowledgement fall into cohorts
+    // that keep their sizes (one worker committing 200 requests at a time
+    // while the other commits 50 again and again), and the small cohort's
+    // batches cost more CPU and bytes per row. The floor keeps light load
+    // from being cut into tiny groups.
+    uint64_t fair_share_floor_bytes = 16ull << 20;
     // Global admission budget over every admitted, unanswered request.
     uint64_t inflight_bytes_limit = 256ull << 20;
     uint64_t inflight_requests_limit = 16384;
@@ -188,6 +197,9 @@ class GroupCommitWriter {
   bool CollectGroup(int worker_index, std::vector<std::unique_ptr<Pending>>* group);
   bool GroupIsFull(uint64_t rows, uint64_t bytes, size_t requests) const;
   bool FitsInGroup(const Pending& next, uint64_t rows, uint64_t bytes, size_t requests) const;
+  // Whether a group of `requests` holding `bytes` has its fair share
+  // (Options::fair_share_floor_bytes).
+  bool HasFairShare(uint64_t bytes, size_t requests) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Commits `group`, bisecting on permanent errors, and answers every request.
   void CommitAndAnswer(std::span<Pending* const> group);
   // The commit step with retries of transient errors.

@@ -338,6 +338,48 @@ TEST_F(GroupCommitWriterTest, CommitsRunConcurrentlyOnSeveralWorkers) {
   EXPECT_TRUE(fake_.overlaps().empty());
 }
 
+TEST_F(GroupCommitWriterTest, WithSeveralWorkersAGroupTakesItsFairShareOfTheBacklog) {
+  GroupCommitWriter::Options options = BaseOptions();
+  options.workers = 2;
+  options.fair_share_floor_bytes = 10;
+  Start(options);
+  fake_.Hold();
+  // Each worker holds one 10-byte request: the floor is a group's share.
+  Submit(0);
+  ASSERT_TRUE(fake_.WaitForCalls(1));
+  Submit(1);
+  ASSERT_TRUE(fake_.WaitForCalls(2));
+  for (int id = 2; id <= 9; ++id) Submit(id);
+  // The first worker free sees 90 bytes admitted (request 0 answered): its
+  // share is 45, so it takes five of the eight and leaves three queued.
+  fake_.Release(1);
+  ASSERT_TRUE(fake_.WaitForCalls(3));
+  EXPECT_EQ(fake_.calls()[2], (Ids{2, 3, 4, 5, 6}));
+  EXPECT_EQ(writer_->GetStats().queued_requests, 3u);
+  fake_.OpenGate();
+  ASSERT_TRUE(answers_.WaitForTotal(10));
+  for (int id = 0; id <= 9; ++id) EXPECT_TRUE(answers_.Single(id).ok()) << id;
+  EXPECT_TRUE(fake_.overlaps().empty());
+}
+
+TEST_F(GroupCommitWriterTest, FairShareFloorKeepsASmallBacklogInOneGroup) {
+  GroupCommitWriter::Options options = BaseOptions();
+  options.workers = 2;
+  options.fair_share_floor_bytes = 1000;
+  Start(options);
+  fake_.Hold();
+  Submit(0, 1, 1000);
+  ASSERT_TRUE(fake_.WaitForCalls(1));
+  Submit(1, 1, 1000);
+  ASSERT_TRUE(fake_.WaitForCalls(2));
+  for (int id = 2; id <= 9; ++id) Submit(id);  // 80 bytes, under the floor
+  fake_.Release(1);
+  ASSERT_TRUE(fake_.WaitForCalls(3));
+  EXPECT_EQ(fake_.calls()[2], (Ids{2, 3, 4, 5, 6, 7, 8, 9}));
+  fake_.OpenGate();
+  ASSERT_TRUE(answers_.WaitForTotal(10));
+}
+
 // ------------------------------------------------------------ budget and acks
 
 TEST_F(GroupCommitWriterTest, OverBudgetIsRefusedAtOnceAndAdmittedAgainAfterRelease) {

@@ -390,7 +390,7 @@ void SpansBuilder::AppendSpanEvents(const otlp::TraceBatch& b, uint32_t batch, u
   const otlp::EventColumns& e = b.events;
   // Every per-event column gets one element per event, so the running
   // element count is the same in each.
-  event_lists_.push_back({event_time_.int64s.size(), events.count});
+  parquet::PushListRange(&event_lists_, event_time_.int64s.size(), events.count);
   for (uint32_t i = events.begin; i < events.end(); ++i) {
     event_time_.int64s.push_back(static_cast<int64_t>(e.time_unix_nano[i]));
     event_name_.bytes.append(e.name[i]);
@@ -407,7 +407,7 @@ void SpansBuilder::AppendSpanLinks(const otlp::TraceBatch& b, uint32_t batch, ui
   const otlp::Range links = b.spans.links[span];
   const otlp::LinkColumns& l = b.links;
   // As for events: one element per link in every per-link column.
-  link_lists_.push_back({link_flags_.int32s.size(), links.count});
+  parquet::PushListRange(&link_lists_, link_flags_.int32s.size(), links.count);
   for (uint32_t i = links.begin; i < links.end(); ++i) {
     AppendFixed(link_trace_id_, l.trace_id[i]);
     AppendFixed(link_span_id_, l.span_id[i]);

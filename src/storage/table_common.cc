@@ -438,7 +438,7 @@ void AttributeFamilyWriter::AppendSharedRow(FamilyElements elements) {
     last_elements_ = elements;
     last_present_ = present;
   }
-  rows_.push_back({elements.begin, elements.count});
+  parquet::PushListRange(&rows_, elements.begin, elements.count);
   present_.push_back(last_present_);
 }
 
