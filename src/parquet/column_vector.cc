@@ -352,6 +352,18 @@ void ColumnVector::AppendNullList() {
   lists.push_back({});
 }
 
+void ColumnVector::Clear() {
+  ClearLists();
+  validity.clear();
+  bools.clear();
+  int32s.clear();
+  int64s.clear();
+  doubles.clear();
+  offsets.resize(1);
+  offsets[0] = 0;
+  bytes.clear();
+}
+
 void ColumnVector::Reserve(size_t rows) {
   if (is_list) lists.reserve(rows);
   switch (type) {

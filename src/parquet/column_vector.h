@@ -209,6 +209,13 @@ struct ColumnVector {
   // Appends value slots [begin, end) of `source` (elements, for lists).
   void AppendElements(const ColumnVector& source, size_t begin, size_t end);
   void Reserve(size_t rows);
+  // Removes every row and element, keeping the buffers' capacity.
+  void Clear();
+  // LIST vectors: removes every row (list), keeping the elements.
+  void ClearLists() {
+    lists = {};
+    list_validity.clear();
+  }
 
   // Equality compares values bit-for-bit (NaN == NaN with the same bits) and
   // treats an all-ones validity like an empty one. LIST vectors are equal

@@ -49,24 +49,25 @@ bool ListsLookValid(const ColumnSpec& spec, const ColumnVector& v) {
 // at most 1 GiB long, and (FIXED_LEN_BYTE_ARRAY) every present value is
 // type_length bytes. An unsigned difference of decreasing offsets wraps to
 // a huge length, so one comparison catches both.
-bool OffsetsLookValid(const ColumnSpec& spec, const ColumnVector& v, size_t elements) {
+bool OffsetsLookValid(const ColumnSpec& spec, const ColumnVector& v, size_t first,
+                      size_t elements) {
   constexpr uint64_t kMaxLength = INT32_MAX / 2;
   const uint64_t* offsets = v.offsets.data();
   bool bad = false;
   if (spec.type != PhysicalType::kFixedLenByteArray) {
-    for (size_t i = 0; i < elements; ++i) bad |= offsets[i + 1] - offsets[i] > kMaxLength;
+    for (size_t i = first; i < elements; ++i) bad |= offsets[i + 1] - offsets[i] > kMaxLength;
     return !bad;
   }
   const uint64_t width = static_cast<uint64_t>(spec.type_length);
   if (v.validity.empty()) {
-    for (size_t i = 0; i < elements; ++i) {
+    for (size_t i = first; i < elements; ++i) {
       const uint64_t length = offsets[i + 1] - offsets[i];
       bad |= (length != width) | (length > kMaxLength);
     }
     return !bad;
   }
   const uint8_t* present = v.validity.data();
-  for (size_t i = 0; i < elements; ++i) {
+  for (size_t i = first; i < elements; ++i) {
     const uint64_t length = offsets[i + 1] - offsets[i];
     bad |= ((present[i] != 0) & (length != width)) | (length > kMaxLength);
   }
@@ -195,16 +196,17 @@ absl::Status FileWriter::Write(std::string_view bytes) {
   return absl::OkStatus();
 }
 
-absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) const {
+absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector* const> columns, bool chunk) {
   if (columns.size() != columns_.size()) {
     return absl::InvalidArgumentError(
         fmt::format("batch has {} columns, schema has {}", columns.size(), columns_.size()));
   }
-  const size_t rows = columns[0].size();
+  checked_elements_.resize(columns_.size());
+  const size_t rows = columns[0]->size();
   CheckedRanges checked;
   for (size_t c = 0; c < columns.size(); ++c) {
     const ColumnSpec& spec = columns_[c];
-    const ColumnVector& v = columns[c];
+    const ColumnVector& v = *columns[c];
     auto error = [&](std::string_view what) {
       return absl::InvalidArgumentError(fmt::format("column '{}': {}", spec.name, what));
     };
@@ -212,12 +214,18 @@ absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) co
     if (v.is_list != spec.list) return error("list and flat vectors do not mix");
     if (v.size() != rows) return error(fmt::format("{} rows, expected {}", v.size(), rows));
     const size_t elements = v.element_count();
+    // The elements an earlier chunk of this vector checked (WriteChunk).
+    CheckedElements& earlier = checked_elements_[c];
+    const size_t first =
+        chunk && earlier.vector == &v && earlier.elements <= elements ? earlier.elements : 0;
+    earlier = {};
     if (spec.list) STRATA_RETURN_IF_ERROR(ValidateLists(spec, v, &checked));
     if (!v.validity.empty()) {
       if (v.validity.size() != elements) {
         return error("validity size differs from the value count");
       }
-      if (!spec.optional() && std::memchr(v.validity.data(), 0, elements) != nullptr) {
+      if (!spec.optional() &&
+          std::memchr(v.validity.data() + first, 0, elements - first) != nullptr) {
         return error("null in a required column");
       }
     }
@@ -225,27 +233,40 @@ absl::Status FileWriter::ValidateBatch(std::span<const ColumnVector> columns) co
       if (v.offsets.empty() || v.offsets[0] != 0 || v.offsets.back() != v.bytes.size()) {
         return error("byte offsets do not cover the bytes");
       }
-      if (OffsetsLookValid(spec, v, elements)) continue;
-      for (size_t i = 0; i < elements; ++i) {
-        if (v.offsets[i + 1] < v.offsets[i]) return error("byte offsets decrease");
-        const uint64_t length = v.offsets[i + 1] - v.offsets[i];
-        if (spec.type == PhysicalType::kFixedLenByteArray && !v.is_null(i) &&
-            length != static_cast<uint64_t>(spec.type_length)) {
-          return error(
-              fmt::format("row {} has {} bytes, the column holds {}", i, length, spec.type_length));
+      if (!OffsetsLookValid(spec, v, first, elements)) {
+        for (size_t i = first; i < elements; ++i) {
+          if (v.offsets[i + 1] < v.offsets[i]) return error("byte offsets decrease");
+          const uint64_t length = v.offsets[i + 1] - v.offsets[i];
+          if (spec.type == PhysicalType::kFixedLenByteArray && !v.is_null(i) &&
+              length != static_cast<uint64_t>(spec.type_length)) {
+            return error(fmt::format("row {} has {} bytes, the column holds {}", i, length,
+                                     spec.type_length));
+          }
+          if (length > INT32_MAX / 2) return error("a value longer than 1 GiB");
         }
-        if (length > INT32_MAX / 2) return error("a value longer than 1 GiB");
       }
     }
+    if (chunk) earlier = {&v, elements};
   }
   return absl::OkStatus();
 }
 
 absl::Status FileWriter::WriteBatch(std::span<const ColumnVector> columns) {
+  std::vector<const ColumnVector*> pointers;
+  pointers.reserve(columns.size());
+  for (const ColumnVector& c : columns) pointers.push_back(&c);
+  return WriteColumns(pointers, /*chunk=*/false);
+}
+
+absl::Status FileWriter::WriteChunk(std::span<const ColumnVector* const> columns) {
+  return WriteColumns(columns, /*chunk=*/true);
+}
+
+absl::Status FileWriter::WriteColumns(std::span<const ColumnVector* const> columns, bool chunk) {
   if (!failure_.ok()) return failure_;
   if (closed_) return absl::FailedPreconditionError("WriteBatch after Close");
-  STRATA_RETURN_IF_ERROR(ValidateBatch(columns));
-  const size_t rows = columns[0].size();
+  STRATA_RETURN_IF_ERROR(ValidateBatch(columns, chunk));
+  const size_t rows = columns[0]->size();
   for (auto& writer : writers_) writer->BeginBatch();
   size_t begin = 0;
   while (begin < rows) {
@@ -253,7 +274,7 @@ absl::Status FileWriter::WriteBatch(std::span<const ColumnVector> columns) {
     const size_t end = begin + std::min({rows - begin, room, kRowsPerSlice});
     size_t buffered = 0;
     for (size_t c = 0; c < writers_.size(); ++c) {
-      if (absl::Status s = writers_[c]->AppendRows(columns[c], begin, end); !s.ok()) {
+      if (absl::Status s = writers_[c]->AppendRows(*columns[c], begin, end); !s.ok()) {
         return Fail(s);
       }
       buffered += writers_[c]->buffered_bytes();

@@ -89,6 +89,14 @@ class FileWriter {
 
   // Appends rows: columns[i] holds column i's values; all the same length.
   [[nodiscard]] absl::Status WriteBatch(std::span<const ColumnVector> columns);
+  // Appends rows as WriteBatch does, from vectors that live on across calls:
+  // each call writes every row the vectors hold; between calls a caller may
+  // replace the rows but must only add to a LIST column's elements, never
+  // change them. Elements an earlier WriteChunk of the same vector checked
+  // are not checked again, so a file streamed in chunks of rows over one set
+  // of element arrays (rows sorted differently from their elements) pays
+  // for each element's check once.
+  [[nodiscard]] absl::Status WriteChunk(std::span<const ColumnVector* const> columns);
 
   // Flushes the last row group and writes the footer. Call once.
   [[nodiscard]] absl::Status Close();
@@ -101,7 +109,12 @@ class FileWriter {
 
  private:
   FileWriter(std::vector<ColumnSpec> columns, WriterOptions options, ByteSink* sink);
-  [[nodiscard]] absl::Status ValidateBatch(std::span<const ColumnVector> columns) const;
+  // Checks a batch (WriteBatch) or a chunk (WriteChunk, `chunk` true: see
+  // checked_elements_).
+  [[nodiscard]] absl::Status ValidateBatch(std::span<const ColumnVector* const> columns,
+                                           bool chunk);
+  [[nodiscard]] absl::Status WriteColumns(std::span<const ColumnVector* const> columns,
+                                          bool chunk);
   [[nodiscard]] absl::Status FlushRowGroup();
   // Writes every chunk's OffsetIndex and points the footer at them.
   [[nodiscard]] absl::Status WriteOffsetIndexes();
@@ -123,6 +136,13 @@ class FileWriter {
   int64_t row_group_rows_ = 0;
   bool closed_ = false;
   absl::Status failure_;
+  // Per column: the vector the last WriteChunk checked and how many of its
+  // elements; cleared by WriteBatch (a new vector may reuse an address).
+  struct CheckedElements {
+    const ColumnVector* vector = nullptr;
+    uint64_t elements = 0;
+  };
+  std::vector<CheckedElements> checked_elements_;
 };
 
 }  // namespace strata::parquet

@@ -375,6 +375,71 @@ TEST(ListWriterTest, ColumnsSharingRangesAreCheckedEach) {
   EXPECT_NE(s.message().find("null in a required list"), std::string::npos) << s;
 }
 
+// Rows streamed in chunks over element arrays that stay (FileWriter::
+// WriteChunk, as the spans writer does) give the file one batch gives; an
+// element added after a chunk is still checked.
+TEST(ListWriterTest, ChunksOverLastingElementsWriteTheSameFile) {
+  const std::vector<ListTestColumn> schema = ListSchema();
+  const std::vector<ColumnSpec> specs = Specs(schema);
+  constexpr size_t kRows = 700;
+  const std::vector<ColumnVector> table = RandomListTable(schema, kRows, 77);
+  WriterOptions options;
+  options.column.data_page_max_rows = 50;
+  const std::string whole = WriteTable(specs, table, options, kRows);
+
+  std::string bytes;
+  StringSink sink(&bytes);
+  absl::StatusOr<std::unique_ptr<FileWriter>> writer = FileWriter::Open(specs, options, &sink);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  // One vector per column for the whole stream: a LIST column keeps every
+  // element and gets each chunk's rows; a flat column gets each chunk.
+  std::vector<ColumnVector> stream = table;
+  std::vector<const ColumnVector*> pointers;
+  for (const ColumnVector& c : stream) pointers.push_back(&c);
+  for (size_t begin = 0; begin < kRows;) {
+    const size_t end = std::min(kRows, begin + 97 + begin % 5);
+    for (size_t c = 0; c < stream.size(); ++c) {
+      if (!stream[c].is_list) {
+        stream[c] = parquet_testing::Slice(table[c], begin, end);
+        continue;
+      }
+      std::vector<ListRange> ranges(table[c].lists.begin() + begin, table[c].lists.begin() + end);
+      stream[c].lists = ListRanges(std::move(ranges));
+      stream[c].list_validity.clear();
+      if (!table[c].list_validity.empty()) {
+        stream[c].list_validity.assign(table[c].list_validity.begin() + begin,
+                                       table[c].list_validity.begin() + end);
+      }
+    }
+    ASSERT_TRUE((*writer)->WriteChunk(pointers).ok()) << begin;
+    begin = end;
+  }
+  ASSERT_TRUE((*writer)->Close().ok());
+  EXPECT_EQ(Hex(bytes), Hex(whole));
+
+  // A value of the wrong width added to a FIXED_LEN_BYTE_ARRAY column's
+  // elements after its first chunk fails the next chunk.
+  std::string bytes2;
+  StringSink sink2(&bytes2);
+  writer = FileWriter::Open(specs, options, &sink2);
+  ASSERT_TRUE(writer.ok());
+  std::vector<ColumnVector> chunk;
+  for (const ColumnVector& c : table) chunk.push_back(parquet_testing::Slice(c, 0, 10));
+  std::vector<const ColumnVector*> chunk_pointers;
+  for (const ColumnVector& c : chunk) chunk_pointers.push_back(&c);
+  ASSERT_TRUE((*writer)->WriteChunk(chunk_pointers).ok());
+  size_t fixed = 0;
+  while (specs[fixed].name != "fixed") ++fixed;
+  ColumnVector& column = chunk[fixed];
+  const uint64_t at = column.element_count();
+  column.AppendBytes("abc");
+  column.lists[0] = ListRange{at, 1};
+  column.list_validity.clear();
+  const absl::Status s = (*writer)->WriteChunk(chunk_pointers);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("'fixed'"), std::string::npos) << s;
+}
+
 std::string SmallListFile() {
   const std::vector<ListTestColumn> schema = ListSchema();
   WriterOptions options;

@@ -152,7 +152,9 @@ class SpansBuilder {
   SpansBuilder(std::span<const otlp::TraceBatch* const> batches,
                std::vector<OwnerNumbering::Assigned> owners);
 
-  void Reserve(size_t rows, size_t spans);
+  // Room for chunks of `rows` of the `all_rows` rows, and for the whole
+  // attribute tables.
+  void Reserve(size_t rows, size_t all_rows);
   // Adds every input's span, event and link attribute tables as elements,
   // in batch order; span rows then point into them.
   void AddAttributeTables();
@@ -164,7 +166,12 @@ class SpansBuilder {
   // the attribute range Prefetch fetched).
   void Prefetch(uint32_t batch, uint32_t span) const;
   void PrefetchAttributes(uint32_t batch, uint32_t span) const;
-  std::vector<ColumnVector> Finish();
+  // The columns of the rows appended since the last ClearRows, in file
+  // order: pointers into the builder, valid until ClearRows.
+  std::vector<const ColumnVector*> ExposeRows();
+  // Forgets those rows for the next chunk, keeping the attribute tables'
+  // elements and every buffer's capacity.
+  void ClearRows();
   const PromotionMisses& misses() const { return misses_; }
 
  private:
@@ -242,17 +249,14 @@ SpansBuilder::SpansBuilder(std::span<const otlp::TraceBatch* const> batches,
   }
 }
 
-void SpansBuilder::Reserve(size_t rows, size_t spans) {
+void SpansBuilder::Reserve(size_t rows, size_t all_rows) {
   size_t span_attributes = 0, events = 0, event_attributes = 0, links = 0, link_attributes = 0;
-  size_t resource_attributes = 0, scope_attributes = 0;
   for (const otlp::TraceBatch* b : batches_) {
     span_attributes += b->span_attributes.size();
     events += b->events.size();
     event_attributes += b->event_attributes.size();
     links += b->links.size();
     link_attributes += b->link_attributes.size();
-    resource_attributes += b->resource_attributes.size();
-    scope_attributes += b->scope_attributes.size();
   }
   resource_scope_.Reserve(rows);
   resource_promoted_.Reserve(rows);
@@ -261,28 +265,30 @@ void SpansBuilder::Reserve(size_t rows, size_t spans) {
                           &parent_span_id_, &trace_state_, &name_, &status_message_}) {
     c->Reserve(rows);
   }
-  trace_id_.bytes.reserve(16 * spans);
-  span_id_.bytes.reserve(8 * spans);
-  parent_span_id_.bytes.reserve(8 * spans);
+  trace_id_.bytes.reserve(16 * rows);
+  span_id_.bytes.reserve(8 * rows);
+  parent_span_id_.bytes.reserve(8 * rows);
   parent_span_id_.validity.reserve(rows);
-  name_.bytes.reserve(24 * spans);
+  name_.bytes.reserve(24 * rows);
+  // The attribute tables are added whole (AddAttributeTables); events and
+  // links a chunk at a time, each chunk about its share of them.
   attributes_.Reserve(rows, span_attributes);
   event_attributes_.Reserve(rows, event_attributes);
   link_attributes_.Reserve(rows, link_attributes);
   event_lists_.reserve(rows);
   link_lists_.reserve(rows);
+  const size_t chunk_events = events * rows / std::max<size_t>(1, all_rows) * 5 / 4;
+  const size_t chunk_links = links * rows / std::max<size_t>(1, all_rows) * 5 / 4;
   for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
-    c->Reserve(events);
+    c->Reserve(chunk_events);
   }
   for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
                           &link_dropped_, &link_attr_count_}) {
-    c->Reserve(links);
+    c->Reserve(chunk_links);
   }
-  link_trace_id_.bytes.reserve(16 * links);
-  link_span_id_.bytes.reserve(8 * links);
+  link_trace_id_.bytes.reserve(16 * chunk_links);
+  link_span_id_.bytes.reserve(8 * chunk_links);
   for (ColumnVector& c : promoted_) c.Reserve(rows);
-  (void)resource_attributes;
-  (void)scope_attributes;
 }
 
 void SpansBuilder::AddAttributeTables() {
@@ -458,43 +464,60 @@ void SpansBuilder::AppendSpanPromoted(const otlp::TraceBatch& b, uint32_t span) 
   for (std::string_view key : missed_) misses_.Add(key);
 }
 
-std::vector<ColumnVector> SpansBuilder::Finish() {
-  std::vector<ColumnVector> out;
+std::vector<const ColumnVector*> SpansBuilder::ExposeRows() {
+  std::vector<const ColumnVector*> out;
   out.reserve(kSpansColumnCount);
-  out.push_back(std::move(row_kind_));
-  resource_scope_.MoveColumnsTo(&out);
-  for (ColumnVector* c : {&trace_id_, &span_id_, &parent_span_id_, &trace_state_, &flags_, &name_,
-                          &kind_, &start_, &duration_}) {
-    out.push_back(std::move(*c));
+  out.push_back(&row_kind_);
+  resource_scope_.ExposeRows(&out);
+  for (const ColumnVector* c : {&trace_id_, &span_id_, &parent_span_id_, &trace_state_, &flags_,
+                                &name_, &kind_, &start_, &duration_}) {
+    out.push_back(c);
   }
-  attributes_.MoveColumnsTo(&out);
-  out.push_back(std::move(dropped_attributes_));
+  attributes_.ExposeRows(&out);
+  out.push_back(&dropped_attributes_);
   const parquet::ListRanges events(std::move(event_lists_));
+  event_lists_ = {};
   for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
     c->lists = events;
+    out.push_back(c);
   }
-  for (ColumnVector* c : {&event_time_, &event_name_, &event_dropped_, &event_attr_count_}) {
-    out.push_back(std::move(*c));
-  }
-  event_attributes_.MoveColumnsTo(&out);
-  out.push_back(std::move(dropped_events_));
+  event_attributes_.ExposeRows(&out);
+  out.push_back(&dropped_events_);
   const parquet::ListRanges links(std::move(link_lists_));
+  link_lists_ = {};
   for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
                           &link_dropped_, &link_attr_count_}) {
     c->lists = links;
+    out.push_back(c);
   }
-  for (ColumnVector* c : {&link_trace_id_, &link_span_id_, &link_trace_state_, &link_flags_,
-                          &link_dropped_, &link_attr_count_}) {
-    out.push_back(std::move(*c));
+  link_attributes_.ExposeRows(&out);
+  for (const ColumnVector* c : {&dropped_links_, &status_code_, &status_message_}) {
+    out.push_back(c);
   }
-  link_attributes_.MoveColumnsTo(&out);
-  for (ColumnVector* c : {&dropped_links_, &status_code_, &status_message_}) {
-    out.push_back(std::move(*c));
-  }
-  resource_promoted_.MoveColumnsTo(&out);
-  for (ColumnVector& c : promoted_) out.push_back(std::move(c));
+  resource_promoted_.ExposeRows(&out);
+  for (const ColumnVector& c : promoted_) out.push_back(&c);
   STRATA_CHECK(out.size() == kSpansColumnCount, "spans column count");
   return out;
+}
+
+void SpansBuilder::ClearRows() {
+  const size_t rows = row_kind_.int32s.size();
+  for (ColumnVector* c :
+       {&row_kind_, &trace_id_, &span_id_, &parent_span_id_, &trace_state_, &flags_, &name_,
+        &kind_, &start_, &duration_, &dropped_attributes_, &event_time_, &event_name_,
+        &event_dropped_, &event_attr_count_, &dropped_events_, &link_trace_id_, &link_span_id_,
+        &link_trace_state_, &link_flags_, &link_dropped_, &link_attr_count_, &dropped_links_,
+        &status_code_, &status_message_}) {
+    c->Clear();
+  }
+  for (ColumnVector& c : promoted_) c.Clear();
+  resource_scope_.ClearRows();
+  attributes_.ClearRows();
+  event_attributes_.ClearRows();
+  link_attributes_.ClearRows();
+  resource_promoted_.ClearRows();
+  event_lists_.reserve(rows);
+  link_lists_.reserve(rows);
 }
 
 std::vector<SortKey> SortSpans(std::span<const otlp::TraceBatch* const> batches) {
@@ -623,24 +646,42 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
   Summarize(batches, keys, first_span_row);
   table_.meta.file_rows += rows;
 
+  // The rows go to the file a chunk at a time: the builder's row buffers,
+  // reused chunk after chunk, stay in cache until the file writer reads
+  // them, where a whole group's rows would not (the attribute tables'
+  // elements are added once and stay). Chunks are whole slices of the file
+  // writer, which checks the row-group limits every kRowsPerSlice rows of a
+  // call, so the file is the one a single call with every row would give.
+  constexpr size_t kChunkRows = parquet::FileWriter::kRowsPerSlice;
   SpansBuilder builder(batches, std::move(owners));
-  builder.Reserve(rows, keys.size());
+  builder.Reserve(std::min<size_t>(rows, kChunkRows), rows);
   builder.AddAttributeTables();
-  for (const Placeholder& p : placeholders) builder.AppendPlaceholder(p.batch, p.resource, p.scope);
   // Two stages: a span's row 8 spans ahead, then what it points to 4 ahead.
   constexpr size_t kRowAhead = 8, kAttributesAhead = 4;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (i + kRowAhead < keys.size()) {
-      builder.Prefetch(keys[i + kRowAhead].batch, keys[i + kRowAhead].row);
+  for (size_t chunk = 0; chunk < rows; chunk += kChunkRows) {
+    const size_t chunk_end = std::min<size_t>(rows, chunk + kChunkRows);
+    // Placeholder rows come first, then the spans in sorted order.
+    const size_t placeholder_rows = placeholders.size();
+    for (size_t row = chunk; row < std::min(chunk_end, placeholder_rows); ++row) {
+      const Placeholder& p = placeholders[row];
+      builder.AppendPlaceholder(p.batch, p.resource, p.scope);
     }
-    if (i + kAttributesAhead < keys.size()) {
-      builder.PrefetchAttributes(keys[i + kAttributesAhead].batch, keys[i + kAttributesAhead].row);
+    const size_t keys_end = std::max(chunk_end, placeholder_rows) - placeholder_rows;
+    for (size_t i = std::max(chunk, placeholder_rows) - placeholder_rows; i < keys_end; ++i) {
+      if (i + kRowAhead < keys.size()) {
+        builder.Prefetch(keys[i + kRowAhead].batch, keys[i + kRowAhead].row);
+      }
+      if (i + kAttributesAhead < keys.size()) {
+        builder.PrefetchAttributes(keys[i + kAttributesAhead].batch,
+                                   keys[i + kAttributesAhead].row);
+      }
+      builder.AppendSpan(keys[i].batch, keys[i].row);
     }
-    builder.AppendSpan(keys[i].batch, keys[i].row);
+    STRATA_RETURN_IF_ERROR(file_->WriteChunk(builder.ExposeRows()));
+    builder.ClearRows();
   }
   builder.misses().AddTo(&table_.meta.promotion_misses);
-  const std::vector<ColumnVector> columns = builder.Finish();
-  return file_->WriteBatch(columns);
+  return absl::OkStatus();
 }
 
 // Extends the trace runs and time bounds by the sorted spans `keys`, whose

@@ -348,6 +348,40 @@ TEST(SpansTableTest, ManySpansSpanSeveralPagesAndRowGroups) {
   EXPECT_EQ(table_testing::ExpectDuckDbMatchesStrata(*db, table->file, "5000 spans"), 5000);
 }
 
+// The writer builds and writes a group's rows in chunks of
+// FileWriter::kRowsPerSlice: placeholders filling a whole chunk, a chunk
+// that mixes placeholders and spans, and spans of many inputs in later
+// chunks all come back as written.
+TEST(SpansTableTest, RowsOfManyChunksRoundTrip) {
+  const otlp::TraceBatch full = FullBatch("a", 100);
+  otlp::TraceBatch b;
+  BatchBuilder build(&b);
+  constexpr int kEmptyResources = 4200;  // a placeholder row each
+  for (int i = 0; i < kEmptyResources; ++i) {
+    build.Resource({{build.S("resource.number"), BatchBuilder::Int(i)}}, "", 0, 0);
+  }
+  const uint32_t r = build.Resource(build.Many(5, "res."), "", 0, 0);
+  const uint32_t s = build.Scope(r, "scope", "1", {}, 0, "");
+  for (uint64_t i = 0; i < 9000; ++i) {
+    AddSpan(&b, build,
+            {s, MakeTraceId(i % 389, i % 61), i + 1, 1000 + (i * 7919) % 5000, 9000,
+             static_cast<int>(i % 3), static_cast<int>(i % 2)},
+            build.Many(static_cast<int>(i % 7), "a."));
+  }
+  ASSERT_TRUE(otlp::ValidateBatch(b).ok()) << otlp::ValidateBatch(b);
+  const otlp::TraceBatch* inputs[] = {&full, &b};
+  absl::StatusOr<SpansTable> table = WriteSpansTable(inputs, kBatchId);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_GT(table->meta.file_rows, 3 * parquet::FileWriter::kRowsPerSlice);
+  EXPECT_GT(table->meta.file_rows - table->meta.rows, parquet::FileWriter::kRowsPerSlice);
+  const otlp::TraceBatch back = ReadBack(table->file);
+  EXPECT_EQ(otlp::EncodeTracesProto(back), ExpectedProto({&full, &b}));
+  std::unique_ptr<query::DuckDbEngine> db = table_testing::OpenDuckDb();
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(table_testing::ExpectDuckDbMatchesStrata(*db, table->file, "many chunks"),
+            static_cast<int64_t>(table->meta.file_rows));
+}
+
 // ------------------------------------------------------------ corruption
 
 class SpansTableCorruptionTest : public ::testing::Test {

@@ -442,12 +442,13 @@ void AttributeFamilyWriter::AppendSharedRow(FamilyElements elements) {
   present_.push_back(last_present_);
 }
 
-void AttributeFamilyWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
+void AttributeFamilyWriter::SetLists() {
   // Every column of the family lists the same elements per row; a value
   // list is null where the row has no value of its type (its range is then
   // ignored, so it can stay the row's).
   const size_t rows = rows_.size();
   const parquet::ListRanges shared(std::move(rows_));
+  rows_ = {};
   for (ColumnVector* c : {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_}) {
     c->lists = shared;
   }
@@ -461,14 +462,32 @@ void AttributeFamilyWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
     const int bit = c + 2;
     for (size_t row = 0; row < rows; ++row) v[row] = (present[row] >> bit) & 1;
   }
+  present_.clear();
+  last_elements_ = {};
+  last_present_ = 0;
+}
+
+void AttributeFamilyWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
+  SetLists();
   for (ColumnVector* c : {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_}) {
     out->push_back(std::move(*c));
     *c = ColumnVector::List(out->back().type);
   }
-  rows_ = {};
   present_ = {};
-  last_elements_ = {};
-  last_present_ = 0;
+}
+
+void AttributeFamilyWriter::ExposeRows(std::vector<const ColumnVector*>* out) {
+  SetLists();
+  for (const ColumnVector* c : {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_}) {
+    out->push_back(c);
+  }
+}
+
+void AttributeFamilyWriter::ClearRows() {
+  for (ColumnVector* c : {&keys_, &types_, &str_, &int_, &double_, &bool_, &bytes_}) {
+    c->ClearLists();
+  }
+  rows_.reserve(present_.capacity());  // SetLists handed rows_ over; as many rows next
 }
 
 // ---------------------------------------------------- AttributeFamilyReader
@@ -795,6 +814,42 @@ void ResourceScopeWriter::AppendRow(uint32_t batch, uint32_t resource,
   scope_version_.AppendBytes(b.scopes.version[s]);
   scope_schema_url_.AppendBytes(b.scopes.schema_url[s]);
   scope_dropped_.AppendInt32(static_cast<int32_t>(b.scopes.dropped_attributes_count[s]));
+}
+
+void ResourceScopeWriter::ExposeRows(std::vector<const ColumnVector*>* out) {
+  const parquet::ListRanges entities(std::move(entity_lists_));
+  entity_lists_ = {};
+  for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_,
+                          &entity_description_key_count_}) {
+    c->lists = entities;
+  }
+  for (const ColumnVector* c : {&resource_index_, &resource_schema_url_, &resource_dropped_}) {
+    out->push_back(c);
+  }
+  resource_attributes_.ExposeRows(out);
+  for (const ColumnVector* c :
+       {&entity_schema_url_, &entity_type_, &entity_id_key_count_, &entity_id_keys_,
+        &entity_description_key_count_, &entity_description_keys_, &scope_index_, &scope_name_,
+        &scope_version_, &scope_schema_url_, &scope_dropped_}) {
+    out->push_back(c);
+  }
+  scope_attributes_.ExposeRows(out);
+}
+
+void ResourceScopeWriter::ClearRows() {
+  for (ColumnVector* c : {&resource_index_, &resource_schema_url_, &resource_dropped_,
+                          &scope_index_, &scope_name_, &scope_version_, &scope_schema_url_,
+                          &scope_dropped_}) {
+    c->Clear();
+  }
+  for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_,
+                          &entity_id_keys_, &entity_description_key_count_,
+                          &entity_description_keys_}) {
+    c->ClearLists();
+  }
+  resource_attributes_.ClearRows();
+  scope_attributes_.ClearRows();
+  entity_lists_.reserve(resource_index_.int32s.capacity());
 }
 
 void ResourceScopeWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
@@ -1167,6 +1222,14 @@ void ResourcePromotedWriter::AppendRow(uint32_t batch, uint32_t resource, Promot
 
 void ResourcePromotedWriter::AppendNullRow() {
   for (ColumnVector& c : columns_) AppendOptionalString(&c, std::nullopt);
+}
+
+void ResourcePromotedWriter::ExposeRows(std::vector<const ColumnVector*>* out) const {
+  for (const ColumnVector& c : columns_) out->push_back(&c);
+}
+
+void ResourcePromotedWriter::ClearRows() {
+  for (ColumnVector& c : columns_) c.Clear();
 }
 
 void ResourcePromotedWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {

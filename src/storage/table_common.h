@@ -267,8 +267,17 @@ class AttributeFamilyWriter {
 
   // Appends the seven columns, in spec order, to *out and resets the writer.
   void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
+  // For rows written in chunks over elements that stay (FileWriter::
+  // WriteChunk): gives the seven columns the rows appended since the last
+  // ClearRows and appends pointers to them, in spec order, to *out; the
+  // columns stay the writer's. ClearRows then forgets those rows, keeping
+  // every element.
+  void ExposeRows(std::vector<const parquet::ColumnVector*>* out);
+  void ClearRows();
 
  private:
+  // Turns rows_ and present_ into the columns' lists.
+  void SetLists();
   void AppendElements(const otlp::BatchBase& batch, const otlp::AttributeColumns& table,
                       otlp::Range range);
 
@@ -438,6 +447,10 @@ class ResourceScopeWriter {
   // Appends the kResourceScopeColumns columns, in spec order, to *out and
   // resets the writer (registered batches are forgotten).
   void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
+  // Rows in chunks, as AttributeFamilyWriter::ExposeRows / ClearRows: the
+  // resources' and scopes' elements, written once each, stay.
+  void ExposeRows(std::vector<const parquet::ColumnVector*>* out);
+  void ClearRows();
 
  private:
   struct ResourceElements {
@@ -604,6 +617,10 @@ class ResourcePromotedWriter {
   void AppendNullRow();
   // Appends the kResourcePromotedColumns columns to *out and resets.
   void MoveColumnsTo(std::vector<parquet::ColumnVector>* out);
+  // Rows in chunks (AttributeFamilyWriter::ExposeRows): pointers to the
+  // columns, then ClearRows forgets their rows (the matches made stay).
+  void ExposeRows(std::vector<const parquet::ColumnVector*>* out) const;
+  void ClearRows();
 
  private:
   struct Derived {
