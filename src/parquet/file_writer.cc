@@ -258,7 +258,8 @@ absl::Status FileWriter::WriteBatch(std::span<const ColumnVector> columns) {
   return WriteColumns(pointers, /*chunk=*/false);
 }
 
-absl::Status FileWriter::WriteChunk(std::span<const ColumnVector* const> columns) {
+absl::Status FileWriter::WriteChunk(std::span<const ColumnVector* const> columns, bool first) {
+  if (first) checked_elements_.clear();
   return WriteColumns(columns, /*chunk=*/true);
 }
 

@@ -92,11 +92,12 @@ class FileWriter {
   // Appends rows as WriteBatch does, from vectors that live on across calls:
   // each call writes every row the vectors hold; between calls a caller may
   // replace the rows but must only add to a LIST column's elements, never
-  // change them. Elements an earlier WriteChunk of the same vector checked
+  // change them. Elements an earlier WriteChunk of the same stream checked
   // are not checked again, so a file streamed in chunks of rows over one set
   // of element arrays (rows sorted differently from their elements) pays
-  // for each element's check once.
-  [[nodiscard]] absl::Status WriteChunk(std::span<const ColumnVector* const> columns);
+  // for each element's check once. `first` starts a stream: every element
+  // is checked (vectors at the addresses of an earlier stream's are new).
+  [[nodiscard]] absl::Status WriteChunk(std::span<const ColumnVector* const> columns, bool first);
 
   // Flushes the last row group and writes the footer. Call once.
   [[nodiscard]] absl::Status Close();

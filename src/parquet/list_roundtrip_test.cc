@@ -411,7 +411,7 @@ TEST(ListWriterTest, ChunksOverLastingElementsWriteTheSameFile) {
                                        table[c].list_validity.begin() + end);
       }
     }
-    ASSERT_TRUE((*writer)->WriteChunk(pointers).ok()) << begin;
+    ASSERT_TRUE((*writer)->WriteChunk(pointers, /*first=*/begin == 0).ok()) << begin;
     begin = end;
   }
   ASSERT_TRUE((*writer)->Close().ok());
@@ -427,7 +427,7 @@ TEST(ListWriterTest, ChunksOverLastingElementsWriteTheSameFile) {
   for (const ColumnVector& c : table) chunk.push_back(parquet_testing::Slice(c, 0, 10));
   std::vector<const ColumnVector*> chunk_pointers;
   for (const ColumnVector& c : chunk) chunk_pointers.push_back(&c);
-  ASSERT_TRUE((*writer)->WriteChunk(chunk_pointers).ok());
+  ASSERT_TRUE((*writer)->WriteChunk(chunk_pointers, /*first=*/true).ok());
   size_t fixed = 0;
   while (specs[fixed].name != "fixed") ++fixed;
   ColumnVector& column = chunk[fixed];
@@ -435,9 +435,23 @@ TEST(ListWriterTest, ChunksOverLastingElementsWriteTheSameFile) {
   column.AppendBytes("abc");
   column.lists[0] = ListRange{at, 1};
   column.list_validity.clear();
-  const absl::Status s = (*writer)->WriteChunk(chunk_pointers);
+  const absl::Status s = (*writer)->WriteChunk(chunk_pointers, /*first=*/false);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("'fixed'"), std::string::npos) << s;
+
+  // A new stream checks every element again, though its vectors are the
+  // same objects: element 0 of 'fixed', checked by the first stream, made
+  // a byte short here, fails the second stream's first chunk.
+  std::string bytes3;
+  StringSink sink3(&bytes3);
+  writer = FileWriter::Open(specs, options, &sink3);
+  ASSERT_TRUE(writer.ok());
+  for (size_t c = 0; c < table.size(); ++c) chunk[c] = parquet_testing::Slice(table[c], 0, 10);
+  ASSERT_TRUE((*writer)->WriteChunk(chunk_pointers, /*first=*/true).ok());
+  ASSERT_GE(chunk[fixed].element_count(), 2u);
+  chunk[fixed].offsets[1] -= 1;
+  const absl::Status again = (*writer)->WriteChunk(chunk_pointers, /*first=*/true);
+  EXPECT_EQ(again.code(), absl::StatusCode::kInvalidArgument) << again;
 }
 
 std::string SmallListFile() {

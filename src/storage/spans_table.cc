@@ -677,7 +677,7 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
       }
       builder.AppendSpan(keys[i].batch, keys[i].row);
     }
-    STRATA_RETURN_IF_ERROR(file_->WriteChunk(builder.ExposeRows()));
+    STRATA_RETURN_IF_ERROR(file_->WriteChunk(builder.ExposeRows(), /*first=*/chunk == 0));
     builder.ClearRows();
   }
   builder.misses().AddTo(&table_.meta.promotion_misses);
