@@ -114,8 +114,7 @@ class FileWriter {
   // checked_elements_).
   [[nodiscard]] absl::Status ValidateBatch(std::span<const ColumnVector* const> columns,
                                            bool chunk);
-  [[nodiscard]] absl::Status WriteColumns(std::span<const ColumnVector* const> columns,
-                                          bool chunk);
+  [[nodiscard]] absl::Status WriteColumns(std::span<const ColumnVector* const> columns, bool chunk);
   [[nodiscard]] absl::Status FlushRowGroup();
   // Writes every chunk's OffsetIndex and points the footer at them.
   [[nodiscard]] absl::Status WriteOffsetIndexes();

@@ -502,12 +502,15 @@ std::vector<const ColumnVector*> SpansBuilder::ExposeRows() {
 
 void SpansBuilder::ClearRows() {
   const size_t rows = row_kind_.int32s.size();
+  for (ColumnVector* c : {&row_kind_, &trace_id_, &span_id_, &parent_span_id_, &trace_state_,
+                          &flags_, &name_, &kind_, &start_, &duration_, &dropped_attributes_,
+                          &dropped_events_, &dropped_links_, &status_code_, &status_message_}) {
+    c->Clear();
+  }
+  // The per-event and per-link columns' elements are the rows' own.
   for (ColumnVector* c :
-       {&row_kind_, &trace_id_, &span_id_, &parent_span_id_, &trace_state_, &flags_, &name_,
-        &kind_, &start_, &duration_, &dropped_attributes_, &event_time_, &event_name_,
-        &event_dropped_, &event_attr_count_, &dropped_events_, &link_trace_id_, &link_span_id_,
-        &link_trace_state_, &link_flags_, &link_dropped_, &link_attr_count_, &dropped_links_,
-        &status_code_, &status_message_}) {
+       {&event_time_, &event_name_, &event_dropped_, &event_attr_count_, &link_trace_id_,
+        &link_span_id_, &link_trace_state_, &link_flags_, &link_dropped_, &link_attr_count_}) {
     c->Clear();
   }
   for (ColumnVector& c : promoted_) c.Clear();

@@ -837,14 +837,14 @@ void ResourceScopeWriter::ExposeRows(std::vector<const ColumnVector*>* out) {
 }
 
 void ResourceScopeWriter::ClearRows() {
-  for (ColumnVector* c : {&resource_index_, &resource_schema_url_, &resource_dropped_,
-                          &scope_index_, &scope_name_, &scope_version_, &scope_schema_url_,
-                          &scope_dropped_}) {
+  for (ColumnVector* c :
+       {&resource_index_, &resource_schema_url_, &resource_dropped_, &scope_index_, &scope_name_,
+        &scope_version_, &scope_schema_url_, &scope_dropped_}) {
     c->Clear();
   }
-  for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_,
-                          &entity_id_keys_, &entity_description_key_count_,
-                          &entity_description_keys_}) {
+  for (ColumnVector* c :
+       {&entity_schema_url_, &entity_type_, &entity_id_key_count_, &entity_id_keys_,
+        &entity_description_key_count_, &entity_description_keys_}) {
     c->ClearLists();
   }
   resource_attributes_.ClearRows();
