@@ -232,6 +232,7 @@ class GroupCommitWriterTest : public ::testing::Test {
   void Submit(int id, uint64_t rows = 1, uint64_t bytes = 10) {
     writer_->Submit(MakeRequest(id, rows, bytes), answers_.For(id));
   }
+  Ids BacklogAfterTwoHeldCommits(uint64_t floor_bytes, uint64_t bytes);
   std::vector<std::chrono::nanoseconds> sleeps() {
     MutexLock lock(&sleeps_mu_);
     return sleeps_;
@@ -338,23 +339,30 @@ TEST_F(GroupCommitWriterTest, CommitsRunConcurrentlyOnSeveralWorkers) {
   EXPECT_TRUE(fake_.overlaps().empty());
 }
 
-TEST_F(GroupCommitWriterTest, WithSeveralWorkersAGroupTakesItsFairShareOfTheBacklog) {
+// Two workers, each committing (held) one request of `bytes`, requests
+// 2..9 of 10 bytes each queued behind them; then one commit is let through.
+// Returns the group the freed worker collects.
+Ids GroupCommitWriterTest::BacklogAfterTwoHeldCommits(uint64_t floor_bytes, uint64_t bytes) {
   GroupCommitWriter::Options options = BaseOptions();
   options.workers = 2;
-  options.fair_share_floor_bytes = 10;
+  options.fair_share_floor_bytes = floor_bytes;
   Start(options);
   fake_.Hold();
-  // Each worker holds one 10-byte request: the floor is a group's share.
-  Submit(0);
-  ASSERT_TRUE(fake_.WaitForCalls(1));
-  Submit(1);
-  ASSERT_TRUE(fake_.WaitForCalls(2));
+  Submit(0, 1, bytes);
+  EXPECT_TRUE(fake_.WaitForCalls(1));
+  Submit(1, 1, bytes);
+  EXPECT_TRUE(fake_.WaitForCalls(2));
   for (int id = 2; id <= 9; ++id) Submit(id);
-  // The first worker free sees 90 bytes admitted (request 0 answered): its
-  // share is 45, so it takes five of the eight and leaves three queued.
   fake_.Release(1);
-  ASSERT_TRUE(fake_.WaitForCalls(3));
-  EXPECT_EQ(fake_.calls()[2], (Ids{2, 3, 4, 5, 6}));
+  if (!fake_.WaitForCalls(3)) return {};
+  return fake_.calls()[2];
+}
+
+TEST_F(GroupCommitWriterTest, WithSeveralWorkersAGroupTakesItsFairShareOfTheBacklog) {
+  // The floor is one 10-byte request. The first worker free sees 90 bytes
+  // admitted (its own request answered): its share is 45, so it takes five
+  // of the eight and leaves three queued.
+  EXPECT_EQ(BacklogAfterTwoHeldCommits(10, 10), (Ids{2, 3, 4, 5, 6}));
   EXPECT_EQ(writer_->GetStats().queued_requests, 3u);
   fake_.OpenGate();
   ASSERT_TRUE(answers_.WaitForTotal(10));
@@ -363,19 +371,8 @@ TEST_F(GroupCommitWriterTest, WithSeveralWorkersAGroupTakesItsFairShareOfTheBack
 }
 
 TEST_F(GroupCommitWriterTest, FairShareFloorKeepsASmallBacklogInOneGroup) {
-  GroupCommitWriter::Options options = BaseOptions();
-  options.workers = 2;
-  options.fair_share_floor_bytes = 1000;
-  Start(options);
-  fake_.Hold();
-  Submit(0, 1, 1000);
-  ASSERT_TRUE(fake_.WaitForCalls(1));
-  Submit(1, 1, 1000);
-  ASSERT_TRUE(fake_.WaitForCalls(2));
-  for (int id = 2; id <= 9; ++id) Submit(id);  // 80 bytes, under the floor
-  fake_.Release(1);
-  ASSERT_TRUE(fake_.WaitForCalls(3));
-  EXPECT_EQ(fake_.calls()[2], (Ids{2, 3, 4, 5, 6, 7, 8, 9}));
+  // 80 bytes queued, under the 1000-byte floor: one group takes them all.
+  EXPECT_EQ(BacklogAfterTwoHeldCommits(1000, 1000), (Ids{2, 3, 4, 5, 6, 7, 8, 9}));
   fake_.OpenGate();
   ASSERT_TRUE(answers_.WaitForTotal(10));
 }

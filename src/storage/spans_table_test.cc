@@ -314,17 +314,29 @@ TEST(SpansTableTest, OnlyPlaceholdersKeepResourcesAndScopes) {
   EXPECT_EQ(otlp::EncodeTracesProto(back), otlp::EncodeTracesProto(b));
 }
 
+// Span i of `count` in `scope`: trace (i % hi, i % lo), i % attributes
+// attributes, start times scattered over 5000 ns.
+struct ManySpansShape {
+  uint64_t hi = 1;
+  uint64_t lo = 1;
+  int attributes = 1;
+};
+void AddManySpans(otlp::TraceBatch* b, BatchBuilder& build, uint32_t scope, uint64_t count,
+                  ManySpansShape shape) {
+  for (uint64_t i = 0; i < count; ++i) {
+    AddSpan(b, build,
+            {scope, MakeTraceId(i % shape.hi, i % shape.lo), i + 1, 1000 + (i * 7919) % 5000, 9000,
+             static_cast<int>(i % 3), static_cast<int>(i % 2)},
+            build.Many(static_cast<int>(i % static_cast<uint64_t>(shape.attributes)), "a."));
+  }
+}
+
 TEST(SpansTableTest, ManySpansSpanSeveralPagesAndRowGroups) {
   otlp::TraceBatch b;
   BatchBuilder build(&b);
   const uint32_t r = build.Resource(build.Many(10, "res."), "", 0, 0);
   const uint32_t s = build.Scope(r, "scope", "1", {}, 0, "");
-  for (uint64_t i = 0; i < 5000; ++i) {
-    AddSpan(&b, build,
-            {s, MakeTraceId(i % 97, i % 89), i + 1, 1000 + (i * 7919) % 5000, 9000,
-             static_cast<int>(i % 3), static_cast<int>(i % 2)},
-            build.Many(static_cast<int>(i % 12), "a."));
-  }
+  AddManySpans(&b, build, s, 5000, {97, 89, 12});
   const otlp::TraceBatch* inputs[] = {&b};
   TableOptions options;
   options.page_bytes = 4096;
@@ -362,12 +374,7 @@ TEST(SpansTableTest, RowsOfManyChunksRoundTrip) {
   }
   const uint32_t r = build.Resource(build.Many(5, "res."), "", 0, 0);
   const uint32_t s = build.Scope(r, "scope", "1", {}, 0, "");
-  for (uint64_t i = 0; i < 9000; ++i) {
-    AddSpan(&b, build,
-            {s, MakeTraceId(i % 389, i % 61), i + 1, 1000 + (i * 7919) % 5000, 9000,
-             static_cast<int>(i % 3), static_cast<int>(i % 2)},
-            build.Many(static_cast<int>(i % 7), "a."));
-  }
+  AddManySpans(&b, build, s, 9000, {389, 61, 7});
   ASSERT_TRUE(otlp::ValidateBatch(b).ok()) << otlp::ValidateBatch(b);
   const otlp::TraceBatch* inputs[] = {&full, &b};
   absl::StatusOr<SpansTable> table = WriteSpansTable(inputs, kBatchId);
