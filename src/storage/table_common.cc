@@ -816,24 +816,29 @@ void ResourceScopeWriter::AppendRow(uint32_t batch, uint32_t resource,
   scope_dropped_.AppendInt32(static_cast<int32_t>(b.scopes.dropped_attributes_count[s]));
 }
 
-void ResourceScopeWriter::ExposeRows(std::vector<const ColumnVector*>* out) {
+template <typename ColumnFn, typename FamilyFn>
+void ResourceScopeWriter::VisitInOrder(ColumnFn&& column, FamilyFn&& family) {
+  // The four per-entity columns list the same entities per row.
   const parquet::ListRanges entities(std::move(entity_lists_));
   entity_lists_ = {};
   for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_,
                           &entity_description_key_count_}) {
     c->lists = entities;
   }
-  for (const ColumnVector* c : {&resource_index_, &resource_schema_url_, &resource_dropped_}) {
-    out->push_back(c);
-  }
-  resource_attributes_.ExposeRows(out);
-  for (const ColumnVector* c :
+  for (ColumnVector* c : {&resource_index_, &resource_schema_url_, &resource_dropped_}) column(c);
+  family(resource_attributes_);
+  for (ColumnVector* c :
        {&entity_schema_url_, &entity_type_, &entity_id_key_count_, &entity_id_keys_,
         &entity_description_key_count_, &entity_description_keys_, &scope_index_, &scope_name_,
         &scope_version_, &scope_schema_url_, &scope_dropped_}) {
-    out->push_back(c);
+    column(c);
   }
-  scope_attributes_.ExposeRows(out);
+  family(scope_attributes_);
+}
+
+void ResourceScopeWriter::ExposeRows(std::vector<const ColumnVector*>* out) {
+  VisitInOrder([&](ColumnVector* c) { out->push_back(c); },
+               [&](AttributeFamilyWriter& family) { family.ExposeRows(out); });
 }
 
 void ResourceScopeWriter::ClearRows() {
@@ -853,28 +858,8 @@ void ResourceScopeWriter::ClearRows() {
 }
 
 void ResourceScopeWriter::MoveColumnsTo(std::vector<ColumnVector>* out) {
-  out->push_back(std::move(resource_index_));
-  out->push_back(std::move(resource_schema_url_));
-  out->push_back(std::move(resource_dropped_));
-  resource_attributes_.MoveColumnsTo(out);
-  // The four per-entity columns list the same entities per row.
-  const parquet::ListRanges entities(std::move(entity_lists_));
-  for (ColumnVector* c : {&entity_schema_url_, &entity_type_, &entity_id_key_count_,
-                          &entity_description_key_count_}) {
-    c->lists = entities;
-  }
-  out->push_back(std::move(entity_schema_url_));
-  out->push_back(std::move(entity_type_));
-  out->push_back(std::move(entity_id_key_count_));
-  out->push_back(std::move(entity_id_keys_));
-  out->push_back(std::move(entity_description_key_count_));
-  out->push_back(std::move(entity_description_keys_));
-  out->push_back(std::move(scope_index_));
-  out->push_back(std::move(scope_name_));
-  out->push_back(std::move(scope_version_));
-  out->push_back(std::move(scope_schema_url_));
-  out->push_back(std::move(scope_dropped_));
-  scope_attributes_.MoveColumnsTo(out);
+  VisitInOrder([&](ColumnVector* c) { out->push_back(std::move(*c)); },
+               [&](AttributeFamilyWriter& family) { family.MoveColumnsTo(out); });
   *this = ResourceScopeWriter();
 }
 

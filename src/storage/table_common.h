@@ -476,6 +476,11 @@ class ResourceScopeWriter {
     std::vector<ScopeElements> scopes;
   };
   void BuildResource(const otlp::BatchBase& b, ResourceElements* cache, uint32_t resource);
+  // Gives the per-entity columns their lists, then calls column(c) for each
+  // flat or list column and family(f) for each attribute family, in spec
+  // order (MoveColumnsTo and ExposeRows).
+  template <typename ColumnFn, typename FamilyFn>
+  void VisitInOrder(ColumnFn&& column, FamilyFn&& family);
 
   std::vector<BatchState> batches_;
   uint32_t current_ = 0;
