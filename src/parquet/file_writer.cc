@@ -265,7 +265,7 @@ absl::Status FileWriter::WriteChunk(std::span<const ColumnVector* const> columns
 
 absl::Status FileWriter::WriteColumns(std::span<const ColumnVector* const> columns, bool chunk) {
   if (!failure_.ok()) return failure_;
-  if (closed_) return absl::FailedPreconditionError("WriteBatch after Close");
+  if (closed_) return absl::FailedPreconditionError("write after Close");
   STRATA_RETURN_IF_ERROR(ValidateBatch(columns, chunk));
   const size_t rows = columns[0]->size();
   for (auto& writer : writers_) writer->BeginBatch();

@@ -9,9 +9,12 @@
 // is written. Bytes go to a ByteSink in file order;
 // nothing is ever rewritten, so the sink may be a file, a socket or a string.
 //
-// Usage: Open, WriteBatch any number of times, Close. A row group ends when it
+// Usage: Open, WriteBatch (or WriteChunk, for rows streamed over lasting
+// element arrays) any number of times, Close. A row group ends when it
 // holds row_group_max_rows rows or its buffered bytes reach
-// row_group_max_bytes (checked every kRowsPerSlice rows), so memory stays near
+// row_group_max_bytes (checked every kRowsPerSlice rows of a call, so a
+// caller cutting its rows into calls of whole slices gets the same row
+// groups as one call), so memory stays near
 // row_group_max_bytes plus one open page per column and the dictionaries.
 //
 // The caller declares sorting_columns (it knows how it sorted the rows; the
