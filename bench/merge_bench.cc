@@ -40,9 +40,9 @@
 #include "io/posix_file_system.h"
 #include "otlp/batch.h"
 #include "parquet/file_writer.h"
-#include "storage/logs_table.h"
-#include "storage/metrics_table.h"
-#include "storage/table_merge.h"
+#include "storage/maintenance/table_merge.h"
+#include "storage/table/logs_table.h"
+#include "storage/table/metrics_table.h"
 #include "workload/traffic_generator.h"
 
 namespace strata {

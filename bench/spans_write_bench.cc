@@ -31,8 +31,8 @@
 #include "bench/bench_util.h"
 #include "otlp/batch.h"
 #include "parquet/file_reader.h"
-#include "storage/spans_table.h"
-#include "storage/table_common.h"
+#include "storage/table/spans_table.h"
+#include "storage/table/table_common.h"
 #include "workload/traffic_generator.h"
 
 namespace strata {
@@ -105,8 +105,7 @@ int Run(const Options& options) {
     }
   }
   const double cpu = (bench::CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_start) / options.repeat;
-  const double faults =
-      static_cast<double>(ThreadMinorFaults() - faults_start) / options.repeat;
+  const double faults = static_cast<double>(ThreadMinorFaults() - faults_start) / options.repeat;
   uint64_t bytes = 0, digest = 0xcbf29ce484222325ULL;
   for (const std::string& f : written) {
     bytes += f.size();
@@ -142,11 +141,12 @@ int Run(const Options& options) {
               static_cast<unsigned long long>(spans), written.size(),
               static_cast<unsigned long long>(options.file_spans), options.request_spans,
               options.zstd_level, options.fast_zstd_level);
-  std::printf("CPU %.3f s, %.3f us/span, %.0f spans/CPU-s; %.3f bytes/span; %.0f minor faults "
-              "(%.3f per span)\n",
-              cpu, 1e6 * cpu / static_cast<double>(spans), static_cast<double>(spans) / cpu,
-              static_cast<double>(bytes) / static_cast<double>(spans), faults,
-              faults / static_cast<double>(spans));
+  std::printf(
+      "CPU %.3f s, %.3f us/span, %.0f spans/CPU-s; %.3f bytes/span; %.0f minor faults "
+      "(%.3f per span)\n",
+      cpu, 1e6 * cpu / static_cast<double>(spans), static_cast<double>(spans) / cpu,
+      static_cast<double>(bytes) / static_cast<double>(spans), faults,
+      faults / static_cast<double>(spans));
   std::printf(
       "{\"spans\":%llu,\"cpu_us_per_span\":%.3f,\"bytes_per_span\":%.3f,\"bytes\":%llu,"
       "\"digest\":\"%016llx\"}\n",

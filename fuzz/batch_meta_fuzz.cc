@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "common/check.h"
-#include "storage/batch_meta.h"
+#include "storage/format/batch_meta.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using strata::storage::BatchMeta;

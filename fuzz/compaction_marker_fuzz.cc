@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "common/check.h"
-#include "storage/batch_id.h"
-#include "storage/recovery.h"
+#include "storage/commit/recovery.h"
+#include "storage/format/batch_id.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using strata::storage::BatchId;

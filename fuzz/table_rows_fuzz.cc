@@ -16,9 +16,9 @@
 #include <string_view>
 
 #include "parquet/file_reader.h"
-#include "storage/logs_table.h"
-#include "storage/metrics_table.h"
-#include "storage/table_common.h"
+#include "storage/table/logs_table.h"
+#include "storage/table/metrics_table.h"
+#include "storage/table/table_common.h"
 
 namespace {
 

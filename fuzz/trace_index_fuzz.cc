@@ -28,7 +28,7 @@
 
 #include "common/check.h"
 #include "io/memory_file.h"
-#include "storage/trace_index.h"
+#include "storage/index/trace_index.h"
 
 namespace {
 
@@ -40,7 +40,6 @@ constexpr char kName[] = "fuzz/spans.tidx";
 // Entries looked up per input; keeps each run fast on large inputs.
 constexpr size_t kMaxLookups = 512;
 
-
 void CheckRejection(const absl::Status& status) {
   const std::string message(status.message());
   if (status.code() != absl::StatusCode::kDataLoss ||
@@ -49,7 +48,8 @@ void CheckRejection(const absl::Status& status) {
   }
 }
 
-void CheckLookups(const TraceIndex& index, const TraceFilter& filter, const strata::MemoryFile& file) {
+void CheckLookups(const TraceIndex& index, const TraceFilter& filter,
+                  const strata::MemoryFile& file) {
   const uint64_t row_end = filter.first_covered_row() + filter.span_rows();
   const size_t count = index.entries().size();
   const size_t step = std::max<size_t>(1, count / kMaxLookups);

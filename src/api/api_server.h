@@ -40,7 +40,7 @@
 #include "io/file_system.h"
 #include "query/query_pool.h"
 #include "server/http_adapter.h"
-#include "storage/catalog.h"
+#include "storage/commit/catalog.h"
 
 namespace strata::storage {
 class Storage;

@@ -20,8 +20,8 @@
 #include "query/duckdb_engine.h"
 #include "query/query_pool.h"
 #include "server/http_testing.h"
-#include "storage/commit_testing.h"
 #include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::api {

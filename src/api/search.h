@@ -30,7 +30,7 @@
 #include "otlp/batch.h"
 #include "query/query_pool.h"
 #include "query/view_files.h"
-#include "storage/catalog.h"
+#include "storage/commit/catalog.h"
 
 namespace strata::api {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "spdlog/spdlog.h"
-#include "storage/compaction.h"
+#include "storage/maintenance/compaction.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::cli {

@@ -22,8 +22,8 @@
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "spdlog/spdlog.h"
-#include "storage/batch_id.h"
-#include "storage/compaction.h"
+#include "storage/format/batch_id.h"
+#include "storage/maintenance/compaction.h"
 #include "storage/storage.h"
 
 namespace strata::cli {
@@ -477,13 +477,13 @@ int RunBenchCompact(const BenchCompactOptions& given) {
       "\"target_met\":{},\"chunk_rows\":{},\"row_group_bytes\":{},\"maintenance_nice\":{},"
       "\"quick\":{},\"ok\":{}}}\n",
       before.spans, before.logs, before.points, before.batches, after.batches, compactions,
-      phase.seconds, phase.paused_seconds, merged_spans, merge_spans_per_sec,
-      merged_rows / seconds, phase.maintenance_cpu_sec, merge_spans_per_cpu_sec,
-      phase.peak_rss_mib, phase.rss_max_mib, rss_before, rate, full_speed,
-      options.window_seconds, idle_windows, compacting_windows, idle_latency.p50_ms,
-      idle_latency.p99_ms, compacting_latency.p50_ms, compacting_latency.p99_ms,
-      idle_latency.requests, compacting_latency.requests, ratio, target_met, merge.chunk_rows,
-      merge.tables.row_group_bytes, options.maintenance_nice, options.quick, ok);
+      phase.seconds, phase.paused_seconds, merged_spans, merge_spans_per_sec, merged_rows / seconds,
+      phase.maintenance_cpu_sec, merge_spans_per_cpu_sec, phase.peak_rss_mib, phase.rss_max_mib,
+      rss_before, rate, full_speed, options.window_seconds, idle_windows, compacting_windows,
+      idle_latency.p50_ms, idle_latency.p99_ms, compacting_latency.p50_ms,
+      compacting_latency.p99_ms, idle_latency.requests, compacting_latency.requests, ratio,
+      target_met, merge.chunk_rows, merge.tables.row_group_bytes, options.maintenance_nice,
+      options.quick, ok);
   return ok ? 0 : 1;
 }
 

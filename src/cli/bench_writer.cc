@@ -19,9 +19,10 @@
 #include "parquet/file_reader.h"
 #include "query/duckdb_engine.h"
 #include "spdlog/spdlog.h"
-#include "storage/spans_table.h"
+#include "storage/format/layout.h"
 #include "storage/storage.h"
-#include "storage/table_common.h"
+#include "storage/table/spans_table.h"
+#include "storage/table/table_common.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::cli {
@@ -81,15 +82,15 @@ double DuckDbBaseline(FileSystem& fs, const storage::Snapshot& snapshot, const s
     if (!bytes.ok()) return Fail(bytes.status());
     parquet::StringSource source(*bytes);
     auto reader = storage::OpenTable(&source, storage::SpansTableColumns(), storage::kSpansSchema,
-                                     batch->id().ToString(), "spans.parquet");
+                                     batch->id().ToString(), kSpansFileName);
     if (!reader.ok()) return Fail(reader.status());
-    auto columns = storage::ReadAllColumns(**reader, "spans.parquet");
+    auto columns = storage::ReadAllColumns(**reader, kSpansFileName);
     if (!columns.ok()) return Fail(columns.status());
     *rows_out += batch->meta().spans.rows;
     const std::string path = fmt::format("{}/duckdb-{}.parquet", dir, file++);
     const Clock::time_point start = Clock::now();
-    absl::Status s = (*engine)->CreateTableFromColumns("spans", storage::SpansTableColumns(),
-                                                       *columns);
+    absl::Status s =
+        (*engine)->CreateTableFromColumns("spans", storage::SpansTableColumns(), *columns);
     if (s.ok()) {
       s = (*engine)
               ->Query(fmt::format("COPY spans TO '{}' (FORMAT parquet, COMPRESSION zstd)", path))
@@ -214,16 +215,17 @@ int RunBenchWriter(const BenchWriterOptions& options) {
                  std::max<uint64_t>(1, span_stats.batches_committed),
              1000 * span_stats.commit_latency.sum_seconds /
                  std::max<uint64_t>(1, span_stats.commit_latency.count));
-  fmt::print("peak RSS while writing spans {:.0f} MiB (RSS before: {:.0f} MiB, which holds the "
-             "pre-generated requests)\n",
-             peak_rss, rss_before);
+  fmt::print(
+      "peak RSS while writing spans {:.0f} MiB (RSS before: {:.0f} MiB, which holds the "
+      "pre-generated requests)\n",
+      peak_rss, rss_before);
   fmt::print(
       "{{\"spans\":{},\"spans_per_sec\":{:.0f},\"duckdb_baseline_spans_per_sec\":{:.0f},"
       "\"ratio\":{:.2f},\"bytes_per_span\":{:.2f},\"logs_per_sec\":{:.0f},"
       "\"metric_points_per_sec\":{:.0f},\"span_batches\":{},\"peak_rss_mb\":{:.0f},"
       "\"rss_before_mb\":{:.0f}}}\n",
-      spans, spans_per_sec, baseline_per_sec, ratio, bytes_per_span,
-      log_rows / log_seconds, points / metric_seconds, span_disk.batches, peak_rss, rss_before);
+      spans, spans_per_sec, baseline_per_sec, ratio, bytes_per_span, log_rows / log_seconds,
+      points / metric_seconds, span_disk.batches, peak_rss, rss_before);
   return 0;
 }
 

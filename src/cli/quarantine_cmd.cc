@@ -9,8 +9,8 @@
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "query/parquet_file_check.h"
-#include "storage/batch_id.h"
-#include "storage/quarantine.h"
+#include "storage/check/quarantine.h"
+#include "storage/format/batch_id.h"
 
 namespace strata::cli {
 

@@ -20,6 +20,7 @@
 #include "server/ingest_metrics.h"
 #include "server/ingest_service.h"
 #include "spdlog/spdlog.h"
+#include "storage/format/layout.h"
 #include "storage/storage.h"
 
 namespace strata::cli {
@@ -63,16 +64,17 @@ void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
 
 server::HealthChecks HealthChecksFor(ServerState& state) {
   return server::HealthChecks{
-      .ready =
-          [&state]() -> absl::Status {
-            switch (state.phase.load()) {
-              case Phase::kReady: return absl::OkStatus();
-              case Phase::kRecovering:
-                return absl::UnavailableError("recovering the data directory");
-              case Phase::kDraining: return absl::UnavailableError("shutting down");
-            }
-            return absl::UnavailableError("unknown state");
-          },
+      .ready = [&state]() -> absl::Status {
+        switch (state.phase.load()) {
+          case Phase::kReady:
+            return absl::OkStatus();
+          case Phase::kRecovering:
+            return absl::UnavailableError("recovering the data directory");
+          case Phase::kDraining:
+            return absl::UnavailableError("shutting down");
+        }
+        return absl::UnavailableError("unknown state");
+      },
       .metrics_text =
           [&state]() {
             const storage::Storage* storage = state.storage.load();
@@ -117,7 +119,8 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     return absl::InvalidArgumentError("--inflight-bytes-limit must be > 0");
   }
   if (options.max_body_bytes == 0 || options.max_decompressed_body_bytes == 0) {
-    return absl::InvalidArgumentError("--max-body-bytes and --max-decompressed-body-bytes must be > 0");
+    return absl::InvalidArgumentError(
+        "--max-body-bytes and --max-decompressed-body-bytes must be > 0");
   }
   if (options.max_request_rows == 0) {
     return absl::InvalidArgumentError("--max-request-rows must be > 0");
@@ -166,19 +169,22 @@ int RunServe(const ServeOptions& options) {
   }
   std::error_code ec;
   const std::filesystem::path data_dir = std::filesystem::absolute(options.data_dir, ec);
-  spdlog::info("strata serve: effective configuration: data_dir={} otlp_grpc_address={} "
-               "otlp_http_address={} api_address={} inflight_bytes_limit={} max_body_bytes={} "
-               "max_decompressed_body_bytes={} max_request_rows={} drain_timeout_sec={}",
-               ec ? options.data_dir : data_dir.string(), options.otlp_grpc_address,
-               options.otlp_http_address, options.api_address, options.inflight_bytes_limit,
-               options.max_body_bytes, options.max_decompressed_body_bytes,
-               options.max_request_rows, options.drain_timeout_sec);
+  spdlog::info(
+      "strata serve: effective configuration: data_dir={} otlp_grpc_address={} "
+      "otlp_http_address={} api_address={} inflight_bytes_limit={} max_body_bytes={} "
+      "max_decompressed_body_bytes={} max_request_rows={} drain_timeout_sec={}",
+      ec ? options.data_dir : data_dir.string(), options.otlp_grpc_address,
+      options.otlp_http_address, options.api_address, options.inflight_bytes_limit,
+      options.max_body_bytes, options.max_decompressed_body_bytes, options.max_request_rows,
+      options.drain_timeout_sec);
   if (absl::StatusOr<uint64_t> files = server::RaiseOpenFileLimit(kWantedOpenFiles); !files.ok()) {
-    spdlog::warn("strata serve: could not raise the open-file limit: {}", files.status().ToString());
+    spdlog::warn("strata serve: could not raise the open-file limit: {}",
+                 files.status().ToString());
   } else if (*files < 4096) {
-    spdlog::warn("strata serve: only {} open files allowed; OTLP/HTTP connections are limited by "
-                 "it",
-                 *files);
+    spdlog::warn(
+        "strata serve: only {} open files allowed; OTLP/HTTP connections are limited by "
+        "it",
+        *files);
   }
 
   ServerState state;
@@ -203,8 +209,8 @@ int RunServe(const ServeOptions& options) {
   maintenance.policy.min_inputs = std::max<uint32_t>(options.compaction_min_inputs, 2);
   maintenance.retention.days = options.retention_days;
   maintenance.retention.max_disk_bytes = options.max_disk_bytes;
-  maintenance.idle_interval = std::chrono::nanoseconds(
-      static_cast<int64_t>(options.maintenance_interval_sec * 1e9));
+  maintenance.idle_interval =
+      std::chrono::nanoseconds(static_cast<int64_t>(options.maintenance_interval_sec * 1e9));
   maintenance.on_error = [](const absl::Status& status) {
     spdlog::warn("strata serve: maintenance: {}", status.ToString());
   };
@@ -219,22 +225,22 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
   const storage::RecoveryReport& report = (*storage)->data_dir().recovery();
-  spdlog::info("strata serve: storage ready: {} batches; removed {} staging entries and {} empty "
-               "day directories{}{}",
-               (*storage)->Pin()->size(), report.removed_staging.size(),
-               report.removed_days.size(), report.compaction.empty() ? "" : "; ",
-               report.compaction);
-  spdlog::info("strata serve: maintenance: compaction {}, retention {}, disk cap {}",
-               maintenance.compaction
-                   ? fmt::format("on (a level of today merges at {} batches)",
-                                 maintenance.policy.min_inputs)
-                   : "off",
-               options.retention_days == 0 ? "off" : fmt::format("{} days", options.retention_days),
-               options.max_disk_bytes == 0 ? "off" : fmt::format("{} bytes", options.max_disk_bytes));
+  spdlog::info(
+      "strata serve: storage ready: {} batches; removed {} staging entries and {} empty "
+      "day directories{}{}",
+      (*storage)->Pin()->size(), report.removed_staging.size(), report.removed_days.size(),
+      report.compaction.empty() ? "" : "; ", report.compaction);
+  spdlog::info(
+      "strata serve: maintenance: compaction {}, retention {}, disk cap {}",
+      maintenance.compaction
+          ? fmt::format("on (a level of today merges at {} batches)", maintenance.policy.min_inputs)
+          : "off",
+      options.retention_days == 0 ? "off" : fmt::format("{} days", options.retention_days),
+      options.max_disk_bytes == 0 ? "off" : fmt::format("{} bytes", options.max_disk_bytes));
   state.storage.store(storage->get());
 
   absl::StatusOr<std::unique_ptr<control::TokenStore>> tokens =
-      control::TokenStore::Open(options.data_dir);
+      control::TokenStore::Open(storage::DataDirPaths(options.data_dir).ControlDb());
   if (!tokens.ok()) {
     spdlog::error("strata serve: {}", tokens.status().ToString());
     return 1;
@@ -247,18 +253,20 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
   if (first->has_value()) {
-    spdlog::warn("strata serve: created ingest token \"{}\"; it is shown only this once, so "
-                 "store it now (send it as \"Authorization: Bearer <token>\"): {}",
-                 control::kDefaultIngestTokenName, (*first)->token);
+    spdlog::warn(
+        "strata serve: created ingest token \"{}\"; it is shown only this once, so "
+        "store it now (send it as \"Authorization: Bearer <token>\"): {}",
+        control::kDefaultIngestTokenName, (*first)->token);
   }
   absl::StatusOr<std::unique_ptr<control::TokenAuthenticator>> authenticator =
       control::TokenAuthenticator::Create(
-          tokens->get(), control::TokenAuthenticatorOptions{
-                             .on_refresh_error = [](const absl::Status& s) {
-                               spdlog::warn("strata serve: reloading tokens failed (the last "
-                                            "loaded ones stay in use): {}",
-                                            s.ToString());
-                             }});
+          tokens->get(),
+          control::TokenAuthenticatorOptions{.on_refresh_error = [](const absl::Status& s) {
+            spdlog::warn(
+                "strata serve: reloading tokens failed (the last "
+                "loaded ones stay in use): {}",
+                s.ToString());
+          }});
   if (!authenticator.ok()) {
     spdlog::error("strata serve: cannot load ingest tokens: {}", authenticator.status().ToString());
     return 1;
@@ -280,10 +288,11 @@ int RunServe(const ServeOptions& options) {
                   RunbookRef("query-engine-cannot-start"));
     return 1;
   }
-  spdlog::info("strata serve: query engine ready: memory_limit={} MiB threads={} concurrency={} "
-               "timeout={} s",
-               (*pool)->options().memory_limit_bytes >> 20, (*pool)->options().threads,
-               (*pool)->options().max_concurrent, options.query_timeout_sec);
+  spdlog::info(
+      "strata serve: query engine ready: memory_limit={} MiB threads={} concurrency={} "
+      "timeout={} s",
+      (*pool)->options().memory_limit_bytes >> 20, (*pool)->options().threads,
+      (*pool)->options().max_concurrent, options.query_timeout_sec);
   storage::Storage* const storage_ptr = storage->get();
   const control::TokenAuthenticator* const auth_ptr = authenticator->get();
   auto rest_api = std::make_unique<api::Api>(api::ApiOptions{
@@ -309,9 +318,9 @@ int RunServe(const ServeOptions& options) {
     state.api.store(nullptr);
   };
 
-  server::IngestService ingest(**storage, TokenCheckFor(**authenticator), state.metrics,
-                               server::IngestService::Options{
-                                   .max_rows_per_request = options.max_request_rows});
+  server::IngestService ingest(
+      **storage, TokenCheckFor(**authenticator), state.metrics,
+      server::IngestService::Options{.max_rows_per_request = options.max_request_rows});
   absl::StatusOr<std::unique_ptr<server::GrpcServer>> grpc = server::GrpcServer::Start(
       ingest, server::GrpcServerOptions{
                   .address = options.otlp_grpc_address,

@@ -11,8 +11,9 @@
 #include "control/token_store.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
-#include "storage/data_dir.h"
-#include "storage/format_file.h"
+#include "storage/commit/data_dir.h"
+#include "storage/format/format_file.h"
+#include "storage/format/layout.h"
 
 namespace strata::cli {
 namespace {
@@ -50,7 +51,7 @@ absl::Status PrepareDataDir(const std::string& data_dir, bool may_initialize) {
 absl::StatusOr<std::unique_ptr<control::TokenStore>> OpenStore(const TokenCommands& commands,
                                                                bool may_initialize) {
   if (absl::Status s = PrepareDataDir(commands.data_dir, may_initialize); !s.ok()) return s;
-  return control::TokenStore::Open(commands.data_dir);
+  return control::TokenStore::Open(storage::DataDirPaths(commands.data_dir).ControlDb());
 }
 
 std::string FormatUtc(absl::Time time) {

@@ -10,7 +10,7 @@
 #include "io/posix_file_system.h"
 #include "otlp/json_writer.h"
 #include "query/parquet_file_check.h"
-#include "storage/verify.h"
+#include "storage/check/verify.h"
 
 namespace strata::cli {
 namespace {

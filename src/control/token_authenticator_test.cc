@@ -24,7 +24,8 @@ class TokenAuthenticatorTest : public testing::TempDirTest {
     ASSERT_NE(store_, nullptr);
   }
   std::unique_ptr<TokenStore> OpenStore() {
-    auto store = TokenStore::Open(dir(), {.clock = [this] { return clock_.Now(); }});
+    auto store = TokenStore::Open(dir() + "/control/strata.sqlite",
+                                  {.clock = [this] { return clock_.Now(); }});
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   }

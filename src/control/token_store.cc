@@ -118,9 +118,9 @@ absl::Status TokenStore::Annotate(const absl::Status& status, std::string_view w
 TokenStore::TokenStore(std::unique_ptr<SqliteDb> db, TokenStoreOptions options)
     : db_(std::move(db)), options_(std::move(options)) {}
 
-absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Open(const std::string& data_dir,
+absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Open(const std::string& db_path,
                                                              TokenStoreOptions options) {
-  const std::filesystem::path path = std::filesystem::path(data_dir) / kControlDbRelativePath;
+  const std::filesystem::path path(db_path);
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) {

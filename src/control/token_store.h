@@ -35,8 +35,6 @@
 
 namespace strata::control {
 
-// The database file, relative to the data directory.
-inline constexpr char kControlDbRelativePath[] = "control/strata.sqlite";
 // The token EnsureIngestToken() creates on first boot.
 inline constexpr char kDefaultIngestTokenName[] = "default-ingest";
 
@@ -76,15 +74,16 @@ struct RevokedToken {
 
 class TokenStore {
  public:
-  // Opens <data_dir>/control/strata.sqlite, creating control/ and the
-  // database if needed, and applies the control migrations. It does not
+  // Opens the control database at `db_path` (a data directory's
+  // control/strata.sqlite: storage::DataDirPaths::ControlDb()), creating
+  // its folder and the database if needed, and applies the control migrations. It does not
   // check or initialise the data directory itself (the caller has done
   // that: boot, or `strata token`). Errors: FailedPrecondition for a
   // database newer than this binary (runbook #control-database-newer);
   // otherwise the SqliteDb or filesystem error, naming the file and the
   // runbook section #control-database-cannot-be-opened.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<TokenStore>> Open(
-      const std::string& data_dir, TokenStoreOptions options = {});
+      const std::string& db_path, TokenStoreOptions options = {});
 
   TokenStore(const TokenStore&) = delete;
   TokenStore& operator=(const TokenStore&) = delete;

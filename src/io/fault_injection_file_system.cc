@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/path.h"
 #include "fmt/format.h"
 
 namespace strata {
@@ -18,11 +19,6 @@ std::string Normalize(const std::string& path) {
   std::string normal = std::filesystem::path(path).lexically_normal().string();
   while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
   return normal.empty() ? "." : normal;
-}
-
-std::string ParentOf(const std::string& normalized) {
-  std::string parent = std::filesystem::path(normalized).parent_path().string();
-  return parent.empty() ? "." : parent;
 }
 
 bool IsAtOrUnder(const std::string& path, const std::string& dir) {
@@ -297,7 +293,7 @@ absl::StatusOr<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::NewWrita
   if (!file.ok()) return file.status();
   if (!*existed) {
     pending_.push_back(PendingEntry{
-        .kind = PendingEntry::Kind::kCreateFile, .path = key, .durable_in = ParentOf(key)});
+        .kind = PendingEntry::Kind::kCreateFile, .path = key, .durable_in = ParentPath(key)});
   }
   files_[key] = state;
   return std::make_unique<FaultWritableFile>(this, *std::move(file), std::move(state), epoch_);
@@ -329,7 +325,7 @@ absl::Status FaultInjectionFileSystem::RenameFile(const std::string& from, const
   PendingEntry entry{.kind = PendingEntry::Kind::kRename,
                      .path = to_key,
                      .from = from_key,
-                     .durable_in = ParentOf(to_key)};
+                     .durable_in = ParentPath(to_key)};
   absl::StatusOr<bool> source_exists = base_->Exists(from);
   if (!source_exists.ok()) return source_exists.status();
   // Capture the target only when the rename can happen; a missing source
@@ -406,7 +402,7 @@ absl::Status FaultInjectionFileSystem::CreateDirs(const std::string& path) {
   MutexLock lock(&mu_);
   // Create each missing ancestor on its own so each is a pending entry.
   std::vector<std::string> missing;
-  for (std::string dir = Normalize(path);; dir = ParentOf(dir)) {
+  for (std::string dir = Normalize(path);; dir = ParentPath(dir)) {
     if (absl::Status fault = CheckFault(IoOperation::kStat, dir); !fault.ok()) return fault;
     absl::StatusOr<bool> exists = base_->Exists(dir);
     if (!exists.ok()) return exists.status();
@@ -417,7 +413,7 @@ absl::Status FaultInjectionFileSystem::CreateDirs(const std::string& path) {
       break;
     }
     missing.push_back(dir);
-    if (ParentOf(dir) == dir || ParentOf(dir) == ".") break;
+    if (ParentPath(dir) == dir || ParentPath(dir) == ".") break;
   }
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
     if (absl::Status created = CreateDirLocked(*it); !created.ok()) return created;
@@ -472,7 +468,7 @@ absl::StatusOr<std::unique_ptr<FileLock>> FaultInjectionFileSystem::LockFile(
     if (!file.ok()) return file.status();
     if (absl::Status closed = (*file)->Close(); !closed.ok()) return closed;
     pending_.push_back(PendingEntry{
-        .kind = PendingEntry::Kind::kCreateFile, .path = key, .durable_in = ParentOf(key)});
+        .kind = PendingEntry::Kind::kCreateFile, .path = key, .durable_in = ParentPath(key)});
   } else {
     absl::StatusOr<bool> is_dir = base_->IsDirectory(path);
     if (!is_dir.ok()) return is_dir.status();
@@ -519,7 +515,7 @@ absl::Status FaultInjectionFileSystem::CreateDirLocked(const std::string& path) 
   if (absl::Status created = base_->CreateDir(path); !created.ok()) return created;
   const std::string key = Normalize(path);
   pending_.push_back(PendingEntry{
-      .kind = PendingEntry::Kind::kCreateDir, .path = key, .durable_in = ParentOf(key)});
+      .kind = PendingEntry::Kind::kCreateDir, .path = key, .durable_in = ParentPath(key)});
   return absl::OkStatus();
 }
 
@@ -527,7 +523,7 @@ absl::Status FaultInjectionFileSystem::RemoveFileLocked(const std::string& path)
   if (absl::Status fault = CheckFault(IoOperation::kRemove, path); !fault.ok()) return fault;
   const std::string key = Normalize(path);
   PendingEntry entry{
-      .kind = PendingEntry::Kind::kRemoveFile, .path = key, .durable_in = ParentOf(key)};
+      .kind = PendingEntry::Kind::kRemoveFile, .path = key, .durable_in = ParentPath(key)};
   // Only a regular file can be removed; let the wrapped call report anything
   // else (NotFound, EISDIR) before capturing content.
   absl::StatusOr<bool> is_dir = base_->IsDirectory(path);
@@ -546,7 +542,7 @@ absl::Status FaultInjectionFileSystem::RemoveDirLocked(const std::string& path) 
   const std::string key = Normalize(path);
   pending_.push_back(PendingEntry{.kind = PendingEntry::Kind::kRemoveDir,
                                   .path = key,
-                                  .durable_in = ParentOf(key),
+                                  .durable_in = ParentPath(key),
                                   .restore_previous = true,
                                   .previous_is_dir = true});
   return absl::OkStatus();

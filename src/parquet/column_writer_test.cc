@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "parquet/encoding.h"
 #include "parquet/file_writer.h"
-#include "parquet/parquet_testing.h"
+#include "parquet/testing/parquet_testing.h"
 
 namespace strata::parquet {
 namespace {
@@ -66,8 +66,8 @@ class PageModel {
     ++row_;
     size_t estimate = level_entries_ / 8;
     if (options_.dictionary_enabled) {
-      const int width = BitWidthFor(
-          dictionary_size == 0 ? 0 : static_cast<uint32_t>(dictionary_size - 1));
+      const int width =
+          BitWidthFor(dictionary_size == 0 ? 0 : static_cast<uint32_t>(dictionary_size - 1));
       estimate += 1 + indices_ * static_cast<size_t>(width) / 8;
     } else {
       estimate += plain_bytes_;

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "parquet/file_reader.h"
 #include "parquet/file_writer.h"
-#include "parquet/parquet_testing.h"
+#include "parquet/testing/parquet_testing.h"
 #include "query/duckdb_engine.h"
 
 namespace strata::parquet {
@@ -984,7 +984,8 @@ TEST(FileLayoutTest, ReadLayoutChecksEveryOffsetIndex) {
   // before reading that chunk, ReadLayout must.
   const std::string corrupt =
       RewriteOffsetIndexes(SmallFile(), [](size_t g, size_t column, std::optional<OffsetIndex>* i) {
-        if (g == 2 && column + 1 == TestSchema().size()) (*i)->page_locations[0].first_row_index = 1;
+        if (g == 2 && column + 1 == TestSchema().size())
+          (*i)->page_locations[0].first_row_index = 1;
       });
   StringSource source(corrupt);
   ReaderOptions options;
@@ -1008,8 +1009,7 @@ TEST(FileLayoutTest, LayoutOfAnotherSizeIsDataLoss) {
   absl::Status s = FileReader::Open(&other, *layout, options).status();
   ASSERT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_NE(s.message().find("grown.parquet"), absl::string_view::npos) << s;
-  EXPECT_EQ(FileReader::Open(&source, nullptr).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FileReader::Open(&source, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // A small file with LIST columns (nullable elements, dictionary and PLAIN)

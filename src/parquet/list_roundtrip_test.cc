@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "common/status_macros.h"
 #include "parquet/file_reader.h"
 #include "parquet/file_writer.h"
-#include "parquet/parquet_testing.h"
+#include "parquet/testing/parquet_testing.h"
 #include "query/duckdb_engine.h"
 
 namespace strata::parquet {
@@ -97,9 +97,12 @@ Cell RenderRow(const ColumnSpec& spec, const ColumnVector& v, size_t row) {
 
 std::string Render(const ListTestColumn& c) {
   const std::string& name = c.spec.name;
-  if (!c.spec.list) return c.spec.type == PhysicalType::kByteArray ? fmt::format("hex({})", name) : name;
-  return fmt::format("len({0}) || ':' || coalesce(array_to_string(list_transform({0}, x -> coalesce({1}, 'N')), '|'), '')",
-                     name, c.element_sql);
+  if (!c.spec.list)
+    return c.spec.type == PhysicalType::kByteArray ? fmt::format("hex({})", name) : name;
+  return fmt::format(
+      "len({0}) || ':' || coalesce(array_to_string(list_transform({0}, x -> coalesce({1}, 'N')), "
+      "'|'), '')",
+      name, c.element_sql);
 }
 
 void AppendRandomElement(const ColumnSpec& spec, std::mt19937_64& rng,
@@ -124,9 +127,9 @@ void AppendRandomElement(const ColumnSpec& spec, std::mt19937_64& rng,
                                     : static_cast<int64_t>(rng() % 50) - 10);
       break;
     case PhysicalType::kDouble:
-      v->AppendDouble(rng() % 9 == 0 ? -0.0
-                                     : static_cast<double>(static_cast<int64_t>(rng() % 20000) -
-                                                           10000) / 64.0);
+      v->AppendDouble(
+          rng() % 9 == 0 ? -0.0
+                         : static_cast<double>(static_cast<int64_t>(rng() % 20000) - 10000) / 64.0);
       break;
     case PhysicalType::kFixedLenByteArray: {
       std::string bytes(static_cast<size_t>(spec.type_length), '\0');
@@ -212,7 +215,8 @@ TEST_P(ListOracleTest, DuckDbReadsEveryList) {
 
   // 1. Types.
   query::QueryResult described = MustQuery(
-      **db, fmt::format("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {})", source));
+      **db,
+      fmt::format("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {})", source));
   ASSERT_EQ(described.rows.size(), schema.size());
   for (size_t c = 0; c < schema.size(); ++c) {
     EXPECT_EQ(described.rows[c][0], Cell(schema[c].spec.name));
@@ -253,11 +257,11 @@ TEST_P(ListOracleTest, DuckDbReadsEveryList) {
       positive += w.int32s[w.lists[r].begin + k] > 0;
     }
   }
-  query::QueryResult agg = MustQuery(
-      **db, fmt::format("SELECT count(*) FILTER (WHERE list_contains(ints, 7)), "
-                        "coalesce(sum(len(list_filter(i32, x -> x > 0))), 0), "
-                        "count(*) FILTER (WHERE ints IS NULL) FROM {}",
-                        source));
+  query::QueryResult agg =
+      MustQuery(**db, fmt::format("SELECT count(*) FILTER (WHERE list_contains(ints, 7)), "
+                                  "coalesce(sum(len(list_filter(i32, x -> x > 0))), 0), "
+                                  "count(*) FILTER (WHERE ints IS NULL) FROM {}",
+                                  source));
   ASSERT_EQ(agg.rows.size(), 1u);
   EXPECT_EQ(agg.rows[0][0], Cell(fmt::format("{}", contains)));
   EXPECT_EQ(agg.rows[0][1], Cell(fmt::format("{}", positive)));
@@ -305,8 +309,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         // Many pages and row groups; a small dictionary limit forces fallback
         // (also in the middle of a row).
-        ListVariant{"Zstd", CompressionCodec::kZstd, 20000, 4 << 10, 16 << 10, 3000, 7000, 2500,
-                    1},
+        ListVariant{"Zstd", CompressionCodec::kZstd, 20000, 4 << 10, 16 << 10, 3000, 7000, 2500, 1},
         ListVariant{"Uncompressed", CompressionCodec::kUncompressed, 8000, 1 << 20, 1 << 20, 20000,
                     1 << 20, 8000, 2},
         ListVariant{"TinyPages", CompressionCodec::kZstd, 2000, 256, 300, 5, 700, 333, 3},

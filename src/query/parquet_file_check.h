@@ -22,7 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "query/duckdb_engine.h"
-#include "storage/verify.h"
+#include "storage/check/verify.h"
 
 namespace strata::query {
 

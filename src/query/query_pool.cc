@@ -15,9 +15,10 @@
 #include "common/check.h"
 #include "common/mutex.h"
 #include "fmt/format.h"
-#include "storage/logs_table.h"
-#include "storage/metrics_table.h"
-#include "storage/spans_table.h"
+#include "storage/format/layout.h"
+#include "storage/table/logs_table.h"
+#include "storage/table/metrics_table.h"
+#include "storage/table/spans_table.h"
 
 namespace strata::query {
 
@@ -291,7 +292,7 @@ absl::StatusOr<std::unique_ptr<QueryPool>> QueryPool::Open(const QueryPoolOption
   o.default_deadline = std::min(o.default_deadline, kLongestWait);
   if (o.default_max_rows == 0) o.default_max_rows = QueryPoolOptions{}.default_max_rows;
 
-  const std::string temp_directory = o.data_dir + "/query/tmp";
+  const std::string temp_directory = storage::DataDirPaths(o.data_dir).QueryTemp();
   std::error_code error;
   std::filesystem::create_directories(temp_directory, error);
   if (error) {

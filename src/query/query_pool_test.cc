@@ -17,9 +17,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "query/duckdb_engine.h"
-#include "storage/logs_table.h"
-#include "storage/metrics_table.h"
-#include "storage/spans_table.h"
+#include "storage/table/logs_table.h"
+#include "storage/table/metrics_table.h"
+#include "storage/table/spans_table.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::query {
@@ -166,8 +166,7 @@ TEST(QueryPoolTest, ViewsSeeExactlyTheListedFilesWithoutPlaceholderRows) {
   // Other files under the same sequence (a window of the same Snapshot)
   // rebuild them too: the views always cover exactly the files given.
   const ViewFiles fewer{.sequence = 8, .spans = {a.spans}};
-  EXPECT_EQ(Scalar(pool.get(), fewer, "SELECT count(*) FROM spans"),
-            std::to_string(a.span_rows));
+  EXPECT_EQ(Scalar(pool.get(), fewer, "SELECT count(*) FROM spans"), std::to_string(a.span_rows));
   // A file the views cannot read fails the query, and the next snapshot
   // rebuilds them.
   for (const std::string& bad :

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "query/query_pool.h"
-#include "storage/catalog.h"
+#include "storage/commit/catalog.h"
 
 namespace strata::query {
 

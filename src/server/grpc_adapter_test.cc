@@ -36,8 +36,8 @@
 #include "server/ingest_metrics.h"
 #include "server/otlp_client.h"
 #include "server/partial_success_testing.h"
-#include "storage/commit_testing.h"
 #include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::server {

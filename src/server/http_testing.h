@@ -39,8 +39,8 @@
 #include "server/ingest.h"
 #include "server/ingest_metrics.h"
 #include "server/ingest_service.h"
-#include "storage/commit_testing.h"
 #include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
 
 namespace strata::server::testing {
 
@@ -249,7 +249,6 @@ class RawConnection {
   int error_ = 0;
   std::string buffer_;
 };
-
 
 // ---- OTLP payloads ----
 

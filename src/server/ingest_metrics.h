@@ -17,8 +17,8 @@
 
 #include "otlp/batch.h"
 #include "server/ingest.h"
-#include "storage/group_commit_writer.h"
-#include "storage/maintenance.h"
+#include "storage/commit/group_commit_writer.h"
+#include "storage/maintenance/maintenance.h"
 
 namespace strata::server {
 

@@ -16,8 +16,8 @@
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
 #include "otlp/decode.h"
 #include "otlp/encode.h"
-#include "storage/commit_testing.h"
 #include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::server {
@@ -46,9 +46,9 @@ class IngestServiceTest : public ::testing::Test {
   ExportOutcome ExportNow(Signal signal, Encoding encoding, std::string body) {
     std::promise<ExportOutcome> answered;
     const uint64_t size = body.size();
-    service_->Export(signal, encoding, Transport::kHttp,
-                     std::make_shared<const std::string>(std::move(body)), size,
-                     [&answered](ExportOutcome outcome) { answered.set_value(std::move(outcome)); });
+    service_->Export(
+        signal, encoding, Transport::kHttp, std::make_shared<const std::string>(std::move(body)),
+        size, [&answered](ExportOutcome outcome) { answered.set_value(std::move(outcome)); });
     return answered.get_future().get();
   }
 
@@ -82,15 +82,15 @@ TEST_F(IngestServiceTest, AuthorizeAcceptsOnlyABearerIngestToken) {
   EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kHttp, RejectReason::kUnauthenticated), 2);
   EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kHttp, RejectReason::kUnauthenticated),
             1);
-  EXPECT_EQ(
-      metrics_.rejected(Signal::kMetrics, Transport::kHttp, RejectReason::kPermissionDenied), 1);
+  EXPECT_EQ(metrics_.rejected(Signal::kMetrics, Transport::kHttp, RejectReason::kPermissionDenied),
+            1);
 }
 
 TEST_F(IngestServiceTest, ProtobufAndJsonExportsAreStoredBeforeTheAnswer) {
   auto traces = generator_.Traces(120);
   const uint64_t spans = traces->spans.size();
-  ExportOutcome proto = ExportNow(Signal::kTraces, Encoding::kProtobuf,
-                                  otlp::EncodeTracesProto(*traces));
+  ExportOutcome proto =
+      ExportNow(Signal::kTraces, Encoding::kProtobuf, otlp::EncodeTracesProto(*traces));
   ASSERT_TRUE(proto.status.ok()) << proto.status;
   EXPECT_EQ(proto.rows, spans);
   EXPECT_EQ(StoredSpans(), spans);
@@ -99,8 +99,7 @@ TEST_F(IngestServiceTest, ProtobufAndJsonExportsAreStoredBeforeTheAnswer) {
   ExportOutcome json = ExportNow(Signal::kTraces, Encoding::kJson, otlp::EncodeTracesJson(*more));
   ASSERT_TRUE(json.status.ok()) << json.status;
   EXPECT_EQ(StoredSpans(), spans + more->spans.size());
-  EXPECT_EQ(metrics_.ingested_rows(Signal::kTraces, Transport::kHttp),
-            spans + more->spans.size());
+  EXPECT_EQ(metrics_.ingested_rows(Signal::kTraces, Transport::kHttp), spans + more->spans.size());
 
   auto logs = generator_.Logs(40);
   ExportOutcome log_outcome =
@@ -312,7 +311,8 @@ TEST(IngestResponseTest, ResponsesParseWithLibprotobufAndCarryPartialSuccess) {
   // libprotobuf's unknown-field parser: field 1 holds {1: rejected, 2: message}.
   opentelemetry::proto::collector::trace::v1::ExportTraceServiceResponse response;
   ASSERT_TRUE(response.ParseFromString(proto));
-  const google::protobuf::UnknownFieldSet& top = response.GetReflection()->GetUnknownFields(response);
+  const google::protobuf::UnknownFieldSet& top =
+      response.GetReflection()->GetUnknownFields(response);
   ASSERT_EQ(top.field_count(), 1);
   ASSERT_EQ(top.field(0).number(), 1);
   google::protobuf::UnknownFieldSet partial_success;
@@ -322,8 +322,9 @@ TEST(IngestResponseTest, ResponsesParseWithLibprotobufAndCarryPartialSuccess) {
   EXPECT_EQ(partial_success.field(0).varint(), 300u);
   EXPECT_EQ(partial_success.field(1).number(), 2);
   EXPECT_EQ(partial_success.field(1).length_delimited(), "spans without a trace id");
-  EXPECT_EQ(IngestService::EncodeResponse(Signal::kLogs, Encoding::kJson, partial),
-            R"({"partialSuccess":{"rejectedLogRecords":"300","errorMessage":"spans without a trace id"}})");
+  EXPECT_EQ(
+      IngestService::EncodeResponse(Signal::kLogs, Encoding::kJson, partial),
+      R"({"partialSuccess":{"rejectedLogRecords":"300","errorMessage":"spans without a trace id"}})");
 }
 
 TEST(IngestVocabularyTest, NamesPathsAndHttpStatusesRoundTrip) {
@@ -349,7 +350,8 @@ TEST(IngestMetricsTest, PrometheusPageCarriesCountersAndWriterStatistics) {
   writer.commit_latency.Observe(std::chrono::milliseconds(2));
   const std::string page = metrics.RenderPrometheus(writer);
   EXPECT_THAT(page, HasSubstr("strata_ingest_rows_total{signal=\"logs\",transport=\"grpc\"} 42\n"));
-  EXPECT_THAT(page, HasSubstr("strata_ingest_bytes_total{signal=\"logs\",transport=\"grpc\"} 1000"));
+  EXPECT_THAT(page,
+              HasSubstr("strata_ingest_bytes_total{signal=\"logs\",transport=\"grpc\"} 1000"));
   EXPECT_THAT(page, HasSubstr("strata_ingest_rejected_total{signal=\"traces\",transport=\"http\","
                               "reason=\"over_budget\"} 1\n"));
   EXPECT_THAT(page, HasSubstr("strata_export_duration_seconds_bucket{transport=\"http\","

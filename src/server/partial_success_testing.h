@@ -19,9 +19,9 @@
 #include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
 #include "otlp/batch.h"
-#include "storage/catalog.h"
-#include "storage/file_source.h"
-#include "storage/logs_table.h"
+#include "storage/commit/catalog.h"
+#include "storage/table/file_source.h"
+#include "storage/table/logs_table.h"
 
 namespace strata::server::testing {
 

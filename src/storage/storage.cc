@@ -6,48 +6,23 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/file_reader.h"
-#include "storage/logs_table.h"
-#include "storage/metrics_table.h"
-#include "storage/file_source.h"
-#include "storage/spans_table.h"
+#include "storage/check/batch_contents.h"
+#include "storage/table/file_source.h"
+#include "storage/table/logs_table.h"
+#include "storage/table/metrics_table.h"
+#include "storage/table/spans_table.h"
 
 namespace strata::storage {
 namespace {
 
-constexpr char kSpansFile[] = "spans.parquet";
-constexpr char kLogsFile[] = "logs.parquet";
-constexpr char kMetricsFile[] = "metrics.parquet";
 // Row-group size of compaction output (the merge's writer buffers one).
 constexpr size_t kMergeRowGroupBytes = size_t{64} << 20;
-
-// Adds the batch and file to a check's error, keeping its code.
-absl::Status InBatch(const absl::Status& status, const std::string& batch_dir) {
-  if (status.ok()) return status;
-  return absl::Status(status.code(), fmt::format("batch {}: {}", batch_dir, std::string(status.message())));
-}
-
-// The lookup state of a batch with spans (its trace filter, from its
-// spans.tidx), caching within `budget` (null: no cache).
-absl::StatusOr<std::shared_ptr<const void>> LoadLookupState(
-    FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
-    const std::shared_ptr<LookupCacheBudget>& budget) {
-  if (!meta.spans_tidx.has_value()) return std::shared_ptr<const void>();
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
-                          fs.NewRandomAccessFile(batch_dir + "/" + kTraceIndexFileName));
-  absl::StatusOr<TraceFilter> filter = TraceFilter::Open(*file);
-  if (!filter.ok()) return InBatch(filter.status(), batch_dir);
-  if (absl::Status s = filter->Validate(*meta.spans.traces, meta.spans.rows); !s.ok()) {
-    return InBatch(s, batch_dir);
-  }
-  return std::shared_ptr<const void>(
-      std::make_shared<const BatchLookupState>(*std::move(filter), budget));
-}
 
 // The attachment loader of a Storage whose lookup cache is `budget`.
 BatchAttachmentLoader LookupStateLoader(std::shared_ptr<LookupCacheBudget> budget) {
   return [budget = std::move(budget)](FileSystem& fs, const std::string& batch_dir,
                                       const BatchMeta& meta) {
-    return LoadLookupState(fs, batch_dir, meta, budget);
+    return LoadBatchLookupState(fs, batch_dir, meta, budget);
   };
 }
 
@@ -62,52 +37,13 @@ const TraceFilter* BatchTraceFilter(const LiveBatch& batch) {
   return state != nullptr ? &state->filter() : nullptr;
 }
 
-absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir,
-                                    const BatchMeta& meta, std::string_view file_name) {
-  const std::string& id = meta.id;
-  const std::string path = fmt::format("{}/{}", batch_dir, file_name);
-  if (file_name == kSpansFile) {
-    if (!meta.spans_parquet.has_value()) return absl::OkStatus();
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
-    return InBatch(CheckSpansTableFooter(source.get(), id, meta.spans.file_rows, kSpansFile),
-                   batch_dir);
-  }
-  if (file_name == kLogsFile) {
-    if (!meta.logs_parquet.has_value()) return absl::OkStatus();
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
-    return InBatch(CheckLogsTableFooter(source.get(), id, meta.logs.file_rows, kLogsFile),
-                   batch_dir);
-  }
-  if (file_name == kMetricsFile) {
-    if (!meta.metrics_parquet.has_value()) return absl::OkStatus();
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
-    return InBatch(CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFile),
-                   batch_dir);
-  }
-  if (file_name == kTraceIndexFileName) {
-    return LoadLookupState(fs, batch_dir, meta, /*budget=*/nullptr).status();
-  }
-  return absl::InvalidArgumentError(
-      fmt::format("CheckBatchFileContents: {} is not a batch data file", file_name));
-}
-
-absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(FileSystem& fs,
-                                                               const std::string& batch_dir,
-                                                               const BatchMeta& meta) {
-  for (const char* file_name : {kSpansFile, kLogsFile, kMetricsFile}) {
-    STRATA_RETURN_IF_ERROR(CheckBatchFileContents(fs, batch_dir, meta, file_name));
-  }
-  return LoadLookupState(fs, batch_dir, meta, /*budget=*/nullptr);
-}
-
-absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs,
-                                                       const std::string& data_dir,
+absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std::string& data_dir,
                                                        StorageOptions options) {
   DataDirOptions dir_options;
   dir_options.clock = options.clock;
   dir_options.validate_batch = [](FileSystem& fs, const std::string& batch_dir,
                                   const BatchMeta& meta) -> absl::Status {
-    return CheckBatchContents(fs, batch_dir, meta).status();
+    return CheckBatchContents(fs, batch_dir, meta);
   };
   auto lookup_cache = std::make_shared<LookupCacheBudget>(options.lookup_cache_bytes);
   dir_options.load_attachment = LookupStateLoader(lookup_cache);
@@ -115,8 +51,8 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs,
   dir_options.on_retire = [retired](const LiveBatch& batch) { retired->Push(batch); };
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<DataDir> dir,
                           OpenDataDir(fs, data_dir, std::move(dir_options)));
-  return std::unique_ptr<Storage>(new Storage(std::move(dir), std::move(retired),
-                                              std::move(lookup_cache), std::move(options)));
+  return std::unique_ptr<Storage>(
+      new Storage(std::move(dir), std::move(retired), std::move(lookup_cache), std::move(options)));
 }
 
 Storage::Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatches> retired,
@@ -125,8 +61,7 @@ Storage::Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatch
       lookup_cache_(std::move(lookup_cache)),
       data_dir_(std::move(data_dir)) {
   writer_ = std::make_unique<GroupCommitWriter>(
-      options_.writer,
-      [this](std::span<WriteRequest* const> group) { return CommitGroup(group); });
+      options_.writer, [this](std::span<WriteRequest* const> group) { return CommitGroup(group); });
   MaintenanceOptions maintenance = options_.maintenance;
   maintenance.clock = options_.clock;
   maintenance.load_attachment = LookupStateLoader(lookup_cache_);
@@ -168,24 +103,23 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
     STRATA_ASSIGN_OR_RETURN(SpansTable spans, WriteSpansTable(traces, id_text, options_.tables));
     if (spans.meta.file_rows > 0) {
       if (spans.meta.rows > 0) {
-        STRATA_ASSIGN_OR_RETURN(
-            std::string tidx,
-            BuildTraceIndex(spans.trace_runs, spans.meta.rows, spans.first_span_row));
+        STRATA_ASSIGN_OR_RETURN(std::string tidx, BuildTraceIndex(spans.trace_runs, spans.meta.rows,
+                                                                  spans.first_span_row));
         batch.files.push_back({kTraceIndexFileName, std::move(tidx)});
       }
-      batch.files.push_back({kSpansFile, std::move(spans.file)});
+      batch.files.push_back({kSpansFileName, std::move(spans.file)});
     }
     batch.spans = std::move(spans.meta);
   }
   if (!logs.empty()) {
     STRATA_ASSIGN_OR_RETURN(LogsTable table, WriteLogsTable(logs, id_text, options_.tables));
-    if (table.meta.file_rows > 0) batch.files.push_back({kLogsFile, std::move(table.file)});
+    if (table.meta.file_rows > 0) batch.files.push_back({kLogsFileName, std::move(table.file)});
     batch.logs = std::move(table.meta);
   }
   if (!metrics.empty()) {
     STRATA_ASSIGN_OR_RETURN(MetricsTable table,
                             WriteMetricsTable(metrics, id_text, options_.tables));
-    if (table.meta.file_rows > 0) batch.files.push_back({kMetricsFile, std::move(table.file)});
+    if (table.meta.file_rows > 0) batch.files.push_back({kMetricsFileName, std::move(table.file)});
     batch.metrics = std::move(table.meta);
   }
 
@@ -193,9 +127,10 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
   absl::StatusOr<std::shared_ptr<const void>> filter =
       LoadLookupState(data_dir_->fs(), committed.dir, committed.meta, lookup_cache_);
   if (!filter.ok()) {
-    return absl::UnavailableError(fmt::format("batch {} committed but its trace index cannot be "
-                                              "loaded: {}",
-                                              committed.dir, std::string(filter.status().message())));
+    return absl::UnavailableError(
+        fmt::format("batch {} committed but its trace index cannot be "
+                    "loaded: {}",
+                    committed.dir, std::string(filter.status().message())));
   }
   BatchRecord record{.id = *id,
                      .day = committed.meta.day,
@@ -207,9 +142,8 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
   absl::StatusOr<std::shared_ptr<const Snapshot>> published =
       data_dir_->catalog().Publish(std::move(add), {});
   if (!published.ok()) {
-    return absl::UnavailableError(
-        fmt::format("batch {} committed but not published: {}", id_text,
-                    std::string(published.status().message())));
+    return absl::UnavailableError(fmt::format("batch {} committed but not published: {}", id_text,
+                                              std::string(published.status().message())));
   }
   return absl::OkStatus();
 }

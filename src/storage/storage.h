@@ -27,15 +27,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "io/file_system.h"
-#include "storage/batch_id.h"
-#include "storage/batch_lookup_state.h"
-#include "storage/catalog.h"
-#include "storage/data_dir.h"
-#include "storage/group_commit_writer.h"
-#include "storage/maintenance.h"
-#include "storage/table_common.h"
-#include "storage/trace_index.h"
-#include "storage/write_request.h"
+#include "storage/commit/catalog.h"
+#include "storage/commit/data_dir.h"
+#include "storage/commit/group_commit_writer.h"
+#include "storage/commit/write_request.h"
+#include "storage/format/batch_id.h"
+#include "storage/index/batch_lookup_state.h"
+#include "storage/index/trace_index.h"
+#include "storage/maintenance/maintenance.h"
+#include "storage/table/table_common.h"
 
 namespace strata::storage {
 
@@ -112,21 +112,5 @@ class Storage {
 const BatchLookupState* BatchLookupStateOf(const LiveBatch& batch);
 // The trace filter a live batch carries, or null when it has no spans.
 const TraceFilter* BatchTraceFilter(const LiveBatch& batch);
-
-// The boot checks of one batch beyond meta.json and checksums (meta-json.md
-// rule 10): each Parquet footer parses with its exact schema, key-value
-// metadata and row count, and spans.tidx passes its checks and agrees with
-// meta.json. Returns the batch's lookup state (null without spans), with
-// no cache budget.
-[[nodiscard]] absl::StatusOr<std::shared_ptr<const void>> CheckBatchContents(
-    FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta);
-
-// CheckBatchContents() for one file, `file_name` one of kBatchFileNames
-// but meta.json: the Parquet footer check of a table file, the checks of
-// spans.tidx. OK when meta.json declares the file absent; InvalidArgument
-// for another name.
-[[nodiscard]] absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir,
-                                                  const BatchMeta& meta,
-                                                  std::string_view file_name);
 
 }  // namespace strata::storage

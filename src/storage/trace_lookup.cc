@@ -10,15 +10,13 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/file_reader.h"
-#include "storage/file_source.h"
-#include "storage/spans_table.h"
+#include "storage/index/trace_index.h"
 #include "storage/storage.h"
-#include "storage/trace_index.h"
+#include "storage/table/file_source.h"
+#include "storage/table/spans_table.h"
 
 namespace strata::storage {
 namespace {
-
-constexpr char kSpansFile[] = "spans.parquet";
 
 // The directory of a batch. The catalog records it with the data directory
 // in front (catalog.h); a relative one (a hand-built catalog) is taken as
@@ -97,7 +95,7 @@ absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
                            const std::string& batch_id, const BatchLookupState& state,
                            const TraceLocation& location, const otlp::TraceId& trace_id,
                            otlp::TraceBatch* out) {
-  const std::string path = batch_dir + "/" + kSpansFile;
+  const std::string path = batch_dir + "/" + kSpansFileName;
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, path));
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SpansRangeReader> reader,
                           OpenSpans(state, source.get(), batch_id, path));

@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "io/file_system.h"
 #include "otlp/batch.h"
-#include "storage/catalog.h"
+#include "storage/commit/catalog.h"
 
 namespace strata::storage {
 

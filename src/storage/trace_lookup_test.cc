@@ -24,11 +24,11 @@
 #include "otlp/decode.h"
 #include "parquet/file_reader.h"
 #include "query/duckdb_engine.h"
-#include "storage/commit_testing.h"
-#include "storage/spans_table.h"
+#include "storage/index/trace_index.h"
 #include "storage/storage.h"
-#include "storage/table_test_batches.h"
-#include "storage/trace_index.h"
+#include "storage/table/spans_table.h"
+#include "storage/testing/commit_testing.h"
+#include "storage/testing/table_test_batches.h"
 
 namespace strata::storage {
 namespace {

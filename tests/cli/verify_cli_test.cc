@@ -15,8 +15,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
-#include "storage/data_dir.h"
-#include "storage/verify_testing.h"
+#include "storage/commit/data_dir.h"
+#include "storage/testing/verify_testing.h"
 #include "subprocess.h"
 
 namespace strata {

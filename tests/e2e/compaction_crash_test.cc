@@ -40,7 +40,7 @@
 #include "e2e/server_process.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "storage/batch_id.h"
+#include "storage/format/batch_id.h"
 
 namespace strata::testing {
 namespace {

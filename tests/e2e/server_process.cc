@@ -9,8 +9,8 @@
 
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
-#include "storage/batch_committer.h"
-#include "storage/recovery.h"
+#include "storage/commit/batch_committer.h"
+#include "storage/commit/recovery.h"
 
 namespace strata::testing {
 namespace {
@@ -46,19 +46,14 @@ std::vector<std::string> ChildEnvironment() {
 
 ServerProcess::ServerProcess(const std::string& data_dir,
                              const std::vector<std::string>& extra_flags) {
-  std::vector<std::string> argv = {STRATA_BINARY,
-                                   "serve",
-                                   "--data-dir",
-                                   data_dir,
-                                   "--otlp-grpc-address",
-                                   "127.0.0.1:0",
-                                   "--otlp-http-address",
-                                   "127.0.0.1:0",
-                                   "--api-address",
-                                   "127.0.0.1:0"};
+  std::vector<std::string> argv = {
+      STRATA_BINARY,         "serve",       "--data-dir",          data_dir,
+      "--otlp-grpc-address", "127.0.0.1:0", "--otlp-http-address", "127.0.0.1:0",
+      "--api-address",       "127.0.0.1:0"};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   process_ = std::make_unique<Subprocess>(argv, ChildEnvironment());
-  ready_ = process_->WaitForOutput("ready; waiting for SIGINT or SIGTERM", std::chrono::seconds(30));
+  ready_ =
+      process_->WaitForOutput("ready; waiting for SIGINT or SIGTERM", std::chrono::seconds(30));
   const std::string& out = process_->output();
   grpc_address_ = Capture(out, "OTLP/gRPC listening on ([0-9.]+:[0-9]+)");
   http_address_ = Capture(out, "OTLP/HTTP listening on ([0-9.]+:[0-9]+)");
@@ -134,8 +129,9 @@ bool CreateTableView(query::DuckDbEngine& engine, const std::string& data_dir,
   if (files.empty()) return false;
   std::string list;
   for (const std::string& f : files) list += fmt::format("{}'{}'", list.empty() ? "" : ",", f);
-  return engine.Query(fmt::format("CREATE OR REPLACE VIEW {} AS SELECT * FROM read_parquet([{}])",
-                                  table, list))
+  return engine
+      .Query(
+          fmt::format("CREATE OR REPLACE VIEW {} AS SELECT * FROM read_parquet([{}])", table, list))
       .ok();
 }
 

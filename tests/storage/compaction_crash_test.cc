@@ -22,10 +22,10 @@
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "io/posix_file_system.h"
-#include "storage/commit_testing.h"
-#include "storage/file_source.h"
-#include "storage/spans_table.h"
 #include "storage/storage.h"
+#include "storage/table/file_source.h"
+#include "storage/table/spans_table.h"
+#include "storage/testing/commit_testing.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::storage {
@@ -131,8 +131,7 @@ class Template {
 
 std::set<std::string> Entries(FileSystem& fs, const std::string& dir) {
   auto names = fs.ListDir(dir);
-  return names.ok() ? std::set<std::string>(names->begin(), names->end())
-                    : std::set<std::string>{};
+  return names.ok() ? std::set<std::string>(names->begin(), names->end()) : std::set<std::string>{};
 }
 
 struct Run {
@@ -173,9 +172,9 @@ class MaintenanceCrash {
       ASSERT_TRUE(storage.ok()) << storage.status();
       if (run.crash_after_syncs.has_value()) fs_->CrashAfterSyncs(*run.crash_after_syncs);
       if (run.faults_one_in != 0) {
-        for (IoOperation op : {IoOperation::kAppend, IoOperation::kSync, IoOperation::kSyncDir,
-                               IoOperation::kRename, IoOperation::kCreateDir,
-                               IoOperation::kOpenForWrite, IoOperation::kRemove}) {
+        for (IoOperation op :
+             {IoOperation::kAppend, IoOperation::kSync, IoOperation::kSyncDir, IoOperation::kRename,
+              IoOperation::kCreateDir, IoOperation::kOpenForWrite, IoOperation::kRemove}) {
           fs_->InjectFaults(op, run.faults_one_in, run.seed % 2 == 0 ? EIO : ENOSPC);
         }
       }
@@ -186,8 +185,7 @@ class MaintenanceCrash {
         // Halted: further steps leave the compaction to the restart
         // (failure_backoff is 0, so they would retry it otherwise).
         for (int i = 0; i < 3; ++i) (*storage)->maintenance().RunStep();
-        EXPECT_EQ((*storage)->GetMaintenanceStats().compaction_failures,
-                  stats.compaction_failures)
+        EXPECT_EQ((*storage)->GetMaintenanceStats().compaction_failures, stats.compaction_failures)
             << Describe(run);
       }
     }

@@ -9,21 +9,21 @@
 #include <memory>
 #include <optional>
 #include <random>
-#include <thread>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "io/posix_file_system.h"
-#include "common/mutex.h"
 #include "query/query_pool.h"
 #include "query/view_files.h"
-#include "storage/commit_testing.h"
-#include "storage/file_source.h"
-#include "storage/spans_table.h"
 #include "storage/storage.h"
+#include "storage/table/file_source.h"
+#include "storage/table/spans_table.h"
+#include "storage/testing/commit_testing.h"
 #include "storage/trace_lookup.h"
 #include "workload/traffic_generator.h"
 
@@ -74,8 +74,8 @@ struct Dump {
 std::vector<std::string> Rows(query::QueryPool& pool, const query::ViewFiles& files,
                               const std::string& table, const std::string& numbering) {
   std::vector<std::string> out;
-  auto result = pool.Run(files, "SELECT CAST(COLUMNS(* EXCLUDE (" + numbering +
-                                    ")) AS VARCHAR) FROM " + table);
+  auto result = pool.Run(
+      files, "SELECT CAST(COLUMNS(* EXCLUDE (" + numbering + ")) AS VARCHAR) FROM " + table);
   EXPECT_TRUE(result.ok()) << result.status();
   if (!result.ok()) return out;
   for (const auto& row : result->rows) {
@@ -88,7 +88,8 @@ std::vector<std::string> Rows(query::QueryPool& pool, const query::ViewFiles& fi
 }
 
 Dump DumpAll(const std::string& dir, const Snapshot& snapshot) {
-  auto pool = query::QueryPool::Open({.data_dir = dir, .max_concurrent = 1, .default_max_rows = 10'000'000});
+  auto pool = query::QueryPool::Open(
+      {.data_dir = dir, .max_concurrent = 1, .default_max_rows = 10'000'000});
   EXPECT_TRUE(pool.ok()) << pool.status();
   if (!pool.ok()) return {};
   const query::ViewFiles files = query::ViewFilesOf(snapshot);
@@ -99,8 +100,8 @@ Dump DumpAll(const std::string& dir, const Snapshot& snapshot) {
 
 // Names the table and first differing row when two dumps differ.
 ::testing::AssertionResult SameRows(const Dump& got, const Dump& want) {
-  const std::pair<const char*, std::pair<const std::vector<std::string>*,
-                                          const std::vector<std::string>*>>
+  const std::pair<const char*,
+                  std::pair<const std::vector<std::string>*, const std::vector<std::string>*>>
       tables[] = {{"spans", {&got.spans, &want.spans}},
                   {"logs", {&got.logs, &want.logs}},
                   {"metrics", {&got.metrics, &want.metrics}}};
@@ -297,8 +298,8 @@ TEST(CompactionTest, StoppedMergeIsUndoneAndLeavesTheInputsLive) {
   for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(WriteOne(**storage, 1500 + i).ok());
   std::shared_ptr<const Snapshot> before = (*storage)->Pin();
   const Dump expected = DumpAll(dir, *before);
-  CompactionGroup group{.day = before->batches()[0]->day(), .generation = 0,
-                        .inputs = before->batches()};
+  CompactionGroup group{
+      .day = before->batches()[0]->day(), .generation = 0, .inputs = before->batches()};
   for (int stop_at : {1, 2, 5, 20}) {
     int calls = 0;
     MergeOptions merge;
@@ -318,8 +319,8 @@ TEST(CompactionTest, StoppedMergeIsUndoneAndLeavesTheInputsLive) {
     EXPECT_TRUE(staging->empty()) << "stop at " << stop_at << ": " << staging->front();
   }
   EXPECT_TRUE(SameRows(DumpAll(dir, *(*storage)->Pin()), expected));
-  Compactor compactor((*storage)->data_dir(), {.merge = {}, .load_attachment = nullptr,
-                                               .check_stop = nullptr});
+  Compactor compactor((*storage)->data_dir(),
+                      {.merge = {}, .load_attachment = nullptr, .check_stop = nullptr});
   absl::StatusOr<CompactionResult> result = compactor.Run(group);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ((*storage)->Pin()->size(), 1u);
@@ -442,7 +443,8 @@ TEST(CompactionTest, QueriesAndLookupsNeverFailWhileCompactionRuns) {
         auto counted = (*pool)->Run(query::ViewFilesOf(*pinned), "SELECT count(*) FROM spans");
         if (!counted.ok() || !counted->rows[0][0] ||
             std::stoull(*counted->rows[0][0]) < floor_spans) {
-          ADD_FAILURE() << "scan: " << (counted.ok() ? "too few spans" : counted.status().ToString());
+          ADD_FAILURE() << "scan: "
+                        << (counted.ok() ? "too few spans" : counted.status().ToString());
           failures.fetch_add(1);
           return;
         }

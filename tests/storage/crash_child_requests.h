@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "storage/write_request.h"
+#include "storage/commit/write_request.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::storage::testing {

@@ -33,9 +33,9 @@
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "io/posix_file_system.h"
-#include "storage/batch_committer.h"
-#include "storage/commit_testing.h"
-#include "storage/data_dir.h"
+#include "storage/commit/batch_committer.h"
+#include "storage/commit/data_dir.h"
+#include "storage/testing/commit_testing.h"
 
 namespace strata::storage {
 namespace {

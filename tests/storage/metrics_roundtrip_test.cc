@@ -40,8 +40,8 @@
 #include "otlp_reference/generator.h"
 #include "otlp_reference/normalize.h"
 #include "parquet/file_reader.h"
-#include "storage/metrics_table.h"
-#include "storage/table_testing.h"
+#include "storage/table/metrics_table.h"
+#include "storage/testing/table_testing.h"
 
 namespace strata::storage {
 namespace {

@@ -13,9 +13,9 @@
 #include "io/posix_file_system.h"
 #include "query/query_pool.h"
 #include "query/view_files.h"
-#include "storage/catalog.h"
-#include "storage/commit_testing.h"
+#include "storage/commit/catalog.h"
 #include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
 #include "storage/trace_lookup.h"
 #include "workload/traffic_generator.h"
 
@@ -149,10 +149,9 @@ TEST(PinnedSnapshotQueryTest, SpanWindowListsOnlyTheBatchesThatMeetIt) {
 
   const storage::NanosRange first = *written.records[0].meta.spans.event_time;
   const query::ViewFiles all = query::ViewFilesOf(*snapshot);
-  for (const query::SpanWindow window : {query::SpanWindow{first.min, first.max + 1},
-                                         query::SpanWindow{first.max, first.max + 1},
-                                         query::SpanWindow{0, first.min},
-                                         query::SpanWindow{0, UINT64_MAX}}) {
+  for (const query::SpanWindow window :
+       {query::SpanWindow{first.min, first.max + 1}, query::SpanWindow{first.max, first.max + 1},
+        query::SpanWindow{0, first.min}, query::SpanWindow{0, UINT64_MAX}}) {
     const query::ViewFiles pruned = query::ViewFilesOf(*snapshot, window);
     size_t expected = 0;
     for (const BatchRecord& r : written.records) {

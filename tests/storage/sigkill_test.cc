@@ -17,15 +17,15 @@
 #include <sstream>
 #include <string>
 
+#include "../cli/subprocess.h"
+#include "crash_child_requests.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
 #include "parquet/file_reader.h"
-#include "storage/commit_testing.h"
-#include "storage/spans_table.h"
 #include "storage/storage.h"
-#include "../cli/subprocess.h"
-#include "crash_child_requests.h"
+#include "storage/table/spans_table.h"
+#include "storage/testing/commit_testing.h"
 
 namespace strata::storage {
 namespace {
@@ -94,7 +94,8 @@ TEST(SigkillTest, EveryAcknowledgedRequestSurvivesRepeatedKills) {
   for (uint64_t index : acked) {
     WriteRequest request = testing::CrashChildRequest(index);
     for (size_t i = 0; i < request.traces->spans.size(); ++i) {
-      ASSERT_TRUE(stored.count({request.traces->spans.trace_id[i], request.traces->spans.span_id[i]}))
+      ASSERT_TRUE(
+          stored.count({request.traces->spans.trace_id[i], request.traces->spans.span_id[i]}))
           << "request " << index << " was acknowledged but span " << i << " is missing";
     }
   }

@@ -14,13 +14,13 @@
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
 #include "parquet/file_writer.h"
-#include "parquet/parquet_testing.h"
-#include "storage/commit_testing.h"
-#include "storage/file_source.h"
-#include "storage/spans_table.h"
-#include "storage/table_merge.h"
-#include "storage/table_test_batches.h"
-#include "storage/trace_index.h"
+#include "parquet/testing/parquet_testing.h"
+#include "storage/index/trace_index.h"
+#include "storage/maintenance/table_merge.h"
+#include "storage/table/file_source.h"
+#include "storage/table/spans_table.h"
+#include "storage/testing/commit_testing.h"
+#include "storage/testing/table_test_batches.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::storage {
@@ -96,8 +96,8 @@ TEST_P(SpansMergeTest, MatchesOneFileOfAllInputs) {
   std::vector<MergeInput> inputs;
   std::vector<const otlp::TraceBatch*> all;
   for (size_t i = 0; i < batches.size(); ++i) {
-    inputs.push_back(WriteInput(fs, temp.path(), *batches[i],
-                                fmt::format("2026113010000000000{}000", i)));
+    inputs.push_back(
+        WriteInput(fs, temp.path(), *batches[i], fmt::format("2026113010000000000{}000", i)));
     all.push_back(batches[i].get());
   }
   const std::string output_id = "20261130110000000000100";
@@ -153,8 +153,8 @@ TEST_P(SpansMergeTest, MatchesOneFileOfAllInputs) {
     longest = std::max<uint64_t>(longest, end - reference->trace_runs[i - 1].first_row);
   }
   if (chunk_rows < merged->meta.rows) EXPECT_GT(merged->rounds, 1u);
-  EXPECT_LE(merged->max_round_rows, std::max<uint64_t>(chunk_rows, inputs.size()) +
-                                        inputs.size() * longest);
+  EXPECT_LE(merged->max_round_rows,
+            std::max<uint64_t>(chunk_rows, inputs.size()) + inputs.size() * longest);
 }
 
 INSTANTIATE_TEST_SUITE_P(ChunkSizes, SpansMergeTest, ::testing::Values(1, 7, 200, 1'000'000));

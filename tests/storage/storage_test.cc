@@ -14,10 +14,10 @@
 #include "otlp/encode.h"
 #include "parquet/file_reader.h"
 #include "query/duckdb_engine.h"
-#include "storage/commit_testing.h"
-#include "storage/logs_table.h"
-#include "storage/metrics_table.h"
-#include "storage/spans_table.h"
+#include "storage/table/logs_table.h"
+#include "storage/table/metrics_table.h"
+#include "storage/table/spans_table.h"
+#include "storage/testing/commit_testing.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::storage {
@@ -60,7 +60,8 @@ TEST_F(StorageTest, AcknowledgedRequestsArePublishedReadableAndFoundByTraceId) {
   std::vector<std::thread> writers;
   std::vector<absl::Status> results(inputs.size() + 2);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    writers.emplace_back([&, i] { results[i] = (*storage)->Write(TracesRequest(std::move(inputs[i]))); });
+    writers.emplace_back(
+        [&, i] { results[i] = (*storage)->Write(TracesRequest(std::move(inputs[i]))); });
   }
   writers.emplace_back([&] {
     WriteRequest request;

@@ -55,9 +55,9 @@
 #include "otlp_reference/generator.h"
 #include "otlp_reference/normalize.h"
 #include "parquet/file_reader.h"
-#include "storage/logs_table.h"
-#include "storage/spans_table.h"
-#include "storage/table_testing.h"
+#include "storage/table/logs_table.h"
+#include "storage/table/spans_table.h"
+#include "storage/testing/table_testing.h"
 
 namespace strata::storage {
 namespace {
@@ -125,7 +125,8 @@ void MergeEqualOwners(TraceRequest* request) {
       const auto [sat, scope_added] =
           scope_at[at->second].emplace(key(scope), into->scope_spans_size());
       if (scope_added) *into->add_scope_spans() = scope;
-      for (const auto& span : ss.spans()) *into->mutable_scope_spans(sat->second)->add_spans() = span;
+      for (const auto& span : ss.spans())
+        *into->mutable_scope_spans(sat->second)->add_spans() = span;
     }
   }
   *request = std::move(merged);

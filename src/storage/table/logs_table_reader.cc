@@ -1,0 +1,242 @@
+// ReadLogsTable and ReadLogsRows: logs.parquet, whole or a row range, back
+// into a LogBatch (logs_table.h). Both read their columns and then share
+// one path (AppendLogRows) that rebuilds resources, scopes and records.
+
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "otlp/any_value_codec.h"
+#include "otlp/decode.h"
+#include "storage/table/logs_table.h"
+
+namespace strata::storage {
+
+using logs_internal::BodyColumnOf;
+using logs_internal::kBodyValueColumns;
+using parquet::ColumnVector;
+
+namespace {
+
+const std::string& ColumnName(int column) { return LogsTableColumns()[column].name; }
+
+class LogRowReader {
+ public:
+  // Vector row r is file row first_row + r (for messages).
+  LogRowReader(std::vector<ColumnVector>& c, std::string_view file_name, uint64_t first_row,
+               otlp::LogBatch* batch)
+      : c_(c), file_name_(file_name), first_row_(first_row), batch_(batch) {}
+
+  [[nodiscard]] absl::Status Init() {
+    for (int k : {kLogsSeverityText, kLogsBodyStr, kLogsBodyBytes, kLogsEventName}) {
+      views_[k] = RetainBytes(&c_[k], batch_);
+    }
+    STRATA_ASSIGN_OR_RETURN(
+        attributes_, AttributeFamilyReader::Make(std::span<ColumnVector>(c_).subspan(
+                                                     kLogsAttributes, kAttributeFamilyColumns),
+                                                 "attr", file_name_, batch_));
+    return absl::OkStatus();
+  }
+
+  [[nodiscard]] absl::Status ReadRow(size_t r, uint32_t scope) {
+    for (int k : {kLogsTime, kLogsObservedTime, kLogsSeverityNumber, kLogsSeverityText,
+                  kLogsBodyType, kLogsDroppedAttributes, kLogsFlags, kLogsEventName}) {
+      if (c_[k].is_null(r)) {
+        return ColumnDataLoss(file_name_, ColumnName(k), first_row_ + r,
+                              "null on a log record row");
+      }
+    }
+    otlp::LogRecordRow record;
+    record.scope = scope;
+    record.time_unix_nano = static_cast<uint64_t>(c_[kLogsTime].int64s[r]);
+    record.observed_time_unix_nano = static_cast<uint64_t>(c_[kLogsObservedTime].int64s[r]);
+    record.severity_number = c_[kLogsSeverityNumber].int32s[r];
+    record.severity_text = Str(kLogsSeverityText, r);
+    STRATA_ASSIGN_OR_RETURN(record.body, ReadBody(r));
+    STRATA_ASSIGN_OR_RETURN(record.attributes,
+                            attributes_->AppendRow(r, batch_, &batch_->log_attributes));
+    record.dropped_attributes_count = static_cast<uint32_t>(c_[kLogsDroppedAttributes].int32s[r]);
+    record.flags = static_cast<uint32_t>(c_[kLogsFlags].int32s[r]);
+    if (!c_[kLogsTraceId].is_null(r)) {
+      std::memcpy(record.trace_id.data(),
+                  c_[kLogsTraceId].bytes.data() + c_[kLogsTraceId].offsets[r], 16);
+      record.has_trace_id = 1;
+    }
+    if (!c_[kLogsSpanId].is_null(r)) {
+      std::memcpy(record.span_id.data(), c_[kLogsSpanId].bytes.data() + c_[kLogsSpanId].offsets[r],
+                  8);
+      record.has_span_id = 1;
+    }
+    record.event_name = Str(kLogsEventName, r);
+    batch_->logs.Append(record);
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string_view Str(int column, size_t i) const {
+    return BytesAt(c_[column], views_[column], i);
+  }
+
+  absl::StatusOr<otlp::ValueRow> ReadBody(size_t r) {
+    const int32_t code = c_[kLogsBodyType].int32s[r];
+    if (code < 0 || code > 7) {
+      return ColumnDataLoss(file_name_, "body_type", first_row_ + r,
+                            fmt::format("type code {} outside 0..7", code));
+    }
+    const auto type = static_cast<otlp::ValueType>(code);
+    const int column = BodyColumnOf(type);
+    for (int i = 0; i < kBodyValueColumns; ++i) {
+      if (c_[kLogsBodyStr + i].is_null(r) != (i == column)) continue;
+      return ColumnDataLoss(file_name_, ColumnName(kLogsBodyStr + i), first_row_ + r,
+                            fmt::format("body of type {} breaks the one-value rule", code));
+    }
+    otlp::ValueRow body{type, {}, 0};
+    switch (type) {
+      case otlp::ValueType::kString:
+        body.str = Str(kLogsBodyStr, r);
+        break;
+      case otlp::ValueType::kBytes:
+        body.str = Str(kLogsBodyBytes, r);
+        break;
+      case otlp::ValueType::kInt:
+        body.bits = static_cast<uint64_t>(c_[kLogsBodyInt].int64s[r]);
+        break;
+      case otlp::ValueType::kDouble:
+        body.bits = std::bit_cast<uint64_t>(c_[kLogsBodyDouble].doubles[r]);
+        break;
+      case otlp::ValueType::kBool:
+        body.bits = c_[kLogsBodyBool].bools[r] != 0 ? 1 : 0;
+        break;
+      case otlp::ValueType::kArray:
+      case otlp::ValueType::kKvList: {
+        absl::Status decoded = otlp::DecodeAnyValueProto(Str(kLogsBodyBytes, r), batch_, &body);
+        if (!decoded.ok() || body.type != type) {
+          return ColumnDataLoss(
+              file_name_, "body_bytes", first_row_ + r,
+              fmt::format("not a valid encoded value of type {}: {}", code,
+                          decoded.ok() ? "wrong value type" : std::string(decoded.message())));
+        }
+        break;
+      }
+      case otlp::ValueType::kEmpty:
+        break;
+    }
+    return body;
+  }
+
+  std::vector<ColumnVector>& c_;
+  std::string_view file_name_;
+  uint64_t first_row_;
+  otlp::LogBatch* batch_;
+  std::vector<std::string_view> views_ = std::vector<std::string_view>(kLogsColumnCount);
+  std::optional<AttributeFamilyReader> attributes_;
+};
+
+// The shared path of both readers: `c` holds every column of file rows
+// [first_row, first_row + c[0].size()), the whole file when `whole`.
+// Fills *out (its batch, and unless whole its index maps and placeholders)
+// and validates the batch.
+absl::Status AppendLogRows(std::vector<ColumnVector>& c, std::string_view file_name,
+                           uint64_t first_row, bool whole, LogsRowOrder order, LogRows* out) {
+  if (!whole) {
+    out->resource_index = RenumberDense(&c[kLogsResourceScope + kResourceIndexOffset]);
+    out->scope_index = RenumberDense(&c[kLogsResourceScope + kScopeIndexOffset]);
+  }
+  otlp::LogBatch& batch = out->batch;
+  STRATA_ASSIGN_OR_RETURN(const RowOwners owners,
+                          RebuildResourcesAndScopes(std::span<ColumnVector>(c).subspan(
+                                                        kLogsResourceScope, kResourceScopeColumns),
+                                                    file_name, &batch));
+  LogRowReader rows(c, file_name, first_row, &batch);
+  STRATA_RETURN_IF_ERROR(rows.Init());
+  const ColumnVector& kinds = c[kLogsRowKind];
+  bool seen_record = false;
+  uint64_t previous_time = 0;
+  for (size_t r = 0; r < kinds.size(); ++r) {
+    const int32_t kind = kinds.int32s[r];
+    if (kind < 0 || kind > 2) {
+      return ColumnDataLoss(file_name, "row_kind", first_row + r,
+                            fmt::format("row kind {} outside 0..2", kind));
+    }
+    if ((kind == 2) != (owners.scope[r] == RowOwners::kNoScope)) {
+      return ColumnDataLoss(file_name, "scope_index", first_row + r,
+                            kind == 2 ? "not null on a resource placeholder" : "null");
+    }
+    if (kind != 0) {
+      if (seen_record) {
+        return ColumnDataLoss(file_name, "row_kind", first_row + r,
+                              "placeholder row after a record row");
+      }
+      if (!whole) out->placeholders.push_back({owners.resource[r], owners.scope[r]});
+      continue;
+    }
+    STRATA_RETURN_IF_ERROR(rows.ReadRow(r, owners.scope[r]));
+    const size_t record = batch.logs.size() - 1;
+    const uint64_t time =
+        LogEventTime(batch.logs.time_unix_nano[record], batch.logs.observed_time_unix_nano[record]);
+    if (order == LogsRowOrder::kEventTime && seen_record && time < previous_time) {
+      return ColumnDataLoss(file_name, "time_unix_nano", first_row + r,
+                            "records are not in the declared event_time order");
+    }
+    seen_record = true;
+    previous_time = time;
+  }
+  absl::Status valid = otlp::ValidateBatch(batch);
+  if (!valid.ok()) {
+    return absl::DataLossError(
+        fmt::format("{}: rebuilt batch is invalid: {}", file_name, std::string(valid.message())));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<LogsRowOrder> LogsTableRowOrder(const parquet::FileMetaData& metadata,
+                                               std::string_view file_name) {
+  std::optional<LogsRowOrder> order;
+  for (const parquet::KeyValue& kv : metadata.key_value_metadata) {
+    if (kv.key != kLogsRowOrderKey) continue;
+    if (order.has_value()) {
+      return absl::DataLossError(
+          fmt::format("{}: key-value metadata repeats '{}'", file_name, kLogsRowOrderKey));
+    }
+    if (kv.value != kLogsRowOrderEventTime) {
+      return absl::DataLossError(fmt::format("{}: key-value metadata '{}' is '{}', want '{}'",
+                                             file_name, kLogsRowOrderKey, kv.value.value_or(""),
+                                             kLogsRowOrderEventTime));
+    }
+    order = LogsRowOrder::kEventTime;
+  }
+  return order.value_or(LogsRowOrder::kInput);
+}
+
+absl::StatusOr<otlp::LogBatch> ReadLogsTable(parquet::RandomAccessSource* source,
+                                             std::string_view batch_id,
+                                             std::string_view file_name) {
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<parquet::FileReader> reader,
+                          OpenTable(source, LogsTableColumns(), kLogsSchema, batch_id, file_name));
+  STRATA_ASSIGN_OR_RETURN(const LogsRowOrder order,
+                          LogsTableRowOrder(reader->metadata(), file_name));
+  STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c, ReadAllColumns(*reader, file_name));
+  LogRows rows;
+  STRATA_RETURN_IF_ERROR(AppendLogRows(c, file_name, 0, /*whole=*/true, order, &rows));
+  return std::move(rows.batch);
+}
+
+absl::StatusOr<LogRows> ReadLogsRows(parquet::FileReader& reader, std::string_view file_name,
+                                     uint64_t row_begin, uint64_t row_end) {
+  STRATA_ASSIGN_OR_RETURN(const LogsRowOrder order,
+                          LogsTableRowOrder(reader.metadata(), file_name));
+  STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c,
+                          ReadTableRows(reader, file_name, row_begin, row_end));
+  LogRows rows;
+  STRATA_RETURN_IF_ERROR(AppendLogRows(c, file_name, row_begin, /*whole=*/false, order, &rows));
+  return rows;
+}
+
+}  // namespace strata::storage
