@@ -172,7 +172,7 @@ TEST_F(FaultInjectionFileSystemTest, RenamedUnsyncedDataIsLostAtItsNewName) {
   EXPECT_EQ(Read("final"), "");
 }
 
-// The commit protocol from DESIGN.md, fully synced, survives a crash; the
+// The commit protocol from docs/format/commit.md, fully synced, survives a crash; the
 // same protocol without the final parent sync leaves the batch in staging.
 TEST_F(FaultInjectionFileSystemTest, BatchDirectoryRenameIsDurableOnlyAfterParentSync) {
   ASSERT_TRUE(fs_.CreateDirs(Path("staging")).ok());
@@ -401,7 +401,7 @@ TEST_F(FaultInjectionFileSystemTest, CrashAfterZeroSyncsFailsTheFirstOperation) 
   EXPECT_FALSE(Exists("f"));
 }
 
-// A miniature of the storage crash loop: commit batches with the DESIGN.md
+// A miniature of the storage crash loop: commit batches with the docs/format/commit.md
 // protocol, crash at the 1st, 2nd, ... sync, and check that every
 // acknowledged batch is complete and nothing partial is published.
 TEST_F(FaultInjectionFileSystemTest, CrashAtEverySyncKeepsEveryAcknowledgedBatch) {

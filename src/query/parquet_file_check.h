@@ -4,7 +4,7 @@
 // Parquet file strata wrote through DuckDB's own Parquet reader, decoding
 // every column of every row, and compares the row count with the one
 // meta.json declares. Two independent readers agreeing on a file is the
-// differential check DESIGN.md asks for ("DuckDB is the oracle").
+// differential check docs/architecture.md asks for ("DuckDB is the oracle").
 //
 // Every value is decoded because the query hashes each column over all
 // rows (SELECT count(*), max(hash(COLUMNS(*)))), which neither statistics

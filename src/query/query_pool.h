@@ -1,7 +1,7 @@
 #pragma once
 
 // QueryPool is the bounded pool of DuckDB connections the API, `strata sql`
-// and the query benchmark run SQL on (DESIGN.md, "Query").
+// and the query benchmark run SQL on (docs/architecture.md, "Query").
 //
 // One in-memory DuckDB database, opened with:
 //   * TimeZone 'UTC' on every connection, so results never depend on the

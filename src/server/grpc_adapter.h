@@ -1,6 +1,6 @@
 #pragma once
 
-// GrpcServer is strata's OTLP/gRPC listener (DESIGN.md, Ports: 4317). It
+// GrpcServer is strata's OTLP/gRPC listener (docs/architecture.md, "Ports": 4317). It
 // serves the three OTLP Export methods
 //
 //   /opentelemetry.proto.collector.trace.v1.TraceService/Export
@@ -40,7 +40,7 @@
 //  5. A call the client cancels, whose deadline passes, or that Shutdown()
 //     cancels, is finished at once (the client sees gRPC's status for the
 //     cancellation); a storage answer that arrives later is dropped (the
-//     rows may still be stored: delivery is at-least-once, DESIGN.md,
+//     rows may still be stored: delivery is at-least-once, docs/architecture.md,
 //     Contracts: durability).
 //
 // Memory: gRPC's transport buffers (connections, streams, messages being

@@ -5,7 +5,7 @@
 // signal a request carries, how it is encoded, which transport brought it,
 // and what the server answered.
 //
-// The status codes are gRPC's (DESIGN.md, Contracts: failure); HttpStatusFor
+// The status codes are gRPC's (docs/architecture.md, "Failure"); HttpStatusFor
 // is the one table that maps them to HTTP.
 
 #include <chrono>
@@ -52,7 +52,7 @@ inline constexpr int kRejectReasonCount = 8;
 std::string_view RejectReasonName(RejectReason reason);
 
 // What an export came to. `status` is OK when every row is durably
-// published (DESIGN.md, Contracts: durability).
+// published (docs/architecture.md, "Durability").
 struct ExportOutcome {
   absl::Status status;
   // When status is ResourceExhausted or Unavailable: how long the client

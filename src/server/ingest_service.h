@@ -3,7 +3,7 @@
 // IngestService is the transport-neutral half of OTLP ingest: it checks a
 // request's bearer token, decodes its (already decompressed) body with
 // strata's OTLP decoders, hands the rows to the storage engine's
-// group-commit writer, and reports the outcome with the codes DESIGN.md's
+// group-commit writer, and reports the outcome with the codes docs/architecture.md's
 // failure contract names. The gRPC and HTTP adapters do framing,
 // compression and limits, then call Authorize() and Export().
 //

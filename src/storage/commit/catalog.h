@@ -1,7 +1,7 @@
 #pragma once
 
 // The catalog: which batches are live, as an immutable, reference-counted
-// Snapshot that is swapped atomically (DESIGN.md, "Concurrency: snapshots,
+// Snapshot that is swapped atomically (docs/architecture.md, "Concurrency: snapshots,
 // not gates").
 //
 // A query Pin()s the current Snapshot and keeps it for its whole life; the

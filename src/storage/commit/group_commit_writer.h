@@ -6,10 +6,10 @@
 // injected commit step (CommitFn: encode the tables, write the batch
 // directory durably, publish the snapshot). Each request is acknowledged only
 // after the commit step returned OK for a group holding it, that is, after
-// its rows are durably published (DESIGN.md, Contracts: durability).
+// its rows are durably published (docs/architecture.md, "Durability").
 //
 // The writer does no I/O itself and holds no lock while the commit step runs
-// (DESIGN.md: no lock is held across I/O on the ingest path). The commit step
+// (docs/architecture.md: no lock is held across I/O on the ingest path). The commit step
 // is called from up to `workers` threads at once, so it must be safe for
 // concurrent use; each call gets a group no other call shares.
 //
@@ -27,7 +27,7 @@
 //     when nothing else is in flight (so the bound is max(limit, largest
 //     request), and the server's request-size limit bounds the latter).
 //
-// Errors given to `done` (codes an OTLP exporter understands, DESIGN.md,
+// Errors given to `done` (codes an OTLP exporter understands, docs/architecture.md,
 // Contracts: failure):
 //  - ResourceExhausted, inline, when the request would exceed the in-flight
 //    byte or request budget (HTTP 429 with Retry-After). Never a wait.
