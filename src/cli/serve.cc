@@ -225,6 +225,12 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
   const storage::RecoveryReport& report = (*storage)->data_dir().recovery();
+  for (const storage::SetAsideEntry& stray : report.set_aside) {
+    spdlog::warn(
+        "strata serve: set a stray entry aside: {} is not something strata writes, so boot moved "
+        "it to {} (nothing was deleted); {}",
+        stray.from, stray.to, RunbookRef("stray-entry-set-aside"));
+  }
   spdlog::info(
       "strata serve: storage ready: {} batches; removed {} staging entries and {} empty "
       "day directories{}{}",

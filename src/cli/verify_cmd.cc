@@ -49,6 +49,12 @@ void PrintSummary(const VerifyCommandOptions& options, const VerifyReport& repor
   for (const storage::VerifyProblem& problem : report.problems) {
     fmt::print("{:<10}  {}\n", "problem", problem.message);
   }
+  for (const storage::StrayEntry& stray : report.strays) {
+    fmt::print(
+        "{:<10}  telemetry/{}: strata never writes it ({} belongs there); the next boot sets it "
+        "aside into telemetry/quarantine/stray-<day>-<n>/, deleting nothing; {}\n",
+        "stray", stray.path, stray.expected, RunbookRef("stray-entry-set-aside"));
+  }
   if (report.compaction.has_value()) {
     fmt::print(
         "compaction marker: COMPACTION.json names output {} and inputs {} (day {}): a "
@@ -63,16 +69,19 @@ void PrintSummary(const VerifyCommandOptions& options, const VerifyReport& repor
   }
   fmt::print(
       "verified {} batches in {}{}: {} ok, {} corrupt, {} gone, {} unreadable; {} other "
-      "problems\n",
+      "problems; {} stray entries\n",
       report.batches.size(), options.data_dir, options.deep ? " (deep)" : "",
       report.Count(BatchStatus::kOk), report.Count(BatchStatus::kCorrupt),
       report.Count(BatchStatus::kGone), report.Count(BatchStatus::kUnreadable),
-      report.problems.size());
+      report.problems.size(), report.strays.size());
   if (report.Healthy()) {
     fmt::print("healthy{}\n", options.deep ? "" : " (run with --deep to decode every page too)");
-  } else if (report.Count(BatchStatus::kCorrupt) > 0 || !report.problems.empty()) {
+  } else if (report.Count(BatchStatus::kCorrupt) > 0) {
     fmt::print("CORRUPTION FOUND: set each corrupt batch aside with `strata quarantine <id>`; {}\n",
                RunbookRef("verify-and-quarantine"));
+  } else if (!report.problems.empty()) {
+    fmt::print("PROBLEMS FOUND: boot refuses this data directory until each problem above is "
+               "resolved as its runbook section says\n");
   } else {
     fmt::print("INCOMPLETE: some batches could not be read; check the disk and run again\n");
   }
@@ -87,7 +96,8 @@ std::string Quote(std::string_view text) {
 std::string QuoteOrNull(std::string_view text) { return text.empty() ? "null" : Quote(text); }
 
 // One object: data_dir, deep, healthy, batches (id, day, status, check,
-// file, message), problems, compaction, compaction_temp, counts.
+// file, message), problems, strays (path, expected), compaction,
+// compaction_temp, counts.
 std::string ReportJson(const VerifyCommandOptions& options, const VerifyReport& report) {
   std::string batches;
   for (const BatchVerdict& verdict : report.batches) {
@@ -102,6 +112,11 @@ std::string ReportJson(const VerifyCommandOptions& options, const VerifyReport& 
     problems += fmt::format("{}{{\"path\":{},\"message\":{}}}", problems.empty() ? "" : ",",
                             Quote(problem.path), Quote(problem.message));
   }
+  std::string strays;
+  for (const storage::StrayEntry& stray : report.strays) {
+    strays += fmt::format("{}{{\"path\":{},\"expected\":{}}}", strays.empty() ? "" : ",",
+                          Quote("telemetry/" + stray.path), Quote(stray.expected));
+  }
   std::string compaction = "null";
   if (report.compaction.has_value()) {
     std::string inputs;
@@ -114,12 +129,12 @@ std::string ReportJson(const VerifyCommandOptions& options, const VerifyReport& 
   }
   return fmt::format(
       "{{\"data_dir\":{},\"deep\":{},\"healthy\":{},\"batches\":[{}],\"problems\":[{}],"
-      "\"compaction\":{},\"compaction_temp\":{},\"counts\":{{\"ok\":{},\"corrupt\":{},"
-      "\"gone\":{},\"unreadable\":{},\"problems\":{}}}}}",
-      Quote(options.data_dir), options.deep, report.Healthy(), batches, problems, compaction,
-      report.compaction_temp, report.Count(BatchStatus::kOk), report.Count(BatchStatus::kCorrupt),
-      report.Count(BatchStatus::kGone), report.Count(BatchStatus::kUnreadable),
-      report.problems.size());
+      "\"strays\":[{}],\"compaction\":{},\"compaction_temp\":{},\"counts\":{{\"ok\":{},"
+      "\"corrupt\":{},\"gone\":{},\"unreadable\":{},\"problems\":{},\"strays\":{}}}}}",
+      Quote(options.data_dir), options.deep, report.Healthy(), batches, problems, strays,
+      compaction, report.compaction_temp, report.Count(BatchStatus::kOk),
+      report.Count(BatchStatus::kCorrupt), report.Count(BatchStatus::kGone),
+      report.Count(BatchStatus::kUnreadable), report.problems.size(), report.strays.size());
 }
 
 }  // namespace

@@ -193,9 +193,7 @@ absl::StatusOr<VerifyReport> VerifyDataDir(FileSystem& fs, const std::string& da
   // that the listing then finds, or finds gone.
   STRATA_RETURN_IF_ERROR(ObserveCompaction(fs, paths, report));
   STRATA_ASSIGN_OR_RETURN(const DaysListing listing, ListDays(fs, paths, /*concurrent=*/true));
-  for (const absl::Status& unexpected : listing.unexpected) {
-    report.problems.push_back({paths.Days(), std::string(unexpected.message())});
-  }
+  report.strays = listing.strays;
   for (const ListedDay& day : listing.days) {
     for (const BatchId& id : day.batches) {
       report.batches.push_back(VerifyBatch(fs, paths, day.day, id, options));

@@ -39,9 +39,10 @@
 // PermissionDenied) leaves the batch "unreadable"; any other failure makes
 // it corrupt, as at boot.
 //
-// Outside the batches it reports what boot would refuse (an entry in days/
-// outside the grammar, an unreadable compaction marker, a marker beside
-// COMPACTION.json.tmp) and a live COMPACTION.json with what it names.
+// Outside the batches it reports what boot would refuse (an unreadable
+// compaction marker, a marker beside COMPACTION.json.tmp), the stray entries
+// of telemetry/ that boot would set aside (StrayEntry: not corruption), and
+// a live COMPACTION.json with what it names.
 //
 // Thread-safety: stateless; safe to call from any thread. Memory: a deep
 // check holds one range of span or log rows (chunk_rows), or one decoded
@@ -117,6 +118,8 @@ struct VerifyProblem {
 struct VerifyReport {
   std::vector<BatchVerdict> batches;  // in listing order: by day, then id
   std::vector<VerifyProblem> problems;
+  // Entries strata never writes; boot sets them aside (recovery.h).
+  std::vector<StrayEntry> strays;
   // A live, readable telemetry/COMPACTION.json; and whether
   // COMPACTION.json.tmp exists (a compaction writing its marker, or the
   // leftover of one that a crash cut short, which boot removes).
@@ -124,7 +127,8 @@ struct VerifyReport {
   bool compaction_temp = false;
 
   size_t Count(BatchStatus status) const;
-  // No corrupt or unreadable batch and no problem (gone counts as ok).
+  // No corrupt or unreadable batch and no problem (gone counts as ok;
+  // stray entries do not count).
   bool Healthy() const;
 };
 

@@ -573,19 +573,23 @@ TEST_F(VerifyTest, DayRemovedWhileListedIsLeftOutOnlyWhenConcurrent) {
   EXPECT_TRUE(absl::IsNotFound(boot.status())) << boot.status();
 }
 
-TEST_F(VerifyTest, UnexpectedEntriesAreProblemsAndBatchesAreStillChecked) {
+TEST_F(VerifyTest, StrayEntriesAreReportedAsStrayNotCorruption) {
   const DataDirPaths paths(data_);
   const std::string day = verify_testing::DayOfDir(dirs_[0]);
   ASSERT_TRUE(WriteFile(posix_, paths.Day(day) + "/stray.tmp", "").ok());
   ASSERT_TRUE(posix_.CreateDir(paths.Days() + "/backup").ok());
+  ASSERT_TRUE(posix_.CreateDir(paths.Telemetry() + "/junk").ok());
   const VerifyReport report = Verify(Shallow());
   EXPECT_EQ(report.Count(BatchStatus::kOk), 3u);
-  ASSERT_EQ(report.problems.size(), 2u);
-  // In listing order: the day (digits) sorts before "backup".
-  EXPECT_THAT(report.problems[0].message, HasSubstr("\"stray.tmp\""));
-  EXPECT_THAT(report.problems[1].message, HasSubstr("\"backup\""));
-  EXPECT_THAT(report.problems[0].message, HasSubstr("#unexpected-entry-in-days"));
-  EXPECT_FALSE(report.Healthy());
+  EXPECT_THAT(report.problems, IsEmpty());
+  ASSERT_EQ(report.strays.size(), 3u);
+  // In listing order: telemetry/'s top, then days/ (the day's digits sort
+  // before "backup", and a day's entries come with it).
+  EXPECT_EQ(report.strays[0].path, "junk");
+  EXPECT_EQ(report.strays[1].path, "days/" + day + "/stray.tmp");
+  EXPECT_THAT(report.strays[1].expected, HasSubstr("<id>.batch"));
+  EXPECT_EQ(report.strays[2].path, "days/backup");
+  EXPECT_TRUE(report.Healthy());
 }
 
 TEST_F(VerifyTest, ReportsALiveCompactionMarkerAndRefusesAnUnreadableOne) {

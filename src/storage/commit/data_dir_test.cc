@@ -5,6 +5,7 @@
 
 #include "storage/commit/data_dir.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <random>
@@ -362,44 +363,67 @@ TEST_F(DataDirTest, CrashDuringADeletionEitherServesTheBatchOrRemovesItFromStagi
 
 // ---- Stray entries ----
 
-TEST_F(DataDirTest, StrayEntriesInDaysRefuseBootNamingThemAndDeleteNothing) {
+TEST_F(DataDirTest, StrayEntriesAreSetAsideIntoQuarantineAndBootStarts) {
   const std::string committed = Commit(kStampMicros);
   ASSERT_FALSE(committed.empty());
   const std::string id = IdAt(kStampMicros + 1).ToString();
-  const std::string day = paths().Day("2025-06-14");
+  const std::string day = "days/2025-06-14";
   struct Stray {
-    std::string path;
+    std::string path;  // relative to telemetry/
     bool dir;
-    std::string where;
   };
   const std::vector<Stray> strays = {
-      {paths().Days() + "/notes.txt", false, paths().Days()},
-      {paths().Days() + "/2025-13-01", true, paths().Days()},
-      {paths().Days() + "/2025-06-16", false, paths().Days()},  // a day name, but a file
-      {day + "/foo", false, day},
-      {day + "/" + id, true, day},  // no .batch
-      {day + "/" + id + ".batch", false, day},
-      {day + "/" + id + ".batch.tmp", true, day},
-      {day + "/2025061409301512345600Z.batch", true, day},
+      {"junk", true},              // what EXPORT DATABASE left at telemetry/'s top
+      {"notes.txt", false},
+      {"days/notes.txt", false},
+      {"days/2025-13-01", true},
+      {"days/2025-06-16", false},  // a day name, but a file
+      {"days/2025-06-11/foo", false},  // the only entry of a past day
+      {day + "/foo", false},
+      {day + "/" + id, true},  // no .batch
+      {day + "/" + id + ".batch", false},
+      {day + "/" + id + ".batch.tmp", true},
+      {day + "/2025061409301512345600Z.batch", true},
   };
   ASSERT_TRUE(posix_.CreateDir(paths().Day("2025-06-10")).ok());  // empty past day
+  ASSERT_TRUE(posix_.CreateDir(paths().Day("2025-06-11")).ok());
+  for (const Stray& stray : strays) {
+    const std::string path = paths().Telemetry() + "/" + stray.path;
+    ASSERT_TRUE((stray.dir ? posix_.CreateDir(path) : WriteFile(posix_, path, stray.path)).ok());
+    if (stray.dir) ASSERT_TRUE(WriteFile(posix_, path + "/inside", stray.path).ok());
+  }
+  std::unique_ptr<DataDir> dir = OpenOk();
+  ASSERT_NE(dir, nullptr);
+  EXPECT_THAT(Served(*dir), ElementsAre(0));
+  const std::string folder = paths().Quarantine() + "/stray-2025-06-14-1";
+  ASSERT_EQ(dir->recovery().set_aside.size(), strays.size());
   for (const Stray& stray : strays) {
     SCOPED_TRACE(stray.path);
-    ASSERT_TRUE(
-        (stray.dir ? posix_.CreateDir(stray.path) : WriteFile(posix_, stray.path, "x")).ok());
-    absl::StatusOr<std::unique_ptr<DataDir>> dir = Open();
-    ASSERT_FALSE(dir.ok());
-    EXPECT_EQ(dir.status().code(), absl::StatusCode::kFailedPrecondition);
-    const std::string message(dir.status().message());
-    const std::string name = stray.path.substr(stray.path.rfind('/') + 1);
-    EXPECT_THAT(message, HasSubstr(fmt::format("{} holds \"{}\"", stray.where, name)));
-    EXPECT_THAT(message, HasSubstr("see docs/operations.md#unexpected-entry-in-days"));
-    EXPECT_TRUE(*posix_.Exists(stray.path));
-    EXPECT_TRUE(*posix_.Exists(paths().Day("2025-06-10")));
-    EXPECT_TRUE(*posix_.Exists(committed));
-    ASSERT_TRUE(posix_.RemoveAll(stray.path).ok());
+    const std::string from = paths().Telemetry() + "/" + stray.path;
+    const std::string to = folder + "/" + stray.path;
+    EXPECT_FALSE(*posix_.Exists(from));
+    // Moved whole: nothing deleted, nothing changed.
+    EXPECT_EQ(*posix_.ReadFile(stray.dir ? to + "/inside" : to), stray.path);
+    EXPECT_TRUE(std::any_of(dir->recovery().set_aside.begin(), dir->recovery().set_aside.end(),
+                            [&](const SetAsideEntry& e) { return e.from == from && e.to == to; }));
   }
-  EXPECT_TRUE(Open().ok());
+  // The past days left empty are removed as before; the batch is untouched.
+  EXPECT_FALSE(*posix_.Exists(paths().Day("2025-06-10")));
+  EXPECT_FALSE(*posix_.Exists(paths().Day("2025-06-11")));
+  EXPECT_TRUE(*posix_.Exists(committed));
+  dir.reset();
+
+  // A later boot uses a folder of its own, and a clean one sets nothing aside.
+  ASSERT_TRUE(WriteFile(posix_, paths().Telemetry() + "/junk", "again").ok());
+  dir = OpenOk();
+  ASSERT_NE(dir, nullptr);
+  ASSERT_EQ(dir->recovery().set_aside.size(), 1u);
+  EXPECT_EQ(dir->recovery().set_aside[0].to, paths().Quarantine() + "/stray-2025-06-14-2/junk");
+  dir.reset();
+  dir = OpenOk();
+  ASSERT_NE(dir, nullptr);
+  EXPECT_THAT(dir->recovery().set_aside, IsEmpty());
+  EXPECT_THAT(Served(*dir), ElementsAre(0));
 }
 
 // ---- Corrupt batches ----

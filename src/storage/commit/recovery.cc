@@ -34,15 +34,6 @@ absl::Status CorruptBatch(const DataDirPaths& paths, const std::string& batch_di
       RunbookRef("corrupt-batch")));
 }
 
-absl::Status UnexpectedEntry(const DataDirPaths& paths, const std::string& dir,
-                             std::string_view name, std::string_view expected) {
-  return absl::FailedPreconditionError(fmt::format(
-      "data directory {}: {} holds {}, which is not {}; strata never writes such an entry, so "
-      "boot stops rather than guess what it is; {}",
-      paths.data_dir(), dir, QuoteForError(name), expected,
-      RunbookRef("unexpected-entry-in-days")));
-}
-
 absl::Status UnresolvedMarker(const DataDirPaths& paths, std::string_view what) {
   return absl::FailedPreconditionError(fmt::format(
       "data directory {}: {}: {}; a crash cannot leave this, so boot deletes nothing and stops; {}",
@@ -159,11 +150,62 @@ absl::Status ResolveCompaction(FileSystem& fs, const DataDirPaths& paths,
   return absl::OkStatus();
 }
 
-// Step 3: the listing, then the removal of empty past days and the sync.
+// quarantine/stray-<today>-<n>, the first n not taken.
+absl::StatusOr<std::string> StrayFolder(FileSystem& fs, const DataDirPaths& paths,
+                                        const std::string& today) {
+  for (int n = 1; n <= 1000; ++n) {
+    std::string folder = JoinPath(paths.Quarantine(), fmt::format("stray-{}-{}", today, n));
+    STRATA_ASSIGN_OR_RETURN(const bool taken, fs.Exists(folder));
+    if (!taken) return folder;
+  }
+  return absl::ResourceExhaustedError(
+      fmt::format("{} holds 1000 stray folders of {}", paths.Quarantine(), today));
+}
+
+// Step 3's first half: moves every stray entry into one new folder of
+// quarantine/, keeping its path relative to telemetry/, then syncs every
+// directory a move changed. A crash midway leaves each entry in one of its
+// two places; the next boot moves what is left.
+absl::Status SetStraysAside(FileSystem& fs, const DataDirPaths& paths,
+                            const RecoveryOptions& options, const std::vector<StrayEntry>& strays,
+                            RecoveryReport& report) {
+  if (strays.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> folder = StrayFolder(fs, paths, options.today);
+  if (!folder.ok()) return InDataDir(paths, "set stray entries aside", folder.status());
+  std::vector<std::string> to_sync = {paths.Quarantine(), *folder};
+  for (const StrayEntry& stray : strays) {
+    const std::string from = JoinPath(paths.Telemetry(), stray.path);
+    const std::string to = JoinPath(*folder, stray.path);
+    absl::Status moved = fs.CreateDirs(ParentPath(to));
+    if (moved.ok()) moved = fs.RenameFile(from, to);
+    if (!moved.ok()) {
+      return InDataDir(paths, fmt::format("set {} aside into {}", from, to), moved);
+    }
+    for (std::string dir = ParentPath(to); dir != *folder; dir = ParentPath(dir)) {
+      to_sync.push_back(dir);
+    }
+    to_sync.push_back(ParentPath(from));
+    report.set_aside.push_back({.from = from, .to = to});
+  }
+  // Children before parents: each new directory is durable before its
+  // parent's entry for it is.
+  std::sort(to_sync.begin(), to_sync.end(), std::greater<>());
+  to_sync.erase(std::unique(to_sync.begin(), to_sync.end()), to_sync.end());
+  for (const std::string& dir : to_sync) {
+    if (absl::Status synced = fs.SyncDir(dir); !synced.ok()) {
+      return InDataDir(paths, "sync after setting stray entries aside", synced);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Step 3: stray entries set aside, then the removal of empty past days and
+// the sync.
 absl::Status TidyDays(FileSystem& fs, const DataDirPaths& paths, const RecoveryOptions& options,
                       const DaysListing& listing, RecoveredTelemetry& out) {
-  // The listing checked every entry before anything in days/ is removed.
-  if (!listing.unexpected.empty()) return listing.unexpected.front();
+  // Before anything in days/ is removed, so a day that held only strays is
+  // empty by then.
+  STRATA_RETURN_IF_ERROR(SetStraysAside(fs, paths, options, listing.strays, out.report));
   std::vector<std::string> empty_past_days;
   for (const ListedDay& day : listing.days) {
     if (day.batches.empty() && day.day < options.today) {
@@ -227,6 +269,24 @@ absl::StatusOr<BatchRecord> CheckBatch(FileSystem& fs, const std::string& dir,
       .id = id, .day = day, .dir = dir, .meta = std::move(meta), .attachment = attachment};
 }
 
+// The stray entries at telemetry/'s top: anything but the three folders and
+// the compaction marker (and its temporary file), which step 2 resolves.
+absl::Status ListTopLevelStrays(FileSystem& fs, const DataDirPaths& paths,
+                                std::vector<StrayEntry>& strays) {
+  absl::StatusOr<std::vector<std::string>> names = fs.ListDir(paths.Telemetry());
+  if (!names.ok()) return InDataDir(paths, "list telemetry", names.status());
+  for (const std::string& name : *names) {
+    if (name == kCompactionMarkerFileName || name == kCompactionMarkerTempFileName ||
+        std::find(kTelemetryDirNames.begin(), kTelemetryDirNames.end(), name) !=
+            kTelemetryDirNames.end()) {
+      continue;
+    }
+    strays.push_back({.path = name,
+                      .expected = "staging/, days/, quarantine/ or the compaction marker"});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, bool concurrent) {
@@ -235,10 +295,11 @@ absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, 
   const auto vanished = [concurrent](const absl::Status& status) {
     return concurrent && absl::IsNotFound(status);
   };
+  DaysListing listing;
+  STRATA_RETURN_IF_ERROR(ListTopLevelStrays(fs, paths, listing.strays));
   const std::string days = paths.Days();
   absl::StatusOr<std::vector<std::string>> day_names = fs.ListDir(days);
   if (!day_names.ok()) return InDataDir(paths, "list days", day_names.status());
-  DaysListing listing;
   for (const std::string& day : *day_names) {
     const std::string day_dir = JoinPath(days, day);
     bool is_dir = false;
@@ -250,8 +311,8 @@ absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, 
       is_dir = *dir;
     }
     if (!is_day || !is_dir) {
-      listing.unexpected.push_back(
-          UnexpectedEntry(paths, days, day, "a day directory (YYYY-MM-DD)"));
+      listing.strays.push_back(
+          {.path = JoinPath(kDaysDirName, day), .expected = "a day directory (YYYY-MM-DD)"});
       continue;
     }
     absl::StatusOr<std::vector<std::string>> names = fs.ListDir(day_dir);
@@ -273,8 +334,8 @@ absl::StatusOr<DaysListing> ListDays(FileSystem& fs, const DataDirPaths& paths, 
         is_batch_dir = *dir;
       }
       if (!parsed.ok() || !is_batch_dir) {
-        listing.unexpected.push_back(
-            UnexpectedEntry(paths, day_dir, name, "a batch directory (<id>.batch)"));
+        listing.strays.push_back({.path = JoinPath(JoinPath(kDaysDirName, day), name),
+                                  .expected = "a batch directory (<id>.batch)"});
         continue;
       }
       listed.batches.push_back(*parsed);

@@ -9,9 +9,11 @@
 //      days/; roll forward one whose output is there and valid (delete the
 //      inputs still present, then the marker); refuse anything else,
 //      deleting nothing.
-//   3. List days/ strictly by the grammar, refusing (and naming) any entry
-//      strata does not write; remove empty day directories older than
-//      today; sync days/, so every day directory left is durable.
+//   3. List telemetry/ and days/ strictly by the grammar; set every stray
+//      entry (one strata never writes, StrayEntry) aside into
+//      quarantine/stray-<today>-<n>/ under its path relative to telemetry/,
+//      deleting nothing; remove empty day directories older than today;
+//      sync days/, so every day directory left is durable.
 //   4. Validate every batch: meta.json (ParseBatchMeta,
 //      CheckBatchMetaLocation), its files (CheckBatchFiles), then the
 //      caller's validator (Parquet footers, spans.tidx), and load its
@@ -22,9 +24,8 @@
 // Nothing a crash can leave stops boot; a batch failing validation is
 // corruption and does (the table in commit.md says why).
 //
-// Errors: FailedPrecondition for an entry in days/ outside the grammar
-// (runbook #unexpected-entry-in-days) and for a compaction marker boot must
-// not resolve (#unresolved-compaction-marker); DataLoss for a corrupt batch,
+// Errors: FailedPrecondition for a compaction marker boot must not resolve
+// (#unresolved-compaction-marker); DataLoss for a corrupt batch,
 // naming the batch directory and the failed check (#corrupt-batch);
 // Unavailable or PermissionDenied, with the path, when I/O fails. All name
 // the data directory. Stateless; the caller holds LOCK.
@@ -62,8 +63,25 @@ struct RecoveryOptions {
   BatchAttachmentLoader load_attachment;  // empty: no attachments
 };
 
+// An entry of telemetry/ that strata never writes (docs/format/layout.md):
+// at telemetry/'s top anything but staging/, days/, quarantine/ and the
+// compaction marker; in days/ anything but a day directory (YYYY-MM-DD); in
+// a day anything but a batch directory (<id>.batch). Boot sets it aside
+// (runbook #stray-entry-set-aside); verify reports it.
+struct StrayEntry {
+  std::string path;      // relative to telemetry/, e.g. "days/2026-12-01/notes.txt"
+  std::string expected;  // what belongs there, e.g. "a batch directory (<id>.batch)"
+};
+
+// A stray entry boot moved: from and to, both full paths.
+struct SetAsideEntry {
+  std::string from;
+  std::string to;
+};
+
 // What boot found and did, for the log and for tests.
 struct RecoveryReport {
+  std::vector<SetAsideEntry> set_aside;      // stray entries moved into quarantine/
   std::vector<std::string> removed_staging;  // names removed from staging/
   std::vector<std::string> removed_days;     // empty past day directories removed
   // "" when there was no marker; else what boot did with it ("removed
@@ -91,20 +109,18 @@ struct RecoveredTelemetry {
                                                            const BatchId& id,
                                                            const RecoveryOptions& options);
 
-// Step 3's listing of days/, which changes nothing: every day directory and
-// the batches in it, in name order, and every entry outside the grammar.
+// Step 3's listing of telemetry/, which changes nothing: every day
+// directory and the batches in it, in name order, and every stray entry.
 struct ListedDay {
   std::string day;
   std::vector<BatchId> batches;
 };
 struct DaysListing {
   std::vector<ListedDay> days;
-  // One per entry outside the grammar, in listing order: the refusal boot
-  // gives for it (FailedPrecondition naming the entry and
-  // #unexpected-entry-in-days).
-  std::vector<absl::Status> unexpected;
+  // In listing order: telemetry/'s top, then days/ and each day.
+  std::vector<StrayEntry> strays;
 };
-// Lists days/ strictly by the grammar (layout.md). With `concurrent` (a
+// Lists telemetry/ and days/ strictly by the grammar (layout.md). With `concurrent` (a
 // server may be changing days/ meanwhile: `strata verify`), a day or batch
 // directory that disappears between being listed and being looked at is
 // left out; otherwise that is an I/O error like any other. Errors: the
