@@ -32,7 +32,7 @@
 #include "otlp/batch.h"
 #include "parquet/file_reader.h"
 #include "storage/table/spans_table.h"
-#include "storage/table/table_common.h"
+#include "storage/table/table_file.h"
 #include "workload/traffic_generator.h"
 
 namespace strata {

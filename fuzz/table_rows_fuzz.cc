@@ -18,7 +18,7 @@
 #include "parquet/file_reader.h"
 #include "storage/table/logs_table.h"
 #include "storage/table/metrics_table.h"
-#include "storage/table/table_common.h"
+#include "storage/table/table_file.h"
 
 namespace {
 

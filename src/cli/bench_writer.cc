@@ -22,7 +22,7 @@
 #include "storage/format/layout.h"
 #include "storage/storage.h"
 #include "storage/table/spans_table.h"
-#include "storage/table/table_common.h"
+#include "storage/table/table_file.h"
 #include "workload/traffic_generator.h"
 
 namespace strata::cli {

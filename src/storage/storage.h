@@ -35,7 +35,7 @@
 #include "storage/index/batch_lookup_state.h"
 #include "storage/index/trace_index.h"
 #include "storage/maintenance/maintenance.h"
-#include "storage/table/table_common.h"
+#include "storage/table/table_file.h"
 
 namespace strata::storage {
 

@@ -84,7 +84,7 @@
 #include "storage/format/batch_meta.h"
 #include "storage/maintenance/table_merge.h"
 #include "storage/table/file_source.h"
-#include "storage/table/table_common.h"
+#include "storage/table/table_file.h"
 
 namespace strata::storage::merge_internal {
 

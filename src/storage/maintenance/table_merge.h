@@ -39,7 +39,7 @@
 #include "io/file_system.h"
 #include "parquet/column_writer.h"
 #include "storage/format/batch_meta.h"
-#include "storage/table/table_common.h"
+#include "storage/table/table_file.h"
 
 namespace strata::storage {
 

@@ -320,18 +320,14 @@ absl::StatusOr<std::unique_ptr<LogsTableWriter>> LogsTableWriter::Open(std::stri
 }
 
 LogsTableWriter::LogsTableWriter(LogsRowOrder order, std::unique_ptr<parquet::FileWriter> writer)
-    : order_(order), writer_(std::move(writer)), builder_(std::make_unique<LogsBuilder>()) {}
+    : TableFileWriter("logs", std::move(writer)),
+      order_(order),
+      builder_(std::make_unique<LogsBuilder>()) {}
 
 LogsTableWriter::~LogsTableWriter() = default;
 
-void LogsTableWriter::Fail(std::string_view what) {
-  if (failure_.ok()) {
-    failure_ = absl::InternalError(fmt::format("logs table writer: {}", what));
-  }
-}
-
 uint32_t LogsTableWriter::AddBatch(const otlp::LogBatch& batch) {
-  STRATA_CHECK(flushed_rows_ == 0, "consecutive numbering only before the first Flush");
+  STRATA_CHECK(meta().file_rows == 0, "consecutive numbering only before the first Flush");
   return builder_->AddBatch(batch);
 }
 
@@ -366,30 +362,21 @@ void LogsTableWriter::AppendRecord(uint32_t batch, uint32_t record) {
   if (order_ == LogsRowOrder::kEventTime && seen_record_ && time < last_time_) {
     Fail(fmt::format("record with event time {} appended after {}", time, last_time_));
   }
-  if (!meta_.event_time.has_value()) {
-    meta_.event_time = NanosRange{time, time};
-  } else {
-    meta_.event_time->min = std::min(meta_.event_time->min, time);
-    meta_.event_time->max = std::max(meta_.event_time->max, time);
-  }
+  ExtendEventTime(NanosRange{time, time});
   seen_record_ = true;
   last_time_ = time;
-  ++meta_.rows;
+  ++meta().rows;
   builder_->AppendRecord(batch, record);
 }
 
 absl::Status LogsTableWriter::Flush() {
-  STRATA_RETURN_IF_ERROR(failure_);
   const size_t rows = builder_->rows();
-  if (flushed_rows_ + rows >= std::numeric_limits<uint32_t>::max()) {
-    Fail("too many rows for one file");
-    return failure_;
-  }
+  STRATA_RETURN_IF_ERROR(CheckRoom(rows));
   if (rows > 0) {
-    builder_->misses().AddTo(&meta_.promotion_misses);
+    builder_->misses().AddTo(&meta().promotion_misses);
     const std::vector<ColumnVector> columns = builder_->Finish();
-    STRATA_RETURN_IF_ERROR(writer_->WriteBatch(columns));
-    flushed_rows_ += rows;
+    STRATA_RETURN_IF_ERROR(file().WriteBatch(columns));
+    meta().file_rows += rows;
   }
   builder_ = std::make_unique<LogsBuilder>();
   // A streaming caller flushes about as many rows each time: room for as
@@ -400,15 +387,7 @@ absl::Status LogsTableWriter::Flush() {
 
 absl::StatusOr<SignalMeta> LogsTableWriter::Finish() {
   STRATA_RETURN_IF_ERROR(Flush());
-  if (flushed_rows_ == 0) Fail("a file needs at least one row");
-  STRATA_RETURN_IF_ERROR(failure_);
-  STRATA_RETURN_IF_ERROR(writer_->Close());
-  SignalMeta meta = meta_;
-  meta.file_rows = flushed_rows_;
-  // meta.json wants a range whenever the file has rows; placeholders alone
-  // have no event time.
-  if (!meta.event_time.has_value()) meta.event_time = NanosRange{0, 0};
-  return meta;
+  return FinishFile();
 }
 
 const std::vector<ColumnSpec>& LogsTableColumns() {

@@ -38,7 +38,10 @@
 #include "parquet/column_writer.h"
 #include "parquet/file_reader.h"
 #include "storage/format/batch_meta.h"
-#include "storage/table/table_common.h"
+#include "storage/table/attribute_family.h"
+#include "storage/table/promotion.h"
+#include "storage/table/resource_scope_columns.h"
+#include "storage/table/table_file.h"
 
 namespace strata::storage {
 
@@ -109,15 +112,13 @@ class LogsBuilder;
 // forgets its batches on Flush. The caller validates batches
 // (otlp::ValidateBatch; the readers below return validated batches).
 // After an error the sink holds an incomplete file (no footer).
-class LogsTableWriter {
+class LogsTableWriter : public TableFileWriter {
  public:
   // Writes the leading magic to `sink`, which must outlive the writer.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<LogsTableWriter>> Open(
       std::string_view batch_id, const TableOptions& options, LogsRowOrder order,
       parquet::ByteSink* sink);
   ~LogsTableWriter();
-  LogsTableWriter(const LogsTableWriter&) = delete;
-  LogsTableWriter& operator=(const LogsTableWriter&) = delete;
 
   // Registers a batch whose resources and scopes are numbered consecutively
   // after those of the batches registered before it (WriteLogsTable's
@@ -143,7 +144,7 @@ class LogsTableWriter {
   // Rows appended since the last Flush.
   size_t buffered_rows() const;
   // Rows appended so far, and the placeholder rows among them.
-  uint64_t rows_appended() const { return flushed_rows_ + buffered_rows(); }
+  uint64_t rows_appended() const { return meta().file_rows + buffered_rows(); }
   uint64_t placeholder_rows() const { return placeholders_; }
 
   // Hands the buffered rows to the Parquet writer; forgets every batch.
@@ -155,17 +156,12 @@ class LogsTableWriter {
 
  private:
   LogsTableWriter(LogsRowOrder order, std::unique_ptr<parquet::FileWriter> writer);
-  void Fail(std::string_view what);
 
   const LogsRowOrder order_;
-  std::unique_ptr<parquet::FileWriter> writer_;
   std::unique_ptr<LogsBuilder> builder_;
-  uint64_t flushed_rows_ = 0;
   uint64_t placeholders_ = 0;
   bool seen_record_ = false;
   uint64_t last_time_ = 0;
-  SignalMeta meta_;  // rows, event_time and promotion_misses so far
-  absl::Status failure_;
 };
 
 // Shared by the writer (logs_table.cc) and the readers

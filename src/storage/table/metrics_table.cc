@@ -767,18 +767,14 @@ absl::StatusOr<std::unique_ptr<MetricsTableWriter>> MetricsTableWriter::Open(
 
 MetricsTableWriter::MetricsTableWriter(MetricsRowOrder order,
                                        std::unique_ptr<parquet::FileWriter> writer)
-    : order_(order), writer_(std::move(writer)), builder_(std::make_unique<MetricsBuilder>()) {}
+    : TableFileWriter("metrics", std::move(writer)),
+      order_(order),
+      builder_(std::make_unique<MetricsBuilder>()) {}
 
 MetricsTableWriter::~MetricsTableWriter() = default;
 
-void MetricsTableWriter::Fail(std::string_view what) {
-  if (failure_.ok()) {
-    failure_ = absl::InternalError(fmt::format("metrics table writer: {}", what));
-  }
-}
-
 uint32_t MetricsTableWriter::AddBatch(const otlp::MetricBatch& batch) {
-  STRATA_CHECK(flushed_rows_ == 0, "consecutive numbering only before the first Flush");
+  STRATA_CHECK(meta().file_rows == 0, "consecutive numbering only before the first Flush");
   const uint32_t number = builder_->AddBatch(batch, next_metric_base_);
   next_metric_base_ += static_cast<uint32_t>(batch.metrics.size());
   return number;
@@ -836,26 +832,17 @@ void MetricsTableWriter::AppendMetric(uint32_t batch, uint32_t metric) {
 }
 
 absl::Status MetricsTableWriter::Flush() {
-  STRATA_RETURN_IF_ERROR(failure_);
   const size_t rows = builder_->rows();
-  if (flushed_rows_ + rows >= std::numeric_limits<uint32_t>::max()) {
-    Fail("too many rows for one file");
-    return failure_;
-  }
+  STRATA_RETURN_IF_ERROR(CheckRoom(rows));
   if (rows > 0) {
-    meta_.rows += builder_->data_rows();
+    meta().rows += builder_->data_rows();
     if (const std::optional<NanosRange> times = builder_->event_time(); times.has_value()) {
-      if (!meta_.event_time.has_value()) {
-        meta_.event_time = times;
-      } else {
-        meta_.event_time->min = std::min(meta_.event_time->min, times->min);
-        meta_.event_time->max = std::max(meta_.event_time->max, times->max);
-      }
+      ExtendEventTime(*times);
     }
-    builder_->misses().AddTo(&meta_.promotion_misses);
+    builder_->misses().AddTo(&meta().promotion_misses);
     const std::vector<ColumnVector> columns = builder_->Finish();
-    STRATA_RETURN_IF_ERROR(writer_->WriteBatch(columns));
-    flushed_rows_ += rows;
+    STRATA_RETURN_IF_ERROR(file().WriteBatch(columns));
+    meta().file_rows += rows;
   }
   builder_ = std::make_unique<MetricsBuilder>();
   // A streaming caller flushes about as many rows each time: room for as
@@ -866,15 +853,7 @@ absl::Status MetricsTableWriter::Flush() {
 
 absl::StatusOr<SignalMeta> MetricsTableWriter::Finish() {
   STRATA_RETURN_IF_ERROR(Flush());
-  if (flushed_rows_ == 0) Fail("a file needs at least one row");
-  STRATA_RETURN_IF_ERROR(failure_);
-  STRATA_RETURN_IF_ERROR(writer_->Close());
-  SignalMeta meta = meta_;
-  meta.file_rows = flushed_rows_;
-  // meta.json wants a range whenever the file has rows; placeholders alone
-  // have no event time.
-  if (!meta.event_time.has_value()) meta.event_time = NanosRange{0, 0};
-  return meta;
+  return FinishFile();
 }
 
 absl::StatusOr<MetricsTable> WriteMetricsTable(std::span<const otlp::MetricBatch* const> batches,

@@ -47,7 +47,10 @@
 #include "parquet/column_writer.h"
 #include "parquet/file_reader.h"
 #include "storage/format/batch_meta.h"
-#include "storage/table/table_common.h"
+#include "storage/table/attribute_family.h"
+#include "storage/table/promotion.h"
+#include "storage/table/resource_scope_columns.h"
+#include "storage/table/table_file.h"
 
 namespace strata::storage {
 
@@ -162,7 +165,7 @@ class MetricsBuilder;
 // appended and forgets its batches on Flush. The caller validates batches
 // (WriteMetricsTable checks its inputs; the readers return validated
 // batches). After an error the sink holds an incomplete file (no footer).
-class MetricsTableWriter {
+class MetricsTableWriter : public TableFileWriter {
  public:
   // What the next rows will hold, for reserving capacity.
   struct Sizes {
@@ -177,8 +180,6 @@ class MetricsTableWriter {
       std::string_view batch_id, const TableOptions& options, MetricsRowOrder order,
       parquet::ByteSink* sink);
   ~MetricsTableWriter();
-  MetricsTableWriter(const MetricsTableWriter&) = delete;
-  MetricsTableWriter& operator=(const MetricsTableWriter&) = delete;
 
   // Registers a batch whose resources, scopes and metrics are numbered
   // consecutively after those of the batches registered before it
@@ -204,7 +205,7 @@ class MetricsTableWriter {
 
   // Rows appended since the last Flush.
   size_t buffered_rows() const;
-  uint64_t rows_appended() const { return flushed_rows_ + buffered_rows(); }
+  uint64_t rows_appended() const { return meta().file_rows + buffered_rows(); }
   uint64_t placeholder_rows() const { return placeholders_; }
 
   // Hands the buffered rows to the Parquet writer; forgets every batch.
@@ -215,20 +216,15 @@ class MetricsTableWriter {
 
  private:
   MetricsTableWriter(MetricsRowOrder order, std::unique_ptr<parquet::FileWriter> writer);
-  void Fail(std::string_view what);
 
   const MetricsRowOrder order_;
-  std::unique_ptr<parquet::FileWriter> writer_;
   std::unique_ptr<MetricsBuilder> builder_;
   uint32_t next_metric_base_ = 0;
-  uint64_t flushed_rows_ = 0;
   uint64_t placeholders_ = 0;
   bool seen_metric_row_ = false;
   std::string last_name_;
   bool last_point_ = false;
   uint64_t last_time_ = 0;
-  SignalMeta meta_;  // rows, event_time and promotion_misses so far
-  absl::Status failure_;
 };
 
 // A written metrics.parquet and its meta.json `signals.metrics` member.

@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "otlp/batch.h"
-#include "storage/table/table_common.h"
+#include "storage/table/promotion.h"
 
 namespace strata::storage {
 namespace {

@@ -567,8 +567,8 @@ absl::StatusOr<std::unique_ptr<SpansTableWriter>> SpansTableWriter::Open(
 }
 
 SpansTableWriter::SpansTableWriter(std::unique_ptr<parquet::FileWriter> file)
-    : file_(std::move(file)) {
-  table_.meta.traces = 0;
+    : TableFileWriter("spans", std::move(file)) {
+  meta().traces = 0;
 }
 
 SpansTableWriter::~SpansTableWriter() = default;
@@ -628,12 +628,12 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
     owners.push_back(std::move(*assigned));
   }
   const std::vector<Placeholder> placeholders = Placeholders(batches, owners);
-  if (!placeholders.empty() && table_.meta.rows > 0) {
+  if (!placeholders.empty() && meta().rows > 0) {
     return absl::InternalError("spans table: placeholder rows after span rows");
   }
   const std::vector<SortKey> keys = SortSpans(batches);
   const uint64_t rows = placeholders.size() + keys.size();
-  if (table_.meta.file_rows + rows > std::numeric_limits<uint32_t>::max()) {
+  if (meta().file_rows + rows > std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError("spans table: too many rows for one file");
   }
   if (!keys.empty() && has_last_ &&
@@ -643,11 +643,10 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
   }
   if (rows == 0) return absl::OkStatus();
 
-  const uint32_t first_span_row =
-      static_cast<uint32_t>(table_.meta.file_rows + placeholders.size());
-  if (table_.meta.rows == 0) table_.first_span_row = first_span_row;
+  const uint32_t first_span_row = static_cast<uint32_t>(meta().file_rows + placeholders.size());
+  if (meta().rows == 0) table_.first_span_row = first_span_row;
   Summarize(batches, keys, first_span_row);
-  table_.meta.file_rows += rows;
+  meta().file_rows += rows;
 
   // The rows go to the file a chunk at a time: the builder's row buffers,
   // reused chunk after chunk, stay in cache until the file writer reads
@@ -680,10 +679,10 @@ absl::Status SpansTableWriter::Append(std::span<const otlp::TraceBatch* const> b
       }
       builder.AppendSpan(keys[i].batch, keys[i].row);
     }
-    STRATA_RETURN_IF_ERROR(file_->WriteChunk(builder.ExposeRows(), /*first=*/chunk == 0));
+    STRATA_RETURN_IF_ERROR(file().WriteChunk(builder.ExposeRows(), /*first=*/chunk == 0));
     builder.ClearRows();
   }
-  builder.misses().AddTo(&table_.meta.promotion_misses);
+  builder.misses().AddTo(&meta().promotion_misses);
   return absl::OkStatus();
 }
 
@@ -708,17 +707,14 @@ void SpansTableWriter::Summarize(std::span<const otlp::TraceBatch* const> batche
     last_ = k;
     has_last_ = true;
   }
-  table_.meta.rows += keys.size();
-  table_.meta.traces = table_.trace_runs.size();
+  meta().rows += keys.size();
+  meta().traces = table_.trace_runs.size();
 }
 
 absl::StatusOr<SpansTable> SpansTableWriter::Finish() {
-  if (table_.meta.file_rows == 0) {
-    return absl::InternalError("spans table: a streamed file needs at least one row");
-  }
-  STRATA_RETURN_IF_ERROR(file_->Close());
-  table_.meta.event_time =
-      table_.meta.rows == 0 ? NanosRange{0, 0} : NanosRange{min_time_, max_time_};
+  // Placeholder rows alone have no event time ([0, 0], FinishFile).
+  if (meta().rows > 0) ExtendEventTime(NanosRange{min_time_, max_time_});
+  STRATA_ASSIGN_OR_RETURN(table_.meta, FinishFile());
   return std::move(table_);
 }
 

@@ -44,8 +44,11 @@
 #include "parquet/file_reader.h"
 #include "parquet/file_writer.h"
 #include "storage/format/batch_meta.h"
+#include "storage/table/attribute_family.h"
 #include "storage/table/owner_numbering.h"
-#include "storage/table/table_common.h"
+#include "storage/table/promotion.h"
+#include "storage/table/resource_scope_columns.h"
+#include "storage/table/table_file.h"
 #include "storage/table/trace_run.h"
 
 namespace strata::storage {
@@ -124,14 +127,12 @@ struct SortKey {
 // Streams one spans.parquet to a sink: Append any number of times, then
 // Finish. WriteSpansTable is Open + one Append + Finish; compaction's merge
 // appends one trace-id range at a time. Single owner.
-class SpansTableWriter {
+class SpansTableWriter : public TableFileWriter {
  public:
   // Writes the leading magic to `sink`, which must outlive the writer.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<SpansTableWriter>> Open(
       std::string_view batch_id, const TableOptions& options, parquet::ByteSink* sink);
   ~SpansTableWriter();
-  SpansTableWriter(const SpansTableWriter&) = delete;
-  SpansTableWriter& operator=(const SpansTableWriter&) = delete;
 
   // Appends the placeholder rows of `batches` (resources and scopes that no
   // other row of the file names), then their spans sorted by (trace id,
@@ -164,8 +165,7 @@ class SpansTableWriter {
   std::vector<Placeholder> Placeholders(std::span<const otlp::TraceBatch* const> batches,
                                         const std::vector<OwnerNumbering::Assigned>& owners);
 
-  std::unique_ptr<parquet::FileWriter> file_;
-  SpansTable table_;
+  SpansTable table_;  // trace_runs and first_span_row; meta() holds the rest
   OwnerNumbering numbering_;
   // Per file resource / scope index: whether a row of the file names it.
   std::vector<bool> resource_named_;
