@@ -34,7 +34,7 @@ void PrintError(std::string_view command, const absl::Status& status) {
 // its LOCK; `list` and `revoke` refuse, as there is nothing to show.
 absl::Status PrepareDataDir(const std::string& data_dir, bool may_initialize) {
   PosixFileSystem fs;
-  absl::StatusOr<bool> has_format = fs.Exists(data_dir + "/" + storage::kFormatFileName);
+  absl::StatusOr<bool> has_format = fs.Exists(storage::DataDirPaths(data_dir).Format());
   if (!has_format.ok()) return has_format.status();
   if (*has_format) return storage::CheckOrInitializeDataDir(fs, data_dir).status();
   if (!may_initialize) {

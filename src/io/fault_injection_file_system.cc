@@ -561,7 +561,7 @@ absl::Status FaultInjectionFileSystem::RemoveAllLocked(const std::string& path, 
   absl::StatusOr<std::vector<std::string>> names = base_->ListDir(path);
   if (!names.ok()) return names.status();
   for (const std::string& name : *names) {
-    if (absl::Status removed = RemoveAllLocked(fmt::format("{}/{}", path, name), depth + 1);
+    if (absl::Status removed = RemoveAllLocked(JoinPath(path, name), depth + 1);
         !removed.ok()) {
       return removed;
     }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/path.h"
 #include "fmt/format.h"
 
 namespace strata {
@@ -315,7 +316,7 @@ absl::Status PosixFileSystem::RemoveAll(const std::string& path) {
   absl::StatusOr<std::vector<std::string>> names = ListDir(path);
   if (!names.ok()) return names.status();
   for (const std::string& name : *names) {
-    absl::Status removed = RemoveAll(fmt::format("{}/{}", path, name));
+    absl::Status removed = RemoveAll(JoinPath(path, name));
     // Something else may have removed the entry since ListDir; that is fine.
     if (!removed.ok() && !absl::IsNotFound(removed)) return removed;
   }

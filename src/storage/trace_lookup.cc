@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/path.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/file_reader.h"
@@ -23,7 +24,7 @@ namespace {
 // under `data_dir`.
 std::string BatchPath(const std::string& data_dir, const std::string& dir) {
   if (data_dir.empty() || dir.starts_with('/') || dir.starts_with(data_dir + "/")) return dir;
-  return data_dir + "/" + dir;
+  return JoinPath(data_dir, dir);
 }
 
 template <typename T>
@@ -95,7 +96,7 @@ absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
                            const std::string& batch_id, const BatchLookupState& state,
                            const TraceLocation& location, const otlp::TraceId& trace_id,
                            otlp::TraceBatch* out) {
-  const std::string path = batch_dir + "/" + kSpansFileName;
+  const std::string path = JoinPath(batch_dir, kSpansFileName);
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, path));
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SpansRangeReader> reader,
                           OpenSpans(state, source.get(), batch_id, path));
@@ -134,7 +135,7 @@ absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(FileSystem& fs,
     ++s.filter_matches;
     const std::string batch_dir = BatchPath(data_dir, batch->dir());
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> index,
-                            fs.NewRandomAccessFile(batch_dir + "/" + kTraceIndexFileName));
+                            fs.NewRandomAccessFile(JoinPath(batch_dir, kTraceIndexFileName)));
     STRATA_ASSIGN_OR_RETURN(const std::optional<TraceLocation> location,
                             filter->Find(*index, trace_id));
     if (!location.has_value()) continue;

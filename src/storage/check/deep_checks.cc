@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/path.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "storage/index/trace_index.h"
@@ -140,7 +141,7 @@ class SpansCheck {
 
   DeepOutcome Run() {
     absl::StatusOr<std::unique_ptr<FileSource>> source =
-        OpenFileSource(fs_, fmt::format("{}/{}", dir_, kSpansFileName));
+        OpenFileSource(fs_, JoinPath(dir_, kSpansFileName));
     if (!source.ok()) return Decode(source.status());
     absl::StatusOr<std::unique_ptr<SpansRangeReader>> reader =
         SpansRangeReader::Open(source->get(), meta_.id, kSpansFileName);
@@ -188,7 +189,7 @@ class SpansCheck {
   DeepOutcome OpenIndex() {
     if (!meta_.spans_tidx.has_value()) return std::nullopt;
     absl::StatusOr<std::unique_ptr<RandomAccessFile>> file =
-        fs_.NewRandomAccessFile(fmt::format("{}/{}", dir_, kTraceIndexFileName));
+        fs_.NewRandomAccessFile(JoinPath(dir_, kTraceIndexFileName));
     if (!file.ok()) return DeepFailure{"index", kTraceIndexFileName, file.status()};
     tidx_ = *std::move(file);
     absl::StatusOr<TraceFilter> filter = TraceFilter::Open(*tidx_);
@@ -275,7 +276,7 @@ DeepOutcome CheckLogs(FileSystem& fs, const std::string& dir, const BatchMeta& m
     return DeepFailure{"decode", kLogsFileName, status};
   };
   absl::StatusOr<std::unique_ptr<FileSource>> source =
-      OpenFileSource(fs, fmt::format("{}/{}", dir, kLogsFileName));
+      OpenFileSource(fs, JoinPath(dir, kLogsFileName));
   if (!source.ok()) return decode(source.status());
   absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader =
       OpenTable(source->get(), LogsTableColumns(), kLogsSchema, meta.id, kLogsFileName);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/path.h"
 #include "common/runbook.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -85,7 +86,7 @@ absl::Status EnsureDurableDir(FileSystem& fs, const std::string& parent, const s
 // Step 5.
 absl::Status Move(FileSystem& fs, const DataDirPaths& paths, const std::string& day,
                   const std::string& from, const std::string& to) {
-  const std::string quarantine_day = fmt::format("{}/{}", paths.Quarantine(), day);
+  const std::string quarantine_day = JoinPath(paths.Quarantine(), day);
   STRATA_RETURN_IF_ERROR(EnsureDurableDir(fs, paths.Telemetry(), paths.Quarantine()));
   STRATA_RETURN_IF_ERROR(EnsureDurableDir(fs, paths.Quarantine(), quarantine_day));
   STRATA_ASSIGN_OR_RETURN(const bool taken, fs.Exists(to));

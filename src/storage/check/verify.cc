@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/path.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "storage/check/batch_contents.h"
@@ -50,7 +51,7 @@ class BatchChecker {
   }
 
  private:
-  std::string PathOf(std::string_view file) const { return fmt::format("{}/{}", dir_, file); }
+  std::string PathOf(std::string_view file) const { return JoinPath(dir_, file); }
 
   absl::StatusOr<std::unique_ptr<FileSource>> Open(std::string_view file) {
     return OpenFileSource(fs_, PathOf(file));

@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/path.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "storage/format/batch_id.h"
@@ -513,7 +514,7 @@ absl::Status CheckBatchFiles(FileSystem& fs, const std::string& batch_dir, const
   for (const auto& [file_name, file] : files) {
     if (!file->has_value()) continue;
     const std::string member = fmt::format("files.{}", file_name);
-    const std::string path = fmt::format("{}/{}", batch_dir, file_name);
+    const std::string path = JoinPath(batch_dir, file_name);
     absl::StatusOr<FileChecksum> actual = ChecksumFile(fs, path);
     if (absl::IsNotFound(actual.status())) {
       return failed(file_name, RuleError(meta.id, 9, member, fmt::format("{} is missing", path)));
