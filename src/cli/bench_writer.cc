@@ -82,9 +82,9 @@ double DuckDbBaseline(FileSystem& fs, const storage::Snapshot& snapshot, const s
     if (!bytes.ok()) return Fail(bytes.status());
     parquet::StringSource source(*bytes);
     auto reader = storage::OpenTable(&source, storage::SpansTableColumns(), storage::kSpansSchema,
-                                     batch->id().ToString(), kSpansFileName);
+                                     batch->id().ToString(), storage::kSpansFileName);
     if (!reader.ok()) return Fail(reader.status());
-    auto columns = storage::ReadAllColumns(**reader, kSpansFileName);
+    auto columns = storage::ReadAllColumns(**reader, storage::kSpansFileName);
     if (!columns.ok()) return Fail(columns.status());
     *rows_out += batch->meta().spans.rows;
     const std::string path = fmt::format("{}/duckdb-{}.parquet", dir, file++);

@@ -125,7 +125,7 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
 
   STRATA_ASSIGN_OR_RETURN(CommittedBatch committed, data_dir_->committer().Commit(batch));
   absl::StatusOr<std::shared_ptr<const void>> filter =
-      LoadLookupState(data_dir_->fs(), committed.dir, committed.meta, lookup_cache_);
+      LoadBatchLookupState(data_dir_->fs(), committed.dir, committed.meta, lookup_cache_);
   if (!filter.ok()) {
     return absl::UnavailableError(
         fmt::format("batch {} committed but its trace index cannot be "

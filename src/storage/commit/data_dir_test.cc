@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/path.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -23,10 +24,12 @@ namespace strata::storage {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::RandomEncodedBatch;
 using testing::ScopedTempDir;
+using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
 
 // 2025-06-14 09:30:15.123456 UTC, and "now": 2025-06-15 12:00:00 UTC.
@@ -373,11 +376,11 @@ TEST_F(DataDirTest, StrayEntriesAreSetAsideIntoQuarantineAndBootStarts) {
     bool dir;
   };
   const std::vector<Stray> strays = {
-      {"junk", true},              // what EXPORT DATABASE left at telemetry/'s top
+      {"junk", true},  // what EXPORT DATABASE left at telemetry/'s top
       {"notes.txt", false},
       {"days/notes.txt", false},
       {"days/2025-13-01", true},
-      {"days/2025-06-16", false},  // a day name, but a file
+      {"days/2025-06-16", false},      // a day name, but a file
       {"days/2025-06-11/foo", false},  // the only entry of a past day
       {day + "/foo", false},
       {day + "/" + id, true},  // no .batch
@@ -395,8 +398,11 @@ TEST_F(DataDirTest, StrayEntriesAreSetAsideIntoQuarantineAndBootStarts) {
   std::unique_ptr<DataDir> dir = OpenOk();
   ASSERT_NE(dir, nullptr);
   EXPECT_THAT(Served(*dir), ElementsAre(0));
-  const std::string folder = paths().Quarantine() + "/stray-2025-06-14-1";
   ASSERT_EQ(dir->recovery().set_aside.size(), strays.size());
+  // One new folder of quarantine/ for this boot: stray-<today>-1.
+  const std::string folder = ParentPath(dir->recovery().set_aside.front().to);
+  EXPECT_THAT(folder, StartsWith(paths().Quarantine() + "/stray-"));
+  EXPECT_THAT(folder, EndsWith("-1"));
   for (const Stray& stray : strays) {
     SCOPED_TRACE(stray.path);
     const std::string from = paths().Telemetry() + "/" + stray.path;
@@ -418,7 +424,7 @@ TEST_F(DataDirTest, StrayEntriesAreSetAsideIntoQuarantineAndBootStarts) {
   dir = OpenOk();
   ASSERT_NE(dir, nullptr);
   ASSERT_EQ(dir->recovery().set_aside.size(), 1u);
-  EXPECT_EQ(dir->recovery().set_aside[0].to, paths().Quarantine() + "/stray-2025-06-14-2/junk");
+  EXPECT_EQ(dir->recovery().set_aside[0].to, folder.substr(0, folder.size() - 1) + "2/junk");
   dir.reset();
   dir = OpenOk();
   ASSERT_NE(dir, nullptr);

@@ -32,36 +32,6 @@ void AppendAttributeFamilySpecs(std::string_view prefix, std::vector<ColumnSpec>
   specs->push_back(ColumnSpec::List(ColumnSpec::Bytes(p + "_bytes", true), true));
 }
 
-namespace {
-
-// Element appenders for optional element columns whose validity is always
-// kept (one byte per element), so nothing has to be back-filled.
-inline void PushNull(ColumnVector& c) {
-  c.validity.push_back(0);
-  switch (c.type) {
-    case PhysicalType::kBoolean:
-      c.bools.push_back(0);
-      break;
-    case PhysicalType::kInt32:
-      c.int32s.push_back(0);
-      break;
-    case PhysicalType::kInt64:
-      c.int64s.push_back(0);
-      break;
-    case PhysicalType::kDouble:
-      c.doubles.push_back(0);
-      break;
-    default:
-      c.offsets.push_back(c.bytes.size());
-  }
-}
-inline void PushBytes(ColumnVector& c, std::string_view v) {
-  c.bytes.append(v.data(), v.size());
-  c.offsets.push_back(c.bytes.size());
-}
-
-}  // namespace
-
 AttributeFamilyWriter::AttributeFamilyWriter()
     : keys_(ColumnVector::List(PhysicalType::kByteArray)),
       types_(ColumnVector::List(PhysicalType::kInt32)),

@@ -172,6 +172,32 @@ inline std::string_view BytesAt(const parquet::ColumnVector& column, std::string
 absl::Status ColumnDataLoss(std::string_view file_name, std::string_view column, size_t row,
                             std::string_view what);
 
+// Element appenders for optional element columns whose validity is always
+// kept (one byte per element), so nothing has to be back-filled.
+inline void PushNull(parquet::ColumnVector& c) {
+  c.validity.push_back(0);
+  switch (c.type) {
+    case parquet::PhysicalType::kBoolean:
+      c.bools.push_back(0);
+      break;
+    case parquet::PhysicalType::kInt32:
+      c.int32s.push_back(0);
+      break;
+    case parquet::PhysicalType::kInt64:
+      c.int64s.push_back(0);
+      break;
+    case parquet::PhysicalType::kDouble:
+      c.doubles.push_back(0);
+      break;
+    default:
+      c.offsets.push_back(c.bytes.size());
+  }
+}
+inline void PushBytes(parquet::ColumnVector& c, std::string_view v) {
+  c.bytes.append(v.data(), v.size());
+  c.offsets.push_back(c.bytes.size());
+}
+
 // ------------------------------------------------------------ row kind
 
 // `row_kind` (u8, required).
