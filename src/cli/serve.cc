@@ -44,10 +44,11 @@ struct ServerState {
   server::IngestMetrics metrics;
 };
 
-// Forwards /api/ requests to the REST API once it exists: the API listener
-// starts before storage, tokens and the query pool are open.
+// Forwards /api/ requests, whatever their method, to the REST API once it
+// exists (the API listener starts before storage, tokens and the query
+// pool are open); its router alone says which methods a path takes.
 void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
-  auto forward = [&state](server::HttpRequest request, server::HttpResponder responder) {
+  router->Mount("/api/", [&state](server::HttpRequest request, server::HttpResponder responder) {
     const server::HttpHandler* api = state.api.load();
     if (api == nullptr) {
       server::HttpResponse response = server::HttpResponse::Text(503, "recovering\n");
@@ -56,9 +57,7 @@ void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
       return;
     }
     (*api)(std::move(request), std::move(responder));
-  };
-  router->AddPrefix("GET", "/api/", forward);
-  router->AddPrefix("POST", "/api/", forward);
+  });
 }
 
 server::HealthChecks HealthChecksFor(ServerState& state) {

@@ -153,15 +153,22 @@ using HttpHandler = std::function<void(HttpRequest request, HttpResponder respon
 
 // Routes by method and path (the query is ignored). Exact paths win over
 // prefixes; the longest prefix wins among prefixes. An unknown path is
-// answered 404, a known path with another method 405 with Allow.
+// answered 404, a known path with another method 405 with Allow listing
+// exactly the methods registered for that path: the routes are the one
+// list of what a path accepts.
 //
-// Thread-safety: Add*() while building; Handle() is then safe for concurrent
-// use.
+// Thread-safety: Add*() and Mount() while building; Handle() is then safe
+// for concurrent use.
 class HttpRouter {
  public:
   void Add(std::string_view method, std::string_view path, HttpHandler handler);
   // For route families such as "/api/v1/traces/".
   void AddPrefix(std::string_view method, std::string_view prefix, HttpHandler handler);
+  // Every method on the paths under `prefix` goes to `handler`, usually
+  // another router's, which answers 404 and 405 (with its own Allow) for
+  // what it does not serve. A prefix is either mounted or has AddPrefix()
+  // routes, not both.
+  void Mount(std::string_view prefix, HttpHandler handler);
 
   void Handle(HttpRequest request, HttpResponder responder) const;
   // A handler that owns this router (moved in).
@@ -169,7 +176,7 @@ class HttpRouter {
 
  private:
   struct Route {
-    std::string method;
+    std::string method;  // empty: every method (Mount)
     std::string path;
     bool prefix;
     HttpHandler handler;

@@ -638,6 +638,39 @@ TEST_F(HttpServerTest, RouterPrefersExactPathsThenLongestPrefix) {
   EXPECT_EQ(Curl({Url("/other")}).status, 404);
 }
 
+TEST_F(HttpServerTest, MountSendsEveryMethodToTheInnerRouterWhichAllowsExactlyItsOwn) {
+  HttpRouter inner;
+  auto reply = [](std::string text) {
+    return [text](HttpRequest, HttpResponder responder) {
+      responder.Respond(HttpResponse::Text(200, text));
+    };
+  };
+  inner.Add("GET", "/api/v1/traces", reply("search"));
+  inner.AddPrefix("GET", "/api/v1/traces/", reply("trace"));
+  inner.Add("POST", "/api/v1/sql", reply("sql"));
+  HttpRouter outer;
+  AddHealthRoutes(&outer, HealthChecks{});
+  outer.Mount("/api/", std::move(inner).ToHandler());
+  ASSERT_NO_FATAL_FAILURE(Start({}, std::move(outer).ToHandler()));
+
+  EXPECT_EQ(Curl({Url("/api/v1/traces")}).body, "search");
+  EXPECT_EQ(Curl({"-X", "POST", Url("/api/v1/sql")}).body, "sql");
+  for (const char* method : {"OPTIONS", "PUT", "DELETE", "POST", "PATCH"}) {
+    for (const char* path : {"/api/v1/traces", "/api/v1/traces/abc"}) {
+      HttpAnswer answer = Curl({"-X", method, Url(path)});
+      EXPECT_EQ(answer.status, 405) << method << " " << path;
+      EXPECT_EQ(answer.Header("allow"), "GET") << method << " " << path;
+    }
+  }
+  HttpAnswer get_sql = Curl({Url("/api/v1/sql")});
+  EXPECT_EQ(get_sql.status, 405);
+  EXPECT_EQ(get_sql.Header("allow"), "POST");
+  EXPECT_EQ(Curl({"-X", "DELETE", Url("/api/v1/nothing")}).status, 404);
+  HttpAnswer post_health = Curl({"-X", "POST", Url("/healthz")});
+  EXPECT_EQ(post_health.status, 405);
+  EXPECT_EQ(post_health.Header("allow"), "GET");
+}
+
 TEST_F(HttpServerTest, AnswersFromOtherThreadsLateAnswersAndDroppedRequests) {
   Mutex mu;
   std::vector<HttpResponder> parked;  // guarded by mu
