@@ -285,6 +285,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartOtlpHttpServer(OtlpHttpOptions 
       if (status == 413) reason = RejectReason::kBodyTooLarge;
       if (status == 429) reason = RejectReason::kOverBudget;
       if (status == 408 || status == 504) reason = RejectReason::kDeadlineExceeded;
+      if (status == 503) reason = RejectReason::kUnavailable;
       metrics.CountRejected(*signal, Transport::kHttp, reason);
     }
     if (chained) chained(target, status);
