@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "absl/cleanup/cleanup.h"
@@ -74,7 +75,9 @@ class ShutdownBackstop {
             "strata serve: shutdown did not finish within --drain-timeout-sec plus 1 s; "
             "exiting now (every acknowledged export is stored); {}",
             RunbookRef("shutdown-overran-its-deadline"));
-        spdlog::shutdown();  // flushes the log
+        // Flushed through a reference of our own: the main thread may still
+        // be logging, so the registry is left alone.
+        if (std::shared_ptr<spdlog::logger> logger = spdlog::default_logger()) logger->flush();
         std::_Exit(1);
       }
     }
