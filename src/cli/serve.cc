@@ -4,11 +4,15 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <thread>
 
 #include "absl/cleanup/cleanup.h"
 #include "api/api_server.h"
 #include "common/host_port.h"
+#include "common/mutex.h"
 #include "common/runbook.h"
 #include "control/token_authenticator.h"
 #include "control/token_store.h"
@@ -34,6 +38,58 @@ enum class Phase : int { kRecovering, kReady, kDraining };
 // File descriptors wanted: every OTLP/HTTP connection holds one.
 constexpr uint64_t kWantedOpenFiles = 65'536;
 
+// Past the drain deadline: how long queries interrupted at it have to send
+// their own 503 before the API listener answers for them, and when the
+// process ends whatever is still running (the bound docs/operations.md
+// promises is the drain timeout plus one second; the process needs a
+// little of it to exit).
+constexpr auto kInterruptedQueryGrace = std::chrono::milliseconds(100);
+constexpr auto kShutdownBackstop = std::chrono::milliseconds(900);
+
+// Ends the process with exit code 1 if shutdown has not finished by
+// `exit_by`. Every step of shutdown has a deadline of its own; this is for
+// one that overruns it (a DuckDB operation slow to notice its interrupt, a
+// stuck disk). Nothing acknowledged is lost: an export is acknowledged only
+// once stored. Single owner: the main thread; the destructor disarms it.
+class ShutdownBackstop {
+ public:
+  explicit ShutdownBackstop(std::chrono::steady_clock::time_point exit_by)
+      : thread_([this, exit_by] { Watch(exit_by); }) {}
+  ~ShutdownBackstop() {
+    {
+      MutexLock lock(&mu_);
+      done_ = true;
+    }
+    done_cv_.SignalAll();
+    thread_.join();
+  }
+  ShutdownBackstop(const ShutdownBackstop&) = delete;
+  ShutdownBackstop& operator=(const ShutdownBackstop&) = delete;
+
+ private:
+  void Watch(std::chrono::steady_clock::time_point exit_by) {
+    MutexLock lock(&mu_);
+    while (!done_) {
+      if (!done_cv_.WaitUntil(&mu_, exit_by) && !done_ &&
+          std::chrono::steady_clock::now() >= exit_by) {
+        spdlog::error(
+            "strata serve: shutdown did not finish within --drain-timeout-sec plus 1 s; "
+            "exiting now (every acknowledged export is stored); {}",
+            RunbookRef("shutdown-overran-its-deadline"));
+        // Flushed through a reference of our own: the main thread may still
+        // be logging, so the registry is left alone.
+        if (std::shared_ptr<spdlog::logger> logger = spdlog::default_logger()) logger->flush();
+        std::_Exit(1);
+      }
+    }
+  }
+
+  Mutex mu_;
+  CondVar done_cv_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: started once the fields above exist
+};
+
 // Everything the API listener's callbacks read, published once storage is
 // open. The callbacks run on API threads while the main thread boots and
 // shuts down, hence the atomics.
@@ -42,13 +98,21 @@ struct ServerState {
   std::atomic<const storage::Storage*> storage{nullptr};
   // The REST API's router, set once the query side is open.
   std::atomic<const server::HttpHandler*> api{nullptr};
+  // For /metrics, set once the query engine is open.
+  std::atomic<const query::QueryPool*> pool{nullptr};
   server::IngestMetrics metrics;
 };
 
-// Forwards /api/ requests to the REST API once it exists: the API listener
-// starts before storage, tokens and the query pool are open.
+// Forwards /api/ requests, whatever their method, to the REST API once it
+// exists (the API listener starts before storage, tokens and the query
+// pool are open); its router alone says which methods a path takes. Once
+// shutdown begins, new requests are answered 503.
 void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
-  auto forward = [&state](server::HttpRequest request, server::HttpResponder responder) {
+  router->Mount("/api/", [&state](server::HttpRequest request, server::HttpResponder responder) {
+    if (state.phase.load() == Phase::kDraining) {
+      responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));
+      return;
+    }
     const server::HttpHandler* api = state.api.load();
     if (api == nullptr) {
       server::HttpResponse response = server::HttpResponse::Text(503, "recovering\n");
@@ -57,9 +121,17 @@ void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
       return;
     }
     (*api)(std::move(request), std::move(responder));
-  };
-  router->AddPrefix("GET", "/api/", forward);
-  router->AddPrefix("POST", "/api/", forward);
+  });
+}
+
+// The query engine's lines of /metrics.
+std::string QueryMetricsText(const query::QueryPool* pool) {
+  if (pool == nullptr) return "";
+  return fmt::format(
+      "# HELP strata_queries_running SQL queries holding a query connection.\n"
+      "# TYPE strata_queries_running gauge\n"
+      "strata_queries_running {}\n",
+      pool->RunningQueries());
 }
 
 server::HealthChecks HealthChecksFor(ServerState& state) {
@@ -79,12 +151,14 @@ server::HealthChecks HealthChecksFor(ServerState& state) {
           [&state]() {
             const storage::Storage* storage = state.storage.load();
             if (storage == nullptr) {
-              return state.metrics.RenderPrometheus(storage::GroupCommitWriterStats{});
+              return state.metrics.RenderPrometheus(storage::GroupCommitWriterStats{}) +
+                     QueryMetricsText(state.pool.load());
             }
             return state.metrics.RenderPrometheus(
-                storage->WriterStats(),
-                server::StorageGauges{.live_batches = storage->Pin()->size(),
-                                      .maintenance = storage->GetMaintenanceStats()});
+                       storage->WriterStats(),
+                       server::StorageGauges{.live_batches = storage->Pin()->size(),
+                                             .maintenance = storage->GetMaintenanceStats()}) +
+                   QueryMetricsText(state.pool.load());
           },
   };
 }
@@ -317,11 +391,14 @@ int RunServe(const ServeOptions& options) {
   rest_api->AddRoutes(&rest_routes);
   const server::HttpHandler rest_handler = std::move(rest_routes).ToHandler();
   state.api.store(&rest_handler);
+  state.pool.store(pool->get());
   // Whichever way this function returns, the API listener stops (no handler
   // runs any more) before the REST API and the engines it reads go.
-  absl::Cleanup stop_api_listener = [&api, &state] {
-    (*api)->Shutdown(std::chrono::seconds(1));
+  std::chrono::nanoseconds api_drain = std::chrono::seconds(1);
+  absl::Cleanup stop_api_listener = [&api, &state, &api_drain] {
+    (*api)->Shutdown(api_drain);
     state.api.store(nullptr);
+    state.pool.store(nullptr);
   };
 
   server::IngestService ingest(
@@ -370,9 +447,14 @@ int RunServe(const ServeOptions& options) {
   spdlog::info("strata serve: received {}; no longer accepting, draining for up to {} s",
                received == SIGINT ? "SIGINT" : "SIGTERM", options.drain_timeout_sec);
   state.phase.store(Phase::kDraining);
+  const ShutdownBackstop backstop(deadline + kShutdownBackstop);
+  // No query starts any more; running ones may finish until the deadline,
+  // then are interrupted and answered 503.
+  (*pool)->Close(deadline);
   // In-flight exports finish while the writer still runs; only then is the
   // writer drained, so nothing acknowledged is lost and nothing is
-  // acknowledged that was not stored.
+  // acknowledged that was not stored. Exports still unanswered at the
+  // deadline are answered 503.
   (*http)->StopAccepting();
   (*grpc)->Shutdown(Remaining(deadline));
   (*http)->Shutdown(Remaining(deadline));
@@ -385,8 +467,10 @@ int RunServe(const ServeOptions& options) {
     spdlog::warn("strata serve: could not record the tokens' last use: {}", s.ToString());
   }
   state.storage.store(nullptr);
+  api_drain = Remaining(deadline) + kInterruptedQueryGrace;
   std::move(stop_api_listener).Invoke();
   rest_api.reset();  // joins its workers: no query runs on the storage any more
+  pool->reset();
   storage->reset();
   spdlog::info("strata serve: stopped");
   return 0;

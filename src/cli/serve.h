@@ -5,8 +5,10 @@
 // recovers the data directory, makes sure an ingest token exists (printing a
 // new one once), opens the query pool and the REST API (/api/v1/, answered
 // 503 "recovering" until then), then serves OTLP/gRPC and OTLP/HTTP until SIGINT or
-// SIGTERM. Shutdown stops accepting, lets in-flight exports finish up to
-// the drain timeout, drains the writer and exits 0.
+// SIGTERM. Shutdown stops accepting, refuses new queries, lets in-flight
+// exports and queries finish up to the drain timeout (then answers what is
+// left 503 and interrupts the queries), drains the writer and exits 0,
+// within the drain timeout plus one second (else it exits 1).
 //
 // Thread-safety: runs on the main thread; blocks SIGINT/SIGTERM in the
 // calling thread before any other thread starts, so the signals are taken

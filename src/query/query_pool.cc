@@ -184,6 +184,9 @@ struct QueryPool::State {
   // A query holding a slot, for the deadline timer.
   struct Running {
     PoolSlot* slot = nullptr;
+    // The query's own deadline, and the earlier of it and the close
+    // deadline, at which the timer interrupts it.
+    Clock::time_point own_deadline;
     Clock::time_point deadline;
     // The timer interrupted it at least once.
     bool expired = false;
@@ -204,8 +207,16 @@ struct QueryPool::State {
   std::map<uint64_t, Running> running ABSL_GUARDED_BY(mu);
   uint64_t next_query_id ABSL_GUARDED_BY(mu) = 1;
   bool shutting_down ABSL_GUARDED_BY(mu) = false;
+  // Set by Close(): no query starts any more, running ones are interrupted
+  // at `interrupt_at`.
+  bool closed ABSL_GUARDED_BY(mu) = false;
+  Clock::time_point interrupt_at ABSL_GUARDED_BY(mu) = Clock::time_point::max();
 
   void TimerLoop();
+  // Takes an idle slot and registers the query, or fails: Unavailable once
+  // closed, ResourceExhausted after queue_timeout.
+  absl::StatusOr<std::pair<PoolSlot*, uint64_t>> CheckOut(std::chrono::milliseconds deadline)
+      ABSL_LOCKS_EXCLUDED(mu);
   ~State();
 };
 
@@ -248,7 +259,51 @@ QueryPool::~QueryPool() = default;
 
 const QueryPoolOptions& QueryPool::options() const { return state_->options; }
 
-int QueryPool::TEST_RunningQueries() const {
+absl::StatusOr<std::pair<PoolSlot*, uint64_t>> QueryPool::State::CheckOut(
+    std::chrono::milliseconds deadline) {
+  MutexLock lock(&mu);
+  const Clock::time_point give_up = Clock::now() + options.queue_timeout;
+  while (idle.empty() && !closed) {
+    if (!slot_freed.WaitUntil(&mu, give_up) && idle.empty() && Clock::now() >= give_up) {
+      return absl::ResourceExhaustedError(
+          fmt::format("query pool: all {} query connections stayed busy for {} ms (queue "
+                      "timeout); retry later",
+                      options.max_concurrent, options.queue_timeout.count()));
+    }
+  }
+  if (closed) {
+    return absl::UnavailableError(
+        "query pool: the server is shutting down; no query starts any more");
+  }
+  PoolSlot* slot = idle.back();
+  idle.pop_back();
+  const uint64_t query_id = next_query_id++;
+  Running& query = running[query_id];
+  query.slot = slot;
+  query.own_deadline = Clock::now() + deadline;
+  query.deadline = std::min(query.own_deadline, interrupt_at);
+  query.next_interrupt = query.deadline;
+  return std::make_pair(slot, query_id);
+}
+
+void QueryPool::Close(Clock::time_point interrupt_at) {
+  State& s = *state_;
+  {
+    MutexLock lock(&s.mu);
+    s.closed = true;
+    s.interrupt_at = std::min(s.interrupt_at, interrupt_at);
+    for (auto& [id, query] : s.running) {
+      if (query.deadline > s.interrupt_at) {
+        query.deadline = s.interrupt_at;
+        query.next_interrupt = s.interrupt_at;
+      }
+    }
+  }
+  s.slot_freed.SignalAll();  // waiters are refused
+  s.timer_wake.Signal();     // the timer looks at the new deadlines
+}
+
+int QueryPool::RunningQueries() const {
   MutexLock lock(&state_->mu);
   return static_cast<int>(state_->running.size());
 }
@@ -331,27 +386,9 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
   const size_t max_rows = options.max_rows > 0 ? options.max_rows : s.options.default_max_rows;
 
   // Check out a connection, waiting at most queue_timeout.
-  PoolSlot* slot = nullptr;
-  uint64_t query_id = 0;
-  {
-    MutexLock lock(&s.mu);
-    const Clock::time_point give_up = Clock::now() + s.options.queue_timeout;
-    while (s.idle.empty()) {
-      if (!s.slot_freed.WaitUntil(&s.mu, give_up) && s.idle.empty() && Clock::now() >= give_up) {
-        return absl::ResourceExhaustedError(
-            fmt::format("query pool: all {} query connections stayed busy for {} ms (queue "
-                        "timeout); retry later",
-                        s.options.max_concurrent, s.options.queue_timeout.count()));
-      }
-    }
-    slot = s.idle.back();
-    s.idle.pop_back();
-    query_id = s.next_query_id++;
-    State::Running& running = s.running[query_id];
-    running.slot = slot;
-    running.deadline = Clock::now() + deadline;
-    running.next_interrupt = running.deadline;
-  }
+  absl::StatusOr<std::pair<PoolSlot*, uint64_t>> checked_out = s.CheckOut(deadline);
+  if (!checked_out.ok()) return checked_out.status();
+  auto [slot, query_id] = *checked_out;
   s.timer_wake.Signal();
 
   absl::StatusOr<QueryResult> result;
@@ -377,16 +414,22 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
   }
 
   bool expired = false;
+  bool closed_first = false;  // Close() interrupted it before its own deadline
   {
     MutexLock lock(&s.mu);
     auto it = s.running.find(query_id);
     STRATA_CHECK(it != s.running.end(), "a running query is registered until it returns");
     expired = it->second.expired;
+    closed_first = it->second.deadline < it->second.own_deadline;
     s.running.erase(it);
     s.idle.push_back(slot);
   }
   s.slot_freed.Signal();
   if (expired && !result.ok() && result.status().code() == absl::StatusCode::kCancelled) {
+    if (closed_first) {
+      return absl::UnavailableError(
+          "query pool: the server is shutting down; the query was interrupted");
+    }
     return absl::DeadlineExceededError(
         fmt::format("query interrupted after {} ms (deadline)", deadline.count()));
   }

@@ -46,9 +46,16 @@
 // Parameters. `params` bind to $1, $2, ... through a prepared statement, so
 // values from HTTP requests never become SQL text.
 //
+// Shutdown. Close(interrupt_at) refuses every later query at once, and
+// wakes those waiting for a connection to refuse them too; queries already
+// running go on until `interrupt_at`, then are interrupted as at a deadline.
+// Both fail with Unavailable ("the server is shutting down"). So the server
+// can bound its exit: once `interrupt_at` has passed, every Run() returns
+// within DuckDB's reaction to an interrupt.
+//
 // Thread-safety: safe for concurrent use. Errors: InvalidArgument for SQL
 // DuckDB rejects (its message included); ResourceExhausted and
-// DeadlineExceeded as above; Internal when the views cannot be built (a
+// DeadlineExceeded as above; Unavailable after Close(); Internal when the views cannot be built (a
 // file missing or outside the allowed directory); Open returns InvalidArgument for options it
 // cannot use (a relative data_dir, max_concurrent < 1) and Internal when
 // DuckDB cannot open or the spill directory cannot be created.
@@ -137,8 +144,12 @@ class QueryPool {
   // Effective settings (after defaults), for logs and tests.
   const QueryPoolOptions& options() const;
 
-  // Queries holding a connection right now (tests wait on it).
-  int TEST_RunningQueries() const;
+  // See "Shutdown" above. A later call may bring `interrupt_at` earlier,
+  // never later.
+  void Close(std::chrono::steady_clock::time_point interrupt_at);
+
+  // Queries holding a connection right now (for /metrics; tests wait on it).
+  int RunningQueries() const;
 
   // Takes an idle connection out of the pool, as a query would, and keeps
   // it until TEST_ReleaseHeldConnection(): a test makes every connection

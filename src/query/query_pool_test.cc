@@ -349,8 +349,8 @@ TEST(QueryPoolTest, SecondQueryGivesUpAfterQueueTimeoutWhileTheOnlyConnectionIsB
       [&] { first = pool->Run({}, kEndlessQuery, {.deadline = std::chrono::milliseconds(2000)}); });
   // Wait (bounded) until the first query holds the connection.
   const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-  while (pool->TEST_RunningQueries() == 0 && Clock::now() < give_up) std::this_thread::yield();
-  ASSERT_EQ(pool->TEST_RunningQueries(), 1);
+  while (pool->RunningQueries() == 0 && Clock::now() < give_up) std::this_thread::yield();
+  ASSERT_EQ(pool->RunningQueries(), 1);
 
   const Clock::time_point start = Clock::now();
   auto second = pool->Run({}, "SELECT 1");
@@ -373,10 +373,61 @@ TEST(QueryPoolTest, QueuedQueryRunsWhenAConnectionFreesUp) {
   std::thread busy(
       [&] { first = pool->Run({}, kEndlessQuery, {.deadline = std::chrono::milliseconds(300)}); });
   const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-  while (pool->TEST_RunningQueries() == 0 && Clock::now() < give_up) std::this_thread::yield();
+  while (pool->RunningQueries() == 0 && Clock::now() < give_up) std::this_thread::yield();
   EXPECT_EQ(Scalar(pool.get(), {}, "SELECT 1"), "1");
   busy.join();
   EXPECT_EQ(first.status().code(), absl::StatusCode::kDeadlineExceeded) << first.status();
+}
+
+TEST(QueryPoolTest, CloseRefusesNewQueriesAtOnceAndInterruptsRunningOnesAtItsDeadline) {
+  DataDir dir;
+  auto pool = OpenPool(dir, {.max_concurrent = 1, .queue_timeout = std::chrono::seconds(20)});
+  ASSERT_NE(pool, nullptr);
+  absl::StatusOr<QueryResult> running;
+  std::thread busy(
+      [&] { running = pool->Run({}, kEndlessQuery, {.deadline = std::chrono::seconds(60)}); });
+  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+  while (pool->RunningQueries() == 0 && Clock::now() < give_up) std::this_thread::yield();
+  ASSERT_EQ(pool->RunningQueries(), 1);
+  // Waits for the only connection (or is refused by Close() first).
+  absl::StatusOr<QueryResult> waiting;
+  std::thread queued([&] { waiting = pool->Run({}, "SELECT 1"); });
+
+  const Clock::time_point interrupt_at = Clock::now() + std::chrono::milliseconds(300);
+  pool->Close(interrupt_at);
+  const Clock::time_point start = Clock::now();
+  auto refused = pool->Run({}, "SELECT 1");
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(200)) << "refused without waiting";
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("shutting down"));
+
+  busy.join();
+  const Clock::time_point ended = Clock::now();
+  EXPECT_GE(ended, interrupt_at) << "a running query may finish until the close deadline";
+  EXPECT_LT(ended, interrupt_at + std::chrono::seconds(2)) << "not its own 60 s deadline";
+  ASSERT_FALSE(running.ok());
+  EXPECT_EQ(running.status().code(), absl::StatusCode::kUnavailable) << running.status();
+  EXPECT_THAT(std::string(running.status().message()), HasSubstr("shutting down"));
+  queued.join();
+  ASSERT_FALSE(waiting.ok());
+  EXPECT_EQ(waiting.status().code(), absl::StatusCode::kUnavailable) << waiting.status();
+  EXPECT_EQ(pool->RunningQueries(), 0);
+}
+
+TEST(QueryPoolTest, AQueryWhoseOwnDeadlineComesFirstStillEndsDeadlineExceededAfterClose) {
+  DataDir dir;
+  auto pool = OpenPool(dir, {.max_concurrent = 1});
+  ASSERT_NE(pool, nullptr);
+  absl::StatusOr<QueryResult> running;
+  std::thread busy([&] {
+    running = pool->Run({}, kEndlessQuery, {.deadline = std::chrono::milliseconds(200)});
+  });
+  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+  while (pool->RunningQueries() == 0 && Clock::now() < give_up) std::this_thread::yield();
+  pool->Close(Clock::now() + std::chrono::seconds(30));
+  busy.join();
+  EXPECT_EQ(running.status().code(), absl::StatusCode::kDeadlineExceeded) << running.status();
 }
 
 // Lowercase hex to bytes.

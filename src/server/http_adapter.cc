@@ -17,6 +17,12 @@
 //        sending, drain what the client still sends for linger_timeout)
 //     -> kClosed.
 //
+// Shutdown. Past the drain deadline, Abandon() answers a session that is
+// still kReading or kHandling 503 (its pending read cancelled, its
+// handler's answer ignored) and closes the others; Shutdown() gives those
+// answers kAbandonWait to be written and read, then force-closes whatever
+// is left.
+//
 // Lifetimes. The server's registry holds every open session (strong
 // references); pending operations hold their session too. A responder holds
 // only a weak reference plus the server's Gate: posting to a session's strand
@@ -73,8 +79,12 @@ constexpr char kServerName[] = "strata";
 constexpr size_t kSmallReadBytes = 4096;
 // An idle connection keeps at most this much buffer capacity.
 constexpr size_t kIdleBufferCapacity = 16 << 10;
-// After the drain deadline, how long Shutdown() waits for force-closed
-// connections to finish closing before it stops the io threads.
+// After the drain deadline, how long the 503s Shutdown() sends to requests
+// still in progress may take to be written and read before their
+// connections are closed.
+constexpr auto kAbandonWait = std::chrono::milliseconds(300);
+// Then, how long Shutdown() waits for force-closed connections to finish
+// closing before it stops the io threads.
 constexpr auto kForceCloseWait = std::chrono::seconds(2);
 // Bounds the wait for the acceptor's strand in StopAccepting().
 constexpr auto kStopAcceptingWait = std::chrono::seconds(5);
@@ -147,6 +157,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void Refuse();
   void Deliver(uint64_t sequence, HttpResponse response);
   void Drain();
+  void Abandon();
   void ForceClose();
 
  private:
@@ -184,6 +195,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string target_;  // of the request being read or handled
   bool header_done_ = false;
   bool keep_alive_ = true;
+  // A "100 Continue" is being written (the state stays kReading).
+  bool continue_pending_ = false;
   // This request's share of max_inflight_body_bytes, held from its header
   // until its body is handed to the handler (or it is refused).
   uint64_t reserved_body_bytes_ = 0;
@@ -325,6 +338,30 @@ void HttpSession::Drain() {
   });
 }
 
+void HttpSession::Abandon() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    const bool in_progress = self->state_ == State::kHandling ||
+                             (self->state_ == State::kReading && !self->continue_pending_);
+    if (!in_progress) {
+      if (self->state_ != State::kWriting && self->state_ != State::kClosing) self->Close();
+      return;  // an answer being written, or lingering: kAbandonWait bounds it
+    }
+    if (!self->header_done_ && self->parser_.has_value()) {
+      self->target_ = std::string(self->parser_->get().target());
+    }
+    // The read handler then sees a state other than kReading and returns.
+    self->stream_.cancel();
+    self->deadline_timer_.cancel();
+    self->server_->Refused(self->target_, 503);
+    HttpResponse response =
+        HttpResponse::Text(503, "the server is shutting down; retry the request\n");
+    response.headers.emplace_back(
+        "Retry-After",
+        std::to_string(std::max<int64_t>(1, self->options().shutdown_retry_after.count())));
+    self->Write(std::move(response), /*close=*/true);
+  });
+}
+
 void HttpSession::ForceClose() {
   net::post(stream_.get_executor(), [self = shared_from_this()] { self->Close(); });
 }
@@ -368,7 +405,7 @@ void HttpSession::BeginRequest() {
 }
 
 void HttpSession::OnHeader(const ErrorCode& ec) {
-  if (state_ == State::kClosed) return;
+  if (state_ != State::kReading) return;  // closed, or answered by Abandon()
   if (ec) return OnReadError(ec);
   header_done_ = true;
   server_->CountRequest();
@@ -394,9 +431,11 @@ void HttpSession::OnHeader(const ErrorCode& ec) {
     // large bodies). A body over the limit never gets here: the parser
     // refused its Content-Length with the header.
     stream_.expires_after(options().write_timeout);
+    continue_pending_ = true;
     net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
                      [self = shared_from_this()](const ErrorCode& write_error, size_t) {
-                       if (self->state_ == State::kClosed) return;
+                       self->continue_pending_ = false;
+                       if (self->state_ != State::kReading) return;
                        if (write_error) return self->Close();
                        self->ReadBody();
                      });
@@ -414,7 +453,7 @@ void HttpSession::ReadBody() {
 }
 
 void HttpSession::OnBody(const ErrorCode& ec) {
-  if (state_ == State::kClosed) return;
+  if (state_ != State::kReading) return;  // closed, or answered by Abandon()
   if (ec) return OnReadError(ec);
   ReadBody();
 }
@@ -779,6 +818,8 @@ void HttpServer::Impl::Shutdown(std::chrono::nanoseconds drain_timeout) {
     const Clock::time_point deadline = Clock::now() + drain_timeout;
     for (const auto& session : Sessions()) session->Drain();
     WaitForSessions(deadline);
+    for (const auto& session : Sessions()) session->Abandon();
+    WaitForSessions(Clock::now() + kAbandonWait);
     for (const auto& session : Sessions()) session->ForceClose();
     WaitForSessions(Clock::now() + kForceCloseWait);
   }

@@ -86,14 +86,18 @@ struct HttpServerOptions {
   // bytes are drained before the socket closes (so the client sees the
   // answer instead of a reset).
   std::chrono::milliseconds linger_timeout{2'000};
+  // The Retry-After of the 503 that Shutdown() sends to requests still
+  // being received or handled at the drain deadline.
+  std::chrono::seconds shutdown_retry_after{1};
   // Observers, called on io threads; must be quick and must not block.
   // Open connections changed by `delta`.
   std::function<void(int64_t delta)> on_connections;
   // The server itself refused a request or gave up on it: 413 body too
   // large, 431 header too large, 400 malformed, 429 over
   // max_inflight_body_bytes, 408 client too slow sending it, 504 handler
-  // past the deadline. `target` is the request target when
-  // its request line was read, else empty.
+  // past the deadline, 503 still unanswered at Shutdown()'s drain deadline.
+  // `target` is the request target when its request line was read, else
+  // empty.
   std::function<void(std::string_view target, int status)> on_refused;
 };
 
@@ -153,15 +157,22 @@ using HttpHandler = std::function<void(HttpRequest request, HttpResponder respon
 
 // Routes by method and path (the query is ignored). Exact paths win over
 // prefixes; the longest prefix wins among prefixes. An unknown path is
-// answered 404, a known path with another method 405 with Allow.
+// answered 404, a known path with another method 405 with Allow listing
+// exactly the methods registered for that path: the routes are the one
+// list of what a path accepts.
 //
-// Thread-safety: Add*() while building; Handle() is then safe for concurrent
-// use.
+// Thread-safety: Add*() and Mount() while building; Handle() is then safe
+// for concurrent use.
 class HttpRouter {
  public:
   void Add(std::string_view method, std::string_view path, HttpHandler handler);
   // For route families such as "/api/v1/traces/".
   void AddPrefix(std::string_view method, std::string_view prefix, HttpHandler handler);
+  // Every method on the paths under `prefix` goes to `handler`, usually
+  // another router's, which answers 404 and 405 (with its own Allow) for
+  // what it does not serve. A prefix is either mounted or has AddPrefix()
+  // routes, not both.
+  void Mount(std::string_view prefix, HttpHandler handler);
 
   void Handle(HttpRequest request, HttpResponder responder) const;
   // A handler that owns this router (moved in).
@@ -169,7 +180,7 @@ class HttpRouter {
 
  private:
   struct Route {
-    std::string method;
+    std::string method;  // empty: every method (Mount)
     std::string path;
     bool prefix;
     HttpHandler handler;
@@ -210,10 +221,14 @@ class HttpServer {
   void StopAccepting();
   // StopAccepting(), then: idle keep-alive connections close at once,
   // requests in progress finish (their answers say Connection: close) until
-  // `drain_timeout`, after which every connection is closed and unanswered
-  // requests are dropped; then the io threads stop. Handlers that answer
-  // later are ignored. Later calls return at once. Must not be called from
-  // a handler (an io thread would wait for itself).
+  // `drain_timeout`. Then a request still being received or handled is
+  // answered 503 with Retry-After (shutdown_retry_after) and Connection:
+  // close, even with its body unread, and its connection closes shortly
+  // after (0.3 s at most); every other connection closes at once, and the
+  // io threads stop. So Shutdown() returns within drain_timeout plus about
+  // 0.3 s while handlers do not block. Handlers that answer later are
+  // ignored. Later calls return at once. Must not be called from a handler
+  // (an io thread would wait for itself).
   void Shutdown(std::chrono::nanoseconds drain_timeout);
 
   HttpServerStats GetStats() const;
@@ -229,8 +244,9 @@ class HttpServer {
 
 struct OtlpHttpOptions {
   // http.address has no default here: serve passes --otlp-http-address
-  // (0.0.0.0:4318 unless configured).
-  HttpServerOptions http;
+  // (0.0.0.0:4318 unless configured). A 503 at shutdown says Retry-After: 5,
+  // as the storage's own 503s do (IngestService::Options).
+  HttpServerOptions http{.shutdown_retry_after = std::chrono::seconds(5)};
   // The body after gzip decompression; a gzip body that would inflate past
   // it is refused 413 as soon as it does (a gzip bomb never inflates).
   uint64_t max_decompressed_body_bytes = 64 << 20;

@@ -551,6 +551,33 @@ TEST_F(OtlpHttpTest, ShutdownFinishesInFlightRequestsAndClosesIdleConnections) {
   EXPECT_EQ(server_->GetStats().open_connections, 0) << "Shutdown() returned";
 }
 
+TEST_F(OtlpHttpTest, AnUploadStillArrivingAtTheDrainDeadlineIsAnswered503WithConnectionClose) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  RawConnection slow(server_->port());
+  ASSERT_TRUE(slow.Send(fmt::format(
+      "POST /v1/traces HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n{}\r\n"
+      "Content-Length: 900000\r\n\r\n{{\"resourceSpans\":[",
+      kAuth)));
+  // The header was read: the request is being received, not idle.
+  ASSERT_TRUE(Eventually([&] { return server_->GetStats().requests == 1; }));
+
+  const auto drain = std::chrono::milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread shutdown([&] { server_->Shutdown(drain); });
+  std::optional<HttpAnswer> answer = slow.ReadAnswer(kWait);
+  const auto answered = std::chrono::steady_clock::now() - start;
+  shutdown.join();
+  const auto returned = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(answer.has_value()) << "the connection was closed without an answer";
+  EXPECT_EQ(answer->status, 503) << answer->body;
+  EXPECT_EQ(answer->Header("connection"), "close");
+  EXPECT_EQ(answer->Header("retry-after"), "5");
+  EXPECT_THAT(answer->body, HasSubstr("shutting down"));
+  EXPECT_GE(answered, drain) << "the upload may still finish until the drain deadline";
+  EXPECT_LT(returned, drain + std::chrono::seconds(1));
+  EXPECT_EQ(metrics_.rejected(Signal::kTraces, Transport::kHttp, RejectReason::kUnavailable), 1u);
+}
+
 // ---------------------------------------------------------------------------
 // The generic server and router
 
@@ -636,6 +663,69 @@ TEST_F(HttpServerTest, RouterPrefersExactPathsThenLongestPrefix) {
   EXPECT_EQ(put.status, 405);
   EXPECT_EQ(put.Header("allow"), "GET, DELETE");
   EXPECT_EQ(Curl({Url("/other")}).status, 404);
+}
+
+TEST_F(HttpServerTest, MountSendsEveryMethodToTheInnerRouterWhichAllowsExactlyItsOwn) {
+  HttpRouter inner;
+  auto reply = [](std::string text) {
+    return [text](HttpRequest, HttpResponder responder) {
+      responder.Respond(HttpResponse::Text(200, text));
+    };
+  };
+  inner.Add("GET", "/api/v1/traces", reply("search"));
+  inner.AddPrefix("GET", "/api/v1/traces/", reply("trace"));
+  inner.Add("POST", "/api/v1/sql", reply("sql"));
+  HttpRouter outer;
+  AddHealthRoutes(&outer, HealthChecks{});
+  outer.Mount("/api/", std::move(inner).ToHandler());
+  ASSERT_NO_FATAL_FAILURE(Start({}, std::move(outer).ToHandler()));
+
+  EXPECT_EQ(Curl({Url("/api/v1/traces")}).body, "search");
+  EXPECT_EQ(Curl({"-X", "POST", Url("/api/v1/sql")}).body, "sql");
+  for (const char* method : {"OPTIONS", "PUT", "DELETE", "POST", "PATCH"}) {
+    for (const char* path : {"/api/v1/traces", "/api/v1/traces/abc"}) {
+      HttpAnswer answer = Curl({"-X", method, Url(path)});
+      EXPECT_EQ(answer.status, 405) << method << " " << path;
+      EXPECT_EQ(answer.Header("allow"), "GET") << method << " " << path;
+    }
+  }
+  HttpAnswer get_sql = Curl({Url("/api/v1/sql")});
+  EXPECT_EQ(get_sql.status, 405);
+  EXPECT_EQ(get_sql.Header("allow"), "POST");
+  EXPECT_EQ(Curl({"-X", "DELETE", Url("/api/v1/nothing")}).status, 404);
+  HttpAnswer post_health = Curl({"-X", "POST", Url("/healthz")});
+  EXPECT_EQ(post_health.status, 405);
+  EXPECT_EQ(post_health.Header("allow"), "GET");
+}
+
+TEST_F(HttpServerTest, ARequestUnansweredAtTheDrainDeadlineIsAnswered503AndItsLateAnswerDropped) {
+  Mutex mu;
+  std::vector<HttpResponder> parked;  // guarded by mu
+  HttpServerOptions options;
+  options.shutdown_retry_after = std::chrono::seconds(2);
+  ASSERT_NO_FATAL_FAILURE(Start(options, [&](HttpRequest, HttpResponder responder) {
+    MutexLock lock(&mu);
+    parked.push_back(std::move(responder));
+  }));
+  RawConnection connection(server_->port());
+  ASSERT_TRUE(connection.Send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_TRUE(Eventually([&] {
+    MutexLock lock(&mu);
+    return parked.size() == 1;
+  }));
+  const auto drain = std::chrono::milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread shutdown([&] { server_->Shutdown(drain); });
+  std::optional<HttpAnswer> answer = connection.ReadAnswer(kWait);
+  shutdown.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, drain + std::chrono::seconds(1));
+  ASSERT_TRUE(answer.has_value()) << "the connection was closed without an answer";
+  EXPECT_EQ(answer->status, 503);
+  EXPECT_EQ(answer->Header("connection"), "close");
+  EXPECT_EQ(answer->Header("retry-after"), "2");
+  EXPECT_TRUE(connection.WaitClosed(kWait));
+  MutexLock lock(&mu);
+  EXPECT_FALSE(parked[0].Respond(HttpResponse::Text(200, "too late")));
 }
 
 TEST_F(HttpServerTest, AnswersFromOtherThreadsLateAnswersAndDroppedRequests) {

@@ -59,6 +59,10 @@ void HttpRouter::AddPrefix(std::string_view method, std::string_view prefix, Htt
   routes_.push_back(Route{std::string(method), std::string(prefix), true, std::move(handler)});
 }
 
+void HttpRouter::Mount(std::string_view prefix, HttpHandler handler) {
+  routes_.push_back(Route{std::string(), std::string(prefix), true, std::move(handler)});
+}
+
 void HttpRouter::Handle(HttpRequest request, HttpResponder responder) const {
   const std::string_view path = request.path();
   // The best match for the path: an exact route, else the longest prefix.
@@ -81,7 +85,7 @@ void HttpRouter::Handle(HttpRequest request, HttpResponder responder) const {
   std::string allow;
   for (const Route& route : routes_) {
     if (route.prefix != best_path->prefix || route.path != best_path->path) continue;
-    if (route.method == request.method) {
+    if (route.method.empty() || route.method == request.method) {
       route.handler(std::move(request), std::move(responder));
       return;
     }
@@ -281,6 +285,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartOtlpHttpServer(OtlpHttpOptions 
       if (status == 413) reason = RejectReason::kBodyTooLarge;
       if (status == 429) reason = RejectReason::kOverBudget;
       if (status == 408 || status == 504) reason = RejectReason::kDeadlineExceeded;
+      if (status == 503) reason = RejectReason::kUnavailable;
       metrics.CountRejected(*signal, Transport::kHttp, reason);
     }
     if (chained) chained(target, status);
