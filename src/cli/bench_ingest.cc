@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "cli/bench_common.h"
 #include "cli/loadgen.h"
 #include "fmt/format.h"
@@ -216,6 +218,35 @@ int RunBenchIngest(const BenchIngestOptions& options) {
       half->report.p99_ms, paced.rate_spans_per_sec, cpu_per_million, peak_rss, writer_only,
       options.overload_sec, overload_429, overload_ok, rss_early, rss_late);
   return 0;
+}
+
+Command RegisterBenchIngest(CLI::App* bench) {
+  auto options = std::make_shared<BenchIngestOptions>();
+  CLI::App* command = bench->add_subcommand(
+      "ingest", "OTLP/gRPC and OTLP/HTTP ingest on loopback, driven by the load generator");
+  command->add_option("--phase-sec", options->phase_sec, "Seconds of each measured phase")
+      ->capture_default_str();
+  command->add_option("--request-spans", options->request_spans, "Spans per request")
+      ->capture_default_str();
+  command->add_option("--concurrency", options->concurrency, "Requests in flight")
+      ->capture_default_str();
+  command
+      ->add_option("--connections", options->connections,
+                   "gRPC channels (HTTP opens one connection per request in flight)")
+      ->capture_default_str();
+  command
+      ->add_option("--overload-sec", options->overload_sec,
+                   "Seconds of the overload phase (0 skips it)")
+      ->capture_default_str();
+  command
+      ->add_option("--overload-concurrency", options->overload_concurrency,
+                   "Requests in flight during the overload phase")
+      ->capture_default_str();
+  command->add_option("--dir", options->data_dir,
+                      "Working directory (default ./strata-bench-data, removed after)");
+  command->add_flag("--keep", options->keep, "Keep the working directory");
+  command->add_option("--seed", options->seed, "Traffic seed")->capture_default_str();
+  return Command{command, [options] { return RunBenchIngest(*options); }};
 }
 
 }  // namespace strata::cli
