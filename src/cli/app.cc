@@ -9,6 +9,7 @@
 #include "cli/bench.h"
 #include "cli/command.h"
 #include "cli/environment.h"
+#include "cli/exit_codes.h"
 #include "cli/flags.h"
 #include "cli/loadgen.h"
 #include "cli/quarantine_cmd.h"
@@ -32,10 +33,10 @@ Command RegisterSql(CLI::App* app, std::set<std::string>* env_names) {
       app->add_subcommand("sql", "Read-only SQL over spans, logs and metrics of a running server");
   AddFlag(command, env_names, "api-address", &options->api_address, "The server's API address");
   AddFlag(command, env_names, "token", &options->token, "A token with read scope");
-  command->add_option("-c,--command", options->command, "Run this statement and exit");
-  command->add_option("--limit", options->limit, "Most rows shown per statement")
+  AddOption(command, "-c,--command", &options->command, "Run this statement and exit");
+  AddOption(command, "--limit", &options->limit, "Most rows shown per statement")
       ->capture_default_str();
-  command->add_option("--timeout-sec", options->timeout_sec, "How long to wait for an answer")
+  AddOption(command, "--timeout-sec", &options->timeout_sec, "How long to wait for an answer")
       ->capture_default_str();
   command->add_flag("--json", options->json, "Print the API's JSON instead of a table");
   return Command{command, [options] { return RunSql(*options); }};
@@ -65,6 +66,10 @@ int Main(int argc, char** argv, char** envp) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   const std::vector<Command> commands = RegisterCommands(&app, &env_names);
 
+  if (absl::Status s = CheckEnvironmentValues(app, envp); !s.ok()) {
+    spdlog::error("strata: {}; {}", std::string(s.message()), RunbookRef("invalid-configuration"));
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

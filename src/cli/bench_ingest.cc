@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/bench_common.h"
+#include "cli/flags.h"
 #include "cli/loadgen.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
@@ -224,28 +225,25 @@ Command RegisterBenchIngest(CLI::App* bench) {
   auto options = std::make_shared<BenchIngestOptions>();
   CLI::App* command = bench->add_subcommand(
       "ingest", "OTLP/gRPC and OTLP/HTTP ingest on loopback, driven by the load generator");
-  command->add_option("--phase-sec", options->phase_sec, "Seconds of each measured phase")
+  AddOption(command, "--phase-sec", &options->phase_sec, "Seconds of each measured phase")
       ->capture_default_str();
-  command->add_option("--request-spans", options->request_spans, "Spans per request")
+  AddOption(command, "--request-spans", &options->request_spans, "Spans per request")
       ->capture_default_str();
-  command->add_option("--concurrency", options->concurrency, "Requests in flight")
+  AddOption(command, "--concurrency", &options->concurrency, "Requests in flight")
       ->capture_default_str();
-  command
-      ->add_option("--connections", options->connections,
-                   "gRPC channels (HTTP opens one connection per request in flight)")
+  AddOption(command, "--connections", &options->connections,
+            "gRPC channels (HTTP opens one connection per request in flight)")
       ->capture_default_str();
-  command
-      ->add_option("--overload-sec", options->overload_sec,
-                   "Seconds of the overload phase (0 skips it)")
+  AddOption(command, "--overload-sec", &options->overload_sec,
+            "Seconds of the overload phase (0 skips it)")
       ->capture_default_str();
-  command
-      ->add_option("--overload-concurrency", options->overload_concurrency,
-                   "Requests in flight during the overload phase")
+  AddOption(command, "--overload-concurrency", &options->overload_concurrency,
+            "Requests in flight during the overload phase")
       ->capture_default_str();
-  command->add_option("--dir", options->data_dir,
-                      "Working directory (default ./strata-bench-data, removed after)");
+  AddOption(command, "--dir", &options->data_dir,
+            "Working directory (default ./strata-bench-data, removed after)");
   command->add_flag("--keep", options->keep, "Keep the working directory");
-  command->add_option("--seed", options->seed, "Traffic seed")->capture_default_str();
+  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
   return Command{command, [options] { return RunBenchIngest(*options); }};
 }
 

@@ -15,6 +15,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/bench_common.h"
+#include "cli/flags.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "parquet/file_reader.h"
@@ -232,19 +233,19 @@ Command RegisterBenchWriter(CLI::App* bench) {
   auto options = std::make_shared<BenchWriterOptions>();
   CLI::App* command = bench->add_subcommand(
       "writer", "Durable ingest through the storage engine, against a DuckDB baseline");
-  command->add_option("--spans", options->spans, "Spans to write")->capture_default_str();
-  command->add_option("--logs", options->logs, "Log records to write")->capture_default_str();
-  command->add_option("--metric-points", options->metric_points, "Metric data points to write")
+  AddOption(command, "--spans", &options->spans, "Spans to write")->capture_default_str();
+  AddOption(command, "--logs", &options->logs, "Log records to write")->capture_default_str();
+  AddOption(command, "--metric-points", &options->metric_points, "Metric data points to write")
       ->capture_default_str();
-  command->add_option("--request-rows", options->request_rows, "Rows per export request")
+  AddOption(command, "--request-rows", &options->request_rows, "Rows per export request")
       ->capture_default_str();
-  command->add_option("--clients", options->clients, "Concurrent clients")->capture_default_str();
-  command->add_option("--dir", options->data_dir,
-                      "Working directory (default ./strata-bench-data, removed after)");
+  AddOption(command, "--clients", &options->clients, "Concurrent clients")->capture_default_str();
+  AddOption(command, "--dir", &options->data_dir,
+            "Working directory (default ./strata-bench-data, removed after)");
   command->add_flag("--keep", options->keep, "Keep the working directory");
   command->add_flag("--skip-baseline", options->skip_baseline,
                     "Skip the DuckDB baseline (for profiling)");
-  command->add_option("--seed", options->seed, "Traffic seed")->capture_default_str();
+  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
   return Command{command, [options] { return RunBenchWriter(*options); }};
 }
 
