@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 
@@ -95,6 +96,19 @@ server::IngestService::TokenCheck TokenCheckFor(const control::TokenAuthenticato
   return [&auth](std::string_view token) {
     return auth.Authorize(token, control::TokenScope::kIngest);
   };
+}
+
+// Prints the token the first boot created on standard output whatever the
+// log level (it is shown only once), with how to make the read token the
+// REST API needs.
+void PrintFirstToken(const std::string& data_dir, const control::CreatedToken& created) {
+  fmt::print(
+      "strata serve: created ingest token \"{}\". It is shown only this once (strata keeps only "
+      "a hash of it), so store it now. Send it with every OTLP export as \"Authorization: Bearer "
+      "<token>\":\n    {}\nThe REST API (/api/v1/, strata sql) needs a token with read scope; "
+      "create one with:\n    strata token create --data-dir {} --name <name> --scope read\n",
+      control::kDefaultIngestTokenName, created.token, data_dir);
+  std::fflush(stdout);
 }
 
 std::chrono::nanoseconds Remaining(SteadyClock::time_point deadline) {
@@ -249,11 +263,7 @@ int RunServe(const ServeOptions& options) {
                   first.status().ToString());
     return 1;
   }
-  if (first->has_value()) {
-    spdlog::warn("strata serve: created ingest token \"{}\"; it is shown only this once, so "
-                 "store it now (send it as \"Authorization: Bearer <token>\"): {}",
-                 control::kDefaultIngestTokenName, (*first)->token);
-  }
+  if (first->has_value()) PrintFirstToken(options.data_dir, **first);
   absl::StatusOr<std::unique_ptr<control::TokenAuthenticator>> authenticator =
       control::TokenAuthenticator::Create(
           tokens->get(), control::TokenAuthenticatorOptions{
