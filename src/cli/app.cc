@@ -16,6 +16,7 @@
 #include "cli/serve.h"
 #include "cli/sql_cmd.h"
 #include "cli/token_cmd.h"
+#include "cli/usage.h"
 #include "cli/verify_cmd.h"
 #include "common/runbook.h"
 #include "spdlog/spdlog.h"
@@ -60,6 +61,9 @@ int Main(int argc, char** argv, char** envp) {
                "strata"};
   app.set_version_flag("--version", kVersion);
   app.require_subcommand(1);
+  // Options a subcommand does not know go to its parent, so `strata serve
+  // --log-level error` works as `strata --log-level error serve` does.
+  app.fallthrough();
   std::set<std::string> env_names;
   std::string log_level = "info";
   AddFlag(&app, &env_names, "log-level", &log_level, "Log level")
@@ -73,7 +77,7 @@ int Main(int argc, char** argv, char** envp) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return ReportParseError(app, e);
   }
   if (absl::Status s = CheckStrataEnvironment(envp, env_names); !s.ok()) {
     spdlog::error("strata: {}; {}", s.ToString(), RunbookRef("unknown-environment-variable"));

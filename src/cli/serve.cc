@@ -127,7 +127,8 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   for (const auto& [flag, value] : addresses) {
     auto parsed = ParseHostPort(*value);
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(fmt::format("{}: {}", flag, parsed.status().ToString()));
+      return absl::InvalidArgumentError(
+          fmt::format("{}: {}", flag, std::string(parsed.status().message())));
     }
   }
   if (options.inflight_bytes_limit == 0) {
