@@ -400,7 +400,7 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
   AddFlag(command, env_names, "otlp-http-address", &options->otlp_http_address,
           "OTLP/HTTP listen address");
   AddFlag(command, env_names, "api-address", &options->api_address,
-          "Web UI, REST API, /healthz, /readyz and /metrics listen address");
+          "REST API, /healthz, /readyz and /metrics listen address");
   AddFlag(command, env_names, "inflight-bytes-limit", &options->inflight_bytes_limit,
           "Memory held by admitted, unanswered exports (decoded rows, protobuf bodies); beyond it "
           "exports get 429 / RESOURCE_EXHAUSTED");
