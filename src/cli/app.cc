@@ -43,7 +43,8 @@ Command RegisterSql(CLI::App* app, std::set<std::string>* env_names) {
   return Command{command, [options] { return RunSql(*options); }};
 }
 
-// Every command, in the order `strata --help` lists them.
+}  // namespace
+
 std::vector<Command> RegisterCommands(CLI::App* app, std::set<std::string>* env_names) {
   std::vector<Command> commands = {RegisterServe(app, env_names), RegisterLoadgen(app, env_names)};
   for (Command& bench : RegisterBenchCommands(app)) commands.push_back(std::move(bench));
@@ -53,8 +54,6 @@ std::vector<Command> RegisterCommands(CLI::App* app, std::set<std::string>* env_
   commands.push_back(RegisterQuarantine(app, env_names));
   return commands;
 }
-
-}  // namespace
 
 int Main(int argc, char** argv, char** envp) {
   CLI::App app{"strata: a single-binary OpenTelemetry backend (traces, logs, metrics as Parquet)",
@@ -81,13 +80,13 @@ int Main(int argc, char** argv, char** envp) {
   }
   if (absl::Status s = CheckStrataEnvironment(envp, env_names); !s.ok()) {
     spdlog::error("strata: {}; {}", s.ToString(), RunbookRef("unknown-environment-variable"));
-    return 2;
+    return kExitUsage;
   }
   spdlog::set_level(spdlog::level::from_str(log_level));
   for (const Command& command : commands) {
     if (command.app->parsed()) return command.run();
   }
-  return 2;
+  return kExitUsage;
 }
 
 }  // namespace strata::cli
