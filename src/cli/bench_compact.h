@@ -33,6 +33,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/command.h"
+
 namespace strata::cli {
 
 struct BenchCompactOptions {
@@ -74,5 +76,8 @@ struct BenchCompactOptions {
 // Returns the process exit code (0, or 1 when a step fails or a check of
 // the answers does not hold).
 int RunBenchCompact(const BenchCompactOptions& options);
+
+// Adds `compact` and its flags to `bench` (the `strata bench` command).
+Command RegisterBenchCompact(CLI::App* bench);
 
 }  // namespace strata::cli

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "cli/bench_common.h"
+#include "cli/flags.h"
 #include "cli/loadgen.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
@@ -216,6 +219,32 @@ int RunBenchIngest(const BenchIngestOptions& options) {
       half->report.p99_ms, paced.rate_spans_per_sec, cpu_per_million, peak_rss, writer_only,
       options.overload_sec, overload_429, overload_ok, rss_early, rss_late);
   return 0;
+}
+
+Command RegisterBenchIngest(CLI::App* bench) {
+  auto options = std::make_shared<BenchIngestOptions>();
+  CLI::App* command = bench->add_subcommand(
+      "ingest", "OTLP/gRPC and OTLP/HTTP ingest on loopback, driven by the load generator");
+  AddOption(command, "--phase-sec", &options->phase_sec, "Seconds of each measured phase")
+      ->capture_default_str();
+  AddOption(command, "--request-spans", &options->request_spans, "Spans per request")
+      ->capture_default_str();
+  AddOption(command, "--concurrency", &options->concurrency, "Requests in flight")
+      ->capture_default_str();
+  AddOption(command, "--connections", &options->connections,
+            "gRPC channels (HTTP opens one connection per request in flight)")
+      ->capture_default_str();
+  AddOption(command, "--overload-sec", &options->overload_sec,
+            "Seconds of the overload phase (0 skips it)")
+      ->capture_default_str();
+  AddOption(command, "--overload-concurrency", &options->overload_concurrency,
+            "Requests in flight during the overload phase")
+      ->capture_default_str();
+  AddOption(command, "--dir", &options->data_dir,
+            "Working directory (default ./strata-bench-data, removed after)");
+  command->add_flag("--keep", options->keep, "Keep the working directory");
+  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
+  return Command{command, [options] { return RunBenchIngest(*options); }};
 }
 
 }  // namespace strata::cli

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/command.h"
+
 namespace strata::cli {
 
 struct BenchIngestOptions {
@@ -33,5 +35,8 @@ struct BenchIngestOptions {
 };
 
 int RunBenchIngest(const BenchIngestOptions& options);
+
+// Adds `ingest` and its flags to `bench` (the `strata bench` command).
+Command RegisterBenchIngest(CLI::App* bench);
 
 }  // namespace strata::cli

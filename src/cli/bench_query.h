@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/command.h"
 #include "storage/storage.h"
 
 namespace strata::cli {
@@ -50,5 +51,8 @@ struct BenchQueryOptions {
 // Returns the process exit code (0, or 1 when a step fails or a check of
 // the answers does not hold).
 int RunBenchQuery(const BenchQueryOptions& options);
+
+// Adds `query` and its flags to `bench` (the `strata bench` command).
+Command RegisterBenchQuery(CLI::App* bench);
 
 }  // namespace strata::cli

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/command.h"
+
 namespace strata::cli {
 
 struct BenchWriterOptions {
@@ -36,5 +38,8 @@ struct BenchWriterOptions {
 
 // Returns the process exit code (0, or 1 when a step fails).
 int RunBenchWriter(const BenchWriterOptions& options);
+
+// Adds `writer` and its flags to `bench` (the `strata bench` command).
+Command RegisterBenchWriter(CLI::App* bench);
 
 }  // namespace strata::cli

@@ -18,10 +18,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli/command.h"
 #include "server/ingest.h"
 #include "server/otlp_client.h"
 
@@ -103,5 +105,9 @@ struct Payload {
 // `strata loadgen`; returns the exit code (0 when at least one request was
 // acknowledged and the report printed).
 int RunLoadgen(const LoadgenOptions& options);
+
+// Adds `loadgen` and its flags to `app`, recording their STRATA_* variables
+// in `env_names`.
+Command RegisterLoadgen(CLI::App* app, std::set<std::string>* env_names);
 
 }  // namespace strata::cli

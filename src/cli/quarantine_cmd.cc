@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "cli/exit_codes.h"
+#include "cli/flags.h"
 #include "common/runbook.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
@@ -48,6 +50,16 @@ int RunQuarantine(const QuarantineCommandOptions& options) {
       id->ToString(), verdict.check, verdict.file.empty() ? "" : " on " + verdict.file,
       verdict.message, moved->from, moved->to, RunbookRef("corrupt-batch"));
   return kExitOk;
+}
+
+Command RegisterQuarantine(CLI::App* app, std::set<std::string>* env_names) {
+  auto options = std::make_shared<QuarantineCommandOptions>();
+  CLI::App* command = app->add_subcommand(
+      "quarantine",
+      "Move a batch that verify proves corrupt into telemetry/quarantine/ (server stopped)");
+  AddFlag(command, env_names, "data-dir", &options->data_dir, "Data directory");
+  command->add_option("batch-id", options->batch_id, "The batch's id (23 characters)")->required();
+  return Command{command, [options] { return RunQuarantine(*options); }};
 }
 
 }  // namespace strata::cli

@@ -13,7 +13,10 @@
 //
 // Thread-safety: main thread only, like the rest of the CLI.
 
+#include <set>
 #include <string>
+
+#include "cli/command.h"
 
 namespace strata::cli {
 
@@ -23,5 +26,9 @@ struct QuarantineCommandOptions {
 };
 
 int RunQuarantine(const QuarantineCommandOptions& options);
+
+// Adds `quarantine` and its flags to `app`, recording their STRATA_*
+// variables in `env_names`.
+Command RegisterQuarantine(CLI::App* app, std::set<std::string>* env_names);
 
 }  // namespace strata::cli

@@ -4,13 +4,16 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <thread>
 
+#include "CLI/CLI.hpp"
 #include "absl/cleanup/cleanup.h"
 #include "api/api_server.h"
+#include "cli/flags.h"
 #include "common/host_port.h"
 #include "common/mutex.h"
 #include "common/runbook.h"
@@ -170,6 +173,19 @@ server::IngestService::TokenCheck TokenCheckFor(const control::TokenAuthenticato
   };
 }
 
+// Prints the token the first boot created on standard output whatever the
+// log level (it is shown only once), with how to make the read token the
+// REST API needs.
+void PrintFirstToken(const std::string& data_dir, const control::CreatedToken& created) {
+  fmt::print(
+      "strata serve: created ingest token \"{}\". It is shown only this once (strata keeps only "
+      "a hash of it), so store it now. Send it with every OTLP export as \"Authorization: Bearer "
+      "<token>\":\n    {}\nThe REST API (/api/v1/, strata sql) needs a token with read scope; "
+      "create one with:\n    strata token create --data-dir {} --name <name> --scope read\n",
+      control::kDefaultIngestTokenName, created.token, data_dir);
+  std::fflush(stdout);
+}
+
 std::chrono::nanoseconds Remaining(SteadyClock::time_point deadline) {
   return std::max(std::chrono::nanoseconds(0), deadline - SteadyClock::now());
 }
@@ -186,7 +202,8 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   for (const auto& [flag, value] : addresses) {
     auto parsed = ParseHostPort(*value);
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(fmt::format("{}: {}", flag, parsed.status().ToString()));
+      return absl::InvalidArgumentError(
+          fmt::format("{}: {}", flag, std::string(parsed.status().message())));
     }
   }
   if (options.inflight_bytes_limit == 0) {
@@ -332,12 +349,7 @@ int RunServe(const ServeOptions& options) {
                   first.status().ToString());
     return 1;
   }
-  if (first->has_value()) {
-    spdlog::warn(
-        "strata serve: created ingest token \"{}\"; it is shown only this once, so "
-        "store it now (send it as \"Authorization: Bearer <token>\"): {}",
-        control::kDefaultIngestTokenName, (*first)->token);
-  }
+  if (first->has_value()) PrintFirstToken(options.data_dir, **first);
   absl::StatusOr<std::unique_ptr<control::TokenAuthenticator>> authenticator =
       control::TokenAuthenticator::Create(
           tokens->get(),
@@ -474,6 +486,57 @@ int RunServe(const ServeOptions& options) {
   storage->reset();
   spdlog::info("strata serve: stopped");
   return 0;
+}
+
+Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* command = app->add_subcommand("serve", "Run the server (strata's main job)");
+  AddFlag(command, env_names, "data-dir", &options->data_dir, "Data directory");
+  AddFlag(command, env_names, "otlp-grpc-address", &options->otlp_grpc_address,
+          "OTLP/gRPC listen address");
+  AddFlag(command, env_names, "otlp-http-address", &options->otlp_http_address,
+          "OTLP/HTTP listen address");
+  AddFlag(command, env_names, "api-address", &options->api_address,
+          "REST API, /healthz, /readyz and /metrics listen address");
+  AddFlag(command, env_names, "inflight-bytes-limit", &options->inflight_bytes_limit,
+          "Memory held by admitted, unanswered exports (decoded rows, protobuf bodies); beyond it "
+          "exports get 429 / RESOURCE_EXHAUSTED");
+  AddFlag(command, env_names, "max-body-bytes", &options->max_body_bytes,
+          "Largest export body as received (413 beyond)");
+  AddFlag(command, env_names, "max-decompressed-body-bytes", &options->max_decompressed_body_bytes,
+          "Largest export body after gzip decompression (413 / RESOURCE_EXHAUSTED beyond)");
+  AddFlag(command, env_names, "max-request-rows", &options->max_request_rows,
+          "Most spans, log records or data points in one export (400 beyond)");
+  AddFlag(command, env_names, "drain-timeout-sec", &options->drain_timeout_sec,
+          "How long shutdown waits for in-flight exports and the writer");
+  AddFlag(command, env_names, "http-io-threads", &options->http_io_threads,
+          "Event-loop threads of the OTLP/HTTP listener");
+  AddFlag(command, env_names, "grpc-request-timeout-sec", &options->grpc_request_timeout_sec,
+          "How long an OTLP/gRPC call may take to deliver its request (DEADLINE_EXCEEDED beyond)");
+  AddFlag(command, env_names, "grpc-memory-quota-bytes", &options->grpc_memory_quota_bytes,
+          "Memory gRPC's transport buffers may use (at least --max-body-bytes)");
+  AddFlag(command, env_names, "query-memory-limit-bytes", &options->query_memory_limit_bytes,
+          "DuckDB's memory limit (0: half of the cgroup's or the machine's memory)");
+  AddFlag(command, env_names, "query-threads", &options->query_threads,
+          "DuckDB worker threads (0: one per core)");
+  AddFlag(command, env_names, "query-concurrency", &options->query_concurrency,
+          "Queries that run at once (more wait, then get 429)");
+  AddFlag(command, env_names, "query-timeout-sec", &options->query_timeout_sec,
+          "Deadline of each query; it is interrupted after it");
+  AddFlag(command, env_names, "api-workers", &options->api_workers,
+          "Threads that answer REST API requests");
+  AddFlag(command, env_names, "lookup-cache-bytes", &options->lookup_cache_bytes,
+          "Memory trace lookups may keep for the batches' parsed footers and dictionary pages "
+          "(0: none)");
+  AddFlag(command, env_names, "retention-days", &options->retention_days,
+          "Days of ingest time kept; older whole days are deleted (0: keep everything)");
+  AddFlag(command, env_names, "max-disk-bytes", &options->max_disk_bytes,
+          "Cap on stored telemetry bytes; the oldest days go first, never today (0: no cap)");
+  AddFlag(command, env_names, "compaction-min-inputs", &options->compaction_min_inputs,
+          "Batches a level of today's data needs before they are merged (0: no compaction)");
+  AddFlag(command, env_names, "maintenance-interval-sec", &options->maintenance_interval_sec,
+          "How often the idle maintenance thread looks for work");
+  return Command{command, [options] { return RunServe(*options); }};
 }
 
 }  // namespace strata::cli

@@ -15,9 +15,11 @@
 // with sigwait() and not by a handler.
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
+#include "cli/command.h"
 
 namespace strata::cli {
 
@@ -70,5 +72,9 @@ struct ServeOptions {
 
 // Runs the server until SIGINT or SIGTERM. Returns the process exit code.
 int RunServe(const ServeOptions& options);
+
+// Adds `serve` and its flags to `app`, recording their STRATA_* variables in
+// `env_names`.
+Command RegisterServe(CLI::App* app, std::set<std::string>* env_names);
 
 }  // namespace strata::cli

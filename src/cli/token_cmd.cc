@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -21,6 +25,14 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+
+// The values CLI11 parses into, shared by the three subcommands.
+struct TokenCommands {
+  std::string data_dir = "strata-data";
+  std::string name;
+  std::string scope;
+  std::string id_or_name;
+};
 
 void PrintError(std::string_view command, const absl::Status& status) {
   fmt::print(stderr, "strata token {}: {}\n", command, std::string(status.message()));
@@ -153,42 +165,42 @@ int RunRevoke(const TokenCommands& commands) {
   return kExitOk;
 }
 
-}  // namespace
-
-std::unique_ptr<TokenCommands> AddTokenCommands(CLI::App* app, std::set<std::string>* env_names) {
-  auto commands = std::make_unique<TokenCommands>();
-  commands->token = app->add_subcommand("token", "Manage ingest, read and admin tokens");
-  commands->token->require_subcommand(1);
-
-  commands->create = commands->token->add_subcommand(
-      "create", "Create a token and print it (once: strata keeps only its hash)");
-  AddFlag(commands->create, env_names, "data-dir", &commands->data_dir, "Data directory");
-  commands->create->add_option("--name", commands->name, "Token name (unique)")->required();
-  commands->create->add_option("--scope", commands->scope, "ingest, read or admin")
-      ->required()
-      ->check(CLI::IsMember({"ingest", "read", "admin"}));
-
-  commands->list =
-      commands->token->add_subcommand("list", "List tokens (never their values or hashes)");
-  AddFlag(commands->list, env_names, "data-dir", &commands->data_dir, "Data directory");
-
-  commands->revoke = commands->token->add_subcommand(
-      "revoke", "Revoke a token by id or name; a running server refuses it within 1 s");
-  AddFlag(commands->revoke, env_names, "data-dir", &commands->data_dir, "Data directory");
-  commands->revoke->add_option("token", commands->id_or_name, "Token id or name")->required();
-  return commands;
-}
-
-std::optional<int> RunTokenCommands(const TokenCommands& commands) {
-  const auto ran = [](const CLI::App* command) { return command != nullptr && command->parsed(); };
-  if (!ran(commands.create) && !ran(commands.list) && !ran(commands.revoke)) return std::nullopt;
+// Runs `run` unless --data-dir is empty (a usage error).
+int WithDataDir(const TokenCommands& commands, int (*run)(const TokenCommands&)) {
   if (commands.data_dir.empty()) {
     fmt::print(stderr, "strata token: --data-dir must not be empty\n");
     return kExitUsage;
   }
-  if (ran(commands.create)) return RunCreate(commands);
-  if (ran(commands.list)) return RunList(commands);
-  return RunRevoke(commands);
+  return run(commands);
+}
+
+}  // namespace
+
+std::vector<Command> RegisterTokenCommands(CLI::App* app, std::set<std::string>* env_names) {
+  auto commands = std::make_shared<TokenCommands>();
+  CLI::App* token = app->add_subcommand("token", "Manage ingest, read and admin tokens");
+  token->require_subcommand(1);
+
+  CLI::App* create = token->add_subcommand(
+      "create", "Create a token and print it (once: strata keeps only its hash)");
+  AddFlag(create, env_names, "data-dir", &commands->data_dir, "Data directory");
+  create->add_option("--name", commands->name, "Token name (unique)")->required();
+  create->add_option("--scope", commands->scope, "ingest, read or admin")
+      ->required()
+      ->check(CLI::IsMember({"ingest", "read", "admin"}));
+
+  CLI::App* list = token->add_subcommand("list", "List tokens (never their values or hashes)");
+  AddFlag(list, env_names, "data-dir", &commands->data_dir, "Data directory");
+
+  CLI::App* revoke = token->add_subcommand(
+      "revoke", "Revoke a token by id or name; a running server refuses it within 1 s");
+  AddFlag(revoke, env_names, "data-dir", &commands->data_dir, "Data directory");
+  revoke->add_option("token", commands->id_or_name, "Token id or name")->required();
+  return {
+      Command{create, [commands] { return WithDataDir(*commands, RunCreate); }},
+      Command{list, [commands] { return WithDataDir(*commands, RunList); }},
+      Command{revoke, [commands] { return WithDataDir(*commands, RunRevoke); }},
+  };
 }
 
 }  // namespace strata::cli

@@ -14,37 +14,17 @@
 //
 // Thread-safety: main thread only, like the rest of the CLI.
 
-#include <memory>
-#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
-namespace CLI {
-class App;
-}  // namespace CLI
+#include "cli/command.h"
 
 namespace strata::cli {
 
-// The subcommands and the values CLI11 parses into; the pointers belong to
-// the CLI::App they were added to.
-struct TokenCommands {
-  CLI::App* token = nullptr;
-  CLI::App* create = nullptr;
-  CLI::App* list = nullptr;
-  CLI::App* revoke = nullptr;
-  std::string data_dir = "strata-data";
-  std::string name;
-  std::string scope;
-  std::string id_or_name;
-};
-
-// Adds `token` and its subcommands to `app`, recording their STRATA_*
-// variables in `env_names`. The result must outlive parsing and running
-// (CLI11 writes into it).
-std::unique_ptr<TokenCommands> AddTokenCommands(CLI::App* app, std::set<std::string>* env_names);
-
-// Runs the token subcommand that was parsed and returns its exit code;
-// nullopt when the command line named no token subcommand.
-std::optional<int> RunTokenCommands(const TokenCommands& commands);
+// Adds `token` and its subcommands `create`, `list` and `revoke` to `app`,
+// recording their STRATA_* variables in `env_names`. Returns the three
+// runnable subcommands.
+std::vector<Command> RegisterTokenCommands(CLI::App* app, std::set<std::string>* env_names);
 
 }  // namespace strata::cli

@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "cli/exit_codes.h"
+#include "cli/flags.h"
 #include "common/runbook.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
@@ -175,6 +177,18 @@ int RunVerify(const VerifyCommandOptions& options) {
     return kExitCorruption;
   }
   return report->Healthy() ? kExitOk : kExitFailure;
+}
+
+Command RegisterVerify(CLI::App* app, std::set<std::string>* env_names) {
+  auto options = std::make_shared<VerifyCommandOptions>();
+  CLI::App* command = app->add_subcommand(
+      "verify", "Check every batch of a data directory (read-only; works beside a running server)");
+  AddFlag(command, env_names, "data-dir", &options->data_dir, "Data directory");
+  command->add_flag("--deep", options->deep,
+                    "Also decode every page (strata's reader and DuckDB), check sort order and "
+                    "that spans.tidx agrees with the rows");
+  command->add_flag("--json", options->json, "Print one JSON object instead of lines");
+  return Command{command, [options] { return RunVerify(*options); }};
 }
 
 }  // namespace strata::cli

@@ -15,7 +15,10 @@
 //
 // Thread-safety: main thread only, like the rest of the CLI.
 
+#include <set>
 #include <string>
+
+#include "cli/command.h"
 
 namespace strata::cli {
 
@@ -26,5 +29,9 @@ struct VerifyCommandOptions {
 };
 
 int RunVerify(const VerifyCommandOptions& options);
+
+// Adds `verify` and its flags to `app`, recording their STRATA_* variables in
+// `env_names`.
+Command RegisterVerify(CLI::App* app, std::set<std::string>* env_names);
 
 }  // namespace strata::cli

@@ -11,6 +11,8 @@ absl::StatusOr<HostPort> ParseHostPort(std::string_view text) {
     return absl::InvalidArgumentError(
         fmt::format("address \"{}\": {} (want host:port, [v6-host]:port or :port)", text, why));
   };
+  // A URL's "scheme:" would otherwise be taken for an IPv6 host without brackets.
+  if (text.find("://") != std::string_view::npos) return fail("give host:port, not a URL");
   HostPort out;
   std::string_view port_text;
   if (!text.empty() && text.front() == '[') {

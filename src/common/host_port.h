@@ -1,7 +1,9 @@
 #pragma once
 
 // Parsing of listen addresses given as "host:port", "[v6-host]:port" or
-// ":port" (all interfaces). Used by the configuration of every listener.
+// ":port" (all interfaces). Used by the configuration of every listener
+// and by strata's clients. A URL ("http://host:port") is refused: strata
+// speaks plain HTTP and gRPC on the address, so a scheme would only mislead.
 //
 // Errors: InvalidArgument naming the text and what is wrong with it.
 

@@ -37,5 +37,16 @@ TEST(HostPortTest, RejectsBadInputWithReason) {
   }
 }
 
+TEST(HostPortTest, UrlIsRefusedAsNotHostPort) {
+  for (const char* url : {"http://127.0.0.1:4318", "https://[::1]:7520", "http://localhost"}) {
+    auto hp = ParseHostPort(url);
+    ASSERT_FALSE(hp.ok()) << url;
+    EXPECT_THAT(std::string(hp.status().message()),
+                ::testing::HasSubstr("give host:port, not a URL"))
+        << url;
+    EXPECT_THAT(std::string(hp.status().message()), ::testing::Not(::testing::HasSubstr("IPv6")));
+  }
+}
+
 }  // namespace
 }  // namespace strata

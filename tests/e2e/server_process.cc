@@ -58,7 +58,8 @@ ServerProcess::ServerProcess(const std::string& data_dir,
   grpc_address_ = Capture(out, "OTLP/gRPC listening on ([0-9.]+:[0-9]+)");
   http_address_ = Capture(out, "OTLP/HTTP listening on ([0-9.]+:[0-9]+)");
   api_address_ = Capture(out, "API listening on ([0-9.]+:[0-9]+)");
-  token_ = Capture(out, "store it now[^\\n]*: (strata_[A-Za-z0-9]+)");
+  // The first boot prints its token on a line of its own after "store it now".
+  token_ = Capture(out, "store it now[^\\n]*\\n\\s*(strata_[A-Za-z0-9]+)");
 }
 
 ServerProcess::~ServerProcess() {

@@ -2,7 +2,7 @@
 
 // Test helper: a real `strata serve` process on loopback with ephemeral
 // ports in a data directory the test owns, with the addresses it bound and
-// the ingest token it printed at first boot read from its log. Also runs
+// the ingest token it printed at first boot read from its output. Also runs
 // other strata commands and reads a data directory's tables through DuckDB.
 // Single owner.
 
