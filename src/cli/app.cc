@@ -11,7 +11,7 @@
 #include "cli/environment.h"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
-#include "cli/loadgen.h"
+#include "cli/loadgen_cmd.h"
 #include "cli/quarantine_cmd.h"
 #include "cli/serve.h"
 #include "cli/sql_cmd.h"

@@ -13,9 +13,8 @@
 #include <cstdint>
 #include <string>
 
-#include "cli/command.h"
 
-namespace strata::cli {
+namespace strata::bench {
 
 struct BenchWriterOptions {
   uint64_t spans = 2'000'000;
@@ -39,7 +38,5 @@ struct BenchWriterOptions {
 // Returns the process exit code (0, or 1 when a step fails).
 int RunBenchWriter(const BenchWriterOptions& options);
 
-// Adds `writer` and its flags to `bench` (the `strata bench` command).
-Command RegisterBenchWriter(CLI::App* bench);
 
-}  // namespace strata::cli
+}  // namespace strata::bench

@@ -1,4 +1,4 @@
-#include "cli/bench_compact.h"
+#include "bench/bench_compact.h"
 
 #include <unistd.h>
 
@@ -17,10 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "CLI/CLI.hpp"
-#include "cli/bench_common.h"
-#include "cli/flags.h"
-#include "cli/paced_ingest.h"
+#include "bench/bench_common.h"
+#include "bench/paced_ingest.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "spdlog/spdlog.h"
@@ -28,7 +26,7 @@
 #include "storage/maintenance/compaction.h"
 #include "storage/storage.h"
 
-namespace strata::cli {
+namespace strata::bench {
 namespace {
 
 using Clock = BenchClock;
@@ -489,55 +487,5 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   return ok ? 0 : 1;
 }
 
-Command RegisterBenchCompact(CLI::App* bench) {
-  auto options = std::make_shared<BenchCompactOptions>();
-  CLI::App* command = bench->add_subcommand(
-      "compact", "Compaction of a big day: merge throughput, peak RSS, ingest p99 against idle");
-  AddOption(command, "--spans", &options->spans, "Spans to write into the day")
-      ->capture_default_str();
-  AddOption(command, "--batches", &options->batches, "Batches to write them in")
-      ->capture_default_str();
-  AddOption(command, "--dir", &options->data_dir,
-            "Data directory (default ./strata-bench-compact, removed after)");
-  command->add_flag("--keep", options->keep, "Keep the data directory");
-  command->add_flag("--reuse", options->reuse,
-                    "Compact the data directory given by --dir as it is");
-  command->add_flag("--build-only", options->build_only,
-                    "Build the data directory, keep it and stop");
-  AddOption(command, "--ingest-seconds", &options->ingest_seconds,
-            "Half the measured load's seconds (it alternates idle and compacting "
-            "windows)")
-      ->capture_default_str();
-  AddOption(command, "--window-sec", &options->window_seconds,
-            "Seconds of each idle or compacting window of the load")
-      ->capture_default_str();
-  AddOption(command, "--ingest-rate", &options->ingest_rate,
-            "Spans/s of the load (0: half of the calibrated full speed)")
-      ->capture_default_str();
-  AddOption(command, "--calibrate-seconds", &options->calibrate_seconds,
-            "Seconds of the full-speed calibration")
-      ->capture_default_str();
-  AddOption(command, "--clients", &options->clients, "Exporting client threads")
-      ->capture_default_str();
-  AddOption(command, "--min-inputs", &options->min_inputs,
-            "Batches a level needs before it merges (at least 2)")
-      ->capture_default_str();
-  AddOption(command, "--maintenance-nice", &options->maintenance_nice,
-            "Nice value of the maintenance thread")
-      ->capture_default_str();
-  command->add_flag("--maintenance-sched-idle", options->maintenance_sched_idle,
-                    "Run the maintenance thread under SCHED_IDLE");
-  AddOption(command, "--chunk-rows", &options->chunk_rows,
-            "Rows a merge round reads (0: the storage engine's default)")
-      ->capture_default_str();
-  AddOption(command, "--max-compact-seconds", &options->max_compact_seconds,
-            "Bound on the compaction phase")
-      ->capture_default_str();
-  command->add_flag("--quick", options->quick,
-                    "200,000 spans in 20 batches, 3 s phases at 20,000 spans/s (for "
-                    "scripts/test.sh)");
-  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
-  return Command{command, [options] { return RunBenchCompact(*options); }};
-}
 
-}  // namespace strata::cli
+}  // namespace strata::bench

@@ -20,10 +20,9 @@
 #include <cstdint>
 #include <string>
 
-#include "cli/command.h"
 #include "storage/storage.h"
 
-namespace strata::cli {
+namespace strata::bench {
 
 struct BenchQueryOptions {
   uint64_t spans = 20'000'000;
@@ -52,7 +51,5 @@ struct BenchQueryOptions {
 // the answers does not hold).
 int RunBenchQuery(const BenchQueryOptions& options);
 
-// Adds `query` and its flags to `bench` (the `strata bench` command).
-Command RegisterBenchQuery(CLI::App* bench);
 
-}  // namespace strata::cli
+}  // namespace strata::bench

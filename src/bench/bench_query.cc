@@ -1,4 +1,4 @@
-#include "cli/bench_query.h"
+#include "bench/bench_query.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,11 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "CLI/CLI.hpp"
 #include "absl/strings/escaping.h"
 #include "api/search.h"
-#include "cli/bench_common.h"
-#include "cli/flags.h"
+#include "bench/bench_common.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "query/query_pool.h"
@@ -24,7 +22,7 @@
 #include "storage/storage.h"
 #include "storage/trace_lookup.h"
 
-namespace strata::cli {
+namespace strata::bench {
 namespace {
 
 using Clock = BenchClock;
@@ -296,32 +294,5 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   return 0;
 }
 
-Command RegisterBenchQuery(CLI::App* bench) {
-  auto options = std::make_shared<BenchQueryOptions>();
-  CLI::App* command = bench->add_subcommand(
-      "query", "Trace by id, search and aggregate latency on a large data directory");
-  AddOption(command, "--spans", &options->spans, "Spans to write")->capture_default_str();
-  AddOption(command, "--batches", &options->batches, "Batches to write them in")
-      ->capture_default_str();
-  AddOption(command, "--dir", &options->data_dir,
-            "Data directory (default ./strata-bench-query, removed after)");
-  command->add_flag("--keep", options->keep, "Keep the data directory");
-  command->add_flag("--reuse", options->reuse, "Query the data directory given by --dir as it is");
-  AddOption(command, "--lookups", &options->lookups,
-            "Present and absent trace ids looked up (each)")
-      ->capture_default_str();
-  AddOption(command, "--scans", &options->scans,
-            "Runs of the DuckDB scan, the search and the aggregate")
-      ->capture_default_str();
-  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
-  AddOption(command, "--lookup-cache-bytes", &options->lookup_cache_bytes,
-            "Lookup cache budget (0: every lookup reads the batch's footer and "
-            "dictionary pages)")
-      ->capture_default_str();
-  AddOption(command, "--page-rows", &options->page_rows,
-            "Writer's page row limit (all tables, spans.parquet's too) for the data it "
-            "builds (0: the defaults)");
-  return Command{command, [options] { return RunBenchQuery(*options); }};
-}
 
-}  // namespace strata::cli
+}  // namespace strata::bench

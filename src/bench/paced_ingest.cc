@@ -1,15 +1,15 @@
-#include "cli/paced_ingest.h"
+#include "bench/paced_ingest.h"
 
 #include <algorithm>
 #include <atomic>
 #include <memory>
 #include <thread>
 
-#include "cli/bench_common.h"
+#include "bench/bench_common.h"
 #include "spdlog/spdlog.h"
 #include "workload/traffic_generator.h"
 
-namespace strata::cli {
+namespace strata::bench {
 namespace {
 
 // The request mix: of every kMixRequests requests, kMixTraces carry spans
@@ -119,4 +119,4 @@ PacedIngestResult RunPacedIngest(storage::Storage& storage, const PacedIngestOpt
   return result;
 }
 
-}  // namespace strata::cli
+}  // namespace strata::bench

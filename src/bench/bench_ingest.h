@@ -13,9 +13,8 @@
 #include <cstdint>
 #include <string>
 
-#include "cli/command.h"
 
-namespace strata::cli {
+namespace strata::bench {
 
 struct BenchIngestOptions {
   // Seconds of each full-speed phase and of the latency phase.
@@ -36,7 +35,5 @@ struct BenchIngestOptions {
 
 int RunBenchIngest(const BenchIngestOptions& options);
 
-// Adds `ingest` and its flags to `bench` (the `strata bench` command).
-Command RegisterBenchIngest(CLI::App* bench);
 
-}  // namespace strata::cli
+}  // namespace strata::bench

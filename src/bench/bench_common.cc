@@ -1,4 +1,4 @@
-#include "cli/bench_common.h"
+#include "bench/bench_common.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 #include "storage/maintenance/compaction.h"
 #include "workload/traffic_generator.h"
 
-namespace strata::cli {
+namespace strata::bench {
 
 double QuantileMs(std::vector<double>& samples, double q) {
   if (samples.empty()) return 0;
@@ -93,4 +93,4 @@ SnapshotRows CountRows(const storage::Snapshot& snapshot) {
   return rows;
 }
 
-}  // namespace strata::cli
+}  // namespace strata::bench

@@ -24,10 +24,10 @@
 #include <optional>
 #include <vector>
 
-#include "cli/bench_common.h"
+#include "bench/bench_common.h"
 #include "storage/storage.h"
 
-namespace strata::cli {
+namespace strata::bench {
 
 struct PacedIngestOptions {
   // Target span rate; the other signals follow the mix. 0: each client
@@ -69,4 +69,4 @@ struct PacedIngestResult {
 
 PacedIngestResult RunPacedIngest(storage::Storage& storage, const PacedIngestOptions& options);
 
-}  // namespace strata::cli
+}  // namespace strata::bench

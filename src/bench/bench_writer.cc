@@ -1,4 +1,4 @@
-#include "cli/bench_writer.h"
+#include "bench/bench_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,9 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "CLI/CLI.hpp"
-#include "cli/bench_common.h"
-#include "cli/flags.h"
+#include "bench/bench_common.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "parquet/file_reader.h"
@@ -27,7 +25,7 @@
 #include "storage/table/table_file.h"
 #include "workload/traffic_generator.h"
 
-namespace strata::cli {
+namespace strata::bench {
 namespace {
 
 using Clock = BenchClock;
@@ -231,24 +229,5 @@ int RunBenchWriter(const BenchWriterOptions& options) {
   return 0;
 }
 
-Command RegisterBenchWriter(CLI::App* bench) {
-  auto options = std::make_shared<BenchWriterOptions>();
-  CLI::App* command = bench->add_subcommand(
-      "writer", "Durable ingest through the storage engine, against a DuckDB baseline");
-  AddOption(command, "--spans", &options->spans, "Spans to write")->capture_default_str();
-  AddOption(command, "--logs", &options->logs, "Log records to write")->capture_default_str();
-  AddOption(command, "--metric-points", &options->metric_points, "Metric data points to write")
-      ->capture_default_str();
-  AddOption(command, "--request-rows", &options->request_rows, "Rows per export request")
-      ->capture_default_str();
-  AddOption(command, "--clients", &options->clients, "Concurrent clients")->capture_default_str();
-  AddOption(command, "--dir", &options->data_dir,
-            "Working directory (default ./strata-bench-data, removed after)");
-  command->add_flag("--keep", options->keep, "Keep the working directory");
-  command->add_flag("--skip-baseline", options->skip_baseline,
-                    "Skip the DuckDB baseline (for profiling)");
-  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
-  return Command{command, [options] { return RunBenchWriter(*options); }};
-}
 
-}  // namespace strata::cli
+}  // namespace strata::bench

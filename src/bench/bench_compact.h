@@ -33,9 +33,8 @@
 #include <cstdint>
 #include <string>
 
-#include "cli/command.h"
 
-namespace strata::cli {
+namespace strata::bench {
 
 struct BenchCompactOptions {
   uint64_t spans = 10'000'000;
@@ -77,7 +76,5 @@ struct BenchCompactOptions {
 // the answers does not hold).
 int RunBenchCompact(const BenchCompactOptions& options);
 
-// Adds `compact` and its flags to `bench` (the `strata bench` command).
-Command RegisterBenchCompact(CLI::App* bench);
 
-}  // namespace strata::cli
+}  // namespace strata::bench

@@ -1,4 +1,4 @@
-#include "cli/bench_ingest.h"
+#include "bench/bench_ingest.h"
 
 #include <sys/resource.h>
 
@@ -8,10 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "CLI/CLI.hpp"
-#include "cli/bench_common.h"
-#include "cli/flags.h"
-#include "cli/loadgen.h"
+#include "bench/bench_common.h"
+#include "workload/loadgen.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "otlp/decode.h"
@@ -22,8 +20,15 @@
 #include "spdlog/spdlog.h"
 #include "storage/storage.h"
 
-namespace strata::cli {
+namespace strata::bench {
 namespace {
+
+using workload::BuildPayloads;
+using workload::LoadgenOptions;
+using workload::LoadgenReport;
+using workload::NewClient;
+using workload::Payload;
+using workload::RunLoad;
 
 constexpr std::string_view kBenchToken = "strata_bench";
 
@@ -221,30 +226,5 @@ int RunBenchIngest(const BenchIngestOptions& options) {
   return 0;
 }
 
-Command RegisterBenchIngest(CLI::App* bench) {
-  auto options = std::make_shared<BenchIngestOptions>();
-  CLI::App* command = bench->add_subcommand(
-      "ingest", "OTLP/gRPC and OTLP/HTTP ingest on loopback, driven by the load generator");
-  AddOption(command, "--phase-sec", &options->phase_sec, "Seconds of each measured phase")
-      ->capture_default_str();
-  AddOption(command, "--request-spans", &options->request_spans, "Spans per request")
-      ->capture_default_str();
-  AddOption(command, "--concurrency", &options->concurrency, "Requests in flight")
-      ->capture_default_str();
-  AddOption(command, "--connections", &options->connections,
-            "gRPC channels (HTTP opens one connection per request in flight)")
-      ->capture_default_str();
-  AddOption(command, "--overload-sec", &options->overload_sec,
-            "Seconds of the overload phase (0 skips it)")
-      ->capture_default_str();
-  AddOption(command, "--overload-concurrency", &options->overload_concurrency,
-            "Requests in flight during the overload phase")
-      ->capture_default_str();
-  AddOption(command, "--dir", &options->data_dir,
-            "Working directory (default ./strata-bench-data, removed after)");
-  command->add_flag("--keep", options->keep, "Keep the working directory");
-  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
-  return Command{command, [options] { return RunBenchIngest(*options); }};
-}
 
-}  // namespace strata::cli
+}  // namespace strata::bench

@@ -19,7 +19,7 @@
 
 #include "storage/storage.h"
 
-namespace strata::cli {
+namespace strata::bench {
 
 using BenchClock = std::chrono::steady_clock;
 
@@ -113,4 +113,4 @@ struct SnapshotRows {
 };
 SnapshotRows CountRows(const storage::Snapshot& snapshot);
 
-}  // namespace strata::cli
+}  // namespace strata::bench

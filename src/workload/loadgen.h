@@ -23,11 +23,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cli/command.h"
 #include "server/ingest.h"
 #include "server/otlp_client.h"
 
-namespace strata::cli {
+namespace strata::workload {
 
 struct LoadgenOptions {
   // "grpc", "http/protobuf" or "http/json".
@@ -106,8 +105,5 @@ struct Payload {
 // acknowledged and the report printed).
 int RunLoadgen(const LoadgenOptions& options);
 
-// Adds `loadgen` and its flags to `app`, recording their STRATA_* variables
-// in `env_names`.
-Command RegisterLoadgen(CLI::App* app, std::set<std::string>* env_names);
 
-}  // namespace strata::cli
+}  // namespace strata::workload
