@@ -1,7 +1,7 @@
 #pragma once
 
-// What the standalone benchmarks of bench/ share: `--name=N` flags and
-// CPU clocks. Header-only; Linux, like strata. Reentrant.
+// What the standalone benchmarks of src/bench/ share: `--name=N` flags,
+// CPU clocks and a digest. Header-only; Linux, like strata. Reentrant.
 
 #include <time.h>
 
@@ -28,6 +28,18 @@ inline double CpuSeconds(clockid_t clock) {
   timespec ts{};
   clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// FNV-1a over `bytes`, continuing from `h` (start with
+// kFnv1aOffsetBasis): a digest of written files, so a change meant to keep
+// their bytes identical can be checked.
+inline constexpr uint64_t kFnv1aOffsetBasis = 0xcbf29ce484222325ULL;
+inline uint64_t Fnv1a(std::string_view bytes, uint64_t h) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
 }
 
 }  // namespace strata::bench

@@ -10,7 +10,9 @@
 //             outputs into one (a k-way merge with no runs).
 //
 // For each it prints rows, wall and CPU seconds, rows per second, the
-// merge's own count of rows held at once, and the process's peak RSS while
+// merge's own count of rows held at once, an FNV-1a digest of the merged
+// file (so a change meant to keep its bytes can be checked; the inputs are
+// the same every run), and the process's peak RSS while
 // merging (VmHWM, reset through /proc/self/clear_refs before the merge,
 // after malloc_trim: the inputs are generated and written first and their
 // memory returned), then one JSON line. Files live in a temporary
@@ -81,6 +83,7 @@ struct Result {
   double rss_peak_mib = 0;
   storage::MergeStats stats;
   uint64_t bytes = 0;
+  uint64_t digest = 0;  // FNV-1a of the merged file
 };
 
 using MergeFn = absl::StatusOr<storage::SignalMeta> (*)(FileSystem&,
@@ -120,6 +123,8 @@ absl::StatusOr<storage::MergeInput> MergeTo(FileSystem& fs, MergeFn merge,
     result->rows = meta.file_rows;
     result->stats = stats;
     STRATA_ASSIGN_OR_RETURN(result->bytes, fs.FileSize(path));
+    STRATA_ASSIGN_OR_RETURN(const std::string written, fs.ReadFile(path));
+    result->digest = bench::Fnv1a(written, bench::kFnv1aOffsetBasis);
   }
   STRATA_RETURN_IF_ERROR(fs.RemoveAll(merge_options.scratch_dir));
   return storage::MergeInput{path, id, meta.file_rows, ""};
@@ -150,13 +155,14 @@ absl::StatusOr<std::vector<storage::MergeInput>> WriteInputs(FileSystem& fs, con
 void Print(std::string_view table, std::string_view kind, const Result& r) {
   std::printf(
       "%-8s %-7s %10llu rows %8.2f s wall %8.2f s CPU %10.0f rows/s  rows held %7llu  "
-      "runs %4llu passes %llu  RSS %7.1f MiB before, peak %7.1f MiB  %6.2f B/row\n",
+      "runs %4llu passes %llu  RSS %7.1f MiB before, peak %7.1f MiB  %6.2f B/row  digest %016llx\n",
       std::string(table).c_str(), std::string(kind).c_str(),
       static_cast<unsigned long long>(r.rows), r.wall, r.cpu, static_cast<double>(r.rows) / r.wall,
       static_cast<unsigned long long>(r.stats.rows_held_peak),
       static_cast<unsigned long long>(r.stats.runs_written),
       static_cast<unsigned long long>(r.stats.merge_passes), r.rss_before_mib, r.rss_peak_mib,
-      static_cast<double>(r.bytes) / static_cast<double>(r.rows));
+      static_cast<double>(r.bytes) / static_cast<double>(r.rows),
+      static_cast<unsigned long long>(r.digest));
 }
 
 template <typename Write>
@@ -251,9 +257,9 @@ int Run(const Options& options) {
   for (const auto& [name, r] : results) {
     json += fmt::format(
         "{}\"{}_rows_per_sec\":{:.0f},\"{}_peak_rss_mb\":{:.1f},"
-        "\"{}_rows_held_peak\":{}",
+        "\"{}_rows_held_peak\":{},\"{}_digest\":\"{:016x}\"",
         json.empty() ? "" : ",", name, static_cast<double>(r.rows) / r.wall, name, r.rss_peak_mib,
-        name, r.stats.rows_held_peak);
+        name, r.stats.rows_held_peak, name, r.digest);
   }
   std::printf("{%s}\n", json.c_str());
   return 0;

@@ -57,14 +57,6 @@ uint64_t ThreadMinorFaults() {
   return static_cast<uint64_t>(usage.ru_minflt);
 }
 
-uint64_t Fnv1a(std::string_view bytes, uint64_t h) {
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 int Run(const Options& options) {
   workload::TrafficGenerator generator(workload::TrafficOptions{});
   std::vector<std::unique_ptr<otlp::TraceBatch>> requests;
@@ -106,10 +98,10 @@ int Run(const Options& options) {
   }
   const double cpu = (bench::CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_start) / options.repeat;
   const double faults = static_cast<double>(ThreadMinorFaults() - faults_start) / options.repeat;
-  uint64_t bytes = 0, digest = 0xcbf29ce484222325ULL;
+  uint64_t bytes = 0, digest = bench::kFnv1aOffsetBasis;
   for (const std::string& f : written) {
     bytes += f.size();
-    digest = Fnv1a(f, digest);
+    digest = bench::Fnv1a(f, digest);
   }
 
   if (options.columns) {
