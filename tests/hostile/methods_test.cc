@@ -9,18 +9,21 @@
 #include "e2e/server_process.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "hostile/raw_http.h"
+#include "server/testing/raw_connection.h"
 
 namespace strata::testing {
 namespace {
+
+using server::testing::HttpAnswer;
+using server::testing::RawConnection;
 
 constexpr auto kWait = std::chrono::seconds(30);
 
 // One request without a body on a fresh connection; nullopt when no answer
 // came.
-std::optional<RawAnswer> Ask(const std::string& address, const std::string& method,
-                             const std::string& path) {
-  RawHttpConnection connection(address);
+std::optional<HttpAnswer> Ask(const std::string& address, const std::string& method,
+                              const std::string& path) {
+  RawConnection connection(address);
   if (!connection.connected()) return std::nullopt;
   if (!connection.Send(fmt::format(
           "{} {} HTTP/1.1\r\nHost: strata\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
@@ -39,7 +42,7 @@ struct PathMethods {
 void ExpectExactAllow(const std::string& address, const PathMethods& route) {
   for (const char* method : {"GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"}) {
     if (route.allowed == method) continue;
-    std::optional<RawAnswer> answer = Ask(address, method, route.path);
+    std::optional<HttpAnswer> answer = Ask(address, method, route.path);
     ASSERT_TRUE(answer.has_value()) << method << " " << route.path;
     EXPECT_EQ(answer->status, 405) << method << " " << route.path << ": " << answer->body;
     EXPECT_EQ(answer->Header("allow"), route.allowed) << method << " " << route.path;
@@ -67,7 +70,7 @@ TEST(MethodsTest, ApiListener405sAllowExactlyTheMethodsThePathTakes) {
     ASSERT_NO_FATAL_FAILURE(ExpectExactAllow(server.api_address(), route));
   }
   // A path no route serves is 404 whatever the method.
-  std::optional<RawAnswer> unknown = Ask(server.api_address(), "DELETE", "/api/v1/nothing");
+  std::optional<HttpAnswer> unknown = Ask(server.api_address(), "DELETE", "/api/v1/nothing");
   ASSERT_TRUE(unknown.has_value());
   EXPECT_EQ(unknown->status, 404) << unknown->body;
   EXPECT_EQ(server.Stop(), 0) << server.output();
@@ -80,7 +83,7 @@ TEST(MethodsTest, OtlpHttpListener405sAllowOnlyPost) {
   for (const char* path : {"/v1/traces", "/v1/logs", "/v1/metrics"}) {
     ASSERT_NO_FATAL_FAILURE(ExpectExactAllow(server.http_address(), {path, "POST"}));
   }
-  std::optional<RawAnswer> unknown = Ask(server.http_address(), "PUT", "/v1/other");
+  std::optional<HttpAnswer> unknown = Ask(server.http_address(), "PUT", "/v1/other");
   ASSERT_TRUE(unknown.has_value());
   EXPECT_EQ(unknown->status, 404) << unknown->body;
   EXPECT_EQ(server.Stop(), 0) << server.output();

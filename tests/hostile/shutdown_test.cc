@@ -14,10 +14,13 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "hostile/raw_http.h"
+#include "server/testing/raw_connection.h"
 
 namespace strata::testing {
 namespace {
+
+using server::testing::HttpAnswer;
+using server::testing::RawConnection;
 
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
@@ -31,8 +34,8 @@ constexpr char kEndlessQuery[] =
     "SELECT count(*) FROM range(100000000) a(i), range(100000) b(j) WHERE a.i + b.j = -1";
 
 // GET `path` on a fresh connection; nullopt when no answer came.
-std::optional<RawAnswer> Get(const std::string& address, const std::string& path) {
-  RawHttpConnection connection(address);
+std::optional<HttpAnswer> Get(const std::string& address, const std::string& path) {
+  RawConnection connection(address);
   if (!connection.connected()) return std::nullopt;
   if (!connection.Send(
           fmt::format("GET {} HTTP/1.1\r\nHost: strata\r\nConnection: close\r\n\r\n", path))) {
@@ -63,7 +66,7 @@ bool Eventually(Condition condition) {
 
 // The value of the gauge `name` on the API's /metrics, or -1.
 int64_t Gauge(const std::string& api, const std::string& name) {
-  std::optional<RawAnswer> page = Get(api, "/metrics");
+  std::optional<HttpAnswer> page = Get(api, "/metrics");
   std::smatch match;
   if (!page.has_value() ||
       !std::regex_search(page->body, match, std::regex("\n" + name + " ([0-9]+)\n"))) {
@@ -99,13 +102,13 @@ TEST(ShutdownTest, SigtermDuringALongQueryAnswersIt503AndExitsWithinTheDrainTime
   ASSERT_TRUE(server.ready()) << server.output();
   const std::string api = server.api_address();
 
-  RawHttpConnection query(api);
+  RawConnection query(api);
   ASSERT_TRUE(query.connected());
   ASSERT_TRUE(query.Send(SqlRequest(token, kEndlessQuery)));
   ASSERT_TRUE(Eventually([&] { return Gauge(api, "strata_queries_running") == 1; }))
       << "the query never showed as running on /metrics\n"
       << server.output();
-  std::future<std::optional<RawAnswer>> answer =
+  std::future<std::optional<HttpAnswer>> answer =
       std::async(std::launch::async, [&] { return query.ReadAnswer(kWait); });
 
   const Clock::time_point sigterm = Clock::now();
@@ -113,12 +116,12 @@ TEST(ShutdownTest, SigtermDuringALongQueryAnswersIt503AndExitsWithinTheDrainTime
   // Once shutdown has begun (/readyz says so), a new query is refused at
   // once rather than started.
   ASSERT_TRUE(Eventually([&] {
-    std::optional<RawAnswer> ready = Get(api, "/readyz");
+    std::optional<HttpAnswer> ready = Get(api, "/readyz");
     return ready.has_value() && ready->status == 503;
   }));
-  RawHttpConnection late(api);
+  RawConnection late(api);
   ASSERT_TRUE(late.Send(SqlRequest(token, "SELECT 1")));
-  std::optional<RawAnswer> refused = late.ReadAnswer(kWait);
+  std::optional<HttpAnswer> refused = late.ReadAnswer(kWait);
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->status, 503) << refused->body;
   EXPECT_LT(Clock::now() - sigterm, kDrain) << "refused before the drain deadline";
@@ -133,7 +136,7 @@ TEST(ShutdownTest, SigtermDuringALongQueryAnswersIt503AndExitsWithinTheDrainTime
   EXPECT_LT(exited, kDrain + std::chrono::seconds(1))
       << std::chrono::duration_cast<std::chrono::milliseconds>(exited).count() << " ms\n"
       << server.output();
-  std::optional<RawAnswer> got = answer.get();
+  std::optional<HttpAnswer> got = answer.get();
   ASSERT_TRUE(got.has_value()) << "empty reply to the running query\n" << server.output();
   EXPECT_EQ(got->status, 503) << got->body;
   EXPECT_EQ(got->Header("retry-after"), "1");
@@ -145,7 +148,7 @@ TEST(ShutdownTest, SigtermDuringASlowUploadAnswersIt503WithConnectionClose) {
   ServerProcess server(dir.path() + "/data", kDrainFlags);
   ASSERT_TRUE(server.ready()) << server.output();
 
-  RawHttpConnection upload(server.http_address());
+  RawConnection upload(server.http_address());
   ASSERT_TRUE(upload.connected());
   // "Expect: 100-continue" makes the server say when it has read the
   // header, so the upload is known to be in progress before SIGTERM.
@@ -154,14 +157,14 @@ TEST(ShutdownTest, SigtermDuringASlowUploadAnswersIt503WithConnectionClose) {
                   "Content-Type: application/json\r\nContent-Length: 1000000\r\n"
                   "Expect: 100-continue\r\n\r\n",
                   server.first_token())));
-  std::optional<RawAnswer> go_on = upload.ReadAnswer(kWait);
+  std::optional<HttpAnswer> go_on = upload.ReadAnswer(kWait);
   ASSERT_TRUE(go_on.has_value());
   ASSERT_EQ(go_on->status, 100);
   ASSERT_TRUE(upload.Send("{\"resourceSpans\":[" + std::string(4096, ' ')));
 
   const Clock::time_point sigterm = Clock::now();
   auto stopped = StopInBackground(server);
-  std::optional<RawAnswer> answer = upload.ReadAnswer(kWait);
+  std::optional<HttpAnswer> answer = upload.ReadAnswer(kWait);
   const auto [code, exit_time] = stopped.get();
   const auto exited = exit_time - sigterm;
   std::printf(
