@@ -883,25 +883,42 @@ class PendingGuard {
 
 // The wrapping SELECT of a lone SELECT `statement` whose prepared form is
 // `prepared`: every column as text (DuckDB's VARCHAR cast, a BLOB as
-// lowercase hex), at most max_rows + 1 rows. nullopt when a column's type
-// is not known before binding (it depends on a parameter).
+// lowercase hex), at most max_rows + 1 rows and, with a byte cap, only the
+// rows before the one that crosses `max_bytes` and that one (so the caller
+// sees that the cap was reached). nullopt when a column's type is not known
+// before binding (it depends on a parameter).
+//
+// The byte cap is a running sum (a streaming window) and a filter inside
+// DuckDB: its streaming result buffer counts a chunk's fixed-size part but
+// not its strings, so without the filter DuckDB runs ahead and buffers the
+// whole result (1 GB of wide rows) before the first chunk is fetched.
 std::optional<std::string> TextSelect(duckdb_prepared_statement prepared,
-                                      std::string_view statement, size_t max_rows) {
+                                      std::string_view statement, size_t max_rows,
+                                      size_t max_bytes) {
   const idx_t columns = duckdb_prepared_statement_column_count(prepared);
-  std::string select, names;
+  std::string as_text, names, values, row_bytes;
   for (idx_t c = 0; c < columns; ++c) {
     const duckdb_type type = duckdb_prepared_statement_column_type(prepared, c);
     if (type == DUCKDB_TYPE_INVALID || type == DUCKDB_TYPE_ANY) return std::nullopt;
-    const std::string name = fmt::format("c{}", c);
-    select += fmt::format("{}{}", c == 0 ? "" : ", ",
-                          type == DUCKDB_TYPE_BLOB ? fmt::format("lower(hex({}))", name)
-                                                   : fmt::format("CAST({} AS VARCHAR)", name));
-    names += (c == 0 ? "" : ", ") + name;
+    const std::string_view comma = c == 0 ? "" : ", ";
+    as_text += type == DUCKDB_TYPE_BLOB ? fmt::format("{}lower(hex(c{})) AS v{}", comma, c, c)
+                                        : fmt::format("{}CAST(c{} AS VARCHAR) AS v{}", comma, c, c);
+    names += fmt::format("{}c{}", comma, c);
+    values += fmt::format("{}v{}", comma, c);
+    row_bytes += fmt::format("{}coalesce(strlen(v{}), 4)", c == 0 ? "" : " + ", c);
   }
   const uint64_t limit = max_rows < (uint64_t{1} << 62) ? max_rows + 1 : max_rows;
   // The line break before ')' ends a trailing line comment.
-  return fmt::format("SELECT {} FROM (\n{}\n) AS strata_rows({}) LIMIT {}", select, statement,
-                     names, limit);
+  std::string text =
+      fmt::format("SELECT {} FROM (\n{}\n) AS strata_rows({})", as_text, statement, names);
+  if (max_bytes > 0) {
+    text = fmt::format(
+        "SELECT {0} FROM (SELECT {0}, strata_row, sum(strata_row) OVER (ROWS BETWEEN UNBOUNDED "
+        "PRECEDING AND CURRENT ROW) AS strata_bytes FROM (SELECT {0}, {1} AS strata_row FROM "
+        "({2}))) WHERE strata_bytes - strata_row <= {3}",
+        values, row_bytes, text, max_bytes);
+  }
+  return fmt::format("{} LIMIT {}", text, limit);
 }
 
 // The names and DuckDB types of the columns of `prepared`.
@@ -1069,13 +1086,14 @@ absl::StatusOr<QueryResult> RunStreamed(duckdb_connection connection,
                                         duckdb_prepared_statement prepared, std::string_view sql,
                                         std::span<const QueryParam> params, size_t max_rows,
                                         size_t max_bytes, bool read_only) {
-  std::optional<std::string> text = TextSelect(prepared, WithoutTerminator(sql), max_rows);
+  std::optional<std::string> text =
+      TextSelect(prepared, WithoutTerminator(sql), max_rows, max_bytes);
   PreparedGuard wrapped;
   bool ok =
       text.has_value() && duckdb_prepare(connection, text->c_str(), wrapped.out()) == DuckDBSuccess;
   if (text.has_value() && !ok) {
     duckdb_destroy_prepare(wrapped.out());
-    text = TextSelect(prepared, sql, max_rows);
+    text = TextSelect(prepared, sql, max_rows, max_bytes);
     ok = duckdb_prepare(connection, text->c_str(), wrapped.out()) == DuckDBSuccess;
   }
   if (!ok) {

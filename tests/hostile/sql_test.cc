@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -71,6 +73,25 @@ std::vector<std::string> Tree(const std::string& root) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The peak resident memory (VmHWM) of the `strata serve` process running
+// on `data_dir`, in bytes; 0 when there is none.
+uint64_t ServerPeakRssBytes(const std::string& data_dir) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    std::replace(args.begin(), args.end(), '\0', ' ');
+    if (args.find(" serve ") == std::string::npos ||
+        args.find(" " + data_dir + " ") == std::string::npos) {
+      continue;
+    }
+    std::ifstream status(entry.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with("VmHWM:")) return std::stoull(line.substr(6)) * 1024;
+    }
+  }
+  return 0;
 }
 
 // Every kind of statement DuckDB has that is not a read, aimed at the
@@ -161,6 +182,26 @@ TEST(HostileSqlTest, LargeAnswerIsCutAtTheByteCapAndSaysTruncated) {
   auto [small_status, small_body] = PostSql(server, token, "SELECT 42 AS n");
   EXPECT_EQ(small_status, 200) << small_body;
   EXPECT_THAT(small_body, HasSubstr("\"truncated\":false"));
+}
+
+TEST(HostileSqlTest, GigabyteAnswerStopsAtTheDefaultCapAndTheServerStaysSmall) {
+  TempDir dir("hostile-sql-rss");
+  const std::string data = dir.path() + "/data";
+  ServerProcess server(data);
+  ASSERT_TRUE(server.ready()) << server.output();
+  const std::string token = ReadToken(server, data);
+  ASSERT_FALSE(token.empty());
+  // 10,000 rows of 100,000 bytes: 1 GB uncapped (the server then peaked
+  // at 1.17 GB resident); the default cap is 64 MiB.
+  auto [status, body] =
+      PostSql(server, token, "SELECT repeat('x', 100000) AS x FROM range(10000)", "?limit=10000");
+  EXPECT_EQ(status, 200) << body.substr(0, 300);
+  EXPECT_LE(body.size(), (64u << 20) + 4096u);
+  EXPECT_GE(body.size(), 60u << 20);
+  EXPECT_THAT(body, HasSubstr("\"truncated\":true"));
+  const uint64_t peak = ServerPeakRssBytes(data);
+  EXPECT_GT(peak, 0u);
+  EXPECT_LT(peak, uint64_t{400} << 20) << "peak resident memory " << (peak >> 20) << " MiB";
 }
 
 TEST(HostileSqlTest, OutOfMemoryIsNotRetryableAndSaysHowToNarrowTheQuery) {
