@@ -264,8 +264,10 @@ std::string FormatSqlTable(std::string_view json, std::string* error) {
   for (size_t r = 1; r < cells.size(); ++r) append_row(cells[r]);
   bool truncated = false;
   (void)doc["truncated"].get_bool().get(truncated);
+  std::string_view reason = "more rows exist: raise --limit";
+  (void)doc["truncated_reason"].get_string().get(reason);
   text += fmt::format("({} row{}{})\n", cells.size() - 1, cells.size() == 2 ? "" : "s",
-                      truncated ? "; more rows exist: raise --limit" : "");
+                      truncated ? fmt::format("; {}", reason) : "");
   return text;
 }
 

@@ -39,7 +39,8 @@ int RunSql(const SqlOptions& options);
 std::string SplitSqlStatements(std::string_view text, std::vector<std::string>* statements);
 
 // The API's JSON result ({"columns":[{"name","type"}...],"rows":[[...]...],
-// "truncated":bool}) as an aligned text table with a row-count footer.
+// "truncated":bool, "truncated_reason":"..."}) as an aligned text table with
+// a row-count footer that says why rows were left out.
 // InvalidArgument when `json` is not such a result.
 [[nodiscard]] std::string FormatSqlTable(std::string_view json, std::string* error);
 

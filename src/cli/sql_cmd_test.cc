@@ -46,5 +46,19 @@ TEST(SplitSqlStatementsTest, OnlyCommentsAndEmptyStatementsAreDropped) {
   EXPECT_EQ(rest, "");
 }
 
+TEST(FormatSqlTableTest, TruncatedAnswerSaysWhy) {
+  std::string error;
+  const std::string table = FormatSqlTable(
+      R"({"columns":[{"name":"x","type":"VARCHAR"}],"rows":[["a"]],"truncated":true,)"
+      R"("truncated_reason":"the answer's values reached the server's cap"})",
+      &error);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(table, "x\n-\na\n(1 row; the answer's values reached the server's cap)\n");
+  EXPECT_EQ(
+      FormatSqlTable(R"({"columns":[{"name":"x","type":"VARCHAR"}],"rows":[],"truncated":true})",
+                     &error),
+      "x\n-\n(0 rows; more rows exist: raise --limit)\n");
+}
+
 }  // namespace
 }  // namespace strata::cli
