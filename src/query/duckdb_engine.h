@@ -192,11 +192,13 @@ class QueryConnection {
   // creates its directory while it is prepared). The prepared statement's
   // type is checked again afterwards.
   //
-  // DuckDB materializes a whole result outside memory_limit, so a single
-  // SELECT runs as "SELECT <each column as text> FROM (<sql>) LIMIT
-  // max_rows + 1" and its rows are streamed chunk by chunk (2,048 rows at
-  // most), stopping at either cap: memory holds the kept rows and one
-  // chunk. Column names and types are the statement's own. A read-only
+  // DuckDB materializes a whole result outside memory_limit, and its
+  // streaming buffer does not count strings, so a single SELECT runs as
+  // "SELECT <each column as text> FROM (<sql>) WHERE <running sum of the
+  // bytes before this row> <= max_bytes LIMIT max_rows + 1" and its rows
+  // are fetched chunk by chunk (2,048 rows at most), stopping at either
+  // cap: memory holds the kept rows and the chunks DuckDB's threads have
+  // in flight. Column names and types are the statement's own. A read-only
   // SELECT that cannot be wrapped so is InvalidArgument (none is known:
   // semicolons and comments at the end are handled); other SQL, and a
   // SELECT whose column types depend on its parameters, runs unwrapped and
