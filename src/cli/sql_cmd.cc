@@ -6,6 +6,7 @@
 #include <cctype>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -272,7 +273,10 @@ std::string FormatSqlTable(std::string_view json, std::string* error) {
 }
 
 int RunSql(const SqlOptions& options) {
-  if (!options.command.empty()) return RunStatement(options, options.command) ? 0 : 1;
+  if (!options.command.empty()) {
+    std::istringstream command(options.command);
+    return RunStream(options, command, /*interactive=*/false) ? 0 : 1;
+  }
   return RunStream(options, std::cin, ::isatty(STDIN_FILENO) != 0) ? 0 : 1;
 }
 

@@ -2,12 +2,11 @@
 
 // `strata sql`: read-only SQL over the views spans, logs and metrics of a
 // running server, through its API (POST /api/v1/sql with a read token).
-// With -c it runs one statement and exits; otherwise it reads statements
-// from standard input, each ended by ';' (several may share a line; a ';'
-// in a string, a quoted name or a comment ends nothing) or by the end of
-// the input, and sends each as its own request, prompting when the input
-// is a terminal. Results print as a table, or as the API's JSON
-// with --json.
+// It reads statements from -c's text, or else from standard input, each
+// ended by ';' (several may share a line; a ';' in a string, a quoted name
+// or a comment ends nothing) or by the end of the input, and sends each as
+// its own request, prompting when standard input is a terminal. Results
+// print as a table, or as the API's JSON with --json.
 //
 // Thread-safety: runs on the calling thread. Errors: the server's message
 // on standard error; the exit code is 1 when any statement failed.

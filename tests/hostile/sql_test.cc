@@ -245,6 +245,12 @@ TEST(HostileSqlTest, StrataSqlRunsEachStatementOfALineOnItsOwn) {
   EXPECT_THAT(output, HasSubstr("\nx;y\n"));
   EXPECT_THAT(output, HasSubstr("\n33\n"));
   EXPECT_THAT(output, Not(HasSubstr("exactly one statement")));
+  // -c takes several statements the same way.
+  auto [c_code, c_output] = RunStrata({"sql", "--api-address", server.api_address(), "--token",
+                                       token, "-c", "SELECT 44 AS d; SELECT 55 AS e"});
+  EXPECT_EQ(c_code, 0) << c_output;
+  EXPECT_THAT(c_output, HasSubstr("\n44\n"));
+  EXPECT_THAT(c_output, HasSubstr("\n55\n"));
 }
 
 TEST(HostileSqlTest, UnclosedJsonStringReportsTheByteWhereTheStringOpens) {
