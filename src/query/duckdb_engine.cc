@@ -932,9 +932,9 @@ void DescribeColumns(duckdb_prepared_statement prepared, QueryResult* out) {
   }
 }
 
-// Runs `run` (every column VARCHAR) and streams its rows chunk by chunk
-// into an answer described by `prepared`, stopping at either cap; the rest
-// of the result is never produced.
+// Runs `run` (every column VARCHAR) and fetches its rows chunk by chunk
+// into an answer described by `prepared`, stopping at either cap;
+// destroying the result then stops the query.
 absl::StatusOr<QueryResult> StreamRows(duckdb_prepared_statement prepared,
                                        duckdb_prepared_statement run, size_t max_rows,
                                        size_t max_bytes) {
