@@ -908,9 +908,12 @@ std::optional<std::string> TextSelect(duckdb_prepared_statement prepared,
     row_bytes += fmt::format("{}coalesce(strlen(v{}), 4)", c == 0 ? "" : " + ", c);
   }
   const uint64_t limit = max_rows < (uint64_t{1} << 62) ? max_rows + 1 : max_rows;
-  // The line break before ')' ends a trailing line comment.
+  // The line break before ')' ends a trailing line comment. The inner
+  // LIMIT lets DuckDB keep only the top rows of an ORDER BY (a top-N)
+  // instead of sorting everything.
   std::string text =
-      fmt::format("SELECT {} FROM (\n{}\n) AS strata_rows({})", as_text, statement, names);
+      fmt::format("SELECT {} FROM (SELECT * FROM (\n{}\n) LIMIT {}) AS strata_rows({})", as_text,
+                  statement, limit, names);
   if (max_bytes > 0) {
     text = fmt::format(
         "SELECT {0} FROM (SELECT {0}, strata_row, sum(strata_row) OVER (ROWS BETWEEN UNBOUNDED "

@@ -346,6 +346,21 @@ TEST(QueryConnectionTest, AnswerStopsBeforeTheByteCapAndSaysSo) {
   EXPECT_EQ(rows->rows.size(), 5u);
   EXPECT_TRUE(rows->truncated);
   EXPECT_EQ(rows->truncated_by, QueryResult::TruncatedBy::kRows);
+  // The caps keep the statement's order: the top rows of an ORDER BY.
+  auto ordered =
+      (*connection)->Run("SELECT i FROM range(100000) t(i) ORDER BY i DESC", {}, 3, 10'500, true);
+  ASSERT_TRUE(ordered.ok()) << ordered.status();
+  EXPECT_EQ(ordered->rows, (std::vector<std::vector<std::optional<std::string>>>{
+                               {"99999"}, {"99998"}, {"99997"}}));
+  auto ordered_bytes =
+      (*connection)
+          ->Run("SELECT repeat('x', 1000 + i::INTEGER) AS x FROM range(100) t(i) ORDER BY i DESC",
+                {}, 1000, 3'300, true);
+  ASSERT_TRUE(ordered_bytes.ok()) << ordered_bytes.status();
+  ASSERT_EQ(ordered_bytes->rows.size(), 3u);
+  EXPECT_EQ(ordered_bytes->rows[0][0]->size(), 1099u);
+  EXPECT_EQ(ordered_bytes->rows[2][0]->size(), 1097u);
+  EXPECT_EQ(ordered_bytes->truncated_by, QueryResult::TruncatedBy::kBytes);
   // Under both caps nothing is cut.
   auto whole = (*connection)->Run("SELECT repeat('x', 1000) FROM range(10)", {}, 10, 10'500, true);
   ASSERT_TRUE(whole.ok()) << whole.status();
