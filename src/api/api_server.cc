@@ -67,6 +67,7 @@ absl::Status TakeString(QueryParams& params, std::string_view name,
 }  // namespace
 
 int HttpStatusForApi(const absl::Status& status) {
+  if (query::IsQueryOutOfMemory(status)) return 422;
   switch (status.code()) {
     case absl::StatusCode::kOk:
       return 200;
@@ -341,8 +342,7 @@ server::HttpResponse Api::ServicesEndpoint(const server::HttpRequest& request,
   API_RETURN_IF_ERROR(params.Finish());
   API_ASSIGN_OR_RESPOND(std::vector<std::string> services,
                         ListServices(*options_.pool, SpanFilesOf(snapshot, window), window.start,
-                                     window.end,
-                                     limit, CallOptions{options_.query_deadline}));
+                                     window.end, limit, CallOptions{options_.query_deadline}));
   return JsonResponse(ServicesJson(services));
 }
 
@@ -366,10 +366,10 @@ server::HttpResponse Api::OperationsEndpoint(const server::HttpRequest& request,
   API_ASSIGN_OR_RESPOND(int64_t limit,
                         TakeLimit(params, Limit{kServiceLimitDefault, kServiceLimitMax}));
   API_RETURN_IF_ERROR(params.Finish());
-  API_ASSIGN_OR_RESPOND(std::vector<Operation> operations,
-                        ListOperations(*options_.pool, SpanFilesOf(snapshot, window), service,
-                                       window.start,
-                                       window.end, limit, CallOptions{options_.query_deadline}));
+  API_ASSIGN_OR_RESPOND(
+      std::vector<Operation> operations,
+      ListOperations(*options_.pool, SpanFilesOf(snapshot, window), service, window.start,
+                     window.end, limit, CallOptions{options_.query_deadline}));
   return JsonResponse(OperationsJson(service, operations));
 }
 
@@ -394,10 +394,20 @@ server::HttpResponse Api::SqlEndpoint(const server::HttpRequest& request,
   query::QueryOptions query_options;
   query_options.deadline = options_.query_deadline;
   query_options.max_rows = static_cast<size_t>(limit);
+  query_options.max_bytes = static_cast<size_t>(options_.sql_max_answer_bytes);
   query_options.user_sql = true;
   API_ASSIGN_OR_RESPOND(query::QueryResult result,
                         options_.pool->Run(FilesOf(snapshot), sql, query_options));
-  return JsonResponse(SqlResultJson(result));
+  std::string reason;
+  if (result.truncated && result.truncated_by == query::QueryResult::TruncatedBy::kBytes) {
+    reason = absl::StrCat("the answer's values reached the server's cap of ",
+                          options_.sql_max_answer_bytes,
+                          " bytes (--sql-max-answer-bytes): select fewer or narrower columns, or "
+                          "fewer rows");
+  } else if (result.truncated) {
+    reason = absl::StrCat("the query has more than limit=", limit, " rows");
+  }
+  return JsonResponse(SqlResultJson(result, reason));
 }
 
 }  // namespace strata::api

@@ -48,6 +48,10 @@ class Storage;
 
 namespace strata::api {
 
+// The default of ApiOptions::sql_max_answer_bytes (`strata serve
+// --sql-max-answer-bytes`): 64 MiB.
+inline constexpr uint64_t kDefaultSqlMaxAnswerBytes = uint64_t{64} << 20;
+
 struct ApiOptions {
   // The running storage engine, or null while the server is still
   // recovering (requests are then answered 503 "recovering").
@@ -67,9 +71,14 @@ struct ApiOptions {
   size_t queue_capacity = 64;
   // Deadline of each DuckDB query (0: the pool's default).
   std::chrono::milliseconds query_deadline{0};
+  // Most bytes of values in one POST /api/v1/sql answer; rows past it are
+  // left out and the answer says "truncated" (docs/api.md). Must be > 0.
+  uint64_t sql_max_answer_bytes = kDefaultSqlMaxAnswerBytes;
 };
 
-// The HTTP status for an error status (docs/api.md, "Errors").
+// The HTTP status for an error status (docs/api.md, "Errors"): 422 for a
+// query DuckDB could not fit in its memory limit (query::IsQueryOutOfMemory;
+// running it again cannot succeed, so not 429), else by code.
 int HttpStatusForApi(const absl::Status& status);
 
 // {"error": "<message>"} with HttpStatusForApi's status, Retry-After on 429

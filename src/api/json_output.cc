@@ -311,7 +311,7 @@ std::string OperationsJson(std::string_view service, const std::vector<Operation
   return out;
 }
 
-std::string SqlResultJson(const query::QueryResult& result) {
+std::string SqlResultJson(const query::QueryResult& result, std::string_view truncated_reason) {
   std::string out;
   JsonWriter w(&out);
   w.BeginObject();
@@ -359,6 +359,10 @@ std::string SqlResultJson(const query::QueryResult& result) {
   w.EndArray();
   w.Key("truncated");
   w.Bool(result.truncated);
+  if (result.truncated) {
+    w.Key("truncated_reason");
+    w.String(truncated_reason);
+  }
   w.EndObject();
   return out;
 }

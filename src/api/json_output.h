@@ -28,11 +28,12 @@ std::string MetricSeriesJson(const MetricQuery& q, std::string_view aggregation,
 std::string ServicesJson(const std::vector<std::string>& services);
 std::string OperationsJson(std::string_view service, const std::vector<Operation>& operations);
 
-// {"columns":[{"name","type"}],"rows":[[...]],"truncated":bool}: values of
-// integer, decimal and floating-point columns are JSON numbers (non-finite
-// floats as the strings "NaN", "Infinity", "-Infinity"), BOOLEAN values
-// true/false, NULL null, everything else strings.
-std::string SqlResultJson(const query::QueryResult& result);
+// {"columns":[{"name","type"}],"rows":[[...]],"truncated":bool} and, when
+// truncated, "truncated_reason": `truncated_reason`. Values of integer,
+// decimal and floating-point columns are JSON numbers (non-finite floats as
+// the strings "NaN", "Infinity", "-Infinity"), BOOLEAN values true/false,
+// NULL null, everything else strings.
+std::string SqlResultJson(const query::QueryResult& result, std::string_view truncated_reason = {});
 
 // The "sql" member of a JSON object body such as {"sql": "SELECT 1"}.
 [[nodiscard]] absl::StatusOr<std::string> ParseSqlJson(std::string_view body);

@@ -39,8 +39,10 @@ TEST(JsonOutputTest, SqlResultTypesBecomeJsonValues) {
       R"({"name":"h","type":"HUGEINT"},{"name":"n","type":"DOUBLE"},)"
       R"j({"name":"x","type":"DECIMAL(18,3)"}],)j"
       R"("rows":[[42,1.5,true,"a\"b",170141183460469231731687303715884105727,"NaN",-1.250],)"
-      R"([null,"-Infinity",false,"",0,"Infinity",null]],"truncated":true})";
-  EXPECT_EQ(SqlResultJson(result), expected);
+      R"([null,"-Infinity",false,"",0,"Infinity",null]],"truncated":true,"truncated_reason":"why"})";
+  EXPECT_EQ(SqlResultJson(result, "why"), expected);
+  result.truncated = false;
+  EXPECT_THAT(SqlResultJson(result, "why"), ::testing::EndsWith(R"("truncated":false})"));
 }
 
 TEST(JsonOutputTest, ErrorsAndListsEscapeStrings) {

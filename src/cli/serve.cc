@@ -220,6 +220,9 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     return absl::InvalidArgumentError("--drain-timeout-sec must be >= 0");
   }
   if (options.query_threads < 0) return absl::InvalidArgumentError("--query-threads must be >= 0");
+  if (options.sql_max_answer_bytes == 0) {
+    return absl::InvalidArgumentError("--sql-max-answer-bytes must be > 0");
+  }
   if (options.query_concurrency < 1) {
     return absl::InvalidArgumentError("--query-concurrency must be >= 1");
   }
@@ -398,6 +401,7 @@ int RunServe(const ServeOptions& options) {
           },
       .worker_threads = options.api_workers,
       .query_deadline = query_timeout,
+      .sql_max_answer_bytes = options.sql_max_answer_bytes,
   });
   server::HttpRouter rest_routes;
   rest_api->AddRoutes(&rest_routes);
@@ -525,6 +529,8 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
           "Deadline of each query; it is interrupted after it");
   AddFlag(command, env_names, "api-workers", &options->api_workers,
           "Threads that answer REST API requests");
+  AddFlag(command, env_names, "sql-max-answer-bytes", &options->sql_max_answer_bytes,
+          "Most bytes of values in one SQL answer; past it rows are left out (truncated)");
   AddFlag(command, env_names, "lookup-cache-bytes", &options->lookup_cache_bytes,
           "Memory trace lookups may keep for the batches' parsed footers and dictionary pages "
           "(0: none)");

@@ -53,6 +53,8 @@ struct ServeOptions {
   int query_concurrency = 2;
   double query_timeout_sec = 30;
   int api_workers = 4;
+  // Most bytes of values in one POST /api/v1/sql answer (docs/api.md).
+  uint64_t sql_max_answer_bytes = uint64_t{64} << 20;
   // What trace lookups may cache across all batches: their spans.parquet
   // footers and OffsetIndexes (docs/operations.md, "Querying").
   uint64_t lookup_cache_bytes = 64 << 20;

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -76,30 +78,141 @@ bool RunStatement(const SqlOptions& options, const std::string& sql) {
   return true;
 }
 
-// Statements from `in`, each ended by ';' at the end of a line (or by the
-// end of input).
+// Where a SQL scanner is: in code, or inside something a ';' does not end.
+enum class SqlState {
+  kCode,
+  kQuoted,
+  kEscapedQuoted,
+  kIdentifier,
+  kDollar,
+  kLineComment,
+  kBlockComment
+};
+
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// True when `text` holds something other than white space and comments.
+bool HasCode(std::string_view text) {
+  std::vector<std::string> statements;
+  return !SplitSqlStatements(std::string(text) + ";", &statements).empty() || !statements.empty();
+}
+
+// Statements from `in`, each sent on its own as SplitSqlStatements cuts
+// them; an unfinished one at the end of the input is sent too.
 bool RunStream(const SqlOptions& options, std::istream& in, bool interactive) {
   bool ok = true;
-  std::string statement, line;
+  std::string pending, line;
   for (;;) {
-    if (interactive) std::fputs(statement.empty() ? "strata> " : "   ...> ", stdout);
+    if (interactive) std::fputs(HasCode(pending) ? "   ...> " : "strata> ", stdout);
     std::fflush(stdout);
     if (!std::getline(in, line)) break;
-    if (statement.empty() && (line == "\\q" || line == "quit" || line == "exit")) break;
-    statement += line;
-    statement += '\n';
-    const size_t end = line.find_last_not_of(" \t\r");
-    if (end == std::string::npos || line[end] != ';') continue;
-    ok = RunStatement(options, statement) && ok;
-    statement.clear();
+    if (!HasCode(pending) && (line == "\\q" || line == "quit" || line == "exit")) break;
+    pending += line;
+    pending += '\n';
+    std::vector<std::string> statements;
+    pending = SplitSqlStatements(pending, &statements);
+    for (const std::string& statement : statements) ok = RunStatement(options, statement) && ok;
   }
-  if (statement.find_first_not_of(" \t\r\n") != std::string::npos) {
-    ok = RunStatement(options, statement) && ok;
-  }
+  if (HasCode(pending)) ok = RunStatement(options, pending) && ok;
   return ok;
 }
 
 }  // namespace
+
+std::string SplitSqlStatements(std::string_view text, std::vector<std::string>* statements) {
+  SqlState state = SqlState::kCode;
+  int comment_depth = 0;
+  std::string_view dollar_tag;
+  size_t start = 0;
+  bool code = false;  // the current statement holds more than comments
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    switch (state) {
+      case SqlState::kCode:
+        if (c == '-' && next == '-') {
+          state = SqlState::kLineComment;
+          ++i;
+        } else if (c == '/' && next == '*') {
+          state = SqlState::kBlockComment;
+          comment_depth = 1;
+          ++i;
+        } else if (c == ';') {
+          if (code) statements->emplace_back(text.substr(start, i + 1 - start));
+          start = i + 1;
+          code = false;
+        } else if (!std::isspace(static_cast<unsigned char>(c))) {
+          code = true;
+          if (c == '\'') {
+            const bool escaped = i > 0 && (text[i - 1] == 'e' || text[i - 1] == 'E') &&
+                                 (i < 2 || !IsWordChar(text[i - 2]));
+            state = escaped ? SqlState::kEscapedQuoted : SqlState::kQuoted;
+          } else if (c == '"') {
+            state = SqlState::kIdentifier;
+          } else if (c == '$' && (i == 0 || !IsWordChar(text[i - 1]))) {
+            size_t end = i + 1;
+            while (end < text.size() && IsWordChar(text[end])) ++end;
+            const bool tag_ok =
+                end == i + 1 || !std::isdigit(static_cast<unsigned char>(text[i + 1]));
+            if (end < text.size() && text[end] == '$' && tag_ok) {
+              dollar_tag = text.substr(i, end + 1 - i);
+              state = SqlState::kDollar;
+              i = end;
+            }
+          }
+        }
+        break;
+      case SqlState::kQuoted:
+        if (c == '\'') {
+          if (next == '\'') {
+            ++i;
+          } else {
+            state = SqlState::kCode;
+          }
+        }
+        break;
+      case SqlState::kEscapedQuoted:
+        if (c == '\\') {
+          ++i;
+        } else if (c == '\'') {
+          if (next == '\'') {
+            ++i;
+          } else {
+            state = SqlState::kCode;
+          }
+        }
+        break;
+      case SqlState::kIdentifier:
+        if (c == '"') {
+          if (next == '"') {
+            ++i;
+          } else {
+            state = SqlState::kCode;
+          }
+        }
+        break;
+      case SqlState::kDollar:
+        if (c == '$' && text.substr(i).starts_with(dollar_tag)) {
+          i += dollar_tag.size() - 1;
+          state = SqlState::kCode;
+        }
+        break;
+      case SqlState::kLineComment:
+        if (c == '\n') state = SqlState::kCode;
+        break;
+      case SqlState::kBlockComment:
+        if (c == '/' && next == '*') {
+          ++comment_depth;
+          ++i;
+        } else if (c == '*' && next == '/') {
+          ++i;
+          if (--comment_depth == 0) state = SqlState::kCode;
+        }
+        break;
+    }
+  }
+  return std::string(text.substr(std::min(start, text.size())));
+}
 
 std::string FormatSqlTable(std::string_view json, std::string* error) {
   simdjson::dom::parser parser;
@@ -152,13 +265,18 @@ std::string FormatSqlTable(std::string_view json, std::string* error) {
   for (size_t r = 1; r < cells.size(); ++r) append_row(cells[r]);
   bool truncated = false;
   (void)doc["truncated"].get_bool().get(truncated);
+  std::string_view reason = "more rows exist: raise --limit";
+  (void)doc["truncated_reason"].get_string().get(reason);
   text += fmt::format("({} row{}{})\n", cells.size() - 1, cells.size() == 2 ? "" : "s",
-                      truncated ? "; more rows exist: raise --limit" : "");
+                      truncated ? fmt::format("; {}", reason) : "");
   return text;
 }
 
 int RunSql(const SqlOptions& options) {
-  if (!options.command.empty()) return RunStatement(options, options.command) ? 0 : 1;
+  if (!options.command.empty()) {
+    std::istringstream command(options.command);
+    return RunStream(options, command, /*interactive=*/false) ? 0 : 1;
+  }
   return RunStream(options, std::cin, ::isatty(STDIN_FILENO) != 0) ? 0 : 1;
 }
 

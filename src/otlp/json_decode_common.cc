@@ -369,10 +369,32 @@ absl::Status JsonReader::ErrorAt(const PathFrame& f, const char* at, std::string
   return absl::InvalidArgumentError(message);
 }
 
+namespace {
+
+// The offset of the '"' that opens the string `json` leaves unclosed (its
+// last string), or json.size() when every string is closed. simdjson
+// finds an unclosed string before it has a position to report.
+size_t UnclosedStringStart(std::string_view json) {
+  size_t open = json.size();
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (json[i] != '"') continue;
+    open = i;
+    for (++i; i < json.size() && json[i] != '"'; ++i) {
+      if (json[i] == '\\') ++i;
+    }
+    if (i < json.size()) open = json.size();
+  }
+  return open;
+}
+
+}  // namespace
+
 absl::Status JsonReader::SyntaxError(const PathFrame& f, simdjson::error_code code) const {
   const char* at = f.at;
   if (code == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
     at = input_.data() + input_.size();
+  } else if (code == simdjson::UNCLOSED_STRING) {
+    at = input_.data() + UnclosedStringStart(input_);
   } else if (doc_ != nullptr) {
     if (auto location = doc_->current_location(); location.error() == simdjson::SUCCESS) {
       at = location.value_unsafe();

@@ -1103,6 +1103,20 @@ TEST(JsonErrorsTest, MalformedSyntaxIsInvalidWherePossibleNamingTheEnclosingFiel
                 "resourceSpans[0].x.y: malformed JSON number");
 }
 
+TEST(JsonErrorsTest, UnclosedStringReportsTheByteWhereItOpens) {
+  for (const std::string& json : {
+           std::string(R"({"resourceSpans":[{"resource":{"attributes":[{"key":"service.name)"),
+           std::string(R"({"resourceSpans":[{"x":"a\"b)"),
+           std::string(R"({"resourceSpans":[{"x":"done","y":"a\\)"),
+       }) {
+    const absl::Status s = Traces(json);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << json;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("never closed. (at byte " +
+                                                    std::to_string(json.rfind("\":\"") + 2) + ")"))
+        << json;
+  }
+}
+
 TEST(JsonErrorsTest, InvalidUtf8NamesTheFieldThatHoldsIt) {
   const std::string json = OneSpan(std::string(kIds) + ",\"name\":\"ab\xff\xfe\"");
   const absl::Status s = Traces(json);

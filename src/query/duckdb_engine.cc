@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "fmt/format.h"
 
 namespace strata::query {
@@ -469,6 +470,8 @@ std::string TypeName(duckdb_logical_type type) {
   }
 }
 
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
 // Lowercase hex of `bytes`.
 std::string Hex(const void* data, idx_t size) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -481,8 +484,46 @@ std::string Hex(const void* data, idx_t size) {
   return out;
 }
 
-// The rows of a materialized `result`, at most `max_rows` of them.
-QueryResult CollectRows(duckdb_result* result, size_t max_rows) {
+// Counts the rows an answer keeps against its caps: at most `max_rows`
+// rows, and values summing to at most `max_bytes` (0: no byte cap).
+class AnswerBudget {
+ public:
+  AnswerBudget(size_t max_rows, size_t max_bytes) : max_rows_(max_rows), max_bytes_(max_bytes) {}
+
+  // True when one more row of `row_bytes` fits (and counts it); otherwise
+  // marks `out` truncated by the cap it would pass.
+  bool Admit(size_t row_bytes, QueryResult* out) {
+    if (rows_ >= max_rows_) {
+      out->truncated = true;
+      out->truncated_by = QueryResult::TruncatedBy::kRows;
+      return false;
+    }
+    if (max_bytes_ > 0 && row_bytes > max_bytes_ - bytes_) {
+      out->truncated = true;
+      out->truncated_by = QueryResult::TruncatedBy::kBytes;
+      return false;
+    }
+    ++rows_;
+    bytes_ += row_bytes;
+    return true;
+  }
+
+ private:
+  const size_t max_rows_;
+  const size_t max_bytes_;
+  size_t rows_ = 0;
+  size_t bytes_ = 0;
+};
+
+// The bytes a row's values count against the byte cap (a NULL as "null").
+size_t RowBytes(const std::vector<std::optional<std::string>>& row) {
+  size_t bytes = 0;
+  for (const auto& value : row) bytes += value.has_value() ? value->size() : 4;
+  return bytes;
+}
+
+// The rows of a materialized `result` that fit `max_rows` and `max_bytes`.
+QueryResult CollectRows(duckdb_result* result, size_t max_rows, size_t max_bytes) {
   QueryResult out;
   const idx_t columns = duckdb_column_count(result);
   const idx_t rows = duckdb_row_count(result);
@@ -493,11 +534,9 @@ QueryResult CollectRows(duckdb_result* result, size_t max_rows) {
     out.types.push_back(TypeName(type.get()));
     blob[c] = duckdb_column_type(result, c) == DUCKDB_TYPE_BLOB;
   }
-  const idx_t kept = std::min<idx_t>(rows, max_rows);
-  out.truncated = rows > kept;
-  out.rows.reserve(kept);
-  for (idx_t r = 0; r < kept; ++r) {
-    auto& row = out.rows.emplace_back();
+  AnswerBudget budget(max_rows, max_bytes);
+  for (idx_t r = 0; r < rows; ++r) {
+    std::vector<std::optional<std::string>> row;
     row.reserve(columns);
     for (idx_t c = 0; c < columns; ++c) {
       if (duckdb_value_is_null(result, c, r)) {
@@ -510,8 +549,77 @@ QueryResult CollectRows(duckdb_result* result, size_t max_rows) {
         row.emplace_back(TakeString(duckdb_value_varchar(result, c, r)));
       }
     }
+    if (!budget.Admit(RowBytes(row), &out)) break;
+    out.rows.push_back(std::move(row));
   }
   return out;
+}
+
+// Owns a duckdb_data_chunk.
+class ChunkGuard {
+ public:
+  explicit ChunkGuard(duckdb_data_chunk chunk) : chunk_(chunk) {}
+  ~ChunkGuard() {
+    if (chunk_ != nullptr) duckdb_destroy_data_chunk(&chunk_);
+  }
+  ChunkGuard(const ChunkGuard&) = delete;
+  ChunkGuard& operator=(const ChunkGuard&) = delete;
+  duckdb_data_chunk get() const { return chunk_; }
+
+ private:
+  duckdb_data_chunk chunk_;
+};
+
+// Appends the rows of `chunk`, whose columns are all VARCHAR, to `out`
+// while `budget` admits them. False once a cap is reached.
+bool AppendChunk(duckdb_data_chunk chunk, AnswerBudget* budget, QueryResult* out) {
+  const idx_t columns = duckdb_data_chunk_get_column_count(chunk);
+  std::vector<duckdb_string_t*> data(columns);
+  std::vector<uint64_t*> validity(columns);
+  for (idx_t c = 0; c < columns; ++c) {
+    duckdb_vector vector = duckdb_data_chunk_get_vector(chunk, c);
+    data[c] = static_cast<duckdb_string_t*>(duckdb_vector_get_data(vector));
+    validity[c] = duckdb_vector_get_validity(vector);
+  }
+  const idx_t rows = duckdb_data_chunk_get_size(chunk);
+  for (idx_t r = 0; r < rows; ++r) {
+    size_t row_bytes = 0;
+    for (idx_t c = 0; c < columns; ++c) {
+      row_bytes +=
+          duckdb_validity_row_is_valid(validity[c], r) ? duckdb_string_t_length(data[c][r]) : 4;
+    }
+    if (!budget->Admit(row_bytes, out)) return false;
+    auto& row = out->rows.emplace_back();
+    row.reserve(columns);
+    for (idx_t c = 0; c < columns; ++c) {
+      if (duckdb_validity_row_is_valid(validity[c], r)) {
+        row.emplace_back(
+            std::string(duckdb_string_t_data(&data[c][r]), duckdb_string_t_length(data[c][r])));
+      } else {
+        row.emplace_back(std::nullopt);
+      }
+    }
+  }
+  return true;
+}
+
+// The payload that marks DuckDB's out-of-memory (IsQueryOutOfMemory).
+constexpr char kOutOfMemoryPayload[] = "type.strata.dev/query.out_of_memory";
+
+// DuckDB's out-of-memory `message` as ResourceExhausted, marked. DuckDB's
+// own advice after its first paragraph (SET threads, SET memory_limit, ...)
+// names settings that are locked here, so it gives way to how to narrow
+// the query.
+absl::Status OutOfMemoryStatus(std::string_view message) {
+  std::string_view first = message.substr(0, message.find("\n\n"));
+  while (!first.empty() && IsSpace(first.back())) first.remove_suffix(1);
+  absl::Status status = absl::ResourceExhaustedError(fmt::format(
+      "duckdb: {}; the query needs more memory than the query memory limit allows, and running "
+      "it again will not help: narrow it (select fewer columns, a narrower time range, add a "
+      "LIMIT, or aggregate first with GROUP BY)",
+      first));
+  status.SetPayload(kOutOfMemoryPayload, absl::Cord("1"));
+  return status;
 }
 
 // DuckDB's error, as a Status of the code query_pool.h promises.
@@ -522,7 +630,7 @@ absl::Status ErrorStatus(duckdb_error_type type, std::string_view message) {
   // Errors from preparing carry no type, only DuckDB's text, which starts
   // with the error's kind.
   if (type == DUCKDB_ERROR_OUT_OF_MEMORY || message.starts_with("Out of Memory Error")) {
-    return absl::ResourceExhaustedError(fmt::format("duckdb: {}", message));
+    return OutOfMemoryStatus(message);
   }
   if (message.starts_with("INTERRUPT Error")) {
     return absl::CancelledError(fmt::format("duckdb: {}", message));
@@ -591,8 +699,6 @@ absl::Status BindParams(duckdb_prepared_statement prepared, std::span<const Quer
   return absl::OkStatus();
 }
 
-bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-
 // If `sql` starts with keyword `word` (case-insensitive) followed by white
 // space, the rest after that space; else nullopt.
 std::optional<std::string_view> AfterKeyword(std::string_view sql, std::string_view word) {
@@ -652,6 +758,9 @@ std::string LimitedSelect(std::string_view statement, size_t max_rows) {
   return fmt::format("SELECT * FROM (\n{}\n) LIMIT {}", statement, limit);
 }
 
+constexpr char kNotReadOnly[] =
+    "query: only a SELECT (or EXPLAIN of a SELECT) is allowed; this statement is not read-only";
+
 // OK when `prepared` (the one statement of `sql`) only reads: a SELECT,
 // or an EXPLAIN [ANALYZE] of one. `depth` bounds the recursion.
 absl::Status CheckReadOnly(duckdb_connection connection, std::string_view sql,
@@ -659,9 +768,7 @@ absl::Status CheckReadOnly(duckdb_connection connection, std::string_view sql,
   const duckdb_statement_type type = duckdb_prepared_statement_type(prepared);
   if (type == DUCKDB_STATEMENT_TYPE_SELECT) return absl::OkStatus();
   if (type != DUCKDB_STATEMENT_TYPE_EXPLAIN) {
-    return absl::InvalidArgumentError(
-        "query: only a SELECT (or EXPLAIN of a SELECT) is allowed; this statement is not "
-        "read-only");
+    return absl::InvalidArgumentError(kNotReadOnly);
   }
   // EXPLAIN ANALYZE runs the statement it explains, so that must be a
   // SELECT as well. Anything but "EXPLAIN [ANALYZE] <statement>" (leading
@@ -686,6 +793,172 @@ absl::Status CheckReadOnly(duckdb_connection connection, std::string_view sql,
     return ErrorStatus(DUCKDB_ERROR_INVALID, inner_prepared.error());
   }
   return CheckReadOnly(connection, text, inner_prepared.get(), depth + 1);
+}
+
+// What DuckDB's parser alone makes of some SQL text.
+struct ParsedText {
+  // Every statement is a SELECT (json_serialize_sql serialized them all).
+  bool all_select = false;
+  // The text does not parse (DuckDB's message in `error`).
+  bool syntax_error = false;
+  std::string error;
+  int64_t statements = 0;
+};
+
+// Parses `sql` (up to its first NUL, as duckdb_extract_statements reads
+// it) with json_serialize_sql, which runs DuckDB's parser and nothing
+// after it: no binding, no planning, no pragma expansion, so no statement
+// can act. It serializes SELECT statements and refuses every other kind.
+absl::StatusOr<ParsedText> ParseOnly(duckdb_connection connection, const char* sql) {
+  static constexpr char kClassify[] =
+      "SELECT j->>'error', j->>'error_type', j->>'error_message', "
+      "json_array_length(j->'statements') FROM (SELECT json_serialize_sql($1::VARCHAR) AS j)";
+  PreparedGuard prepared;
+  if (duckdb_prepare(connection, kClassify, prepared.out()) != DuckDBSuccess) {
+    return ErrorStatus(DUCKDB_ERROR_INVALID, prepared.error());
+  }
+  if (duckdb_bind_varchar(prepared.get(), 1, sql) != DuckDBSuccess) {
+    return absl::InvalidArgumentError("query: the SQL is not valid UTF-8 text");
+  }
+  ResultGuard result;
+  if (duckdb_execute_prepared(prepared.get(), result.get()) != DuckDBSuccess) {
+    return ResultError(result.get());
+  }
+  if (duckdb_row_count(result.get()) != 1) {
+    return absl::InternalError("query: json_serialize_sql gave no answer");
+  }
+  ParsedText parsed;
+  const bool error = TakeString(duckdb_value_varchar(result.get(), 0, 0)) != "false";
+  parsed.all_select = !error;
+  parsed.syntax_error = error && TakeString(duckdb_value_varchar(result.get(), 1, 0)) == "parser";
+  parsed.error = TakeString(duckdb_value_varchar(result.get(), 2, 0));
+  parsed.statements = duckdb_value_int64(result.get(), 3, 0);
+  return parsed;
+}
+
+// OK when DuckDB's parser finds exactly one SELECT in `sql`, or EXPLAIN
+// [ANALYZE] followed by exactly one SELECT. Runs before anything of `sql`
+// is bound. `depth` bounds the recursion.
+absl::Status CheckOneReadByParser(duckdb_connection connection, const std::string& sql, int depth) {
+  absl::StatusOr<ParsedText> parsed = ParseOnly(connection, sql.c_str());
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->all_select) {
+    if (parsed->statements == 1) return absl::OkStatus();
+    return absl::InvalidArgumentError(fmt::format(
+        "query: exactly one statement is allowed, the SQL holds {}", parsed->statements));
+  }
+  if (parsed->syntax_error) {
+    return absl::InvalidArgumentError(fmt::format("duckdb: Parser Error: {}", parsed->error));
+  }
+  // EXPLAIN is not a SELECT to the parser; what it explains must be.
+  // Anything but "EXPLAIN [ANALYZE] <statement>" (leading comments,
+  // options) is refused rather than parsed.
+  std::optional<std::string_view> inner = AfterKeyword(sql, "explain");
+  if (inner.has_value()) {
+    std::optional<std::string_view> analyzed = AfterKeyword(*inner, "analyze");
+    if (!analyzed.has_value()) analyzed = AfterKeyword(*inner, "analyse");
+    if (analyzed.has_value()) inner = analyzed;
+  }
+  if (!inner.has_value() || depth > 0) return absl::InvalidArgumentError(kNotReadOnly);
+  return CheckOneReadByParser(connection, std::string(*inner), depth + 1);
+}
+
+// Owns a duckdb_pending_result.
+class PendingGuard {
+ public:
+  PendingGuard() = default;
+  ~PendingGuard() { duckdb_destroy_pending(&pending_); }
+  PendingGuard(const PendingGuard&) = delete;
+  PendingGuard& operator=(const PendingGuard&) = delete;
+  duckdb_pending_result* out() { return &pending_; }
+  duckdb_pending_result get() const { return pending_; }
+  std::string error() const {
+    const char* error = duckdb_pending_error(pending_);
+    return error != nullptr ? error : "cannot start the statement";
+  }
+
+ private:
+  duckdb_pending_result pending_ = nullptr;
+};
+
+// The wrapping SELECT of a lone SELECT `statement` whose prepared form is
+// `prepared`: every column as text (DuckDB's VARCHAR cast, a BLOB as
+// lowercase hex), at most max_rows + 1 rows and, with a byte cap, only the
+// rows before the one that crosses `max_bytes` and that one (so the caller
+// sees that the cap was reached). nullopt when a column's type is not known
+// before binding (it depends on a parameter).
+//
+// The byte cap is a running sum (a streaming window) and a filter inside
+// DuckDB: its streaming result buffer counts a chunk's fixed-size part but
+// not its strings, so without the filter DuckDB runs ahead and buffers the
+// whole result (1 GB of wide rows) before the first chunk is fetched.
+std::optional<std::string> TextSelect(duckdb_prepared_statement prepared,
+                                      std::string_view statement, size_t max_rows,
+                                      size_t max_bytes) {
+  const idx_t columns = duckdb_prepared_statement_column_count(prepared);
+  std::string as_text, names, values, row_bytes;
+  for (idx_t c = 0; c < columns; ++c) {
+    const duckdb_type type = duckdb_prepared_statement_column_type(prepared, c);
+    if (type == DUCKDB_TYPE_INVALID || type == DUCKDB_TYPE_ANY) return std::nullopt;
+    const std::string_view comma = c == 0 ? "" : ", ";
+    as_text += type == DUCKDB_TYPE_BLOB ? fmt::format("{}lower(hex(c{})) AS v{}", comma, c, c)
+                                        : fmt::format("{}CAST(c{} AS VARCHAR) AS v{}", comma, c, c);
+    names += fmt::format("{}c{}", comma, c);
+    values += fmt::format("{}v{}", comma, c);
+    row_bytes += fmt::format("{}coalesce(strlen(v{}), 4)", c == 0 ? "" : " + ", c);
+  }
+  const uint64_t limit = max_rows < (uint64_t{1} << 62) ? max_rows + 1 : max_rows;
+  // The line break before ')' ends a trailing line comment. The inner
+  // LIMIT lets DuckDB keep only the top rows of an ORDER BY (a top-N)
+  // instead of sorting everything.
+  std::string text =
+      fmt::format("SELECT {} FROM (SELECT * FROM (\n{}\n) LIMIT {}) AS strata_rows({})", as_text,
+                  statement, limit, names);
+  if (max_bytes > 0) {
+    text = fmt::format(
+        "SELECT {0} FROM (SELECT {0}, strata_row, sum(strata_row) OVER (ROWS BETWEEN UNBOUNDED "
+        "PRECEDING AND CURRENT ROW) AS strata_bytes FROM (SELECT {0}, {1} AS strata_row FROM "
+        "({2}))) WHERE strata_bytes - strata_row <= {3}",
+        values, row_bytes, text, max_bytes);
+  }
+  return fmt::format("{} LIMIT {}", text, limit);
+}
+
+// The names and DuckDB types of the columns of `prepared`.
+void DescribeColumns(duckdb_prepared_statement prepared, QueryResult* out) {
+  const idx_t columns = duckdb_prepared_statement_column_count(prepared);
+  for (idx_t c = 0; c < columns; ++c) {
+    const char* name = duckdb_prepared_statement_column_name(prepared, c);
+    out->columns.push_back(TakeString(const_cast<char*>(name)));
+    LogicalTypeGuard type(duckdb_prepared_statement_column_logical_type(prepared, c));
+    out->types.push_back(TypeName(type.get()));
+  }
+}
+
+// Runs `run` (every column VARCHAR) and fetches its rows chunk by chunk
+// into an answer described by `prepared`, stopping at either cap;
+// destroying the result then stops the query.
+absl::StatusOr<QueryResult> StreamRows(duckdb_prepared_statement prepared,
+                                       duckdb_prepared_statement run, size_t max_rows,
+                                       size_t max_bytes) {
+  PendingGuard pending;
+  if (duckdb_pending_prepared_streaming(run, pending.out()) != DuckDBSuccess) {
+    return ErrorStatus(DUCKDB_ERROR_INVALID, pending.error());
+  }
+  ResultGuard result;
+  if (duckdb_execute_pending(pending.get(), result.get()) != DuckDBSuccess) {
+    return ResultError(result.get());
+  }
+  QueryResult out;
+  DescribeColumns(prepared, &out);
+  AnswerBudget budget(max_rows, max_bytes);
+  for (;;) {
+    ChunkGuard chunk(duckdb_fetch_chunk(*result.get()));
+    if (chunk.get() == nullptr) break;
+    if (!AppendChunk(chunk.get(), &budget, &out)) return out;
+  }
+  if (duckdb_result_error(result.get()) != nullptr) return ResultError(result.get());
+  return out;
 }
 
 }  // namespace
@@ -757,11 +1030,96 @@ QueryConnection::~QueryConnection() = default;
 
 void QueryConnection::Interrupt() { duckdb_interrupt(handle_->connection); }
 
+bool IsQueryOutOfMemory(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kResourceExhausted &&
+         status.GetPayload(kOutOfMemoryPayload).has_value();
+}
+
+namespace {
+
+// Runs the last statement of `sql`, prepared as `prepared`. A lone SELECT
+// (`lone_select`) runs as "SELECT * FROM (<sql>) LIMIT max_rows + 1"; the
+// result is materialized.
+absl::StatusOr<QueryResult> RunMaterialized(duckdb_connection connection,
+                                            duckdb_prepared_statement prepared,
+                                            std::string_view sql, bool lone_select,
+                                            std::span<const QueryParam> params, size_t max_rows,
+                                            size_t max_bytes, bool read_only) {
+  PreparedGuard limited;
+  duckdb_prepared_statement run = prepared;
+  if (lone_select) {
+    bool wrapped =
+        duckdb_prepare(connection, LimitedSelect(WithoutTerminator(sql), max_rows).c_str(),
+                       limited.out()) == DuckDBSuccess;
+    if (!wrapped) {
+      duckdb_destroy_prepare(limited.out());
+      wrapped = duckdb_prepare(connection, LimitedSelect(sql, max_rows).c_str(), limited.out()) ==
+                DuckDBSuccess;
+    }
+    if (wrapped) {
+      run = limited.get();
+    } else if (read_only) {
+      absl::Status failed = ErrorStatus(DUCKDB_ERROR_INVALID, limited.error());
+      if (failed.code() != absl::StatusCode::kInvalidArgument) return failed;  // interrupted, OOM
+      return absl::InvalidArgumentError(
+          fmt::format("query: cannot cap the rows of this SELECT: {}", limited.error()));
+    }
+  }
+  if (absl::Status s = BindParams(run, params); !s.ok()) return s;
+  ResultGuard result;
+  if (duckdb_execute_prepared(run, result.get()) != DuckDBSuccess) {
+    return ResultError(result.get());
+  }
+  QueryResult out = CollectRows(result.get(), max_rows, max_bytes);
+  // The wrapping subquery renames duplicate columns ("a", "a_1"); report
+  // the statement's own names when DuckDB knows them.
+  if (run != prepared && duckdb_prepared_statement_column_count(prepared) == out.columns.size()) {
+    for (size_t c = 0; c < out.columns.size(); ++c) {
+      const char* name = duckdb_prepared_statement_column_name(prepared, c);
+      if (name != nullptr) out.columns[c] = TakeString(const_cast<char*>(name));
+    }
+  }
+  return out;
+}
+
+// Runs the lone SELECT `sql`, prepared as `prepared`, wrapped by
+// TextSelect and streamed. Falls back to RunMaterialized when it cannot be
+// wrapped so.
+absl::StatusOr<QueryResult> RunStreamed(duckdb_connection connection,
+                                        duckdb_prepared_statement prepared, std::string_view sql,
+                                        std::span<const QueryParam> params, size_t max_rows,
+                                        size_t max_bytes, bool read_only) {
+  std::optional<std::string> text =
+      TextSelect(prepared, WithoutTerminator(sql), max_rows, max_bytes);
+  PreparedGuard wrapped;
+  bool ok =
+      text.has_value() && duckdb_prepare(connection, text->c_str(), wrapped.out()) == DuckDBSuccess;
+  if (text.has_value() && !ok) {
+    duckdb_destroy_prepare(wrapped.out());
+    text = TextSelect(prepared, sql, max_rows, max_bytes);
+    ok = duckdb_prepare(connection, text->c_str(), wrapped.out()) == DuckDBSuccess;
+  }
+  if (!ok) {
+    return RunMaterialized(connection, prepared, sql, /*lone_select=*/true, params, max_rows,
+                           max_bytes, read_only);
+  }
+  if (absl::Status s = BindParams(wrapped.get(), params); !s.ok()) return s;
+  return StreamRows(prepared, wrapped.get(), max_rows, max_bytes);
+}
+
+}  // namespace
+
 absl::StatusOr<QueryResult> QueryConnection::Run(std::string_view sql,
                                                  std::span<const QueryParam> params,
-                                                 size_t max_rows, bool read_only) {
+                                                 size_t max_rows, size_t max_bytes,
+                                                 bool read_only) {
   const std::string text(sql);
   duckdb_connection connection = handle_->connection;
+  // Before anything is extracted (which expands PRAGMA import_database
+  // by reading files) or bound (which EXPORT DATABASE acts on).
+  if (read_only) {
+    if (absl::Status s = CheckOneReadByParser(connection, text, 0); !s.ok()) return s;
+  }
   ExtractedGuard extracted;
   const idx_t count = duckdb_extract_statements(connection, text.c_str(), extracted.out());
   if (count == 0) {
@@ -773,63 +1131,34 @@ absl::StatusOr<QueryResult> QueryConnection::Run(std::string_view sql,
     return absl::InvalidArgumentError(
         fmt::format("query: exactly one statement is allowed, the SQL holds {}", count));
   }
-  for (idx_t i = 0; i < count; ++i) {
-    const bool last = i + 1 == count;
+  for (idx_t i = 0; i + 1 < count; ++i) {
     PreparedGuard prepared;
     if (duckdb_prepare_extracted_statement(connection, extracted.get(), i, prepared.out()) !=
         DuckDBSuccess) {
       return ErrorStatus(DUCKDB_ERROR_INVALID, prepared.error());
     }
-    if (read_only) {
-      if (absl::Status s = CheckReadOnly(connection, sql, prepared.get(), 0); !s.ok()) return s;
-    }
-    if (!last) {
-      ResultGuard result;
-      if (duckdb_execute_prepared(prepared.get(), result.get()) != DuckDBSuccess) {
-        return ResultError(result.get());
-      }
-      continue;
-    }
-    // DuckDB materializes a whole result, outside its memory_limit, so a
-    // lone SELECT runs as "SELECT * FROM (<sql>) LIMIT max_rows + 1".
-    PreparedGuard limited;
-    duckdb_prepared_statement run = prepared.get();
-    if (count == 1 && duckdb_prepared_statement_type(run) == DUCKDB_STATEMENT_TYPE_SELECT) {
-      bool wrapped =
-          duckdb_prepare(connection, LimitedSelect(WithoutTerminator(sql), max_rows).c_str(),
-                         limited.out()) == DuckDBSuccess;
-      if (!wrapped) {
-        duckdb_destroy_prepare(limited.out());
-        wrapped = duckdb_prepare(connection, LimitedSelect(sql, max_rows).c_str(), limited.out()) ==
-                  DuckDBSuccess;
-      }
-      if (wrapped) {
-        run = limited.get();
-      } else if (read_only) {
-        absl::Status failed = ErrorStatus(DUCKDB_ERROR_INVALID, limited.error());
-        if (failed.code() != absl::StatusCode::kInvalidArgument) return failed;  // interrupted, OOM
-        return absl::InvalidArgumentError(
-            fmt::format("query: cannot cap the rows of this SELECT: {}", limited.error()));
-      }
-    }
-    if (absl::Status s = BindParams(run, params); !s.ok()) return s;
     ResultGuard result;
-    if (duckdb_execute_prepared(run, result.get()) != DuckDBSuccess) {
+    if (duckdb_execute_prepared(prepared.get(), result.get()) != DuckDBSuccess) {
       return ResultError(result.get());
     }
-    QueryResult out = CollectRows(result.get(), max_rows);
-    // The wrapping subquery renames duplicate columns ("a", "a_1"); report
-    // the statement's own names when DuckDB knows them.
-    if (run != prepared.get() &&
-        duckdb_prepared_statement_column_count(prepared.get()) == out.columns.size()) {
-      for (size_t c = 0; c < out.columns.size(); ++c) {
-        const char* name = duckdb_prepared_statement_column_name(prepared.get(), c);
-        if (name != nullptr) out.columns[c] = TakeString(const_cast<char*>(name));
-      }
-    }
-    return out;
   }
-  return absl::InternalError("query: unreachable");
+  PreparedGuard prepared;
+  if (duckdb_prepare_extracted_statement(connection, extracted.get(), count - 1, prepared.out()) !=
+      DuckDBSuccess) {
+    return ErrorStatus(DUCKDB_ERROR_INVALID, prepared.error());
+  }
+  // The parser's verdict, checked again on the statement DuckDB prepared.
+  if (read_only) {
+    if (absl::Status s = CheckReadOnly(connection, sql, prepared.get(), 0); !s.ok()) return s;
+  }
+  // DuckDB materializes a whole result, outside its memory_limit, so a
+  // lone SELECT is capped and streamed.
+  if (count == 1 &&
+      duckdb_prepared_statement_type(prepared.get()) == DUCKDB_STATEMENT_TYPE_SELECT) {
+    return RunStreamed(connection, prepared.get(), sql, params, max_rows, max_bytes, read_only);
+  }
+  return RunMaterialized(connection, prepared.get(), sql, /*lone_select=*/false, params, max_rows,
+                         max_bytes, read_only);
 }
 
 }  // namespace strata::query

@@ -48,8 +48,12 @@ struct QueryResult {
   // "DECIMAL(18,3)", "STRUCT(a INTEGER, b VARCHAR)", ...
   std::vector<std::string> types;
   std::vector<std::vector<std::optional<std::string>>> rows;
-  // True when the query produced more rows than the cap `rows` was cut at.
+  // True when `rows` stops before the query's last row.
   bool truncated = false;
+  // Which cap cut `rows` when `truncated`: the row cap (the query had more
+  // rows) or the byte cap (the next row's values would have passed it).
+  enum class TruncatedBy { kRows, kBytes };
+  TruncatedBy truncated_by = TruncatedBy::kRows;
 };
 
 // A bound parameter ($1, $2, ... in order). std::string binds VARCHAR;
@@ -151,6 +155,12 @@ class QueryDatabase {
   std::unique_ptr<Handle> handle_;
 };
 
+// True when `status` is DuckDB running out of memory (QueryConnection::Run's
+// ResourceExhausted for a query that does not fit memory_limit), as opposed
+// to other ResourceExhausted errors (a busy pool): retrying cannot help, only
+// a narrower query can.
+bool IsQueryOutOfMemory(const absl::Status& status);
+
 // QueryConnection is one DuckDB connection of a QueryDatabase.
 //
 // Thread-safety: single owner (one Run at a time), except Interrupt(),
@@ -158,8 +168,10 @@ class QueryDatabase {
 //
 // Errors of Run: InvalidArgument for SQL DuckDB rejects or a statement
 // `read_only` refuses (the reason included); ResourceExhausted when DuckDB
-// runs out of memory (its "Out of Memory Error" message included);
-// Cancelled when Interrupt() stopped the statement.
+// runs out of memory (its "Out of Memory Error" message, without DuckDB's
+// advice to change settings, which are locked, and with how to narrow the
+// query; IsQueryOutOfMemory() tells it apart); Cancelled when Interrupt()
+// stopped the statement.
 class QueryConnection {
  public:
   ~QueryConnection();
@@ -167,20 +179,33 @@ class QueryConnection {
   QueryConnection& operator=(const QueryConnection&) = delete;
 
   // Runs the statements of `sql` in order; `params` bind to $1, $2, ... of
-  // the last one, whose rows are returned, at most `max_rows` of them
-  // (QueryResult::truncated says when there were more). With `read_only`,
-  // `sql` must be exactly one SELECT or EXPLAIN of a SELECT (EXPLAIN
-  // ANALYZE runs its statement, so it must be a SELECT too).
+  // the last one, whose rows are returned: at most `max_rows` of them, and
+  // only whole rows whose values (as rendered, summed over the answer) stay
+  // within `max_bytes` (0: no byte cap). QueryResult::truncated and
+  // truncated_by say when and why rows were left out.
   //
-  // DuckDB materializes a result outside memory_limit, so a single SELECT
-  // runs as "SELECT * FROM (<sql>) LIMIT max_rows + 1" and never holds more
-  // rows than that (column names are the statement's own). A read-only
+  // With `read_only`, `sql` must be exactly one SELECT, or EXPLAIN
+  // [ANALYZE] of one (EXPLAIN ANALYZE runs its statement). That is decided
+  // by DuckDB's parser alone (json_serialize_sql, which serializes SELECT
+  // statements and refuses every other kind) before anything is bound or
+  // planned: binding a statement can act on its own (EXPORT DATABASE
+  // creates its directory while it is prepared). The prepared statement's
+  // type is checked again afterwards.
+  //
+  // DuckDB materializes a whole result outside memory_limit, and its
+  // streaming buffer does not count strings, so a single SELECT runs as
+  // "SELECT <each column as text> FROM (<sql>) WHERE <running sum of the
+  // bytes before this row> <= max_bytes LIMIT max_rows + 1" and its rows
+  // are fetched chunk by chunk (2,048 rows at most), stopping at either
+  // cap: memory holds the kept rows and the chunks DuckDB's threads have
+  // in flight. Column names and types are the statement's own. A read-only
   // SELECT that cannot be wrapped so is InvalidArgument (none is known:
-  // semicolons and comments at the end are handled); other SQL runs
-  // unwrapped and materializes fully.
+  // semicolons and comments at the end are handled); other SQL, and a
+  // SELECT whose column types depend on its parameters, runs unwrapped and
+  // materializes fully.
   [[nodiscard]] absl::StatusOr<QueryResult> Run(std::string_view sql,
                                                 std::span<const QueryParam> params, size_t max_rows,
-                                                bool read_only);
+                                                size_t max_bytes, bool read_only);
 
   // Stops the statement running on this connection, if any (duckdb_interrupt);
   // it then fails with Cancelled. A statement that starts afterwards is not

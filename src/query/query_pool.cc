@@ -396,7 +396,7 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
     slot->views_built = false;
     absl::StatusOr<std::string> views = ViewsSql(files);
     if (views.ok()) {
-      result = slot->connection->Run(*views, {}, 0, /*read_only=*/false);
+      result = slot->connection->Run(*views, {}, 0, 0, /*read_only=*/false);
     } else {
       result = views.status();
     }
@@ -410,7 +410,8 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
     }
   }
   if (slot->views_built) {
-    result = slot->connection->Run(sql, options.params, max_rows, options.user_sql);
+    result =
+        slot->connection->Run(sql, options.params, max_rows, options.max_bytes, options.user_sql);
   }
 
   bool expired = false;

@@ -91,6 +91,8 @@ struct QueryOptions {
   // 0: the pool's default.
   std::chrono::milliseconds deadline{0};
   size_t max_rows = 0;
+  // Most bytes of values in the answer (QueryConnection::Run); 0: no cap.
+  size_t max_bytes = 0;
   // Enforce read-only, single-statement SQL (text from a user).
   bool user_sql = false;
   std::vector<QueryParam> params;
