@@ -28,20 +28,6 @@ constexpr char kVersion[] = "strata " STRATA_VERSION;
 
 // `strata sql`'s flags. They belong beside RunSql (sql_cmd.cc); they stay
 // here while that file is being changed on another branch.
-Command RegisterSql(CLI::App* app, std::set<std::string>* env_names) {
-  auto options = std::make_shared<SqlOptions>();
-  CLI::App* command =
-      app->add_subcommand("sql", "Read-only SQL over spans, logs and metrics of a running server");
-  AddFlag(command, env_names, "api-address", &options->api_address, "The server's API address");
-  AddFlag(command, env_names, "token", &options->token, "A token with read scope");
-  AddOption(command, "-c,--command", &options->command, "Run this statement and exit");
-  AddOption(command, "--limit", &options->limit, "Most rows shown per statement")
-      ->capture_default_str();
-  AddOption(command, "--timeout-sec", &options->timeout_sec, "How long to wait for an answer")
-      ->capture_default_str();
-  command->add_flag("--json", options->json, "Print the API's JSON instead of a table");
-  return Command{command, [options] { return RunSql(*options); }};
-}
 
 }  // namespace
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
+#include "cli/flags.h"
 #include "fmt/format.h"
 #include "server/http_adapter.h"
 #include "simdjson.h"
@@ -278,6 +280,22 @@ int RunSql(const SqlOptions& options) {
     return RunStream(options, command, /*interactive=*/false) ? 0 : 1;
   }
   return RunStream(options, std::cin, ::isatty(STDIN_FILENO) != 0) ? 0 : 1;
+}
+
+Command RegisterSql(CLI::App* app, std::set<std::string>* env_names) {
+  auto options = std::make_shared<SqlOptions>();
+  CLI::App* command =
+      app->add_subcommand("sql", "Read-only SQL over spans, logs and metrics of a running server");
+  AddFlag(command, env_names, "api-address", &options->api_address, "The server's API address");
+  AddFlag(command, env_names, "token", &options->token, "A token with read scope");
+  AddOption(command, "-c,--command", &options->command,
+            "Run these statements (split at ';' as on standard input) and exit");
+  AddOption(command, "--limit", &options->limit, "Most rows shown per statement")
+      ->capture_default_str();
+  AddOption(command, "--timeout-sec", &options->timeout_sec, "How long to wait for an answer")
+      ->capture_default_str();
+  command->add_flag("--json", options->json, "Print the API's JSON instead of a table");
+  return Command{command, [options] { return RunSql(*options); }};
 }
 
 }  // namespace strata::cli

@@ -11,9 +11,12 @@
 // Thread-safety: runs on the calling thread. Errors: the server's message
 // on standard error; the exit code is 1 when any statement failed.
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "cli/command.h"
 
 namespace strata::cli {
 
@@ -27,6 +30,10 @@ struct SqlOptions {
 };
 
 int RunSql(const SqlOptions& options);
+
+// Adds `sql` to `app`; its --api-address and --token have STRATA_*
+// variables, recorded in `env_names`.
+Command RegisterSql(CLI::App* app, std::set<std::string>* env_names);
 
 // Appends to `statements` each statement of `text` that a ';' ends (the
 // ';' included), and returns the rest, an unfinished statement. A ';'
