@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the full ctest suite under ASan+UBSan
-# (unit tests, the end-to-end and hostile suites against a real server, the
-# layering check), the debug build compiled (its tests are the same ones, so
-# they are not run twice), the concurrency tests under ThreadSanitizer, each
-# libFuzzer target for a bounded time (two at a time on two cores), and the
-# decode, writer, ingest, query and compaction benchmarks in quick mode to
-# prove they run. Exits non-zero on the first failure. Each step prints the
+# (a Debug build of every target: unit tests, the end-to-end and hostile
+# suites against a real server, the layering check; the `debug` preset's
+# tests are the same ones, so they are not run twice), the concurrency tests
+# under ThreadSanitizer, each libFuzzer target for a bounded time (two at a
+# time on two cores), and every benchmark in quick mode to prove it runs. Exits non-zero on the first failure. Each step prints the
 # minutes it took; docs/development.md records a fresh clone's total.
 #
 # STRATA_FUZZ_SECONDS overrides the per-target fuzzing time (default 60).
@@ -40,10 +39,6 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan
 ctest --preset asan -j2 --timeout 1200
 
-step "debug build (compiled, not run: the asan run covers its tests)"
-cmake --preset debug >/dev/null
-cmake --build --preset debug
-
 step "tsan: storage concurrency tests"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan --target storage_test storage_suite_test control_test server_test \
@@ -54,10 +49,12 @@ TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp" \
 step "fuzz (${fuzz_seconds}s per target)"
 bash scripts/fuzz.sh "$fuzz_seconds"
 
-step "decode benchmark (quick)"
+step "benchmark programs (quick): decode, spans writer, merges"
 cmake --preset release >/dev/null
-cmake --build --preset release --target decode_bench
+cmake --build --preset release --target decode_bench spans_write_bench merge_bench
 build/release/bench/decode_bench --quick
+build/release/bench/spans_write_bench --spans=20000
+build/release/bench/merge_bench --inputs=2 --input-rows=5000
 
 step "writer benchmark (quick)"
 cmake --build --preset release --target strata
