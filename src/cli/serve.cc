@@ -258,7 +258,8 @@ int RunServe(const ServeOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   if (absl::Status s = ValidateServeOptions(options); !s.ok()) {
-    spdlog::error("strata serve: {}; {}", s.ToString(), RunbookRef("invalid-configuration"));
+    spdlog::error("strata serve: {}; {}", std::string(s.message()),
+                  RunbookRef("invalid-configuration"));
     return 2;
   }
   std::error_code ec;
