@@ -484,6 +484,10 @@ int RunServe(const ServeOptions& options) {
     spdlog::warn("strata serve: could not record the tokens' last use: {}", s.ToString());
   }
   state.storage.store(nullptr);
+  // The API listener stays open while a query runs: /readyz says the
+  // server is draining, new queries are refused 503, and the running ones
+  // are answered (those interrupted at the deadline within the grace).
+  (*pool)->WaitUntilNoneRuns(deadline);
   api_drain = Remaining(deadline) + kInterruptedQueryGrace;
   std::move(stop_api_listener).Invoke();
   rest_api.reset();  // joins its workers: no query runs on the storage any more

@@ -202,6 +202,7 @@ struct QueryPool::State {
   mutable Mutex mu;
   CondVar slot_freed;  // signalled when a slot returns to `idle`
   CondVar timer_wake;  // signalled when `running` gains an entry or on shutdown
+  mutable CondVar none_running;  // signalled when `running` becomes empty
   std::vector<PoolSlot*> idle ABSL_GUARDED_BY(mu);
   std::vector<PoolSlot*> held_by_test ABSL_GUARDED_BY(mu);  // TEST_HoldConnection()
   std::map<uint64_t, Running> running ABSL_GUARDED_BY(mu);
@@ -306,6 +307,16 @@ void QueryPool::Close(Clock::time_point interrupt_at) {
 int QueryPool::RunningQueries() const {
   MutexLock lock(&state_->mu);
   return static_cast<int>(state_->running.size());
+}
+
+bool QueryPool::WaitUntilNoneRuns(Clock::time_point until) const {
+  MutexLock lock(&state_->mu);
+  while (!state_->running.empty()) {
+    if (!state_->none_running.WaitUntil(&state_->mu, until) && Clock::now() >= until) {
+      return state_->running.empty();
+    }
+  }
+  return true;
 }
 
 bool QueryPool::TEST_HoldConnection() {
@@ -424,6 +435,7 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
     closed_first = it->second.deadline < it->second.own_deadline;
     s.running.erase(it);
     s.idle.push_back(slot);
+    if (s.running.empty()) s.none_running.SignalAll();
   }
   s.slot_freed.Signal();
   if (expired && !result.ok() && result.status().code() == absl::StatusCode::kCancelled) {

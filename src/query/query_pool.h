@@ -153,6 +153,11 @@ class QueryPool {
   // Queries holding a connection right now (for /metrics; tests wait on it).
   int RunningQueries() const;
 
+  // Waits until no query holds a connection or `until` passes; true when
+  // none does. Shutdown keeps the API listener open this long, so a query
+  // still running can be answered and /readyz says the server is draining.
+  bool WaitUntilNoneRuns(std::chrono::steady_clock::time_point until) const;
+
   // Takes an idle connection out of the pool, as a query would, and keeps
   // it until TEST_ReleaseHeldConnection(): a test makes every connection
   // busy this way without relying on a slow query. False when none is idle.

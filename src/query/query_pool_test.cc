@@ -401,6 +401,11 @@ TEST(QueryPoolTest, CloseRefusesNewQueriesAtOnceAndInterruptsRunningOnesAtItsDea
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("shutting down"));
+  // Shutdown's wait for the running query: it ends only after the query
+  // was interrupted at the close deadline.
+  EXPECT_FALSE(pool->WaitUntilNoneRuns(Clock::now())) << "the endless query still runs";
+  EXPECT_TRUE(pool->WaitUntilNoneRuns(interrupt_at + std::chrono::seconds(10)));
+  EXPECT_GE(Clock::now(), interrupt_at);
 
   busy.join();
   const Clock::time_point ended = Clock::now();
