@@ -13,12 +13,39 @@ function(strata_target target)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
 endfunction()
 
+# strata_unity_libraries(<dir>): with STRATA_QUICK_BUILD, every static
+# library defined under <dir> compiles as unity sources of up to 8 files
+# each. Names private to a .cc file (anonymous namespaces) therefore stay
+# unique within their library.
+function(strata_unity_libraries dir)
+  if(NOT STRATA_QUICK_BUILD)
+    return()
+  endif()
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(subdir ${subdirs})
+    get_property(targets DIRECTORY ${subdir} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(target ${targets})
+      get_target_property(type ${target} TYPE)
+      if(type STREQUAL "STATIC_LIBRARY")
+        set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
+
 # strata_test(<name> SOURCES ... LIBS ...): one GoogleTest binary, registered with ctest.
 function(strata_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   strata_target(${name})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  if(STRATA_QUICK_BUILD)
+    # The test binary's own sources, not the libraries they test: the
+    # sanitizer presets' -O1 is for the code under test, while a test's
+    # assertions and fixtures build about 40% faster without optimisation.
+    target_compile_options(${name} PRIVATE -O0)
+    target_precompile_headers(${name} PRIVATE <gmock/gmock.h> <gtest/gtest.h>)
+  endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
     PROPERTIES ENVIRONMENT "TEST_SOURCE_DIR=${PROJECT_SOURCE_DIR};TEST_BUILD_DIR=${PROJECT_BINARY_DIR}")
 endfunction()

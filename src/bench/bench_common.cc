@@ -11,6 +11,11 @@
 
 namespace strata::bench {
 
+int FailStep(std::string_view command, std::string_view step, const absl::Status& status) {
+  spdlog::error("bench {}: {}: {}", command, step, status.ToString());
+  return 1;
+}
+
 double QuantileMs(std::vector<double>& samples, double q) {
   if (samples.empty()) return 0;
   std::sort(samples.begin(), samples.end());

@@ -15,8 +15,10 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "storage/storage.h"
 
 namespace strata::bench {
@@ -64,6 +66,9 @@ inline void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 // Milliseconds at quantile q (0..1) of `samples` in seconds (sorted in
 // place); 0 when there are none.
+// Logs "bench <command>: <step>: <status>" as an error; returns exit code 1.
+int FailStep(std::string_view command, std::string_view step, const absl::Status& status);
+
 double QuantileMs(std::vector<double>& samples, double q);
 
 // Runs `count` requests through `storage` from `clients` threads, each

@@ -47,11 +47,6 @@ constexpr size_t kFewSamples = 200;
 // quarter of the window).
 constexpr double kWindowSettleSec = 0.25;
 
-int Fail(std::string_view step, const absl::Status& status) {
-  spdlog::error("bench compact: {}: {}", step, status.ToString());
-  return 1;
-}
-
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct LatencySummary {
@@ -248,7 +243,7 @@ std::optional<int> Build(FileSystem& fs, const std::string& dir,
   storage::StorageOptions build_options;
   build_options.writer.max_requests_per_batch = 1;  // one batch per request
   auto storage = storage::Storage::Open(fs, dir, build_options);
-  if (!storage.ok()) return Fail("open", storage.status());
+  if (!storage.ok()) return FailStep("compact", "open", storage.status());
   const SnapshotRows before = CountRows(*(*storage)->Pin());
   WrittenRows written;
   if (!WriteBatches(**storage,
@@ -329,7 +324,7 @@ int RunBenchCompact(const BenchCompactOptions& given) {
   const storage::CompactionPolicy policy = maintenance.policy;
   const Clock::time_point open_start = Clock::now();
   auto opened = storage::Storage::Open(fs, dir, storage_options);
-  if (!opened.ok()) return Fail("open", opened.status());
+  if (!opened.ok()) return FailStep("compact", "open", opened.status());
   storage::Storage& storage = **opened;
   const double open_seconds = SecondsSince(open_start);
   const SnapshotRows built = CountRows(*storage.Pin());

@@ -29,11 +29,6 @@ using Clock = BenchClock;
 constexpr uint64_t kHourNanos = 3'600'000'000'000ULL;
 constexpr uint64_t kDayNanos = 24 * kHourNanos;
 
-int Fail(std::string_view step, const absl::Status& status) {
-  spdlog::error("bench query: {}: {}", step, status.ToString());
-  return 1;
-}
-
 // Writes `options.spans` spans of traffic over the last 24 hours, one
 // request (and so one batch) per slice of the day. Returns false on failure.
 bool BuildData(storage::Storage& storage, const BenchQueryOptions& options, uint64_t now) {
@@ -96,7 +91,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   }
   const Clock::time_point open_start = Clock::now();
   auto storage = storage::Storage::Open(fs, dir, storage_options);
-  if (!storage.ok()) return Fail("open", storage.status());
+  if (!storage.ok()) return FailStep("query", "open", storage.status());
   const double open_seconds = SecondsSince(open_start);
   if (!options.reuse && !BuildData(**storage, options, build_now)) return 1;
 
@@ -115,7 +110,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   }
 
   auto pool = query::QueryPool::Open(query::QueryPoolOptions{.data_dir = dir});
-  if (!pool.ok()) return Fail("query pool", pool.status());
+  if (!pool.ok()) return FailStep("query", "query pool", pool.status());
   const query::ViewFiles files = query::ViewFilesOf(*snapshot);
   const query::QueryOptions slow{.deadline = std::chrono::minutes(10), .max_rows = 100'000};
 
@@ -127,7 +122,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
                   "FROM spans USING SAMPLE reservoir({} ROWS) REPEATABLE ({})) GROUP BY 1",
                   std::max(1, options.lookups), options.seed),
       slow);
-  if (!sample.ok()) return Fail("sampling trace ids", sample.status());
+  if (!sample.ok()) return FailStep("query", "sampling trace ids", sample.status());
   std::vector<SampledTrace> present;
   for (const auto& row : sample->rows) {
     SampledTrace t;
@@ -140,7 +135,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   }
   auto newest = (*pool)->Run(files, "SELECT max(start_time_unix_nano) FROM spans", slow);
   if (!newest.ok() || newest->rows.empty() || !newest->rows[0][0]) {
-    return Fail("newest span", newest.ok() ? absl::InternalError("no rows") : newest.status());
+    return FailStep("query", "newest span", newest.ok() ? absl::InternalError("no rows") : newest.status());
   }
   const uint64_t now = std::stoull(*newest->rows[0][0]);
 
@@ -157,7 +152,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     auto trace = storage::LookupTrace(fs, dir, *snapshot, t.id, &stats);
     present_s.push_back(SecondsSince(start));
     present_cpu_s.push_back(ThreadCpuSeconds() - cpu_start);
-    if (!trace.ok()) return Fail("trace lookup", trace.status());
+    if (!trace.ok()) return FailStep("query", "trace lookup", trace.status());
     const uint64_t got = trace->has_value() ? (*trace)->spans.size() : 0;
     if (got != t.spans) {
       spdlog::error("bench query: trace {} returned {} spans, DuckDB counts {}",
@@ -180,7 +175,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     const Clock::time_point start = Clock::now();
     auto trace = storage::LookupTrace(fs, dir, *snapshot, id, &stats);
     absent_s.push_back(SecondsSince(start));
-    if (!trace.ok()) return Fail("absent trace lookup", trace.status());
+    if (!trace.ok()) return FailStep("query", "absent trace lookup", trace.status());
     if (trace->has_value()) {
       spdlog::error("bench query: random id {} found", absl::BytesToHexString(IdBytes(id)));
       return 1;
@@ -196,7 +191,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     const Clock::time_point start = Clock::now();
     auto rows = (*pool)->Run(files, "SELECT span_id, name FROM spans WHERE trace_id = $1", q);
     scan_s.push_back(SecondsSince(start));
-    if (!rows.ok()) return Fail("duckdb scan", rows.status());
+    if (!rows.ok()) return FailStep("query", "duckdb scan", rows.status());
     if (rows->rows.size() != t.spans) {
       spdlog::error("bench query: the scan found {} spans of a trace the lookup found with {}",
                     rows->rows.size(), t.spans);
@@ -223,7 +218,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     auto traces = api::SearchTraces(**pool, *snapshot, dir, search);
     search_s.push_back(SecondsSince(start));
     search_cpu_s.push_back(ProcessCpuSeconds() - cpu_start);
-    if (!traces.ok()) return Fail("search", traces.status());
+    if (!traces.ok()) return FailStep("query", "search", traces.status());
     search_hits = traces->size();
   }
 
@@ -241,7 +236,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
                              "FROM spans WHERE start_time_unix_nano >= $1 GROUP BY ALL",
                              q);
     aggregate_s.push_back(SecondsSince(start));
-    if (!rows.ok()) return Fail("aggregate", rows.status());
+    if (!rows.ok()) return FailStep("query", "aggregate", rows.status());
     operations = rows->rows.size();
   }
 

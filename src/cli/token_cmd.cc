@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/time/time.h"
+#include "cli/exit_codes.h"
 #include "cli/flags.h"
 #include "control/token_authenticator.h"
 #include "control/token_store.h"
@@ -21,10 +22,6 @@
 
 namespace strata::cli {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 
 // The values CLI11 parses into, shared by the three subcommands.
 struct TokenCommands {

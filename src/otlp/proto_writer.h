@@ -24,9 +24,9 @@
 #include <string>
 #include <string_view>
 
-namespace strata::otlp {
+#include "otlp/proto_wire.h"
 
-enum class WireType : uint8_t { kVarint = 0, kFixed64 = 1, kLen = 2, kFixed32 = 5 };
+namespace strata::otlp {
 
 class ProtoWriter {
  public:

@@ -14,8 +14,6 @@
 namespace strata::parquet {
 namespace {
 
-constexpr std::string_view kMagic = "PAR1";
-
 // zstd decompression contexts are large (about 100 KiB of tables) and cost
 // an allocation and initialisation to create, which a reader that reads a
 // few rows (a trace lookup) would pay every time: readers borrow one from

@@ -9,8 +9,6 @@
 namespace strata::parquet {
 namespace {
 
-constexpr std::string_view kMagic = "PAR1";
-
 // The checks below first run a branch-free pass over the whole vector (one
 // flag or-ed together, which the compiler vectorizes: the writer validates
 // every row it writes, so this is on the hot path) and walk row by row only

@@ -27,6 +27,9 @@
 
 namespace strata::parquet {
 
+// The four bytes that open and close every Parquet file.
+inline constexpr std::string_view kMagic = "PAR1";
+
 enum class PhysicalType : int32_t {
   kBoolean = 0,
   kInt32 = 1,

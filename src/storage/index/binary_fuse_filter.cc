@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "common/little_endian.h"
 #include "fmt/format.h"
 
 namespace strata::storage {
@@ -197,29 +198,6 @@ class Peeler {
   std::vector<uint8_t> peeled_slot_;
 };
 
-// ---------------------------------------------------------------------------
-// Little-endian fields.
-
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) {
-    out.push_back(static_cast<char>(v >> (8 * i)));
-  }
-}
-
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    out.push_back(static_cast<char>(v >> (8 * i)));
-  }
-}
-
-uint64_t GetLittleEndian(std::string_view bytes, size_t offset, int width) {
-  uint64_t v = 0;
-  for (int i = width - 1; i >= 0; --i) {
-    v = (v << 8) | static_cast<uint8_t>(bytes[offset + static_cast<size_t>(i)]);
-  }
-  return v;
-}
-
 absl::Status FilterError(std::string_view file_name, std::string_view check,
                          std::string_view detail) {
   return absl::DataLossError(fmt::format("{}: filter {}: {}", file_name, check, detail));
@@ -283,11 +261,11 @@ absl::StatusOr<BinaryFuse8Filter> BinaryFuse8Filter::Deserialize(std::string_vie
                        fmt::format("section of {} bytes is shorter than its {}-byte header",
                                    section.size(), kSectionHeaderBytes));
   }
-  const uint64_t seed = GetLittleEndian(section, 0, 8);
-  const uint64_t segment_length = GetLittleEndian(section, 8, 4);
-  const uint64_t segment_count = GetLittleEndian(section, 12, 4);
-  const uint64_t array_length = GetLittleEndian(section, 16, 4);
-  const uint64_t reserved = GetLittleEndian(section, 20, 4);
+  const uint64_t seed = LoadLittleEndian(section.data() + 0, 8);
+  const uint64_t segment_length = LoadLittleEndian(section.data() + 8, 4);
+  const uint64_t segment_count = LoadLittleEndian(section.data() + 12, 4);
+  const uint64_t array_length = LoadLittleEndian(section.data() + 16, 4);
+  const uint64_t reserved = LoadLittleEndian(section.data() + 20, 4);
   if (reserved != 0) {
     return FilterError(file_name, "reserved", fmt::format("{}, not 0", reserved));
   }

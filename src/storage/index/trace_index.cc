@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/little_endian.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 
@@ -29,35 +30,6 @@ namespace {
 // Entries validated per piece when streaming a file (64 KiB).
 constexpr uint64_t kEntriesPerPiece = 2048;
 constexpr size_t kChecksumOffset = 56;
-
-// ---------------------------------------------------------------------------
-// Little-endian fields.
-
-void StoreLittleEndian(char* p, uint64_t v, int width) {
-  for (int i = 0; i < width; ++i) {
-    p[i] = static_cast<char>(v >> (8 * i));
-  }
-}
-
-void PutU32(std::string& out, uint32_t v) {
-  char bytes[4];
-  StoreLittleEndian(bytes, v, 4);
-  out.append(bytes, 4);
-}
-
-void PutU64(std::string& out, uint64_t v) {
-  char bytes[8];
-  StoreLittleEndian(bytes, v, 8);
-  out.append(bytes, 8);
-}
-
-uint64_t GetLittleEndian(const char* p, int width) {
-  uint64_t v = 0;
-  for (int i = width - 1; i >= 0; --i) {
-    v = (v << 8) | static_cast<uint8_t>(p[i]);
-  }
-  return v;
-}
 
 absl::Status FormatError(std::string_view file_name, std::string_view check,
                          std::string_view detail) {
@@ -107,22 +79,22 @@ absl::StatusOr<Header> ParseHeader(std::string_view bytes, uint64_t file_size,
     return FormatError(name, "magic", "the file does not start with STRATIDX");
   }
   Header header;
-  if (const uint64_t version = GetLittleEndian(p + 8, 4); version == 1) {
+  if (const uint64_t version = LoadLittleEndian(p + 8, 4); version == 1) {
     header.entry_bytes = kTraceIndexV1EntryBytes;
   } else if (version != kTraceIndexVersion) {
     return FormatError(name, "version", fmt::format("{}, this reader knows 1 and 2", version));
   }
-  if (const uint64_t size = GetLittleEndian(p + 12, 4); size != kTraceIndexHeaderBytes) {
+  if (const uint64_t size = LoadLittleEndian(p + 12, 4); size != kTraceIndexHeaderBytes) {
     return FormatError(name, "header size", fmt::format("{}, not 64", size));
   }
-  if (const uint64_t reserved = GetLittleEndian(p + 48, 8); reserved != 0) {
+  if (const uint64_t reserved = LoadLittleEndian(p + 48, 8); reserved != 0) {
     return FormatError(name, "reserved", fmt::format("{:#x}, not 0", reserved));
   }
-  header.trace_count = GetLittleEndian(p + 16, 8);
-  header.span_rows = GetLittleEndian(p + 24, 8);
-  header.first_covered_row = GetLittleEndian(p + 32, 8);
-  header.filter_bytes = GetLittleEndian(p + 40, 8);
-  header.checksum = GetLittleEndian(p + kChecksumOffset, 8);
+  header.trace_count = LoadLittleEndian(p + 16, 8);
+  header.span_rows = LoadLittleEndian(p + 24, 8);
+  header.first_covered_row = LoadLittleEndian(p + 32, 8);
+  header.filter_bytes = LoadLittleEndian(p + 40, 8);
+  header.checksum = LoadLittleEndian(p + kChecksumOffset, 8);
   if (header.trace_count == 0) {
     return FormatError(name, "entry count", "0 (a batch without spans has no spans.tidx)");
   }
@@ -158,7 +130,7 @@ void EncodeEntry(char* p, const TraceIndexEntry& entry) {
 TraceIndexEntry DecodeEntry(const char* p) {
   TraceIndexEntry entry;
   std::memcpy(entry.trace_id.data(), p, entry.trace_id.size());
-  entry.first_row = static_cast<uint32_t>(GetLittleEndian(p + 16, 4));
+  entry.first_row = static_cast<uint32_t>(LoadLittleEndian(p + 16, 4));
   return entry;
 }
 

@@ -29,7 +29,7 @@ std::vector<PromotionRule> LogPromotionRules() {
           {"exception_message", {"exception.message"}, otlp::ValueType::kString}};
 }
 
-std::vector<ColumnSpec> BuildSpecs() {
+std::vector<ColumnSpec> LogsColumnSpecs() {
   std::vector<ColumnSpec> s;
   AppendRowKindSpec(&s);
   AppendResourceScopeSpecs(&s);
@@ -391,7 +391,7 @@ absl::StatusOr<SignalMeta> LogsTableWriter::Finish() {
 }
 
 const std::vector<ColumnSpec>& LogsTableColumns() {
-  static const std::vector<ColumnSpec>* const specs = new std::vector<ColumnSpec>(BuildSpecs());
+  static const std::vector<ColumnSpec>* const specs = new std::vector<ColumnSpec>(LogsColumnSpecs());
   return *specs;
 }
 

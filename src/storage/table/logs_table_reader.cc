@@ -23,7 +23,7 @@ using parquet::ColumnVector;
 
 namespace {
 
-const std::string& ColumnName(int column) { return LogsTableColumns()[column].name; }
+const std::string& LogsColumnName(int column) { return LogsTableColumns()[column].name; }
 
 class LogRowReader {
  public:
@@ -47,7 +47,7 @@ class LogRowReader {
     for (int k : {kLogsTime, kLogsObservedTime, kLogsSeverityNumber, kLogsSeverityText,
                   kLogsBodyType, kLogsDroppedAttributes, kLogsFlags, kLogsEventName}) {
       if (c_[k].is_null(r)) {
-        return ColumnDataLoss(file_name_, ColumnName(k), first_row_ + r,
+        return ColumnDataLoss(file_name_, LogsColumnName(k), first_row_ + r,
                               "null on a log record row");
       }
     }
@@ -92,7 +92,7 @@ class LogRowReader {
     const int column = BodyColumnOf(type);
     for (int i = 0; i < kBodyValueColumns; ++i) {
       if (c_[kLogsBodyStr + i].is_null(r) != (i == column)) continue;
-      return ColumnDataLoss(file_name_, ColumnName(kLogsBodyStr + i), first_row_ + r,
+      return ColumnDataLoss(file_name_, LogsColumnName(kLogsBodyStr + i), first_row_ + r,
                             fmt::format("body of type {} breaks the one-value rule", code));
     }
     otlp::ValueRow body{type, {}, 0};

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "common/check.h"
+#include "common/little_endian.h"
 #include "fmt/format.h"
 
 namespace strata::storage {
@@ -16,14 +17,8 @@ constexpr uint32_t kMaxKeyDepth = 64;
 
 // A key is the owner's content in one unambiguous byte string: fixed-width
 // integers and length-prefixed strings, in a fixed field order.
-void PutU64(std::string* out, uint64_t v) {
-  char bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(v >> (8 * i));
-  out->append(bytes, 8);
-}
-
 void PutBytes(std::string* out, std::string_view s) {
-  PutU64(out, s.size());
+  PutU64(*out, s.size());
   out->append(s.data(), s.size());
 }
 
@@ -46,7 +41,7 @@ bool PutValue(const otlp::BatchBase& b, const otlp::ValueColumns& values, size_t
     case otlp::ValueType::kArray: {
       const otlp::Range r = Children(values.bits[i]);
       if (depth >= kMaxKeyDepth || r.end() > b.nested_values.size()) return false;
-      PutU64(out, r.count);
+      PutU64(*out, r.count);
       for (uint32_t j = r.begin; j < r.end(); ++j) {
         if (!PutValue(b, b.nested_values, j, depth + 1, out)) return false;
       }
@@ -55,7 +50,7 @@ bool PutValue(const otlp::BatchBase& b, const otlp::ValueColumns& values, size_t
     case otlp::ValueType::kKvList:
       return PutAttributes(b, b.nested_attributes, Children(values.bits[i]), depth + 1, out);
     default:
-      PutU64(out, values.bits[i]);
+      PutU64(*out, values.bits[i]);
       return true;
   }
 }
@@ -63,7 +58,7 @@ bool PutValue(const otlp::BatchBase& b, const otlp::ValueColumns& values, size_t
 bool PutAttributes(const otlp::BatchBase& b, const otlp::AttributeColumns& table, otlp::Range r,
                    uint32_t depth, std::string* out) {
   if (depth >= kMaxKeyDepth || r.end() > table.size()) return false;
-  PutU64(out, r.count);
+  PutU64(*out, r.count);
   for (uint32_t i = r.begin; i < r.end(); ++i) {
     PutBytes(out, table.key[i]);
     if (!PutValue(b, table.value, i, depth, out)) return false;
@@ -74,19 +69,19 @@ bool PutAttributes(const otlp::BatchBase& b, const otlp::AttributeColumns& table
 std::optional<std::string> ResourceKey(const otlp::BatchBase& b, uint32_t r) {
   std::string key;
   PutBytes(&key, b.resources.schema_url[r]);
-  PutU64(&key, b.resources.dropped_attributes_count[r]);
+  PutU64(key, b.resources.dropped_attributes_count[r]);
   if (!PutAttributes(b, b.resource_attributes, b.resources.attributes[r], 0, &key)) {
     return std::nullopt;
   }
   const otlp::Range refs = b.resources.entity_refs[r];
   if (refs.end() > b.entity_refs.size()) return std::nullopt;
-  PutU64(&key, refs.count);
+  PutU64(key, refs.count);
   for (uint32_t e = refs.begin; e < refs.end(); ++e) {
     PutBytes(&key, b.entity_refs.schema_url[e]);
     PutBytes(&key, b.entity_refs.type[e]);
     for (const otlp::Range keys : {b.entity_refs.id_keys[e], b.entity_refs.description_keys[e]}) {
       if (keys.end() > b.entity_keys.size()) return std::nullopt;
-      PutU64(&key, keys.count);
+      PutU64(key, keys.count);
       for (uint32_t k = keys.begin; k < keys.end(); ++k) PutBytes(&key, b.entity_keys[k]);
     }
   }
@@ -97,11 +92,11 @@ std::optional<std::string> ResourceKey(const otlp::BatchBase& b, uint32_t r) {
 // different resources stay two scopes.
 std::optional<std::string> ScopeKey(const otlp::BatchBase& b, uint32_t s, uint32_t resource) {
   std::string key;
-  PutU64(&key, resource);
+  PutU64(key, resource);
   PutBytes(&key, b.scopes.name[s]);
   PutBytes(&key, b.scopes.version[s]);
   PutBytes(&key, b.scopes.schema_url[s]);
-  PutU64(&key, b.scopes.dropped_attributes_count[s]);
+  PutU64(key, b.scopes.dropped_attributes_count[s]);
   if (!PutAttributes(b, b.scope_attributes, b.scopes.attributes[s], 0, &key)) return std::nullopt;
   return key;
 }

@@ -79,7 +79,7 @@ constexpr int kExceptionRules = 2;  // the last two rules
 static_assert(kSpansColumnCount ==
               kSpansPromoted + kResourcePromotedColumns + kSpanPromotedColumns);
 
-std::vector<ColumnSpec> BuildSpecs() {
+std::vector<ColumnSpec> SpansColumnSpecs() {
   std::vector<ColumnSpec> s;
   AppendRowKindSpec(&s);
   AppendResourceScopeSpecs(&s);
@@ -544,7 +544,7 @@ std::vector<SortKey> SortSpans(std::span<const otlp::TraceBatch* const> batches)
 }  // namespace
 
 const std::vector<ColumnSpec>& SpansTableColumns() {
-  static const std::vector<ColumnSpec>* const specs = new std::vector<ColumnSpec>(BuildSpecs());
+  static const std::vector<ColumnSpec>* const specs = new std::vector<ColumnSpec>(SpansColumnSpecs());
   return *specs;
 }
 
