@@ -26,4 +26,15 @@ std::string EncodeTracesJson(const TraceBatch& batch);
 std::string EncodeLogsJson(const LogBatch& batch);
 std::string EncodeMetricsJson(const MetricBatch& batch);
 
+// One AnyValue, and one list of attributes, on their own in OTLP/JSON,
+// written exactly as the request encoders write them inside a request
+// ({"stringValue":"a"}, {"intValue":"3"}, {"kvlistValue":{"values":[...]}},
+// {} for an empty value; [{"key":"k","value":{...}}, ...], [] for none).
+// Array and kvlist children are read from batch.nested_values and
+// batch.nested_attributes. The REST API's log answers use these, so a value
+// reads the same there as in GET /api/v1/traces/{id}.
+std::string EncodeAnyValueJson(const BatchBase& batch, const ValueColumns& values, size_t row);
+std::string EncodeKeyValuesJson(const BatchBase& batch, const AttributeColumns& attributes,
+                                Range rows);
+
 }  // namespace strata::otlp

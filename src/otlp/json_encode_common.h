@@ -86,6 +86,9 @@ class JsonEncoderBase {
   }
   // Writes values[row] as an AnyValue object.
   void WriteAnyValue(const ValueColumns& values, size_t row, int depth);
+  // Writes rows [rows.begin, rows.end()) of `table` as an array of KeyValue
+  // objects ([] when the range is empty).
+  void WriteKeyValueArray(const AttributeColumns& table, Range rows, int depth);
 
   // Field writers that omit the default value.
   void StringField(std::string_view key, std::string_view v) {
@@ -134,7 +137,6 @@ class JsonEncoderBase {
   void WriteKeys(std::string_view key, Range rows);
   void WriteKeyValuesAtDepth(std::string_view key, const AttributeColumns& table, Range rows,
                              int depth);
-  void WriteKeyValueArray(const AttributeColumns& table, Range rows, int depth);
 };
 
 }  // namespace strata::otlp::internal
