@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "otlp/encode.h"
 #include "otlp/json_writer.h"
 #include "simdjson.h"
 
@@ -52,6 +53,11 @@ class JsonWriter {
   void RawNumber(std::string_view digits) {
     Separate();
     out_->append(digits);
+  }
+  // `json` must be one JSON value (otlp's encoders write them).
+  void RawValue(std::string_view json) {
+    Separate();
+    out_->append(json);
   }
   void Double(double v) {
     if (std::isnan(v)) {
@@ -177,34 +183,48 @@ std::string TracesJson(const std::vector<TraceSummary>& traces) {
   return out;
 }
 
+namespace {
+
+// body, attributes, scope_attributes and resource_attributes in the
+// OTLP/JSON encoding otlp's request encoders use (encode.h), so a value
+// reads the same as in GET /api/v1/traces/{id}.
+void WriteLogEntry(JsonWriter& w, const LogValues& values, const LogEntry& e) {
+  w.BeginObject();
+  w.Key("time_unix_nano");
+  w.IntString(e.time);
+  w.Key("observed_time_unix_nano");
+  w.IntString(e.observed_time);
+  w.Key("severity_number");
+  w.Int(e.severity_number);
+  w.Key("severity_text");
+  w.String(e.severity_text);
+  w.Key("body");
+  w.RawValue(otlp::EncodeAnyValueJson(values, values.bodies, e.body));
+  w.Key("service_name");
+  w.String(e.service);
+  w.Key("trace_id");
+  w.String(e.trace_id);
+  w.Key("span_id");
+  w.String(e.span_id);
+  w.Key("attributes");
+  w.RawValue(otlp::EncodeKeyValuesJson(values, values.log_attributes, e.attributes));
+  w.Key("scope_attributes");
+  w.RawValue(otlp::EncodeKeyValuesJson(values, values.scope_attributes, e.scope_attributes));
+  w.Key("resource_attributes");
+  w.RawValue(
+      otlp::EncodeKeyValuesJson(values, values.resource_attributes, e.resource_attributes));
+  w.EndObject();
+}
+
+}  // namespace
+
 std::string LogsJson(const LogPage& page) {
   std::string out;
   JsonWriter w(&out);
   w.BeginObject();
   w.Key("logs");
   w.BeginArray();
-  for (const LogEntry& e : page.logs) {
-    w.BeginObject();
-    w.Key("time_unix_nano");
-    w.IntString(e.time);
-    w.Key("observed_time_unix_nano");
-    w.IntString(e.observed_time);
-    w.Key("severity_number");
-    w.Int(e.severity_number);
-    w.Key("severity_text");
-    w.String(e.severity_text);
-    w.Key("body");
-    w.String(e.body);
-    w.Key("service_name");
-    w.String(e.service);
-    w.Key("trace_id");
-    w.String(e.trace_id);
-    w.Key("span_id");
-    w.String(e.span_id);
-    w.Key("attributes");
-    WriteAttributes(w, e.attributes);
-    w.EndObject();
-  }
+  for (const LogEntry& e : page.logs) WriteLogEntry(w, page.values, e);
   w.EndArray();
   w.Key("next_cursor");
   if (page.next_cursor.empty()) {

@@ -48,19 +48,29 @@ TEST(JsonOutputTest, SqlResultTypesBecomeJsonValues) {
 TEST(JsonOutputTest, ErrorsAndListsEscapeStrings) {
   EXPECT_EQ(ErrorJson("start: \"x\"\n"), R"({"error":"start: \"x\"\n"})");
   LogPage page;
+  page.values.bodies.AppendString("hi");
+  page.values.log_attributes.Append(
+      otlp::AttributeRow{.key = "k\"", .value = {.type = otlp::ValueType::kInt, .bits = 3}});
+  page.values.resource_attributes.Append(
+      otlp::AttributeRow{.key = "service.name", .value = {.type = otlp::ValueType::kString,
+                                                          .str = "svc"}});
   page.logs.push_back(LogEntry{.time = 5,
                                .observed_time = 6,
                                .severity_number = 9,
                                .severity_text = "INFO",
-                               .body = "hi",
                                .service = "svc",
                                .trace_id = "",
                                .span_id = "",
-                               .attributes = {{"k\"", "v"}}});
+                               .body = 0,
+                               .attributes = {0, 1},
+                               .scope_attributes = {},
+                               .resource_attributes = {0, 1}});
   EXPECT_EQ(LogsJson(page),
             R"({"logs":[{"time_unix_nano":"5","observed_time_unix_nano":"6","severity_number":9,)"
-            R"("severity_text":"INFO","body":"hi","service_name":"svc","trace_id":"","span_id":"",)"
-            R"("attributes":[{"key":"k\"","value":"v"}]}],"next_cursor":null})");
+            R"("severity_text":"INFO","body":{"stringValue":"hi"},"service_name":"svc",)"
+            R"("trace_id":"","span_id":"","attributes":[{"key":"k\"","value":{"intValue":"3"}}],)"
+            R"("scope_attributes":[],"resource_attributes":[{"key":"service.name",)"
+            R"("value":{"stringValue":"svc"}}]}],"next_cursor":null})");
 }
 
 }  // namespace

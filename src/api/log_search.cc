@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/params.h"
 #include "api/search.h"
+#include "api/stored_values.h"
 #include "common/status_macros.h"
 
 namespace strata::api {
@@ -46,6 +47,90 @@ absl::StatusOr<Cursor> DecodeCursor(std::string_view text) {
   return cursor;
 }
 
+// The columns the search selects, in order (LogColumn indexes them).
+enum LogColumn : size_t {
+  kTime,
+  kObservedTime,
+  kSeverityNumber,
+  kSeverityText,
+  kBodyType,
+  kBody,
+  kService,
+  kTraceId,
+  kSpanId,
+  kAttributes,
+  kScopeAttributes,
+  kResourceAttributes,
+  kRowKey,
+  kLogColumnCount,
+};
+
+std::string SelectedColumnsSql() {
+  return absl::StrCat(
+      "time_unix_nano, observed_time_unix_nano, severity_number, severity_text, body_type, ",
+      internal::StoredValueSql("body", ""),
+      ", service_name, lower(hex(trace_id)), lower(hex(span_id)), ",
+      internal::AttributeFamilySql("attr"), ", ", internal::AttributeFamilySql("scope_attr"), ", ",
+      internal::AttributeFamilySql("resource_attr"), ", row_key");
+}
+
+// q=. A string body is searched in its column; an array or kvlist body is
+// stored as its encoded AnyValue, and the DuckDB function
+// otlp_value_strings (registered by the query adapter, duckdb_engine.h)
+// lists the string values inside it, so the whole search stays one
+// parameterised SQL statement: the page, its limit and its cursor work as
+// for every other filter, and DuckDB's lower() folds case on both sides
+// the same way for every string. (A C++ filter after the query would have
+// had to fetch and decode every candidate row of the window and page
+// around the rows it drops.)
+void AppendTextFilter(const std::string& text, std::string* filters,
+                      std::vector<query::QueryParam>* params) {
+  const std::string needle = NextParam(*params);
+  params->emplace_back(text);
+  absl::StrAppend(filters, " AND (contains(lower(body_str), lower(", needle,
+                  ")) OR list_bool_or(list_transform(otlp_value_strings(body_type, body_bytes),"
+                  " lambda s: contains(lower(s), lower(",
+                  needle, ")))))");
+}
+
+absl::StatusOr<LogEntry> ReadLogEntry(const std::vector<std::optional<std::string>>& row,
+                                      LogValues* values) {
+  LogEntry entry;
+  STRATA_ASSIGN_OR_RETURN(entry.time, CellInt(row[kTime]));
+  STRATA_ASSIGN_OR_RETURN(entry.observed_time, CellInt(row[kObservedTime]));
+  STRATA_ASSIGN_OR_RETURN(int64_t severity, CellInt(row[kSeverityNumber]));
+  entry.severity_number = static_cast<int32_t>(severity);
+  entry.severity_text = CellString(row[kSeverityText]);
+  entry.service = CellString(row[kService]);
+  entry.trace_id = CellString(row[kTraceId]);
+  entry.span_id = CellString(row[kSpanId]);
+  STRATA_ASSIGN_OR_RETURN(int64_t body_type, CellInt(row[kBodyType]));
+  STRATA_RETURN_IF_ERROR(
+      internal::AppendStoredValue(body_type, CellString(row[kBody]), values, &values->bodies));
+  entry.body = otlp::LastRow(values->bodies);
+  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(
+      CellString(row[kAttributes]), values, &values->log_attributes, &entry.attributes));
+  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[kScopeAttributes]),
+                                                          values, &values->scope_attributes,
+                                                          &entry.scope_attributes));
+  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[kResourceAttributes]),
+                                                          values, &values->resource_attributes,
+                                                          &entry.resource_attributes));
+  return entry;
+}
+
+absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>& row) {
+  Cursor cursor;
+  STRATA_ASSIGN_OR_RETURN(int64_t time, CellInt(row[kTime]));
+  cursor.time = static_cast<uint64_t>(time);
+  const std::string key = CellString(row[kRowKey]);
+  auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), cursor.key);
+  if (ec != std::errc() || end != key.data() + key.size()) {
+    return absl::InternalError(absl::StrCat("log search: bad row key \"", key, "\""));
+  }
+  return cursor;
+}
+
 }  // namespace
 
 absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFiles& files,
@@ -62,10 +147,7 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFile
     absl::StrAppend(&filters, " AND severity_number >= ", NextParam(params));
     params.emplace_back(static_cast<int64_t>(*search.severity_min));
   }
-  if (search.text.has_value()) {
-    absl::StrAppend(&filters, " AND contains(lower(body_str), lower(", NextParam(params), "))");
-    params.emplace_back(*search.text);
-  }
+  if (search.text.has_value()) AppendTextFilter(*search.text, &filters, &params);
   if (search.trace_id.has_value()) {
     absl::StrAppend(&filters, " AND trace_id = ", NextParam(params));
     params.emplace_back(query::Blob{std::string(search.trace_id->begin(), search.trace_id->end())});
@@ -86,11 +168,8 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFile
   // One row more than the page, to know whether another page follows. The
   // limit is a validated integer, not request text.
   const std::string sql = absl::StrCat(
-      "SELECT time_unix_nano, observed_time_unix_nano, severity_number, severity_text,"
-      " coalesce(body_str, CAST(body_int AS VARCHAR), CAST(body_double AS VARCHAR),"
-      " CAST(body_bool AS VARCHAR), ''), service_name, lower(hex(trace_id)), lower(hex(span_id)),",
-      internal::AttributeSetSql("attr"),
-      ", row_key FROM (SELECT *, hash(time_unix_nano, observed_time_unix_nano, severity_number,"
+      "SELECT ", SelectedColumnsSql(),
+      " FROM (SELECT *, hash(time_unix_nano, observed_time_unix_nano, severity_number,"
       " severity_text, body_type, body_str, body_int, body_double, body_bool, body_bytes,"
       " trace_id, span_id, flags, event_name, attr_keys, attr_types, attr_str, attr_int,"
       " attr_double, attr_bool, attr_bytes, resource_attr_keys, resource_attr_str,"
@@ -101,34 +180,15 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFile
       query::QueryResult result,
       pool.Run(files, sql,
                internal::Options(call, std::move(params), static_cast<size_t>(search.limit + 1))));
-  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 10, "log search"));
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, kLogColumnCount, "log search"));
   LogPage page;
   const size_t shown = std::min(result.rows.size(), static_cast<size_t>(search.limit));
   for (size_t i = 0; i < shown; ++i) {
-    const auto& row = result.rows[i];
-    LogEntry entry;
-    STRATA_ASSIGN_OR_RETURN(entry.time, CellInt(row[0]));
-    STRATA_ASSIGN_OR_RETURN(entry.observed_time, CellInt(row[1]));
-    STRATA_ASSIGN_OR_RETURN(int64_t severity, CellInt(row[2]));
-    entry.severity_number = static_cast<int32_t>(severity);
-    entry.severity_text = CellString(row[3]);
-    entry.body = CellString(row[4]);
-    entry.service = CellString(row[5]);
-    entry.trace_id = CellString(row[6]);
-    entry.span_id = CellString(row[7]);
-    entry.attributes = internal::SplitAttributeSet(CellString(row[8]));
+    STRATA_ASSIGN_OR_RETURN(LogEntry entry, ReadLogEntry(result.rows[i], &page.values));
     page.logs.push_back(std::move(entry));
   }
   if (result.rows.size() > shown) {
-    const auto& last = result.rows[shown - 1];
-    Cursor cursor;
-    STRATA_ASSIGN_OR_RETURN(int64_t time, CellInt(last[0]));
-    cursor.time = static_cast<uint64_t>(time);
-    const std::string key = CellString(last[9]);
-    auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), cursor.key);
-    if (ec != std::errc() || end != key.data() + key.size()) {
-      return absl::InternalError(absl::StrCat("log search: bad row key \"", key, "\""));
-    }
+    STRATA_ASSIGN_OR_RETURN(Cursor cursor, CursorAfter(result.rows[shown - 1]));
     page.next_cursor = EncodeCursor(cursor);
   }
   return page;

@@ -100,7 +100,10 @@ struct LogSearch {
   int64_t end = 0;    // and < end
   std::optional<std::string> service;
   std::optional<int32_t> severity_min;
-  std::optional<std::string> text;  // q: case-insensitive substring of body_str
+  // q: lower(q) is a substring of lower(s) for a string s of the body: the
+  // body itself when it is a string, any string value inside an array or
+  // kvlist body (docs/api.md, GET /api/v1/logs).
+  std::optional<std::string> text;
   std::optional<otlp::TraceId> trace_id;
   Attributes attributes;
   int64_t limit = kLogLimitDefault;
@@ -108,22 +111,37 @@ struct LogSearch {
   std::string cursor;
 };
 
+// The typed values of a page's records, held in an otlp batch so that the
+// OTLP/JSON encoders (otlp/encode.h) write them as GET /api/v1/traces/{id}
+// writes span attributes: one body per record in `bodies`, the records'
+// own attributes in `log_attributes`, scope and resource attributes in
+// BatchBase's scope_attributes and resource_attributes, array and kvlist
+// children in nested_values / nested_attributes, strings and bytes in the
+// arena.
+struct LogValues : otlp::BatchBase {
+  otlp::ValueColumns bodies;
+  otlp::AttributeColumns log_attributes;
+};
+
 struct LogEntry {
   int64_t time = 0;           // unix ns
   int64_t observed_time = 0;  // unix ns
   int32_t severity_number = 0;
   std::string severity_text;
-  // The body's string value; other body types rendered as text (ints,
-  // doubles, bools), bytes/arrays/kvlists as "".
-  std::string body;
   std::string service;
-  std::string trace_id;   // hex, "" when absent
-  std::string span_id;    // hex, "" when absent
-  Attributes attributes;  // scalar values rendered as text
+  std::string trace_id;  // hex, "" when absent
+  std::string span_id;   // hex, "" when absent
+  // Rows of the page's LogValues: `body` in bodies, the ranges in
+  // log_attributes, scope_attributes and resource_attributes.
+  uint32_t body = 0;
+  otlp::Range attributes;
+  otlp::Range scope_attributes;
+  otlp::Range resource_attributes;
 };
 
 struct LogPage {
   std::vector<LogEntry> logs;
+  LogValues values;
   // Opaque; empty when this page is the last.
   std::string next_cursor;
 };

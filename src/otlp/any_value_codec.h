@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "otlp/batch.h"
@@ -41,5 +42,15 @@ void EncodeAnyValueProto(const BatchBase& batch, const ValueColumns& values, siz
 [[nodiscard]] absl::Status DecodeAnyValueProto(std::string_view bytes, BatchBase* batch,
                                                ValueRow* out, const DecodeLimits& limits = {},
                                                uint32_t depth = 1);
+
+// Appends to *out the string values inside one encoded AnyValue message
+// body, depth first in message order: the value itself when it is a
+// string, else every string element of an array and every string value of
+// a kvlist, at any depth. Keys, bytes and values of other types are not
+// strings here. The views point into `bytes`. Errors: DecodeAnyValueProto's
+// (on error *out may hold some of the strings).
+[[nodiscard]] absl::Status AppendAnyValueStrings(std::string_view bytes,
+                                                 std::vector<std::string_view>* out,
+                                                 const DecodeLimits& limits = {});
 
 }  // namespace strata::otlp

@@ -6,9 +6,11 @@
 #include <cctype>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/cord.h"
 #include "fmt/format.h"
+#include "otlp/any_value_codec.h"
 
 namespace strata::query {
 
@@ -395,6 +397,81 @@ std::string TakeString(char* text) {
   std::string out = text != nullptr ? text : "";
   duckdb_free(text);
   return out;
+}
+
+// otlp_value_strings(type UTINYINT, bytes BLOB) -> VARCHAR[]: the string
+// values inside a stored array or kvlist value (type 5 or 6, `bytes` its
+// encoded AnyValue; docs/format/attributes.md), at any depth, in order
+// (otlp::AppendAnyValueStrings); an empty list for other types, NULL for
+// NULL bytes. A value that does not decode is an error of the statement.
+// DuckDB calls this from its worker threads at once; it keeps no state.
+void OtlpValueStrings(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+  const idx_t rows = duckdb_data_chunk_get_size(input);
+  duckdb_vector types = duckdb_data_chunk_get_vector(input, 0);
+  duckdb_vector blobs = duckdb_data_chunk_get_vector(input, 1);
+  const auto* type_data = static_cast<const uint8_t*>(duckdb_vector_get_data(types));
+  auto* blob_data = static_cast<duckdb_string_t*>(duckdb_vector_get_data(blobs));
+  uint64_t* type_validity = duckdb_vector_get_validity(types);
+  uint64_t* blob_validity = duckdb_vector_get_validity(blobs);
+  duckdb_vector_ensure_validity_writable(output);
+  uint64_t* output_validity = duckdb_vector_get_validity(output);
+  idx_t total = duckdb_list_vector_get_size(output);
+  std::vector<std::string_view> strings;
+  for (idx_t row = 0; row < rows; ++row) {
+    auto* entries = static_cast<duckdb_list_entry*>(duckdb_vector_get_data(output));
+    if (!duckdb_validity_row_is_valid(blob_validity, row)) {
+      duckdb_validity_set_row_invalid(output_validity, row);
+      entries[row] = duckdb_list_entry{total, 0};
+      continue;
+    }
+    strings.clear();
+    const bool nested = duckdb_validity_row_is_valid(type_validity, row) &&
+                        (type_data[row] == 5 || type_data[row] == 6);
+    if (nested) {
+      const std::string_view bytes(duckdb_string_t_data(&blob_data[row]),
+                                   duckdb_string_t_length(blob_data[row]));
+      if (absl::Status s = otlp::AppendAnyValueStrings(bytes, &strings); !s.ok()) {
+        const std::string message = fmt::format("otlp_value_strings: {}", s.message());
+        duckdb_scalar_function_set_error(info, message.c_str());
+        return;
+      }
+    }
+    if (duckdb_list_vector_reserve(output, total + strings.size()) != DuckDBSuccess ||
+        duckdb_list_vector_set_size(output, total + strings.size()) != DuckDBSuccess) {
+      duckdb_scalar_function_set_error(info, "otlp_value_strings: cannot grow the list");
+      return;
+    }
+    duckdb_vector child = duckdb_list_vector_get_child(output);
+    for (size_t k = 0; k < strings.size(); ++k) {
+      duckdb_vector_assign_string_element_len(child, total + k, strings[k].data(),
+                                              strings[k].size());
+    }
+    entries[row] = duckdb_list_entry{total, strings.size()};
+    total += strings.size();
+  }
+}
+
+// Registers strata's scalar functions on `connection`; they are then
+// visible to every connection of its database.
+absl::Status RegisterFunctions(duckdb_connection connection) {
+  duckdb_scalar_function function = duckdb_create_scalar_function();
+  duckdb_scalar_function_set_name(function, "otlp_value_strings");
+  LogicalTypeGuard type_code(duckdb_create_logical_type(DUCKDB_TYPE_UTINYINT));
+  LogicalTypeGuard blob(duckdb_create_logical_type(DUCKDB_TYPE_BLOB));
+  LogicalTypeGuard varchar(duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR));
+  LogicalTypeGuard list(duckdb_create_list_type(varchar.get()));
+  duckdb_scalar_function_add_parameter(function, type_code.get());
+  duckdb_scalar_function_add_parameter(function, blob.get());
+  duckdb_scalar_function_set_return_type(function, list.get());
+  // NULL inputs reach the function, which answers them itself.
+  duckdb_scalar_function_set_special_handling(function);
+  duckdb_scalar_function_set_function(function, OtlpValueStrings);
+  const duckdb_state state = duckdb_register_scalar_function(connection, function);
+  duckdb_destroy_scalar_function(&function);
+  if (state != DuckDBSuccess) {
+    return absl::InternalError("duckdb: cannot register otlp_value_strings");
+  }
+  return absl::OkStatus();
 }
 
 // Names of the types that have no parameters.
@@ -1001,6 +1078,7 @@ absl::StatusOr<std::unique_ptr<QueryDatabase>> QueryDatabase::Open(
   if (duckdb_connect(handle->database, &setup.connection) != DuckDBSuccess) {
     return absl::InternalError("duckdb: cannot connect");
   }
+  if (absl::Status s = RegisterFunctions(setup.connection); !s.ok()) return s;
   std::string allowed;
   for (const std::string& dir : options.allowed_directories) {
     allowed += (allowed.empty() ? "" : ", ") + SqlLiteral(dir);

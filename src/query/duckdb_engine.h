@@ -133,7 +133,12 @@ class QueryConnection;
 // TimeZone 'UTC' for every connection, memory_limit, threads,
 // temp_directory, allowed_directories with enable_external_access = false,
 // no extension autoload or autoinstall, and finally lock_configuration =
-// true so no SQL can change any of it.
+// true so no SQL can change any of it. It registers strata's scalar
+// function otlp_value_strings(type, bytes) -> VARCHAR[]: the string values
+// inside a stored array or kvlist value (type 5 or 6, bytes its encoded
+// AnyValue, docs/format/attributes.md) at any depth, keys left out; an
+// empty list for other types, NULL for NULL bytes; bytes that do not
+// decode fail the statement. Log search's q= uses it (docs/api.md).
 //
 // Thread-safety: safe for concurrent use. Errors: Internal when DuckDB
 // cannot open or refuses a setting (DuckDB's message included).
