@@ -467,7 +467,7 @@ TEST_F(ApiTest, LogPagesConcatenateToTheFullOrderedListWhileDataArrives) {
       WindowSql("time_unix_nano")));
   ASSERT_GT(truth.size(), 300u);
   static const std::regex kEntry(
-      R"re(\{"time_unix_nano":"(\d+)","observed_time_unix_nano":"\d+","severity_number":(-?\d+),"severity_text":"(?:[^"\\]|\\.)*","body":"(?:[^"\\]|\\.)*","service_name":"[^"]*","trace_id":"[0-9a-f]*","span_id":"([0-9a-f]*)")re");
+      R"re(\{"time_unix_nano":"(\d+)","observed_time_unix_nano":"\d+","severity_number":(-?\d+),"severity_text":"(?:[^"\\]|\\.)*","body":\{"stringValue":"(?:[^"\\]|\\.)*"\},"service_name":"[^"]*","trace_id":"[0-9a-f]*","span_id":"([0-9a-f]*)")re");
   static const std::regex kCursor(R"re("next_cursor":"([^"]+)")re");
   std::multiset<std::vector<std::string>> seen;
   std::vector<std::string> times;

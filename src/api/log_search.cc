@@ -47,8 +47,10 @@ absl::StatusOr<Cursor> DecodeCursor(std::string_view text) {
   return cursor;
 }
 
-// The columns the search selects, in order (LogColumn indexes them).
-enum LogColumn : size_t {
+// The columns the search selects, in order (a namespace of their own keeps
+// the short names apart in a unity build).
+namespace log_column {
+enum : size_t {
   kTime,
   kObservedTime,
   kSeverityNumber,
@@ -62,8 +64,9 @@ enum LogColumn : size_t {
   kScopeAttributes,
   kResourceAttributes,
   kRowKey,
-  kLogColumnCount,
+  kCount,
 };
+}  // namespace log_column
 
 std::string SelectedColumnsSql() {
   return absl::StrCat(
@@ -96,24 +99,24 @@ void AppendTextFilter(const std::string& text, std::string* filters,
 absl::StatusOr<LogEntry> ReadLogEntry(const std::vector<std::optional<std::string>>& row,
                                       LogValues* values) {
   LogEntry entry;
-  STRATA_ASSIGN_OR_RETURN(entry.time, CellInt(row[kTime]));
-  STRATA_ASSIGN_OR_RETURN(entry.observed_time, CellInt(row[kObservedTime]));
-  STRATA_ASSIGN_OR_RETURN(int64_t severity, CellInt(row[kSeverityNumber]));
+  STRATA_ASSIGN_OR_RETURN(entry.time, CellInt(row[log_column::kTime]));
+  STRATA_ASSIGN_OR_RETURN(entry.observed_time, CellInt(row[log_column::kObservedTime]));
+  STRATA_ASSIGN_OR_RETURN(int64_t severity, CellInt(row[log_column::kSeverityNumber]));
   entry.severity_number = static_cast<int32_t>(severity);
-  entry.severity_text = CellString(row[kSeverityText]);
-  entry.service = CellString(row[kService]);
-  entry.trace_id = CellString(row[kTraceId]);
-  entry.span_id = CellString(row[kSpanId]);
-  STRATA_ASSIGN_OR_RETURN(int64_t body_type, CellInt(row[kBodyType]));
+  entry.severity_text = CellString(row[log_column::kSeverityText]);
+  entry.service = CellString(row[log_column::kService]);
+  entry.trace_id = CellString(row[log_column::kTraceId]);
+  entry.span_id = CellString(row[log_column::kSpanId]);
+  STRATA_ASSIGN_OR_RETURN(int64_t body_type, CellInt(row[log_column::kBodyType]));
   STRATA_RETURN_IF_ERROR(
-      internal::AppendStoredValue(body_type, CellString(row[kBody]), values, &values->bodies));
+      internal::AppendStoredValue(body_type, CellString(row[log_column::kBody]), values, &values->bodies));
   entry.body = otlp::LastRow(values->bodies);
   STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(
-      CellString(row[kAttributes]), values, &values->log_attributes, &entry.attributes));
-  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[kScopeAttributes]),
+      CellString(row[log_column::kAttributes]), values, &values->log_attributes, &entry.attributes));
+  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[log_column::kScopeAttributes]),
                                                           values, &values->scope_attributes,
                                                           &entry.scope_attributes));
-  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[kResourceAttributes]),
+  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[log_column::kResourceAttributes]),
                                                           values, &values->resource_attributes,
                                                           &entry.resource_attributes));
   return entry;
@@ -121,9 +124,9 @@ absl::StatusOr<LogEntry> ReadLogEntry(const std::vector<std::optional<std::strin
 
 absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>& row) {
   Cursor cursor;
-  STRATA_ASSIGN_OR_RETURN(int64_t time, CellInt(row[kTime]));
+  STRATA_ASSIGN_OR_RETURN(int64_t time, CellInt(row[log_column::kTime]));
   cursor.time = static_cast<uint64_t>(time);
-  const std::string key = CellString(row[kRowKey]);
+  const std::string key = CellString(row[log_column::kRowKey]);
   auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), cursor.key);
   if (ec != std::errc() || end != key.data() + key.size()) {
     return absl::InternalError(absl::StrCat("log search: bad row key \"", key, "\""));
@@ -180,7 +183,7 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFile
       query::QueryResult result,
       pool.Run(files, sql,
                internal::Options(call, std::move(params), static_cast<size_t>(search.limit + 1))));
-  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, kLogColumnCount, "log search"));
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, log_column::kCount, "log search"));
   LogPage page;
   const size_t shown = std::min(result.rows.size(), static_cast<size_t>(search.limit));
   for (size_t i = 0; i < shown; ++i) {

@@ -104,10 +104,10 @@ absl::StatusOr<otlp::ValueRow> ParseStoredValue(int64_t type_code, std::string_v
 }  // namespace
 
 std::string StoredValueSql(std::string_view prefix, std::string_view index) {
-  auto column = [&](std::string_view suffix) { return absl::StrCat(prefix, suffix, index); };
-  return absl::StrCat("coalesce(hex(", column("_str"), "), CAST(", column("_int"),
-                      " AS VARCHAR), CAST(", column("_double"), " AS VARCHAR), CAST(",
-                      column("_bool"), " AS VARCHAR), hex(", column("_bytes"), "), '')");
+  auto named = [&](std::string_view suffix) { return absl::StrCat(prefix, suffix, index); };
+  return absl::StrCat("coalesce(hex(", named("_str"), "), CAST(", named("_int"),
+                      " AS VARCHAR), CAST(", named("_double"), " AS VARCHAR), CAST(",
+                      named("_bool"), " AS VARCHAR), hex(", named("_bytes"), "), '')");
 }
 
 std::string AttributeFamilySql(std::string_view prefix) {
