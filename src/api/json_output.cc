@@ -211,8 +211,7 @@ void WriteLogEntry(JsonWriter& w, const LogValues& values, const LogEntry& e) {
   w.Key("scope_attributes");
   w.RawValue(otlp::EncodeKeyValuesJson(values, values.scope_attributes, e.scope_attributes));
   w.Key("resource_attributes");
-  w.RawValue(
-      otlp::EncodeKeyValuesJson(values, values.resource_attributes, e.resource_attributes));
+  w.RawValue(otlp::EncodeKeyValuesJson(values, values.resource_attributes, e.resource_attributes));
   w.EndObject();
 }
 

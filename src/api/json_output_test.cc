@@ -51,9 +51,8 @@ TEST(JsonOutputTest, ErrorsAndListsEscapeStrings) {
   page.values.bodies.AppendString("hi");
   page.values.log_attributes.Append(
       otlp::AttributeRow{.key = "k\"", .value = {.type = otlp::ValueType::kInt, .bits = 3}});
-  page.values.resource_attributes.Append(
-      otlp::AttributeRow{.key = "service.name", .value = {.type = otlp::ValueType::kString,
-                                                          .str = "svc"}});
+  page.values.resource_attributes.Append(otlp::AttributeRow{
+      .key = "service.name", .value = {.type = otlp::ValueType::kString, .str = "svc"}});
   page.logs.push_back(LogEntry{.time = 5,
                                .observed_time = 6,
                                .severity_number = 9,

@@ -108,17 +108,18 @@ absl::StatusOr<LogEntry> ReadLogEntry(const std::vector<std::optional<std::strin
   entry.trace_id = CellString(row[log_column::kTraceId]);
   entry.span_id = CellString(row[log_column::kSpanId]);
   STRATA_ASSIGN_OR_RETURN(int64_t body_type, CellInt(row[log_column::kBodyType]));
-  STRATA_RETURN_IF_ERROR(
-      internal::AppendStoredValue(body_type, CellString(row[log_column::kBody]), values, &values->bodies));
+  STRATA_RETURN_IF_ERROR(internal::AppendStoredValue(body_type, CellString(row[log_column::kBody]),
+                                                     values, &values->bodies));
   entry.body = otlp::LastRow(values->bodies);
-  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(
-      CellString(row[log_column::kAttributes]), values, &values->log_attributes, &entry.attributes));
-  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[log_column::kScopeAttributes]),
-                                                          values, &values->scope_attributes,
-                                                          &entry.scope_attributes));
-  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[log_column::kResourceAttributes]),
-                                                          values, &values->resource_attributes,
-                                                          &entry.resource_attributes));
+  STRATA_RETURN_IF_ERROR(internal::AppendStoredAttributes(CellString(row[log_column::kAttributes]),
+                                                          values, &values->log_attributes,
+                                                          &entry.attributes));
+  STRATA_RETURN_IF_ERROR(
+      internal::AppendStoredAttributes(CellString(row[log_column::kScopeAttributes]), values,
+                                       &values->scope_attributes, &entry.scope_attributes));
+  STRATA_RETURN_IF_ERROR(
+      internal::AppendStoredAttributes(CellString(row[log_column::kResourceAttributes]), values,
+                                       &values->resource_attributes, &entry.resource_attributes));
   return entry;
 }
 

@@ -88,11 +88,11 @@ std::string RequestJson(std::string_view service, int64_t t0) {
   std::string records;
   for (size_t i = 0; i < SentBodies().size(); ++i) {
     const std::string& body = SentBodies()[i];
-    records += fmt::format(
-        R"({}{{"timeUnixNano":"{}","severityNumber":9,"severityText":"INFO",{})"
-        R"("attributes":[{},{{"key":"record","value":{{"intValue":"{}"}}}}]}})",
-        records.empty() ? "" : ",", t0 + static_cast<int64_t>(i) * kSecond,
-        body.empty() ? std::string() : fmt::format(R"("body":{},)", body), kRecordAttributes, i);
+    records += fmt::format(R"({}{{"timeUnixNano":"{}","severityNumber":9,"severityText":"INFO",{})"
+                           R"("attributes":[{},{{"key":"record","value":{{"intValue":"{}"}}}}]}})",
+                           records.empty() ? "" : ",", t0 + static_cast<int64_t>(i) * kSecond,
+                           body.empty() ? std::string() : fmt::format(R"("body":{},)", body),
+                           kRecordAttributes, i);
   }
   return fmt::format(
       R"({{"resourceLogs":[{{"resource":{{"attributes":[)"
@@ -248,8 +248,8 @@ class LogValuesTest : public ::testing::Test {
     // Through the ingest service, as the OTLP listeners call it.
     void Export(server::Encoding encoding, std::string body) {
       server::IngestMetrics metrics;
-      server::IngestService ingest(
-          *storage, [](std::string_view) { return absl::OkStatus(); }, metrics, {});
+      server::IngestService ingest(*storage, [](std::string_view) { return absl::OkStatus(); },
+                                   metrics, {});
       std::promise<server::ExportOutcome> outcome;
       const uint64_t wire_bytes = body.size();
       ingest.Export(server::Signal::kLogs, encoding, server::Transport::kHttp,
@@ -322,8 +322,8 @@ class LogValuesTest : public ::testing::Test {
 LogValuesTest::Shared* LogValuesTest::shared_ = nullptr;
 
 TEST_F(LogValuesTest, EveryRecordComesBackWithTheValuesItWasSent) {
-  HttpAnswer answer = Get(
-      fmt::format("/api/v1/logs?limit=1000&start={}&end={}", shared_->start, shared_->end));
+  HttpAnswer answer =
+      Get(fmt::format("/api/v1/logs?limit=1000&start={}&end={}", shared_->start, shared_->end));
   ASSERT_EQ(answer.status, 200) << answer.body;
   simdjson::dom::parser parser;
   const std::vector<simdjson::dom::element> logs = Logs(answer, parser);
@@ -347,15 +347,16 @@ TEST_F(LogValuesTest, MapBodyAndIntAttributeAreTyped) {
   HttpAnswer answer = Get(fmt::format("/api/v1/logs?limit=1000&start={}&end={}&q=payment",
                                       shared_->start, shared_->end));
   ASSERT_EQ(answer.status, 200) << answer.body;
-  EXPECT_THAT(answer.body,
-              ::testing::HasSubstr(
-                  R"("body":{"kvlistValue":{"values":[{"key":"message","value":)"
-                  R"({"stringValue":"payment failed"}},{"key":"code","value":{"intValue":"402"}}]}})"));
+  EXPECT_THAT(
+      answer.body,
+      ::testing::HasSubstr(
+          R"("body":{"kvlistValue":{"values":[{"key":"message","value":)"
+          R"({"stringValue":"payment failed"}},{"key":"code","value":{"intValue":"402"}}]}})"));
   EXPECT_THAT(answer.body,
               ::testing::HasSubstr(R"("attributes":[{"key":"attempt","value":{"intValue":"3"}})"));
   // -0.0 keeps its sign, which a comparison of parsed numbers could miss.
-  HttpAnswer all = Get(
-      fmt::format("/api/v1/logs?limit=1000&start={}&end={}", shared_->start, shared_->end));
+  HttpAnswer all =
+      Get(fmt::format("/api/v1/logs?limit=1000&start={}&end={}", shared_->start, shared_->end));
   EXPECT_THAT(all.body, ::testing::HasSubstr(R"("body":{"doubleValue":-0.0})"));
 }
 
@@ -368,8 +369,8 @@ TEST_F(LogValuesTest, StoredArrayAndMapBodiesDecodeToTheAnswers) {
       "'{}/telemetry/days/*/*.batch/logs.parquet') WHERE row_kind = 0 AND body_type IN (5, 6)",
       shared_->data_dir));
   ASSERT_TRUE(stored.ok()) << stored.status();
-  HttpAnswer answer = Get(
-      fmt::format("/api/v1/logs?limit=1000&start={}&end={}", shared_->start, shared_->end));
+  HttpAnswer answer =
+      Get(fmt::format("/api/v1/logs?limit=1000&start={}&end={}", shared_->start, shared_->end));
   ASSERT_EQ(answer.status, 200);
   simdjson::dom::parser parser;
   std::map<std::string, std::string> answered;
@@ -410,8 +411,8 @@ TEST_F(LogValuesTest, TextSearchFindsStringsAnywhereInABodyIgnoringCase) {
   size_t searched = 0;
   for (const std::string& s : strings) {
     if (s.size() < 3) continue;
-    const std::string needle = DuckDbText(fmt::format(
-        "upper(substr({0}, 2, greatest(1, length({0}) - 2)))", query::SqlLiteral(s)));
+    const std::string needle = DuckDbText(
+        fmt::format("upper(substr({0}, 2, greatest(1, length({0}) - 2)))", query::SqlLiteral(s)));
     std::vector<std::string> expected;
     for (const auto& [time, sent] : shared_->sent) {
       for (const std::string& candidate : sent.body_strings) {
@@ -448,9 +449,9 @@ TEST_F(LogValuesTest, TextSearchPagesWithTheCursor) {
   std::vector<std::string> paged;
   std::string cursor;
   for (int page = 0; page < 50; ++page) {
-    HttpAnswer answer = Get(fmt::format("/api/v1/logs?limit=2&start={}&end={}&q=e{}",
-                                        shared_->start, shared_->end,
-                                        cursor.empty() ? "" : "&cursor=" + cursor));
+    HttpAnswer answer =
+        Get(fmt::format("/api/v1/logs?limit=2&start={}&end={}&q=e{}", shared_->start, shared_->end,
+                        cursor.empty() ? "" : "&cursor=" + cursor));
     ASSERT_EQ(answer.status, 200) << answer.body;
     simdjson::dom::parser parser;
     for (simdjson::dom::element log : Logs(answer, parser)) {
@@ -470,10 +471,11 @@ TEST_F(LogValuesTest, OtlpValueStringsInSql) {
       "SELECT otlp_value_strings(body_type, body_bytes) AS s FROM logs "
       "WHERE service_name = 'structured-json' AND body_type = 6 ORDER BY time_unix_nano LIMIT 2");
   ASSERT_EQ(nested.status, 200) << nested.body;
-  EXPECT_THAT(nested.body, ::testing::HasSubstr(
-                               R"("rows":[["[payment failed]"],["[Grüße aus Köln, Deep Needle ✓]"]])"));
-  HttpAnswer other = PostSql(
-      "SELECT otlp_value_strings(7, '\\x01'::BLOB), otlp_value_strings(6, NULL::BLOB)");
+  EXPECT_THAT(
+      nested.body,
+      ::testing::HasSubstr(R"("rows":[["[payment failed]"],["[Grüße aus Köln, Deep Needle ✓]"]])"));
+  HttpAnswer other =
+      PostSql("SELECT otlp_value_strings(7, '\\x01'::BLOB), otlp_value_strings(6, NULL::BLOB)");
   ASSERT_EQ(other.status, 200) << other.body;
   EXPECT_THAT(other.body, ::testing::HasSubstr(R"("rows":[["[]",null]])"));
   HttpAnswer corrupt = PostSql("SELECT otlp_value_strings(6, '\\x2a\\x05'::BLOB)");
