@@ -442,6 +442,14 @@ TEST_F(LogValuesTest, TextSearchIgnoresKeysAndNonStringValues) {
   EXPECT_EQ(TimesFound("deep needle ✓").size(), 2u);
 }
 
+// The case folding docs/api.md promises: DuckDB's lower(), per code point.
+TEST_F(LogValuesTest, TextSearchFoldsUnicodeCaseButNothingElse) {
+  EXPECT_EQ(TimesFound("école").size(), 2u);
+  EXPECT_EQ(TimesFound("GRÜßE AUS").size(), 2u);
+  EXPECT_THAT(TimesFound("grüsse"), ::testing::IsEmpty());
+  EXPECT_EQ(TimesFound("ünïcødé 😀").size(), 2u);  // a string body
+}
+
 // Paging a q= search with the cursor gives the one-page answer, in order.
 TEST_F(LogValuesTest, TextSearchPagesWithTheCursor) {
   const std::vector<std::string> whole = TimesFound("e");
