@@ -407,7 +407,7 @@ TEST_F(LogValuesTest, TextSearchFindsStringsAnywhereInABodyIgnoringCase) {
   for (const auto& [time, sent] : shared_->sent) {
     strings.insert(sent.body_strings.begin(), sent.body_strings.end());
   }
-  ASSERT_GE(strings.size(), 8u);
+  ASSERT_GE(strings.size(), 7u);
   size_t searched = 0;
   for (const std::string& s : strings) {
     if (s.size() < 3) continue;
@@ -429,7 +429,7 @@ TEST_F(LogValuesTest, TextSearchFindsStringsAnywhereInABodyIgnoringCase) {
     EXPECT_EQ(found, expected) << "q=" << needle << " (from \"" << s << "\")";
     ++searched;
   }
-  EXPECT_GE(searched, 8u);
+  EXPECT_GE(searched, 6u);
 }
 
 // Keys, ints, bools and bytes are not text: "zebrakey" is only a key, 402
