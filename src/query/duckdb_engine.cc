@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "otlp/any_value_codec.h"
 
@@ -431,7 +432,7 @@ void OtlpValueStrings(duckdb_function_info info, duckdb_data_chunk input, duckdb
       const std::string_view bytes(duckdb_string_t_data(&blob_data[row]),
                                    duckdb_string_t_length(blob_data[row]));
       if (absl::Status s = otlp::AppendAnyValueStrings(bytes, &strings); !s.ok()) {
-        const std::string message = fmt::format("otlp_value_strings: {}", s.message());
+        const std::string message = absl::StrCat("otlp_value_strings: ", s.message());
         duckdb_scalar_function_set_error(info, message.c_str());
         return;
       }
