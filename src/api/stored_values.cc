@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "otlp/any_value_codec.h"
 
 namespace strata::api::internal {
@@ -34,8 +33,21 @@ std::optional<std::string_view> BytesFromHex(std::string_view hex, Arena* arena)
   return std::string_view(bytes, hex.size() / 2);
 }
 
+std::vector<std::string_view> Split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t begin = 0;
+  for (size_t at = text.find(separator); at != std::string_view::npos;
+       at = text.find(separator, begin)) {
+    parts.push_back(text.substr(begin, at - begin));
+    begin = at + 1;
+  }
+  parts.push_back(text.substr(begin));
+  return parts;
+}
+
 absl::Status BadText(std::string_view what, std::string_view text) {
-  return absl::InternalError(absl::StrCat("stored value: not ", what, ": \"", text, "\""));
+  return absl::InternalError(
+      absl::StrCat("stored value: not ", std::string(what), ": \"", std::string(text), "\""));
 }
 
 template <typename Number>
@@ -104,15 +116,18 @@ absl::StatusOr<otlp::ValueRow> ParseStoredValue(int64_t type_code, std::string_v
 }  // namespace
 
 std::string StoredValueSql(std::string_view prefix, std::string_view index) {
-  auto named = [&](std::string_view suffix) { return absl::StrCat(prefix, suffix, index); };
+  auto named = [&](std::string_view suffix) {
+    return std::string(prefix) + std::string(suffix) + std::string(index);
+  };
   return absl::StrCat("coalesce(hex(", named("_str"), "), CAST(", named("_int"),
                       " AS VARCHAR), CAST(", named("_double"), " AS VARCHAR), CAST(",
                       named("_bool"), " AS VARCHAR), hex(", named("_bytes"), "), '')");
 }
 
 std::string AttributeFamilySql(std::string_view prefix) {
-  return absl::StrCat("array_to_string(list_transform(range(1, len(", prefix,
-                      "_keys) + 1), lambda i: hex(", prefix, "_keys[i]) || ':' || CAST(", prefix,
+  const std::string p(prefix);
+  return absl::StrCat("array_to_string(list_transform(range(1, len(", p,
+                      "_keys) + 1), lambda i: hex(", p, "_keys[i]) || ':' || CAST(", p,
                       "_types[i] AS VARCHAR) || ':' || ", StoredValueSql(prefix, "[i]"), "), ',')");
 }
 
@@ -127,8 +142,9 @@ absl::Status AppendStoredValue(int64_t type_code, std::string_view text, otlp::B
 absl::Status AppendStoredAttributes(std::string_view text, otlp::BatchBase* batch,
                                     otlp::AttributeColumns* table, otlp::Range* range) {
   range->begin = static_cast<uint32_t>(table->size());
-  for (std::string_view entry : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    const std::vector<std::string_view> parts = absl::StrSplit(entry, ':');
+  for (std::string_view entry : Split(text, ',')) {
+    if (entry.empty()) continue;
+    const std::vector<std::string_view> parts = Split(entry, ':');
     if (parts.size() != 3) return BadText("an attribute", entry);
     const std::optional<std::string_view> key = BytesFromHex(parts[0], &batch->arena);
     const std::optional<int64_t> type_code = ParseNumber<int64_t>(parts[1]);
