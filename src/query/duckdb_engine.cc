@@ -12,8 +12,10 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "common/check.h"
 #include "fmt/format.h"
 #include "otlp/any_value_codec.h"
+#include "otlp/json_writer.h"
 #include "query/sql_helpers.h"
 #include "query/value_json.h"
 
@@ -552,11 +554,70 @@ void OtlpValue(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector
   }
 }
 
+// Appends, as one JSON object, the attributes at positions [first, first +
+// count) of a row's attribute family: `family` points at its seven list
+// inputs (keys, types, str, int, double, bool, bytes; docs/format/
+// attributes.md). A value list that is NULL is NULL at every position.
+absl::Status AppendFamilyObject(const ListInput* family, idx_t row, idx_t first, idx_t count,
+                                ValueJsonWriter* writer, std::string* text) {
+  // Element i of list `list`, if it is there and not NULL.
+  auto element = [&](size_t list, idx_t i, InputVector* out_child, idx_t* out_index) {
+    const ListInput& l = family[list];
+    if (!l.Valid(row)) return false;
+    const duckdb_list_entry e = l.Entry(row);
+    if (i >= e.length || !l.child.Valid(e.offset + i)) return false;
+    *out_child = l.child;
+    *out_index = e.offset + i;
+    return true;
+  };
+  text->push_back('{');
+  for (idx_t i = first; i < first + count; ++i) {
+    InputVector key = family[0].child;
+    idx_t key_index = 0;
+    InputVector child = family[1].child;
+    idx_t index = 0;
+    if (!element(0, i, &key, &key_index) || !element(1, i, &child, &index)) {
+      return absl::InvalidArgumentError("an attribute's key or type is missing");
+    }
+    StoredValue v;
+    v.type = child.At<uint8_t>(index);
+    const size_t list = v.type == 1 ? 2 : v.type == 3 ? 3 : v.type == 4 ? 4 : v.type == 2 ? 5 : 6;
+    v.present = v.type == 0 || element(list, i, &child, &index);
+    if (v.present) {
+      switch (v.type) {
+        case 1:
+          v.str = child.Text(index);
+          break;
+        case 3:
+          v.int_value = child.At<int64_t>(index);
+          break;
+        case 4:
+          v.double_value = child.At<double>(index);
+          break;
+        case 2:
+          v.bool_value = child.At<bool>(index);
+          break;
+        case 5:
+        case 6:
+        case 7:
+          v.bytes = child.Text(index);
+          break;
+        default:
+          break;
+      }
+    }
+    if (i != first) text->push_back(',');
+    ValueJsonWriter::AppendKey(key.Text(key_index), text);
+    if (absl::Status s = writer->AppendValue(v, text); !s.ok()) return s;
+  }
+  text->push_back('}');
+  return absl::OkStatus();
+}
+
 // otlp_attributes_json(keys VARCHAR[], types UTINYINT[], str VARCHAR[],
 // int BIGINT[], double DOUBLE[], bool BOOLEAN[], bytes BLOB[]): an
 // attribute family's set (docs/format/attributes.md) as one JSON object,
-// keys in stored order; NULL when the keys list is NULL. A value list that
-// is NULL is NULL at every position, as the format says.
+// keys in stored order; NULL when the keys list is NULL.
 void OtlpAttributesJson(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
   const idx_t rows = duckdb_data_chunk_get_size(input);
   std::vector<ListInput> lists;
@@ -570,71 +631,149 @@ void OtlpAttributesJson(duckdb_function_info info, duckdb_data_chunk input, duck
       duckdb_validity_set_row_invalid(output_validity, row);
       continue;
     }
-    const duckdb_list_entry keys = lists[0].Entry(row);
-    text.assign("{");
-    for (idx_t i = 0; i < keys.length; ++i) {
-      // Element i of every list; a NULL or short value list is NULL there.
-      auto element = [&](size_t list, InputVector* out_child, idx_t* out_index) {
-        const ListInput& l = lists[list];
-        if (!l.Valid(row)) return false;
-        const duckdb_list_entry e = l.Entry(row);
-        if (i >= e.length || !l.child.Valid(e.offset + i)) return false;
-        *out_child = l.child;
-        *out_index = e.offset + i;
-        return true;
-      };
-      StoredValue v;
-      InputVector child = lists[1].child;
+    text.clear();
+    absl::Status s =
+        AppendFamilyObject(lists.data(), row, 0, lists[0].Entry(row).length, &writer, &text);
+    if (!s.ok()) {
+      const std::string message = absl::StrCat("otlp_attributes_json: ", s.message());
+      duckdb_scalar_function_set_error(info, message.c_str());
+      return;
+    }
+    duckdb_vector_assign_string_element_len(output, row, text.data(), text.size());
+  }
+}
+
+// A field of the elements (events, links, exemplars) otlp_elements_json
+// writes, and the list inputs it takes: one, or for kNumber three (the
+// value type, the double list and the int list of an exemplar's value).
+enum class ElementField { kU64, kU32, kText, kHex, kNumber };
+struct ElementSpec {
+  const char* function;
+  std::vector<std::pair<const char*, ElementField>> fields;
+};
+
+// The repeated elements of a span or data point (events, links,
+// exemplars: one list per field, one entry per element) as a JSON array
+// of objects, each with its fields and, from the per-element counts and
+// the flat attribute family that follow the fields (docs/format/
+// attributes.md, "Sets that belong to repeated elements"), its
+// "attributes". NULL when the first field's list is NULL. The function's
+// ElementSpec is its extra info.
+void OtlpElementsJson(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+  const auto* spec = static_cast<const ElementSpec*>(duckdb_scalar_function_get_extra_info(info));
+  const idx_t rows = duckdb_data_chunk_get_size(input);
+  std::vector<ListInput> lists;
+  const idx_t columns = duckdb_data_chunk_get_column_count(input);
+  for (idx_t c = 0; c < columns; ++c) lists.emplace_back(duckdb_data_chunk_get_vector(input, c));
+  size_t counts = 0;
+  for (const auto& field : spec->fields) counts += field.second == ElementField::kNumber ? 3 : 1;
+  STRATA_CHECK(columns == counts + 8, "an elements function takes its fields, counts, a family");
+  duckdb_vector_ensure_validity_writable(output);
+  uint64_t* output_validity = duckdb_vector_get_validity(output);
+  ValueJsonWriter writer;
+  std::string text;
+  // Element e of list `list` of this row, if present and not NULL.
+  auto element = [&](size_t list, idx_t row, idx_t e, idx_t* index) {
+    const ListInput& l = lists[list];
+    if (!l.Valid(row)) return false;
+    const duckdb_list_entry entry = l.Entry(row);
+    if (e >= entry.length || !l.child.Valid(entry.offset + e)) return false;
+    *index = entry.offset + e;
+    return true;
+  };
+  for (idx_t row = 0; row < rows; ++row) {
+    if (!lists[0].Valid(row)) {
+      duckdb_validity_set_row_invalid(output_validity, row);
+      continue;
+    }
+    const idx_t elements = lists[0].Entry(row).length;
+    text.assign("[");
+    idx_t first_attribute = 0;
+    for (idx_t e = 0; e < elements; ++e) {
+      text.append(e == 0 ? "{" : ",{");
+      size_t list = 0;
       idx_t index = 0;
-      if (!element(1, &child, &index)) {
-        duckdb_scalar_function_set_error(info, "otlp_attributes_json: a type is missing");
-        return;
-      }
-      v.type = child.At<uint8_t>(index);
-      const size_t list = v.type == 1 ? 2 : v.type == 3 ? 3 : v.type == 4 ? 4 : v.type == 2 ? 5 : 6;
-      v.present = v.type == 0 || element(list, &child, &index);
-      if (v.present) {
-        switch (v.type) {
-          case 1:
-            v.str = child.Text(index);
-            break;
-          case 3:
-            v.int_value = child.At<int64_t>(index);
-            break;
-          case 4:
-            v.double_value = child.At<double>(index);
-            break;
-          case 2:
-            v.bool_value = child.At<bool>(index);
-            break;
-          case 5:
-          case 6:
-          case 7:
-            v.bytes = child.Text(index);
-            break;
-          default:
-            break;
+      for (const auto& [name, kind] : spec->fields) {
+        if (list != 0) text.push_back(',');
+        ValueJsonWriter::AppendKey(name, &text);
+        otlp::JsonWriter json(&text);
+        const bool present = element(list, row, e, &index);
+        if (!present && kind != ElementField::kNumber) {
+          text.append("null");
+        } else if (kind == ElementField::kU64) {
+          json.Uint(lists[list].child.At<uint64_t>(index));
+        } else if (kind == ElementField::kU32) {
+          json.Uint(lists[list].child.At<uint32_t>(index));
+        } else if (kind == ElementField::kText) {
+          json.String(lists[list].child.Text(index));
+        } else if (kind == ElementField::kHex) {
+          const std::string_view id = lists[list].child.Text(index);
+          json.HexString(reinterpret_cast<const uint8_t*>(id.data()), id.size());
+        } else {
+          const uint8_t type = present ? lists[list].child.At<uint8_t>(index) : 0;
+          idx_t value = 0;
+          if (type == 1 && element(list + 1, row, e, &value)) {
+            json.Double(lists[list + 1].child.At<double>(value));
+          } else if (type == 2 && element(list + 2, row, e, &value)) {
+            json.Int(lists[list + 2].child.At<int64_t>(value));
+          } else {
+            text.append("null");
+          }
         }
+        list += kind == ElementField::kNumber ? 3 : 1;
       }
-      if (i != 0) text.push_back(',');
-      ValueJsonWriter::AppendKey(lists[0].child.Text(keys.offset + i), &text);
-      if (absl::Status s = writer.AppendValue(v, &text); !s.ok()) {
-        const std::string message = absl::StrCat("otlp_attributes_json: ", s.message());
+      idx_t count_index = 0;
+      const idx_t count =
+          element(counts, row, e, &count_index) ? lists[counts].child.At<uint32_t>(count_index) : 0;
+      text.append(",\"attributes\":");
+      absl::Status s =
+          AppendFamilyObject(&lists[counts + 1], row, first_attribute, count, &writer, &text);
+      if (!s.ok()) {
+        const std::string message = absl::StrCat(spec->function, ": ", s.message());
         duckdb_scalar_function_set_error(info, message.c_str());
         return;
       }
+      first_attribute += count;
+      text.push_back('}');
     }
-    text.push_back('}');
+    text.push_back(']');
     duckdb_vector_assign_string_element_len(output, row, text.data(), text.size());
   }
+}
+
+// The elements functions the views use (friendly_views.cc).
+const std::vector<ElementSpec>& ElementSpecs() {
+  static const std::vector<ElementSpec> specs = {
+      {"otlp_events_json",
+       {{"time_unix_nano", ElementField::kU64},
+        {"name", ElementField::kText},
+        {"dropped_attributes_count", ElementField::kU32}}},
+      {"otlp_links_json",
+       {{"trace_id", ElementField::kHex},
+        {"span_id", ElementField::kHex},
+        {"trace_state", ElementField::kText},
+        {"flags", ElementField::kU32},
+        {"dropped_attributes_count", ElementField::kU32}}},
+      {"otlp_exemplars_json",
+       {{"time_unix_nano", ElementField::kU64},
+        {"value", ElementField::kNumber},
+        {"trace_id", ElementField::kHex},
+        {"span_id", ElementField::kHex}}},
+  };
+  return specs;
 }
 
 // Registers one scalar function; NULL inputs reach it (it answers them).
 absl::Status RegisterFunction(duckdb_connection connection, const char* name,
                               const std::vector<duckdb_logical_type>& parameters,
-                              duckdb_logical_type result, duckdb_scalar_function_t body) {
+                              duckdb_logical_type result, duckdb_scalar_function_t body,
+                              const void* extra_info = nullptr) {
   duckdb_scalar_function function = duckdb_create_scalar_function();
   duckdb_scalar_function_set_name(function, name);
+  if (extra_info != nullptr) {
+    // Static data: nothing to destroy.
+    duckdb_scalar_function_set_extra_info(function, const_cast<void*>(extra_info), nullptr);
+  }
   for (duckdb_logical_type parameter : parameters) {
     duckdb_scalar_function_add_parameter(function, parameter);
   }
@@ -688,8 +827,49 @@ absl::Status RegisterFunctions(duckdb_connection connection) {
   LogicalTypeGuard keys(duckdb_create_list_type(varchar.get()));
   family.push_back(keys.get());
   for (const LogicalTypeGuard& l : lists) family.push_back(l.get());
-  return RegisterFunction(connection, "otlp_attributes_json", family, json.get(),
-                          OtlpAttributesJson);
+  if (absl::Status s = RegisterFunction(connection, "otlp_attributes_json", family, json.get(),
+                                        OtlpAttributesJson);
+      !s.ok()) {
+    return s;
+  }
+  // The elements functions: their field lists, the counts, a family.
+  std::deque<LogicalTypeGuard> types;
+  auto list_of = [&](duckdb_type element) {
+    LogicalTypeGuard& scalar = types.emplace_back(duckdb_create_logical_type(element));
+    return types.emplace_back(duckdb_create_list_type(scalar.get())).get();
+  };
+  for (const ElementSpec& spec : ElementSpecs()) {
+    std::vector<duckdb_logical_type> parameters;
+    for (const auto& [name, kind] : spec.fields) {
+      switch (kind) {
+        case ElementField::kU64:
+          parameters.push_back(list_of(DUCKDB_TYPE_UBIGINT));
+          break;
+        case ElementField::kU32:
+          parameters.push_back(list_of(DUCKDB_TYPE_UINTEGER));
+          break;
+        case ElementField::kText:
+          parameters.push_back(list_of(DUCKDB_TYPE_VARCHAR));
+          break;
+        case ElementField::kHex:
+          parameters.push_back(list_of(DUCKDB_TYPE_BLOB));
+          break;
+        case ElementField::kNumber:
+          parameters.push_back(list_of(DUCKDB_TYPE_UTINYINT));
+          parameters.push_back(list_of(DUCKDB_TYPE_DOUBLE));
+          parameters.push_back(list_of(DUCKDB_TYPE_BIGINT));
+          break;
+      }
+    }
+    parameters.push_back(list_of(DUCKDB_TYPE_UINTEGER));
+    parameters.insert(parameters.end(), family.begin(), family.end());
+    if (absl::Status s = RegisterFunction(connection, spec.function, parameters, json.get(),
+                                          OtlpElementsJson, &spec);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Names of the types that have no parameters.

@@ -17,24 +17,30 @@ std::string Timestamp(std::string_view column, bool zero_is_null = false) {
       zero_is_null ? fmt::format(" AND {} <> 0", column) : "");
 }
 
-// otlp_attributes_json over family `prefix` (attr, resource_attr, ...),
-// each list sliced by `slice` ("" for the whole list).
-std::string AttributesJson(std::string_view prefix, std::string_view slice = "") {
+// The seven lists of attribute family `prefix` (attr, resource_attr, ...)
+// as function arguments.
+std::string FamilyArguments(std::string_view prefix) {
   std::string args;
   for (const char* list : {"keys", "types", "str", "int", "double", "bool", "bytes"}) {
-    args += fmt::format("{}{}_{}{}", args.empty() ? "" : ", ", prefix, list, slice);
+    args += fmt::format("{}{}_{}", args.empty() ? "" : ", ", prefix, list);
   }
-  return fmt::format("otlp_attributes_json({})", args);
+  return args;
 }
 
-// The attributes of element i (0-based, a lambda variable) of a row's
-// repeated elements whose sets are stored flat with per-element counts
-// (docs/format/attributes.md, "Sets that belong to repeated elements").
-std::string ElementAttributesJson(std::string_view prefix) {
-  const std::string first =
-      fmt::format("coalesce(list_sum({0}_attr_count[1:i]), 0)::BIGINT", prefix);
-  return AttributesJson(fmt::format("{}_attr", prefix),
-                        fmt::format("[{0} + 1:{0} + {1}_attr_count[i + 1]]", first, prefix));
+std::string AttributesJson(std::string_view prefix) {
+  return fmt::format("otlp_attributes_json({})", FamilyArguments(prefix));
+}
+
+// The repeated elements of a row (events, links, exemplars) through the
+// adapter's elements function `function` over the element lists `fields`,
+// the per-element counts and the flat family of `prefix` (docs/format/
+// attributes.md, "Sets that belong to repeated elements"). One function
+// call rather than SQL lambdas: a query binds every column of a view it
+// names, and lambdas made that binding several times slower.
+std::string ElementsJson(std::string_view function, std::string_view fields,
+                         std::string_view prefix) {
+  return fmt::format("{}({}, {}_attr_count, {})", function, fields, prefix,
+                     FamilyArguments(fmt::format("{}_attr", prefix)));
 }
 
 std::string HexOf(std::string_view column) { return fmt::format("lower(hex({}))", column); }
@@ -69,17 +75,13 @@ std::string SpansColumns() {
   const std::string end_nano =
       "((start_time_unix_nano::HUGEINT + duration_nano::HUGEINT + 18446744073709551616) % "
       "18446744073709551616)::UBIGINT";
-  const std::string events = fmt::format(
-      "to_json(list_transform(range(len(event_name)), i -> {{'time': {}, 'name': "
-      "event_name[i + 1], 'attributes': {}, 'dropped_attributes_count': "
-      "event_dropped_attributes_count[i + 1]}}))",
-      Timestamp("event_time_unix_nano[i + 1]"), ElementAttributesJson("event"));
-  const std::string links = fmt::format(
-      "to_json(list_transform(range(len(link_span_id)), i -> {{'trace_id': "
-      "lower(hex(link_trace_id[i + 1])), 'span_id': lower(hex(link_span_id[i + 1])), "
-      "'trace_state': link_trace_state[i + 1], 'flags': link_flags[i + 1], 'attributes': {}, "
-      "'dropped_attributes_count': link_dropped_attributes_count[i + 1]}}))",
-      ElementAttributesJson("link"));
+  const std::string events =
+      ElementsJson("otlp_events_json",
+                   "event_time_unix_nano, event_name, event_dropped_attributes_count", "event");
+  const std::string links = ElementsJson(
+      "otlp_links_json",
+      "link_trace_id, link_span_id, link_trace_state, link_flags, link_dropped_attributes_count",
+      "link");
   return fmt::format(
       ", {} AS trace_id_hex, {} AS span_id_hex, {} AS parent_span_id_hex, {} AS start_time, "
       "{} AS end_time_unix_nano, {} AS end_time, duration_nano / 1e6 AS duration_ms, "
@@ -105,12 +107,11 @@ std::string LogsColumns() {
 }
 
 std::string MetricsColumns() {
-  const std::string exemplars = fmt::format(
-      "to_json(list_transform(range(len(exemplar_value_type)), i -> {{'time': {}, 'value': "
-      "CASE exemplar_value_type[i + 1] WHEN 1 THEN exemplar_value_double[i + 1] WHEN 2 THEN "
-      "exemplar_value_int[i + 1]::DOUBLE END, 'trace_id': lower(hex(exemplar_trace_id[i + 1])), "
-      "'span_id': lower(hex(exemplar_span_id[i + 1])), 'attributes': {}}}))",
-      Timestamp("exemplar_time_unix_nano[i + 1]"), ElementAttributesJson("exemplar"));
+  const std::string exemplars = ElementsJson(
+      "otlp_exemplars_json",
+      "exemplar_time_unix_nano, exemplar_value_type, exemplar_value_double, exemplar_value_int, "
+      "exemplar_trace_id, exemplar_span_id",
+      "exemplar");
   return fmt::format(
       ", {} AS time, {} AS start_time, CASE metric_type WHEN 5 THEN 'GAUGE' WHEN 7 THEN 'SUM' "
       "WHEN 9 THEN 'HISTOGRAM' WHEN 10 THEN 'EXPONENTIAL_HISTOGRAM' WHEN 11 THEN 'SUMMARY' END "
