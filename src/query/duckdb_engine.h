@@ -143,7 +143,10 @@ class QueryConnection;
 // (docs/sql.md; value_json.h has the encoding): otlp_value_json(type,
 // str, int, double, bool, bytes) -> JSON and otlp_value_text(...) ->
 // VARCHAR, one stored value; otlp_attributes_json(keys, types, str, int,
-// double, bool, bytes) -> JSON, an attribute family's set as one object.
+// double, bool, bytes) -> JSON, an attribute family's set as one object;
+// otlp_events_json, otlp_links_json and otlp_exemplars_json (the element
+// lists, the per-element attribute counts, the flat family) -> JSON, a
+// span's events and links and a point's exemplars as arrays of objects.
 //
 // Thread-safety: safe for concurrent use. Errors: Internal when DuckDB
 // cannot open or refuses a setting (DuckDB's message included).
