@@ -388,7 +388,8 @@ TEST_F(ApiTest, TraceSearchFiltersMatchDuckDb) {
               HasSubstr(fmt::format(
                   R"({{"trace_id":"{}","root_service":"edge","root_name":"edge-root",)"
                   R"("start_time_unix_nano":"{}","duration_nano":"900000000","span_count":5,)"
-                  R"("error_count":1,"services":["edge"]}})",
+                  R"("error_count":1,"services":["edge"],)"
+                  R"("service_spans":[{{"service":"edge","spans":5}}],"root_status_code":2}})",
                   kEdgeTrace, shared_->edge_start)));
   // The default limit is 20.
   HttpAnswer all = Get("/api/v1/traces?" + Window());
