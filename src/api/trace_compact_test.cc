@@ -56,14 +56,22 @@ constexpr char kTypedAttributes[] =
     R"({"key":"map","value":{"kvlistValue":{"values":[{"key":"inner","value":)"
     R"({"kvlistValue":{"values":[{"key":"ключ","value":{"stringValue":"значение"}}]}}}]}}})";
 
+// `service` "" has no service.name; "name/pod" is service "name" on
+// another pod (a second resource of the same service).
 std::string ResourceJson(std::string_view service) {
+  std::string_view pod = "pod-1";
+  if (const size_t slash = service.find('/'); slash != std::string_view::npos) {
+    pod = service.substr(slash + 1);
+    service = service.substr(0, slash);
+  }
   const std::string service_attribute =
       service.empty() ? std::string()
                       : fmt::format(R"({{"key":"service.name","value":{{"stringValue":"{}"}}}},)",
                                     service);
-  return fmt::format(R"({{"attributes":[{}{{"key":"host.cpus","value":{{"intValue":"64"}}}},{}],)"
+  return fmt::format(R"({{"attributes":[{}{{"key":"k8s.pod.name","value":{{"stringValue":"{}"}}}},)"
+                     R"({{"key":"host.cpus","value":{{"intValue":"64"}}}},{}],)"
                      R"("droppedAttributesCount":2}})",
-                     service_attribute, kTypedAttributes);
+                     service_attribute, pod, kTypedAttributes);
 }
 
 struct SpanSpec {
@@ -132,9 +140,11 @@ std::vector<std::string> MixedTraceRequests() {
       span(81, 1, "ends before it starts", 0, t + 50, -20),         // negative duration
       span(82, 1, "very long", 0, t + 60, int64_t{1} << 60),        // past 2^53 ns
       span(83, 1, "same start", 0, t + 60, 3), span(84, 1, "same start", 0, t + 60, 3)};
+  const std::vector<SpanSpec> other_pod = {span(85, 1, "alpha work", 0, t + 70, 11),
+                                           span(86, 85, "alpha work", 2, t + 71, 5)};
   return {RequestJson({{"alpha", alpha_a}, {"béta ✓", beta}}),
           RequestJson({{"alpha", alpha_b}}),
-          RequestJson({{"", anonymous}, {"alpha", {duplicate}}})};
+          RequestJson({{"", anonymous}, {"alpha", {duplicate}}, {"alpha/pod-2", other_pod}})};
 }
 
 // What the full OTLP/JSON answer says of one span row.
@@ -466,7 +476,7 @@ TEST_F(TraceCompactTest, DataHasTheTracesTheTestsNeed) {
                               "'{}/telemetry/days/*/*.batch/spans.parquet', filename = true) "
                               "WHERE row_kind = 0 AND trace_id = from_hex('{}')",
                               shared_->data_dir, kMixedTrace))[0],
-            (std::vector<std::string>{"86", "3"}));
+            (std::vector<std::string>{"88", "3"}));
 }
 
 // The compact form holds exactly the full answer's spans, in (start, span
@@ -521,9 +531,10 @@ TEST_F(TraceCompactTest, CompactFormMatchesDuckDb) {
 }
 
 // The mixed trace as it was sent: every span id (the one sent twice,
-// twice), three distinct resources although five resource rows were
-// stored (alpha's in all three batches), the unnamed service as "", and the
-// 2^60 ns duration as a string.
+// twice), four distinct resources although six resource rows were stored
+// (alpha's on pod-1 in all three batches), three services (alpha on two
+// resources), the unnamed service as "", and the 2^60 ns duration as a
+// string.
 TEST_F(TraceCompactTest, MixedTraceAsSent) {
   HttpAnswer compact = Get(std::string("/api/v1/traces/") + kMixedTrace + "?format=columns");
   ASSERT_EQ(compact.status, 200) << compact.body;
@@ -544,7 +555,7 @@ TEST_F(TraceCompactTest, MixedTraceAsSent) {
   }
   EXPECT_EQ(answered, sent);
   EXPECT_EQ(answered.count(kDuplicateSpan), 2u);
-  EXPECT_EQ(got.resources, 3u);
+  EXPECT_EQ(got.resources, 4u);
   EXPECT_EQ(services, (std::set<std::string>{"", "alpha", "béta ✓"}));
   EXPECT_THAT(compact.body, ::testing::HasSubstr("\"1152921504606846976\""));
   EXPECT_THAT(compact.body, ::testing::HasSubstr(",-20,"));
@@ -562,8 +573,8 @@ TEST_F(TraceCompactTest, SpanDetailMatchesTheFullAnswer) {
     std::multimap<std::string, const FullSpan*> by_id;
     const std::vector<FullSpan> spans = ParseFull(full.body);
     for (const FullSpan& f : spans) by_id.emplace(f.span_id, &f);
-    // Every span of the small traces, every 97th of the big one.
-    const size_t step = spans.size() > 500 ? 97 : 1;
+    // Every span of the small traces, every 197th of the big one.
+    const size_t step = spans.size() > 500 ? 197 : 1;
     for (size_t i = 0; i < spans.size(); i += step) {
       const std::string& span_id = spans[i].span_id;
       HttpAnswer detail = Get("/api/v1/traces/" + id + "/spans/" + span_id);
