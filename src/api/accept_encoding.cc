@@ -17,9 +17,11 @@ bool NonzeroWeight(std::string_view parameters) {
   while (!parameters.empty()) {
     const size_t semicolon = parameters.find(';');
     const std::string_view parameter = Trim(parameters.substr(0, semicolon));
-    parameters = semicolon == std::string_view::npos ? std::string_view()
-                                                     : parameters.substr(semicolon + 1);
-    if (parameter.size() < 2 || absl::ascii_tolower(static_cast<unsigned char>(parameter[0])) != 'q' || parameter[1] != '=') {
+    parameters =
+        semicolon == std::string_view::npos ? std::string_view() : parameters.substr(semicolon + 1);
+    if (parameter.size() < 2 ||
+        absl::ascii_tolower(static_cast<unsigned char>(parameter[0])) != 'q' ||
+        parameter[1] != '=') {
       continue;
     }
     const std::string_view value = parameter.substr(2);
@@ -54,8 +56,8 @@ bool AcceptsGzip(std::string_view accept_encoding) {
   while (!accept_encoding.empty()) {
     const size_t comma = accept_encoding.find(',');
     const std::string_view element = accept_encoding.substr(0, comma);
-    accept_encoding = comma == std::string_view::npos ? std::string_view()
-                                                      : accept_encoding.substr(comma + 1);
+    accept_encoding =
+        comma == std::string_view::npos ? std::string_view() : accept_encoding.substr(comma + 1);
     const size_t semicolon = element.find(';');
     const std::string_view coding = Trim(element.substr(0, semicolon));
     const std::string_view parameters =

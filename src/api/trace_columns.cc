@@ -134,11 +134,11 @@ std::string TraceColumnsJson(const otlp::TraceBatch& trace) {
   WriteArray(w, "name", count, [&](size_t i) { w.Uint(name_of_span[i]); });
   WriteArray(w, "kind", count, [&](size_t i) { w.Int(spans.kind[i]); });
   WriteArray(w, "status_code", count, [&](size_t i) { w.Int(spans.status_code[i]); });
-  WriteArray(w, "start_offset_nano", count, [&](size_t i) {
-    WriteNanos(w, spans.start_time_unix_nano[i] - trace_start);
-  });
+  WriteArray(w, "start_offset_nano", count,
+             [&](size_t i) { WriteNanos(w, spans.start_time_unix_nano[i] - trace_start); });
   WriteArray(w, "duration_nano", count, [&](size_t i) {
-    WriteNanos(w, static_cast<int64_t>(spans.end_time_unix_nano[i] - spans.start_time_unix_nano[i]));
+    WriteNanos(w,
+               static_cast<int64_t>(spans.end_time_unix_nano[i] - spans.start_time_unix_nano[i]));
   });
   w.EndObject();
   w.EndObject();

@@ -65,9 +65,9 @@ std::string ResourceJson(std::string_view service) {
     service = service.substr(0, slash);
   }
   const std::string service_attribute =
-      service.empty() ? std::string()
-                      : fmt::format(R"({{"key":"service.name","value":{{"stringValue":"{}"}}}},)",
-                                    service);
+      service.empty()
+          ? std::string()
+          : fmt::format(R"({{"key":"service.name","value":{{"stringValue":"{}"}}}},)", service);
   return fmt::format(R"({{"attributes":[{}{{"key":"k8s.pod.name","value":{{"stringValue":"{}"}}}},)"
                      R"({{"key":"host.cpus","value":{{"intValue":"64"}}}},{}],)"
                      R"("droppedAttributesCount":2}})",
@@ -103,11 +103,11 @@ std::string RequestJson(const std::vector<std::pair<std::string, std::vector<Spa
   for (const auto& [service, spans] : parts) {
     std::string joined;
     for (const SpanSpec& s : spans) joined += (joined.empty() ? "" : ",") + SpanJson(s);
-    resources += fmt::format(
-        R"({}{{"resource":{},"scopeSpans":[{{"scope":{{"name":"sc ✓","version":"1",)"
-        R"("attributes":[{}]}},"spans":[{}],"schemaUrl":"https://scope"}}],)"
-        R"("schemaUrl":"https://resource"}})",
-        resources.empty() ? "" : ",", ResourceJson(service), kTypedAttributes, joined);
+    resources +=
+        fmt::format(R"({}{{"resource":{},"scopeSpans":[{{"scope":{{"name":"sc ✓","version":"1",)"
+                    R"("attributes":[{}]}},"spans":[{}],"schemaUrl":"https://scope"}}],)"
+                    R"("schemaUrl":"https://resource"}})",
+                    resources.empty() ? "" : ",", ResourceJson(service), kTypedAttributes, joined);
   }
   return fmt::format(R"({{"resourceSpans":[{}]}})", resources);
 }
@@ -136,14 +136,13 @@ std::vector<std::string> MixedTraceRequests() {
   SpanSpec duplicate = span(0xdd, 1, "sent twice", 0, t + 5, 99);
   alpha_b.push_back(duplicate);
   std::vector<SpanSpec> anonymous = {
-      span(80, 0x77, "orphan", 0, t + 42, 10),                      // its parent was never sent
-      span(81, 1, "ends before it starts", 0, t + 50, -20),         // negative duration
-      span(82, 1, "very long", 0, t + 60, int64_t{1} << 60),        // past 2^53 ns
+      span(80, 0x77, "orphan", 0, t + 42, 10),                // its parent was never sent
+      span(81, 1, "ends before it starts", 0, t + 50, -20),   // negative duration
+      span(82, 1, "very long", 0, t + 60, int64_t{1} << 60),  // past 2^53 ns
       span(83, 1, "same start", 0, t + 60, 3), span(84, 1, "same start", 0, t + 60, 3)};
   const std::vector<SpanSpec> other_pod = {span(85, 1, "alpha work", 0, t + 70, 11),
                                            span(86, 85, "alpha work", 2, t + 71, 5)};
-  return {RequestJson({{"alpha", alpha_a}, {"béta ✓", beta}}),
-          RequestJson({{"alpha", alpha_b}}),
+  return {RequestJson({{"alpha", alpha_a}, {"béta ✓", beta}}), RequestJson({{"alpha", alpha_b}}),
           RequestJson({{"", anonymous}, {"alpha", {duplicate}}, {"alpha/pod-2", other_pod}})};
 }
 
@@ -228,8 +227,8 @@ std::vector<FullSpan> ParseFull(const std::string& body) {
         simdjson::dom::element status;
         if (s["status"].get(status) == simdjson::SUCCESS) f.status_code = IntOr(status, "code");
         f.start = std::stoull("0" + StringOr(s, "startTimeUnixNano"));
-        f.duration = static_cast<int64_t>(std::stoull("0" + StringOr(s, "endTimeUnixNano")) -
-                                          f.start);
+        f.duration =
+            static_cast<int64_t>(std::stoull("0" + StringOr(s, "endTimeUnixNano")) - f.start);
         f.resource = MinifiedOr(rs, "resource", "{}");
         f.scope = MinifiedOr(ss, "scope", "{}");
         f.span = simdjson::minify(s);
@@ -321,8 +320,8 @@ Compact ParseCompact(const std::string& body) {
 }
 
 CompactSpan AsCompact(const FullSpan& f) {
-  return CompactSpan{f.span_id, f.parent_span_id, f.service,   f.name,    f.kind,
-                     f.status_code, f.start,      f.duration, f.resource};
+  return CompactSpan{f.span_id,     f.parent_span_id, f.service,  f.name,    f.kind,
+                     f.status_code, f.start,          f.duration, f.resource};
 }
 
 class TraceCompactTest : public ::testing::Test {
@@ -512,12 +511,12 @@ TEST_F(TraceCompactTest, CompactFormMatchesDuckDb) {
     HttpAnswer compact = Get("/api/v1/traces/" + id + "?format=columns");
     ASSERT_EQ(compact.status, 200) << compact.body;
     const Compact got = ParseCompact(compact.body);
-    const auto truth = Truth(fmt::format(
-        "SELECT lower(hex(span_id)), coalesce(lower(hex(parent_span_id)), ''),"
-        " coalesce(service_name, ''), name, kind, status_code, start_time_unix_nano,"
-        " duration_nano FROM spans WHERE trace_id = from_hex('{}')"
-        " ORDER BY start_time_unix_nano, span_id",
-        id));
+    const auto truth = Truth(
+        fmt::format("SELECT lower(hex(span_id)), coalesce(lower(hex(parent_span_id)), ''),"
+                    " coalesce(service_name, ''), name, kind, status_code, start_time_unix_nano,"
+                    " duration_nano FROM spans WHERE trace_id = from_hex('{}')"
+                    " ORDER BY start_time_unix_nano, span_id",
+                    id));
     ASSERT_EQ(got.spans.size(), truth.size()) << id;
     for (size_t i = 0; i < truth.size(); ++i) {
       const CompactSpan& s = got.spans[i];
@@ -695,8 +694,8 @@ TEST_F(TraceCompactTest, SummariesServiceSpansAndRootStatusMatchDuckDb) {
       int64_t total = 0;
       for (simdjson::dom::element s : t["service_spans"].get_array().value()) {
         const int64_t spans = IntOr(s, "spans");
-        services += fmt::format("{}{}={}", services.empty() ? "" : ";", StringOr(s, "service"),
-                                spans);
+        services +=
+            fmt::format("{}{}={}", services.empty() ? "" : ";", StringOr(s, "service"), spans);
         total += spans;
       }
       EXPECT_EQ(services, expected_services[id]) << id;

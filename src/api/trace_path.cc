@@ -34,8 +34,8 @@ absl::StatusOr<std::string> DecodeSegment(std::string_view name, std::string_vie
     const int hi = i + 2 < segment.size() ? HexDigit(segment[i + 1]) : -1;
     const int lo = i + 2 < segment.size() ? HexDigit(segment[i + 2]) : -1;
     if (hi < 0 || lo < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(std::string(name), ": bad percent escape in ",
-                                                     QuoteForError(segment)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(name), ": bad percent escape in ", QuoteForError(segment)));
     }
     out.push_back(static_cast<char>(hi * 16 + lo));
     i += 2;

@@ -54,7 +54,8 @@ class RowCopier {
     out.resource = CopyResource(s.resource[row]);
     out.name = s.name[row];
     out.version = s.version[row];
-    out.attributes = CopyAttributes(from_.scope_attributes, s.attributes[row], &to_->scope_attributes);
+    out.attributes =
+        CopyAttributes(from_.scope_attributes, s.attributes[row], &to_->scope_attributes);
     out.dropped_attributes_count = s.dropped_attributes_count[row];
     out.schema_url = s.schema_url[row];
     const uint32_t index = to_->scopes.Append(out);
@@ -120,8 +121,8 @@ class RowCopier {
     const Range out{static_cast<uint32_t>(to_->entity_refs.size()), rows.count};
     const otlp::EntityRefColumns& e = from_.entity_refs;
     for (uint32_t i = rows.begin; i < rows.end(); ++i) {
-      to_->entity_refs.Append({e.schema_url[i], e.type[i], CopyKeys(e.id_keys[i]),
-                               CopyKeys(e.description_keys[i])});
+      to_->entity_refs.Append(
+          {e.schema_url[i], e.type[i], CopyKeys(e.id_keys[i]), CopyKeys(e.description_keys[i])});
     }
     return out;
   }
@@ -159,7 +160,8 @@ class RowCopier {
       link.trace_id = l.trace_id[i];
       link.span_id = l.span_id[i];
       link.trace_state = l.trace_state[i];
-      link.attributes = CopyAttributes(from_.link_attributes, l.attributes[i], &to_->link_attributes);
+      link.attributes =
+          CopyAttributes(from_.link_attributes, l.attributes[i], &to_->link_attributes);
       link.dropped_attributes_count = l.dropped_attributes_count[i];
       link.flags = l.flags[i];
       to_->links.Append(link);

@@ -54,9 +54,9 @@ uint64_t SpanCountOf(const std::string& body) {
 
 }  // namespace
 
-absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage,
-                                 query::QueryPool& pool, const std::string& dir, uint64_t seed,
-                                 int runs, CompactTraceResult* result) {
+absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage, query::QueryPool& pool,
+                                 const std::string& dir, uint64_t seed, int runs,
+                                 CompactTraceResult* result) {
   runs = std::max(1, runs);
   STRATA_ASSIGN_OR_RETURN(const otlp::TraceId id, WriteBigTrace(storage, seed));
   const std::shared_ptr<const storage::Snapshot> snapshot = storage.Pin();
@@ -102,7 +102,8 @@ absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage,
     request.headers.emplace_back("Authorization", fmt::format("Bearer {}", kToken));
     if (gzip) request.headers.emplace_back("Accept-Encoding", "gzip");
     const BenchClock::time_point start = BenchClock::now();
-    absl::StatusOr<server::HttpResponse> response = server::HttpCall(address, request, kCallTimeout);
+    absl::StatusOr<server::HttpResponse> response =
+        server::HttpCall(address, request, kCallTimeout);
     *seconds = SecondsSince(start);
     if (response.ok() && response->status != 200) {
       return absl::InternalError(fmt::format("HTTP {}: {}", response->status, response->body));

@@ -39,7 +39,6 @@ struct CompactTraceResult {
 // not hold (the answer has another span count) is an Internal error.
 [[nodiscard]] absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage,
                                                query::QueryPool& pool, const std::string& dir,
-                                               uint64_t seed, int runs,
-                                               CompactTraceResult* result);
+                                               uint64_t seed, int runs, CompactTraceResult* result);
 
 }  // namespace strata::bench
