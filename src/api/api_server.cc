@@ -4,8 +4,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "api/json_output.h"
 #include "api/gzip_answer.h"
+#include "api/json_output.h"
 #include "api/search.h"
 #include "api/trace_columns.h"
 #include "api/trace_path.h"

@@ -244,8 +244,8 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   // The compact form of a 100k-span trace over loopback HTTP (written now,
   // so after the searches above, which it would otherwise join).
   CompactTraceResult compact;
-  const absl::Status compact_status = MeasureCompactTrace(
-      fs, **storage, **pool, dir, options.seed, std::max(5, options.scans), &compact);
+  const absl::Status compact_status = MeasureCompactTrace(fs, **storage, **pool, dir, options.seed,
+                                                          std::max(5, options.scans), &compact);
   if (!compact_status.ok()) return FailStep("query", "compact trace", compact_status);
 
   // Taken while the batches are live: retiring them empties the cache.
