@@ -229,7 +229,10 @@ server::HttpResponse Api::GetTrace(const server::HttpRequest& request,
   if (options_.fs == nullptr) return ApiErrorResponse(absl::UnavailableError("recovering"));
   API_ASSIGN_OR_RESPOND(
       std::optional<otlp::TraceBatch> batch,
-      storage::LookupTrace(*options_.fs, options_.data_dir, snapshot, path.trace_id));
+      storage::LookupTrace(*options_.fs, options_.data_dir, snapshot, path.trace_id, nullptr,
+                           form == TraceForm::kColumns && !path.span_id.has_value()
+                               ? storage::TraceLookupDetail::kSkeleton
+                               : storage::TraceLookupDetail::kFull));
   if (!batch.has_value()) {
     return ApiErrorResponse(
         absl::NotFoundError(absl::StrCat("trace ", TraceIdHex(path.trace_id), " not found")));

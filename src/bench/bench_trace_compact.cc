@@ -66,7 +66,8 @@ absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage, quer
   for (int i = 0; i < runs; ++i) {
     const BenchClock::time_point start = BenchClock::now();
     STRATA_ASSIGN_OR_RETURN(std::optional<otlp::TraceBatch> trace,
-                            storage::LookupTrace(fs, dir, *snapshot, id));
+                            storage::LookupTrace(fs, dir, *snapshot, id, nullptr,
+                                                 storage::TraceLookupDetail::kSkeleton));
     lookup_s.push_back(SecondsSince(start));
     if (!trace.has_value() || trace->spans.size() != static_cast<size_t>(kCompactTraceSpans)) {
       return absl::InternalError(fmt::format("the lookup found {} spans of {}",
