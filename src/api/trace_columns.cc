@@ -96,7 +96,7 @@ std::string TraceColumnsJson(const otlp::TraceBatch& trace) {
   const auto resource_row = [&](size_t span) { return trace.scopes.resource[spans.scope[span]]; };
 
   std::string out;
-  // About 70 bytes a span (two hex ids, five small integers, two offsets).
+  // About 60 bytes a span (two hex ids, five small integers, two offsets).
   out.reserve(256 + 80 * count);
   otlp::JsonWriter w(&out);
   w.BeginObject();

@@ -9,6 +9,8 @@
 //
 // Both functions read a TraceBatch as storage::LookupTrace returns it (one
 // trace, spans ordered by start time then span id) and keep its span order.
+// TraceColumnsJson reads no span attribute, event or link, so the lookup
+// may leave them out (storage::TraceLookupDetail::kSkeleton).
 //
 // Thread-safety: reentrant; the batch is only read. Errors: none.
 
