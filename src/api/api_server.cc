@@ -4,8 +4,12 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/gzip_answer.h"
 #include "api/json_output.h"
 #include "api/search.h"
+#include "api/trace_columns.h"
+#include "api/trace_path.h"
+#include "api/trace_span.h"
 #include "otlp/encode.h"
 #include "storage/storage.h"
 #include "storage/trace_lookup.h"
@@ -211,18 +215,43 @@ query::ViewFiles Api::SpanFilesOf(const storage::Snapshot& snapshot,
 server::HttpResponse Api::GetTrace(const server::HttpRequest& request,
                                    const storage::Snapshot& snapshot) {
   API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_ASSIGN_OR_RESPOND(const TracePath path,
+                        ParseTracePath(request.path().substr(kTracesPrefix.size())));
+  TraceForm form = TraceForm::kOtlp;
+  if (!path.span_id.has_value()) {
+    std::optional<std::string> text;
+    API_RETURN_IF_ERROR(TakeString(params, "format", &text));
+    if (text.has_value()) {
+      API_ASSIGN_OR_RESPOND(form, ParseTraceForm("format", *text));
+    }
+  }
   API_RETURN_IF_ERROR(params.Finish());
-  const std::string_view path = request.path();
-  API_ASSIGN_OR_RESPOND(std::string id_text, PercentDecode(path.substr(kTracesPrefix.size())));
-  API_ASSIGN_OR_RESPOND(otlp::TraceId id, ParseTraceId("trace_id", id_text));
   if (options_.fs == nullptr) return ApiErrorResponse(absl::UnavailableError("recovering"));
-  API_ASSIGN_OR_RESPOND(std::optional<otlp::TraceBatch> batch,
-                        storage::LookupTrace(*options_.fs, options_.data_dir, snapshot, id));
+  API_ASSIGN_OR_RESPOND(
+      std::optional<otlp::TraceBatch> batch,
+      storage::LookupTrace(*options_.fs, options_.data_dir, snapshot, path.trace_id, nullptr,
+                           form == TraceForm::kColumns && !path.span_id.has_value()
+                               ? storage::TraceLookupDetail::kSkeleton
+                               : storage::TraceLookupDetail::kFull));
   if (!batch.has_value()) {
     return ApiErrorResponse(
-        absl::NotFoundError(absl::StrCat("trace ", TraceIdHex(id), " not found")));
+        absl::NotFoundError(absl::StrCat("trace ", TraceIdHex(path.trace_id), " not found")));
   }
-  return JsonResponse(otlp::EncodeTracesJson(*batch));
+  server::HttpResponse response;
+  if (path.span_id.has_value()) {
+    std::optional<otlp::TraceBatch> span = SelectSpan(*std::move(batch), *path.span_id);
+    if (!span.has_value()) {
+      return ApiErrorResponse(absl::NotFoundError(absl::StrCat(
+          "span ", SpanIdHex(*path.span_id), " not found in trace ", TraceIdHex(path.trace_id))));
+    }
+    response = JsonResponse(otlp::EncodeTracesJson(*span));
+  } else if (form == TraceForm::kColumns) {
+    response = JsonResponse(TraceColumnsJson(*batch));
+  } else {
+    response = JsonResponse(otlp::EncodeTracesJson(*batch));
+  }
+  GzipIfAccepted(request, &response);
+  return response;
 }
 
 server::HttpResponse Api::SearchTracesEndpoint(const server::HttpRequest& request,

@@ -388,7 +388,8 @@ TEST_F(ApiTest, TraceSearchFiltersMatchDuckDb) {
               HasSubstr(fmt::format(
                   R"({{"trace_id":"{}","root_service":"edge","root_name":"edge-root",)"
                   R"("start_time_unix_nano":"{}","duration_nano":"900000000","span_count":5,)"
-                  R"("error_count":1,"services":["edge"]}})",
+                  R"("error_count":1,"services":["edge"],)"
+                  R"("service_spans":[{{"service":"edge","spans":5}}],"root_status_code":2}})",
                   kEdgeTrace, shared_->edge_start)));
   // The default limit is 20.
   HttpAnswer all = Get("/api/v1/traces?" + Window());
@@ -422,18 +423,23 @@ TEST_F(ApiTest, TraceSearchSummariesMatchDuckDb) {
         " max(start_time_unix_nano + duration_nano) - min(start_time_unix_nano), count(*),"
         " count(*) FILTER (WHERE status_code = 2),"
         " string_agg(DISTINCT '\"' || service_name || '\"', ',' ORDER BY '\"' || service_name "
-        "|| '\"')"
+        "|| '\"'),"
+        " (SELECT string_agg('{{\"service\":\"' || s || '\",\"spans\":' || n || '}}', ','"
+        " ORDER BY s) FROM (SELECT coalesce(service_name, '') AS s, count(*) AS n FROM spans AS x"
+        " WHERE {} AND x.trace_id = spans.trace_id GROUP BY 1)),"
+        " arg_min(status_code, (parent_span_id IS NOT NULL, start_time_unix_nano, span_id))"
         " FROM spans WHERE {} AND trace_id IN (SELECT trace_id FROM spans WHERE {} AND ({}))"
         " GROUP BY trace_id ORDER BY 4 DESC, trace_id LIMIT {}",
-        window, window, c.where, c.limit));
+        window, window, window, c.where, c.limit));
     ASSERT_EQ(truth.size(), static_cast<size_t>(c.limit)) << c.query;
     std::string expected;
     for (const auto& row : truth) {
       expected += fmt::format(R"({}{{"trace_id":"{}","root_service":"{}","root_name":"{}",)"
                               R"("start_time_unix_nano":"{}","duration_nano":"{}","span_count":{},)"
-                              R"("error_count":{},"services":[{}]}})",
+                              R"("error_count":{},"services":[{}],"service_spans":[{}],)"
+                              R"("root_status_code":{}}})",
                               expected.empty() ? "" : ",", row[0], row[1], row[2], row[3], row[4],
-                              row[5], row[6], row[7]);
+                              row[5], row[6], row[7], row[8], row[9]);
     }
     EXPECT_EQ(answer.body, R"({"traces":[)" + expected + "]}") << c.query;
   }
@@ -449,7 +455,8 @@ TEST_F(ApiTest, TraceSearchSummaryCoversEarlierBatchesOfTheTrace) {
             fmt::format(R"({{"traces":[{{"trace_id":"{}","root_service":"edge",)"
                         R"("root_name":"edge-root","start_time_unix_nano":"{}",)"
                         R"("duration_nano":"900000000","span_count":5,"error_count":1,)"
-                        R"("services":["edge"]}}]}})",
+                        R"("services":["edge"],"service_spans":[{{"service":"edge","spans":5}}],)"
+                        R"("root_status_code":2}}]}})",
                         kEdgeTrace, shared_->edge_start));
 }
 

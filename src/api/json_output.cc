@@ -176,6 +176,21 @@ std::string TracesJson(const std::vector<TraceSummary>& traces) {
     w.BeginArray();
     for (const std::string& s : t.services) w.String(s);
     w.EndArray();
+    // A list rather than an object keyed by name: JsonWriter's keys are
+    // schema names, written unescaped.
+    w.Key("service_spans");
+    w.BeginArray();
+    for (const auto& [service, spans] : t.service_spans) {
+      w.BeginObject();
+      w.Key("service");
+      w.String(service);
+      w.Key("spans");
+      w.Int(spans);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("root_status_code");
+    w.Int(t.root_status_code);
     w.EndObject();
   }
   w.EndArray();

@@ -74,6 +74,10 @@ struct TraceSummary {
   int64_t span_count = 0;
   int64_t error_count = 0;
   std::vector<std::string> services;  // sorted, distinct
+  // Spans per service name, sorted by name: every span of the summary
+  // counted once, under "" when its resource has no string service.name.
+  std::vector<std::pair<std::string, int64_t>> service_spans;
+  int32_t root_status_code = 0;  // the root span's status code, as sent
 };
 
 // Traces with at least one span in the window matching every filter; each

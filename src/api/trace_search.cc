@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/search.h"
@@ -17,6 +19,26 @@ using internal::CellString;
 using internal::CheckShape;
 using internal::NextParam;
 using internal::Options;
+
+// "<hex of name>:<count>,..." (the summary query's service_spans) back into
+// (name, count) pairs.
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseServiceSpans(
+    const std::string& text) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  if (text.empty()) return out;
+  for (const absl::string_view item : absl::StrSplit(text, ',')) {
+    const size_t colon = item.find(':');
+    const absl::string_view hex = item.substr(0, colon);
+    int64_t count = 0;
+    if (colon == absl::string_view::npos || hex.size() % 2 != 0 ||
+        !absl::SimpleAtoi(item.substr(colon + 1), &count)) {
+      return absl::InternalError(
+          absl::StrCat("trace search: malformed spans per service: ", std::string(item)));
+    }
+    out.emplace_back(absl::HexStringToBytes(hex), count);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -100,11 +122,18 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
       " count(*) AS span_count, count(*) FILTER (WHERE status_code = 2) AS error_count,"
       " string_agg(DISTINCT service_name, chr(30) ORDER BY service_name) AS services"
       " FROM t GROUP BY trace_id),"
-      " root AS (SELECT trace_id, service_name, name, row_number() OVER (PARTITION BY trace_id"
-      " ORDER BY parent_span_id IS NOT NULL, s, span_id) AS rn FROM t)"
+      " root AS (SELECT trace_id, service_name, name, status_code, row_number() OVER ("
+      " PARTITION BY trace_id ORDER BY parent_span_id IS NOT NULL, s, span_id) AS rn FROM t),"
+      // Service names in hex, so that no byte of a name can split the list.
+      " per_service AS (SELECT trace_id, coalesce(service_name, '') AS service, count(*) AS n"
+      " FROM t GROUP BY ALL),"
+      " svc AS (SELECT trace_id, string_agg(hex(service) || ':' || n, ',' ORDER BY service)"
+      " AS service_spans FROM per_service GROUP BY trace_id)"
       " SELECT lower(hex(agg.trace_id)), root.service_name, root.name, agg.start_ns,"
-      " agg.duration_ns, agg.span_count, agg.error_count, agg.services"
+      " agg.duration_ns, agg.span_count, agg.error_count, agg.services, root.status_code,"
+      " svc.service_spans"
       " FROM agg JOIN root ON agg.trace_id = root.trace_id AND root.rn = 1"
+      " JOIN svc ON agg.trace_id = svc.trace_id"
       " ORDER BY agg.start_ns DESC, agg.trace_id";
   CallOptions remaining = call;
   if (call.deadline.count() > 0) {
@@ -117,7 +146,7 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
       pool.Run(ViewFilesFor(snapshot, data_dir, query::SpanWindow{narrowed_start, window_end}),
                summary_sql,
                Options(remaining, std::move(summary_params), static_cast<size_t>(search.limit))));
-  STRATA_RETURN_IF_ERROR(CheckShape(result, 8, "trace search"));
+  STRATA_RETURN_IF_ERROR(CheckShape(result, 10, "trace search"));
   if (result.rows.size() != top.rows.size()) {
     return absl::InternalError(absl::StrCat("trace search: ", top.rows.size(),
                                             " traces matched but ", result.rows.size(),
@@ -137,6 +166,9 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
     if (row[7].has_value() && !row[7]->empty()) {
       summary.services = absl::StrSplit(*row[7], '\x1e');
     }
+    STRATA_ASSIGN_OR_RETURN(const int64_t root_status, CellInt(row[8]));
+    summary.root_status_code = static_cast<int32_t>(root_status);
+    STRATA_ASSIGN_OR_RETURN(summary.service_spans, ParseServiceSpans(CellString(row[9])));
     out.push_back(std::move(summary));
   }
   return out;

@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "api/search.h"
 #include "bench/bench_common.h"
+#include "bench/bench_trace_compact.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "query/query_pool.h"
@@ -240,6 +241,13 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     operations = rows->rows.size();
   }
 
+  // The compact form of a 100k-span trace over loopback HTTP (written now,
+  // so after the searches above, which it would otherwise join).
+  CompactTraceResult compact;
+  const absl::Status compact_status = MeasureCompactTrace(fs, **storage, **pool, dir, options.seed,
+                                                          std::max(5, options.scans), &compact);
+  if (!compact_status.ok()) return FailStep("query", "compact trace", compact_status);
+
   // Taken while the batches are live: retiring them empties the cache.
   // A filter through the SQL helpers on a promoted key (docs/sql.md,
   // "Promoted keys") against the same filter on the promoted column, as
@@ -327,6 +335,12 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     fmt::print("{:<44} {:>10.1f}   (helper/column {:.2f})\n",
                fmt::format("  the same on the promoted column"), column_p50, ratio);
   }
+  fmt::print("{:<44} {:>10.1f}   {} bytes\n", "compact form of a 100k-span trace, gzip",
+             compact.gzip_p50_ms, compact.gzip_bytes);
+  fmt::print("{:<44} {:>10.1f}   {} bytes\n", "  the same without gzip", compact.plain_p50_ms,
+             compact.plain_bytes);
+  fmt::print("{:<44} {:>10.1f}\n", "  its trace lookup alone (in process)", compact.lookup_p50_ms);
+  fmt::print("{:<44} {:>10.1f}\n", "  its JSON encoding alone (in process)", compact.encode_p50_ms);
   fmt::print(
       "{} present lookups returned {} spans; {:.2f} filter matches and {:.2f} batches read "
       "per lookup; search found {} traces; aggregate {} operations\n",
@@ -341,10 +355,13 @@ int RunBenchQuery(const BenchQueryOptions& options) {
       "\"absent_p50_ms\":{:.3f},\"absent_p99_ms\":{:.3f},\"duckdb_scan_p50_ms\":{:.1f},"
       "\"ratio\":{:.1f},\"search_p50_ms\":{:.1f},\"aggregate_p50_ms\":{:.1f},"
       "\"trace_cpu_p50_ms\":{:.3f},\"lookup_cache_mib\":{:.2f},\"search_cpu_p50_ms\":{:.1f},"
-      "\"friendly_filter_ratio\":{:.2f}}}\n",
+      "\"friendly_filter_ratio\":{:.2f},"
+      "\"trace100k_compact_ms\":{:.1f},\"trace100k_compact_bytes\":{},"
+      "\"trace100k_compact_plain_ms\":{:.1f},\"trace100k_compact_plain_bytes\":{}}}\n",
       spans, span_batches, trace_p50, trace_p99, absent_p50, absent_p99, scan_p50,
       scan_p50 / std::max(trace_p50, 1e-6), search_p50, aggregate_p50, trace_cpu_p50,
-      lookup_cache_mib, search_cpu_p50, friendly_filter_ratio);
+      lookup_cache_mib, search_cpu_p50, friendly_filter_ratio, compact.gzip_p50_ms,
+      compact.gzip_bytes, compact.plain_p50_ms, compact.plain_bytes);
   return 0;
 }
 

@@ -36,5 +36,9 @@ std::string EncodeMetricsJson(const MetricBatch& batch);
 std::string EncodeAnyValueJson(const BatchBase& batch, const ValueColumns& values, size_t row);
 std::string EncodeKeyValuesJson(const BatchBase& batch, const AttributeColumns& attributes,
                                 Range rows);
+// Resource row `row` of `batch` as the OTLP/JSON Resource object a request
+// encoder writes under "resource" ({} for an empty one; the REST API's
+// compact trace form lists each distinct resource once this way).
+std::string EncodeResourceJson(const BatchBase& batch, size_t row);
 
 }  // namespace strata::otlp

@@ -86,8 +86,12 @@ void JsonEncoderBase::NumberValue(NumberType type, uint64_t bits) {
 
 void JsonEncoderBase::WriteResource(size_t row) {
   if (IsEmptyResource(batch_, row)) return;
-  const ResourceColumns& r = batch_.resources;
   w_.Key("resource");
+  WriteResourceObject(row);
+}
+
+void JsonEncoderBase::WriteResourceObject(size_t row) {
+  const ResourceColumns& r = batch_.resources;
   w_.BeginObject();
   WriteKeyValues("attributes", batch_.resource_attributes, r.attributes[row]);
   Uint32Field("droppedAttributesCount", r.dropped_attributes_count[row]);

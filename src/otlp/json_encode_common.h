@@ -126,6 +126,8 @@ class JsonEncoderBase {
   }
   // A NumberDataPoint or Exemplar value oneof.
   void NumberValue(NumberType type, uint64_t bits);
+  // Resource row `row` as an object ({} when it is empty).
+  void WriteResourceObject(size_t row);
 
   const BatchBase& batch_;
   JsonWriter w_;

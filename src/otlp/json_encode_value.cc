@@ -1,5 +1,6 @@
-// EncodeAnyValueJson and EncodeKeyValuesJson (encode.h): the request
-// encoders' AnyValue and KeyValue writers, outside a request.
+// EncodeAnyValueJson, EncodeKeyValuesJson and EncodeResourceJson (encode.h):
+// the request encoders' AnyValue, KeyValue and Resource writers, outside a
+// request.
 
 #include <string>
 
@@ -17,6 +18,7 @@ class ValueJsonEncoder : public internal::JsonEncoderBase {
   void KeyValues(const AttributeColumns& attributes, Range rows) {
     WriteKeyValueArray(attributes, rows, 0);
   }
+  void Resource(size_t row) { WriteResourceObject(row); }
 };
 
 }  // namespace
@@ -31,6 +33,12 @@ std::string EncodeKeyValuesJson(const BatchBase& batch, const AttributeColumns& 
                                 Range rows) {
   std::string out;
   ValueJsonEncoder(batch, &out).KeyValues(attributes, rows);
+  return out;
+}
+
+std::string EncodeResourceJson(const BatchBase& batch, size_t row) {
+  std::string out;
+  ValueJsonEncoder(batch, &out).Resource(row);
   return out;
 }
 

@@ -95,11 +95,12 @@ absl::StatusOr<std::unique_ptr<SpansRangeReader>> OpenSpans(const BatchLookupSta
 absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
                            const std::string& batch_id, const BatchLookupState& state,
                            const TraceLocation& location, const otlp::TraceId& trace_id,
-                           otlp::TraceBatch* out) {
+                           TraceLookupDetail detail, otlp::TraceBatch* out) {
   const std::string path = JoinPath(batch_dir, kSpansFileName);
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, path));
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SpansRangeReader> reader,
                           OpenSpans(state, source.get(), batch_id, path));
+  if (detail == TraceLookupDetail::kSkeleton) reader->SkipSpanDetails();
   const size_t first_span = out->spans.size();
   STRATA_RETURN_IF_ERROR(reader->ReadSpans(location.first_row, location.end_row, out));
   // The index and the file must agree on what the rows hold; a stale or
@@ -117,11 +118,9 @@ absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
 
 }  // namespace
 
-absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(FileSystem& fs,
-                                                            const std::string& data_dir,
-                                                            const Snapshot& snapshot,
-                                                            const otlp::TraceId& trace_id,
-                                                            TraceLookupStats* stats) {
+absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(
+    FileSystem& fs, const std::string& data_dir, const Snapshot& snapshot,
+    const otlp::TraceId& trace_id, TraceLookupStats* stats, TraceLookupDetail detail) {
   TraceLookupStats local;
   TraceLookupStats& s = stats != nullptr ? *stats : local;
   s = TraceLookupStats{};
@@ -141,8 +140,8 @@ absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(FileSystem& fs,
     if (!location.has_value()) continue;
     ++s.batches_read;
     s.rows_read += location->end_row - location->first_row;
-    STRATA_RETURN_IF_ERROR(
-        ReadBatchRows(fs, batch_dir, batch->id().ToString(), *state, *location, trace_id, &result));
+    STRATA_RETURN_IF_ERROR(ReadBatchRows(fs, batch_dir, batch->id().ToString(), *state, *location,
+                                         trace_id, detail, &result));
   }
   if (s.batches_read == 0) return std::nullopt;
   SortSpans(&result.spans);

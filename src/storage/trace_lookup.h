@@ -40,6 +40,16 @@ struct TraceLookupStats {
   uint64_t rows_read = 0;     // span rows decoded
 };
 
+// How much of each span a lookup reads.
+enum class TraceLookupDetail {
+  kFull,
+  // Without attributes, events and links (their columns are not read; the
+  // spans have empty ranges and keep their dropped counts): what the REST
+  // API's compact trace form shows, read several times faster for a large
+  // trace (SpansRangeReader::SkipSpanDetails).
+  kSkeleton,
+};
+
 // The spans of `trace_id` in the batches `snapshot` names under
 // `data_dir`, or nullopt when none holds it. A batch's dir() is taken as
 // relative to `data_dir` unless it is absolute or already starts with
@@ -47,6 +57,7 @@ struct TraceLookupStats {
 // directory in front).
 [[nodiscard]] absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(
     FileSystem& fs, const std::string& data_dir, const Snapshot& snapshot,
-    const otlp::TraceId& trace_id, TraceLookupStats* stats = nullptr);
+    const otlp::TraceId& trace_id, TraceLookupStats* stats = nullptr,
+    TraceLookupDetail detail = TraceLookupDetail::kFull);
 
 }  // namespace strata::storage

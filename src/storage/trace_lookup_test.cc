@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -403,6 +404,51 @@ TEST_F(TraceLookupTest, EveryWrittenTraceComesBackWithExactlyItsSpans) {
     EXPECT_EQ(stats.rows_read, facts.size());
     EXPECT_GE(stats.filter_matches, stats.batches_read);
   }
+}
+
+// The skeleton lookup (the REST API's compact trace) reads no attribute,
+// event or link column: the same spans, in the same order, with the same
+// resources and scopes, every other field equal, and no details.
+TEST_F(TraceLookupTest, SkeletonLookupHasEverySpanWithoutItsDetails) {
+  ASSERT_NO_FATAL_FAILURE(OpenStorage());
+  ASSERT_NO_FATAL_FAILURE(WriteRequests(4, 3, 25));
+  std::shared_ptr<const Snapshot> snapshot = storage_->Pin();
+  size_t with_details = 0;
+  for (const auto& [id, facts] : traffic_.facts()) {
+    auto full = LookupTrace(fs_, DataDir(), *snapshot, id);
+    auto skeleton =
+        LookupTrace(fs_, DataDir(), *snapshot, id, nullptr, TraceLookupDetail::kSkeleton);
+    ASSERT_TRUE(full.ok() && skeleton.ok()) << full.status() << skeleton.status();
+    ASSERT_TRUE(full->has_value() && skeleton->has_value()) << Hex(id);
+    const otlp::TraceBatch& f = **full;
+    const otlp::TraceBatch& k = **skeleton;
+    EXPECT_TRUE(otlp::ValidateBatch(k).ok()) << otlp::ValidateBatch(k);
+    ASSERT_EQ(k.spans.size(), f.spans.size()) << Hex(id);
+    EXPECT_EQ(k.span_attributes.size(), 0u);
+    EXPECT_EQ(k.events.size(), 0u);
+    EXPECT_EQ(k.links.size(), 0u);
+    EXPECT_EQ(k.resources.size(), f.resources.size());
+    EXPECT_EQ(k.resource_attributes.key, f.resource_attributes.key);
+    EXPECT_EQ(k.scopes.name, f.scopes.name);
+    with_details += f.span_attributes.size() + f.events.size() + f.links.size();
+    for (size_t i = 0; i < f.spans.size(); ++i) {
+      const otlp::SpanColumns& a = f.spans;
+      const otlp::SpanColumns& b = k.spans;
+      EXPECT_EQ(std::tie(a.scope[i], a.span_id[i], a.parent_span_id[i], a.has_parent_span_id[i],
+                         a.name[i], a.kind[i], a.start_time_unix_nano[i], a.end_time_unix_nano[i],
+                         a.status_code[i], a.status_message[i], a.trace_state[i], a.flags[i],
+                         a.dropped_attributes_count[i], a.dropped_events_count[i],
+                         a.dropped_links_count[i]),
+                std::tie(b.scope[i], b.span_id[i], b.parent_span_id[i], b.has_parent_span_id[i],
+                         b.name[i], b.kind[i], b.start_time_unix_nano[i], b.end_time_unix_nano[i],
+                         b.status_code[i], b.status_message[i], b.trace_state[i], b.flags[i],
+                         b.dropped_attributes_count[i], b.dropped_events_count[i],
+                         b.dropped_links_count[i]))
+          << Hex(id) << " span " << i;
+      EXPECT_EQ(b.attributes[i].count + b.events[i].count + b.links[i].count, 0u);
+    }
+  }
+  EXPECT_GT(with_details, 0u);  // the full lookups had some to leave out
 }
 
 TEST_F(TraceLookupTest, AbsentIdsReturnNullopt) {

@@ -239,6 +239,11 @@ class SpansRangeReader {
   // Range reads then also decode the promoted columns' pages (values
   // unused), so every page of the file is decoded (verify --deep).
   void ReadEveryColumn() { every_column_ = true; }
+  // Range reads then leave out each span's attributes, events and links:
+  // their columns are not read, and the spans come back with empty ranges
+  // (dropped counts kept). For answers that show only what every span has
+  // (the REST API's compact trace form). ReadEveryColumn overrides it.
+  void SkipSpanDetails() { skip_details_ = true; }
   // As ReadSpansRows. With `owners`, also the file's index of each resource
   // and scope appended (verify checks them across ranges).
   [[nodiscard]] absl::Status ReadSpans(uint64_t row_begin, uint64_t row_end,
@@ -256,6 +261,7 @@ class SpansRangeReader {
   std::unique_ptr<parquet::FileReader> reader_;
   std::string file_name_;
   bool every_column_ = false;
+  bool skip_details_ = false;
 };
 
 // Boot's check: the footer parses, the schema and key-value metadata are

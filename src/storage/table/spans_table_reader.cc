@@ -66,9 +66,11 @@ absl::StatusOr<size_t> CheckRowKinds(const ColumnVector& kinds, const RowOwners&
 // column order. Vector row r is file row first_row + r (for messages).
 class SpanRowReader {
  public:
+  // Without `details`, spans get no attributes, events or links (their
+  // columns were not read).
   SpanRowReader(std::vector<ColumnVector>& c, std::string_view file_name, uint64_t first_row,
-                otlp::TraceBatch* batch)
-      : c_(c), file_name_(file_name), first_row_(first_row), batch_(batch) {}
+                otlp::TraceBatch* batch, bool details)
+      : c_(c), file_name_(file_name), first_row_(first_row), batch_(batch), details_(details) {}
 
   [[nodiscard]] absl::Status Init();
   [[nodiscard]] absl::Status ReadRow(size_t r, uint32_t scope);
@@ -87,6 +89,7 @@ class SpanRowReader {
   std::string_view file_name_;
   uint64_t first_row_;
   otlp::TraceBatch* batch_;
+  bool details_;
   std::vector<std::string_view> views_ = std::vector<std::string_view>(kSpansColumnCount);
   std::optional<AttributeFamilyReader> attributes_;
   std::optional<AttributeFamilyReader> event_attributes_;
@@ -101,6 +104,7 @@ absl::Status SpanRowReader::Init() {
        {kSpansTraceState, kSpansName, kSpansStatusMessage, kSpansEventName, kSpansLinkTraceState}) {
     views_[k] = RetainBytes(&c_[k], batch_);
   }
+  if (!details_) return absl::OkStatus();
   std::span<ColumnVector> all(c_);
   STRATA_ASSIGN_OR_RETURN(attributes_, AttributeFamilyReader::Make(
                                            all.subspan(kSpansAttributes, kAttributeFamilyColumns),
@@ -224,12 +228,14 @@ absl::Status SpanRowReader::ReadRow(size_t r, uint32_t scope) {
   span.start_time_unix_nano = static_cast<uint64_t>(c_[kSpansStartTime].int64s[r]);
   span.end_time_unix_nano =
       span.start_time_unix_nano + static_cast<uint64_t>(c_[kSpansDuration].int64s[r]);
-  STRATA_ASSIGN_OR_RETURN(span.attributes,
-                          attributes_->AppendRow(r, batch_, &batch_->span_attributes));
+  if (details_) {
+    STRATA_ASSIGN_OR_RETURN(span.attributes,
+                            attributes_->AppendRow(r, batch_, &batch_->span_attributes));
+    STRATA_ASSIGN_OR_RETURN(span.events, ReadEvents(r));
+    STRATA_ASSIGN_OR_RETURN(span.links, ReadLinks(r));
+  }
   span.dropped_attributes_count = static_cast<uint32_t>(c_[kSpansDroppedAttributes].int32s[r]);
-  STRATA_ASSIGN_OR_RETURN(span.events, ReadEvents(r));
   span.dropped_events_count = static_cast<uint32_t>(c_[kSpansDroppedEvents].int32s[r]);
-  STRATA_ASSIGN_OR_RETURN(span.links, ReadLinks(r));
   span.dropped_links_count = static_cast<uint32_t>(c_[kSpansDroppedLinks].int32s[r]);
   span.status_code = c_[kSpansStatusCode].int32s[r];
   span.status_message = Str(kSpansStatusMessage, r);
@@ -247,7 +253,7 @@ enum class RowRange { kWhole, kSpans, kPlaceholders };
 // Appends their resources, scopes and spans to *batch and validates it.
 absl::Status AppendSpanRows(std::vector<ColumnVector>& c, std::string_view file_name,
                             uint64_t first_row, RowRange range, otlp::TraceBatch* batch,
-                            FileOwnerIndexes* file_owners = nullptr) {
+                            FileOwnerIndexes* file_owners = nullptr, bool details = true) {
   if (range != RowRange::kWhole) {
     // A range names only some of the file's resources and scopes, and
     // RebuildResourcesAndScopes requires 0..max; renumbering keeps their
@@ -271,7 +277,7 @@ absl::Status AppendSpanRows(std::vector<ColumnVector>& c, std::string_view file_
     return ColumnDataLoss(file_name, "row_kind", first_row + first_span,
                           "span row among the placeholder rows");
   }
-  SpanRowReader rows(c, file_name, first_row, batch);
+  SpanRowReader rows(c, file_name, first_row, batch, details);
   STRATA_RETURN_IF_ERROR(rows.Init());
   const size_t row_count = c[kSpansRowKind].size();
   batch->spans.scope.reserve(batch->spans.size() + row_count - first_span);
@@ -349,18 +355,35 @@ absl::Status SpansRangeReader::ReadRange(uint64_t row_begin, uint64_t row_end, b
                                            file_name_, row_begin, row_end, file_rows()));
   }
   // Every column but the promoted ones, which AppendSpanRows does not read:
-  // they stay empty (unless every page is to be decoded).
-  std::vector<int> wanted(every_column_ ? kSpansColumnCount : kSpansPromoted);
-  for (size_t i = 0; i < wanted.size(); ++i) wanted[i] = static_cast<int>(i);
-  absl::StatusOr<std::vector<ColumnVector>> c =
-      reader_->Read(wanted, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
-  if (!c.ok()) return AsDataLoss(c.status(), file_name_);
-  for (int k = static_cast<int>(c->size()); k < kSpansColumnCount; ++k) {
-    const parquet::ColumnSpec& spec = SpansTableColumns()[k];
-    c->push_back(spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type));
+  // they stay empty (unless every page is to be decoded); without details,
+  // also but the attribute, event and link columns.
+  const auto is_detail = [](int k) {
+    return (k >= kSpansAttributes && k < kSpansDroppedAttributes) ||
+           (k >= kSpansEventTime && k < kSpansDroppedEvents) ||
+           (k >= kSpansLinkTraceId && k < kSpansDroppedLinks);
+  };
+  const bool details = every_column_ || !skip_details_;
+  std::vector<int> wanted;
+  for (int k = 0; k < (every_column_ ? kSpansColumnCount : kSpansPromoted); ++k) {
+    if (details || !is_detail(k)) wanted.push_back(k);
   }
-  return AppendSpanRows(*c, file_name_, row_begin,
-                        placeholders ? RowRange::kPlaceholders : RowRange::kSpans, batch, owners);
+  absl::StatusOr<std::vector<ColumnVector>> read =
+      reader_->Read(wanted, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
+  if (!read.ok()) return AsDataLoss(read.status(), file_name_);
+  std::vector<ColumnVector> c;
+  c.reserve(kSpansColumnCount);
+  size_t next = 0;
+  for (int k = 0; k < kSpansColumnCount; ++k) {
+    if (next < wanted.size() && wanted[next] == k) {
+      c.push_back(std::move((*read)[next++]));
+    } else {
+      const parquet::ColumnSpec& spec = SpansTableColumns()[k];
+      c.push_back(spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type));
+    }
+  }
+  return AppendSpanRows(c, file_name_, row_begin,
+                        placeholders ? RowRange::kPlaceholders : RowRange::kSpans, batch, owners,
+                        details);
 }
 
 absl::Status SpansRangeReader::ReadSpans(uint64_t row_begin, uint64_t row_end,

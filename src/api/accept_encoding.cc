@@ -1,0 +1,75 @@
+#include "api/accept_encoding.h"
+
+#include "absl/strings/ascii.h"
+
+namespace strata::api {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The weight of one list element's parameters ("q=0.5"): false only for a
+// weight of zero ("q=0", "q=0.0", "q=0.000").
+bool NonzeroWeight(std::string_view parameters) {
+  while (!parameters.empty()) {
+    const size_t semicolon = parameters.find(';');
+    const std::string_view parameter = Trim(parameters.substr(0, semicolon));
+    parameters =
+        semicolon == std::string_view::npos ? std::string_view() : parameters.substr(semicolon + 1);
+    if (parameter.size() < 2 ||
+        absl::ascii_tolower(static_cast<unsigned char>(parameter[0])) != 'q' ||
+        parameter[1] != '=') {
+      continue;
+    }
+    const std::string_view value = parameter.substr(2);
+    if (value.empty() || value[0] != '0') return true;
+    for (char c : value.substr(1)) {
+      if (c != '.' && c != '0') return true;
+    }
+    return false;
+  }
+  return true;
+}
+
+// ASCII case-insensitive equality (absl's takes absl::string_view, which
+// the system absl does not alias to std::string_view).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (absl::ascii_tolower(static_cast<unsigned char>(a[i])) !=
+        absl::ascii_tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool AcceptsGzip(std::string_view accept_encoding) {
+  bool listed = false;
+  bool accepted = false;
+  bool any = false;
+  while (!accept_encoding.empty()) {
+    const size_t comma = accept_encoding.find(',');
+    const std::string_view element = accept_encoding.substr(0, comma);
+    accept_encoding =
+        comma == std::string_view::npos ? std::string_view() : accept_encoding.substr(comma + 1);
+    const size_t semicolon = element.find(';');
+    const std::string_view coding = Trim(element.substr(0, semicolon));
+    const std::string_view parameters =
+        semicolon == std::string_view::npos ? std::string_view() : element.substr(semicolon + 1);
+    if (EqualsIgnoreCase(coding, "gzip") || EqualsIgnoreCase(coding, "x-gzip")) {
+      listed = true;
+      accepted = accepted || NonzeroWeight(parameters);
+    } else if (coding == "*") {
+      any = NonzeroWeight(parameters);
+    }
+  }
+  return listed ? accepted : any;
+}
+
+}  // namespace strata::api
