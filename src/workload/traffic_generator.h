@@ -44,6 +44,11 @@ struct TrafficOptions {
   int max_spans_per_trace = 16;
   // Percent of server spans that fail.
   int error_percent = 4;
+  // Percent of log records whose body is structured rather than a string:
+  // a kvlist or an array holding every AnyValue type (nested kvlists and
+  // arrays, bytes, empty values, non-ASCII text), as structured-logging
+  // libraries send. 0 keeps every body a string, as before the option.
+  int structured_body_percent = 0;
 };
 
 class TrafficGenerator {
