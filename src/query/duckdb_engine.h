@@ -138,7 +138,11 @@ class QueryConnection;
 // inside a stored array or kvlist value (type 5 or 6, bytes its encoded
 // AnyValue, docs/format/attributes.md) at any depth, keys left out; an
 // empty list for other types, NULL for NULL bytes; bytes that do not
-// decode fail the statement. Log search's q= uses it (docs/api.md).
+// decode fail the statement. Log search's q= uses it (docs/api.md). And
+// otlp_value_path_equals(type, bytes, path, value) -> BOOLEAN: whether the
+// value at `path` inside such a value equals `value`, typed as attribute
+// filters compare (otlp/any_value_path.h); log search's body.<path>= uses
+// it.
 //
 // Thread-safety: safe for concurrent use. Errors: Internal when DuckDB
 // cannot open or refuses a setting (DuckDB's message included).
