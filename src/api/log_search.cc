@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
+#include "api/log_filter.h"
 #include "api/params.h"
 #include "api/search.h"
 #include "api/stored_values.h"
@@ -77,25 +78,6 @@ std::string SelectedColumnsSql() {
       internal::AttributeFamilySql("resource_attr"), ", row_key");
 }
 
-// q=. A string body is searched in its column; an array or kvlist body is
-// stored as its encoded AnyValue, and the DuckDB function
-// otlp_value_strings (registered by the query adapter, duckdb_engine.h)
-// lists the string values inside it, so the whole search stays one
-// parameterised SQL statement: the page, its limit and its cursor work as
-// for every other filter, and DuckDB's lower() folds case on both sides
-// the same way for every string. (A C++ filter after the query would have
-// had to fetch and decode every candidate row of the window and page
-// around the rows it drops.)
-void AppendTextFilter(const std::string& text, std::string* filters,
-                      std::vector<query::QueryParam>* params) {
-  const std::string needle = NextParam(*params);
-  params->emplace_back(text);
-  absl::StrAppend(filters, " AND (contains(lower(body_str), lower(", needle,
-                  ")) OR list_bool_or(list_transform(otlp_value_strings(body_type, body_bytes),"
-                  " lambda s: contains(lower(s), lower(",
-                  needle, ")))))");
-}
-
 absl::StatusOr<LogEntry> ReadLogEntry(const std::vector<std::optional<std::string>>& row,
                                       LogValues* values) {
   LogEntry entry;
@@ -140,25 +122,7 @@ absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>
 absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFiles& files,
                                    const LogSearch& search, const CallOptions& call) {
   std::vector<query::QueryParam> params;
-  params.emplace_back(static_cast<uint64_t>(search.start));
-  params.emplace_back(static_cast<uint64_t>(search.end));
-  std::string filters;
-  if (search.service.has_value()) {
-    absl::StrAppend(&filters, " AND service_name = ", NextParam(params));
-    params.emplace_back(*search.service);
-  }
-  if (search.severity_min.has_value()) {
-    absl::StrAppend(&filters, " AND severity_number >= ", NextParam(params));
-    params.emplace_back(static_cast<int64_t>(*search.severity_min));
-  }
-  if (search.text.has_value()) AppendTextFilter(*search.text, &filters, &params);
-  if (search.trace_id.has_value()) {
-    absl::StrAppend(&filters, " AND trace_id = ", NextParam(params));
-    params.emplace_back(query::Blob{std::string(search.trace_id->begin(), search.trace_id->end())});
-  }
-  for (const auto& [key, value] : search.attributes) {
-    internal::AppendAttributeFilter(key, value, {"attr", "resource_attr"}, &filters, &params);
-  }
+  const std::string filters = internal::LogFilterSql(search, &params);
   std::string after;
   if (!search.cursor.empty()) {
     STRATA_ASSIGN_OR_RETURN(Cursor cursor, DecodeCursor(search.cursor));
@@ -178,7 +142,7 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFile
       " trace_id, span_id, flags, event_name, attr_keys, attr_types, attr_str, attr_int,"
       " attr_double, attr_bool, attr_bytes, resource_attr_keys, resource_attr_str,"
       " resource_attr_int, scope_name, scope_version) AS row_key FROM logs"
-      " WHERE time_unix_nano >= $1 AND time_unix_nano < $2",
+      " WHERE ",
       filters, ")", after, " ORDER BY time_unix_nano DESC, row_key DESC LIMIT ", search.limit + 1);
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult result,
