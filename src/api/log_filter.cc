@@ -32,9 +32,9 @@ void AppendTextFilter(const std::string& text, std::string* filters,
   const std::string needle = NextParam(*params);
   params->emplace_back(text);
   absl::StrAppend(filters, " AND (contains(lower(body_str), lower(", needle,
-                  ")) OR list_bool_or(list_transform(otlp_value_strings(body_type, body_bytes),"
-                  " lambda s: contains(lower(s), lower(",
-                  needle, ")))))");
+                  ")) OR (body_type IN (5, 6) AND list_bool_or(list_transform("
+                  "otlp_value_strings(body_type, body_bytes), lambda s: contains(lower(s), lower(",
+                  needle, "))))))");
 }
 
 // body.<path>=. Only array and kvlist bodies have paths; the query

@@ -117,19 +117,59 @@ absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>
   return cursor;
 }
 
+// The time at or after which the page's rows lie: the (limit + 1)-th
+// newest time among the matching rows older than the cursor's time (all
+// matching rows without a cursor), or the window's start when fewer match.
+// The page then reads whole rows, and hashes their row keys, only at or
+// after it: a bound parameter, so DuckDB skips the row groups whose time
+// statistics end before it, where otherwise every matching row of the
+// window would be read whole and hashed to keep the newest few. Rows at the
+// cursor's own time are newer than every row counted here, so they can
+// only add to the page.
+absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const query::ViewFiles& files,
+                                      const LogSearch& search, std::optional<uint64_t> before,
+                                      const CallOptions& call) {
+  std::vector<query::QueryParam> params;
+  std::string filters = internal::LogFilterSql(search, &params);
+  if (before.has_value()) {
+    absl::StrAppend(&filters, " AND time_unix_nano < ", NextParam(params));
+    params.emplace_back(*before);
+  }
+  const std::string sql = absl::StrCat(
+      "SELECT min(time_unix_nano), count(*) FROM (SELECT time_unix_nano FROM logs WHERE ", filters,
+      " ORDER BY time_unix_nano DESC LIMIT ", search.limit + 1, ")");
+  STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
+                          pool.Run(files, sql, internal::Options(call, std::move(params), 1)));
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 2, "log search floor"));
+  if (result.rows.size() != 1) return absl::InternalError("log search floor: no row");
+  STRATA_ASSIGN_OR_RETURN(int64_t count, CellInt(result.rows[0][1]));
+  if (count <= search.limit) return search.start;
+  return CellInt(result.rows[0][0]);
+}
+
 }  // namespace
 
 absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFiles& files,
                                    const LogSearch& search, const CallOptions& call) {
-  std::vector<query::QueryParam> params;
-  const std::string filters = internal::LogFilterSql(search, &params);
-  std::string after;
+  std::optional<Cursor> cursor;
   if (!search.cursor.empty()) {
-    STRATA_ASSIGN_OR_RETURN(Cursor cursor, DecodeCursor(search.cursor));
+    STRATA_ASSIGN_OR_RETURN(cursor, DecodeCursor(search.cursor));
+  }
+  STRATA_ASSIGN_OR_RETURN(
+      const int64_t floor,
+      PageTimeFloor(pool, files, search,
+                    cursor.has_value() ? std::optional<uint64_t>(cursor->time) : std::nullopt,
+                    call));
+  std::vector<query::QueryParam> params;
+  std::string filters = internal::LogFilterSql(search, &params);
+  absl::StrAppend(&filters, " AND time_unix_nano >= ", NextParam(params));
+  params.emplace_back(static_cast<uint64_t>(floor));
+  std::string after;
+  if (cursor.has_value()) {
     const std::string time_param = NextParam(params);
-    params.emplace_back(cursor.time);
+    params.emplace_back(cursor->time);
     const std::string key_param = NextParam(params);
-    params.emplace_back(cursor.key);
+    params.emplace_back(cursor->key);
     after = absl::StrCat(" WHERE time_unix_nano < ", time_param,
                          " OR (time_unix_nano = ", time_param, " AND row_key < ", key_param, ")");
   }
