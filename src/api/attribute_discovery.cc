@@ -95,13 +95,18 @@ query::ViewFiles NewestFiles(const storage::Snapshot& snapshot, const std::strin
   return files;
 }
 
-// Family `prefix`'s values as text, one per key (NULL for arrays, kvlists,
-// bytes and empty values).
-std::string ValueTextsSql(std::string_view prefix) {
+// The unnested entries of family `prefix` from the sample `s`: one row per
+// attribute with its key, type code and value as text (NULL for arrays,
+// kvlists, bytes and empty values). The value lists are unnested beside
+// the keys (DuckDB pads a list that is NULL, or shorter, with NULLs), so no
+// lambda runs per row.
+std::string EntriesSql(std::string_view family, std::string_view prefix) {
   const std::string p(prefix);
-  return absl::StrCat("list_transform(range(1, len(", p, "_keys) + 1), lambda i: coalesce(", p,
-                      "_str[i], CAST(", p, "_int[i] AS VARCHAR), CAST(", p,
-                      "_double[i] AS VARCHAR), CAST(", p, "_bool[i] AS VARCHAR)))");
+  return absl::StrCat("SELECT '", std::string(family), "' AS family, key, type, coalesce(sv,",
+                      " CAST(iv AS VARCHAR), CAST(dv AS VARCHAR), CAST(bv AS VARCHAR)) AS value",
+                      " FROM (SELECT unnest(", p, "_keys) AS key, unnest(", p, "_types) AS type,",
+                      " unnest(", p, "_str) AS sv, unnest(", p, "_int) AS iv, unnest(", p,
+                      "_double) AS dv, unnest(", p, "_bool) AS bv FROM s)");
 }
 
 namespace discovery_column {
@@ -146,14 +151,12 @@ absl::StatusOr<AttributeDiscovery> DiscoverAttributes(query::QueryPool& pool,
   // materialized once: a LIMIT without an order may pick other rows on
   // each scan, and keys and values must come from the same rows.
   const std::string sql = absl::StrCat(
-      "WITH s AS MATERIALIZED (SELECT attr_keys, attr_types, ", ValueTextsSql("attr"),
-      " AS attr_values, resource_attr_keys, resource_attr_types, ", ValueTextsSql("resource_attr"),
-      " AS resource_values FROM ", table.view, " WHERE ", sample_filter, " LIMIT ", kDiscoveryRows,
-      "), e AS MATERIALIZED (SELECT * FROM (SELECT 'attribute' AS family, unnest(attr_keys) AS key,"
-      " unnest(attr_types) AS type, unnest(attr_values) AS value FROM s UNION ALL"
-      " SELECT 'resource', unnest(resource_attr_keys), unnest(resource_attr_types),"
-      " unnest(resource_values) FROM s)",
-      key_filter,
+      "WITH s AS MATERIALIZED (SELECT attr_keys, attr_types, attr_str, attr_int, attr_double,"
+      " attr_bool, resource_attr_keys, resource_attr_types, resource_attr_str, resource_attr_int,"
+      " resource_attr_double, resource_attr_bool FROM ",
+      table.view, " WHERE ", sample_filter, " LIMIT ", kDiscoveryRows,
+      "), e AS MATERIALIZED (SELECT * FROM (", EntriesSql("attribute", "attr"), " UNION ALL ",
+      EntriesSql("resource", "resource_attr"), ")", key_filter,
       "), k AS (SELECT family, key, list_sort(list(DISTINCT type)) AS types, count(*) AS n"
       " FROM e GROUP BY family, key ORDER BY n DESC, family, key LIMIT ",
       q.limit + 1,

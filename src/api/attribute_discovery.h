@@ -29,7 +29,7 @@
 namespace strata::api {
 
 inline constexpr size_t kDiscoveryBatches = 4;
-inline constexpr int64_t kDiscoveryRows = 20'000;
+inline constexpr int64_t kDiscoveryRows = 10'000;
 inline constexpr int64_t kDiscoveryKeysDefault = 200;
 inline constexpr int64_t kDiscoveryKeysMax = 1'000;
 inline constexpr int64_t kDiscoveryValuesDefault = 10;
