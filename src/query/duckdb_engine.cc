@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,9 +13,13 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "common/check.h"
 #include "fmt/format.h"
 #include "otlp/any_value_codec.h"
 #include "otlp/any_value_path.h"
+#include "otlp/json_writer.h"
+#include "query/sql_helpers.h"
+#include "query/value_json.h"
 
 namespace strata::query {
 
@@ -535,25 +540,416 @@ absl::Status RegisterValuePathEquals(duckdb_connection connection) {
   return absl::OkStatus();
 }
 
-// Registers strata's scalar functions on `connection`; they are then
-// visible to every connection of its database.
-absl::Status RegisterFunctions(duckdb_connection connection) {
+// A flat input vector of a scalar function (DuckDB flattens the inputs of
+// functions registered through the C API).
+struct InputVector {
+  explicit InputVector(duckdb_vector vector)
+      : data(duckdb_vector_get_data(vector)), validity(duckdb_vector_get_validity(vector)) {}
+  bool Valid(idx_t row) const { return duckdb_validity_row_is_valid(validity, row); }
+  template <typename T>
+  T At(idx_t row) const {
+    return static_cast<const T*>(data)[row];
+  }
+  std::string_view Text(idx_t row) const {
+    auto* strings = static_cast<duckdb_string_t*>(data);
+    return std::string_view(duckdb_string_t_data(&strings[row]),
+                            duckdb_string_t_length(strings[row]));
+  }
+  void* data;
+  uint64_t* validity;
+};
+
+// A flat LIST input vector and its child.
+struct ListInput {
+  explicit ListInput(duckdb_vector vector)
+      : list(vector), child(duckdb_list_vector_get_child(vector)) {}
+  bool Valid(idx_t row) const { return list.Valid(row); }
+  duckdb_list_entry Entry(idx_t row) const { return list.At<duckdb_list_entry>(row); }
+  InputVector list;
+  InputVector child;
+};
+
+// The value at `row` of six scalar inputs (type, str, int, double, bool,
+// bytes), starting at input `first`, or nullopt when the type is NULL.
+std::optional<StoredValue> StoredValueAt(const std::vector<InputVector>& in, size_t first,
+                                         idx_t row) {
+  if (!in[first].Valid(row)) return std::nullopt;
+  StoredValue v;
+  v.type = in[first].At<uint8_t>(row);
+  const size_t column = v.type == 1 ? 1 : v.type == 3 ? 2 : v.type == 4 ? 3 : v.type == 2 ? 4 : 5;
+  v.present = v.type == 0 || in[first + column].Valid(row);
+  if (!v.present) return v;
+  switch (v.type) {
+    case 1:
+      v.str = in[first + 1].Text(row);
+      break;
+    case 3:
+      v.int_value = in[first + 2].At<int64_t>(row);
+      break;
+    case 4:
+      v.double_value = in[first + 3].At<double>(row);
+      break;
+    case 2:
+      v.bool_value = in[first + 4].At<bool>(row);
+      break;
+    case 5:
+    case 6:
+    case 7:
+      v.bytes = in[first + 5].Text(row);
+      break;
+    default:
+      break;
+  }
+  return v;
+}
+
+// otlp_value_json / otlp_value_text(type UTINYINT, str VARCHAR, int BIGINT,
+// double DOUBLE, bool BOOLEAN, bytes BLOB): one stored value (an attribute
+// at a position of its lists, or a log body) as JSON, or as text (a string
+// as it is, NULL for an empty value); NULL when the type is NULL.
+// value_json.h has the encoding.
+template <bool kText>
+void OtlpValue(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+  const idx_t rows = duckdb_data_chunk_get_size(input);
+  std::vector<InputVector> in;
+  for (idx_t c = 0; c < 6; ++c) in.emplace_back(duckdb_data_chunk_get_vector(input, c));
+  duckdb_vector_ensure_validity_writable(output);
+  uint64_t* output_validity = duckdb_vector_get_validity(output);
+  ValueJsonWriter writer;
+  std::string text;
+  for (idx_t row = 0; row < rows; ++row) {
+    std::optional<StoredValue> value = StoredValueAt(in, 0, row);
+    // An empty value has no text (docs/sql.md: attr() and body_text).
+    if (!value.has_value() || (kText && value->type == 0)) {
+      duckdb_validity_set_row_invalid(output_validity, row);
+      continue;
+    }
+    text.clear();
+    absl::Status s = kText ? writer.AppendText(*value, &text) : writer.AppendValue(*value, &text);
+    if (!s.ok()) {
+      const std::string message =
+          absl::StrCat(kText ? "otlp_value_text: " : "otlp_value_json: ", s.message());
+      duckdb_scalar_function_set_error(info, message.c_str());
+      return;
+    }
+    duckdb_vector_assign_string_element_len(output, row, text.data(), text.size());
+  }
+}
+
+// Appends, as one JSON object, the attributes at positions [first, first +
+// count) of a row's attribute family: `family` points at its seven list
+// inputs (keys, types, str, int, double, bool, bytes; docs/format/
+// attributes.md). A value list that is NULL is NULL at every position.
+absl::Status AppendFamilyObject(const ListInput* family, idx_t row, idx_t first, idx_t count,
+                                ValueJsonWriter* writer, std::string* text) {
+  // Element i of list `list`, if it is there and not NULL.
+  auto element = [&](size_t list, idx_t i, InputVector* out_child, idx_t* out_index) {
+    const ListInput& l = family[list];
+    if (!l.Valid(row)) return false;
+    const duckdb_list_entry e = l.Entry(row);
+    if (i >= e.length || !l.child.Valid(e.offset + i)) return false;
+    *out_child = l.child;
+    *out_index = e.offset + i;
+    return true;
+  };
+  text->push_back('{');
+  for (idx_t i = first; i < first + count; ++i) {
+    InputVector key = family[0].child;
+    idx_t key_index = 0;
+    InputVector child = family[1].child;
+    idx_t index = 0;
+    if (!element(0, i, &key, &key_index) || !element(1, i, &child, &index)) {
+      return absl::InvalidArgumentError("an attribute's key or type is missing");
+    }
+    StoredValue v;
+    v.type = child.At<uint8_t>(index);
+    const size_t list = v.type == 1 ? 2 : v.type == 3 ? 3 : v.type == 4 ? 4 : v.type == 2 ? 5 : 6;
+    v.present = v.type == 0 || element(list, i, &child, &index);
+    if (v.present) {
+      switch (v.type) {
+        case 1:
+          v.str = child.Text(index);
+          break;
+        case 3:
+          v.int_value = child.At<int64_t>(index);
+          break;
+        case 4:
+          v.double_value = child.At<double>(index);
+          break;
+        case 2:
+          v.bool_value = child.At<bool>(index);
+          break;
+        case 5:
+        case 6:
+        case 7:
+          v.bytes = child.Text(index);
+          break;
+        default:
+          break;
+      }
+    }
+    if (i != first) text->push_back(',');
+    ValueJsonWriter::AppendKey(key.Text(key_index), text);
+    if (absl::Status s = writer->AppendValue(v, text); !s.ok()) return s;
+  }
+  text->push_back('}');
+  return absl::OkStatus();
+}
+
+// otlp_attributes_json(keys VARCHAR[], types UTINYINT[], str VARCHAR[],
+// int BIGINT[], double DOUBLE[], bool BOOLEAN[], bytes BLOB[]): an
+// attribute family's set (docs/format/attributes.md) as one JSON object,
+// keys in stored order; NULL when the keys list is NULL.
+void OtlpAttributesJson(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+  const idx_t rows = duckdb_data_chunk_get_size(input);
+  std::vector<ListInput> lists;
+  for (idx_t c = 0; c < 7; ++c) lists.emplace_back(duckdb_data_chunk_get_vector(input, c));
+  duckdb_vector_ensure_validity_writable(output);
+  uint64_t* output_validity = duckdb_vector_get_validity(output);
+  ValueJsonWriter writer;
+  std::string text;
+  for (idx_t row = 0; row < rows; ++row) {
+    if (!lists[0].Valid(row) || !lists[1].Valid(row)) {
+      duckdb_validity_set_row_invalid(output_validity, row);
+      continue;
+    }
+    text.clear();
+    absl::Status s =
+        AppendFamilyObject(lists.data(), row, 0, lists[0].Entry(row).length, &writer, &text);
+    if (!s.ok()) {
+      const std::string message = absl::StrCat("otlp_attributes_json: ", s.message());
+      duckdb_scalar_function_set_error(info, message.c_str());
+      return;
+    }
+    duckdb_vector_assign_string_element_len(output, row, text.data(), text.size());
+  }
+}
+
+// A field of the elements (events, links, exemplars) otlp_elements_json
+// writes, and the list inputs it takes: one, or for kNumber three (the
+// value type, the double list and the int list of an exemplar's value).
+enum class ElementField { kU64, kU32, kText, kHex, kNumber };
+struct ElementSpec {
+  const char* function;
+  std::vector<std::pair<const char*, ElementField>> fields;
+};
+
+// The repeated elements of a span or data point (events, links,
+// exemplars: one list per field, one entry per element) as a JSON array
+// of objects, each with its fields and, from the per-element counts and
+// the flat attribute family that follow the fields (docs/format/
+// attributes.md, "Sets that belong to repeated elements"), its
+// "attributes". NULL when the first field's list is NULL. The function's
+// ElementSpec is its extra info.
+void OtlpElementsJson(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+  const auto* spec = static_cast<const ElementSpec*>(duckdb_scalar_function_get_extra_info(info));
+  const idx_t rows = duckdb_data_chunk_get_size(input);
+  std::vector<ListInput> lists;
+  const idx_t columns = duckdb_data_chunk_get_column_count(input);
+  for (idx_t c = 0; c < columns; ++c) lists.emplace_back(duckdb_data_chunk_get_vector(input, c));
+  size_t counts = 0;
+  for (const auto& field : spec->fields) counts += field.second == ElementField::kNumber ? 3 : 1;
+  STRATA_CHECK(columns == counts + 8, "an elements function takes its fields, counts, a family");
+  duckdb_vector_ensure_validity_writable(output);
+  uint64_t* output_validity = duckdb_vector_get_validity(output);
+  ValueJsonWriter writer;
+  std::string text;
+  // Element e of list `list` of this row, if present and not NULL.
+  auto element = [&](size_t list, idx_t row, idx_t e, idx_t* index) {
+    const ListInput& l = lists[list];
+    if (!l.Valid(row)) return false;
+    const duckdb_list_entry entry = l.Entry(row);
+    if (e >= entry.length || !l.child.Valid(entry.offset + e)) return false;
+    *index = entry.offset + e;
+    return true;
+  };
+  for (idx_t row = 0; row < rows; ++row) {
+    if (!lists[0].Valid(row)) {
+      duckdb_validity_set_row_invalid(output_validity, row);
+      continue;
+    }
+    const idx_t elements = lists[0].Entry(row).length;
+    text.assign("[");
+    idx_t first_attribute = 0;
+    for (idx_t e = 0; e < elements; ++e) {
+      text.append(e == 0 ? "{" : ",{");
+      size_t list = 0;
+      idx_t index = 0;
+      for (const auto& [name, kind] : spec->fields) {
+        if (list != 0) text.push_back(',');
+        ValueJsonWriter::AppendKey(name, &text);
+        otlp::JsonWriter json(&text);
+        const bool present = element(list, row, e, &index);
+        if (!present && kind != ElementField::kNumber) {
+          text.append("null");
+        } else if (kind == ElementField::kU64) {
+          json.Uint(lists[list].child.At<uint64_t>(index));
+        } else if (kind == ElementField::kU32) {
+          json.Uint(lists[list].child.At<uint32_t>(index));
+        } else if (kind == ElementField::kText) {
+          json.String(lists[list].child.Text(index));
+        } else if (kind == ElementField::kHex) {
+          const std::string_view id = lists[list].child.Text(index);
+          json.HexString(reinterpret_cast<const uint8_t*>(id.data()), id.size());
+        } else {
+          const uint8_t type = present ? lists[list].child.At<uint8_t>(index) : 0;
+          idx_t value = 0;
+          if (type == 1 && element(list + 1, row, e, &value)) {
+            json.Double(lists[list + 1].child.At<double>(value));
+          } else if (type == 2 && element(list + 2, row, e, &value)) {
+            json.Int(lists[list + 2].child.At<int64_t>(value));
+          } else {
+            text.append("null");
+          }
+        }
+        list += kind == ElementField::kNumber ? 3 : 1;
+      }
+      idx_t count_index = 0;
+      const idx_t count =
+          element(counts, row, e, &count_index) ? lists[counts].child.At<uint32_t>(count_index) : 0;
+      text.append(",\"attributes\":");
+      absl::Status s =
+          AppendFamilyObject(&lists[counts + 1], row, first_attribute, count, &writer, &text);
+      if (!s.ok()) {
+        const std::string message = absl::StrCat(spec->function, ": ", s.message());
+        duckdb_scalar_function_set_error(info, message.c_str());
+        return;
+      }
+      first_attribute += count;
+      text.push_back('}');
+    }
+    text.push_back(']');
+    duckdb_vector_assign_string_element_len(output, row, text.data(), text.size());
+  }
+}
+
+// The elements functions the views use (friendly_views.cc).
+const std::vector<ElementSpec>& ElementSpecs() {
+  static const std::vector<ElementSpec> specs = {
+      {"otlp_events_json",
+       {{"time_unix_nano", ElementField::kU64},
+        {"name", ElementField::kText},
+        {"dropped_attributes_count", ElementField::kU32}}},
+      {"otlp_links_json",
+       {{"trace_id", ElementField::kHex},
+        {"span_id", ElementField::kHex},
+        {"trace_state", ElementField::kText},
+        {"flags", ElementField::kU32},
+        {"dropped_attributes_count", ElementField::kU32}}},
+      {"otlp_exemplars_json",
+       {{"time_unix_nano", ElementField::kU64},
+        {"value", ElementField::kNumber},
+        {"trace_id", ElementField::kHex},
+        {"span_id", ElementField::kHex}}},
+  };
+  return specs;
+}
+
+// Registers one scalar function; NULL inputs reach it (it answers them).
+absl::Status RegisterFunction(duckdb_connection connection, const char* name,
+                              const std::vector<duckdb_logical_type>& parameters,
+                              duckdb_logical_type result, duckdb_scalar_function_t body,
+                              const void* extra_info = nullptr) {
   duckdb_scalar_function function = duckdb_create_scalar_function();
-  duckdb_scalar_function_set_name(function, "otlp_value_strings");
-  LogicalTypeGuard type_code(duckdb_create_logical_type(DUCKDB_TYPE_UTINYINT));
-  LogicalTypeGuard blob(duckdb_create_logical_type(DUCKDB_TYPE_BLOB));
-  LogicalTypeGuard varchar(duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR));
-  LogicalTypeGuard list(duckdb_create_list_type(varchar.get()));
-  duckdb_scalar_function_add_parameter(function, type_code.get());
-  duckdb_scalar_function_add_parameter(function, blob.get());
-  duckdb_scalar_function_set_return_type(function, list.get());
-  // NULL inputs reach the function, which answers them itself.
+  duckdb_scalar_function_set_name(function, name);
+  if (extra_info != nullptr) {
+    // Static data: nothing to destroy.
+    duckdb_scalar_function_set_extra_info(function, const_cast<void*>(extra_info), nullptr);
+  }
+  for (duckdb_logical_type parameter : parameters) {
+    duckdb_scalar_function_add_parameter(function, parameter);
+  }
+  duckdb_scalar_function_set_return_type(function, result);
   duckdb_scalar_function_set_special_handling(function);
-  duckdb_scalar_function_set_function(function, OtlpValueStrings);
+  duckdb_scalar_function_set_function(function, body);
   const duckdb_state state = duckdb_register_scalar_function(connection, function);
   duckdb_destroy_scalar_function(&function);
   if (state != DuckDBSuccess) {
-    return absl::InternalError("duckdb: cannot register otlp_value_strings");
+    return absl::InternalError(fmt::format("duckdb: cannot register {}", name));
+  }
+  return absl::OkStatus();
+}
+
+// Registers strata's scalar functions on `connection`; they are then
+// visible to every connection of its database.
+absl::Status RegisterFunctions(duckdb_connection connection) {
+  LogicalTypeGuard type_code(duckdb_create_logical_type(DUCKDB_TYPE_UTINYINT));
+  LogicalTypeGuard blob(duckdb_create_logical_type(DUCKDB_TYPE_BLOB));
+  LogicalTypeGuard varchar(duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR));
+  LogicalTypeGuard bigint(duckdb_create_logical_type(DUCKDB_TYPE_BIGINT));
+  LogicalTypeGuard dbl(duckdb_create_logical_type(DUCKDB_TYPE_DOUBLE));
+  LogicalTypeGuard boolean(duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN));
+  LogicalTypeGuard json(duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR));
+  duckdb_logical_type_set_alias(json.get(), "JSON");
+  LogicalTypeGuard list(duckdb_create_list_type(varchar.get()));
+  if (absl::Status s =
+          RegisterFunction(connection, "otlp_value_strings", {type_code.get(), blob.get()},
+                           list.get(), OtlpValueStrings);
+      !s.ok()) {
+    return s;
+  }
+  const std::vector<duckdb_logical_type> value = {type_code.get(), varchar.get(), bigint.get(),
+                                                  dbl.get(),       boolean.get(), blob.get()};
+  if (absl::Status s =
+          RegisterFunction(connection, "otlp_value_json", value, json.get(), OtlpValue<false>);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          RegisterFunction(connection, "otlp_value_text", value, varchar.get(), OtlpValue<true>);
+      !s.ok()) {
+    return s;
+  }
+  std::deque<LogicalTypeGuard> lists;
+  std::vector<duckdb_logical_type> family;
+  for (duckdb_logical_type element : value) {
+    lists.emplace_back(duckdb_create_list_type(element));
+  }
+  // keys, then the six lists in the value order above
+  LogicalTypeGuard keys(duckdb_create_list_type(varchar.get()));
+  family.push_back(keys.get());
+  for (const LogicalTypeGuard& l : lists) family.push_back(l.get());
+  if (absl::Status s = RegisterFunction(connection, "otlp_attributes_json", family, json.get(),
+                                        OtlpAttributesJson);
+      !s.ok()) {
+    return s;
+  }
+  // The elements functions: their field lists, the counts, a family.
+  std::deque<LogicalTypeGuard> types;
+  auto list_of = [&](duckdb_type element) {
+    LogicalTypeGuard& scalar = types.emplace_back(duckdb_create_logical_type(element));
+    return types.emplace_back(duckdb_create_list_type(scalar.get())).get();
+  };
+  for (const ElementSpec& spec : ElementSpecs()) {
+    std::vector<duckdb_logical_type> parameters;
+    for (const auto& [name, kind] : spec.fields) {
+      switch (kind) {
+        case ElementField::kU64:
+          parameters.push_back(list_of(DUCKDB_TYPE_UBIGINT));
+          break;
+        case ElementField::kU32:
+          parameters.push_back(list_of(DUCKDB_TYPE_UINTEGER));
+          break;
+        case ElementField::kText:
+          parameters.push_back(list_of(DUCKDB_TYPE_VARCHAR));
+          break;
+        case ElementField::kHex:
+          parameters.push_back(list_of(DUCKDB_TYPE_BLOB));
+          break;
+        case ElementField::kNumber:
+          parameters.push_back(list_of(DUCKDB_TYPE_UTINYINT));
+          parameters.push_back(list_of(DUCKDB_TYPE_DOUBLE));
+          parameters.push_back(list_of(DUCKDB_TYPE_BIGINT));
+          break;
+      }
+    }
+    parameters.push_back(list_of(DUCKDB_TYPE_UINTEGER));
+    parameters.insert(parameters.end(), family.begin(), family.end());
+    if (absl::Status s = RegisterFunction(connection, spec.function, parameters, json.get(),
+                                          OtlpElementsJson, &spec);
+        !s.ok()) {
+      return s;
+    }
   }
   return absl::OkStatus();
 }
@@ -1024,6 +1420,89 @@ absl::Status CheckOneReadByParser(duckdb_connection connection, const std::strin
   return CheckOneReadByParser(connection, std::string(*inner), depth + 1);
 }
 
+// The calls of strata's SQL helpers (sql_helpers.h) that DuckDB's parser
+// finds in `sql`, one SELECT; offsets are relative to `sql`. Only the
+// parser runs (json_serialize_sql), as in ParseOnly.
+absl::StatusOr<std::vector<HelperCall>> FindHelperCalls(duckdb_connection connection,
+                                                        const std::string& sql) {
+  std::string names;
+  for (const std::string& name : HelperNames()) {
+    names += (names.empty() ? "" : ", ") + SqlLiteral(name);
+  }
+  const std::string find = fmt::format(
+      "SELECT lower(f->>'function_name'), coalesce((f->>'schema'), ''), "
+      "TRY_CAST((f->>'query_location') AS UBIGINT), "
+      "coalesce(json_array_length((f->'children')), 0), "
+      "((f->'children'->0->>'class') = 'CONSTANT' AND "
+      "(f->'children'->0->'value'->'type'->>'id') = 'VARCHAR' AND "
+      "NOT coalesce(TRY_CAST((f->'children'->0->'value'->>'is_null') AS BOOLEAN), true)), "
+      "TRY_CAST((f->'children'->0->>'query_location') AS UBIGINT), "
+      "(f->'children'->0->'value'->>'value') "
+      "FROM (SELECT value AS f FROM json_tree(json_serialize_sql($1::VARCHAR)) "
+      "WHERE type = 'OBJECT') WHERE (f->>'class') = 'FUNCTION' AND "
+      "lower(f->>'function_name') IN ({})",
+      names);
+  PreparedGuard prepared;
+  if (duckdb_prepare(connection, find.c_str(), prepared.out()) != DuckDBSuccess) {
+    return ErrorStatus(DUCKDB_ERROR_INVALID, prepared.error());
+  }
+  if (duckdb_bind_varchar(prepared.get(), 1, sql.c_str()) != DuckDBSuccess) {
+    return absl::InvalidArgumentError("query: the SQL is not valid UTF-8 text");
+  }
+  ResultGuard result;
+  if (duckdb_execute_prepared(prepared.get(), result.get()) != DuckDBSuccess) {
+    return ResultError(result.get());
+  }
+  std::vector<HelperCall> calls;
+  const idx_t rows = duckdb_row_count(result.get());
+  for (idx_t r = 0; r < rows; ++r) {
+    HelperCall call;
+    call.name = TakeString(duckdb_value_varchar(result.get(), 0, r));
+    call.qualifier = TakeString(duckdb_value_varchar(result.get(), 1, r));
+    if (duckdb_value_is_null(result.get(), 2, r)) {
+      return absl::InternalError("query: the parser gave a helper call no location");
+    }
+    call.location = duckdb_value_uint64(result.get(), 2, r);
+    call.argument_count = duckdb_value_uint64(result.get(), 3, r);
+    call.key_is_string_literal = !duckdb_value_is_null(result.get(), 4, r) &&
+                                 duckdb_value_boolean(result.get(), 4, r) &&
+                                 !duckdb_value_is_null(result.get(), 5, r);
+    if (call.key_is_string_literal) {
+      call.key_location = duckdb_value_uint64(result.get(), 5, r);
+      call.key = TakeString(duckdb_value_varchar(result.get(), 6, r));
+    }
+    if (call.location > sql.size() || call.key_location > sql.size()) {
+      return absl::InternalError("query: the parser placed a helper call outside the text");
+    }
+    calls.push_back(std::move(call));
+  }
+  return calls;
+}
+
+// `sql` (read-only SQL that passed CheckOneReadByParser) with strata's
+// helper calls expanded (sql_helpers.h); EXPLAIN [ANALYZE] expands the
+// statement it explains.
+absl::StatusOr<std::string> ExpandHelpers(duckdb_connection connection, const std::string& sql) {
+  // No helper's name can occur without "attr" in the text.
+  std::string lower(sql);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.find("attr") == std::string::npos) return sql;
+  std::optional<std::string_view> inner = AfterKeyword(sql, "explain");
+  if (inner.has_value()) {
+    std::optional<std::string_view> analyzed = AfterKeyword(*inner, "analyze");
+    if (!analyzed.has_value()) analyzed = AfterKeyword(*inner, "analyse");
+    if (analyzed.has_value()) inner = analyzed;
+    const size_t offset = static_cast<size_t>(inner->data() - sql.data());
+    absl::StatusOr<std::string> expanded = ExpandHelpers(connection, std::string(*inner));
+    if (!expanded.ok()) return expanded.status();
+    return sql.substr(0, offset) + *expanded;
+  }
+  absl::StatusOr<std::vector<HelperCall>> calls = FindHelperCalls(connection, sql);
+  if (!calls.ok()) return calls.status();
+  if (calls->empty()) return sql;
+  return ExpandHelperCalls(sql, *std::move(calls));
+}
+
 // Owns a duckdb_pending_result.
 class PendingGuard {
  public:
@@ -1276,12 +1755,16 @@ absl::StatusOr<QueryResult> QueryConnection::Run(std::string_view sql,
                                                  std::span<const QueryParam> params,
                                                  size_t max_rows, size_t max_bytes,
                                                  bool read_only) {
-  const std::string text(sql);
+  std::string text(sql);
   duckdb_connection connection = handle_->connection;
   // Before anything is extracted (which expands PRAGMA import_database
   // by reading files) or bound (which EXPORT DATABASE acts on).
   if (read_only) {
     if (absl::Status s = CheckOneReadByParser(connection, text, 0); !s.ok()) return s;
+    absl::StatusOr<std::string> expanded = ExpandHelpers(connection, text);
+    if (!expanded.ok()) return expanded.status();
+    text = *std::move(expanded);
+    sql = text;
   }
   ExtractedGuard extracted;
   const idx_t count = duckdb_extract_statements(connection, text.c_str(), extracted.out());

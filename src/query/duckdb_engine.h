@@ -139,6 +139,14 @@ class QueryConnection;
 // AnyValue, docs/format/attributes.md) at any depth, keys left out; an
 // empty list for other types, NULL for NULL bytes; bytes that do not
 // decode fail the statement. Log search's q= uses it (docs/api.md). And
+// the functions behind the views' friendly columns and the SQL helpers
+// (docs/sql.md; value_json.h has the encoding): otlp_value_json(type,
+// str, int, double, bool, bytes) -> JSON and otlp_value_text(...) ->
+// VARCHAR, one stored value; otlp_attributes_json(keys, types, str, int,
+// double, bool, bytes) -> JSON, an attribute family's set as one object;
+// otlp_events_json, otlp_links_json and otlp_exemplars_json (the element
+// lists, the per-element attribute counts, the flat family) -> JSON, a
+// span's events and links and a point's exemplars as arrays of objects.
 // otlp_value_path_equals(type, bytes, path, value) -> BOOLEAN: whether the
 // value at `path` inside such a value equals `value`, typed as attribute
 // filters compare (otlp/any_value_path.h); log search's body.<path>= uses
@@ -192,6 +200,11 @@ class QueryConnection {
   // only whole rows whose values (as rendered, summed over the answer) stay
   // within `max_bytes` (0: no byte cap). QueryResult::truncated and
   // truncated_by say when and why rows were left out.
+  //
+  // With `read_only`, calls of strata's SQL helpers (attr_str('k'), ...;
+  // sql_helpers.h) are expanded after the parser check and before
+  // anything else; a helper called with anything but one string literal
+  // is InvalidArgument.
   //
   // With `read_only`, `sql` must be exactly one SELECT, or EXPLAIN
   // [ANALYZE] of one (EXPLAIN ANALYZE runs its statement). That is decided

@@ -15,6 +15,7 @@
 #include "common/check.h"
 #include "common/mutex.h"
 #include "fmt/format.h"
+#include "query/friendly_views.h"
 #include "storage/format/layout.h"
 #include "storage/table/logs_table.h"
 #include "storage/table/metrics_table.h"
@@ -92,9 +93,9 @@ absl::StatusOr<std::string> ViewSql(std::string_view name,
     std::string list;
     for (const std::string& file : files) list += (list.empty() ? "" : ", ") + SqlLiteral(file);
     return fmt::format(
-        "CREATE OR REPLACE TEMP VIEW {} AS SELECT * EXCLUDE (row_kind) FROM read_parquet([{}]) "
-        "WHERE row_kind = 0;\n",
-        name, list);
+        "CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT * EXCLUDE (row_kind) FROM "
+        "read_parquet([{}]) WHERE row_kind = 0);\n",
+        name, FriendlyColumnsSql(name), list);
   }
   std::string select;
   for (size_t c = 1; c < columns.size(); ++c) {
@@ -103,7 +104,8 @@ absl::StatusOr<std::string> ViewSql(std::string_view name,
     select +=
         fmt::format("{}CAST(NULL AS {}) AS \"{}\"", c == 1 ? "" : ", ", *type, columns[c].name);
   }
-  return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT {} WHERE false;\n", name, select);
+  return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT {} WHERE false);\n",
+                     name, FriendlyColumnsSql(name), select);
 }
 
 absl::StatusOr<std::string> ViewsSql(const ViewFiles& files) {

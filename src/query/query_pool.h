@@ -17,7 +17,8 @@
 // Views. Every query sees the views `spans`, `logs` and `metrics` over an
 // explicit list of Parquet files (ViewFiles), never a glob; each view keeps
 // only real rows (row_kind = 0) and has the file's columns except row_kind
-// (always 0 there), typed as DuckDB reads strata's files. A table with no
+// (always 0 there), typed as DuckDB reads strata's files, followed by the
+// friendly columns of docs/sql.md (friendly_views.h). A table with no
 // files is an empty view with the same columns. A connection rebuilds its
 // views only when the ViewFiles differ from the ones it last built them over
 // (or its last rebuild failed). Files must lie under the allowed
@@ -41,7 +42,8 @@
 // statement whose type is SELECT (EXPLAIN [ANALYZE] of a SELECT is allowed
 // too; DESCRIBE, SHOW, SUMMARIZE count as SELECT); anything else
 // (DDL, INSERT, SET, PRAGMA, COPY, ATTACH, several statements) is
-// InvalidArgument before it runs.
+// InvalidArgument before it runs. User SQL may call the helpers of
+// docs/sql.md (attr_str('http.route'), ...), expanded before it runs.
 //
 // Parameters. `params` bind to $1, $2, ... through a prepared statement, so
 // values from HTTP requests never become SQL text.

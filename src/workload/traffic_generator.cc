@@ -280,6 +280,19 @@ int TrafficGenerator::TraceWriter::AddTrace(int span_target) {
   AddString(attrs, "user_agent.original",
             "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)");
   AddString(attrs, "client.address", Copy(fmt::format("203.0.113.{}", rng_.Below(250) + 1)));
+  if (g_.options_.structured_values) {
+    constexpr std::array<std::string_view, 3> kCities = {"Köln", "東京", "São Paulo"};
+    const std::string_view city = kCities[route % kCities.size()];
+    AddString(attrs, "user.city", city);
+    attrs->Append({"app.tags", internal::StringArray(batch_, {kRoutes[route], city})});
+    // {"id": <route index>, "premium": <even route>}
+    otlp::AttributeColumns& nested = batch_->nested_attributes;
+    const uint32_t user = static_cast<uint32_t>(nested.size());
+    nested.Append({"id", {otlp::ValueType::kInt, {}, route}});
+    nested.Append({"premium", {otlp::ValueType::kBool, {}, route % 2 == 0 ? 1u : 0u}});
+    attrs->Append(
+        {"app.user", {otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack({user, 2})}});
+  }
   const std::string_view name = Copy(fmt::format("{} {}", method, kRoutes[route]));
   const otlp::SpanId root =
       AppendSpan(0, false, nullptr, name, 2 /* SERVER */, start, start + duration, begin, false);

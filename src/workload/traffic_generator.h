@@ -44,6 +44,12 @@ struct TrafficOptions {
   int max_spans_per_trace = 16;
   // Percent of server spans that fail.
   int error_percent = 4;
+  // Adds structured and non-ASCII values: every fourth log record has a
+  // map body ({"message", "code", "where": {"city", "tags": [...]}}) and
+  // an array attribute, and root spans carry an array attribute
+  // (`app.tags`), a map attribute (`app.user`) and a non-ASCII string
+  // (`user.city`). Off by default, so benchmarks keep their traffic.
+  bool structured_values = false;
   // Percent of log records whose body is structured rather than a string:
   // a kvlist or an array holding every AnyValue type (nested kvlists and
   // arrays, bytes, empty values, non-ASCII text), as structured-logging

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 #include "otlp/batch.h"
@@ -85,6 +86,17 @@ inline void AddBool(otlp::AttributeColumns* attrs, std::string_view key, bool va
 }
 
 // The range of rows appended to `table` since it held `begin` rows.
+// Appends an array of strings to batch->nested_values and returns the value
+// that refers to it.
+inline otlp::ValueRow StringArray(otlp::BatchBase* batch,
+                                  std::initializer_list<std::string_view> items) {
+  const uint32_t begin = static_cast<uint32_t>(batch->nested_values.size());
+  for (std::string_view item : items) batch->nested_values.AppendString(item);
+  return {otlp::ValueType::kArray,
+          {},
+          otlp::ValueColumns::Pack({begin, static_cast<uint32_t>(items.size())})};
+}
+
 inline otlp::Range Since(const otlp::AttributeColumns& table, size_t begin) {
   return otlp::Range{static_cast<uint32_t>(begin), static_cast<uint32_t>(table.size() - begin)};
 }

@@ -138,12 +138,31 @@ std::unique_ptr<otlp::LogBatch> TrafficGenerator::Logs(int record_count) {
     row.severity_number = t.severity_number;
     row.severity_text = t.severity_text;
     row.body = {otlp::ValueType::kString, t.body, 0};
+    const bool structured = options_.structured_values && i % 4 == 0;
+    if (structured) {
+      // {"message": ..., "code": ..., "where": {"city": ..., "tags": [...]}}
+      constexpr std::array<std::string_view, 3> kCities = {"Köln", "東京", "São Paulo"};
+      const otlp::ValueRow tags = internal::StringArray(batch.get(), {"checkout", "ünïcode ✓"});
+      otlp::AttributeColumns& nested = batch->nested_attributes;
+      const uint32_t where = static_cast<uint32_t>(nested.size());
+      nested.Append({"city", {otlp::ValueType::kString, kCities[i / 4 % kCities.size()], 0}});
+      nested.Append({"tags", tags});
+      const uint32_t top = static_cast<uint32_t>(nested.size());
+      nested.Append({"message", {otlp::ValueType::kString, t.body, 0}});
+      nested.Append({"code", {otlp::ValueType::kInt, {}, error ? 402u : 200u}});
+      nested.Append(
+          {"where", {otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack({where, 2})}});
+      row.body = {otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack({top, 3})};
+    }
     if (options_.structured_body_percent > 0 &&
         rng.Percent(static_cast<uint64_t>(options_.structured_body_percent))) {
       row.body = StructuredBody(batch.get(), rng.Next());
     }
     const size_t begin = batch->log_attributes.size();
     otlp::AttributeColumns* attrs = &batch->log_attributes;
+    if (structured) {
+      attrs->Append({"labels", internal::StringArray(batch.get(), {"a", "β"})});
+    }
     AddString(attrs, "logger.name", "com.shop.web.RequestHandler");
     AddString(attrs, "thread.name", "http-nio-8080-exec-4");
     AddInt(attrs, "tenant.id", static_cast<int64_t>(rng.Below(50)));

@@ -19,19 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Creates a token of `scope` from the shell; "" on failure.
-std::string CreateToken(const std::string& data, const std::string& name,
-                        const std::string& scope) {
-  auto [code, output] =
-      RunStrata({"token", "create", "--name", name, "--scope", scope, "--data-dir", data});
-  std::smatch match;
-  if (code != 0 || !std::regex_search(output, match, std::regex(R"((strata_[0-9A-Za-z]+))"))) {
-    ADD_FAILURE() << output;
-    return "";
-  }
-  return match[1].str();
-}
-
 std::vector<std::string> Get(const std::string& url, const std::string& token) {
   std::vector<std::string> args = {url};
   if (!token.empty()) args.insert(args.begin(), {"-H", "Authorization: Bearer " + token});
@@ -167,8 +154,8 @@ TEST(QueryApiTest, QueryEngineThatCannotStartAndUnreachableServerAreReported) {
   EXPECT_THAT(output, HasSubstr("cannot start the query engine"));
   EXPECT_THAT(output, HasSubstr("docs/operations.md#query-engine-cannot-start"));
 
-  auto [sql_code, sql_out] = RunStrata(
-      {"sql", "--api-address", "127.0.0.1:1", "--token", "strata_x", "-c", "SELECT 1"});
+  auto [sql_code, sql_out] =
+      RunStrata({"sql", "--api-address", "127.0.0.1:1", "--token", "strata_x", "-c", "SELECT 1"});
   EXPECT_EQ(sql_code, 1) << sql_out;
   EXPECT_THAT(sql_out, HasSubstr("strata sql: POST 127.0.0.1:1:"));
 }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fmt/format.h"
+#include "gtest/gtest.h"
 #include "io/posix_file_system.h"
 #include "storage/commit/batch_committer.h"
 #include "storage/commit/recovery.h"
@@ -82,6 +83,18 @@ std::pair<int, std::string> RunStrata(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {STRATA_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunToCompletion(argv, ChildEnvironment());
+}
+
+std::string CreateToken(const std::string& data_dir, const std::string& name,
+                        const std::string& scope) {
+  auto [code, output] =
+      RunStrata({"token", "create", "--name", name, "--scope", scope, "--data-dir", data_dir});
+  std::smatch match;
+  if (code != 0 || !std::regex_search(output, match, std::regex(R"((strata_[0-9A-Za-z]+))"))) {
+    ADD_FAILURE() << "strata token create --scope " << scope << ":\n" << output;
+    return "";
+  }
+  return match[1].str();
 }
 
 std::pair<int, std::string> Curl(const std::vector<std::string>& args) {

@@ -61,6 +61,12 @@ std::vector<std::string> ChildEnvironment();
 // Runs the strata binary with `args`; {exit code, output}.
 std::pair<int, std::string> RunStrata(const std::vector<std::string>& args);
 
+// Creates a token of `scope` ("ingest", "read") with `strata token create`
+// on `data_dir` (initialising it as a first boot would when it is new);
+// the token, or "" (and a test failure) on failure.
+std::string CreateToken(const std::string& data_dir, const std::string& name,
+                        const std::string& scope);
+
 // Runs curl with `args` plus "-s -o <body> -w %{http_code}" and returns
 // {http status, body}; status 0 when curl itself failed.
 std::pair<int, std::string> Curl(const std::vector<std::string>& args);

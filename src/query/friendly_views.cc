@@ -1,0 +1,134 @@
+#include "query/friendly_views.h"
+
+#include <utility>
+#include <vector>
+
+#include "fmt/format.h"
+
+namespace strata::query {
+
+namespace {
+
+// A u64 of Unix nanoseconds as TIMESTAMP_NS; NULL past what TIMESTAMP_NS
+// holds (2262-04-11) and, with `zero_is_null`, for 0 (OTLP's "unknown").
+std::string Timestamp(std::string_view column, bool zero_is_null = false) {
+  return fmt::format(
+      "CASE WHEN {0} < 9223372036854775807{1} THEN make_timestamp_ns({0}::BIGINT) END", column,
+      zero_is_null ? fmt::format(" AND {} <> 0", column) : "");
+}
+
+// The seven lists of attribute family `prefix` (attr, resource_attr, ...)
+// as function arguments.
+std::string FamilyArguments(std::string_view prefix) {
+  std::string args;
+  for (const char* list : {"keys", "types", "str", "int", "double", "bool", "bytes"}) {
+    args += fmt::format("{}{}_{}", args.empty() ? "" : ", ", prefix, list);
+  }
+  return args;
+}
+
+std::string AttributesJson(std::string_view prefix) {
+  return fmt::format("otlp_attributes_json({})", FamilyArguments(prefix));
+}
+
+// The repeated elements of a row (events, links, exemplars) through the
+// adapter's elements function `function` over the element lists `fields`,
+// the per-element counts and the flat family of `prefix` (docs/format/
+// attributes.md, "Sets that belong to repeated elements"). One function
+// call rather than SQL lambdas: a query binds every column of a view it
+// names, and lambdas made that binding several times slower.
+std::string ElementsJson(std::string_view function, std::string_view fields,
+                         std::string_view prefix) {
+  return fmt::format("{}({}, {}_attr_count, {})", function, fields, prefix,
+                     FamilyArguments(fmt::format("{}_attr", prefix)));
+}
+
+std::string HexOf(std::string_view column) { return fmt::format("lower(hex({}))", column); }
+
+// The span keys that spans promote to a column of their own (sql_helpers.cc
+// folds attr_str() on them into the column); logs and metrics compute the
+// same columns from their attribute lists.
+constexpr std::pair<const char*, const char*> kSpanKeyColumns[] = {
+    {"http.route", "http_route"},
+    {"rpc.service", "rpc_service"},
+    {"rpc.method", "rpc_method"},
+    {"peer.service", "peer_service"},
+    {"messaging.system", "messaging_system"},
+    {"messaging.destination.name", "messaging_destination"},
+};
+
+std::string Common() {
+  return fmt::format(", {} AS attributes, {} AS resource_attributes, {} AS scope_attributes",
+                     AttributesJson("attr"), AttributesJson("resource_attr"),
+                     AttributesJson("scope_attr"));
+}
+
+std::string ComputedSpanKeyColumns() {
+  std::string out;
+  for (const auto& [key, column] : kSpanKeyColumns) {
+    out += fmt::format(", attr_str[list_position(attr_keys, '{}')] AS {}", key, column);
+  }
+  return out;
+}
+
+std::string SpansColumns() {
+  const std::string end_nano =
+      "((start_time_unix_nano::HUGEINT + duration_nano::HUGEINT + 18446744073709551616) % "
+      "18446744073709551616)::UBIGINT";
+  const std::string events =
+      ElementsJson("otlp_events_json",
+                   "event_time_unix_nano, event_name, event_dropped_attributes_count", "event");
+  const std::string links = ElementsJson(
+      "otlp_links_json",
+      "link_trace_id, link_span_id, link_trace_state, link_flags, link_dropped_attributes_count",
+      "link");
+  return fmt::format(
+      ", {} AS trace_id_hex, {} AS span_id_hex, {} AS parent_span_id_hex, {} AS start_time, "
+      "{} AS end_time_unix_nano, {} AS end_time, duration_nano / 1e6 AS duration_ms, "
+      "CASE kind WHEN 0 THEN 'UNSPECIFIED' WHEN 1 THEN 'INTERNAL' WHEN 2 THEN 'SERVER' "
+      "WHEN 3 THEN 'CLIENT' WHEN 4 THEN 'PRODUCER' WHEN 5 THEN 'CONSUMER' END AS kind_name, "
+      "CASE status_code WHEN 0 THEN 'UNSET' WHEN 1 THEN 'OK' WHEN 2 THEN 'ERROR' END "
+      "AS status_name{}, {} AS events, {} AS links",
+      HexOf("trace_id"), HexOf("span_id"), HexOf("parent_span_id"),
+      Timestamp("start_time_unix_nano"), end_nano, Timestamp(end_nano), Common(), events, links);
+}
+
+std::string LogsColumns() {
+  const std::string body = "body_type, body_str, body_int, body_double, body_bool, body_bytes";
+  return fmt::format(
+      ", {} AS trace_id_hex, {} AS span_id_hex, {} AS time, {} AS observed_time, "
+      "CASE WHEN time_unix_nano <> 0 THEN {} ELSE {} END AS event_time, "
+      "CASE WHEN severity_number BETWEEN 1 AND 24 THEN ['TRACE', 'DEBUG', 'INFO', 'WARN', "
+      "'ERROR', 'FATAL'][(severity_number - 1) // 4 + 1] END AS severity_level, "
+      "otlp_value_json({}) AS body_json, otlp_value_text({}) AS body_text{}{}",
+      HexOf("trace_id"), HexOf("span_id"), Timestamp("time_unix_nano", true),
+      Timestamp("observed_time_unix_nano", true), Timestamp("time_unix_nano"),
+      Timestamp("observed_time_unix_nano"), body, body, Common(), ComputedSpanKeyColumns());
+}
+
+std::string MetricsColumns() {
+  const std::string exemplars = ElementsJson(
+      "otlp_exemplars_json",
+      "exemplar_time_unix_nano, exemplar_value_type, exemplar_value_double, exemplar_value_int, "
+      "exemplar_trace_id, exemplar_span_id",
+      "exemplar");
+  return fmt::format(
+      ", {} AS time, {} AS start_time, CASE metric_type WHEN 5 THEN 'GAUGE' WHEN 7 THEN 'SUM' "
+      "WHEN 9 THEN 'HISTOGRAM' WHEN 10 THEN 'EXPONENTIAL_HISTOGRAM' WHEN 11 THEN 'SUMMARY' END "
+      "AS metric_type_name, CASE aggregation_temporality WHEN 1 THEN 'DELTA' WHEN 2 THEN "
+      "'CUMULATIVE' END AS temporality_name, CASE value_type WHEN 1 THEN value_double WHEN 2 "
+      "THEN value_int::DOUBLE END AS value, {} AS metadata{}, {} AS exemplars{}",
+      Timestamp("time_unix_nano", true), Timestamp("start_time_unix_nano", true),
+      AttributesJson("metric_metadata"), Common(), exemplars, ComputedSpanKeyColumns());
+}
+
+}  // namespace
+
+std::string FriendlyColumnsSql(std::string_view view) {
+  if (view == "spans") return SpansColumns();
+  if (view == "logs") return LogsColumns();
+  if (view == "metrics") return MetricsColumns();
+  return "";
+}
+
+}  // namespace strata::query

@@ -1,0 +1,143 @@
+#include "query/value_json.h"
+
+#include <bit>
+
+#include "common/check.h"
+#include "otlp/any_value_codec.h"
+#include "otlp/json_writer.h"
+
+namespace strata::query {
+
+namespace {
+
+// Deeper than any value the decoder accepts (DecodeLimits::max_value_depth).
+constexpr int kMaxDepth = 64;
+
+void AppendDouble(double v, std::string* out) {
+  otlp::JsonWriter writer(out);
+  writer.Double(v);
+}
+
+void AppendInt(int64_t v, std::string* out) {
+  otlp::JsonWriter writer(out);
+  writer.Int(v);
+}
+
+void AppendString(std::string_view s, std::string* out) {
+  out->push_back('"');
+  otlp::JsonWriter::AppendEscaped(s, out);
+  out->push_back('"');
+}
+
+void AppendBase64(std::string_view s, std::string* out) {
+  out->push_back('"');
+  otlp::JsonWriter::AppendBase64(s, out);
+  out->push_back('"');
+}
+
+}  // namespace
+
+void ValueJsonWriter::AppendKey(std::string_view key, std::string* out) {
+  AppendString(key, out);
+  out->push_back(':');
+}
+
+void ValueJsonWriter::AppendDecoded(const otlp::ValueColumns& values, size_t row, int depth,
+                                    std::string* out) {
+  STRATA_CHECK(depth < kMaxDepth, "decoded AnyValue children form a cycle");
+  switch (values.type[row]) {
+    case otlp::ValueType::kEmpty:
+      out->append("null");
+      return;
+    case otlp::ValueType::kString:
+      AppendString(values.str[row], out);
+      return;
+    case otlp::ValueType::kBool:
+      out->append(values.bool_at(row) ? "true" : "false");
+      return;
+    case otlp::ValueType::kInt:
+      AppendInt(values.int_at(row), out);
+      return;
+    case otlp::ValueType::kDouble:
+      AppendDouble(values.double_at(row), out);
+      return;
+    case otlp::ValueType::kBytes:
+      AppendBase64(values.str[row], out);
+      return;
+    case otlp::ValueType::kArray: {
+      const otlp::Range children = values.children_at(row);
+      out->push_back('[');
+      for (uint32_t c = children.begin; c < children.end(); ++c) {
+        if (c != children.begin) out->push_back(',');
+        AppendDecoded(scratch_.nested_values, c, depth + 1, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case otlp::ValueType::kKvList: {
+      const otlp::Range children = values.children_at(row);
+      out->push_back('{');
+      for (uint32_t c = children.begin; c < children.end(); ++c) {
+        if (c != children.begin) out->push_back(',');
+        AppendKey(scratch_.nested_attributes.key[c], out);
+        AppendDecoded(scratch_.nested_attributes.value, c, depth + 1, out);
+      }
+      out->push_back('}');
+      return;
+    }
+  }
+  out->append("null");
+}
+
+absl::Status ValueJsonWriter::AppendValue(const StoredValue& value, std::string* out) {
+  if (value.type > 7) {
+    return absl::InvalidArgumentError("stored value: type code outside 0..7");
+  }
+  if (!value.present && value.type != 0) {
+    out->append("null");
+    return absl::OkStatus();
+  }
+  switch (value.type) {
+    case 1:
+      AppendString(value.str, out);
+      break;
+    case 2:
+      out->append(value.bool_value ? "true" : "false");
+      break;
+    case 3:
+      AppendInt(value.int_value, out);
+      break;
+    case 4:
+      AppendDouble(value.double_value, out);
+      break;
+    case 5:
+    case 6: {
+      scratch_.nested_values = {};
+      scratch_.nested_attributes = {};
+      otlp::ValueRow row;
+      if (absl::Status s = otlp::DecodeAnyValueProto(value.bytes, &scratch_, &row); !s.ok()) {
+        return s;
+      }
+      otlp::ValueColumns top;
+      top.Append(row);
+      AppendDecoded(top, 0, 0, out);
+      break;
+    }
+    case 7:
+      AppendBase64(value.bytes, out);
+      break;
+    default:
+      out->append("null");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValueJsonWriter::AppendText(const StoredValue& value, std::string* out) {
+  if (value.type == 1 && value.present) {
+    out->append(value.str);
+    return absl::OkStatus();
+  }
+  return AppendValue(value, out);
+}
+
+}  // namespace strata::query

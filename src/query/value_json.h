@@ -1,0 +1,62 @@
+#pragma once
+
+// Stored attribute values and log bodies as plain JSON, for the friendly
+// columns of the SQL views (docs/sql.md): a value is written as the JSON
+// value it is, not as an OTLP/JSON AnyValue wrapper. Strings are JSON
+// strings, ints JSON numbers (every int64 exactly), doubles the shortest
+// number that reads back to the same bits (NaN and the infinities, which
+// JSON lacks, as the strings "NaN", "Infinity", "-Infinity"), bools true or
+// false, bytes base64 strings (as OTLP/JSON writes them), an empty value
+// null, an array a JSON array and a kvlist a JSON object (keys in stored
+// order, a repeated key kept). An attribute set is a JSON object.
+//
+// Arrays and kvlists arrive as the encoded AnyValue of
+// docs/format/attributes.md and go through otlp's protobuf decoder, with
+// its depth limit.
+//
+// Thread-safety: a ValueJsonWriter has a single owner; DuckDB's worker
+// threads each use their own. Errors: InvalidArgument when nested bytes do
+// not decode (the decoder's message), or a type code outside 0..7.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "otlp/batch.h"
+
+namespace strata::query {
+
+// One stored value: the type code and the value column its type selects
+// (docs/format/attributes.md). `present` is false when that column holds
+// NULL where the type needs a value (corrupt; written as null).
+struct StoredValue {
+  uint8_t type = 0;
+  bool present = true;
+  std::string_view str;     // type 1
+  int64_t int_value = 0;    // type 3
+  double double_value = 0;  // type 4
+  bool bool_value = false;  // type 2
+  std::string_view bytes;   // types 5, 6 (encoded AnyValue) and 7
+};
+
+class ValueJsonWriter {
+ public:
+  // Appends `value` as JSON to *out.
+  [[nodiscard]] absl::Status AppendValue(const StoredValue& value, std::string* out);
+
+  // Appends `key` as a JSON object key, with its colon, to *out.
+  static void AppendKey(std::string_view key, std::string* out);
+
+  // Appends the text form of `value` (docs/sql.md, attr()): a string as
+  // it is, anything else as its JSON text.
+  [[nodiscard]] absl::Status AppendText(const StoredValue& value, std::string* out);
+
+ private:
+  void AppendDecoded(const otlp::ValueColumns& values, size_t row, int depth, std::string* out);
+
+  // Scratch space for decoded arrays and kvlists, reused between values.
+  otlp::BatchBase scratch_;
+};
+
+}  // namespace strata::query
