@@ -4,8 +4,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/attribute_discovery.h"
 #include "api/gzip_answer.h"
 #include "api/json_output.h"
+#include "api/log_filter.h"
+#include "api/log_volume.h"
 #include "api/search.h"
 #include "api/trace_columns.h"
 #include "api/trace_path.h"
@@ -139,6 +142,8 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->AddPrefix("GET", kTracesPrefix, route(&Api::GetTrace));
   router->Add("GET", "/api/v1/traces", route(&Api::SearchTracesEndpoint));
   router->Add("GET", "/api/v1/logs", route(&Api::SearchLogsEndpoint));
+  router->Add("GET", "/api/v1/logs/volume", route(&Api::LogVolumeEndpoint));
+  router->Add("GET", "/api/v1/attributes", route(&Api::AttributesEndpoint));
   router->Add("GET", "/api/v1/metrics/names", route(&Api::MetricNamesEndpoint));
   router->Add("GET", "/api/v1/metrics/query", route(&Api::MetricQueryEndpoint));
   router->Add("GET", "/api/v1/services", route(&Api::ServicesEndpoint));
@@ -293,28 +298,60 @@ server::HttpResponse Api::SearchLogsEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
   API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
   LogSearch search;
-  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
-  search.start = window.start;
-  search.end = window.end;
-  API_RETURN_IF_ERROR(TakeString(params, "service", &search.service));
+  API_RETURN_IF_ERROR(TakeLogFilters(params, options_.now, &search));
   std::optional<std::string> text;
-  API_RETURN_IF_ERROR(TakeString(params, "severity_min", &text));
-  if (text.has_value()) {
-    API_ASSIGN_OR_RESPOND(search.severity_min, ParseSeverity("severity_min", *text));
-  }
-  API_RETURN_IF_ERROR(TakeString(params, "q", &search.text));
-  API_RETURN_IF_ERROR(TakeString(params, "trace_id", &text));
-  if (text.has_value()) {
-    API_ASSIGN_OR_RESPOND(search.trace_id, ParseTraceId("trace_id", *text));
-  }
   API_RETURN_IF_ERROR(TakeString(params, "cursor", &text));
   if (text.has_value()) search.cursor = *text;
-  API_ASSIGN_OR_RESPOND(search.attributes, params.TakeAttributes());
   API_ASSIGN_OR_RESPOND(search.limit, TakeLimit(params, Limit{kLogLimitDefault, kLogLimitMax}));
   API_RETURN_IF_ERROR(params.Finish());
   API_ASSIGN_OR_RESPOND(LogPage page, SearchLogs(*options_.pool, FilesOf(snapshot), search,
                                                  CallOptions{options_.query_deadline}));
   return JsonResponse(LogsJson(page));
+}
+
+server::HttpResponse Api::LogVolumeEndpoint(const server::HttpRequest& request,
+                                            const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  LogVolumeQuery q;
+  API_RETURN_IF_ERROR(TakeLogFilters(params, options_.now, &q.search));
+  std::optional<std::string> text;
+  API_RETURN_IF_ERROR(TakeString(params, "step", &text));
+  if (text.has_value()) {
+    API_ASSIGN_OR_RESPOND(q.step, ParseDuration("step", *text));
+    if (q.step <= 0) return ApiErrorResponse(absl::InvalidArgumentError("step: must be positive"));
+  } else {
+    q.step = DefaultStep(q.search.start, q.search.end);
+  }
+  API_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(LogVolume volume, QueryLogVolume(*options_.pool, FilesOf(snapshot), q,
+                                                         CallOptions{options_.query_deadline}));
+  return JsonResponse(LogVolumeJson(q, volume));
+}
+
+server::HttpResponse Api::AttributesEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  AttributeDiscoveryQuery q;
+  std::optional<std::string> text;
+  API_RETURN_IF_ERROR(TakeString(params, "signal", &text));
+  if (!text.has_value()) return ApiErrorResponse(absl::InvalidArgumentError("signal: required"));
+  API_ASSIGN_OR_RESPOND(q.signal, ParseSignal("signal", *text));
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  q.start = window.start;
+  q.end = window.end;
+  API_RETURN_IF_ERROR(TakeString(params, "service", &q.service));
+  API_RETURN_IF_ERROR(TakeString(params, "key", &q.key));
+  API_ASSIGN_OR_RESPOND(q.limit,
+                        TakeLimit(params, Limit{kDiscoveryKeysDefault, kDiscoveryKeysMax}));
+  API_RETURN_IF_ERROR(TakeString(params, "values", &text));
+  if (text.has_value()) {
+    API_ASSIGN_OR_RESPOND(q.values, ParseInteger("values", *text, 0, kDiscoveryValuesMax));
+  }
+  API_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(AttributeDiscovery discovery,
+                        DiscoverAttributes(*options_.pool, snapshot, options_.data_dir, q,
+                                           CallOptions{options_.query_deadline}));
+  return JsonResponse(AttributeDiscoveryJson(q, discovery));
 }
 
 server::HttpResponse Api::MetricNamesEndpoint(const server::HttpRequest& request,

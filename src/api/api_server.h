@@ -119,6 +119,10 @@ class Api {
                                             const storage::Snapshot& snapshot);
   server::HttpResponse SearchLogsEndpoint(const server::HttpRequest& request,
                                           const storage::Snapshot& snapshot);
+  server::HttpResponse LogVolumeEndpoint(const server::HttpRequest& request,
+                                         const storage::Snapshot& snapshot);
+  server::HttpResponse AttributesEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
   server::HttpResponse MetricNamesEndpoint(const server::HttpRequest& request,
                                            const storage::Snapshot& snapshot);
   server::HttpResponse MetricQueryEndpoint(const server::HttpRequest& request,

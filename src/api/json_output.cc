@@ -303,6 +303,25 @@ std::string MetricSeriesJson(const MetricQuery& q, std::string_view aggregation,
       w.EndArray();
     }
     w.EndArray();
+    w.Key("exemplars");
+    w.BeginArray();
+    for (const MetricExemplar& e : s.exemplars) {
+      w.BeginObject();
+      w.Key("time_unix_nano");
+      w.IntString(e.time);
+      w.Key("value");
+      if (e.value.has_value()) {
+        w.Double(*e.value);
+      } else {
+        w.Null();
+      }
+      w.Key("trace_id");
+      w.String(e.trace_id);
+      w.Key("span_id");
+      w.String(e.span_id);
+      w.EndObject();
+    }
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();

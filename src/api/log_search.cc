@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
+#include "api/log_filter.h"
 #include "api/params.h"
 #include "api/search.h"
 #include "api/stored_values.h"
@@ -77,25 +78,6 @@ std::string SelectedColumnsSql() {
       internal::AttributeFamilySql("resource_attr"), ", row_key");
 }
 
-// q=. A string body is searched in its column; an array or kvlist body is
-// stored as its encoded AnyValue, and the DuckDB function
-// otlp_value_strings (registered by the query adapter, duckdb_engine.h)
-// lists the string values inside it, so the whole search stays one
-// parameterised SQL statement: the page, its limit and its cursor work as
-// for every other filter, and DuckDB's lower() folds case on both sides
-// the same way for every string. (A C++ filter after the query would have
-// had to fetch and decode every candidate row of the window and page
-// around the rows it drops.)
-void AppendTextFilter(const std::string& text, std::string* filters,
-                      std::vector<query::QueryParam>* params) {
-  const std::string needle = NextParam(*params);
-  params->emplace_back(text);
-  absl::StrAppend(filters, " AND (contains(lower(body_str), lower(", needle,
-                  ")) OR list_bool_or(list_transform(otlp_value_strings(body_type, body_bytes),"
-                  " lambda s: contains(lower(s), lower(",
-                  needle, ")))))");
-}
-
 absl::StatusOr<LogEntry> ReadLogEntry(const std::vector<std::optional<std::string>>& row,
                                       LogValues* values) {
   LogEntry entry;
@@ -135,37 +117,59 @@ absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>
   return cursor;
 }
 
+// The time at or after which the page's rows lie: the (limit + 1)-th
+// newest time among the matching rows older than the cursor's time (all
+// matching rows without a cursor), or the window's start when fewer match.
+// The page then reads whole rows, and hashes their row keys, only at or
+// after it: a bound parameter, so DuckDB skips the row groups whose time
+// statistics end before it, where otherwise every matching row of the
+// window would be read whole and hashed to keep the newest few. Rows at the
+// cursor's own time are newer than every row counted here, so they can
+// only add to the page.
+absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const query::ViewFiles& files,
+                                      const LogSearch& search, std::optional<uint64_t> before,
+                                      const CallOptions& call) {
+  std::vector<query::QueryParam> params;
+  std::string filters = internal::LogFilterSql(search, &params);
+  if (before.has_value()) {
+    absl::StrAppend(&filters, " AND time_unix_nano < ", NextParam(params));
+    params.emplace_back(*before);
+  }
+  const std::string sql = absl::StrCat(
+      "SELECT min(time_unix_nano), count(*) FROM (SELECT time_unix_nano FROM logs WHERE ", filters,
+      " ORDER BY time_unix_nano DESC LIMIT ", search.limit + 1, ")");
+  STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
+                          pool.Run(files, sql, internal::Options(call, std::move(params), 1)));
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 2, "log search floor"));
+  if (result.rows.size() != 1) return absl::InternalError("log search floor: no row");
+  STRATA_ASSIGN_OR_RETURN(int64_t count, CellInt(result.rows[0][1]));
+  if (count <= search.limit) return search.start;
+  return CellInt(result.rows[0][0]);
+}
+
 }  // namespace
 
 absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFiles& files,
                                    const LogSearch& search, const CallOptions& call) {
-  std::vector<query::QueryParam> params;
-  params.emplace_back(static_cast<uint64_t>(search.start));
-  params.emplace_back(static_cast<uint64_t>(search.end));
-  std::string filters;
-  if (search.service.has_value()) {
-    absl::StrAppend(&filters, " AND service_name = ", NextParam(params));
-    params.emplace_back(*search.service);
-  }
-  if (search.severity_min.has_value()) {
-    absl::StrAppend(&filters, " AND severity_number >= ", NextParam(params));
-    params.emplace_back(static_cast<int64_t>(*search.severity_min));
-  }
-  if (search.text.has_value()) AppendTextFilter(*search.text, &filters, &params);
-  if (search.trace_id.has_value()) {
-    absl::StrAppend(&filters, " AND trace_id = ", NextParam(params));
-    params.emplace_back(query::Blob{std::string(search.trace_id->begin(), search.trace_id->end())});
-  }
-  for (const auto& [key, value] : search.attributes) {
-    internal::AppendAttributeFilter(key, value, {"attr", "resource_attr"}, &filters, &params);
-  }
-  std::string after;
+  std::optional<Cursor> cursor;
   if (!search.cursor.empty()) {
-    STRATA_ASSIGN_OR_RETURN(Cursor cursor, DecodeCursor(search.cursor));
+    STRATA_ASSIGN_OR_RETURN(cursor, DecodeCursor(search.cursor));
+  }
+  STRATA_ASSIGN_OR_RETURN(
+      const int64_t floor,
+      PageTimeFloor(pool, files, search,
+                    cursor.has_value() ? std::optional<uint64_t>(cursor->time) : std::nullopt,
+                    call));
+  std::vector<query::QueryParam> params;
+  std::string filters = internal::LogFilterSql(search, &params);
+  absl::StrAppend(&filters, " AND time_unix_nano >= ", NextParam(params));
+  params.emplace_back(static_cast<uint64_t>(floor));
+  std::string after;
+  if (cursor.has_value()) {
     const std::string time_param = NextParam(params);
-    params.emplace_back(cursor.time);
+    params.emplace_back(cursor->time);
     const std::string key_param = NextParam(params);
-    params.emplace_back(cursor.key);
+    params.emplace_back(cursor->key);
     after = absl::StrCat(" WHERE time_unix_nano < ", time_param,
                          " OR (time_unix_nano = ", time_param, " AND row_key < ", key_param, ")");
   }
@@ -178,7 +182,7 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFile
       " trace_id, span_id, flags, event_name, attr_keys, attr_types, attr_str, attr_int,"
       " attr_double, attr_bool, attr_bytes, resource_attr_keys, resource_attr_str,"
       " resource_attr_int, scope_name, scope_version) AS row_key FROM logs"
-      " WHERE time_unix_nano >= $1 AND time_unix_nano < $2",
+      " WHERE ",
       filters, ")", after, " ORDER BY time_unix_nano DESC, row_key DESC LIMIT ", search.limit + 1);
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult result,

@@ -59,6 +59,45 @@ absl::StatusOr<std::vector<double>> ParseNumberList(const std::optional<std::str
   return out;
 }
 
+// A point's exemplars as one text: "time|value|trace|span" joined by ';'
+// (value empty when the exemplar had none; ids lowercase hex or empty).
+constexpr char kExemplarsSql[] =
+    "array_to_string(list_transform(range(1, len(exemplar_time_unix_nano) + 1), lambda i:"
+    " CAST(exemplar_time_unix_nano[i] AS VARCHAR) || '|' ||"
+    " coalesce(CAST(exemplar_value_double[i] AS VARCHAR), CAST(exemplar_value_int[i] AS VARCHAR),"
+    " '') || '|' || coalesce(lower(hex(exemplar_trace_id[i])), '') || '|' ||"
+    " coalesce(lower(hex(exemplar_span_id[i])), '')), ';')";
+
+absl::Status ParseExemplars(std::string_view text, std::vector<MetricExemplar>* out) {
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find(';', begin);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view one = text.substr(begin, end - begin);
+    begin = end + 1;
+    std::string_view fields[4];
+    size_t field_begin = 0;
+    for (int f = 0; f < 4; ++f) {
+      size_t bar = f == 3 ? one.size() : one.find('|', field_begin);
+      if (bar == std::string_view::npos) {
+        return absl::InternalError(
+            absl::StrCat("metric query: bad exemplar \"", std::string(one), "\""));
+      }
+      fields[f] = one.substr(field_begin, bar - field_begin);
+      field_begin = bar + 1;
+    }
+    MetricExemplar exemplar;
+    STRATA_ASSIGN_OR_RETURN(exemplar.time, CellInt(std::string(fields[0])));
+    if (!fields[1].empty()) {
+      STRATA_ASSIGN_OR_RETURN(exemplar.value, CellDouble(std::string(fields[1])));
+    }
+    exemplar.trace_id = std::string(fields[2]);
+    exemplar.span_id = std::string(fields[3]);
+    out->push_back(std::move(exemplar));
+  }
+  return absl::OkStatus();
+}
+
 struct Bucket {
   double value_sum = 0;
   int64_t value_count = 0;
@@ -208,7 +247,9 @@ absl::StatusOr<std::vector<MetricSeries>> QueryMetric(query::QueryPool& pool,
       internal::AttributeSetSql("resource_attr"),
       " AS resource_attrs, time_unix_nano, metric_type, aggregation_temporality,"
       " coalesce(value_double, CAST(value_int AS DOUBLE)), \"count\", \"sum\", \"min\", \"max\","
-      " array_to_string(explicit_bounds, ','), array_to_string(bucket_counts, ',') FROM metrics"
+      " array_to_string(explicit_bounds, ','), array_to_string(bucket_counts, ','), ",
+      kExemplarsSql,
+      " FROM metrics"
       " WHERE metric_name = $1 AND time_unix_nano >= $2 AND time_unix_nano < $3",
       filters, " ORDER BY 1, 2, 3, time_unix_nano");
   STRATA_ASSIGN_OR_RETURN(
@@ -219,11 +260,12 @@ absl::StatusOr<std::vector<MetricSeries>> QueryMetric(query::QueryPool& pool,
         absl::StrCat("name: more than ", kMaxMetricPoints,
                      " points in the window; narrow start/end or add attr.<key> filters"));
   }
-  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 13, "metric query"));
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 14, "metric query"));
   const bool quantile = QuantileOf(q.aggregation) > 0;
 
   // series (service, point attributes) -> bucket index -> accumulator.
   std::map<std::pair<std::string, std::string>, std::map<int64_t, Bucket>> series;
+  std::map<std::pair<std::string, std::string>, std::vector<MetricExemplar>> exemplars;
   std::tuple<std::string, std::string, std::string> previous_stream;
   bool have_previous = false;
   // The stream's previous value (or histogram count) and bucket counts.
@@ -242,6 +284,10 @@ absl::StatusOr<std::vector<MetricSeries>> QueryMetric(query::QueryPool& pool,
     STRATA_ASSIGN_OR_RETURN(int64_t type, CellInt(row[4]));
     const int64_t temporality = row[5].has_value() ? *CellInt(row[5]) : 0;
     Bucket& bucket = series[{std::get<0>(stream), std::get<1>(stream)}][(time - q.start) / q.step];
+    if (row[13].has_value() && !row[13]->empty()) {
+      STRATA_RETURN_IF_ERROR(
+          ParseExemplars(*row[13], &exemplars[{std::get<0>(stream), std::get<1>(stream)}]));
+    }
     const bool cumulative = temporality == kCumulative || type == kGauge;
     if (type == kGauge || type == kSum) {
       STRATA_ASSIGN_OR_RETURN(double value, CellDouble(row[6]));
@@ -325,6 +371,17 @@ absl::StatusOr<std::vector<MetricSeries>> QueryMetric(query::QueryPool& pool,
       if (value.has_value()) one.points.emplace_back(q.start + index * q.step, *value);
     }
     if (one.points.empty()) continue;
+    if (auto found = exemplars.find(key); found != exemplars.end()) {
+      one.exemplars = std::move(found->second);
+      auto by_time = [](const MetricExemplar& a, const MetricExemplar& b) {
+        return std::tie(a.time, a.trace_id, a.span_id) < std::tie(b.time, b.trace_id, b.span_id);
+      };
+      std::sort(one.exemplars.begin(), one.exemplars.end(), by_time);
+      if (one.exemplars.size() > kMaxMetricExemplarsPerSeries) {
+        one.exemplars.erase(one.exemplars.begin(),
+                            one.exemplars.end() - kMaxMetricExemplarsPerSeries);
+      }
+    }
     if (static_cast<int64_t>(out.size()) == kMaxMetricSeries) {
       return absl::InvalidArgumentError(
           absl::StrCat("name: more than ", kMaxMetricSeries, " series; add attr.<key> filters"));

@@ -200,12 +200,19 @@ absl::StatusOr<std::optional<std::string>> QueryParams::Take(std::string_view na
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> QueryParams::TakeAttributes() {
+  return TakePrefixed("attr.");
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> QueryParams::TakePrefixed(
+    std::string_view prefix) {
   std::vector<std::pair<std::string, std::string>> out;
   for (Entry& entry : entries_) {
-    if (entry.name.rfind("attr.", 0) != 0) continue;
+    if (!entry.name.starts_with(prefix)) continue;
     entry.used = true;
-    if (entry.name.size() == 5) return Bad(entry.name, "empty attribute key");
-    out.emplace_back(entry.name.substr(5), entry.value);
+    if (entry.name.size() == prefix.size()) {
+      return Bad(entry.name, prefix == "attr." ? "empty attribute key" : "empty path");
+    }
+    out.emplace_back(entry.name.substr(prefix.size()), entry.value);
   }
   return out;
 }

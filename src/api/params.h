@@ -51,6 +51,11 @@ class QueryParams {
   // them used. InvalidArgument for an empty key.
   [[nodiscard]] absl::StatusOr<std::vector<std::pair<std::string, std::string>>> TakeAttributes();
 
+  // Every `<prefix><rest>=<value>` pair in order (`rest` without the
+  // prefix); marks them used. InvalidArgument for an empty `rest`.
+  [[nodiscard]] absl::StatusOr<std::vector<std::pair<std::string, std::string>>> TakePrefixed(
+      std::string_view prefix);
+
   // InvalidArgument naming the first parameter nobody took.
   [[nodiscard]] absl::Status Finish() const;
 

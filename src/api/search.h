@@ -110,6 +110,8 @@ struct LogSearch {
   std::optional<std::string> text;
   std::optional<otlp::TraceId> trace_id;
   Attributes attributes;
+  // body.<path>=<value> (log_filter.h; otlp/any_value_path.h's syntax).
+  Attributes body_paths;
   int64_t limit = kLogLimitDefault;
   // From LogPage::next_cursor; empty: the first page.
   std::string cursor;
@@ -194,6 +196,15 @@ struct MetricQuery {
   Attributes attributes;
 };
 
+// An exemplar stored with a data point (metrics-parquet.md, "Exemplars").
+struct MetricExemplar {
+  int64_t time = 0;             // unix ns
+  std::optional<double> value;  // nullopt when the exemplar had none
+  std::string trace_id;         // hex, "" when absent
+  std::string span_id;          // hex, "" when absent
+};
+inline constexpr size_t kMaxMetricExemplarsPerSeries = 1'000;
+
 struct MetricSeries {
   // service.name first (when the resource has one), then the point's
   // attributes in stored order.
@@ -201,6 +212,10 @@ struct MetricSeries {
   // (bucket start unix ns, value), ascending; buckets without a value are
   // left out.
   std::vector<std::pair<int64_t, double>> points;
+  // The exemplars of the series' points in the window, by time ascending
+  // (ties by trace and span id); the newest kMaxMetricExemplarsPerSeries
+  // when there are more.
+  std::vector<MetricExemplar> exemplars;
 };
 
 // The default step for a window: window / 60 rounded to whole seconds, at

@@ -56,6 +56,7 @@ bool WriteBatches(storage::Storage& storage, const GeneratedBatches& data, Writt
     workload::TrafficGenerator generator(workload::TrafficOptions{
         .seed = data.seed * 1'000'003 + b,
         .start_time_unix_nano = data.first_time_unix_nano + b * data.step_nanos,
+        .structured_body_percent = data.structured_body_percent,
     });
     storage::WriteRequest r;
     r.traces = generator.Traces(static_cast<int>(per_batch));

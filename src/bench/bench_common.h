@@ -93,6 +93,8 @@ struct GeneratedBatches {
   // spans, per span (0: spans only).
   double logs_per_span = 0;
   double points_per_span = 0;
+  // TrafficOptions::structured_body_percent of the generated log records.
+  int structured_body_percent = 0;
 };
 
 // What WriteBatches wrote: rows the generator produced and storage

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "api/attribute_discovery.h"
 #include "api/search.h"
 #include "bench/bench_common.h"
 #include "bench/bench_trace_compact.h"
@@ -46,6 +47,24 @@ bool BuildData(storage::Storage& storage, const BenchQueryOptions& options, uint
   }
   fmt::print("built {} batches of about {} spans in {:.1f} s (generation included)\n", batches,
              written.spans / batches, written.seconds);
+  // The log records of the last hour, a tenth of them with structured
+  // bodies, with a tenth as many spans beside them.
+  const uint64_t logs = options.logs > 0 ? options.logs : options.spans / 4;
+  const int log_batches = std::max(1, batches / 20);
+  WrittenRows written_logs;
+  if (!WriteBatches(storage,
+                    GeneratedBatches{.spans = std::max<uint64_t>(1, logs / 10),
+                                     .batches = log_batches,
+                                     .seed = options.seed + 7,
+                                     .first_time_unix_nano = now - kHourNanos,
+                                     .step_nanos = kHourNanos / log_batches,
+                                     .logs_per_span = 10,
+                                     .structured_body_percent = 10},
+                    &written_logs)) {
+    return false;
+  }
+  fmt::print("built {} batches of log records in the last hour in {:.1f} s\n", log_batches,
+             written_logs.seconds);
   return true;
 }
 
@@ -103,6 +122,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     spans += batch->meta().spans.rows;
     span_batches += batch->meta().spans.rows > 0;
   }
+  fmt::print("data: {} log records\n", CountRows(*snapshot).logs);
   fmt::print("data: {} spans in {} batches ({} batches in all); boot validation took {:.2f} s\n",
              spans, span_batches, snapshot->size(), open_seconds);
   if (spans == 0) {
@@ -136,7 +156,8 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   }
   auto newest = (*pool)->Run(files, "SELECT max(start_time_unix_nano) FROM spans", slow);
   if (!newest.ok() || newest->rows.empty() || !newest->rows[0][0]) {
-    return FailStep("query", "newest span", newest.ok() ? absl::InternalError("no rows") : newest.status());
+    return FailStep("query", "newest span",
+                    newest.ok() ? absl::InternalError("no rows") : newest.status());
   }
   const uint64_t now = std::stoull(*newest->rows[0][0]);
 
@@ -241,6 +262,40 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     operations = rows->rows.size();
   }
 
+  // A log search with q= over the last hour, as GET /api/v1/logs runs it
+  // (the first page of 100).
+  std::vector<double> log_search_s;
+  size_t log_hits = 0;
+  const query::ViewFiles all_files = api::ViewFilesFor(*snapshot, dir);
+  for (int i = 0; i < std::max(1, options.scans); ++i) {
+    api::LogSearch search;
+    search.start = static_cast<int64_t>(now - kHourNanos);
+    search.end = static_cast<int64_t>(now + 1);
+    search.text = "Connection Reset";
+    const Clock::time_point start = Clock::now();
+    auto page = api::SearchLogs(**pool, all_files, search);
+    log_search_s.push_back(SecondsSince(start));
+    if (!page.ok()) return FailStep("query", "log search", page.status());
+    log_hits = page->logs.size();
+  }
+
+  // Attribute keys of spans in the last hour (GET /api/v1/attributes).
+  std::vector<double> attr_keys_s;
+  size_t attr_keys = 0;
+  int64_t attr_rows = 0;
+  for (int i = 0; i < std::max(1, options.scans); ++i) {
+    api::AttributeDiscoveryQuery q;
+    q.signal = api::Signal::kSpans;
+    q.start = static_cast<int64_t>(now - kHourNanos);
+    q.end = static_cast<int64_t>(now + 1);
+    const Clock::time_point start = Clock::now();
+    auto discovered = api::DiscoverAttributes(**pool, *snapshot, dir, q);
+    attr_keys_s.push_back(SecondsSince(start));
+    if (!discovered.ok()) return FailStep("query", "attribute discovery", discovered.status());
+    attr_keys = discovered->attributes.size();
+    attr_rows = discovered->rows_sampled;
+  }
+
   // The compact form of a 100k-span trace over loopback HTTP (written now,
   // so after the searches above, which it would otherwise join).
   CompactTraceResult compact;
@@ -315,6 +370,8 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   const double search_p50 = QuantileMs(search_s, 0.5);
   const double search_cpu_p50 = QuantileMs(search_cpu_s, 0.5);
   const double aggregate_p50 = QuantileMs(aggregate_s, 0.5);
+  const double log_search_p50 = QuantileMs(log_search_s, 0.5);
+  const double attr_keys_p50 = QuantileMs(attr_keys_s, 0.5);
   fmt::print("{:<44} {:>10} {:>10}\n", "query", "p50 ms", "p99 ms");
   fmt::print("{:<44} {:>10.3f} {:>10.3f}\n", "trace by id, present (no time range)", trace_p50,
              trace_p99);
@@ -324,6 +381,10 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   fmt::print("{:<44} {:>10.1f}\n", "error traces of one service, last hour", search_p50);
   fmt::print("{:<44} {:>10.1f}\n", "  its CPU time (the process)", search_cpu_p50);
   fmt::print("{:<44} {:>10.1f}\n", "p99 duration per operation, 24 hours", aggregate_p50);
+  fmt::print("{:<44} {:>10.1f}\n", "log search q=, last hour (target 150)", log_search_p50);
+  fmt::print("{:<44} {:>10.1f}\n", "attribute keys of spans, last hour (target 50)", attr_keys_p50);
+  fmt::print("log search found {} records (first page); attribute discovery {} keys from {} rows\n",
+             log_hits, attr_keys, attr_rows);
   double friendly_filter_ratio = 0;
   for (FriendlyPair& pair : pairs) {
     const double friendly_p50 = QuantileMs(pair.friendly_s, 0.5);
@@ -357,13 +418,14 @@ int RunBenchQuery(const BenchQueryOptions& options) {
       "\"trace_cpu_p50_ms\":{:.3f},\"lookup_cache_mib\":{:.2f},\"search_cpu_p50_ms\":{:.1f},"
       "\"friendly_filter_ratio\":{:.2f},"
       "\"trace100k_compact_ms\":{:.1f},\"trace100k_compact_bytes\":{},"
-      "\"trace100k_compact_plain_ms\":{:.1f},\"trace100k_compact_plain_bytes\":{}}}\n",
+      "\"trace100k_compact_plain_ms\":{:.1f},\"trace100k_compact_plain_bytes\":{},"
+      "\"log_search_p50_ms\":{:.1f},\"attr_keys_p50_ms\":{:.1f}}}\n",
       spans, span_batches, trace_p50, trace_p99, absent_p50, absent_p99, scan_p50,
       scan_p50 / std::max(trace_p50, 1e-6), search_p50, aggregate_p50, trace_cpu_p50,
       lookup_cache_mib, search_cpu_p50, friendly_filter_ratio, compact.gzip_p50_ms,
-      compact.gzip_bytes, compact.plain_p50_ms, compact.plain_bytes);
+      compact.gzip_bytes, compact.plain_p50_ms, compact.plain_bytes, log_search_p50,
+      attr_keys_p50);
   return 0;
 }
-
 
 }  // namespace strata::bench

@@ -9,9 +9,12 @@
 //     baseline), checked to return the same number of spans;
 //   * "error traces of one service in the last hour" (the trace search the
 //     API runs) and "p99 duration per operation over 24 hours" (an
-//     aggregate through the query pool).
+//     aggregate through the query pool);
 //   * the compact form of a 100,000-span trace fetched over loopback HTTP
-//     (bench_trace_compact.h), gzipped and plain: p50 and answer bytes.
+//     (bench_trace_compact.h), gzipped and plain: p50 and answer bytes;
+//   * a log search with q= over the last hour (5M log records by default,
+//     a tenth of them with structured bodies), and attribute discovery
+//     for spans in the last hour (GET /api/v1/attributes).
 //
 // The generated traffic covers the 24 hours before the run, one request
 // per batch, so each batch holds a slice of the day. Prints a table, then
@@ -29,6 +32,10 @@ namespace strata::bench {
 struct BenchQueryOptions {
   uint64_t spans = 20'000'000;
   int batches = 200;
+  // Log records written into the last hour (with a tenth of their count in
+  // spans beside them, in batches/20 batches), for the log search with q=;
+  // 0: spans / 4 (5M at the default 20M spans).
+  uint64_t logs = 0;
   // Where the data directory goes; empty: ./strata-bench-query, removed
   // afterwards unless `keep`.
   std::string data_dir;

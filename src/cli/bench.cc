@@ -65,6 +65,9 @@ Command RegisterBenchQuery(CLI::App* bench) {
   AddOption(command, "--spans", &options->spans, "Spans to write")->capture_default_str();
   AddOption(command, "--batches", &options->batches, "Batches to write them in")
       ->capture_default_str();
+  AddOption(command, "--logs", &options->logs,
+            "Log records to write into the last hour (0: spans / 4)")
+      ->capture_default_str();
   AddOption(command, "--dir", &options->data_dir,
             "Data directory (default ./strata-bench-query, removed after)");
   command->add_flag("--keep", options->keep, "Keep the data directory");

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "common/check.h"
 #include "fmt/format.h"
 #include "otlp/any_value_codec.h"
+#include "otlp/any_value_path.h"
 #include "otlp/json_writer.h"
 #include "query/sql_helpers.h"
 #include "query/value_json.h"
@@ -456,6 +458,86 @@ void OtlpValueStrings(duckdb_function_info info, duckdb_data_chunk input, duckdb
     entries[row] = duckdb_list_entry{total, strings.size()};
     total += strings.size();
   }
+}
+
+// otlp_value_path_equals(type UTINYINT, bytes BLOB, path VARCHAR, value
+// VARCHAR) -> BOOLEAN: whether the value at `path` inside a stored array or
+// kvlist value (type 5 or 6) equals `value`, typed as attribute filters
+// compare (otlp::AnyValuePathEquals; the path syntax of
+// otlp/any_value_path.h). False for other types and for NULL inputs. A bad
+// path, or a value that does not decode, is an error of the statement.
+// Stateless, like otlp_value_strings; the parsed path and value are reused
+// while consecutive rows repeat them (a filter's are constant).
+void OtlpValuePathEquals(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+  const idx_t rows = duckdb_data_chunk_get_size(input);
+  duckdb_vector vectors[4];
+  for (idx_t i = 0; i < 4; ++i) vectors[i] = duckdb_data_chunk_get_vector(input, i);
+  const auto* type_data = static_cast<const uint8_t*>(duckdb_vector_get_data(vectors[0]));
+  auto* blob_data = static_cast<duckdb_string_t*>(duckdb_vector_get_data(vectors[1]));
+  auto* path_data = static_cast<duckdb_string_t*>(duckdb_vector_get_data(vectors[2]));
+  auto* value_data = static_cast<duckdb_string_t*>(duckdb_vector_get_data(vectors[3]));
+  auto* out = static_cast<bool*>(duckdb_vector_get_data(output));
+  auto text = [](duckdb_string_t* data, idx_t row) {
+    return std::string_view(duckdb_string_t_data(&data[row]), duckdb_string_t_length(data[row]));
+  };
+  std::optional<std::string> path_text, value_text;
+  std::vector<std::string> path;
+  otlp::ValueMatch match;
+  for (idx_t row = 0; row < rows; ++row) {
+    out[row] = false;
+    bool valid = true;
+    for (duckdb_vector v : vectors) {
+      valid = valid && duckdb_validity_row_is_valid(duckdb_vector_get_validity(v), row);
+    }
+    if (!valid || (type_data[row] != 5 && type_data[row] != 6)) continue;
+    if (const std::string_view p = text(path_data, row);
+        !path_text.has_value() || *path_text != p) {
+      absl::StatusOr<std::vector<std::string>> parsed = otlp::ParseValuePath(p);
+      if (!parsed.ok()) {
+        const std::string message =
+            absl::StrCat("otlp_value_path_equals: ", parsed.status().message());
+        duckdb_scalar_function_set_error(info, message.c_str());
+        return;
+      }
+      path = *std::move(parsed);
+      path_text = std::string(p);
+    }
+    if (const std::string_view v = text(value_data, row);
+        !value_text.has_value() || *value_text != v) {
+      match = otlp::ParseValueMatch(v);
+      value_text = std::string(v);
+    }
+    absl::StatusOr<bool> equal = otlp::AnyValuePathEquals(text(blob_data, row), path, match);
+    if (!equal.ok()) {
+      const std::string message =
+          absl::StrCat("otlp_value_path_equals: ", equal.status().message());
+      duckdb_scalar_function_set_error(info, message.c_str());
+      return;
+    }
+    out[row] = *equal;
+  }
+}
+
+absl::Status RegisterValuePathEquals(duckdb_connection connection) {
+  duckdb_scalar_function function = duckdb_create_scalar_function();
+  duckdb_scalar_function_set_name(function, "otlp_value_path_equals");
+  LogicalTypeGuard type_code(duckdb_create_logical_type(DUCKDB_TYPE_UTINYINT));
+  LogicalTypeGuard blob(duckdb_create_logical_type(DUCKDB_TYPE_BLOB));
+  LogicalTypeGuard varchar(duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR));
+  LogicalTypeGuard boolean(duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN));
+  duckdb_scalar_function_add_parameter(function, type_code.get());
+  duckdb_scalar_function_add_parameter(function, blob.get());
+  duckdb_scalar_function_add_parameter(function, varchar.get());
+  duckdb_scalar_function_add_parameter(function, varchar.get());
+  duckdb_scalar_function_set_return_type(function, boolean.get());
+  duckdb_scalar_function_set_special_handling(function);
+  duckdb_scalar_function_set_function(function, OtlpValuePathEquals);
+  const duckdb_state state = duckdb_register_scalar_function(connection, function);
+  duckdb_destroy_scalar_function(&function);
+  if (state != DuckDBSuccess) {
+    return absl::InternalError("duckdb: cannot register otlp_value_path_equals");
+  }
+  return absl::OkStatus();
 }
 
 // A flat input vector of a scalar function (DuckDB flattens the inputs of
@@ -1560,6 +1642,7 @@ absl::StatusOr<std::unique_ptr<QueryDatabase>> QueryDatabase::Open(
     return absl::InternalError("duckdb: cannot connect");
   }
   if (absl::Status s = RegisterFunctions(setup.connection); !s.ok()) return s;
+  if (absl::Status s = RegisterValuePathEquals(setup.connection); !s.ok()) return s;
   std::string allowed;
   for (const std::string& dir : options.allowed_directories) {
     allowed += (allowed.empty() ? "" : ", ") + SqlLiteral(dir);

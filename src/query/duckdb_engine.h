@@ -147,6 +147,10 @@ class QueryConnection;
 // otlp_events_json, otlp_links_json and otlp_exemplars_json (the element
 // lists, the per-element attribute counts, the flat family) -> JSON, a
 // span's events and links and a point's exemplars as arrays of objects.
+// otlp_value_path_equals(type, bytes, path, value) -> BOOLEAN: whether the
+// value at `path` inside such a value equals `value`, typed as attribute
+// filters compare (otlp/any_value_path.h); log search's body.<path>= uses
+// it.
 //
 // Thread-safety: safe for concurrent use. Errors: Internal when DuckDB
 // cannot open or refuses a setting (DuckDB's message included).

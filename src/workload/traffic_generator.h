@@ -50,6 +50,11 @@ struct TrafficOptions {
   // (`app.tags`), a map attribute (`app.user`) and a non-ASCII string
   // (`user.city`). Off by default, so benchmarks keep their traffic.
   bool structured_values = false;
+  // Percent of log records whose body is structured rather than a string:
+  // a kvlist or an array holding every AnyValue type (nested kvlists and
+  // arrays, bytes, empty values, non-ASCII text), as structured-logging
+  // libraries send. 0 keeps every body a string, as before the option.
+  int structured_body_percent = 0;
 };
 
 class TrafficGenerator {

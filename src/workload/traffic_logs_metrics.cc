@@ -1,7 +1,9 @@
 // TrafficGenerator: logs and metrics (traffic_generator.h).
 
 #include <array>
+#include <bit>
 #include <cmath>
+#include <initializer_list>
 #include <string_view>
 
 #include "fmt/format.h"
@@ -33,6 +35,72 @@ constexpr std::array<LogTemplate, 6> kLogTemplates = {{
     {9, "INFO", "order accepted for fulfilment"},
     {17, "ERROR", "upstream request failed: connection reset by peer"},
 }};
+
+constexpr std::array<std::string_view, 4> kStructuredMessages = {
+    "payment failed", "Zahlung abgelehnt: Kartenprüfung", "支払いに失敗しました ✗",
+    "retrying with backoff"};
+constexpr std::array<std::string_view, 3> kUserNames = {"Zoë", "Þórr", "Алиса"};
+constexpr std::string_view kBodyBytes = std::string_view("\x00\x01\xfe\xff", 4);
+
+// Appends `count` children for a kvlist or array at the end of its table
+// and returns their range.
+otlp::Range KvListOf(otlp::BatchBase* batch, std::initializer_list<otlp::AttributeRow> entries) {
+  const size_t begin = batch->nested_attributes.size();
+  for (const otlp::AttributeRow& entry : entries) batch->nested_attributes.Append(entry);
+  return otlp::Range{static_cast<uint32_t>(begin), static_cast<uint32_t>(entries.size())};
+}
+otlp::Range ArrayOf(otlp::BatchBase* batch, std::initializer_list<otlp::ValueRow> values) {
+  const size_t begin = batch->nested_values.size();
+  for (const otlp::ValueRow& value : values) batch->nested_values.Append(value);
+  return otlp::Range{static_cast<uint32_t>(begin), static_cast<uint32_t>(values.size())};
+}
+
+// A structured body: a kvlist like {"message", "code", "amount", "retry",
+// "user": {"id", "name"}, "tags": [string, int, double, bool, bytes,
+// empty], "raw": bytes, "none": empty}, or an array of a message, an
+// int, a double and a kvlist. Children are appended before the values
+// that hold them, so each value's children are contiguous.
+otlp::ValueRow StructuredBody(otlp::BatchBase* batch, uint64_t bits) {
+  const std::string_view message = kStructuredMessages[bits % kStructuredMessages.size()];
+  const auto code = static_cast<int64_t>(400 + bits % 8);
+  const double amount = static_cast<double>(bits % 10'000) / 100.0;
+  const std::string_view name = kUserNames[(bits >> 8) % kUserNames.size()];
+  const auto user_id = static_cast<int64_t>((bits >> 16) % 100);
+  auto value = [](otlp::ValueType type, std::string_view str, uint64_t value_bits) {
+    return otlp::ValueRow{type, str, value_bits};
+  };
+  if ((bits >> 24) % 4 == 0) {
+    const otlp::Range detail =
+        KvListOf(batch, {{"code", value(otlp::ValueType::kInt, {}, static_cast<uint64_t>(code))},
+                         {"user", value(otlp::ValueType::kString, name, 0)}});
+    const otlp::Range items =
+        ArrayOf(batch, {value(otlp::ValueType::kString, message, 0),
+                        value(otlp::ValueType::kInt, {}, static_cast<uint64_t>(code)),
+                        value(otlp::ValueType::kDouble, {}, std::bit_cast<uint64_t>(amount)),
+                        value(otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack(detail))});
+    return value(otlp::ValueType::kArray, {}, otlp::ValueColumns::Pack(items));
+  }
+  const otlp::Range user =
+      KvListOf(batch, {{"id", value(otlp::ValueType::kInt, {}, static_cast<uint64_t>(user_id))},
+                       {"name", value(otlp::ValueType::kString, name, 0)}});
+  const otlp::Range tags =
+      ArrayOf(batch, {value(otlp::ValueType::kString, "checkout", 0),
+                      value(otlp::ValueType::kInt, {}, static_cast<uint64_t>(code)),
+                      value(otlp::ValueType::kDouble, {}, std::bit_cast<uint64_t>(amount)),
+                      value(otlp::ValueType::kBool, {}, bits & 1),
+                      value(otlp::ValueType::kBytes, kBodyBytes, 0),
+                      value(otlp::ValueType::kEmpty, {}, 0)});
+  const otlp::Range body = KvListOf(
+      batch, {{"message", value(otlp::ValueType::kString, message, 0)},
+              {"code", value(otlp::ValueType::kInt, {}, static_cast<uint64_t>(code))},
+              {"amount", value(otlp::ValueType::kDouble, {}, std::bit_cast<uint64_t>(amount))},
+              {"retry", value(otlp::ValueType::kBool, {}, (bits >> 1) & 1)},
+              {"user", value(otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack(user))},
+              {"tags", value(otlp::ValueType::kArray, {}, otlp::ValueColumns::Pack(tags))},
+              {"raw", value(otlp::ValueType::kBytes, kBodyBytes, 0)},
+              {"none", value(otlp::ValueType::kEmpty, {}, 0)}});
+  return value(otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack(body));
+}
 
 }  // namespace
 
@@ -85,6 +153,10 @@ std::unique_ptr<otlp::LogBatch> TrafficGenerator::Logs(int record_count) {
       nested.Append(
           {"where", {otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack({where, 2})}});
       row.body = {otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack({top, 3})};
+    }
+    if (options_.structured_body_percent > 0 &&
+        rng.Percent(static_cast<uint64_t>(options_.structured_body_percent))) {
+      row.body = StructuredBody(batch.get(), rng.Next());
     }
     const size_t begin = batch->log_attributes.size();
     otlp::AttributeColumns* attrs = &batch->log_attributes;
