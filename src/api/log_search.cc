@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
+#include "api/log_rows.h"
 #include "api/params.h"
 #include "api/search.h"
 #include "api/stored_values.h"
@@ -47,26 +48,10 @@ absl::StatusOr<Cursor> DecodeCursor(std::string_view text) {
   return cursor;
 }
 
-// The columns the search selects, in order (a namespace of their own keeps
-// the short names apart in a unity build).
-namespace log_column {
-enum : size_t {
-  kTime,
-  kObservedTime,
-  kSeverityNumber,
-  kSeverityText,
-  kBodyType,
-  kBody,
-  kService,
-  kTraceId,
-  kSpanId,
-  kAttributes,
-  kScopeAttributes,
-  kResourceAttributes,
-  kRowKey,
-  kCount,
-};
-}  // namespace log_column
+}  // namespace
+
+// Shared with the live tail (log_rows.h).
+namespace internal {
 
 std::string SelectedColumnsSql() {
   return absl::StrCat(
@@ -123,6 +108,14 @@ absl::StatusOr<LogEntry> ReadLogEntry(const std::vector<std::optional<std::strin
   return entry;
 }
 
+}  // namespace internal
+
+namespace {
+
+using internal::ReadLogEntry;
+using internal::SelectedColumnsSql;
+namespace log_column = internal::log_column;
+
 absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>& row) {
   Cursor cursor;
   STRATA_ASSIGN_OR_RETURN(int64_t time, CellInt(row[log_column::kTime]));
@@ -151,7 +144,7 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFile
     absl::StrAppend(&filters, " AND severity_number >= ", NextParam(params));
     params.emplace_back(static_cast<int64_t>(*search.severity_min));
   }
-  if (search.text.has_value()) AppendTextFilter(*search.text, &filters, &params);
+  if (search.text.has_value()) internal::AppendTextFilter(*search.text, &filters, &params);
   if (search.trace_id.has_value()) {
     absl::StrAppend(&filters, " AND trace_id = ", NextParam(params));
     params.emplace_back(query::Blob{std::string(search.trace_id->begin(), search.trace_id->end())});
