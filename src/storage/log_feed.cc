@@ -47,10 +47,14 @@ void LogFeed::Append(const Snapshot& snapshot, const BatchId& id, uint64_t rows)
 }
 
 void LogFeed::DropExpired(Clock::time_point now) {
-  // The newest batch stays: readers at the live edge need no history.
-  while (batches_.size() > 1 && now - batches_.front().published > options_.keep_for) {
+  while (!batches_.empty() && now - batches_.front().published >= options_.keep_for) {
     batches_.pop_front();
   }
+}
+
+void LogFeed::Prune() {
+  MutexLock lock(&mu_);
+  DropExpired(Clock::now());
 }
 
 uint64_t LogFeed::last_sequence() const {

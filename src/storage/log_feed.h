@@ -14,7 +14,9 @@
 //
 // Each appended batch gets the next sequence number (1, 2, ...; numbers
 // are never reused within a process). The feed keeps the newest
-// `capacity` batches, and none older than `keep_for`; readers ask for what
+// `capacity` batches, and none older than `keep_for` (dropped at the next
+// Append() or Prune(); the live tail prunes at least every heartbeat, so
+// an idle feed does not hold retired batches' files); readers ask for what
 // follows a sequence number and learn when part of it was dropped.
 //
 // Thread-safety: safe for concurrent use. The listener runs on the
@@ -97,6 +99,8 @@ class LogFeed {
       ABSL_LOCKS_EXCLUDED(mu_);
   // The sequence number of the kept batch `id`, or nullopt.
   std::optional<uint64_t> SequenceOf(const BatchId& id) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Drops the batches older than keep_for.
+  void Prune() ABSL_LOCKS_EXCLUDED(mu_);
   // Runs after every Append() that kept a batch; replaces any earlier
   // listener (null removes it).
   void SetListener(std::function<void()> listener) ABSL_LOCKS_EXCLUDED(mu_);
