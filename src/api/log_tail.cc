@@ -3,7 +3,6 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <utility>
 
@@ -12,6 +11,7 @@
 #include "api/json_output.h"
 #include "api/log_rows.h"
 #include "api/params.h"
+#include "api/tail_event_id.h"
 #include "common/status_macros.h"
 #include "otlp/json_writer.h"
 #include "query/duckdb_engine.h"
@@ -45,23 +45,6 @@ std::string ReasonJson(std::string_view reason) {
   w.String(reason);
   w.EndObject();
   return out;
-}
-
-// "<batch id>-<row>" back into its parts.
-absl::StatusOr<std::pair<storage::BatchId, uint64_t>> ParseEventId(std::string_view text) {
-  auto bad = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Last-Event-ID: not an event id of a log tail (<batch id>-<row>): ", QuoteForError(text)));
-  };
-  const size_t dash = text.rfind('-');
-  if (dash == std::string_view::npos) return bad();
-  absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(text.substr(0, dash));
-  if (!id.ok()) return bad();
-  const std::string_view digits = text.substr(dash + 1);
-  uint64_t row = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), row);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) return bad();
-  return std::make_pair(*id, row);
 }
 
 }  // namespace
@@ -102,10 +85,6 @@ LogTail::LogTail(LogTailOptions options, query::QueryPool* pool, std::string dat
 
 LogTail::~LogTail() { Stop(); }
 
-std::string LogTail::EventId(const std::string& batch_id, uint64_t row) {
-  return absl::StrCat(batch_id, "-", row);
-}
-
 void LogTail::Start(storage::Storage* storage, const server::HttpRequest& request,
                     server::HttpResponder responder) {
   auto fail = [&](const absl::Status& status) { responder.Respond(ApiErrorResponse(status)); };
@@ -139,9 +118,9 @@ void LogTail::Start(storage::Storage* storage, const server::HttpRequest& reques
     tailer->filter.attributes = *std::move(attributes);
     if (absl::Status s = params->Finish(); !s.ok()) return fail(s);
   }
-  std::optional<std::pair<storage::BatchId, uint64_t>> resume;
+  std::optional<TailEventId> resume;
   if (const std::string_view last_id = request.Header("Last-Event-ID"); !last_id.empty()) {
-    absl::StatusOr<std::pair<storage::BatchId, uint64_t>> parsed = ParseEventId(last_id);
+    absl::StatusOr<TailEventId> parsed = ParseTailEventId(last_id);
     if (!parsed.ok()) return fail(parsed.status());
     resume = *parsed;
   }
@@ -164,13 +143,13 @@ void LogTail::Start(storage::Storage* storage, const server::HttpRequest& reques
   tailer->subscription = storage->SubscribeLogFeed(&last_sequence);
   tailer->next_sequence = last_sequence + 1;
   if (resume.has_value()) {
-    const std::optional<uint64_t> sequence = tailer->feed->SequenceOf(resume->first);
+    const std::optional<uint64_t> sequence = tailer->feed->SequenceOf(resume->batch);
     if (sequence.has_value()) {
       tailer->next_sequence = *sequence;
-      tailer->next_row = resume->second + 1;
+      tailer->next_row = resume->row + 1;
     } else {
       tailer->reset_reason = absl::StrCat(
-          "Last-Event-ID ", resume->first.ToString(), "-", resume->second,
+          "Last-Event-ID ", FormatTailEventId(resume->batch, resume->row),
           " is no longer in the server's resume window; the stream starts at the newest records");
     }
   }
@@ -241,12 +220,17 @@ void LogTail::Loop() {
       while (!waker_->woken && Clock::now() < deadline) waker_->cv.WaitUntil(&waker_->mu, deadline);
       waker_->woken = false;
     }
+    std::vector<storage::LogFeed*> feeds;
     {
       MutexLock lock(&mu_);
       for (auto& t : arrived_) tailers.push_back(std::move(t));
       arrived_.clear();
       if (stopping_) break;
+      feeds = listened_;
     }
+    // At least every heartbeat, so that an idle feed lets go of its
+    // batches (and compaction's retired files can be deleted).
+    for (storage::LogFeed* feed : feeds) feed->Prune();
     wanted = Step::kIdle;
     for (auto it = tailers.begin(); it != tailers.end();) {
       const Step step = Serve(**it);
@@ -361,7 +345,7 @@ LogTail::Step LogTail::Serve(Tailer& t) {
     }
     const storage::FedLogBatch& batch = batches[static_cast<size_t>(*index)];
     absl::StrAppend(&chunk,
-                    "id: ", EventId(batch.batch->id().ToString(), static_cast<uint64_t>(*file_row)),
+                    "id: ", FormatTailEventId(batch.batch->id(), static_cast<uint64_t>(*file_row)),
                     "\ndata: ", LogEntryJson(values, *entry), "\n\n");
     ++in_chunk;
     t.next_sequence = batch.sequence;

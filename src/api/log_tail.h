@@ -14,7 +14,7 @@
 // columns, filters and row reading as the log search, log_rows.h), in
 // (feed order, file row) order, and writes the events.
 //
-// Event ids are "<batch id>-<file row>". A client that reconnects with
+// Event ids are "<batch id>-<file row>" (tail_event_id.h). A client that reconnects with
 // Last-Event-ID resumes right after that record while its batch is still
 // in the feed (LogFeedOptions: the last 1024 batches, at most 5 minutes
 // old); otherwise it gets a `reset` event and the live edge.
@@ -100,9 +100,6 @@ class LogTail {
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   LogTailStats Stats() const;
-
-  // The SSE event id of file row `row` of batch `batch_id` ("<id>-<row>").
-  static std::string EventId(const std::string& batch_id, uint64_t row);
 
  private:
   struct Tailer;
