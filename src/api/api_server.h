@@ -2,7 +2,9 @@
 
 // Api serves strata's REST API (/api/v1/*, docs/api.md) on the API
 // listener's HttpRouter: trace by id, trace and log search, metric names
-// and series, services and operations, and read-only SQL.
+// and series, services and operations, read-only SQL, and live log tails
+// (GET /api/v1/logs/tail: after the token check, log_tail.h's own thread
+// serves the stream; it never takes a worker).
 //
 // Request flow:
 //   io thread: route -> bearer token check (Authorization: Bearer <token>;

@@ -37,6 +37,13 @@ std::string Event(std::string_view type, const std::string& data) {
   return out;
 }
 
+// Every query connection was busy (the pool's 429): the same query is
+// tried again shortly, from the same position.
+bool Transient(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kResourceExhausted &&
+         !query::IsQueryOutOfMemory(status);
+}
+
 std::string ReasonJson(std::string_view reason) {
   std::string out;
   otlp::JsonWriter w(&out);
@@ -296,6 +303,7 @@ LogTail::Step LogTail::Serve(Tailer& t) {
   if (!room || t.missed > 0) {
     // A slow client: count what it misses and move to the live edge.
     absl::StatusOr<Rows> counted = Query(t, batches, /*count_only=*/true);
+    if (!counted.ok() && Transient(counted.status())) return Step::kRecheck;
     if (!counted.ok()) {
       t.stream->Write(Event("end", ReasonJson(std::string(counted.status().message()))));
       return Step::kDone;
@@ -307,6 +315,7 @@ LogTail::Step LogTail::Serve(Tailer& t) {
     return Step::kRecheck;
   }
   absl::StatusOr<Rows> read = Query(t, batches, /*count_only=*/false);
+  if (!read.ok() && Transient(read.status())) return Step::kRecheck;
   if (!read.ok()) {
     t.stream->Write(Event("end", ReasonJson(std::string(read.status().message()))));
     return Step::kDone;

@@ -32,7 +32,8 @@
 // does not block. The storage engines handed to Start() must outlive the
 // LogTail (serve destroys the Api first). Errors: requests are answered
 // 400 (bad parameter or Last-Event-ID), 503 (recovering, too many tails,
-// stopping); a failed query ends its stream with an `end` event.
+// stopping); a failed query ends its stream with an `end` event (a query
+// pool with every connection busy is retried shortly instead).
 
 #include <atomic>
 #include <chrono>

@@ -342,6 +342,38 @@ TEST_F(LogTailTest, LastEventIdResumesRightAfterTheEventItNames) {
   EXPECT_EQ(live.size(), 1u);
 }
 
+TEST_F(LogTailTest, ResumingReadsBatchesThatCompactionMergedMeanwhile) {
+  StartServer({});
+  // Eight ingest batches: what a level of today needs to be merged.
+  std::vector<SseEvent> first_run;
+  {
+    std::unique_ptr<SseClient> client = Tail("");
+    ASSERT_TRUE(client->ok());
+    for (int r = 0; r < 8; ++r) {
+      Export({Record{.body = fmt::format("c{}-a", r)}, Record{.body = fmt::format("c{}-b", r)}});
+    }
+    first_run = EventsThrough(*client, "c7-b");
+    ASSERT_EQ(first_run.size(), 16u);
+  }
+  for (int step = 0; step < 20 && storage_->Pin()->size() > 1; ++step) {
+    storage_->maintenance().RunStep();
+  }
+  ASSERT_EQ(storage_->Pin()->size(), 1u) << "compaction did not merge the batches";
+  ASSERT_EQ(storage_->Pin()->batches()[0]->id().generation(), 1);
+  // The feed still holds the merged batches (their files stay on disk):
+  // resuming reads them.
+  std::unique_ptr<SseClient> resumed = Tail("", {{"Last-Event-ID", first_run[2].id}});
+  ASSERT_EQ(resumed->head().status, 200);
+  std::vector<SseEvent> notices;
+  const std::vector<SseEvent> rest = EventsThrough(*resumed, "c7-b", &notices);
+  EXPECT_TRUE(notices.empty());
+  ASSERT_EQ(rest.size(), 13u);
+  for (size_t i = 0; i < rest.size(); ++i) {
+    EXPECT_EQ(rest[i].id, first_run[3 + i].id);
+    EXPECT_EQ(rest[i].data, first_run[3 + i].data);
+  }
+}
+
 TEST_F(LogTailTest, ASlowClientIsToldWhatItMissedAndTheQueueStaysUnderItsCap) {
   LogTailOptions options;
   options.max_queued_bytes = 16 << 10;
