@@ -113,13 +113,17 @@ server::HttpResponse ApiErrorResponse(const absl::Status& status) {
   return response;
 }
 
-Api::Api(ApiOptions options) : options_(std::move(options)) {
+Api::Api(ApiOptions options)
+    : options_(std::move(options)),
+      tail_(std::make_unique<LogTail>(options_.log_tail, options_.pool, options_.data_dir,
+                                      CallOptions{options_.query_deadline})) {
   const int threads = std::max(1, options_.worker_threads);
   workers_.reserve(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 Api::~Api() {
+  tail_->Stop();
   std::deque<Job> left;
   {
     MutexLock lock(&mu_);
@@ -144,6 +148,10 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("GET", "/api/v1/logs", route(&Api::SearchLogsEndpoint));
   router->Add("GET", "/api/v1/logs/volume", route(&Api::LogVolumeEndpoint));
   router->Add("GET", "/api/v1/attributes", route(&Api::AttributesEndpoint));
+  router->Add("GET", "/api/v1/logs/tail",
+              [this](server::HttpRequest request, server::HttpResponder responder) {
+                TailLogs(std::move(request), std::move(responder));
+              });
   router->Add("GET", "/api/v1/metrics/names", route(&Api::MetricNamesEndpoint));
   router->Add("GET", "/api/v1/metrics/query", route(&Api::MetricQueryEndpoint));
   router->Add("GET", "/api/v1/services", route(&Api::ServicesEndpoint));
@@ -151,18 +159,26 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("POST", "/api/v1/sql", route(&Api::SqlEndpoint));
 }
 
-void Api::Dispatch(Endpoint endpoint, server::HttpRequest request,
-                   server::HttpResponder responder) {
+absl::Status Api::Authorize(const server::HttpRequest& request) const {
   const std::string_view token = BearerToken(request);
   if (token.empty()) {
-    responder.Respond(ApiErrorResponse(
-        absl::UnauthenticatedError("missing bearer token (Authorization: Bearer <token>)")));
+    return absl::UnauthenticatedError("missing bearer token (Authorization: Bearer <token>)");
+  }
+  return options_.authorize ? options_.authorize(token)
+                            : absl::UnauthenticatedError("no token is accepted");
+}
+
+void Api::TailLogs(server::HttpRequest request, server::HttpResponder responder) {
+  if (const absl::Status allowed = Authorize(request); !allowed.ok()) {
+    responder.Respond(ApiErrorResponse(allowed));
     return;
   }
-  const absl::Status allowed = options_.authorize
-                                   ? options_.authorize(token)
-                                   : absl::UnauthenticatedError("no token is accepted");
-  if (!allowed.ok()) {
+  tail_->Start(options_.storage ? options_.storage() : nullptr, request, std::move(responder));
+}
+
+void Api::Dispatch(Endpoint endpoint, server::HttpRequest request,
+                   server::HttpResponder responder) {
+  if (const absl::Status allowed = Authorize(request); !allowed.ok()) {
     responder.Respond(ApiErrorResponse(allowed));
     return;
   }

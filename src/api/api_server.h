@@ -2,7 +2,9 @@
 
 // Api serves strata's REST API (/api/v1/*, docs/api.md) on the API
 // listener's HttpRouter: trace by id, trace and log search, metric names
-// and series, services and operations, and read-only SQL.
+// and series, services and operations, read-only SQL, and live log tails
+// (GET /api/v1/logs/tail: after the token check, log_tail.h's own thread
+// serves the stream; it never takes a worker).
 //
 // Request flow:
 //   io thread: route -> bearer token check (Authorization: Bearer <token>;
@@ -35,6 +37,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "api/log_tail.h"
 #include "api/params.h"
 #include "common/mutex.h"
 #include "io/file_system.h"
@@ -74,6 +77,8 @@ struct ApiOptions {
   // Most bytes of values in one POST /api/v1/sql answer; rows past it are
   // left out and the answer says "truncated" (docs/api.md). Must be > 0.
   uint64_t sql_max_answer_bytes = kDefaultSqlMaxAnswerBytes;
+  // GET /api/v1/logs/tail (log_tail.h).
+  LogTailOptions log_tail;
 };
 
 // The HTTP status for an error status (docs/api.md, "Errors"): 422 for a
@@ -95,6 +100,11 @@ class Api {
   // Registers every /api/v1/ route on `router`.
   void AddRoutes(server::HttpRouter* router);
 
+  // Ends every live tail stream and refuses new ones (serve calls it when
+  // it starts to drain).
+  void StopLogTails() { tail_->Stop(); }
+  LogTailStats LogTailStatistics() const { return tail_->Stats(); }
+
  private:
   using Endpoint = server::HttpResponse (Api::*)(const server::HttpRequest&,
                                                  const storage::Snapshot&);
@@ -104,6 +114,11 @@ class Api {
     server::HttpResponder responder;
   };
 
+  // OK when the request's bearer token may read.
+  absl::Status Authorize(const server::HttpRequest& request) const;
+  // Checks the token, then starts a live tail (no worker: LogTail's own
+  // thread serves it).
+  void TailLogs(server::HttpRequest request, server::HttpResponder responder);
   // Checks the token, then queues `endpoint` on the workers.
   void Dispatch(Endpoint endpoint, server::HttpRequest request, server::HttpResponder responder);
   server::HttpResponse Run(Endpoint endpoint, const server::HttpRequest& request);
@@ -148,6 +163,7 @@ class Api {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Started in the constructor, joined in the destructor.
   std::vector<std::thread> workers_;
+  std::unique_ptr<LogTail> tail_;
 };
 
 }  // namespace strata::api

@@ -232,6 +232,13 @@ void WriteLogEntry(JsonWriter& w, const LogValues& values, const LogEntry& e) {
 
 }  // namespace
 
+std::string LogEntryJson(const LogValues& values, const LogEntry& entry) {
+  std::string out;
+  JsonWriter w(&out);
+  WriteLogEntry(w, values, entry);
+  return out;
+}
+
 std::string LogsJson(const LogPage& page) {
   std::string out;
   JsonWriter w(&out);

@@ -22,6 +22,8 @@ namespace strata::api {
 std::string ErrorJson(std::string_view message);
 std::string TracesJson(const std::vector<TraceSummary>& traces);
 std::string LogsJson(const LogPage& page);
+// One entry of LogsJson's "logs" (the data of a live tail's event).
+std::string LogEntryJson(const LogValues& values, const LogEntry& entry);
 std::string MetricNamesJson(const std::vector<MetricName>& names);
 std::string MetricSeriesJson(const MetricQuery& q, std::string_view aggregation,
                              const std::vector<MetricSeries>& series);

@@ -57,6 +57,10 @@ absl::Status TakeLogFilters(QueryParams& params, const NowFunction& now, LogSear
   if (!window.ok()) return window.status();
   search->start = window->start;
   search->end = window->end;
+  return TakeLogRecordFilters(params, search);
+}
+
+absl::Status TakeLogRecordFilters(QueryParams& params, LogSearch* search) {
   if (absl::Status s = TakeOptional(params, "service", &search->service); !s.ok()) return s;
   std::optional<std::string> text;
   if (absl::Status s = TakeOptional(params, "severity_min", &text); !s.ok()) return s;
@@ -103,8 +107,12 @@ std::string LogFilterSql(const LogSearch& search, std::vector<query::QueryParam>
   params->emplace_back(static_cast<uint64_t>(search.start));
   const std::string end_param = NextParam(*params);
   params->emplace_back(static_cast<uint64_t>(search.end));
-  std::string filters =
-      absl::StrCat("time_unix_nano >= ", start_param, " AND time_unix_nano < ", end_param);
+  return absl::StrCat("time_unix_nano >= ", start_param, " AND time_unix_nano < ", end_param,
+                      LogRecordFilterSql(search, params));
+}
+
+std::string LogRecordFilterSql(const LogSearch& search, std::vector<query::QueryParam>* params) {
+  std::string filters;
   if (search.service.has_value()) {
     absl::StrAppend(&filters, " AND service_name = ", NextParam(*params));
     params->emplace_back(*search.service);

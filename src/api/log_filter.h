@@ -29,11 +29,19 @@ inline constexpr size_t kMaxBodyPathBytes = 512;
 [[nodiscard]] absl::Status TakeLogFilters(QueryParams& params, const NowFunction& now,
                                           LogSearch* search);
 
+// As TakeLogFilters without the window: the record filters alone, which
+// the live tail (GET /api/v1/logs/tail) applies to records as they arrive.
+[[nodiscard]] absl::Status TakeLogRecordFilters(QueryParams& params, LogSearch* search);
+
 namespace internal {
 
 // The condition selecting `search`'s records (time window and every filter;
 // not the cursor), binding values in `params` from $<params.size()+1> on.
 std::string LogFilterSql(const LogSearch& search, std::vector<query::QueryParam>* params);
+
+// " AND <condition>" for each record filter of `search` (every filter but
+// the window; "" when there is none), binding values as LogFilterSql does.
+std::string LogRecordFilterSql(const LogSearch& search, std::vector<query::QueryParam>* params);
 
 }  // namespace internal
 }  // namespace strata::api

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/log_filter.h"
+#include "api/log_rows.h"
 #include "api/params.h"
 #include "api/search.h"
 #include "api/stored_values.h"
@@ -48,26 +49,10 @@ absl::StatusOr<Cursor> DecodeCursor(std::string_view text) {
   return cursor;
 }
 
-// The columns the search selects, in order (a namespace of their own keeps
-// the short names apart in a unity build).
-namespace log_column {
-enum : size_t {
-  kTime,
-  kObservedTime,
-  kSeverityNumber,
-  kSeverityText,
-  kBodyType,
-  kBody,
-  kService,
-  kTraceId,
-  kSpanId,
-  kAttributes,
-  kScopeAttributes,
-  kResourceAttributes,
-  kRowKey,
-  kCount,
-};
-}  // namespace log_column
+}  // namespace
+
+// Shared with the live tail (log_rows.h).
+namespace internal {
 
 std::string SelectedColumnsSql() {
   return absl::StrCat(
@@ -104,6 +89,14 @@ absl::StatusOr<LogEntry> ReadLogEntry(const std::vector<std::optional<std::strin
                                        &values->resource_attributes, &entry.resource_attributes));
   return entry;
 }
+
+}  // namespace internal
+
+namespace {
+
+using internal::ReadLogEntry;
+using internal::SelectedColumnsSql;
+namespace log_column = internal::log_column;
 
 absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>& row) {
   Cursor cursor;

@@ -16,6 +16,7 @@
 #include "api/search.h"
 #include "bench/bench_common.h"
 #include "bench/bench_trace_compact.h"
+#include "bench/log_tail_latency.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "query/query_pool.h"
@@ -303,6 +304,10 @@ int RunBenchQuery(const BenchQueryOptions& options) {
                                                           std::max(5, options.scans), &compact);
   if (!compact_status.ok()) return FailStep("query", "compact trace", compact_status);
 
+  // GET /api/v1/logs/tail: acknowledgement to event, one record at a time.
+  auto tail = MeasureLogTailLatency(**storage, **pool, dir, 100);
+  if (!tail.ok()) return FailStep("query", "log tail", tail.status());
+
   // Taken while the batches are live: retiring them empties the cache.
   // A filter through the SQL helpers on a promoted key (docs/sql.md,
   // "Promoted keys") against the same filter on the promoted column, as
@@ -402,6 +407,8 @@ int RunBenchQuery(const BenchQueryOptions& options) {
              compact.plain_bytes);
   fmt::print("{:<44} {:>10.1f}\n", "  its trace lookup alone (in process)", compact.lookup_p50_ms);
   fmt::print("{:<44} {:>10.1f}\n", "  its JSON encoding alone (in process)", compact.encode_p50_ms);
+  fmt::print("{:<44} {:>10.1f} {:>10.1f}\n", "live tail, acknowledgement to event (p50, max)",
+             tail->p50_ms, tail->max_ms);
   fmt::print(
       "{} present lookups returned {} spans; {:.2f} filter matches and {:.2f} batches read "
       "per lookup; search found {} traces; aggregate {} operations\n",
@@ -419,12 +426,13 @@ int RunBenchQuery(const BenchQueryOptions& options) {
       "\"friendly_filter_ratio\":{:.2f},"
       "\"trace100k_compact_ms\":{:.1f},\"trace100k_compact_bytes\":{},"
       "\"trace100k_compact_plain_ms\":{:.1f},\"trace100k_compact_plain_bytes\":{},"
-      "\"log_search_p50_ms\":{:.1f},\"attr_keys_p50_ms\":{:.1f}}}\n",
+      "\"log_search_p50_ms\":{:.1f},\"attr_keys_p50_ms\":{:.1f},"
+      "\"log_tail_p50_ms\":{:.1f},\"log_tail_max_ms\":{:.1f}}}\n",
       spans, span_batches, trace_p50, trace_p99, absent_p50, absent_p99, scan_p50,
       scan_p50 / std::max(trace_p50, 1e-6), search_p50, aggregate_p50, trace_cpu_p50,
       lookup_cache_mib, search_cpu_p50, friendly_filter_ratio, compact.gzip_p50_ms,
       compact.gzip_bytes, compact.plain_p50_ms, compact.plain_bytes, log_search_p50,
-      attr_keys_p50);
+      attr_keys_p50, tail->p50_ms, tail->max_ms);
   return 0;
 }
 

@@ -223,6 +223,12 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (options.sql_max_answer_bytes == 0) {
     return absl::InvalidArgumentError("--sql-max-answer-bytes must be > 0");
   }
+  if (options.log_tail_max_connections < 0) {
+    return absl::InvalidArgumentError("--log-tail-max-connections must be >= 0");
+  }
+  if (options.log_tail_max_queued_bytes < 4096) {
+    return absl::InvalidArgumentError("--log-tail-max-queued-bytes must be at least 4096");
+  }
   if (options.query_concurrency < 1) {
     return absl::InvalidArgumentError("--query-concurrency must be >= 1");
   }
@@ -403,6 +409,8 @@ int RunServe(const ServeOptions& options) {
       .worker_threads = options.api_workers,
       .query_deadline = query_timeout,
       .sql_max_answer_bytes = options.sql_max_answer_bytes,
+      .log_tail = {.max_connections = options.log_tail_max_connections,
+                   .max_queued_bytes = options.log_tail_max_queued_bytes},
   });
   server::HttpRouter rest_routes;
   rest_api->AddRoutes(&rest_routes);
@@ -465,6 +473,9 @@ int RunServe(const ServeOptions& options) {
                received == SIGINT ? "SIGINT" : "SIGTERM", options.drain_timeout_sec);
   state.phase.store(Phase::kDraining);
   const ShutdownBackstop backstop(deadline + kShutdownBackstop);
+  // Live tails end now (an `end` event, then the last chunk), not when the
+  // API listener closes after the drain.
+  rest_api->StopLogTails();
   // No query starts any more; running ones may finish until the deadline,
   // then are interrupted and answered 503.
   (*pool)->Close(deadline);
@@ -536,6 +547,11 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
           "Threads that answer REST API requests");
   AddFlag(command, env_names, "sql-max-answer-bytes", &options->sql_max_answer_bytes,
           "Most bytes of values in one SQL answer; past it rows are left out (truncated)");
+  AddFlag(command, env_names, "log-tail-max-connections", &options->log_tail_max_connections,
+          "Live log tails (GET /api/v1/logs/tail) open at once; more are answered 503 (0: none)");
+  AddFlag(command, env_names, "log-tail-max-queued-bytes", &options->log_tail_max_queued_bytes,
+          "Bytes a live log tail may hold for a slow client; past half of it records are "
+          "skipped and counted in a `missed` event");
   AddFlag(command, env_names, "lookup-cache-bytes", &options->lookup_cache_bytes,
           "Memory trace lookups may keep for the batches' parsed footers and dictionary pages "
           "(0: none)");

@@ -55,6 +55,10 @@ struct ServeOptions {
   int api_workers = 4;
   // Most bytes of values in one POST /api/v1/sql answer (docs/api.md).
   uint64_t sql_max_answer_bytes = uint64_t{64} << 20;
+  // GET /api/v1/logs/tail (docs/api.md): open streams at once, and each
+  // stream's bytes waiting for a slow client.
+  int log_tail_max_connections = 16;
+  uint64_t log_tail_max_queued_bytes = 1 << 20;
   // What trace lookups may cache across all batches: their spans.parquet
   // footers and OffsetIndexes (docs/operations.md, "Querying").
   uint64_t lookup_cache_bytes = 64 << 20;

@@ -16,6 +16,10 @@
 //     -> kWriting (write_timeout) -> kIdle again, or kClosing (shut down
 //        sending, drain what the client still sends for linger_timeout)
 //     -> kClosed.
+//   kHandling -> kStreaming (the handler chose HttpResponder::Stream(): the
+//        head, then each chunk the HttpStream is given, one write at a time
+//        within stream_write_timeout; no request is read meanwhile)
+//     -> kClosing after the last chunk (End(), or the server draining).
 //
 // Shutdown. Past the drain deadline, Abandon() answers a session that is
 // still kReading or kHandling 503 (its pending read cancelled, its
@@ -143,6 +147,7 @@ struct HttpExchange {
   uint64_t sequence = 0;  // which request of the session this answers
 
   bool Deliver(HttpResponse response);
+  std::shared_ptr<HttpStream> DeliverStream(HttpResponse head, const HttpStreamOptions& options);
 };
 
 // One client connection. Confined to its strand: every member below is
@@ -156,12 +161,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void Start();
   void Refuse();
   void Deliver(uint64_t sequence, HttpResponse response);
+  void DeliverStream(uint64_t sequence, HttpResponse head, std::shared_ptr<HttpStream> stream);
+  // A chunk of the stream: `framed` as it goes on the wire, `payload` the
+  // bytes the stream counted for it.
+  void StreamAppend(std::string framed, uint64_t payload);
+  void StreamEnd();
   void Drain();
   void Abandon();
   void ForceClose();
 
  private:
-  enum class State { kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
+  enum class State { kIdle, kReading, kHandling, kWriting, kStreaming, kClosing, kClosed };
 
   const HttpServerOptions& options() const;
   void ReadRequest();
@@ -176,6 +186,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnRequestDeadline(const ErrorCode& ec, uint64_t sequence);
   void Write(HttpResponse response, bool close);
   void OnWritten(const ErrorCode& ec, bool keep_alive);
+  void OnStreamStart(uint64_t sequence, HttpResponse head, std::shared_ptr<HttpStream> stream);
+  void PumpStream();
+  void OnStreamWritten(const ErrorCode& ec);
   void Linger();
   void DiscardUntilClosed();
   void Close();
@@ -200,6 +213,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // This request's share of max_inflight_body_bytes, held from its header
   // until its body is handed to the handler (or it is refused).
   uint64_t reserved_body_bytes_ = 0;
+  // kStreaming: the producer's stream, the chunks not yet written (the
+  // front one being written when stream_writing_), each with the payload
+  // bytes it returns to the stream once written.
+  std::shared_ptr<HttpStream> stream_out_;
+  std::deque<std::pair<std::string, uint64_t>> stream_chunks_;
+  bool stream_writing_ = false;
+  bool stream_ending_ = false;     // End() or the drain: finish after the queue
+  bool stream_last_sent_ = false;  // the last chunk is queued
 };
 
 }  // namespace internal
@@ -303,6 +324,17 @@ bool HttpExchange::Deliver(HttpResponse response) {
   return true;
 }
 
+std::shared_ptr<HttpStream> HttpExchange::DeliverStream(HttpResponse head,
+                                                        const HttpStreamOptions& options) {
+  MutexLock lock(&gate->mu);
+  if (!gate->open) return nullptr;
+  std::shared_ptr<HttpSession> target = session.lock();
+  if (target == nullptr) return nullptr;
+  auto stream = std::make_shared<HttpStream>(gate, session, options.max_queued_bytes);
+  target->DeliverStream(sequence, std::move(head), stream);
+  return stream;
+}
+
 HttpSession::HttpSession(HttpServer::Impl* server, tcp::socket socket)
     : server_(server), stream_(std::move(socket)), deadline_timer_(stream_.get_executor()) {}
 
@@ -332,9 +364,38 @@ void HttpSession::Deliver(uint64_t sequence, HttpResponse response) {
             });
 }
 
+void HttpSession::DeliverStream(uint64_t sequence, HttpResponse head,
+                                std::shared_ptr<HttpStream> stream) {
+  net::post(stream_.get_executor(), [self = shared_from_this(), sequence, head = std::move(head),
+                                     stream = std::move(stream)]() mutable {
+    self->OnStreamStart(sequence, std::move(head), std::move(stream));
+  });
+}
+
+void HttpSession::StreamAppend(std::string framed, uint64_t payload) {
+  net::post(stream_.get_executor(),
+            [self = shared_from_this(), framed = std::move(framed), payload]() mutable {
+              if (self->state_ != State::kStreaming || self->stream_ending_) return;
+              self->stream_chunks_.emplace_back(std::move(framed), payload);
+              self->PumpStream();
+            });
+}
+
+void HttpSession::StreamEnd() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    if (self->state_ != State::kStreaming) return;
+    self->stream_ending_ = true;
+    self->PumpStream();
+  });
+}
+
 void HttpSession::Drain() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     if (self->state_ == State::kIdle) self->Close();
+    if (self->state_ == State::kStreaming) {
+      self->stream_ending_ = true;
+      self->PumpStream();
+    }
   });
 }
 
@@ -568,10 +629,62 @@ void HttpSession::OnWritten(const ErrorCode& ec, bool keep_alive) {
   Linger();
 }
 
+void HttpSession::OnStreamStart(uint64_t sequence, HttpResponse head,
+                                std::shared_ptr<HttpStream> stream) {
+  if (state_ != State::kHandling || sequence != sequence_) {
+    stream->MarkClosed();  // too late: the deadline's 504 went out instead
+    return;
+  }
+  deadline_timer_.cancel();
+  ReleaseBodyBytes();
+  state_ = State::kStreaming;
+  stream_out_ = std::move(stream);
+  if (head.status < 100 || head.status > 999) head.status = 500;
+  std::string wire = fmt::format(
+      "HTTP/1.1 {} {}\r\nServer: {}\r\n", head.status,
+      std::string_view(http::obsolete_reason(static_cast<http::status>(head.status))), kServerName);
+  if (!head.content_type.empty()) wire += fmt::format("Content-Type: {}\r\n", head.content_type);
+  for (const auto& [name, value] : head.headers) wire += fmt::format("{}: {}\r\n", name, value);
+  wire += "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+  if (!head.body.empty()) wire += fmt::format("{:x}\r\n{}\r\n", head.body.size(), head.body);
+  stream_chunks_.emplace_back(std::move(wire), 0);
+  if (server_->draining()) stream_ending_ = true;
+  PumpStream();
+}
+
+void HttpSession::PumpStream() {
+  if (state_ != State::kStreaming || stream_writing_) return;
+  if (stream_chunks_.empty()) {
+    if (!stream_ending_) return;
+    if (stream_last_sent_) return Linger();
+    stream_last_sent_ = true;
+    stream_chunks_.emplace_back("0\r\n\r\n", 0);
+  }
+  stream_writing_ = true;
+  stream_.expires_after(options().stream_write_timeout);
+  const std::string& chunk = stream_chunks_.front().first;
+  net::async_write(
+      stream_, net::buffer(chunk.data(), chunk.size()),
+      [self = shared_from_this()](const ErrorCode& ec, size_t) { self->OnStreamWritten(ec); });
+}
+
+void HttpSession::OnStreamWritten(const ErrorCode& ec) {
+  stream_writing_ = false;
+  if (state_ != State::kStreaming) return;  // closed meanwhile
+  if (ec) {
+    if (ec == beast::error::timeout) server_->CountTimeout();
+    return Close();
+  }
+  stream_out_->Written(stream_chunks_.front().second);
+  stream_chunks_.pop_front();
+  PumpStream();
+}
+
 void HttpSession::Linger() {
   // Half-close, then read and discard until the client closes too (or the
   // linger deadline): closing with unread bytes would make the kernel send
   // a reset that can destroy the answer before the client reads it.
+  if (stream_out_ != nullptr) stream_out_->MarkClosed();
   state_ = State::kClosing;
   ErrorCode ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -592,6 +705,9 @@ void HttpSession::DiscardUntilClosed() {
 void HttpSession::Close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
+  // The chunks stay until the session is destroyed: a cancelled write may
+  // still name the front one.
+  if (stream_out_ != nullptr) stream_out_->MarkClosed();
   ErrorCode ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream_.close();
@@ -637,6 +753,49 @@ bool HttpResponder::Respond(HttpResponse response) {
   std::shared_ptr<internal::HttpExchange> exchange = std::move(exchange_);
   if (exchange == nullptr) return false;
   return exchange->Deliver(std::move(response));
+}
+
+std::shared_ptr<HttpStream> HttpResponder::Stream(HttpResponse head, HttpStreamOptions options) {
+  std::shared_ptr<internal::HttpExchange> exchange = std::move(exchange_);
+  if (exchange == nullptr) return nullptr;
+  return exchange->DeliverStream(std::move(head), options);
+}
+
+// ---------------------------------------------------------------------------
+// HttpStream
+
+HttpStream::HttpStream(std::shared_ptr<internal::Gate> gate,
+                       std::weak_ptr<internal::HttpSession> session, uint64_t max_queued_bytes)
+    : gate_(std::move(gate)), session_(std::move(session)), max_queued_bytes_(max_queued_bytes) {}
+
+HttpStream::WriteResult HttpStream::Write(std::string_view bytes) {
+  if (closed()) return WriteResult::kClosed;
+  if (bytes.empty()) return WriteResult::kQueued;
+  const uint64_t queued = queued_bytes();
+  if (queued > 0 && queued + bytes.size() > max_queued_bytes_) return WriteResult::kFull;
+  std::string framed = fmt::format("{:x}\r\n", bytes.size());
+  framed.reserve(framed.size() + bytes.size() + 2);
+  framed.append(bytes);
+  framed += "\r\n";
+  MutexLock lock(&gate_->mu);
+  std::shared_ptr<internal::HttpSession> session = session_.lock();
+  if (!gate_->open || session == nullptr) {
+    MarkClosed();
+    return WriteResult::kClosed;
+  }
+  queued_bytes_.fetch_add(bytes.size(), std::memory_order_acq_rel);
+  session->StreamAppend(std::move(framed), bytes.size());
+  return WriteResult::kQueued;
+}
+
+void HttpStream::End() {
+  MutexLock lock(&gate_->mu);
+  std::shared_ptr<internal::HttpSession> session = session_.lock();
+  if (!gate_->open || session == nullptr) {
+    MarkClosed();
+    return;
+  }
+  session->StreamEnd();
 }
 
 // ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@
 // when the address cannot be bound (in use, not local, no permission), naming
 // the address and the runbook section.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -82,6 +83,12 @@ struct HttpServerOptions {
   std::chrono::milliseconds request_timeout{60'000};
   // Writing one response.
   std::chrono::milliseconds write_timeout{10'000};
+  // Writing one chunk of a streamed response (HttpResponder::Stream): a
+  // client that reads nothing for this long is disconnected. Longer than
+  // write_timeout, so that a reader that pauses is told what it missed
+  // (by the producer, which sees the stream's queue full) rather than cut
+  // off.
+  std::chrono::milliseconds stream_write_timeout{60'000};
   // After answering and closing the sending side, how long unread request
   // bytes are drained before the socket closes (so the client sees the
   // answer instead of a reset).
@@ -129,11 +136,76 @@ struct HttpResponse {
 };
 
 namespace internal {
+struct Gate;
 struct HttpExchange;
-}
+class HttpSession;
+}  // namespace internal
 
-// The one way to answer a request: call Respond() exactly once, from any
-// thread. Move-only. Destroying an unanswered responder answers 500, so a
+struct HttpStreamOptions {
+  // The most bytes handed to Write() and not yet written to the socket. A
+  // Write() that would pass it is refused (kFull) and nothing is queued,
+  // so a client that reads slowly costs at most this much memory (or one
+  // write, when a single write is larger and the queue is empty).
+  uint64_t max_queued_bytes = 1 << 20;
+};
+
+// The body of a streamed response (Server-Sent Events and the like), made
+// by HttpResponder::Stream(). The head goes out at once with
+// Transfer-Encoding: chunked and Connection: close; each Write() becomes
+// one chunk, written by the connection's io thread in order; End() sends
+// the last chunk and the connection closes. The stream closes by itself
+// when the client goes away, a chunk cannot be written within
+// stream_write_timeout, or the server drains (HttpServer::Shutdown() ends
+// every stream at once: the last chunk is written after what is queued,
+// and the connection closes by the drain deadline at the latest).
+//
+// Thread-safety: Write() and End() from one producer at a time (any
+// thread); queued_bytes() and closed() from any thread. Never blocks.
+class HttpStream {
+ public:
+  enum class WriteResult {
+    kQueued,  // handed to the connection
+    kFull,    // refused: max_queued_bytes would be passed; try again later
+    kClosed,  // refused: the stream is closed and never takes bytes again
+  };
+
+  // Made by HttpResponder::Stream().
+  HttpStream(std::shared_ptr<internal::Gate> gate, std::weak_ptr<internal::HttpSession> session,
+             uint64_t max_queued_bytes);
+  HttpStream(const HttpStream&) = delete;
+  HttpStream& operator=(const HttpStream&) = delete;
+
+  // Queues `bytes` as one chunk (nothing for an empty string).
+  WriteResult Write(std::string_view bytes);
+  // Ends the body after what is queued; the connection then closes.
+  void End();
+
+  // Bytes handed to Write() and not yet written to the socket.
+  uint64_t queued_bytes() const { return queued_bytes_.load(std::memory_order_acquire); }
+  uint64_t max_queued_bytes() const { return max_queued_bytes_; }
+  // True once the stream ended or its connection closed.
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+
+ private:
+  friend class internal::HttpSession;
+
+  // Io thread: `bytes` of a chunk reached the socket.
+  void Written(uint64_t bytes) { queued_bytes_.fetch_sub(bytes, std::memory_order_acq_rel); }
+  void MarkClosed() { closed_.store(true, std::memory_order_release); }
+
+  // Constant after construction.
+  const std::shared_ptr<internal::Gate> gate_;
+  const std::weak_ptr<internal::HttpSession> session_;
+  const uint64_t max_queued_bytes_;
+  // Atomics rather than a lock: the producer adds, the connection's strand
+  // subtracts, and each side only needs the current sum (the producer is
+  // the only one that adds, so its check-then-add cannot overshoot).
+  std::atomic<uint64_t> queued_bytes_{0};
+  std::atomic<bool> closed_{false};
+};
+
+// The one way to answer a request: call Respond() (or Stream()) exactly
+// once, from any thread. Move-only. Destroying an unanswered responder answers 500, so a
 // handler that loses a request cannot leave its client waiting.
 class HttpResponder {
  public:
@@ -147,6 +219,14 @@ class HttpResponder {
   // (A response accepted here is still dropped if the request's deadline
   // passes before the io thread gets to it; the server then answered 504.)
   bool Respond(HttpResponse response);
+
+  // Answers with a streamed body instead: `head`'s status, Content-Type
+  // and headers go out at once (its body, when not empty, as the first
+  // chunk), then whatever the returned stream is given. Null when the
+  // answer can no longer be delivered (as Respond() returning false). The
+  // stream is closed at once if the request's deadline passed before the
+  // io thread got to it.
+  std::shared_ptr<HttpStream> Stream(HttpResponse head, HttpStreamOptions options = {});
 
  private:
   std::shared_ptr<internal::HttpExchange> exchange_;

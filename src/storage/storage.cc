@@ -59,7 +59,8 @@ Storage::Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatch
                  std::shared_ptr<LookupCacheBudget> lookup_cache, StorageOptions options)
     : options_(std::move(options)),
       lookup_cache_(std::move(lookup_cache)),
-      data_dir_(std::move(data_dir)) {
+      data_dir_(std::move(data_dir)),
+      log_feed_(options_.log_feed) {
   writer_ = std::make_unique<GroupCommitWriter>(
       options_.writer, [this](std::span<WriteRequest* const> group) { return CommitGroup(group); });
   MaintenanceOptions maintenance = options_.maintenance;
@@ -79,6 +80,13 @@ Storage::~Storage() { Shutdown(options_.writer.drain_timeout); }
 void Storage::Shutdown(std::chrono::nanoseconds timeout) {
   maintenance_->Stop();
   writer_->Shutdown(timeout);
+}
+
+std::unique_ptr<LogFeed::Subscription> Storage::SubscribeLogFeed(uint64_t* last_sequence) {
+  MutexLock lock(&feed_order_mu_);
+  std::unique_ptr<LogFeed::Subscription> subscription = log_feed_.Subscribe();
+  *last_sequence = log_feed_.last_sequence();
+  return subscription;
 }
 
 absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
@@ -139,8 +147,15 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
                      .attachment = *std::move(filter)};
   std::vector<BatchRecord> add;
   add.push_back(std::move(record));
-  absl::StatusOr<std::shared_ptr<const Snapshot>> published =
-      data_dir_->catalog().Publish(std::move(add), {});
+  const uint64_t log_rows = batch.logs.file_rows > 0 ? batch.logs.rows : 0;
+  absl::StatusOr<std::shared_ptr<const Snapshot>> published;
+  if (log_rows > 0) {
+    MutexLock lock(&feed_order_mu_);
+    published = data_dir_->catalog().Publish(std::move(add), {});
+    if (published.ok() && log_feed_.recording()) log_feed_.Append(**published, *id, log_rows);
+  } else {
+    published = data_dir_->catalog().Publish(std::move(add), {});
+  }
   if (!published.ok()) {
     return absl::UnavailableError(fmt::format("batch {} committed but not published: {}", id_text,
                                               std::string(published.status().message())));

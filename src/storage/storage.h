@@ -10,6 +10,9 @@
 //         -> publish a Snapshot that includes the batch (with its trace
 //            filter) -> every request of the group is acknowledged
 //
+// Every batch with log records is also appended to the LogFeed, in
+// publish order, for live tails (log_feed.h).
+//
 // Readers Pin() a Snapshot and read the files it names; each batch with
 // spans has a BatchLookupState as its attachment (BatchLookupStateOf()):
 // its in-memory trace filter and its lookup cache, which all batches share
@@ -26,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "io/file_system.h"
 #include "storage/commit/catalog.h"
 #include "storage/commit/data_dir.h"
@@ -34,6 +38,7 @@
 #include "storage/format/batch_id.h"
 #include "storage/index/batch_lookup_state.h"
 #include "storage/index/trace_index.h"
+#include "storage/log_feed.h"
 #include "storage/maintenance/maintenance.h"
 #include "storage/table/table_file.h"
 
@@ -56,6 +61,8 @@ struct StorageOptions {
   // turns the cache off.
   size_t lookup_cache_bytes = kDefaultLookupCacheBytes;
   static constexpr size_t kDefaultLookupCacheBytes = size_t{64} << 20;
+  // The feed of published log batches live tails read (log_feed.h).
+  LogFeedOptions log_feed;
 };
 
 class Storage {
@@ -92,6 +99,14 @@ class Storage {
   const DataDir& data_dir() const { return *data_dir_; }
   // The lookup cache's budget (its limit and the bytes in use).
   const LookupCacheBudget& lookup_cache() const { return *lookup_cache_; }
+  // Batches with log records, in publish order, for live tails.
+  LogFeed& log_feed() { return log_feed_; }
+  // Registers a reader of log_feed() and sets `*last_sequence` to the
+  // newest batch's sequence number in it: every log batch published after
+  // this call is appended after that number, none before it (both happen
+  // under the lock that orders the appends).
+  std::unique_ptr<LogFeed::Subscription> SubscribeLogFeed(uint64_t* last_sequence)
+      ABSL_LOCKS_EXCLUDED(feed_order_mu_);
 
  private:
   Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatches> retired,
@@ -106,6 +121,13 @@ class Storage {
   std::unique_ptr<DataDir> data_dir_;
   std::unique_ptr<GroupCommitWriter> writer_;
   std::unique_ptr<Maintenance> maintenance_;
+  LogFeed log_feed_;
+  // Held around a log batch's Publish() and its LogFeed::Append(), so the
+  // feed's order is the publish order (commit workers run concurrently)
+  // and a new reader's starting point splits the publishes exactly. No I/O
+  // happens under it; uncontended unless two log batches publish at once,
+  // which Publish() serializes anyway.
+  Mutex feed_order_mu_;
 };
 
 // The lookup state a live batch carries, or null when it has no spans.
