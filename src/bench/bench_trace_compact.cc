@@ -19,7 +19,7 @@
 namespace strata::bench {
 namespace {
 
-constexpr char kToken[] = "bench-read-token";
+constexpr char kCompactToken[] = "bench-read-token";
 constexpr auto kCallTimeout = std::chrono::seconds(60);
 
 // The id of a trace of kCompactTraceSpans spans written now (a generated
@@ -86,7 +86,7 @@ absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage, quer
   options.fs = &fs;
   options.data_dir = dir;
   options.authorize = [](std::string_view token) {
-    return token == kToken ? absl::OkStatus() : absl::UnauthenticatedError("unknown token");
+    return token == kCompactToken ? absl::OkStatus() : absl::UnauthenticatedError("unknown token");
   };
   api::Api api(std::move(options));
   server::HttpRouter router;
@@ -100,7 +100,7 @@ absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage, quer
     server::HttpRequest request;
     request.method = "GET";
     request.target = fmt::format("/api/v1/traces/{}?format=columns", api::TraceIdHex(id));
-    request.headers.emplace_back("Authorization", fmt::format("Bearer {}", kToken));
+    request.headers.emplace_back("Authorization", fmt::format("Bearer {}", kCompactToken));
     if (gzip) request.headers.emplace_back("Accept-Encoding", "gzip");
     const BenchClock::time_point start = BenchClock::now();
     absl::StatusOr<server::HttpResponse> response =

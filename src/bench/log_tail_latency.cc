@@ -19,7 +19,7 @@ namespace strata::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr char kToken[] = "bench-tail";
+constexpr char kTailToken[] = "bench-tail";
 constexpr auto kEventWait = std::chrono::seconds(10);
 
 // A loopback socket reading the stream; closes on destruction.
@@ -40,7 +40,7 @@ class TailReader {
     const std::string request = fmt::format(
         "GET /api/v1/logs/tail?service=bench-tail HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         "Authorization: Bearer {}\r\n\r\n",
-        kToken);
+        kTailToken);
     if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(request.size())) {
       return absl::UnavailableError("bench log tail: cannot send the request");
@@ -104,7 +104,7 @@ absl::StatusOr<LogTailLatency> MeasureLogTailLatency(storage::Storage& storage,
   options.pool = &pool;
   options.data_dir = data_dir;
   options.authorize = [](std::string_view token) {
-    return token == kToken ? absl::OkStatus() : absl::UnauthenticatedError("unknown token");
+    return token == kTailToken ? absl::OkStatus() : absl::UnauthenticatedError("unknown token");
   };
   auto api = std::make_unique<api::Api>(std::move(options));
   server::HttpRouter router;
