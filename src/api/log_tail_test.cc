@@ -292,7 +292,7 @@ TEST_F(LogTailTest, FiltersGiveWhatTheLogSearchGivesInTheSameJson) {
     simdjson::dom::parser parser;
     simdjson::dom::element doc = parser.parse(answer.body).value();
     std::map<std::string, std::string> searched;  // body -> minified entry
-    for (simdjson::dom::element log : doc["logs"].get_array().value()) {
+    for (simdjson::dom::element log : simdjson::dom::array(doc["logs"].get_array().value())) {
       searched[std::string(log["body"]["stringValue"].get_string().value())] =
           simdjson::minify(log);
     }

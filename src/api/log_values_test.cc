@@ -126,7 +126,7 @@ std::string MinifiedOr(simdjson::dom::element parent, std::string_view key,
 
 void CollectStrings(simdjson::dom::element value, std::vector<std::string>* out) {
   if (value.is_object()) {
-    for (auto [key, child] : value.get_object().value()) {
+    for (auto [key, child] : simdjson::dom::object(value.get_object().value())) {
       if (key == "stringValue") {
         out->emplace_back(child.get_string().value());
       } else {
@@ -134,7 +134,8 @@ void CollectStrings(simdjson::dom::element value, std::vector<std::string>* out)
       }
     }
   } else if (value.is_array()) {
-    for (simdjson::dom::element child : value.get_array().value()) CollectStrings(child, out);
+    for (simdjson::dom::element child : simdjson::dom::array(value.get_array().value()))
+      CollectStrings(child, out);
   }
 }
 
@@ -148,12 +149,15 @@ std::map<std::string, SentRecord> SentRecords(const std::string& request_json) {
   const std::string reference = otlp::EncodeLogsJson(batch);
   static simdjson::dom::parser parser;
   simdjson::dom::element doc = parser.parse(reference).value();
-  for (simdjson::dom::element resource : doc["resourceLogs"].get_array().value()) {
+  for (simdjson::dom::element resource :
+       simdjson::dom::array(doc["resourceLogs"].get_array().value())) {
     const std::string resource_attributes =
         MinifiedOr(resource["resource"].value(), "attributes", "[]");
-    for (simdjson::dom::element scope : resource["scopeLogs"].get_array().value()) {
+    for (simdjson::dom::element scope :
+         simdjson::dom::array(resource["scopeLogs"].get_array().value())) {
       const std::string scope_attributes = MinifiedOr(scope["scope"].value(), "attributes", "[]");
-      for (simdjson::dom::element record : scope["logRecords"].get_array().value()) {
+      for (simdjson::dom::element record :
+           simdjson::dom::array(scope["logRecords"].get_array().value())) {
         SentRecord sent{.body = MinifiedOr(record, "body", "{}"),
                         .attributes = MinifiedOr(record, "attributes", "[]"),
                         .scope_attributes = scope_attributes,

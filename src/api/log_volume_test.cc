@@ -245,10 +245,10 @@ class LogVolumeTest : public ::testing::Test {
     EXPECT_EQ(parser.parse(answer.body).get(doc), simdjson::SUCCESS) << answer.body;
     *total = doc["total"].get_int64().value();
     int64_t sum = 0;
-    for (simdjson::dom::element bucket : doc["buckets"].get_array().value()) {
+    for (simdjson::dom::element bucket : simdjson::dom::array(doc["buckets"].get_array().value())) {
       const std::string start(bucket["start_time_unix_nano"].get_string().value());
       int64_t bucket_total = 0;
-      for (auto [name, count] : bucket["counts"].get_object().value()) {
+      for (auto [name, count] : simdjson::dom::object(bucket["counts"].get_object().value())) {
         out[{start, std::string(name)}] = count.get_int64().value();
         bucket_total += count.get_int64().value();
       }
@@ -267,7 +267,7 @@ class LogVolumeTest : public ::testing::Test {
     simdjson::dom::element doc;
     std::multiset<std::string> times;
     if (parser.parse(answer.body).get(doc) != simdjson::SUCCESS) return times;
-    for (simdjson::dom::element log : doc["logs"].get_array().value()) {
+    for (simdjson::dom::element log : simdjson::dom::array(doc["logs"].get_array().value())) {
       times.emplace(log["time_unix_nano"].get_string().value());
     }
     EXPECT_TRUE(doc["next_cursor"].is_null()) << "more than one page: " << query;
@@ -371,7 +371,7 @@ std::optional<simdjson::dom::element> JsonValueAt(simdjson::dom::element value,
     simdjson::dom::element children;
     if (value["kvlistValue"]["values"].get(children) == simdjson::SUCCESS) {
       bool found = false;
-      for (simdjson::dom::element entry : children.get_array().value()) {
+      for (simdjson::dom::element entry : simdjson::dom::array(children.get_array().value())) {
         std::string_view key;
         if (entry["key"].get(key) != simdjson::SUCCESS) key = "";
         if (key == segment) {
@@ -459,9 +459,12 @@ TEST_F(LogVolumeTest, BodyPathFiltersFindWhatWasSent) {
     std::multiset<std::string> expected;
     for (const std::string& json : shared_->sent_logs_json) {
       simdjson::dom::element doc = parser.parse(json).value();
-      for (simdjson::dom::element resource : doc["resourceLogs"].get_array().value()) {
-        for (simdjson::dom::element scope : resource["scopeLogs"].get_array().value()) {
-          for (simdjson::dom::element record : scope["logRecords"].get_array().value()) {
+      for (simdjson::dom::element resource :
+           simdjson::dom::array(doc["resourceLogs"].get_array().value())) {
+        for (simdjson::dom::element scope :
+             simdjson::dom::array(resource["scopeLogs"].get_array().value())) {
+          for (simdjson::dom::element record :
+               simdjson::dom::array(scope["logRecords"].get_array().value())) {
             simdjson::dom::element body;
             if (record["body"].get(body) != simdjson::SUCCESS) continue;
             const std::optional<simdjson::dom::element> at = JsonValueAt(body, c.path);
@@ -531,8 +534,8 @@ TEST_F(LogVolumeTest, MetricSeriesCarryTheirStoredExemplars) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc = parser.parse(answer.body).value();
   std::vector<std::string> found;
-  for (simdjson::dom::element series : doc["series"].get_array().value()) {
-    for (simdjson::dom::element e : series["exemplars"].get_array().value()) {
+  for (simdjson::dom::element series : simdjson::dom::array(doc["series"].get_array().value())) {
+    for (simdjson::dom::element e : simdjson::dom::array(series["exemplars"].get_array().value())) {
       std::string value = "NULL";
       double number = 0;
       if (e["value"].get(number) == simdjson::SUCCESS) value = fmt::format("{}", number);
@@ -585,13 +588,13 @@ class AttributeDiscoveryTest : public LogVolumeTest {
     simdjson::dom::element doc;
     EXPECT_EQ(parser.parse(answer.body).get(doc), simdjson::SUCCESS) << answer.body;
     *sample = doc["sample"].value();
-    for (simdjson::dom::element a : doc["attributes"].get_array().value()) {
+    for (simdjson::dom::element a : simdjson::dom::array(doc["attributes"].get_array().value())) {
       DiscoveredKey key;
-      for (simdjson::dom::element t : a["types"].get_array().value()) {
+      for (simdjson::dom::element t : simdjson::dom::array(a["types"].get_array().value())) {
         key.types += (key.types.empty() ? "" : ",") + std::string(t.get_string().value());
       }
       key.count = a["count"].get_int64().value();
-      for (simdjson::dom::element v : a["values"].get_array().value()) {
+      for (simdjson::dom::element v : simdjson::dom::array(a["values"].get_array().value())) {
         key.values.emplace_back(std::string(v["value"].get_string().value()),
                                 v["count"].get_int64().value());
       }

@@ -216,8 +216,8 @@ std::vector<FullSpan> ParseFull(const std::string& body) {
   for (simdjson::dom::element rs : resource_spans) {
     simdjson::dom::element resource;
     const bool has_resource = rs["resource"].get(resource) == simdjson::SUCCESS;
-    for (simdjson::dom::element ss : rs["scopeSpans"].get_array().value()) {
-      for (simdjson::dom::element s : ss["spans"].get_array().value()) {
+    for (simdjson::dom::element ss : simdjson::dom::array(rs["scopeSpans"].get_array().value())) {
+      for (simdjson::dom::element s : simdjson::dom::array(ss["spans"].get_array().value())) {
         FullSpan f;
         f.span_id = StringOr(s, "spanId");
         f.parent_span_id = StringOr(s, "parentSpanId");
@@ -281,20 +281,21 @@ Compact ParseCompact(const std::string& body) {
   out.start = std::stoull(StringOr(doc, "start_time_unix_nano"));
   out.span_count = IntOr(doc, "span_count");
   std::vector<std::string> resources, services, names;
-  for (simdjson::dom::element r : doc["resources"].get_array().value()) {
+  for (simdjson::dom::element r : simdjson::dom::array(doc["resources"].get_array().value())) {
     resources.push_back(simdjson::minify(r));
   }
-  for (simdjson::dom::element s : doc["services"].get_array().value()) {
+  for (simdjson::dom::element s : simdjson::dom::array(doc["services"].get_array().value())) {
     services.emplace_back(s.get_string().value());
   }
-  for (simdjson::dom::element n : doc["names"].get_array().value()) {
+  for (simdjson::dom::element n : simdjson::dom::array(doc["names"].get_array().value())) {
     names.emplace_back(n.get_string().value());
   }
   out.resources = resources.size();
   simdjson::dom::element spans = doc["spans"].value();
   auto column = [&](const char* key) {
     std::vector<simdjson::dom::element> values;
-    for (simdjson::dom::element v : spans[key].get_array().value()) values.push_back(v);
+    for (simdjson::dom::element v : simdjson::dom::array(spans[key].get_array().value()))
+      values.push_back(v);
     EXPECT_EQ(values.size(), static_cast<size_t>(out.span_count)) << key;
     return values;
   };
@@ -688,11 +689,12 @@ TEST_F(TraceCompactTest, SummariesServiceSpansAndRootStatusMatchDuckDb) {
     simdjson::dom::parser parser;
     simdjson::dom::element doc = parser.parse(answer.body).value();
     size_t seen = 0;
-    for (simdjson::dom::element t : doc["traces"].get_array().value()) {
+    for (simdjson::dom::element t : simdjson::dom::array(doc["traces"].get_array().value())) {
       const std::string id = StringOr(t, "trace_id");
       std::string services;
       int64_t total = 0;
-      for (simdjson::dom::element s : t["service_spans"].get_array().value()) {
+      for (simdjson::dom::element s :
+           simdjson::dom::array(t["service_spans"].get_array().value())) {
         const int64_t spans = IntOr(s, "spans");
         services +=
             fmt::format("{}{}={}", services.empty() ? "" : ";", StringOr(s, "service"), spans);
