@@ -2,7 +2,6 @@
 // with a controlled environment and check exit codes and output.
 
 #include <signal.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -76,6 +75,16 @@ TEST(CliTest, BadAddressIsAStartupErrorNamingTheFlag) {
   EXPECT_THAT(out, HasSubstr("--otlp-http-address"));
 }
 
+TEST(CliTest, LogTailLimitsOutOfRangeAreStartupErrorsNamingTheFlag) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--log-tail-max-connections", "-1"}, {"--log-tail-max-queued-bytes", "4095"}};
+  for (const auto& [flag, value] : cases) {
+    auto [code, out] = RunToCompletion({kBinary, "serve", flag, value}, kBaseEnv);
+    EXPECT_EQ(code, 2) << flag << "\n" << out;
+    EXPECT_THAT(out, HasSubstr(flag));
+  }
+}
+
 // Starts serve, waits until it logs that it is waiting, signals it and
 // expects a clean exit. Returns the output.
 std::string ServeUntilSignal(const std::vector<std::string>& args,
@@ -92,8 +101,8 @@ std::string ServeUntilSignal(const std::vector<std::string>& args,
 
 // A fresh directory name under the test's temp dir (not created).
 std::string FreshDataDir(const std::string& label) {
-  const std::string dir = ::testing::TempDir() + "strata-cli-" + label + "-" +
-                          std::to_string(::getpid());
+  const std::string dir =
+      ::testing::TempDir() + "strata-cli-" + label + "-" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   return dir;
 }
