@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "api/api_server.h"
+#include "api/api_test_server.h"
 #include "api/params.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
@@ -360,29 +361,11 @@ class TraceCompactTest : public ::testing::Test {
         Write(std::move(batch));
       }
 
-      query::QueryPoolOptions pool_options;
-      pool_options.data_dir = data_dir;
-      pool_options.max_concurrent = 2;
-      pool_options.threads = 2;
-      auto opened_pool = query::QueryPool::Open(pool_options);
-      EXPECT_TRUE(opened_pool.ok()) << opened_pool.status();
-      pool = *std::move(opened_pool);
-      ApiOptions options;
-      options.storage = [this] { return storage.get(); };
-      options.pool = pool.get();
-      options.fs = &fs;
-      options.data_dir = data_dir;
-      options.authorize = [](std::string_view token) {
-        return token == kReadToken ? absl::OkStatus() : absl::UnauthenticatedError("unknown");
-      };
-      api = std::make_unique<Api>(std::move(options));
-      server::HttpRouter router;
-      api->AddRoutes(&router);
-      server::HttpServerOptions http;
-      http.address = "127.0.0.1:0";
-      auto started = server::HttpServer::Start(http, std::move(router).ToHandler());
-      EXPECT_TRUE(started.ok()) << started.status();
-      http_server = *std::move(started);
+      test_support::LoopbackApi loopback =
+          test_support::StartLoopbackApi(storage.get(), &fs, data_dir, std::string(kReadToken));
+      pool = std::move(loopback.pool);
+      api = std::move(loopback.api);
+      http_server = std::move(loopback.http_server);
 
       auto opened_engine = query::DuckDbEngine::Open({});
       EXPECT_TRUE(opened_engine.ok());

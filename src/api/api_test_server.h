@@ -1,0 +1,61 @@
+#pragma once
+
+// Test helper shared by the API's test files: a QueryPool over a data
+// directory, an Api on a storage engine accepting one read token, and an
+// HttpServer serving its routes on 127.0.0.1 (an ephemeral port).
+// Failures are reported as test failures (EXPECT) and leave the output
+// null.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "api/api_server.h"
+#include "gtest/gtest.h"
+#include "io/file_system.h"
+#include "query/query_pool.h"
+#include "server/http_adapter.h"
+#include "storage/storage.h"
+
+namespace strata::api::test_support {
+
+struct LoopbackApi {
+  std::unique_ptr<query::QueryPool> pool;
+  std::unique_ptr<Api> api;
+  std::unique_ptr<server::HttpServer> http_server;
+};
+
+// Starts the pool (two connections), the Api over `storage` (which must
+// outlive the result) and the server, accepting `read_token` only.
+inline LoopbackApi StartLoopbackApi(storage::Storage* storage, FileSystem* fs,
+                                    const std::string& data_dir, std::string read_token) {
+  LoopbackApi out;
+  query::QueryPoolOptions pool_options;
+  pool_options.data_dir = data_dir;
+  pool_options.max_concurrent = 2;
+  pool_options.threads = 2;
+  auto opened_pool = query::QueryPool::Open(pool_options);
+  EXPECT_TRUE(opened_pool.ok()) << opened_pool.status();
+  if (!opened_pool.ok()) return out;
+  out.pool = *std::move(opened_pool);
+  ApiOptions options;
+  options.storage = [storage] { return storage; };
+  options.pool = out.pool.get();
+  options.fs = fs;
+  options.data_dir = data_dir;
+  options.authorize = [read_token = std::move(read_token)](std::string_view token) {
+    return token == read_token ? absl::OkStatus() : absl::UnauthenticatedError("unknown");
+  };
+  out.api = std::make_unique<Api>(std::move(options));
+  server::HttpRouter router;
+  out.api->AddRoutes(&router);
+  server::HttpServerOptions http;
+  http.address = "127.0.0.1:0";
+  auto started = server::HttpServer::Start(http, std::move(router).ToHandler());
+  EXPECT_TRUE(started.ok()) << started.status();
+  if (started.ok()) out.http_server = *std::move(started);
+  return out;
+}
+
+}  // namespace strata::api::test_support
