@@ -229,8 +229,8 @@ query::ViewFiles Api::SpanFilesOf(const storage::Snapshot& snapshot,
                                   const TimeWindow& window) const {
   // Windows are validated non-negative with start < end (params.h).
   return ViewFilesFor(snapshot, options_.data_dir,
-                      query::SpanWindow{static_cast<uint64_t>(std::max<int64_t>(0, window.start)),
-                                        static_cast<uint64_t>(std::max<int64_t>(0, window.end))});
+                      query::EventWindow{static_cast<uint64_t>(std::max<int64_t>(0, window.start)),
+                                         static_cast<uint64_t>(std::max<int64_t>(0, window.end))});
 }
 
 server::HttpResponse Api::GetTrace(const server::HttpRequest& request,
@@ -320,8 +320,8 @@ server::HttpResponse Api::SearchLogsEndpoint(const server::HttpRequest& request,
   if (text.has_value()) search.cursor = *text;
   API_ASSIGN_OR_RESPOND(search.limit, TakeLimit(params, Limit{kLogLimitDefault, kLogLimitMax}));
   API_RETURN_IF_ERROR(params.Finish());
-  API_ASSIGN_OR_RESPOND(LogPage page, SearchLogs(*options_.pool, FilesOf(snapshot), search,
-                                                 CallOptions{options_.query_deadline}));
+  API_ASSIGN_OR_RESPOND(LogPage page, SearchLogs(*options_.pool, snapshot, options_.data_dir,
+                                                 search, CallOptions{options_.query_deadline}));
   return JsonResponse(LogsJson(page));
 }
 

@@ -1,6 +1,8 @@
 // SearchLogs (search.h).
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "api/log_filter.h"
@@ -110,6 +112,20 @@ absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>
   return cursor;
 }
 
+// The files whose records may lie in [start, end) (both within a validated
+// window, so not negative).
+query::ViewFiles LogFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir,
+                             int64_t start, int64_t end) {
+  return ViewFilesFor(snapshot, data_dir, std::nullopt,
+                      query::EventWindow{static_cast<uint64_t>(std::max<int64_t>(0, start)),
+                                         static_cast<uint64_t>(std::max<int64_t>(0, end))});
+}
+
+// The first slice of the window PageTimeFloor looks at, and how much each
+// next slice grows.
+constexpr int64_t kFirstSliceNanos = 60'000'000'000;  // one minute
+constexpr int64_t kSliceGrowth = 8;
+
 // The time at or after which the page's rows lie: the (limit + 1)-th
 // newest time among the matching rows older than the cursor's time (all
 // matching rows without a cursor), or the window's start when fewer match.
@@ -119,40 +135,66 @@ absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>
 // window would be read whole and hashed to keep the newest few. Rows at the
 // cursor's own time are newer than every row counted here, so they can
 // only add to the page.
-absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const query::ViewFiles& files,
-                                      const LogSearch& search, std::optional<uint64_t> before,
-                                      const CallOptions& call) {
-  std::vector<query::QueryParam> params;
-  std::string filters = internal::LogFilterSql(search, &params);
-  if (before.has_value()) {
+//
+// The floor is looked for newest first, in slices of the window that end
+// where it ends and grow from one minute eightfold: recent rows are what a
+// page shows, and a common match fills the page from the newest minutes,
+// whose row groups are the only ones DuckDB then reads. A slice that holds
+// more than `limit` matches holds the floor, since every row outside it is
+// older than all of them; a rare match costs at most about 8/7 of one scan
+// of the whole window, plus a query per slice.
+absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const storage::Snapshot& snapshot,
+                                      const std::string& data_dir, const LogSearch& search,
+                                      std::optional<uint64_t> before, const CallOptions& call) {
+  const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+  const int64_t upper = before.has_value() && *before < static_cast<uint64_t>(search.end)
+                            ? static_cast<int64_t>(*before)
+                            : search.end;
+  int64_t slice = kFirstSliceNanos;
+  while (true) {
+    const int64_t lower = upper - search.start <= slice ? search.start : upper - slice;
+    std::vector<query::QueryParam> params;
+    std::string filters = internal::LogFilterSql(search, &params);
+    absl::StrAppend(&filters, " AND time_unix_nano >= ", NextParam(params));
+    params.emplace_back(static_cast<uint64_t>(lower));
     absl::StrAppend(&filters, " AND time_unix_nano < ", NextParam(params));
-    params.emplace_back(*before);
+    params.emplace_back(static_cast<uint64_t>(upper));
+    const std::string sql = absl::StrCat(
+        "SELECT min(time_unix_nano), count(*) FROM (SELECT time_unix_nano FROM logs", " WHERE ",
+        filters, " ORDER BY time_unix_nano DESC LIMIT ", search.limit + 1, ")");
+    STRATA_ASSIGN_OR_RETURN(
+        query::QueryResult result,
+        pool.Run(LogFilesFor(snapshot, data_dir, lower, upper), sql,
+                 internal::Options(internal::RemainingCall(call, began), std::move(params), 1)));
+    STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 2, "log search floor"));
+    if (result.rows.size() != 1) return absl::InternalError("log search floor: no row");
+    STRATA_ASSIGN_OR_RETURN(int64_t count, CellInt(result.rows[0][1]));
+    if (count > search.limit) return CellInt(result.rows[0][0]);
+    if (lower <= search.start) return search.start;
+    slice =
+        slice > (upper - search.start) / kSliceGrowth ? upper - search.start : slice * kSliceGrowth;
   }
-  const std::string sql = absl::StrCat(
-      "SELECT min(time_unix_nano), count(*) FROM (SELECT time_unix_nano FROM logs WHERE ", filters,
-      " ORDER BY time_unix_nano DESC LIMIT ", search.limit + 1, ")");
-  STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
-                          pool.Run(files, sql, internal::Options(call, std::move(params), 1)));
-  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 2, "log search floor"));
-  if (result.rows.size() != 1) return absl::InternalError("log search floor: no row");
-  STRATA_ASSIGN_OR_RETURN(int64_t count, CellInt(result.rows[0][1]));
-  if (count <= search.limit) return search.start;
-  return CellInt(result.rows[0][0]);
 }
 
 }  // namespace
 
-absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFiles& files,
-                                   const LogSearch& search, const CallOptions& call) {
+absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const storage::Snapshot& snapshot,
+                                   const std::string& data_dir, const LogSearch& search,
+                                   const CallOptions& call) {
+  const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   std::optional<Cursor> cursor;
   if (!search.cursor.empty()) {
     STRATA_ASSIGN_OR_RETURN(cursor, DecodeCursor(search.cursor));
   }
   STRATA_ASSIGN_OR_RETURN(
       const int64_t floor,
-      PageTimeFloor(pool, files, search,
+      PageTimeFloor(pool, snapshot, data_dir, search,
                     cursor.has_value() ? std::optional<uint64_t>(cursor->time) : std::nullopt,
                     call));
+  // No row of the page is newer than the cursor's time.
+  const int64_t page_end = cursor.has_value() && cursor->time < static_cast<uint64_t>(search.end)
+                               ? static_cast<int64_t>(cursor->time) + 1
+                               : search.end;
   std::vector<query::QueryParam> params;
   std::string filters = internal::LogFilterSql(search, &params);
   absl::StrAppend(&filters, " AND time_unix_nano >= ", NextParam(params));
@@ -179,8 +221,9 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const query::ViewFile
       filters, ")", after, " ORDER BY time_unix_nano DESC, row_key DESC LIMIT ", search.limit + 1);
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult result,
-      pool.Run(files, sql,
-               internal::Options(call, std::move(params), static_cast<size_t>(search.limit + 1))));
+      pool.Run(LogFilesFor(snapshot, data_dir, floor, page_end), sql,
+               internal::Options(internal::RemainingCall(call, began), std::move(params),
+                                 static_cast<size_t>(search.limit + 1))));
   STRATA_RETURN_IF_ERROR(internal::CheckShape(result, log_column::kCount, "log search"));
   LogPage page;
   const size_t shown = std::min(result.rows.size(), static_cast<size_t>(search.limit));

@@ -38,10 +38,12 @@ using Attributes = std::vector<std::pair<std::string, std::string>>;
 
 // The files of `snapshot` for the views, as absolute paths (batch
 // directories not already under `data_dir` are joined to it). With
-// `spans_window`, only the spans files whose event times meet it
-// (query/view_files.h): for the calls that read spans starting in a window.
+// `spans_window` (`logs_window`), only the spans (logs) files whose event
+// times meet it (query/view_files.h): for the calls that read spans
+// starting (records timed) in a window.
 query::ViewFiles ViewFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir,
-                              std::optional<query::SpanWindow> spans_window = std::nullopt);
+                              std::optional<query::EventWindow> spans_window = std::nullopt,
+                              std::optional<query::EventWindow> logs_window = std::nullopt);
 
 // Common to every call: the query deadline (0: the pool's default).
 struct CallOptions {
@@ -155,8 +157,16 @@ struct LogPage {
 // Newest first, ordered by (time_unix_nano, row key) descending, where the
 // row key is a hash of the row's content. The cursor holds the last row's
 // (time, key), so the next page starts strictly after it.
+//
+// Over `snapshot`'s logs files (paths as ViewFilesFor makes them), newest
+// first: queries over growing slices at the window's end find the time of
+// the (limit + 1)-th newest match, each reading only the files whose
+// records meet its slice, then one query reads the page's whole rows from
+// the files at or after that time. A nonzero `call.deadline` bounds them
+// all together.
 [[nodiscard]] absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool,
-                                                 const query::ViewFiles& files,
+                                                 const storage::Snapshot& snapshot,
+                                                 const std::string& data_dir,
                                                  const LogSearch& search,
                                                  const CallOptions& call = {});
 
@@ -271,6 +281,10 @@ std::string CellString(const std::optional<std::string>& cell);
 
 query::QueryOptions Options(const CallOptions& call, std::vector<query::QueryParam> params,
                             size_t max_rows);
+// What is left of `call`'s deadline for a later query of a call that began
+// at `began` (at least 1 ms, since 0 means the pool's default); `call` as
+// it is when it has no deadline.
+CallOptions RemainingCall(const CallOptions& call, std::chrono::steady_clock::time_point began);
 // Internal unless every row of `result` has `columns` cells.
 [[nodiscard]] absl::Status CheckShape(const query::QueryResult& result, size_t columns,
                                       std::string_view what);

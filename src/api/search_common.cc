@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -9,8 +10,9 @@
 namespace strata::api {
 
 query::ViewFiles ViewFilesFor(const storage::Snapshot& snapshot, const std::string& data_dir,
-                              std::optional<query::SpanWindow> spans_window) {
-  query::ViewFiles files = query::ViewFilesOf(snapshot, spans_window);
+                              std::optional<query::EventWindow> spans_window,
+                              std::optional<query::EventWindow> logs_window) {
+  query::ViewFiles files = query::ViewFilesOf(snapshot, spans_window, logs_window);
   for (auto* list : {&files.spans, &files.logs, &files.metrics}) {
     for (std::string& path : *list) {
       if (!path.starts_with('/')) path = absl::StrCat(data_dir, "/", path);
@@ -100,6 +102,15 @@ query::QueryOptions Options(const CallOptions& call, std::vector<query::QueryPar
   options.max_rows = max_rows;
   options.params = std::move(params);
   return options;
+}
+
+CallOptions RemainingCall(const CallOptions& call, std::chrono::steady_clock::time_point began) {
+  if (call.deadline.count() <= 0) return call;
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - began);
+  CallOptions remaining = call;
+  remaining.deadline = std::max(std::chrono::milliseconds(1), call.deadline - spent);
+  return remaining;
 }
 
 absl::Status CheckShape(const query::QueryResult& result, size_t columns, std::string_view what) {

@@ -47,8 +47,7 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
                                                        const std::string& data_dir,
                                                        const TraceSearch& search,
                                                        const CallOptions& call) {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point began = Clock::now();
+  const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   // Windows are validated non-negative with start < end (params.h).
   const uint64_t window_start = static_cast<uint64_t>(std::max<int64_t>(0, search.start));
   const uint64_t window_end = static_cast<uint64_t>(std::max<int64_t>(0, search.end));
@@ -92,7 +91,7 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
       match, ") ORDER BY start_ns DESC, trace_id LIMIT ", search.limit);
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult top,
-      pool.Run(ViewFilesFor(snapshot, data_dir, query::SpanWindow{window_start, window_end}),
+      pool.Run(ViewFilesFor(snapshot, data_dir, query::EventWindow{window_start, window_end}),
                top_sql, Options(call, std::move(params), static_cast<size_t>(search.limit))));
   STRATA_RETURN_IF_ERROR(CheckShape(top, 2, "trace search"));
   if (top.rows.empty()) return std::vector<TraceSummary>();
@@ -135,15 +134,10 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
       " FROM agg JOIN root ON agg.trace_id = root.trace_id AND root.rn = 1"
       " JOIN svc ON agg.trace_id = svc.trace_id"
       " ORDER BY agg.start_ns DESC, agg.trace_id";
-  CallOptions remaining = call;
-  if (call.deadline.count() > 0) {
-    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began);
-    // At least 1 ms: 0 would mean the pool's default deadline.
-    remaining.deadline = std::max(std::chrono::milliseconds(1), call.deadline - spent);
-  }
+  const CallOptions remaining = internal::RemainingCall(call, began);
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult result,
-      pool.Run(ViewFilesFor(snapshot, data_dir, query::SpanWindow{narrowed_start, window_end}),
+      pool.Run(ViewFilesFor(snapshot, data_dir, query::EventWindow{narrowed_start, window_end}),
                summary_sql,
                Options(remaining, std::move(summary_params), static_cast<size_t>(search.limit))));
   STRATA_RETURN_IF_ERROR(CheckShape(result, 10, "trace search"));

@@ -253,7 +253,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
     q.params = {now - kDayNanos};
     const Clock::time_point start = Clock::now();
     const query::ViewFiles day_files =
-        query::ViewFilesOf(*snapshot, query::SpanWindow{now - kDayNanos, UINT64_MAX});
+        query::ViewFilesOf(*snapshot, query::EventWindow{now - kDayNanos, UINT64_MAX});
     auto rows = (*pool)->Run(day_files,
                              "SELECT service_name, name, quantile_cont(duration_nano, 0.99) "
                              "FROM spans WHERE start_time_unix_nano >= $1 GROUP BY ALL",
@@ -267,14 +267,13 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   // (the first page of 100).
   std::vector<double> log_search_s;
   size_t log_hits = 0;
-  const query::ViewFiles all_files = api::ViewFilesFor(*snapshot, dir);
   for (int i = 0; i < std::max(1, options.scans); ++i) {
     api::LogSearch search;
     search.start = static_cast<int64_t>(now - kHourNanos);
     search.end = static_cast<int64_t>(now + 1);
     search.text = "Connection Reset";
     const Clock::time_point start = Clock::now();
-    auto page = api::SearchLogs(**pool, all_files, search);
+    auto page = api::SearchLogs(**pool, *snapshot, dir, search);
     log_search_s.push_back(SecondsSince(start));
     if (!page.ok()) return FailStep("query", "log search", page.status());
     log_hits = page->logs.size();
@@ -431,8 +430,8 @@ int RunBenchQuery(const BenchQueryOptions& options) {
       spans, span_batches, trace_p50, trace_p99, absent_p50, absent_p99, scan_p50,
       scan_p50 / std::max(trace_p50, 1e-6), search_p50, aggregate_p50, trace_cpu_p50,
       lookup_cache_mib, search_cpu_p50, friendly_filter_ratio, compact.gzip_p50_ms,
-      compact.gzip_bytes, compact.plain_p50_ms, compact.plain_bytes, log_search_p50,
-      attr_keys_p50, tail->p50_ms, tail->max_ms);
+      compact.gzip_bytes, compact.plain_p50_ms, compact.plain_bytes, log_search_p50, attr_keys_p50,
+      tail->p50_ms, tail->max_ms);
   return 0;
 }
 

@@ -149,9 +149,9 @@ TEST(PinnedSnapshotQueryTest, SpanWindowListsOnlyTheBatchesThatMeetIt) {
 
   const storage::NanosRange first = *written.records[0].meta.spans.event_time;
   const query::ViewFiles all = query::ViewFilesOf(*snapshot);
-  for (const query::SpanWindow window :
-       {query::SpanWindow{first.min, first.max + 1}, query::SpanWindow{first.max, first.max + 1},
-        query::SpanWindow{0, first.min}, query::SpanWindow{0, UINT64_MAX}}) {
+  for (const query::EventWindow window :
+       {query::EventWindow{first.min, first.max + 1}, query::EventWindow{first.max, first.max + 1},
+        query::EventWindow{0, first.min}, query::EventWindow{0, UINT64_MAX}}) {
     const query::ViewFiles pruned = query::ViewFilesOf(*snapshot, window);
     size_t expected = 0;
     for (const BatchRecord& r : written.records) {
