@@ -121,6 +121,11 @@ query::ViewFiles LogFilesFor(const storage::Snapshot& snapshot, const std::strin
                                          static_cast<uint64_t>(std::max<int64_t>(0, end))});
 }
 
+double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 // The first slice of the window PageTimeFloor looks at, and how much each
 // next slice grows.
 constexpr int64_t kFirstSliceNanos = 60'000'000'000;  // one minute
@@ -139,13 +144,14 @@ constexpr int64_t kSliceGrowth = 8;
 // The floor is looked for newest first, in slices of the window that end
 // where it ends and grow from one minute eightfold: recent rows are what a
 // page shows, and a common match fills the page from the newest minutes,
-// whose row groups are the only ones DuckDB then reads. A slice that holds
+// whose files are the only ones each query lists. A slice that holds
 // more than `limit` matches holds the floor, since every row outside it is
 // older than all of them; a rare match costs at most about 8/7 of one scan
 // of the whole window, plus a query per slice.
 absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const storage::Snapshot& snapshot,
                                       const std::string& data_dir, const LogSearch& search,
-                                      std::optional<uint64_t> before, const CallOptions& call) {
+                                      std::optional<uint64_t> before, const CallOptions& call,
+                                      LogSearchStats* stats) {
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   const int64_t upper = before.has_value() && *before < static_cast<uint64_t>(search.end)
                             ? static_cast<int64_t>(*before)
@@ -162,10 +168,14 @@ absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const storage::Sna
     const std::string sql = absl::StrCat(
         "SELECT min(time_unix_nano), count(*) FROM (SELECT time_unix_nano FROM logs", " WHERE ",
         filters, " ORDER BY time_unix_nano DESC LIMIT ", search.limit + 1, ")");
+    const query::ViewFiles files = LogFilesFor(snapshot, data_dir, lower, upper);
+    ++stats->slices;
+    stats->floor_files += files.logs.size();
     STRATA_ASSIGN_OR_RETURN(
         query::QueryResult result,
-        pool.Run(LogFilesFor(snapshot, data_dir, lower, upper), sql,
+        pool.Run(files, sql,
                  internal::Options(internal::RemainingCall(call, began), std::move(params), 1)));
+    stats->floor_ms = MillisSince(began);
     STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 2, "log search floor"));
     if (result.rows.size() != 1) return absl::InternalError("log search floor: no row");
     STRATA_ASSIGN_OR_RETURN(int64_t count, CellInt(result.rows[0][1]));
@@ -180,7 +190,10 @@ absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const storage::Sna
 
 absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const storage::Snapshot& snapshot,
                                    const std::string& data_dir, const LogSearch& search,
-                                   const CallOptions& call) {
+                                   const CallOptions& call, LogSearchStats* stats) {
+  LogSearchStats unused;
+  if (stats == nullptr) stats = &unused;
+  *stats = {};
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   std::optional<Cursor> cursor;
   if (!search.cursor.empty()) {
@@ -189,8 +202,8 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const storage::Snapsh
   STRATA_ASSIGN_OR_RETURN(
       const int64_t floor,
       PageTimeFloor(pool, snapshot, data_dir, search,
-                    cursor.has_value() ? std::optional<uint64_t>(cursor->time) : std::nullopt,
-                    call));
+                    cursor.has_value() ? std::optional<uint64_t>(cursor->time) : std::nullopt, call,
+                    stats));
   // No row of the page is newer than the cursor's time.
   const int64_t page_end = cursor.has_value() && cursor->time < static_cast<uint64_t>(search.end)
                                ? static_cast<int64_t>(cursor->time) + 1
@@ -208,6 +221,9 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const storage::Snapsh
     after = absl::StrCat(" WHERE time_unix_nano < ", time_param,
                          " OR (time_unix_nano = ", time_param, " AND row_key < ", key_param, ")");
   }
+  const query::ViewFiles page_files = LogFilesFor(snapshot, data_dir, floor, page_end);
+  stats->page_files = page_files.logs.size();
+  const std::chrono::steady_clock::time_point page_began = std::chrono::steady_clock::now();
   // One row more than the page, to know whether another page follows. The
   // limit is a validated integer, not request text.
   const std::string sql = absl::StrCat(
@@ -221,9 +237,10 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const storage::Snapsh
       filters, ")", after, " ORDER BY time_unix_nano DESC, row_key DESC LIMIT ", search.limit + 1);
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult result,
-      pool.Run(LogFilesFor(snapshot, data_dir, floor, page_end), sql,
+      pool.Run(page_files, sql,
                internal::Options(internal::RemainingCall(call, began), std::move(params),
                                  static_cast<size_t>(search.limit + 1))));
+  stats->page_ms = MillisSince(page_began);
   STRATA_RETURN_IF_ERROR(internal::CheckShape(result, log_column::kCount, "log search"));
   LogPage page;
   const size_t shown = std::min(result.rows.size(), static_cast<size_t>(search.limit));

@@ -164,11 +164,18 @@ struct LogPage {
 // records meet its slice, then one query reads the page's whole rows from
 // the files at or after that time. A nonzero `call.deadline` bounds them
 // all together.
-[[nodiscard]] absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool,
-                                                 const storage::Snapshot& snapshot,
-                                                 const std::string& data_dir,
-                                                 const LogSearch& search,
-                                                 const CallOptions& call = {});
+// What one SearchLogs call did (for `strata bench query`).
+struct LogSearchStats {
+  int slices = 0;          // queries looking for the page floor
+  size_t floor_files = 0;  // logs files they listed, summed
+  size_t page_files = 0;   // logs files the page query listed
+  double floor_ms = 0;     // wall time of the floor queries
+  double page_ms = 0;      // and of the page query
+};
+
+[[nodiscard]] absl::StatusOr<LogPage> SearchLogs(
+    query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
+    const LogSearch& search, const CallOptions& call = {}, LogSearchStats* stats = nullptr);
 
 // ---- metrics ----
 
