@@ -368,8 +368,8 @@ size_t RowsNamingEveryOwner(const ColumnVector& resource_index, const ColumnVect
   absl::flat_hash_set<int32_t> resources;
   absl::flat_hash_set<int32_t> scopes;
   size_t rows = 0;
-  // Neighbouring rows mostly share their resource and scope; comparing with
-  // the previous row skips most set lookups.
+  // Neighbouring rows often share their resource and scope; comparing with
+  // the previous row skips those set lookups.
   std::optional<int32_t> previous_resource;
   std::optional<int32_t> previous_scope;
   for (size_t r = 0; r < resource_index.size(); ++r) {
