@@ -22,9 +22,12 @@ namespace {
 constexpr char kCompactToken[] = "bench-read-token";
 constexpr auto kCallTimeout = std::chrono::seconds(60);
 
-// The id of a trace of kCompactTraceSpans spans written now (a generated
-// trace across the five services, so its spans have five resources).
-absl::StatusOr<otlp::TraceId> WriteBigTrace(storage::Storage& storage, uint64_t seed) {
+// The id of the trace of kCompactTraceSpans spans that `seed` generates (a
+// trace across the five services, so its spans have five resources),
+// written now unless an earlier run on the same data (--reuse) wrote it:
+// writing it again would double its spans.
+absl::StatusOr<otlp::TraceId> BigTrace(FileSystem& fs, storage::Storage& storage,
+                                       const std::string& dir, uint64_t seed) {
   workload::TrafficOptions options;
   options.seed = seed * 7919 + 17;
   options.start_time_unix_nano = UnixNanosNow() - 30ULL * 60 * 1'000'000'000;
@@ -38,6 +41,16 @@ absl::StatusOr<otlp::TraceId> WriteBigTrace(storage::Storage& storage, uint64_t 
                                            request.traces->spans.size(), kCompactTraceSpans));
   }
   const otlp::TraceId id = request.traces->spans.trace_id[0];
+  storage::TraceLookupStats stats;
+  STRATA_RETURN_IF_ERROR(storage::LookupTrace(fs, dir, *storage.Pin(), id, &stats,
+                                              storage::TraceLookupDetail::kSkeleton)
+                             .status());
+  if (stats.rows_read == static_cast<uint64_t>(kCompactTraceSpans)) return id;
+  if (stats.rows_read != 0) {
+    return absl::FailedPreconditionError(
+        fmt::format("trace {} of seed {} has {} spans in {}, not {}; pass another --seed",
+                    api::TraceIdHex(id), seed, stats.rows_read, dir, kCompactTraceSpans));
+  }
   request.rows = request.traces->spans.size();
   request.bytes = request.rows * 400;  // about the OTLP protobuf size of a generated span
   STRATA_RETURN_IF_ERROR(storage.Write(std::move(request)));
@@ -58,7 +71,7 @@ absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage, quer
                                  const std::string& dir, uint64_t seed, int runs,
                                  CompactTraceResult* result) {
   runs = std::max(1, runs);
-  STRATA_ASSIGN_OR_RETURN(const otlp::TraceId id, WriteBigTrace(storage, seed));
+  STRATA_ASSIGN_OR_RETURN(const otlp::TraceId id, BigTrace(fs, storage, dir, seed));
   const std::shared_ptr<const storage::Snapshot> snapshot = storage.Pin();
 
   // In process: the lookup and the encoding on their own.

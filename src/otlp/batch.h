@@ -147,6 +147,12 @@ void TruncateColumns(size_t n, Columns&... columns) {
   (columns.resize(n), ...);
 }
 
+// Makes room in every column for `n` rows.
+template <typename... Columns>
+void ReserveColumns(size_t n, Columns&... columns) {
+  (columns.reserve(n), ...);
+}
+
 struct AttributeRow {
   std::string_view key;
   ValueRow value;
@@ -369,6 +375,12 @@ struct SpanColumns {
   std::vector<int32_t> status_code;  // Status.StatusCode value as sent
 
   size_t size() const { return name.size(); }
+  void Reserve(size_t n) {
+    ReserveColumns(n, scope, trace_id, span_id, trace_state, parent_span_id, has_parent_span_id,
+                   flags, name, kind, start_time_unix_nano, end_time_unix_nano, attributes,
+                   dropped_attributes_count, events, dropped_events_count, links,
+                   dropped_links_count, status_message, status_code);
+  }
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Append(const SpanRow& row) {
     scope.push_back(row.scope);
     trace_id.push_back(row.trace_id);

@@ -791,6 +791,85 @@ TEST_F(TraceLookupTest, RowRangesReadLikeTheWholeFile) {
   }
 }
 
+// Ranges of more than 4,096 rows read the resource and scope columns only
+// as far as the last row that first names one of the range's resources or
+// scopes (SpansRangeReader::ReadRange). A scope first named near the end of
+// the range, and ranges that start past the first row naming a resource,
+// must still come back as in the whole file, with and without details.
+TEST(TraceLookupRangeTest, LongRangesWithAScopeFirstNamedLateReadLikeTheWholeFile) {
+  otlp::TraceBatch b;
+  BatchBuilder build(&b);
+  const uint32_t r0 = build.Resource(build.Many(6, "res0."), "https://schema/r0", 1, 2);
+  // Not EveryValueType: its 70,000-byte string on each of 6,000 rows
+  // would make the reads slow for nothing here.
+  const auto typed = [&build](const std::string& salt) {
+    std::vector<otlp::AttributeRow> attributes = build.Many(4, salt);
+    attributes.push_back({build.S(salt + "double"), BatchBuilder::Double(-0.5)});
+    attributes.push_back({build.S(salt + "bool"), BatchBuilder::Bool(true)});
+    attributes.push_back({build.S(salt + "bytes"), BatchBuilder::Bytes(build.S("\x01\x02"))});
+    attributes.push_back(
+        {build.S(salt + "kv"), build.KvList({{build.S("k"), BatchBuilder::Int(1)}})});
+    return attributes;
+  };
+  const uint32_t r1 = build.Resource(typed("r1."), "", 0, 1);
+  const uint32_t s0 = build.Scope(r0, "s0", "1.0", build.Many(2, "s0."), 0, "");
+  const uint32_t s1 = build.Scope(r1, "s1", "", typed("s1."), 3, "https://scope");
+  const uint32_t late = build.Scope(r1, "late", "2", build.Many(3, "late."), 1, "");
+  constexpr uint64_t kSpans = 6000;
+  constexpr uint64_t kFirstLate = 5901;
+  for (uint64_t i = 0; i < kSpans; ++i) {
+    otlp::SpanRow row;
+    row.scope = i >= kFirstLate && i % 7 == 0 ? late : (i % 3 == 0 ? s1 : s0);
+    row.trace_id = MakeTraceId(7, 7);
+    row.span_id = MakeSpanId(i + 1);
+    row.name = build.S(fmt::format("op-{}", i % 11));
+    row.start_time_unix_nano = 1000 + i;  // the file keeps this order
+    row.end_time_unix_nano = 2000 + 2 * i;
+    row.attributes = BatchBuilder::Attributes(&b.span_attributes, build.Many(i % 3, "a."));
+    b.spans.Append(row);
+  }
+  const otlp::TraceBatch* inputs[] = {&b};
+  const std::string id = "20250614093015123456000";
+  absl::StatusOr<SpansTable> table = WriteSpansTable(inputs, id);
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->first_span_row, 0u);
+  parquet::StringSource source(table->file);
+  absl::StatusOr<otlp::TraceBatch> whole = ReadSpansTable(&source, id, "spans.parquet");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  // Without details a span keeps its owners, names and times.
+  const auto owners_of = [](const otlp::TraceBatch& batch, size_t i) {
+    const uint32_t scope = batch.spans.scope[i];
+    const uint32_t resource = batch.scopes.resource[scope];
+    return fmt::format(
+        "{} {} {} {}/{}/{}/{} [{}] resource {}/{} [{}]", Hex(batch.spans.span_id[i]),
+        batch.spans.name[i], batch.spans.start_time_unix_nano[i], batch.scopes.name[scope],
+        batch.scopes.version[scope], batch.scopes.schema_url[scope],
+        batch.scopes.dropped_attributes_count[scope],
+        RenderAttributes(batch, batch.scope_attributes, batch.scopes.attributes[scope]),
+        batch.resources.schema_url[resource], batch.resources.dropped_attributes_count[resource],
+        RenderAttributes(batch, batch.resource_attributes, batch.resources.attributes[resource]));
+  };
+  for (auto [begin, end] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, kSpans}, {1, kSpans}, {1500, kSpans}, {0, kFirstLate + 1}, {0, kFirstLate}}) {
+    SCOPED_TRACE(fmt::format("rows [{}, {})", begin, end));
+    absl::StatusOr<otlp::TraceBatch> rows = ReadSpansRows(&source, id, "spans.parquet", begin, end);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    absl::StatusOr<std::unique_ptr<SpansRangeReader>> reader =
+        SpansRangeReader::Open(&source, id, "spans.parquet");
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    (*reader)->SkipSpanDetails();
+    otlp::TraceBatch skeleton;
+    ASSERT_TRUE((*reader)->ReadSpans(begin, end, &skeleton).ok());
+    ASSERT_EQ(rows->spans.size(), end - begin);
+    ASSERT_EQ(skeleton.spans.size(), end - begin);
+    EXPECT_EQ(rows->scopes.size(), end > kFirstLate ? 3u : 2u);
+    for (uint64_t r = begin; r < end; ++r) {
+      ASSERT_EQ(SpanFacts(*rows, r - begin), SpanFacts(*whole, r)) << "row " << r;
+      ASSERT_EQ(owners_of(skeleton, r - begin), owners_of(*whole, r)) << "row " << r;
+    }
+  }
+}
+
 // Pages of a file and which of them a CountingSource's reads touched.
 struct PageCounts {
   uint64_t pages = 0;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "common/check.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -406,13 +407,14 @@ absl::StatusOr<RowOwners> RebuildResourcesAndScopes(std::span<ColumnVector> c,
 }
 
 std::vector<uint32_t> RenumberDense(ColumnVector* index) {
-  std::vector<uint32_t> values;
-  values.reserve(index->int32s.size());
+  // A range of many rows names few resources and scopes (a big trace's
+  // spans name a handful): sort the distinct values, not every row's.
+  absl::flat_hash_set<uint32_t> distinct;
   for (size_t r = 0; r < index->int32s.size(); ++r) {
-    if (!index->is_null(r)) values.push_back(static_cast<uint32_t>(index->int32s[r]));
+    if (!index->is_null(r)) distinct.insert(static_cast<uint32_t>(index->int32s[r]));
   }
+  std::vector<uint32_t> values(distinct.begin(), distinct.end());
   std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
   for (size_t r = 0; r < index->int32s.size(); ++r) {
     if (index->is_null(r)) continue;
     const auto it =

@@ -219,7 +219,11 @@ class SpansTableWriter : public TableFileWriter {
 // A spans.parquet opened once for reading many row ranges (compaction's
 // merge): ReadSpans is ReadSpansRows without parsing the footer again.
 // Range reads skip the promoted columns (spans-parquet.md: they are derived
-// and ignored on read-back).
+// and ignored on read-back). A range of more than 4,096 span rows reads the
+// resource and scope columns other than the two indexes only up to the
+// last row that first names one of its resources or scopes: the rows
+// after it repeat those (a big trace's spans name a few resources many
+// times), so they are neither decoded nor checked there.
 class SpansRangeReader {
  public:
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<SpansRangeReader>> Open(

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "common/check.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -280,7 +282,12 @@ absl::Status AppendSpanRows(std::vector<ColumnVector>& c, std::string_view file_
   SpanRowReader rows(c, file_name, first_row, batch, details);
   STRATA_RETURN_IF_ERROR(rows.Init());
   const size_t row_count = c[kSpansRowKind].size();
-  batch->spans.scope.reserve(batch->spans.size() + row_count - first_span);
+  // Room for the rows, growing geometrically: a trace read from many
+  // batches appends to the same columns once per batch.
+  const size_t span_rows = batch->spans.size() + row_count - first_span;
+  if (span_rows > batch->spans.name.capacity()) {
+    batch->spans.Reserve(std::max(span_rows, 2 * batch->spans.name.capacity()));
+  }
   for (size_t r = first_span; r < row_count; ++r) {
     STRATA_RETURN_IF_ERROR(rows.ReadRow(r, owners.scope[r]));
   }
@@ -348,6 +355,37 @@ uint64_t SpansRangeReader::file_rows() const {
   return static_cast<uint64_t>(std::max<int64_t>(reader_->num_rows(), 0));
 }
 
+namespace {
+
+// Range reads longer than this read the resource and scope content
+// columns apart (SpansRangeReader::ReadRange). Above parquet::FileReader's
+// prefetch limit (4096 rows) a read is not coalesced into one I/O anyway.
+constexpr uint64_t kOwnersApartRowsMin = 4096;
+
+// The number of leading rows that name every resource and scope the rows
+// name: each is named first within them.
+size_t RowsNamingEveryOwner(const ColumnVector& resource_index, const ColumnVector& scope_index) {
+  absl::flat_hash_set<int32_t> resources;
+  absl::flat_hash_set<int32_t> scopes;
+  size_t rows = 0;
+  // Neighbouring rows often share their resource and scope; comparing with
+  // the previous row skips those set lookups.
+  std::optional<int32_t> previous_resource;
+  std::optional<int32_t> previous_scope;
+  for (size_t r = 0; r < resource_index.size(); ++r) {
+    const int32_t resource = resource_index.int32s[r];
+    if (resource != previous_resource && resources.insert(resource).second) rows = r + 1;
+    previous_resource = resource;
+    if (scope_index.is_null(r)) continue;
+    const int32_t scope = scope_index.int32s[r];
+    if (scope != previous_scope && scopes.insert(scope).second) rows = r + 1;
+    previous_scope = scope;
+  }
+  return rows;
+}
+
+}  // namespace
+
 absl::Status SpansRangeReader::ReadRange(uint64_t row_begin, uint64_t row_end, bool placeholders,
                                          otlp::TraceBatch* batch, FileOwnerIndexes* owners) {
   if (row_begin >= row_end || row_end > file_rows()) {
@@ -362,24 +400,55 @@ absl::Status SpansRangeReader::ReadRange(uint64_t row_begin, uint64_t row_end, b
            (k >= kSpansEventTime && k < kSpansDroppedEvents) ||
            (k >= kSpansLinkTraceId && k < kSpansDroppedLinks);
   };
+  // The resource and scope columns other than their indexes: every row
+  // repeats its resource's and scope's, and only the first row naming one
+  // is read back (RebuildResourcesAndScopes).
+  const auto is_owner_content = [](int k) {
+    return k >= kSpansResourceScope && k < kSpansResourceScope + kResourceScopeColumns &&
+           k != kSpansResourceScope + kResourceIndexOffset &&
+           k != kSpansResourceScope + kScopeIndexOffset;
+  };
   const bool details = every_column_ || !skip_details_;
+  // A long range of span rows reads the owner content columns in a second
+  // read, only as far as the last row that first names a resource or scope:
+  // a big trace's spans name a few resources many times each. Short ranges
+  // read them with the rest, in one prefetched read.
+  const bool owners_apart =
+      !every_column_ && !placeholders && row_end - row_begin > kOwnersApartRowsMin;
   std::vector<int> wanted;
+  std::vector<int> owner_content;
   for (int k = 0; k < (every_column_ ? kSpansColumnCount : kSpansPromoted); ++k) {
-    if (details || !is_detail(k)) wanted.push_back(k);
+    if (!details && is_detail(k)) continue;
+    if (owners_apart && is_owner_content(k)) {
+      owner_content.push_back(k);
+    } else {
+      wanted.push_back(k);
+    }
   }
   absl::StatusOr<std::vector<ColumnVector>> read =
       reader_->Read(wanted, static_cast<int64_t>(row_begin), static_cast<int64_t>(row_end));
   if (!read.ok()) return AsDataLoss(read.status(), file_name_);
-  std::vector<ColumnVector> c;
-  c.reserve(kSpansColumnCount);
-  size_t next = 0;
-  for (int k = 0; k < kSpansColumnCount; ++k) {
-    if (next < wanted.size() && wanted[next] == k) {
-      c.push_back(std::move((*read)[next++]));
-    } else {
-      const parquet::ColumnSpec& spec = SpansTableColumns()[k];
-      c.push_back(spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type));
+  std::vector<ColumnVector> c(kSpansColumnCount);
+  std::vector<bool> filled(kSpansColumnCount);
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    c[wanted[i]] = std::move((*read)[i]);
+    filled[wanted[i]] = true;
+  }
+  if (!owner_content.empty()) {
+    const size_t rows = RowsNamingEveryOwner(c[kSpansResourceScope + kResourceIndexOffset],
+                                             c[kSpansResourceScope + kScopeIndexOffset]);
+    read = reader_->Read(owner_content, static_cast<int64_t>(row_begin),
+                         static_cast<int64_t>(row_begin + std::max<size_t>(rows, 1)));
+    if (!read.ok()) return AsDataLoss(read.status(), file_name_);
+    for (size_t i = 0; i < owner_content.size(); ++i) {
+      c[owner_content[i]] = std::move((*read)[i]);
+      filled[owner_content[i]] = true;
     }
+  }
+  for (int k = 0; k < kSpansColumnCount; ++k) {
+    if (filled[k]) continue;
+    const parquet::ColumnSpec& spec = SpansTableColumns()[k];
+    c[k] = spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type);
   }
   return AppendSpanRows(c, file_name_, row_begin,
                         placeholders ? RowRange::kPlaceholders : RowRange::kSpans, batch, owners,
