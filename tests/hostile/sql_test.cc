@@ -199,9 +199,14 @@ TEST(HostileSqlTest, GigabyteAnswerStopsAtTheDefaultCapAndTheServerStaysSmall) {
   EXPECT_LE(body.size(), (64u << 20) + 4096u);
   EXPECT_GE(body.size(), 60u << 20);
   EXPECT_THAT(body, HasSubstr("\"truncated\":true"));
+  // What the server may hold at once: the kept rows and their JSON (64
+  // MiB each) and the chunk each of DuckDB's two threads has in flight
+  // (2,048 rows of 100,000 bytes, 195 MiB each), about 520 MiB, far from
+  // the 2 GB a whole answer and its JSON would take. How many chunks
+  // overlap is up to the scheduler: one ASan run peaked at 441 MiB.
   const uint64_t peak = ServerPeakRssBytes(data);
   EXPECT_GT(peak, 0u);
-  EXPECT_LT(peak, uint64_t{400} << 20) << "peak resident memory " << (peak >> 20) << " MiB";
+  EXPECT_LT(peak, uint64_t{640} << 20) << "peak resident memory " << (peak >> 20) << " MiB";
 }
 
 TEST(HostileSqlTest, OutOfMemoryIsNotRetryableAndSaysHowToNarrowTheQuery) {
