@@ -11,6 +11,7 @@
 #include <set>
 
 #include "api/api_server.h"
+#include "api/api_test_server.h"
 #include "api/search.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
@@ -145,13 +146,7 @@ class ApiTest : public ::testing::Test {
       request.bytes = 4096;
       EXPECT_TRUE(storage->Write(std::move(request)).ok());
 
-      query::QueryPoolOptions pool_options;
-      pool_options.data_dir = data_dir;
-      pool_options.max_concurrent = 2;
-      pool_options.threads = 2;
-      auto opened_pool = query::QueryPool::Open(pool_options);
-      EXPECT_TRUE(opened_pool.ok()) << opened_pool.status();
-      pool = *std::move(opened_pool);
+      pool = test_support::OpenTestPool(data_dir, 2, 2);
 
       ApiOptions options;
       options.storage = [this] { return storage.get(); };

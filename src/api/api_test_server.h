@@ -26,19 +26,27 @@ struct LoopbackApi {
   std::unique_ptr<server::HttpServer> http_server;
 };
 
+// A QueryPool over `data_dir`; null (and a test failure naming the
+// status) when it cannot open.
+inline std::unique_ptr<query::QueryPool> OpenTestPool(const std::string& data_dir,
+                                                      int max_concurrent, int threads) {
+  query::QueryPoolOptions pool_options;
+  pool_options.data_dir = data_dir;
+  pool_options.max_concurrent = max_concurrent;
+  pool_options.threads = threads;
+  auto opened = query::QueryPool::Open(pool_options);
+  EXPECT_TRUE(opened.ok()) << opened.status();
+  if (!opened.ok()) return nullptr;
+  return *std::move(opened);
+}
+
 // Starts the pool (two connections), the Api over `storage` (which must
 // outlive the result) and the server, accepting `read_token` only.
 inline LoopbackApi StartLoopbackApi(storage::Storage* storage, FileSystem* fs,
                                     const std::string& data_dir, std::string read_token) {
   LoopbackApi out;
-  query::QueryPoolOptions pool_options;
-  pool_options.data_dir = data_dir;
-  pool_options.max_concurrent = 2;
-  pool_options.threads = 2;
-  auto opened_pool = query::QueryPool::Open(pool_options);
-  EXPECT_TRUE(opened_pool.ok()) << opened_pool.status();
-  if (!opened_pool.ok()) return out;
-  out.pool = *std::move(opened_pool);
+  out.pool = OpenTestPool(data_dir, 2, 2);
+  if (out.pool == nullptr) return out;
   ApiOptions options;
   options.storage = [storage] { return storage; };
   options.pool = out.pool.get();

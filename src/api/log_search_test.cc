@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/api_test_server.h"
 #include "api/params.h"
 #include "api/search.h"
 #include "fmt/format.h"
@@ -86,13 +87,8 @@ class LogSearchTest : public ::testing::Test {
       request.bytes = 4096;
       ASSERT_TRUE(storage_->Write(std::move(request)).ok());
     }
-    query::QueryPoolOptions pool_options;
-    pool_options.data_dir = data_dir_;
-    pool_options.max_concurrent = 1;
-    pool_options.threads = 1;
-    auto pool = query::QueryPool::Open(pool_options);
-    ASSERT_TRUE(pool.ok()) << pool.status();
-    pool_ = *std::move(pool);
+    pool_ = test_support::OpenTestPool(data_dir_, 1, 1);
+    ASSERT_NE(pool_, nullptr);
   }
 
   void TearDown() override {

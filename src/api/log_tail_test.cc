@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "api/api_server.h"
+#include "api/api_test_server.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
@@ -78,13 +79,8 @@ class LogTailTest : public ::testing::Test {
     ingest_ = std::make_unique<server::IngestService>(
         *storage_, [](std::string_view) { return absl::OkStatus(); }, metrics_,
         server::IngestService::Options{});
-    query::QueryPoolOptions pool_options;
-    pool_options.data_dir = data_dir_;
-    pool_options.max_concurrent = 2;
-    pool_options.threads = 1;
-    auto opened_pool = query::QueryPool::Open(pool_options);
-    ASSERT_TRUE(opened_pool.ok()) << opened_pool.status();
-    pool_ = *std::move(opened_pool);
+    pool_ = test_support::OpenTestPool(data_dir_, 2, 1);
+    ASSERT_NE(pool_, nullptr);
     ApiOptions options;
     options.storage = [this] { return storage_.get(); };
     options.pool = pool_.get();
