@@ -9,12 +9,12 @@
 # prints the seconds it took; docs/development.md records a fresh clone's
 # total.
 #
-# STRATA_FUZZ_SECONDS overrides the per-target fuzzing time (default 45:
-# 13 targets, two at a time, in about 5 minutes).
+# STRATA_FUZZ_SECONDS overrides the per-target fuzzing time (default 30:
+# 13 targets, two at a time, in about 3.5 minutes).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-fuzz_seconds="${STRATA_FUZZ_SECONDS:-45}"
+fuzz_seconds="${STRATA_FUZZ_SECONDS:-30}"
 unset STRATA_FUZZ_SECONDS  # strata refuses unknown STRATA_* variables
 
 step_started=$SECONDS
