@@ -1,13 +1,15 @@
 // Fuzz target for the REST API's parameter parsing (src/api/params.cc): the
 // input is an HTTP query string as a client sends it. Every parser must
-// return a value or InvalidArgument, never crash, and a parsed trace id must
-// print back to the hex it came from.
+// return a value or InvalidArgument, never crash, a parsed trace id must
+// print back to the hex it came from, and a parsed log search cursor must
+// print to text that parses back to the same cursor.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "api/log_cursor.h"
 #include "api/params.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -24,6 +26,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string lower(query);
     for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
     if (TraceIdHex(*id) != lower) __builtin_trap();
+  }
+  if (absl::StatusOr<internal::LogCursor> cursor = internal::DecodeLogCursor(query); cursor.ok()) {
+    absl::StatusOr<internal::LogCursor> again =
+        internal::DecodeLogCursor(internal::EncodeLogCursor(*cursor));
+    if (!again.ok() || again->time != cursor->time || again->key != cursor->key ||
+        again->shown != cursor->shown) {
+      __builtin_trap();
+    }
   }
   if (!params.ok()) return 0;
   (void)params->TakeAttributes();

@@ -320,8 +320,9 @@ server::HttpResponse Api::SearchLogsEndpoint(const server::HttpRequest& request,
   if (text.has_value()) search.cursor = *text;
   API_ASSIGN_OR_RESPOND(search.limit, TakeLimit(params, Limit{kLogLimitDefault, kLogLimitMax}));
   API_RETURN_IF_ERROR(params.Finish());
-  API_ASSIGN_OR_RESPOND(LogPage page, SearchLogs(*options_.pool, snapshot, options_.data_dir,
-                                                 search, CallOptions{options_.query_deadline}));
+  API_ASSIGN_OR_RESPOND(
+      LogPage page, SearchLogs(*options_.pool, *options_.fs, snapshot, options_.data_dir, search,
+                               CallOptions{options_.query_deadline}));
   return JsonResponse(LogsJson(page));
 }
 

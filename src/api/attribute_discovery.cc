@@ -149,7 +149,9 @@ absl::StatusOr<AttributeDiscovery> DiscoverAttributes(query::QueryPool& pool,
   }
   // Limits are validated integers, not request text. The sample is
   // materialized once: a LIMIT without an order may pick other rows on
-  // each scan, and keys and values must come from the same rows.
+  // each scan, and keys and values must come from the same rows. Its
+  // entries are grouped once, by (family, key, type, value); keys and their
+  // values are then counted from those groups, far fewer than the entries.
   const std::string sql = absl::StrCat(
       "WITH s AS MATERIALIZED (SELECT attr_keys, attr_types, attr_str, attr_int, attr_double,"
       " attr_bool, resource_attr_keys, resource_attr_types, resource_attr_str, resource_attr_int,"
@@ -157,12 +159,14 @@ absl::StatusOr<AttributeDiscovery> DiscoverAttributes(query::QueryPool& pool,
       table.view, " WHERE ", sample_filter, " LIMIT ", kDiscoveryRows,
       "), e AS MATERIALIZED (SELECT * FROM (", EntriesSql("attribute", "attr"), " UNION ALL ",
       EntriesSql("resource", "resource_attr"), ")", key_filter,
-      "), k AS (SELECT family, key, list_sort(list(DISTINCT type)) AS types, count(*) AS n"
-      " FROM e GROUP BY family, key ORDER BY n DESC, family, key LIMIT ",
+      "), g AS MATERIALIZED (SELECT family, key, type, value, count(*) AS n FROM e GROUP BY ALL"
+      "), k AS (SELECT family, key, list_sort(list(DISTINCT type)) AS types,"
+      " CAST(sum(n) AS BIGINT) AS n FROM g GROUP BY family, key ORDER BY n DESC, family, key"
+      " LIMIT ",
       q.limit + 1,
-      "), v AS (SELECT family, key, value, count(*) AS n FROM e WHERE value IS NOT NULL"
-      " GROUP BY family, key, value QUALIFY row_number() OVER (PARTITION BY family, key"
-      " ORDER BY count(*) DESC, value) <= ",
+      "), v AS (SELECT family, key, value, CAST(sum(n) AS BIGINT) AS n FROM g"
+      " WHERE value IS NOT NULL GROUP BY family, key, value QUALIFY row_number() OVER"
+      " (PARTITION BY family, key ORDER BY sum(n) DESC, value) <= ",
       q.values,
       ") SELECT k.family, k.key, array_to_string(k.types, ','), k.n, v.value, v.n,"
       " (SELECT count(*) FROM s) FROM k LEFT JOIN v ON k.family = v.family AND k.key = v.key"

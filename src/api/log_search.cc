@@ -3,14 +3,19 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <set>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "api/log_cursor.h"
 #include "api/log_filter.h"
+#include "api/log_records.h"
 #include "api/log_rows.h"
 #include "api/params.h"
 #include "api/search.h"
 #include "api/stored_values.h"
 #include "common/status_macros.h"
+#include "query/duckdb_engine.h"
 
 namespace strata::api {
 namespace {
@@ -18,38 +23,6 @@ namespace {
 using internal::CellInt;
 using internal::CellString;
 using internal::NextParam;
-
-constexpr std::string_view kCursorPrefix = "v1.";
-
-struct Cursor {
-  uint64_t time = 0;
-  uint64_t key = 0;
-};
-
-std::string EncodeCursor(const Cursor& cursor) {
-  return absl::StrCat(std::string(kCursorPrefix), cursor.time, ".", cursor.key);
-}
-
-absl::StatusOr<Cursor> DecodeCursor(std::string_view text) {
-  auto bad = [&] {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cursor: not a cursor from a previous page: ", QuoteForError(text)));
-  };
-  if (text.substr(0, kCursorPrefix.size()) != kCursorPrefix) return bad();
-  std::string_view rest = text.substr(kCursorPrefix.size());
-  const size_t dot = rest.find('.');
-  if (dot == std::string_view::npos) return bad();
-  Cursor cursor;
-  const std::string_view time = rest.substr(0, dot);
-  const std::string_view key = rest.substr(dot + 1);
-  auto [time_end, time_ec] = std::from_chars(time.data(), time.data() + time.size(), cursor.time);
-  auto [key_end, key_ec] = std::from_chars(key.data(), key.data() + key.size(), cursor.key);
-  if (time.empty() || key.empty() || time_ec != std::errc() || key_ec != std::errc() ||
-      time_end != time.data() + time.size() || key_end != key.data() + key.size()) {
-    return bad();
-  }
-  return cursor;
-}
 
 }  // namespace
 
@@ -100,17 +73,8 @@ using internal::ReadLogEntry;
 using internal::SelectedColumnsSql;
 namespace log_column = internal::log_column;
 
-absl::StatusOr<Cursor> CursorAfter(const std::vector<std::optional<std::string>>& row) {
-  Cursor cursor;
-  STRATA_ASSIGN_OR_RETURN(int64_t time, CellInt(row[log_column::kTime]));
-  cursor.time = static_cast<uint64_t>(time);
-  const std::string key = CellString(row[log_column::kRowKey]);
-  auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), cursor.key);
-  if (ec != std::errc() || end != key.data() + key.size()) {
-    return absl::InternalError(absl::StrCat("log search: bad row key \"", key, "\""));
-  }
-  return cursor;
-}
+using internal::KeyedLogEntry;
+using internal::LogPosition;
 
 // The files whose records may lie in [start, end) (both within a validated
 // window, so not negative).
@@ -126,36 +90,55 @@ double MillisSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// The first slice of the window PageTimeFloor looks at, and how much each
+// "SELECT filename, file_row_number, time_unix_nano" of the matching
+// records of `files` (the logs files listed) WHERE `filters`: read straight
+// from the files, whose row numbers the logs view does not show.
+std::string PositionsSql(const query::ViewFiles& files, const std::string& filters) {
+  std::string list;
+  for (const std::string& file : files.logs) {
+    absl::StrAppend(&list, list.empty() ? "" : ", ", query::SqlLiteral(file));
+  }
+  return absl::StrCat("SELECT filename, file_row_number, time_unix_nano FROM read_parquet([", list,
+                      "], filename = true, file_row_number = true) WHERE row_kind = 0 AND ",
+                      filters);
+}
+
+absl::StatusOr<std::vector<LogPosition>> ReadPositions(const query::QueryResult& result) {
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 3, "log search positions"));
+  std::vector<LogPosition> out;
+  out.reserve(result.rows.size());
+  for (const auto& row : result.rows) {
+    LogPosition p;
+    p.file = CellString(row[0]);
+    STRATA_ASSIGN_OR_RETURN(int64_t number, CellInt(row[1]));
+    STRATA_ASSIGN_OR_RETURN(int64_t time, CellInt(row[2]));
+    p.row = static_cast<uint64_t>(number);
+    p.time = static_cast<uint64_t>(time);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The first slice of the window NewestMatches looks at, and how much each
 // next slice grows.
 constexpr int64_t kFirstSliceNanos = 60'000'000'000;  // one minute
 constexpr int64_t kSliceGrowth = 8;
 
-// The time at or after which the page's rows lie: the (limit + 1)-th
-// newest time among the matching rows older than the cursor's time (all
-// matching rows without a cursor), or the window's start when fewer match.
-// The page then reads whole rows, and hashes their row keys, only at or
-// after it: a bound parameter, so DuckDB skips the row groups whose time
-// statistics end before it, where otherwise every matching row of the
-// window would be read whole and hashed to keep the newest few. Rows at the
-// cursor's own time are newer than every row counted here, so they can
-// only add to the page.
+// The positions of the (limit + 1) newest matches older than `upper` (all
+// of them when fewer match), newest first; rows of equal time in no
+// particular order.
 //
-// The floor is looked for newest first, in slices of the window that end
-// where it ends and grow from one minute eightfold: recent rows are what a
-// page shows, and a common match fills the page from the newest minutes,
-// whose files are the only ones each query lists. A slice that holds
-// more than `limit` matches holds the floor, since every row outside it is
-// older than all of them; a rare match costs at most about 8/7 of one scan
-// of the whole window, plus a query per slice.
-absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const storage::Snapshot& snapshot,
-                                      const std::string& data_dir, const LogSearch& search,
-                                      std::optional<uint64_t> before, const CallOptions& call,
-                                      LogSearchStats* stats) {
-  const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
-  const int64_t upper = before.has_value() && *before < static_cast<uint64_t>(search.end)
-                            ? static_cast<int64_t>(*before)
-                            : search.end;
+// Looked for newest first, in slices of the window that end at `upper` and
+// grow from one minute eightfold: recent rows are what a page shows, and a
+// common match fills the page from the newest minutes, whose files are the
+// only ones each query lists. A slice that holds more than `limit` matches
+// holds them all, since every row outside it is older; a rare match costs
+// at most about 8/7 of one scan of the whole window, plus a query per
+// slice. The queries read only the filter columns and the time.
+absl::StatusOr<std::vector<LogPosition>> NewestMatches(
+    query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
+    const LogSearch& search, int64_t upper, std::chrono::steady_clock::time_point began,
+    const CallOptions& call, LogSearchStats* stats) {
   int64_t slice = kFirstSliceNanos;
   while (true) {
     const int64_t lower = upper - search.start <= slice ? search.start : upper - slice;
@@ -165,93 +148,151 @@ absl::StatusOr<int64_t> PageTimeFloor(query::QueryPool& pool, const storage::Sna
     params.emplace_back(static_cast<uint64_t>(lower));
     absl::StrAppend(&filters, " AND time_unix_nano < ", NextParam(params));
     params.emplace_back(static_cast<uint64_t>(upper));
-    const std::string sql = absl::StrCat(
-        "SELECT min(time_unix_nano), count(*) FROM (SELECT time_unix_nano FROM logs", " WHERE ",
-        filters, " ORDER BY time_unix_nano DESC LIMIT ", search.limit + 1, ")");
     const query::ViewFiles files = LogFilesFor(snapshot, data_dir, lower, upper);
     ++stats->slices;
     stats->floor_files += files.logs.size();
-    STRATA_ASSIGN_OR_RETURN(
-        query::QueryResult result,
-        pool.Run(files, sql,
-                 internal::Options(internal::RemainingCall(call, began), std::move(params), 1)));
-    stats->floor_ms = MillisSince(began);
-    STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 2, "log search floor"));
-    if (result.rows.size() != 1) return absl::InternalError("log search floor: no row");
-    STRATA_ASSIGN_OR_RETURN(int64_t count, CellInt(result.rows[0][1]));
-    if (count > search.limit) return CellInt(result.rows[0][0]);
-    if (lower <= search.start) return search.start;
+    std::vector<LogPosition> found;
+    if (!files.logs.empty()) {
+      // The limit is a validated integer, not request text.
+      const std::string sql = absl::StrCat(
+          PositionsSql(files, filters), " ORDER BY time_unix_nano DESC LIMIT ", search.limit + 1);
+      STRATA_ASSIGN_OR_RETURN(
+          query::QueryResult result,
+          pool.Run(files, sql,
+                   internal::Options(internal::RemainingCall(call, began), std::move(params),
+                                     static_cast<size_t>(search.limit + 1))));
+      STRATA_ASSIGN_OR_RETURN(found, ReadPositions(result));
+    }
+    if (static_cast<int64_t>(found.size()) > search.limit || lower <= search.start) return found;
     slice =
         slice > (upper - search.start) / kSliceGrowth ? upper - search.start : slice * kSliceGrowth;
   }
 }
 
+// The positions of every match at time `a` or `b` (equal when one time).
+absl::StatusOr<std::vector<LogPosition>> MatchesAt(query::QueryPool& pool,
+                                                   const storage::Snapshot& snapshot,
+                                                   const std::string& data_dir,
+                                                   const LogSearch& search, uint64_t a, uint64_t b,
+                                                   std::chrono::steady_clock::time_point began,
+                                                   const CallOptions& call) {
+  std::vector<query::QueryParam> params;
+  std::string filters = internal::LogFilterSql(search, &params);
+  absl::StrAppend(&filters, " AND time_unix_nano IN (", NextParam(params));
+  params.emplace_back(a);
+  absl::StrAppend(&filters, ", ", NextParam(params), ")");
+  params.emplace_back(b);
+  const query::ViewFiles files =
+      LogFilesFor(snapshot, data_dir, static_cast<int64_t>(std::min(a, b)),
+                  static_cast<int64_t>(std::max(a, b)) + 1);
+  if (files.logs.empty()) return std::vector<LogPosition>{};
+  const std::string sql = absl::StrCat(PositionsSql(files, filters), " LIMIT ", kMaxLogTieRows + 1);
+  STRATA_ASSIGN_OR_RETURN(
+      query::QueryResult result,
+      pool.Run(files, sql,
+               internal::Options(internal::RemainingCall(call, began), std::move(params),
+                                 static_cast<size_t>(kMaxLogTieRows + 1))));
+  if (result.rows.size() > static_cast<size_t>(kMaxLogTieRows)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "log search: more than ", kMaxLogTieRows, " matching records share one time_unix_nano (",
+        a == b ? "" : absl::StrCat(a, " or "), b, "); narrow the search"));
+  }
+  return ReadPositions(result);
+}
+
+bool Newer(const KeyedLogEntry& x, const KeyedLogEntry& y) {
+  if (x.entry.time != y.entry.time) return x.entry.time > y.entry.time;
+  return x.key > y.key;
+}
+
 }  // namespace
 
-absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, const storage::Snapshot& snapshot,
-                                   const std::string& data_dir, const LogSearch& search,
-                                   const CallOptions& call, LogSearchStats* stats) {
+absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, FileSystem& fs,
+                                   const storage::Snapshot& snapshot, const std::string& data_dir,
+                                   const LogSearch& search, const CallOptions& call,
+                                   LogSearchStats* stats) {
   LogSearchStats unused;
   if (stats == nullptr) stats = &unused;
   *stats = {};
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
-  std::optional<Cursor> cursor;
+  std::optional<internal::LogCursor> cursor;
   if (!search.cursor.empty()) {
-    STRATA_ASSIGN_OR_RETURN(cursor, DecodeCursor(search.cursor));
+    STRATA_ASSIGN_OR_RETURN(cursor, internal::DecodeLogCursor(search.cursor));
   }
-  STRATA_ASSIGN_OR_RETURN(
-      const int64_t floor,
-      PageTimeFloor(pool, snapshot, data_dir, search,
-                    cursor.has_value() ? std::optional<uint64_t>(cursor->time) : std::nullopt, call,
-                    stats));
-  // No row of the page is newer than the cursor's time.
-  const int64_t page_end = cursor.has_value() && cursor->time < static_cast<uint64_t>(search.end)
-                               ? static_cast<int64_t>(cursor->time) + 1
-                               : search.end;
-  std::vector<query::QueryParam> params;
-  std::string filters = internal::LogFilterSql(search, &params);
-  absl::StrAppend(&filters, " AND time_unix_nano >= ", NextParam(params));
-  params.emplace_back(static_cast<uint64_t>(floor));
-  std::string after;
-  if (cursor.has_value()) {
-    const std::string time_param = NextParam(params);
-    params.emplace_back(cursor->time);
-    const std::string key_param = NextParam(params);
-    params.emplace_back(cursor->key);
-    after = absl::StrCat(" WHERE time_unix_nano < ", time_param,
-                         " OR (time_unix_nano = ", time_param, " AND row_key < ", key_param, ")");
+  // The rows older than the cursor's time; those at its time come from the
+  // ties query.
+  const bool cursor_in_window = cursor.has_value() &&
+                                cursor->time >= static_cast<uint64_t>(search.start) &&
+                                cursor->time < static_cast<uint64_t>(search.end);
+  const int64_t upper = cursor.has_value() && cursor->time < static_cast<uint64_t>(search.end)
+                            ? static_cast<int64_t>(cursor->time)
+                            : search.end;
+  std::vector<LogPosition> positions;
+  if (upper > search.start) {
+    STRATA_ASSIGN_OR_RETURN(
+        positions, NewestMatches(pool, snapshot, data_dir, search, upper, began, call, stats));
   }
-  const query::ViewFiles page_files = LogFilesFor(snapshot, data_dir, floor, page_end);
-  stats->page_files = page_files.logs.size();
-  const std::chrono::steady_clock::time_point page_began = std::chrono::steady_clock::now();
-  // One row more than the page, to know whether another page follows. The
-  // limit is a validated integer, not request text.
-  const std::string sql = absl::StrCat(
-      "SELECT ", SelectedColumnsSql(),
-      " FROM (SELECT *, hash(time_unix_nano, observed_time_unix_nano, severity_number,"
-      " severity_text, body_type, body_str, body_int, body_double, body_bool, body_bytes,"
-      " trace_id, span_id, flags, event_name, attr_keys, attr_types, attr_str, attr_int,"
-      " attr_double, attr_bool, attr_bytes, resource_attr_keys, resource_attr_str,"
-      " resource_attr_int, scope_name, scope_version) AS row_key FROM logs"
-      " WHERE ",
-      filters, ")", after, " ORDER BY time_unix_nano DESC, row_key DESC LIMIT ", search.limit + 1);
-  STRATA_ASSIGN_OR_RETURN(
-      query::QueryResult result,
-      pool.Run(page_files, sql,
-               internal::Options(internal::RemainingCall(call, began), std::move(params),
-                                 static_cast<size_t>(search.limit + 1))));
-  stats->page_ms = MillisSince(page_began);
-  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, log_column::kCount, "log search"));
+  // Every match at the oldest time the page may end in, and at the
+  // cursor's: their keys decide which of them the page shows.
+  std::optional<uint64_t> floor;
+  if (static_cast<int64_t>(positions.size()) > search.limit) {
+    floor =
+        std::min_element(positions.begin(), positions.end(),
+                         [](const LogPosition& x, const LogPosition& y) { return x.time < y.time; })
+            ->time;
+    std::erase_if(positions, [&](const LogPosition& p) { return p.time == *floor; });
+  }
+  if (floor.has_value() || cursor_in_window) {
+    const uint64_t a = floor.value_or(cursor_in_window ? cursor->time : 0);
+    const uint64_t b = cursor_in_window ? cursor->time : a;
+    STRATA_ASSIGN_OR_RETURN(std::vector<LogPosition> ties,
+                            MatchesAt(pool, snapshot, data_dir, search, a, b, began, call));
+    for (LogPosition& p : ties) positions.push_back(std::move(p));
+  }
+  stats->floor_ms = MillisSince(began);
+  const std::chrono::steady_clock::time_point read_began = std::chrono::steady_clock::now();
   LogPage page;
-  const size_t shown = std::min(result.rows.size(), static_cast<size_t>(search.limit));
-  for (size_t i = 0; i < shown; ++i) {
-    STRATA_ASSIGN_OR_RETURN(LogEntry entry, ReadLogEntry(result.rows[i], &page.values));
-    page.logs.push_back(std::move(entry));
+  std::vector<KeyedLogEntry> rows;
+  if (!positions.empty()) {
+    STRATA_ASSIGN_OR_RETURN(
+        rows, internal::ReadLogRecords(fs, internal::LogsFileBatchIds(snapshot, data_dir),
+                                       positions, &page.values));
   }
-  if (result.rows.size() > shown) {
-    STRATA_ASSIGN_OR_RETURN(Cursor cursor, CursorAfter(result.rows[shown - 1]));
-    page.next_cursor = EncodeCursor(cursor);
+  stats->rows_read = rows.size();
+  std::set<std::string_view> files;
+  for (const LogPosition& p : positions) files.insert(p.file);
+  stats->page_files = files.size();
+  // Rows at the cursor's time come after it only when their key is lower,
+  // or equal (an identical record) beyond the ones already shown.
+  if (cursor.has_value()) {
+    uint64_t skip = cursor->shown;
+    std::sort(rows.begin(), rows.end(), Newer);
+    std::erase_if(rows, [&](const KeyedLogEntry& r) {
+      if (static_cast<uint64_t>(r.entry.time) != cursor->time) return false;
+      if (r.key > cursor->key) return true;
+      if (r.key == cursor->key && skip > 0) {
+        --skip;
+        return true;
+      }
+      return false;
+    });
   }
+  std::stable_sort(rows.begin(), rows.end(), Newer);
+  const size_t shown = std::min(rows.size(), static_cast<size_t>(search.limit));
+  for (size_t i = 0; i < shown; ++i) page.logs.push_back(std::move(rows[i].entry));
+  if (rows.size() > shown) {
+    const KeyedLogEntry& last = rows[shown - 1];
+    internal::LogCursor next{static_cast<uint64_t>(page.logs.back().time), last.key, 0};
+    for (size_t i = shown; i-- > 0 && rows[i].key == next.key &&
+                           static_cast<uint64_t>(page.logs[i].time) == next.time;) {
+      ++next.shown;
+    }
+    if (cursor.has_value() && cursor->time == next.time && cursor->key == next.key) {
+      next.shown += cursor->shown;
+    }
+    page.next_cursor = internal::EncodeLogCursor(next);
+  }
+  stats->page_ms = MillisSince(read_began);
   return page;
 }
 

@@ -1,8 +1,9 @@
-// SearchLogs (search.h) over batches hours apart: the page floor is found
-// in slices that grow from the window's end, so pages whose matches lie in
-// several slices, a page boundary inside a run of equal times, and records
-// without a time (a window from 0) must still page through exactly what
-// one plain DuckDB query over every file orders the same way.
+// SearchLogs (search.h) over batches hours apart: the newest matches are
+// found in slices that grow from the window's end, so pages whose matches
+// lie in several slices, a page boundary inside a run of equal times or of
+// identical records, and records without a time (a window from 0) must
+// still page through exactly what one plain DuckDB query over every file
+// orders the same way.
 
 #include <algorithm>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "api/api_test_server.h"
+#include "api/log_cursor.h"
 #include "api/params.h"
 #include "api/search.h"
 #include "fmt/format.h"
@@ -74,6 +76,13 @@ class LogSearchTest : public ::testing::Test {
           records.push_back({now_ - age + 30 * kSecond, now_, fmt::format("needle tie {}", i)});
         }
       }
+      if (age == 5 * kMinute) {
+        // Identical records: one key, so a page that ends among them must
+        // count how many it showed.
+        for (int i = 0; i < 3; ++i) {
+          records.push_back({now_ - age + 40 * kSecond, now_ - age, "needle twin"});
+        }
+      }
       if (age == 90 * kMinute) {
         // No time: meta.json counts it at its observed time, 90 minutes
         // ago; only a window from 0 holds time 0.
@@ -125,7 +134,7 @@ class LogSearchTest : public ::testing::Test {
     *pages = 0;
     const std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
     for (;;) {
-      absl::StatusOr<LogPage> page = SearchLogs(*pool_, *snapshot, data_dir_, search);
+      absl::StatusOr<LogPage> page = SearchLogs(*pool_, fs_, *snapshot, data_dir_, search);
       EXPECT_TRUE(page.ok()) << page.status();
       if (!page.ok() || ++*pages > 50) break;
       for (const LogEntry& entry : page->logs) {
@@ -146,7 +155,7 @@ class LogSearchTest : public ::testing::Test {
 };
 
 TEST_F(LogSearchTest, PagesAcrossGrowingSlicesGiveWhatOneQueryGives) {
-  for (const int64_t limit : {1, 3, 4, 100}) {
+  for (const int64_t limit : {1, 2, 3, 4, 100}) {
     LogSearch search;
     search.start = now_ - 3 * 60 * kMinute;
     search.end = now_ + kMinute;
@@ -155,7 +164,7 @@ TEST_F(LogSearchTest, PagesAcrossGrowingSlicesGiveWhatOneQueryGives) {
     int pages = 0;
     const auto got = AllPages(search, &pages);
     const auto truth = Truth(search.start, search.end);
-    ASSERT_EQ(truth.size(), 14u);  // 2 per batch, 4 ties; not the untimed one
+    ASSERT_EQ(truth.size(), 17u);  // 2 per batch, 4 ties, 3 twins; not the untimed one
     // Equal times may come in either order; the rest must match in order.
     ASSERT_EQ(got.size(), truth.size()) << "limit " << limit;
     for (size_t i = 0; i < got.size(); ++i) {
@@ -194,6 +203,22 @@ TEST_F(LogSearchTest, AWindowOfOneOldBatchFindsOnlyIt) {
   EXPECT_EQ(got, Truth(search.start, search.end));
   EXPECT_EQ(got.size(), 2u);
   EXPECT_EQ(pages, 1);
+}
+
+TEST(LogCursorTest, RoundTripsAndRefusesEverythingElse) {
+  const internal::LogCursor cursor{1796018400000000000, 18446744073709551615u, 3};
+  const std::string text = internal::EncodeLogCursor(cursor);
+  EXPECT_EQ(text, "v2.1796018400000000000.18446744073709551615.3");
+  absl::StatusOr<internal::LogCursor> back = internal::DecodeLogCursor(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->time, cursor.time);
+  EXPECT_EQ(back->key, cursor.key);
+  EXPECT_EQ(back->shown, cursor.shown);
+  for (const char* bad : {"", "v1.5.6", "v2.5.6", "v2.5.6.0", "v2.5.6.1.", "v2.5..1", "v2.-5.6.1",
+                          "v2.5.6.1x", "v2.5.18446744073709551616.1", "v3.5.6.1", "v2. 5.6.1"}) {
+    absl::StatusOr<internal::LogCursor> refused = internal::DecodeLogCursor(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << bad;
+  }
 }
 
 }  // namespace

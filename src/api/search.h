@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "io/file_system.h"
 #include "otlp/batch.h"
 #include "query/query_pool.h"
 #include "query/view_files.h"
@@ -155,27 +156,45 @@ struct LogPage {
 };
 
 // Newest first, ordered by (time_unix_nano, row key) descending, where the
-// row key is a hash of the row's content. The cursor holds the last row's
-// (time, key), so the next page starts strictly after it.
+// row key is a hash of the record's whole content (log_records.h), so a
+// record keeps its place when compaction moves it to another file. The
+// cursor holds the last row's (time, key) and how many rows with that same
+// (time, key), identical records, the pages so far showed, so the next page
+// starts right after it and identical records are neither lost nor shown
+// twice.
 //
 // Over `snapshot`'s logs files (paths as ViewFilesFor makes them), newest
-// first: queries over growing slices at the window's end find the time of
-// the (limit + 1)-th newest match, each reading only the files whose
-// records meet its slice, then one query reads the page's whole rows from
-// the files at or after that time. A nonzero `call.deadline` bounds them
-// all together.
+// first, in three steps:
+//   1. DuckDB finds the positions (file, row, time) of the limit + 1 newest
+//      matches older than the cursor's time, reading only the filter
+//      columns, over slices of the window that end where it ends (or at the
+//      cursor) and grow from one minute eightfold; each slice's query lists
+//      only the files whose records meet it.
+//   2. Records of equal time are ordered by their key, which DuckDB cannot
+//      compute cheaply, so the positions of every match at the oldest of
+//      those times, and at the cursor's time, are found too (at most
+//      kMaxLogTieRows; more is FailedPrecondition).
+//   3. strata's own reader reads those rows, and only the pages that hold
+//      them (storage::ReadLogsRowsAt), and they are ordered by (time, key).
+// A nonzero `call.deadline` bounds the queries together.
+inline constexpr int64_t kMaxLogTieRows = 100'000;
+
 // What one SearchLogs call did (for `strata bench query`).
 struct LogSearchStats {
-  int slices = 0;          // queries looking for the page floor
+  int slices = 0;          // queries looking for the newest matches
   size_t floor_files = 0;  // logs files they listed, summed
-  size_t page_files = 0;   // logs files the page query listed
-  double floor_ms = 0;     // wall time of the floor queries
-  double page_ms = 0;      // and of the page query
+  size_t page_files = 0;   // logs files the records were read from
+  size_t rows_read = 0;    // records read (the page's, the ties, one more)
+  double floor_ms = 0;     // wall time of those queries and the ties query
+  double page_ms = 0;      // and of reading the records
 };
 
-[[nodiscard]] absl::StatusOr<LogPage> SearchLogs(
-    query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
-    const LogSearch& search, const CallOptions& call = {}, LogSearchStats* stats = nullptr);
+[[nodiscard]] absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, FileSystem& fs,
+                                                 const storage::Snapshot& snapshot,
+                                                 const std::string& data_dir,
+                                                 const LogSearch& search,
+                                                 const CallOptions& call = {},
+                                                 LogSearchStats* stats = nullptr);
 
 // ---- metrics ----
 

@@ -225,6 +225,23 @@ struct LogRows {
                                                    std::string_view file_name, uint64_t row_begin,
                                                    uint64_t row_end);
 
+// Reads the file rows `rows` (strictly increasing, each inside the file) of
+// a logs.parquet opened as for ReadLogsRows, as if they were one range:
+// `placeholders` holds those of them that are placeholders, then
+// `batch.logs` one record per record row, in the order of `rows`. Runs of
+// rows at most kLogsGatherGapRows apart are read as one range and the
+// pages between runs are not read, so a few rows scattered over a large
+// file cost the pages that hold them; the resource and scope content
+// columns, which repeat on every row, are read at one row per resource and
+// scope pair. Checks what ReadLogsRows checks, the
+// record order among the chosen rows; row numbers in messages count from
+// rows[0] in the chosen rows. InvalidArgument for a `rows` that breaks
+// the rule above.
+inline constexpr uint64_t kLogsGatherGapRows = 4096;
+[[nodiscard]] absl::StatusOr<LogRows> ReadLogsRowsAt(parquet::FileReader& reader,
+                                                     std::string_view file_name,
+                                                     std::span<const uint64_t> rows);
+
 // Boot's check: footer, schema, key-value metadata, num_rows == file_rows.
 [[nodiscard]] absl::Status CheckLogsTableFooter(parquet::RandomAccessSource* source,
                                                 std::string_view batch_id, uint64_t file_rows,

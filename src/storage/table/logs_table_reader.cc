@@ -1,8 +1,11 @@
-// ReadLogsTable and ReadLogsRows: logs.parquet, whole or a row range, back
-// into a LogBatch (logs_table.h). Both read their columns and then share
-// one path (AppendLogRows) that rebuilds resources, scopes and records.
+// ReadLogsTable, ReadLogsRows and ReadLogsRowsAt: logs.parquet, whole, a
+// row range or chosen rows, back into a LogBatch (logs_table.h). All read
+// their columns and then share one path (AppendLogRows) that rebuilds
+// resources, scopes and records.
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -237,6 +240,104 @@ absl::StatusOr<LogRows> ReadLogsRows(parquet::FileReader& reader, std::string_vi
   LogRows rows;
   STRATA_RETURN_IF_ERROR(AppendLogRows(c, file_name, row_begin, /*whole=*/false, order, &rows));
   return rows;
+}
+
+namespace {
+
+// Columns `columns` of the file rows `rows` (strictly increasing), one
+// vector per column holding those rows in order. Runs of rows at most
+// kLogsGatherGapRows apart are read as one range; the pages between runs
+// are not read.
+absl::StatusOr<std::vector<ColumnVector>> GatherRows(parquet::FileReader& reader,
+                                                     std::string_view file_name,
+                                                     const std::vector<int>& columns,
+                                                     std::span<const uint64_t> rows) {
+  std::vector<ColumnVector> out;
+  for (size_t first = 0; first < rows.size();) {
+    size_t end = first + 1;
+    while (end < rows.size() && rows[end] - rows[end - 1] <= kLogsGatherGapRows) ++end;
+    absl::StatusOr<std::vector<ColumnVector>> range = reader.Read(
+        columns, static_cast<int64_t>(rows[first]), static_cast<int64_t>(rows[end - 1] + 1));
+    if (!range.ok()) return AsDataLoss(range.status(), file_name);
+    if (out.empty()) {
+      out = *range;
+      for (ColumnVector& column : out) column.Clear();
+    }
+    for (size_t k = 0; k < columns.size(); ++k) {
+      for (size_t i = first; i < end; ++i) {
+        const size_t r = rows[i] - rows[first];
+        out[k].AppendSlice((*range)[k], r, r + 1);
+      }
+    }
+    first = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<LogRows> ReadLogsRowsAt(parquet::FileReader& reader, std::string_view file_name,
+                                       std::span<const uint64_t> rows) {
+  const auto file_rows = static_cast<uint64_t>(std::max<int64_t>(reader.num_rows(), 0));
+  if (rows.empty()) {
+    return absl::InvalidArgumentError(fmt::format("{}: no rows to read", file_name));
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] >= file_rows || (i > 0 && rows[i] <= rows[i - 1])) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: rows to read must increase and lie inside the file's {} rows; row {} "
+                      "is {}",
+                      file_name, file_rows, i, rows[i]));
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(const LogsRowOrder order,
+                          LogsTableRowOrder(reader.metadata(), file_name));
+  // The resource and scope columns other than their indexes repeat their
+  // resource's and scope's content on every row: they are read at one row
+  // per (resource, scope) pair the rows name, and copied to the others.
+  // The promoted columns are not read back (AppendLogRows ignores them).
+  constexpr int kResourceIndex = kLogsResourceScope + kResourceIndexOffset;
+  constexpr int kScopeIndex = kLogsResourceScope + kScopeIndexOffset;
+  std::vector<int> row_columns;
+  std::vector<int> owner_columns;
+  for (int k = 0; k < kLogsPromoted; ++k) {
+    const bool owner_content = k >= kLogsResourceScope &&
+                               k < kLogsResourceScope + kResourceScopeColumns &&
+                               k != kResourceIndex && k != kScopeIndex;
+    (owner_content ? owner_columns : row_columns).push_back(k);
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> by_row,
+                          GatherRows(reader, file_name, row_columns, rows));
+  std::vector<ColumnVector> c(kLogsColumnCount);
+  for (size_t i = 0; i < row_columns.size(); ++i) c[row_columns[i]] = std::move(by_row[i]);
+  // The first of `rows` naming each pair, and each row's pair.
+  const ColumnVector& resource_index = c[kResourceIndex];
+  const ColumnVector& scope_index = c[kScopeIndex];
+  std::map<std::pair<int64_t, int64_t>, size_t> pair_of;
+  std::vector<uint64_t> owner_rows;
+  std::vector<size_t> pair(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::pair<int64_t, int64_t> key{resource_index.is_null(i) ? -1 : resource_index.int32s[i],
+                                          scope_index.is_null(i) ? -1 : scope_index.int32s[i]};
+    auto [it, added] = pair_of.emplace(key, owner_rows.size());
+    if (added) owner_rows.push_back(rows[i]);
+    pair[i] = it->second;
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> owners,
+                          GatherRows(reader, file_name, owner_columns, owner_rows));
+  for (size_t k = 0; k < owner_columns.size(); ++k) {
+    ColumnVector& column = c[owner_columns[k]];
+    column = owners[k];
+    column.Clear();
+    for (size_t i = 0; i < rows.size(); ++i) column.AppendSlice(owners[k], pair[i], pair[i] + 1);
+  }
+  for (int k = kLogsPromoted; k < kLogsColumnCount; ++k) {
+    const parquet::ColumnSpec& spec = LogsTableColumns()[k];
+    c[k] = spec.list ? ColumnVector::List(spec.type) : ColumnVector(spec.type);
+  }
+  LogRows out;
+  STRATA_RETURN_IF_ERROR(AppendLogRows(c, file_name, rows[0], /*whole=*/false, order, &out));
+  return out;
 }
 
 }  // namespace strata::storage

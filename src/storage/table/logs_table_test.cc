@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "otlp/decode.h"
 #include "otlp/encode.h"
@@ -177,6 +178,113 @@ TEST(LogsTableTest, EmptyInputWritesNoFile) {
   EXPECT_TRUE(table->file.empty());
   EXPECT_EQ(table->meta.file_rows, 0u);
   EXPECT_FALSE(table->meta.event_time.has_value());
+}
+
+// One record of `batch` as text: every field ReadLogsRowsAt fills, with
+// its scope's and resource's content.
+std::string RecordText(const otlp::LogBatch& b, size_t i) {
+  auto value = [&](const otlp::ValueColumns& v, size_t row) {
+    return fmt::format("{}:{}:{}", static_cast<int>(v.type[row]), v.str[row], v.bits[row]);
+  };
+  auto attributes = [&](const otlp::AttributeColumns& t, otlp::Range r) {
+    std::string out;
+    for (uint32_t k = r.begin; k < r.end(); ++k) {
+      out += fmt::format("{}={};", t.key[k], value(t.value, k));
+    }
+    return out;
+  };
+  const uint32_t scope = b.logs.scope[i];
+  const uint32_t resource = b.scopes.resource[scope];
+  return fmt::format("{} {} {} {} {} [{}] {} {} {}{} {}{} {} | {} {} [{}] | [{}] {}",
+                     b.logs.time_unix_nano[i], b.logs.observed_time_unix_nano[i],
+                     b.logs.severity_number[i], b.logs.severity_text[i], value(b.logs.body, i),
+                     attributes(b.log_attributes, b.logs.attributes[i]),
+                     b.logs.dropped_attributes_count[i], b.logs.flags[i], b.logs.has_trace_id[i],
+                     b.logs.trace_id[i][0], b.logs.has_span_id[i], b.logs.span_id[i][0],
+                     b.logs.event_name[i], b.scopes.name[scope], b.scopes.version[scope],
+                     attributes(b.scope_attributes, b.scopes.attributes[scope]),
+                     attributes(b.resource_attributes, b.resources.attributes[resource]),
+                     b.resources.schema_url[resource]);
+}
+
+// 9,000 records over three resources and their scopes (one scope without
+// records, a placeholder row), written with 300-row pages.
+std::string ManyRecordsFile(otlp::LogBatch* b) {
+  BatchBuilder build(b);
+  std::vector<uint32_t> scopes;
+  for (int r = 0; r < 3; ++r) {
+    const uint32_t resource = build.Resource(
+        {{build.S("service.name"), BatchBuilder::Str(build.S(fmt::format("svc{}", r)))},
+         {build.S("host.cpu"), BatchBuilder::Int(r * 4)}},
+        fmt::format("https://schema/{}", r), 0, 0);
+    scopes.push_back(
+        build.Scope(resource, fmt::format("logger{}", r), "1.0", build.Many(r + 1, "sc."), 0, ""));
+    scopes.push_back(build.Scope(resource, "second", "2", {}, 0, ""));
+  }
+  build.Scope(0, "unused", "", {}, 0, "");
+  for (uint64_t n = 0; n < 9000; ++n) {
+    AddRecord(b, build, scopes[(n * 7 + n / 100) % scopes.size()], n + 1,
+              n % 3 == 0 ? BatchBuilder::Int(static_cast<int64_t>(n))
+                         : BatchBuilder::Str(build.S(fmt::format("line {}", n))),
+              {{build.S("n"), BatchBuilder::Int(static_cast<int64_t>(n))}});
+  }
+  const otlp::LogBatch* inputs[] = {b};
+  TableOptions options;
+  options.page_rows = 300;
+  absl::StatusOr<LogsTable> table = WriteLogsTable(inputs, kBatchId, options);
+  EXPECT_TRUE(table.ok()) << table.status();
+  return table.ok() ? table->file : "";
+}
+
+TEST(LogsTableTest, ChosenRowsReadAsTheWholeFileHoldsThem) {
+  otlp::LogBatch input;
+  const std::string file = ManyRecordsFile(&input);
+  ASSERT_FALSE(file.empty());
+  parquet::StringSource source(file);
+  absl::StatusOr<std::unique_ptr<parquet::FileReader>> reader =
+      OpenTable(&source, LogsTableColumns(), kLogsSchema, kBatchId, "logs.parquet");
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  const otlp::LogBatch whole = ReadBack(file);
+  ASSERT_EQ(whole.logs.size(), 9000u);
+  const uint64_t first = static_cast<uint64_t>((*reader)->num_rows()) - 9000;  // placeholders
+  ASSERT_EQ(first, 1u);
+
+  // A contiguous run reads back exactly as the range does.
+  std::vector<uint64_t> run;
+  for (uint64_t r = first + 250; r < first + 700; ++r) run.push_back(r);
+  absl::StatusOr<LogRows> at = ReadLogsRowsAt(**reader, "logs.parquet", run);
+  ASSERT_TRUE(at.ok()) << at.status();
+  absl::StatusOr<LogRows> range =
+      ReadLogsRows(**reader, "logs.parquet", run.front(), run.back() + 1);
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_EQ(otlp::EncodeLogsProto(at->batch), otlp::EncodeLogsProto(range->batch));
+  EXPECT_EQ(at->resource_index, range->resource_index);
+  EXPECT_EQ(at->scope_index, range->scope_index);
+
+  // Scattered rows, with gaps longer than kLogsGatherGapRows, neighbours,
+  // the first and last record and the placeholder row.
+  std::vector<uint64_t> rows = {0, first, first + 1, first + 299, first + 300};
+  for (uint64_t r = first + 301; r < first + 9000; r += 37 + (r % 11) * 500) rows.push_back(r);
+  rows.push_back(first + 8999);
+  at = ReadLogsRowsAt(**reader, "logs.parquet", rows);
+  ASSERT_TRUE(at.ok()) << at.status();
+  ASSERT_EQ(at->placeholders.size(), 1u);
+  ASSERT_EQ(at->batch.logs.size(), rows.size() - 1);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(RecordText(at->batch, i - 1), RecordText(whole, rows[i] - first))
+        << "row " << rows[i];
+  }
+  bool long_gap = false;
+  for (size_t i = 1; i < rows.size(); ++i) long_gap |= rows[i] - rows[i - 1] > kLogsGatherGapRows;
+  EXPECT_TRUE(long_gap);
+
+  // Rows that do not increase, lie past the file, or are none.
+  for (const std::vector<uint64_t>& bad :
+       {std::vector<uint64_t>{}, std::vector<uint64_t>{5, 5}, std::vector<uint64_t>{9, 4},
+        std::vector<uint64_t>{first + 9000}}) {
+    absl::StatusOr<LogRows> refused = ReadLogsRowsAt(**reader, "logs.parquet", bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  }
 }
 
 class LogsTableCorruptionTest : public ::testing::Test {
