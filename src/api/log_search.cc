@@ -178,10 +178,14 @@ absl::StatusOr<std::vector<LogPosition>> MatchesAt(query::QueryPool& pool,
                                                    const CallOptions& call) {
   std::vector<query::QueryParam> params;
   std::string filters = internal::LogFilterSql(search, &params);
-  absl::StrAppend(&filters, " AND time_unix_nano IN (", NextParam(params));
-  params.emplace_back(a);
-  absl::StrAppend(&filters, ", ", NextParam(params), ")");
-  params.emplace_back(b);
+  // The range is what DuckDB pushes into the scan (an IN list is not), so
+  // the other filters run only on rows at those times.
+  const std::string low = NextParam(params);
+  params.emplace_back(std::min(a, b));
+  const std::string high = NextParam(params);
+  params.emplace_back(std::max(a, b));
+  absl::StrAppend(&filters, " AND time_unix_nano >= ", low, " AND time_unix_nano <= ", high,
+                  " AND (time_unix_nano = ", low, " OR time_unix_nano = ", high, ")");
   const query::ViewFiles files =
       LogFilesFor(snapshot, data_dir, static_cast<int64_t>(std::min(a, b)),
                   static_cast<int64_t>(std::max(a, b)) + 1);

@@ -237,7 +237,7 @@ struct LogRows {
 // record order among the chosen rows; row numbers in messages count from
 // rows[0] in the chosen rows. InvalidArgument for a `rows` that breaks
 // the rule above.
-inline constexpr uint64_t kLogsGatherGapRows = 4096;
+inline constexpr uint64_t kLogsGatherGapRows = 256;
 [[nodiscard]] absl::StatusOr<LogRows> ReadLogsRowsAt(parquet::FileReader& reader,
                                                      std::string_view file_name,
                                                      std::span<const uint64_t> rows);
