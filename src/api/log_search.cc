@@ -246,6 +246,8 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, FileSystem& fs,
             ->time;
     std::erase_if(positions, [&](const LogPosition& p) { return p.time == *floor; });
   }
+  stats->floor_ms = MillisSince(began);
+  const std::chrono::steady_clock::time_point ties_began = std::chrono::steady_clock::now();
   if (floor.has_value() || cursor_in_window) {
     const uint64_t a = floor.value_or(cursor_in_window ? cursor->time : 0);
     const uint64_t b = cursor_in_window ? cursor->time : a;
@@ -253,7 +255,7 @@ absl::StatusOr<LogPage> SearchLogs(query::QueryPool& pool, FileSystem& fs,
                             MatchesAt(pool, snapshot, data_dir, search, a, b, began, call));
     for (LogPosition& p : ties) positions.push_back(std::move(p));
   }
-  stats->floor_ms = MillisSince(began);
+  stats->ties_ms = MillisSince(ties_began);
   const std::chrono::steady_clock::time_point read_began = std::chrono::steady_clock::now();
   LogPage page;
   std::vector<KeyedLogEntry> rows;

@@ -185,7 +185,8 @@ struct LogSearchStats {
   size_t floor_files = 0;  // logs files they listed, summed
   size_t page_files = 0;   // logs files the records were read from
   size_t rows_read = 0;    // records read (the page's, the ties, one more)
-  double floor_ms = 0;     // wall time of those queries and the ties query
+  double floor_ms = 0;     // wall time of those queries
+  double ties_ms = 0;      // and of the ties query
   double page_ms = 0;      // and of reading the records
 };
 
