@@ -218,8 +218,8 @@ absl::StatusOr<std::unique_ptr<FileReader>> FileReader::Open(
   return reader;
 }
 
-absl::StatusOr<std::shared_ptr<const FileLayout>> FileReader::ReadLayout(
-    RandomAccessSource* source, ReaderOptions options) {
+absl::StatusOr<std::shared_ptr<const FileLayout>> FileReader::ReadLayout(RandomAccessSource* source,
+                                                                         ReaderOptions options) {
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileReader> reader, Open(source, std::move(options)));
   const FileLayout& own = *reader->layout_;
   for (size_t g = 0; g < own.metadata.row_groups.size(); ++g) {
@@ -363,9 +363,10 @@ absl::StatusOr<std::vector<ColumnVector>> FileReader::Read(std::span<const int> 
     return absl::InvalidArgumentError(
         fmt::format("row range [{}, {}) outside [0, {})", row_begin, row_end, num_rows()));
   }
-  // A few rows: read their pages with as few reads as possible first.
+  // A few rows: read their pages with as few reads as possible first
+  // (not while pages are kept: the pages kept would be read again).
   prefetched_.clear();
-  if (row_end - row_begin <= kPrefetchRowsMax) {
+  if (!keep_pages_ && row_end - row_begin <= kPrefetchRowsMax) {
     STRATA_RETURN_IF_ERROR(Prefetch(columns, row_begin, row_end));
   }
   std::vector<ColumnVector> result;
@@ -1049,6 +1050,18 @@ absl::Status FileReader::ReadWholePage(int64_t offset, int64_t size, std::string
   return absl::OkStatus();
 }
 
+void FileReader::KeepLastPages(bool keep) {
+  keep_pages_ = keep;
+  kept_pages_.clear();
+  kept_dictionaries_.clear();
+  if (keep) {
+    kept_pages_.resize(layout_->columns.size());
+    kept_dictionaries_.resize(layout_->metadata.row_groups.size() * layout_->columns.size());
+  }
+  kept_pages_.shrink_to_fit();
+  kept_dictionaries_.shrink_to_fit();
+}
+
 absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const OffsetIndex& index,
                                           int64_t begin, int64_t end, ColumnVector* out) {
   const RowGroup& group = layout_->metadata.row_groups[static_cast<size_t>(row_group)];
@@ -1063,37 +1076,61 @@ absl::Status FileReader::ReadChunkIndexed(int row_group, int column, const Offse
   size_t p = static_cast<size_t>(it - pages.begin()) - 1;  // pages[0] starts at row 0
   bool have_dictionary = false;
   Dictionary dictionary;
+  const size_t chunk =
+      static_cast<size_t>(row_group) * layout_->columns.size() + static_cast<size_t>(column);
   for (; p < pages.size() && pages[p].first_row_index < end; ++p) {
     const PageLocation& location = pages[p];
     const int64_t first_row = location.first_row_index;
     const int64_t end_row = p + 1 < pages.size() ? pages[p + 1].first_row_index : group.num_rows;
-    PageHeader header;
-    std::string_view compressed;
-    STRATA_RETURN_IF_ERROR(ReadWholePage(location.offset, location.compressed_page_size,
-                                         &page_bytes_, &header, &compressed));
-    if (header.type == PageType::kDataPageV2) {
-      return absl::UnimplementedError(fmt::format("{}: offset {}: DATA_PAGE_V2 is not supported",
-                                                  options_.file_name, location.offset));
+    KeptPage* kept = keep_pages_ ? &kept_pages_[static_cast<size_t>(column)] : nullptr;
+    PageHeader read_header;
+    const PageHeader* header = &read_header;
+    std::string_view body;
+    if (kept != nullptr && kept->chunk == chunk && kept->page == p) {
+      // Checked when it was read.
+      header = &kept->header;
+      body = kept->body;
+    } else {
+      std::string_view compressed;
+      STRATA_RETURN_IF_ERROR(ReadWholePage(location.offset, location.compressed_page_size,
+                                           &page_bytes_, &read_header, &compressed));
+      if (read_header.type == PageType::kDataPageV2) {
+        return absl::UnimplementedError(fmt::format("{}: offset {}: DATA_PAGE_V2 is not supported",
+                                                    options_.file_name, location.offset));
+      }
+      if (read_header.type != PageType::kDataPage || !read_header.data_page_header) {
+        return Corrupt(location.offset, "the offset index names a page that is not a data page");
+      }
+      const int64_t values = read_header.data_page_header->num_values;
+      if (!spec.list && values != end_row - first_row) {
+        return Corrupt(location.offset,
+                       fmt::format("data page of {} values where the offset index says {} rows",
+                                   values, end_row - first_row));
+      }
+      if (kept != nullptr) {
+        kept->chunk = SIZE_MAX;  // until the body is in place
+        STRATA_RETURN_IF_ERROR(
+            Decompress(compressed, read_header, meta.codec, location.offset, &kept->body));
+        kept->header = read_header;
+        kept->chunk = chunk;
+        kept->page = p;
+        header = &kept->header;
+        body = kept->body;
+      } else {
+        STRATA_RETURN_IF_ERROR(
+            Decompress(compressed, read_header, meta.codec, location.offset, &page_body_));
+        body = page_body_;
+      }
     }
-    if (header.type != PageType::kDataPage || !header.data_page_header) {
-      return Corrupt(location.offset, "the offset index names a page that is not a data page");
-    }
-    const DataPageHeader& data = *header.data_page_header;
-    if (!spec.list && data.num_values != end_row - first_row) {
-      return Corrupt(location.offset, fmt::format("data page of {} values where the offset index "
-                                                  "says {} rows",
-                                                  data.num_values, end_row - first_row));
-    }
+    const DataPageHeader& data = *header->data_page_header;
     if (!have_dictionary && meta.dictionary_page_offset &&
         (data.encoding == Encoding::kRleDictionary ||
          data.encoding == Encoding::kPlainDictionary)) {
       STRATA_RETURN_IF_ERROR(ReadIndexedDictionary(row_group, column, &dictionary));
       have_dictionary = true;
     }
-    STRATA_RETURN_IF_ERROR(
-        Decompress(compressed, header, meta.codec, location.offset, &page_body_));
     const int64_t first = std::max(begin, first_row);
-    STRATA_RETURN_IF_ERROR(DecodeRows(spec, header, page_body_, location.offset,
+    STRATA_RETURN_IF_ERROR(DecodeRows(spec, *header, body, location.offset,
                                       have_dictionary ? &dictionary : nullptr, first - first_row,
                                       std::min(end, end_row) - first, out));
   }
@@ -1110,9 +1147,13 @@ absl::Status FileReader::ReadIndexedDictionary(int row_group, int column, Dictio
   const int64_t offset = *meta.dictionary_page_offset;
   const size_t chunk =
       static_cast<size_t>(row_group) * layout_->columns.size() + static_cast<size_t>(column);
+  if (keep_pages_ && kept_dictionaries_[chunk] != nullptr) {
+    return DecodeDictionary(spec, kept_dictionaries_[chunk], offset, dictionary);
+  }
   if (options_.dictionary_cache != nullptr) {
     if (std::shared_ptr<const DictionaryPage> cached =
             options_.dictionary_cache->FindDictionary(chunk)) {
+      if (keep_pages_) kept_dictionaries_[chunk] = cached;
       return DecodeDictionary(spec, std::move(cached), offset, dictionary);
     }
   }
@@ -1133,6 +1174,7 @@ absl::Status FileReader::ReadIndexedDictionary(int row_group, int column, Dictio
                           MakeDictionaryPage(spec, header, std::move(body), offset));
   STRATA_RETURN_IF_ERROR(DecodeDictionary(spec, page, offset, dictionary));
   // Offered only once checked, so the cache holds pages that decode.
+  if (keep_pages_) kept_dictionaries_[chunk] = page;
   if (options_.dictionary_cache != nullptr) {
     options_.dictionary_cache->OfferDictionary(chunk, std::move(page));
   }

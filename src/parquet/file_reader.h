@@ -169,6 +169,13 @@ class FileReader {
   // Index of the column named `name`, or -1.
   int FindColumn(std::string_view name) const;
 
+  // While on, each column keeps the last data page it decompressed from an
+  // indexed chunk (header and body) and the dictionaries it read, so reads
+  // of rows that share a page read and decompress it once: for reading
+  // scattered rows one small range at a time. Holds one page per column
+  // and the dictionaries until turned off (the default), which frees them.
+  void KeepLastPages(bool keep);
+
   // Rows [row_begin, row_end) of the chosen columns (indices into columns()),
   // one vector per chosen column, in the order given.
   [[nodiscard]] absl::StatusOr<std::vector<ColumnVector>> Read(std::span<const int> columns,
@@ -183,7 +190,7 @@ class FileReader {
     size_t count = 0;
     std::shared_ptr<const DictionaryPage> page;  // owns `body`
     std::string_view body;                       // PLAIN values
-    std::vector<uint8_t> bools;  // BOOLEAN dictionaries only, decoded
+    std::vector<uint8_t> bools;                  // BOOLEAN dictionaries only, decoded
   };
 
   FileReader(RandomAccessSource* source, ReaderOptions options);
@@ -282,6 +289,18 @@ class FileReader {
   // A decompressed page of an indexed chunk; kept so each page does not
   // allocate and zero a buffer of its own.
   std::string page_body_;
+  // KeepLastPages: per column, the chunk and page number of its kept page
+  // (SIZE_MAX: none), the page's header and decompressed body; per chunk,
+  // its dictionary page once read.
+  struct KeptPage {
+    size_t chunk = SIZE_MAX;
+    size_t page = SIZE_MAX;
+    PageHeader header;
+    std::string body;
+  };
+  bool keep_pages_ = false;
+  std::vector<KeptPage> kept_pages_;
+  std::vector<std::shared_ptr<const DictionaryPage>> kept_dictionaries_;
   // What Prefetch() read for the current Read(): (file offset, bytes), in
   // file order.
   std::vector<std::pair<int64_t, std::string>> prefetched_;

@@ -961,6 +961,38 @@ TEST(FileLayoutTest, ReadersSharingALayoutReadLikeAFreshReader) {
   }
 }
 
+TEST(FileReaderTest, KeptPagesReadLikeAFreshReader) {
+  // 120 rows, 20-row pages, 50-row row groups: single rows and short
+  // ranges in any order, pages shared or not, across row groups.
+  const std::string bytes = SmallFile();
+  StringSource source(bytes);
+  auto fresh = FileReader::Open(&source);
+  auto keeping = FileReader::Open(&source);
+  ASSERT_TRUE(fresh.ok() && keeping.ok());
+  (*keeping)->KeepLastPages(true);
+  const int64_t rows = (*fresh)->num_rows();
+  std::vector<std::pair<int64_t, int64_t>> ranges = {{0, 1}, {1, 2},           {19, 21}, {5, 6},
+                                                     {5, 6}, {49, 51},         {50, 51}, {3, 41},
+                                                     {0, 1}, {rows - 1, rows}, {7, 7}};
+  for (int64_t r = 0; r < rows; r += 7) ranges.emplace_back(r, r + 1);
+  for (int round = 0; round < 2; ++round) {
+    for (auto [begin, end] : ranges) {
+      auto want = ReadAll(**fresh, begin, end);
+      auto got = ReadAll(**keeping, begin, end);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(got->size(), want->size());
+      for (size_t c = 0; c < want->size(); ++c) {
+        EXPECT_TRUE((*got)[c] == (*want)[c])
+            << "round " << round << " rows [" << begin << ", " << end << ") column " << c;
+      }
+    }
+    // Off, then on again: nothing kept from before is used.
+    (*keeping)->KeepLastPages(false);
+    (*keeping)->KeepLastPages(true);
+  }
+}
+
 TEST(FileLayoutTest, FileWithoutOffsetIndexesSharesItsFooter) {
   const std::string stripped = RewriteOffsetIndexes(
       SmallFile(), [](size_t, size_t, std::optional<OffsetIndex>* index) { index->reset(); });

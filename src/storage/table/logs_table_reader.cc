@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "otlp/any_value_codec.h"
@@ -292,6 +293,9 @@ absl::StatusOr<LogRows> ReadLogsRowsAt(parquet::FileReader& reader, std::string_
   }
   STRATA_ASSIGN_OR_RETURN(const LogsRowOrder order,
                           LogsTableRowOrder(reader.metadata(), file_name));
+  // Rows that share a page decompress it once.
+  reader.KeepLastPages(true);
+  absl::Cleanup forget_pages = [&reader] { reader.KeepLastPages(false); };
   // The resource and scope columns other than their indexes repeat their
   // resource's and scope's content on every row: they are read at one row
   // per (resource, scope) pair the rows name, and copied to the others.
