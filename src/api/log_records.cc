@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/params.h"
+#include "api/trace_path.h"
 #include "common/status_macros.h"
 #include "storage/format/layout.h"
 #include "storage/table/file_source.h"
@@ -142,17 +143,6 @@ otlp::ValueRow CopyValue(const otlp::BatchBase& from, const otlp::ValueColumns& 
   return out;
 }
 
-std::string Hex(const uint8_t* bytes, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    out.push_back(kDigits[bytes[i] >> 4]);
-    out.push_back(kDigits[bytes[i] & 0xf]);
-  }
-  return out;
-}
-
 // The service_name column's value: the first resource attribute
 // service.name that is a string (promotion.h), "" when none is.
 std::string ServiceName(const otlp::LogBatch& batch, uint32_t resource) {
@@ -178,7 +168,7 @@ KeyedLogEntry EntryOf(const otlp::LogBatch& batch, size_t record, LogValues* val
   e.severity_text = std::string(logs.severity_text[record]);
   e.service = ServiceName(batch, resource);
   if (logs.has_trace_id[record] != 0) e.trace_id = TraceIdHex(logs.trace_id[record]);
-  if (logs.has_span_id[record] != 0) e.span_id = Hex(logs.span_id[record].data(), 8);
+  if (logs.has_span_id[record] != 0) e.span_id = SpanIdHex(logs.span_id[record]);
   values->bodies.Append(CopyValue(batch, logs.body, record, values));
   e.body = otlp::LastRow(values->bodies);
   e.attributes = CopyAttributes(batch, batch.log_attributes, logs.attributes[record], values,

@@ -190,16 +190,18 @@ absl::StatusOr<std::vector<LogPosition>> MatchesAt(query::QueryPool& pool,
       LogFilesFor(snapshot, data_dir, static_cast<int64_t>(std::min(a, b)),
                   static_cast<int64_t>(std::max(a, b)) + 1);
   if (files.logs.empty()) return std::vector<LogPosition>{};
-  const std::string sql = absl::StrCat(PositionsSql(files, filters), " LIMIT ", kMaxLogTieRows + 1);
+  const std::string sql =
+      absl::StrCat(PositionsSql(files, filters), " LIMIT ", search.max_tie_rows + 1);
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult result,
       pool.Run(files, sql,
                internal::Options(internal::RemainingCall(call, began), std::move(params),
-                                 static_cast<size_t>(kMaxLogTieRows + 1))));
-  if (result.rows.size() > static_cast<size_t>(kMaxLogTieRows)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "log search: more than ", kMaxLogTieRows, " matching records share one time_unix_nano (",
-        a == b ? "" : absl::StrCat(a, " or "), b, "); narrow the search"));
+                                 static_cast<size_t>(search.max_tie_rows + 1))));
+  if (result.rows.size() > static_cast<size_t>(search.max_tie_rows)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("log search: more than ", search.max_tie_rows,
+                     " matching records share one time_unix_nano (",
+                     a == b ? "" : absl::StrCat(a, " or "), b, "); narrow the search"));
   }
   return ReadPositions(result);
 }

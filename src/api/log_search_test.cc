@@ -13,6 +13,7 @@
 
 #include "api/api_test_server.h"
 #include "api/log_cursor.h"
+#include "api/log_records.h"
 #include "api/params.h"
 #include "api/search.h"
 #include "fmt/format.h"
@@ -203,6 +204,42 @@ TEST_F(LogSearchTest, AWindowOfOneOldBatchFindsOnlyIt) {
   EXPECT_EQ(got, Truth(search.start, search.end));
   EXPECT_EQ(got.size(), 2u);
   EXPECT_EQ(pages, 1);
+}
+
+TEST_F(LogSearchTest, TooManyMatchesAtThePagesLastTimeAreRefused) {
+  // The 20-minute batch: two needles, then four at one time, newest; a
+  // page of 1 ends among those four.
+  LogSearch search;
+  search.start = now_ - 21 * kMinute;
+  search.end = now_ - 19 * kMinute;
+  search.text = "needle";
+  search.limit = 1;
+  const std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+  search.max_tie_rows = 4;
+  absl::StatusOr<LogPage> page = SearchLogs(*pool_, fs_, *snapshot, data_dir_, search);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->logs.size(), 1u);
+  search.max_tie_rows = 3;
+  page = SearchLogs(*pool_, fs_, *snapshot, data_dir_, search);
+  EXPECT_TRUE(absl::IsFailedPrecondition(page.status())) << page.status();
+  EXPECT_NE(std::string(page.status().message()).find("more than 3 matching records share one"),
+            std::string::npos)
+      << page.status();
+}
+
+TEST_F(LogSearchTest, RecordPositionsOutsideTheSnapshotAreErrors) {
+  const std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+  const auto ids = internal::LogsFileBatchIds(*snapshot, data_dir_);
+  ASSERT_FALSE(ids.empty());
+  LogValues values;
+  absl::StatusOr<std::vector<internal::KeyedLogEntry>> read =
+      internal::ReadLogRecords(fs_, ids, {{data_dir_ + "/elsewhere/logs.parquet", 0, 0}}, &values);
+  EXPECT_TRUE(absl::IsInternal(read.status())) << read.status();
+  read = internal::ReadLogRecords(fs_, ids, {{ids.begin()->first, 1'000'000, 0}}, &values);
+  EXPECT_TRUE(absl::IsInvalidArgument(read.status())) << read.status();
+  read = internal::ReadLogRecords(fs_, ids, {{ids.begin()->first, 0, 0}}, &values);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->size(), 1u);
 }
 
 TEST(LogCursorTest, RoundTripsAndRefusesEverythingElse) {

@@ -102,6 +102,9 @@ struct TraceSummary {
 inline constexpr int64_t kLogLimitDefault = 100;
 inline constexpr int64_t kLogLimitMax = 1000;
 
+// The most matching records one time may hold where a page ends.
+inline constexpr int64_t kMaxLogTieRows = 100'000;
+
 struct LogSearch {
   int64_t start = 0;  // time_unix_nano >= start
   int64_t end = 0;    // and < end
@@ -118,6 +121,8 @@ struct LogSearch {
   int64_t limit = kLogLimitDefault;
   // From LogPage::next_cursor; empty: the first page.
   std::string cursor;
+  // kMaxLogTieRows; the API never changes it (tests lower it).
+  int64_t max_tie_rows = kMaxLogTieRows;
 };
 
 // The typed values of a page's records, held in an otlp batch so that the
@@ -173,11 +178,10 @@ struct LogPage {
 //   2. Records of equal time are ordered by their key, which DuckDB cannot
 //      compute cheaply, so the positions of every match at the oldest of
 //      those times, and at the cursor's time, are found too (at most
-//      kMaxLogTieRows; more is FailedPrecondition).
+//      LogSearch::max_tie_rows; more is FailedPrecondition).
 //   3. strata's own reader reads those rows, and only the pages that hold
 //      them (storage::ReadLogsRowsAt), and they are ordered by (time, key).
 // A nonzero `call.deadline` bounds the queries together.
-inline constexpr int64_t kMaxLogTieRows = 100'000;
 
 // What one SearchLogs call did (for `strata bench query`).
 struct LogSearchStats {
