@@ -10,6 +10,8 @@
 #include "api/log_filter.h"
 #include "api/log_volume.h"
 #include "api/search.h"
+#include "api/service_health_json.h"
+#include "api/service_params.h"
 #include "api/trace_columns.h"
 #include "api/trace_path.h"
 #include "api/trace_span.h"
@@ -24,6 +26,7 @@ constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kTracesPrefix = "/api/v1/traces/";
 constexpr std::string_view kServicesPrefix = "/api/v1/services/";
 constexpr std::string_view kOperationsSuffix = "/operations";
+constexpr std::string_view kEndpointsSuffix = "/endpoints";
 
 constexpr Limit kSqlLimit{1000, 10000};
 
@@ -155,7 +158,8 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("GET", "/api/v1/metrics/names", route(&Api::MetricNamesEndpoint));
   router->Add("GET", "/api/v1/metrics/query", route(&Api::MetricQueryEndpoint));
   router->Add("GET", "/api/v1/services", route(&Api::ServicesEndpoint));
-  router->AddPrefix("GET", kServicesPrefix, route(&Api::OperationsEndpoint));
+  router->AddPrefix("GET", kServicesPrefix, route(&Api::ServiceDetailEndpoint));
+  router->Add("GET", "/api/v1/red", route(&Api::RedEndpoint));
   router->Add("POST", "/api/v1/sql", route(&Api::SqlEndpoint));
 }
 
@@ -422,38 +426,62 @@ server::HttpResponse Api::ServicesEndpoint(const server::HttpRequest& request,
   API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
   API_ASSIGN_OR_RESPOND(int64_t limit,
                         TakeLimit(params, Limit{kServiceLimitDefault, kServiceLimitMax}));
+  API_ASSIGN_OR_RESPOND(HealthThresholds thresholds, TakeHealthThresholds(params));
   API_RETURN_IF_ERROR(params.Finish());
-  API_ASSIGN_OR_RESPOND(std::vector<std::string> services,
-                        ListServices(*options_.pool, SpanFilesOf(snapshot, window), window.start,
-                                     window.end, limit, CallOptions{options_.query_deadline}));
-  return JsonResponse(ServicesJson(services));
+  const MinuteWindow minutes = MinutesOf(window.start, window.end);
+  API_ASSIGN_OR_RESPOND(RollupSet rows, rollups_->ForWindow(*options_.fs, snapshot, minutes));
+  std::vector<ServiceRed> services = ServicesRed(rows, minutes);
+  if (services.size() > static_cast<size_t>(limit)) services.resize(limit);
+  return JsonResponse(ServicesJson(services, minutes, thresholds));
 }
 
-server::HttpResponse Api::OperationsEndpoint(const server::HttpRequest& request,
-                                             const storage::Snapshot& snapshot) {
+server::HttpResponse Api::ServiceDetailEndpoint(const server::HttpRequest& request,
+                                                const storage::Snapshot& snapshot) {
   std::string_view rest = request.path().substr(kServicesPrefix.size());
-  if (rest.size() <= kOperationsSuffix.size() || !rest.ends_with(kOperationsSuffix)) {
-    return ApiErrorResponse(
-        absl::NotFoundError(absl::StrCat("no such endpoint: ", std::string(request.path()),
-                                         " (expected /api/v1/services/{service}/operations)")));
+  const bool operations = rest.ends_with(kOperationsSuffix);
+  const std::string_view suffix = operations ? kOperationsSuffix : kEndpointsSuffix;
+  if (rest.size() <= suffix.size() || !rest.ends_with(suffix)) {
+    return ApiErrorResponse(absl::NotFoundError(
+        absl::StrCat("no such endpoint: ", std::string(request.path()),
+                     " (expected /api/v1/services/{service}/operations or /endpoints)")));
   }
-  rest.remove_suffix(kOperationsSuffix.size());
+  rest.remove_suffix(suffix.size());
   if (rest.find('/') != std::string_view::npos) {
     return ApiErrorResponse(
         absl::NotFoundError(absl::StrCat("no such endpoint: ", std::string(request.path()),
                                          " (a '/' in a service name is written %2F)")));
   }
-  API_ASSIGN_OR_RESPOND(std::string service, PercentDecode(rest));
+  ServiceSelector service;
+  API_ASSIGN_OR_RESPOND(service.name, PercentDecode(rest));
   API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
   API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
   API_ASSIGN_OR_RESPOND(int64_t limit,
                         TakeLimit(params, Limit{kServiceLimitDefault, kServiceLimitMax}));
+  API_RETURN_IF_ERROR(TakeString(params, "namespace", &service.ns));
   API_RETURN_IF_ERROR(params.Finish());
-  API_ASSIGN_OR_RESPOND(
-      std::vector<Operation> operations,
-      ListOperations(*options_.pool, SpanFilesOf(snapshot, window), service, window.start,
-                     window.end, limit, CallOptions{options_.query_deadline}));
-  return JsonResponse(OperationsJson(service, operations));
+  const MinuteWindow minutes = MinutesOf(window.start, window.end);
+  API_ASSIGN_OR_RESPOND(RollupSet rows, rollups_->ForWindow(*options_.fs, snapshot, minutes));
+  if (operations) {
+    std::vector<OperationRed> found = OperationsRed(rows, minutes, service);
+    if (found.size() > static_cast<size_t>(limit)) found.resize(limit);
+    return JsonResponse(OperationsJson(service, found, minutes));
+  }
+  std::vector<EndpointRed> found = EndpointsRed(rows, minutes, service);
+  if (found.size() > static_cast<size_t>(limit)) found.resize(limit);
+  return JsonResponse(EndpointsJson(service, found, minutes));
+}
+
+server::HttpResponse Api::RedEndpoint(const server::HttpRequest& request,
+                                      const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  API_ASSIGN_OR_RESPOND(RedSelector selector, TakeRedSelector(params));
+  const MinuteWindow minutes = MinutesOf(window.start, window.end);
+  API_ASSIGN_OR_RESPOND(uint64_t step, TakeRedStep(params, minutes));
+  API_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(RollupSet rows, rollups_->ForWindow(*options_.fs, snapshot, minutes));
+  return JsonResponse(
+      RedSeriesJson(RedSeries(rows, minutes, step, selector), minutes, step, selector.kinds));
 }
 
 server::HttpResponse Api::SqlEndpoint(const server::HttpRequest& request,

@@ -39,6 +39,7 @@
 #include "absl/status/status.h"
 #include "api/log_tail.h"
 #include "api/params.h"
+#include "api/service_health.h"
 #include "common/mutex.h"
 #include "io/file_system.h"
 #include "query/query_pool.h"
@@ -144,8 +145,11 @@ class Api {
                                            const storage::Snapshot& snapshot);
   server::HttpResponse ServicesEndpoint(const server::HttpRequest& request,
                                         const storage::Snapshot& snapshot);
-  server::HttpResponse OperationsEndpoint(const server::HttpRequest& request,
-                                          const storage::Snapshot& snapshot);
+  // /api/v1/services/{service}/operations and /endpoints.
+  server::HttpResponse ServiceDetailEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot);
+  server::HttpResponse RedEndpoint(const server::HttpRequest& request,
+                                   const storage::Snapshot& snapshot);
   server::HttpResponse SqlEndpoint(const server::HttpRequest& request,
                                    const storage::Snapshot& snapshot);
 
@@ -164,6 +168,8 @@ class Api {
   // Started in the constructor, joined in the destructor.
   std::vector<std::thread> workers_;
   std::unique_ptr<LogTail> tail_;
+  // Each live batch's rollups, read once (service_health.h).
+  std::unique_ptr<RollupCache> rollups_ = std::make_unique<RollupCache>();
 };
 
 }  // namespace strata::api

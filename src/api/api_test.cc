@@ -20,6 +20,9 @@
 #include "otlp/decode.h"
 #include "query/duckdb_engine.h"
 #include "query/query_pool.h"
+#include "rollups/duration_histogram.h"
+#include "rollups/rollup_rows.h"
+#include "simdjson.h"
 #include "server/http_testing.h"
 #include "storage/storage.h"
 #include "storage/testing/commit_testing.h"
@@ -169,7 +172,7 @@ class ApiTest : public ::testing::Test {
       std::map<std::string, std::vector<std::string>> files;
       for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir)) {
         const std::string name = entry.path().filename().string();
-        if (name.ends_with(".parquet")) {
+        if (name.ends_with(".parquet") && name != "rollups.parquet") {
           files[name.substr(0, name.size() - 8)].push_back("'" + entry.path().string() + "'");
         }
       }
@@ -559,36 +562,193 @@ TEST_F(ApiTest, LogFiltersMatchDuckDb) {
   }
 }
 
-TEST_F(ApiTest, ServicesAndOperationsMatchDuckDb) {
-  std::vector<std::string> expected;
-  for (const auto& row : Truth(fmt::format(
-           "SELECT service_name FROM spans WHERE {} UNION SELECT service_name FROM logs WHERE {} "
-           "UNION SELECT service_name FROM metrics WHERE {} ORDER BY 1",
-           WindowSql("start_time_unix_nano"), WindowSql("time_unix_nano"),
-           WindowSql("time_unix_nano")))) {
-    expected.push_back(fmt::format("\"{}\"", row[0]));
+// The measures an answer object gives, as text, for comparison with DuckDB.
+std::map<std::string, std::string> Measures(simdjson::dom::object o,
+                                            const std::vector<std::string>& keys) {
+  std::map<std::string, std::string> out;
+  for (const std::string& key : keys) {
+    simdjson::dom::element v = o[key].value();
+    std::string text;
+    if (v.is_null()) {
+      text = "NULL";
+    } else if (v.is_string()) {
+      text = std::string(v.get_string().value());
+    } else {
+      text = std::to_string(v.get_int64().value());
+    }
+    out[key] = text;
   }
-  // The default window (the last hour) holds all of the data.
-  HttpAnswer answer = Get("/api/v1/services");
-  ASSERT_EQ(answer.status, 200) << answer.body;
-  EXPECT_EQ(answer.body, fmt::format("{{\"services\":[{}]}}", fmt::join(expected, ",")));
+  return out;
+}
 
-  const std::string service = Truth(
-      "SELECT service_name FROM spans WHERE service_name <> 'edge' "
-      "ORDER BY 1 LIMIT 1")[0][0];
-  std::vector<std::string> operations;
-  for (const auto& row : Truth(
-           fmt::format("SELECT name, count(*), count(*) FILTER (WHERE status_code = 2) FROM spans "
-                       "WHERE service_name = '{}' AND {} GROUP BY 1 ORDER BY 1",
-                       service, WindowSql("start_time_unix_nano")))) {
-    operations.push_back(
-        fmt::format(R"({{"name":"{}","span_count":{},"error_count":{}}})", row[0], row[1], row[2]));
+// DuckDB's exact quantile as the histogram reports it: its bucket's value.
+std::string AsBucketValue(const std::string& exact) {
+  if (exact == "NULL") return exact;
+  return std::to_string(rollups::BucketValue(rollups::DurationBucket(std::stoll(exact))));
+}
+
+TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
+  const uint64_t first = rollups::MinuteOf(static_cast<uint64_t>(shared_->start));
+  const uint64_t end = rollups::MinuteOf(static_cast<uint64_t>(shared_->end)) + rollups::kMinuteNanos;
+  const std::string window = fmt::format("start={}&end={}", first, end);
+  auto in_window = [&](std::string_view column) {
+    return fmt::format("{} >= {} AND {} < {}", column, first, column, end);
+  };
+  constexpr char kQuantiles[] =
+      "quantile_disc(duration_nano, 0.5) FILTER (WHERE {0}), "
+      "quantile_disc(duration_nano, 0.95) FILTER (WHERE {0}), "
+      "quantile_disc(duration_nano, 0.99) FILTER (WHERE {0})";
+
+  // Services: requests, spans, log severities and metric points.
+  std::map<std::string, std::map<std::string, std::string>> want;
+  for (const auto& row : Truth(fmt::format(
+           "SELECT coalesce(service_name, ''), count(*) FILTER (WHERE kind IN (2, 5)), "
+           "count(*) FILTER (WHERE kind IN (2, 5) AND status_code = 2), count(*), "
+           "count(*) FILTER (WHERE status_code = 2), {} FROM spans WHERE {} GROUP BY 1",
+           fmt::format(fmt::runtime(kQuantiles), "kind IN (2, 5)"), in_window("start_time_unix_nano")))) {
+    want[row[0]] = {{"request_count", row[1]},  {"request_errors", row[2]},
+                    {"span_count", row[3]},     {"span_errors", row[4]},
+                    {"p50_nano", AsBucketValue(row[5])}, {"p95_nano", AsBucketValue(row[6])},
+                    {"p99_nano", AsBucketValue(row[7])}};
   }
-  HttpAnswer ops = Get("/api/v1/services/" + service + "/operations?" + Window());
+  const char* kSeverities[] = {"unset", "trace", "debug", "info", "warn", "error", "fatal"};
+  for (const auto& row : Truth(fmt::format(
+           "SELECT coalesce(service_name, ''), CASE WHEN severity_number BETWEEN 1 AND 24 THEN "
+           "1 + (severity_number - 1) // 4 ELSE 0 END, count(*) FROM logs WHERE {} GROUP BY ALL",
+           in_window("CASE WHEN time_unix_nano <> 0 THEN time_unix_nano ELSE "
+                     "observed_time_unix_nano END")))) {
+    want[row[0]][std::string("logs.") + kSeverities[std::stoi(row[1])]] = row[2];
+  }
+  for (const auto& row : Truth(fmt::format(
+           "SELECT coalesce(service_name, ''), count(*) FROM metrics WHERE {} GROUP BY 1",
+           in_window("time_unix_nano")))) {
+    want[row[0]]["metric_points"] = row[1];
+  }
+  HttpAnswer answer = Get("/api/v1/services?" + window);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(answer.body).get(doc), simdjson::SUCCESS) << answer.body;
+  EXPECT_EQ(std::string(doc["start"].get_string().value()), std::to_string(first));
+  std::map<std::string, std::map<std::string, std::string>> got;
+  for (simdjson::dom::element service : doc["services"].get_array().value()) {
+    const std::string name(service["name"].get_string().value());
+    std::map<std::string, std::string>& m = got[name];
+    m = Measures(service.get_object().value(),
+                 {"request_count", "request_errors", "span_count", "span_errors", "p50_nano",
+                  "p95_nano", "p99_nano", "metric_points"});
+    for (const char* severity : kSeverities) {
+      const int64_t n = service["logs"][severity].get_int64().value();
+      if (n > 0) m[std::string("logs.") + severity] = std::to_string(n);
+    }
+    // Services without spans have none to count; the truth has no row.
+    for (const char* key : {"request_count", "request_errors", "span_count", "span_errors"}) {
+      if (m[key] == "0" && want[name].count(key) == 0) m.erase(key);
+    }
+    for (const char* key : {"p50_nano", "p95_nano", "p99_nano"}) {
+      if (m[key] == "NULL" && want[name].count(key) == 0) m.erase(key);
+    }
+    if (m["metric_points"] == "0" && want[name].count("metric_points") == 0) {
+      m.erase("metric_points");
+    }
+  }
+  ASSERT_GE(want.size(), 3u);
+  EXPECT_EQ(got, want);
+
+  // One service's operations and endpoints.
+  const std::string service = Truth(
+      "SELECT service_name FROM spans WHERE service_name <> 'edge' AND http_method IS NOT NULL "
+      "ORDER BY 1 LIMIT 1")[0][0];
+  const std::vector<std::string> kSpanMeasures = {"span_count", "error_count", "p50_nano",
+                                                  "p95_nano",   "p99_nano",    "avg_nano",
+                                                  "min_nano",   "max_nano"};
+  auto span_measures = [&](const std::vector<std::string>& row, size_t at) {
+    return std::map<std::string, std::string>{
+        {"span_count", row[at]},          {"error_count", row[at + 1]},
+        {"avg_nano", row[at + 2]},        {"min_nano", row[at + 3]},
+        {"max_nano", row[at + 4]},        {"p50_nano", AsBucketValue(row[at + 5])},
+        {"p95_nano", AsBucketValue(row[at + 6])}, {"p99_nano", AsBucketValue(row[at + 7])}};
+  };
+  const std::string measures_sql = fmt::format(
+      "count(*), count(*) FILTER (WHERE status_code = 2), "
+      "CAST(sum(duration_nano::HUGEINT) // count(*) AS BIGINT), min(duration_nano), "
+      "max(duration_nano), {}",
+      fmt::format(fmt::runtime(kQuantiles), "true"));
+  constexpr char kKindName[] =
+      "CASE kind WHEN 0 THEN 'UNSPECIFIED' WHEN 1 THEN 'INTERNAL' WHEN 2 THEN 'SERVER' WHEN 3 "
+      "THEN 'CLIENT' WHEN 4 THEN 'PRODUCER' WHEN 5 THEN 'CONSUMER' ELSE kind::VARCHAR END";
+  std::map<std::string, std::map<std::string, std::string>> want_ops, got_ops;
+  for (const auto& row :
+       Truth(fmt::format("SELECT name || ' ' || {}, {} FROM spans WHERE service_name = '{}' AND "
+                         "{} GROUP BY ALL",
+                         kKindName, measures_sql, service, in_window("start_time_unix_nano")))) {
+    want_ops[row[0]] = span_measures(row, 1);
+  }
+  HttpAnswer ops = Get("/api/v1/services/" + service + "/operations?" + window);
   ASSERT_EQ(ops.status, 200) << ops.body;
-  EXPECT_EQ(ops.body, fmt::format(R"({{"service":"{}","operations":[{}]}})", service,
-                                  fmt::join(operations, ",")));
+  ASSERT_EQ(parser.parse(ops.body).get(doc), simdjson::SUCCESS) << ops.body;
+  for (simdjson::dom::element op : doc["operations"].get_array().value()) {
+    got_ops[fmt::format("{} {}", std::string_view(op["name"].get_string().value()),
+                        std::string_view(op["kind"].get_string().value()))] =
+        Measures(op.get_object().value(), kSpanMeasures);
+  }
+  ASSERT_GE(want_ops.size(), 2u);
+  EXPECT_EQ(got_ops, want_ops);
+
+  std::map<std::string, std::map<std::string, std::string>> want_endpoints, got_endpoints;
+  for (const auto& row : Truth(fmt::format(
+           "WITH e AS (SELECT *, CASE WHEN http_method IS NOT NULL THEN 'http ' || http_method || "
+           "' ' || coalesce(http_route, '') WHEN rpc_service IS NOT NULL OR rpc_method IS NOT "
+           "NULL THEN 'rpc ' || coalesce(rpc_service, '') || ' ' || coalesce(rpc_method, '') "
+           "WHEN messaging_system IS NOT NULL THEN 'messaging ' || messaging_system || ' ' || "
+           "coalesce(messaging_destination, '') END AS endpoint FROM spans WHERE "
+           "service_name = '{}' AND {}) "
+           "SELECT endpoint || ' ' || {}, {} FROM e WHERE endpoint IS NOT NULL GROUP BY ALL",
+           service, in_window("start_time_unix_nano"), kKindName, measures_sql))) {
+    want_endpoints[row[0]] = span_measures(row, 1);
+  }
+  HttpAnswer endpoints = Get("/api/v1/services/" + service + "/endpoints?" + window);
+  ASSERT_EQ(endpoints.status, 200) << endpoints.body;
+  ASSERT_EQ(parser.parse(endpoints.body).get(doc), simdjson::SUCCESS) << endpoints.body;
+  for (simdjson::dom::element e : doc["endpoints"].get_array().value()) {
+    got_endpoints[fmt::format("{} {} {} {}", std::string_view(e["type"].get_string().value()),
+                              std::string_view(e["a"].get_string().value()),
+                              std::string_view(e["b"].get_string().value()),
+                              std::string_view(e["kind"].get_string().value()))] =
+        Measures(e.get_object().value(), kSpanMeasures);
+  }
+  ASSERT_GE(want_endpoints.size(), 1u);
+  EXPECT_EQ(got_endpoints, want_endpoints);
+
+  // The service's request RED in 5-minute steps, empty steps included.
+  constexpr uint64_t kStep = 5 * rollups::kMinuteNanos;
+  std::map<std::string, std::map<std::string, std::string>> want_red, got_red;
+  for (uint64_t t = first; t < end; t += kStep) {
+    want_red[std::to_string(t)] = {{"count", "0"}, {"errors", "0"}, {"p99_nano", "NULL"}};
+  }
+  for (const auto& row : Truth(fmt::format(
+           "SELECT {} + (start_time_unix_nano - {}) // {} * {}, count(*), "
+           "count(*) FILTER (WHERE status_code = 2), quantile_disc(duration_nano, 0.99) "
+           "FROM spans WHERE service_name = '{}' AND kind IN (2, 5) AND {} GROUP BY 1",
+           first, first, kStep, kStep, service, in_window("start_time_unix_nano")))) {
+    want_red[row[0]] = {{"count", row[1]}, {"errors", row[2]}, {"p99_nano", AsBucketValue(row[3])}};
+  }
+  HttpAnswer red = Get(fmt::format("/api/v1/red?service={}&step=5m&{}", service, window));
+  ASSERT_EQ(red.status, 200) << red.body;
+  ASSERT_EQ(parser.parse(red.body).get(doc), simdjson::SUCCESS) << red.body;
+  for (simdjson::dom::element p : doc["points"].get_array().value()) {
+    got_red[std::string(p["time"].get_string().value())] =
+        Measures(p.get_object().value(), {"count", "errors", "p99_nano"});
+  }
+  EXPECT_EQ(got_red, want_red);
+
+  // Bad requests name their parameter.
   EXPECT_EQ(Get("/api/v1/services/x/y").status, 404);
+  EXPECT_THAT(Get("/api/v1/red?step=90s&" + window).body, HasSubstr("step: not a whole number"));
+  EXPECT_THAT(Get("/api/v1/red?operation=x&" + window).body, HasSubstr("operation: needs service"));
+  EXPECT_THAT(Get("/api/v1/red?service=a&kind=SERVR&" + window).body, HasSubstr("kind: not a"));
+  EXPECT_THAT(Get("/api/v1/services?error_rate_degraded=2&" + window).body,
+              HasSubstr("error_rate_degraded: not a fraction"));
 }
 
 TEST_F(ApiTest, MetricNamesAndSumsMatchDuckDb) {

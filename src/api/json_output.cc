@@ -336,41 +336,6 @@ std::string MetricSeriesJson(const MetricQuery& q, std::string_view aggregation,
   return out;
 }
 
-std::string ServicesJson(const std::vector<std::string>& services) {
-  std::string out;
-  JsonWriter w(&out);
-  w.BeginObject();
-  w.Key("services");
-  w.BeginArray();
-  for (const std::string& s : services) w.String(s);
-  w.EndArray();
-  w.EndObject();
-  return out;
-}
-
-std::string OperationsJson(std::string_view service, const std::vector<Operation>& operations) {
-  std::string out;
-  JsonWriter w(&out);
-  w.BeginObject();
-  w.Key("service");
-  w.String(service);
-  w.Key("operations");
-  w.BeginArray();
-  for (const Operation& o : operations) {
-    w.BeginObject();
-    w.Key("name");
-    w.String(o.name);
-    w.Key("span_count");
-    w.Int(o.span_count);
-    w.Key("error_count");
-    w.Int(o.error_count);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return out;
-}
-
 std::string SqlResultJson(const query::QueryResult& result, std::string_view truncated_reason) {
   std::string out;
   JsonWriter w(&out);

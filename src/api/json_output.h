@@ -27,8 +27,6 @@ std::string LogEntryJson(const LogValues& values, const LogEntry& entry);
 std::string MetricNamesJson(const std::vector<MetricName>& names);
 std::string MetricSeriesJson(const MetricQuery& q, std::string_view aggregation,
                              const std::vector<MetricSeries>& series);
-std::string ServicesJson(const std::vector<std::string>& services);
-std::string OperationsJson(std::string_view service, const std::vector<Operation>& operations);
 
 // {"columns":[{"name","type"}],"rows":[[...]],"truncated":bool} and, when
 // truncated, "truncated_reason": `truncated_reason`. Values of integer,

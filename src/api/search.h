@@ -270,29 +270,6 @@ int64_t DefaultStep(int64_t start, int64_t end);
                                                                     const MetricQuery& q,
                                                                     const CallOptions& call = {});
 
-// ---- services ----
-
-inline constexpr int64_t kServiceLimitDefault = 1000;
-inline constexpr int64_t kServiceLimitMax = 10000;
-
-// Distinct service names with spans, logs or metrics in [start, end), sorted.
-[[nodiscard]] absl::StatusOr<std::vector<std::string>> ListServices(query::QueryPool& pool,
-                                                                    const query::ViewFiles& files,
-                                                                    int64_t start, int64_t end,
-                                                                    int64_t limit,
-                                                                    const CallOptions& call = {});
-
-struct Operation {
-  std::string name;
-  int64_t span_count = 0;
-  int64_t error_count = 0;
-};
-
-// Span names of `service` with spans starting in [start, end), by name.
-[[nodiscard]] absl::StatusOr<std::vector<Operation>> ListOperations(
-    query::QueryPool& pool, const query::ViewFiles& files, const std::string& service,
-    int64_t start, int64_t end, int64_t limit, const CallOptions& call = {});
-
 // ---- helpers shared by the .cc files ----
 namespace internal {
 

@@ -1,4 +1,4 @@
-// SearchTraces, ListServices and ListOperations (search.h).
+// SearchTraces (search.h).
 
 #include <algorithm>
 #include <chrono>
@@ -164,59 +164,6 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
     summary.root_status_code = static_cast<int32_t>(root_status);
     STRATA_ASSIGN_OR_RETURN(summary.service_spans, ParseServiceSpans(CellString(row[9])));
     out.push_back(std::move(summary));
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<std::string>> ListServices(query::QueryPool& pool,
-                                                      const query::ViewFiles& files, int64_t start,
-                                                      int64_t end, int64_t limit,
-                                                      const CallOptions& call) {
-  std::vector<query::QueryParam> params;
-  params.emplace_back(static_cast<uint64_t>(start));
-  params.emplace_back(static_cast<uint64_t>(end));
-  const std::string sql = absl::StrCat(
-      "SELECT service_name FROM ("
-      "SELECT service_name FROM spans"
-      " WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
-      " UNION SELECT service_name FROM logs WHERE time_unix_nano >= $1 AND time_unix_nano < $2"
-      " UNION SELECT service_name FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano < $2"
-      ") WHERE service_name IS NOT NULL ORDER BY service_name LIMIT ",
-      limit);
-  STRATA_ASSIGN_OR_RETURN(
-      query::QueryResult result,
-      pool.Run(files, sql, Options(call, std::move(params), static_cast<size_t>(limit))));
-  STRATA_RETURN_IF_ERROR(CheckShape(result, 1, "services"));
-  std::vector<std::string> out;
-  for (const auto& row : result.rows) out.push_back(CellString(row[0]));
-  return out;
-}
-
-absl::StatusOr<std::vector<Operation>> ListOperations(query::QueryPool& pool,
-                                                      const query::ViewFiles& files,
-                                                      const std::string& service, int64_t start,
-                                                      int64_t end, int64_t limit,
-                                                      const CallOptions& call) {
-  std::vector<query::QueryParam> params;
-  params.emplace_back(static_cast<uint64_t>(start));
-  params.emplace_back(static_cast<uint64_t>(end));
-  params.emplace_back(service);
-  const std::string sql = absl::StrCat(
-      "SELECT name, count(*), count(*) FILTER (WHERE status_code = 2) FROM spans"
-      " WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2 AND service_name = $3"
-      " AND name IS NOT NULL GROUP BY name ORDER BY name LIMIT ",
-      limit);
-  STRATA_ASSIGN_OR_RETURN(
-      query::QueryResult result,
-      pool.Run(files, sql, Options(call, std::move(params), static_cast<size_t>(limit))));
-  STRATA_RETURN_IF_ERROR(CheckShape(result, 3, "operations"));
-  std::vector<Operation> out;
-  for (const auto& row : result.rows) {
-    Operation operation;
-    operation.name = CellString(row[0]);
-    STRATA_ASSIGN_OR_RETURN(operation.span_count, CellInt(row[1]));
-    STRATA_ASSIGN_OR_RETURN(operation.error_count, CellInt(row[2]));
-    out.push_back(std::move(operation));
   }
   return out;
 }

@@ -87,6 +87,10 @@ class JsonWriter {
     Separate();
     out_->append(v ? "true" : "false");
   }
+  void Null() {
+    Separate();
+    out_->append("null");
+  }
   void Int(int64_t v) {
     Separate();
     AppendInteger(v);

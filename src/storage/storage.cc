@@ -9,7 +9,9 @@
 #include "storage/check/batch_contents.h"
 #include "storage/table/file_source.h"
 #include "storage/table/logs_table.h"
+#include "rollups/rollup_rows.h"
 #include "storage/table/metrics_table.h"
+#include "storage/table/rollups_table.h"
 #include "storage/table/spans_table.h"
 
 namespace strata::storage {
@@ -129,6 +131,13 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
                             WriteMetricsTable(metrics, id_text, options_.tables));
     if (table.meta.file_rows > 0) batch.files.push_back({kMetricsFileName, std::move(table.file)});
     batch.metrics = std::move(table.meta);
+  }
+
+  if (batch.spans.rows + batch.logs.rows + batch.metrics.rows > 0) {
+    // The batch's RED rollups, from the same rows (rollups-parquet.md).
+    const rollups::RollupRows rows = rollups::BuildRollups(traces, logs, metrics);
+    STRATA_ASSIGN_OR_RETURN(std::string file, WriteRollupsTable(rows, id_text, options_.tables));
+    batch.files.push_back({kRollupsFileName, std::move(file)});
   }
 
   STRATA_ASSIGN_OR_RETURN(CommittedBatch committed, data_dir_->committer().Commit(batch));

@@ -61,6 +61,8 @@ TEST(MethodsTest, ApiListener405sAllowExactlyTheMethodsThePathTakes) {
       {"/api/v1/metrics/query", "GET"},
       {"/api/v1/services", "GET"},
       {"/api/v1/services/checkout/operations", "GET"},
+      {"/api/v1/services/checkout/endpoints", "GET"},
+      {"/api/v1/red", "GET"},
       {"/api/v1/sql", "POST"},
       {"/healthz", "GET"},
       {"/readyz", "GET"},

@@ -8,6 +8,7 @@
 #include "storage/table/file_source.h"
 #include "storage/table/logs_table.h"
 #include "storage/table/metrics_table.h"
+#include "storage/table/rollups_table.h"
 #include "storage/table/spans_table.h"
 
 namespace strata::storage {
@@ -44,6 +45,11 @@ absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir
     return InBatch(
         CheckMetricsTableFooter(source.get(), id, meta.metrics.file_rows, kMetricsFileName),
         batch_dir);
+  }
+  if (file_name == kRollupsFileName) {
+    if (!meta.rollups_parquet.has_value()) return absl::OkStatus();
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
+    return InBatch(CheckRollupsTableFooter(source.get(), id, kRollupsFileName), batch_dir);
   }
   if (file_name == kTraceIndexFileName) {
     return LoadBatchLookupState(fs, batch_dir, meta, /*budget=*/nullptr).status();

@@ -11,6 +11,7 @@
 #include "fmt/format.h"
 #include "storage/check/batch_contents.h"
 #include "storage/check/deep_checks.h"
+#include "storage/table/rollups_table.h"
 #include "storage/format/batch_meta.h"
 #include "storage/format/format_file.h"
 #include "storage/index/trace_index.h"
@@ -47,6 +48,7 @@ class BatchChecker {
     if (Outcome spans = DeepSpans(*meta)) return spans;
     if (Outcome logs = DeepLogs(*meta)) return logs;
     if (Outcome metrics = DeepMetrics(*meta)) return metrics;
+    if (Outcome rollups = DeepRollups(*meta)) return rollups;
     return std::nullopt;
   }
 
@@ -103,6 +105,25 @@ class BatchChecker {
       if (!s.ok()) return Failure{"rows", kMetricsFileName, s};
     }
     return External(kMetricsFileName, meta.metrics.file_rows);
+  }
+
+  // rollups.parquet holds exactly the rollups of the batch's table rows
+  // (rollups-parquet.md, "The one rule").
+  Outcome DeepRollups(const BatchMeta& meta) {
+    if (!meta.rollups_parquet.has_value()) return std::nullopt;
+    absl::StatusOr<rollups::RollupRows> stored = ReadBatchRollups(fs_, dir_, meta);
+    if (!stored.ok()) return Failure{"decode", kRollupsFileName, stored.status()};
+    absl::StatusOr<rollups::RollupRows> computed = ComputeBatchRollups(fs_, dir_, meta);
+    if (!computed.ok()) return Failure{"rollups", kRollupsFileName, computed.status()};
+    const rollups::RollupRows* one = &*stored;
+    if (rollups::MergeRollups({&one, 1}) != *computed) {
+      return Failure{"rollups", kRollupsFileName,
+                     DeepMismatch(kRollupsFileName,
+                                  fmt::format("{} rows differ from the {} rows its batch's table "
+                                              "rows roll up to",
+                                              stored->size(), computed->size()))};
+    }
+    return External(kRollupsFileName, stored->size());
   }
 
   FileSystem& fs_;

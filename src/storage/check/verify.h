@@ -29,6 +29,9 @@
 //                  span rows, each entry's range holds only its trace id,
 //                  its minimum time equals the rows' and its upper bound
 //                  holds them within 1 µs
+//   "rollups"      rollups.parquet equals the rollups of the batch's table
+//                  rows, computed again a range of rows at a time
+//                  (rollups-parquet.md, "The one rule")
 //   options.parquet_check (named by it, "duckdb" from the CLI): another
 //                  reader of every column of every row of each Parquet file
 //                  (DuckDB lives in src/query, which storage must not use)

@@ -21,6 +21,7 @@
 #include "storage/maintenance/compaction.h"
 #include "storage/storage.h"
 #include "storage/table/logs_table.h"
+#include "storage/table/rollups_table.h"
 #include "storage/table/spans_table.h"
 #include "storage/testing/commit_testing.h"
 #include "storage/testing/table_testing.h"
@@ -207,6 +208,37 @@ TEST_F(VerifyTest, CorruptPageBodyIsCaughtOnlyByDeep) {
   const VerifyReport deep = Verify(Deep());
   ExpectOnlyCorrupt(deep, dirs_[0], "decode", "spans.parquet");
   EXPECT_THAT(VerdictOf(deep, dirs_[0]).message, HasSubstr("spans.parquet"));
+}
+
+// rollups.parquet rewritten as a valid file whose counts differ from the
+// batch's rows, meta.json made to agree: the footer is fine (shallow
+// passes), only rolling the tables up again (deep) notices.
+TEST_F(VerifyTest, RollupsThatDisagreeWithTheRowsAreCaughtOnlyByDeep) {
+  const std::string path = dirs_[1] + "/rollups.parquet";
+  const std::string bytes = Read(path);
+  parquet::StringSource source(bytes);
+  const std::string id = BatchIdOfDir(dirs_[1]);
+  absl::StatusOr<rollups::RollupRows> rows = ReadRollupsTable(&source, id, "rollups.parquet");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_FALSE(rows->empty());
+  // One more error than there were: still a valid row.
+  rollups::RollupRow* changed = nullptr;
+  for (rollups::RollupRow& row : *rows) {
+    if (rollups::HasDurations(row.key.kind) && row.measures.errors < row.measures.count) {
+      changed = &row;
+      break;
+    }
+  }
+  ASSERT_NE(changed, nullptr);
+  ++changed->measures.errors;
+  absl::StatusOr<std::string> rewritten = WriteRollupsTable(*rows, id);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  ASSERT_TRUE(RewriteBatchFile(posix_, dirs_[1], "rollups.parquet", *rewritten).ok());
+
+  EXPECT_TRUE(Verify(Shallow()).Healthy());
+  const VerifyReport deep = Verify(Deep());
+  ExpectOnlyCorrupt(deep, dirs_[1], "rollups", "rollups.parquet");
+  EXPECT_THAT(VerdictOf(deep, dirs_[1]).message, HasSubstr("roll up to"));
 }
 
 // DuckDB's read stands on its own: it counts the rows meta.json declares

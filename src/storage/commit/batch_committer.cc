@@ -24,6 +24,7 @@ std::optional<FileMeta>* FileMember(BatchMeta& meta, std::string_view name) {
   if (name == kTraceIndexFileName) return &meta.spans_tidx;
   if (name == kLogsFileName) return &meta.logs_parquet;
   if (name == kMetricsFileName) return &meta.metrics_parquet;
+  if (name == kRollupsFileName) return &meta.rollups_parquet;
   return nullptr;
 }
 

@@ -275,10 +275,16 @@ absl::StatusOr<BatchMeta> MetaParser::Parse(std::string_view json) {
   STRATA_ASSIGN_OR_RETURN(meta.logs, ReadSignal(signals.at("logs"), "signals.logs"));
   STRATA_ASSIGN_OR_RETURN(meta.metrics, ReadSignal(signals.at("metrics"), "signals.metrics"));
 
-  STRATA_ASSIGN_OR_RETURN(
-      Members files,
-      ReadObject(members.at("files"), "files",
-                 {kSpansFileName, kTraceIndexFileName, kLogsFileName, kMetricsFileName}, {}));
+  // Format 1 has no rollups.parquet; any later format (refused by rule 2
+  // unless it is this binary's) has it.
+  STRATA_ASSIGN_OR_RETURN(Members files, ReadObject(members.at("files"), "files",
+                                                    {kSpansFileName, kTraceIndexFileName,
+                                                     kLogsFileName, kMetricsFileName},
+                                                    {kRollupsFileName}));
+  if ((files.count(kRollupsFileName) != 0) != (meta.format != 1)) {
+    return Fail("files.rollups.parquet", meta.format == 1 ? "member not defined by format 1"
+                                                          : "member missing");
+  }
   STRATA_ASSIGN_OR_RETURN(meta.spans_parquet,
                           ReadFile(files.at(kSpansFileName), "files.spans.parquet"));
   STRATA_ASSIGN_OR_RETURN(meta.spans_tidx,
@@ -287,6 +293,10 @@ absl::StatusOr<BatchMeta> MetaParser::Parse(std::string_view json) {
                           ReadFile(files.at(kLogsFileName), "files.logs.parquet"));
   STRATA_ASSIGN_OR_RETURN(meta.metrics_parquet,
                           ReadFile(files.at(kMetricsFileName), "files.metrics.parquet"));
+  if (meta.format != 1) {
+    STRATA_ASSIGN_OR_RETURN(meta.rollups_parquet,
+                            ReadFile(files.at(kRollupsFileName), "files.rollups.parquet"));
+  }
   return meta;
 }
 
@@ -344,11 +354,15 @@ absl::Status ValidatePresence(std::string_view batch, std::string_view file_name
   return absl::OkStatus();
 }
 
+// The `files` members of meta's format, in member order.
 std::vector<std::pair<const char*, const std::optional<FileMeta>*>> Files(const BatchMeta& meta) {
-  return {{kBatchFileNames[0], &meta.spans_parquet},
-          {kBatchFileNames[1], &meta.spans_tidx},
-          {kBatchFileNames[2], &meta.logs_parquet},
-          {kBatchFileNames[3], &meta.metrics_parquet}};
+  std::vector<std::pair<const char*, const std::optional<FileMeta>*>> out = {
+      {kBatchFileNames[0], &meta.spans_parquet},
+      {kBatchFileNames[1], &meta.spans_tidx},
+      {kBatchFileNames[2], &meta.logs_parquet},
+      {kBatchFileNames[3], &meta.metrics_parquet}};
+  if (meta.format != 1) out.emplace_back(kBatchFileNames[4], &meta.rollups_parquet);
+  return out;
 }
 
 }  // namespace
@@ -413,9 +427,10 @@ absl::Status ValidateBatchMeta(const BatchMeta& meta) {
   const absl::StatusOr<BatchId> id = BatchId::Parse(meta.id);
   const std::string batch = id.ok() ? meta.id : QuoteForError(meta.id);
   // Rule 2.
-  if (meta.format != kBatchMetaFormat) {
+  if (meta.format < kOldestBatchMetaFormat || meta.format > kBatchMetaFormat) {
     return RuleError(batch, 2, "format",
-                     fmt::format("{}, this binary reads {}", meta.format, kBatchMetaFormat));
+                     fmt::format("{}, this binary reads {} to {}", meta.format,
+                                 kOldestBatchMetaFormat, kBatchMetaFormat));
   }
   // Rule 3 (the directory name is CheckBatchMetaLocation's).
   if (!id.ok()) return RuleError(batch, 3, "id", std::string(id.status().message()));
@@ -474,6 +489,16 @@ absl::Status ValidateBatchMeta(const BatchMeta& meta) {
       ValidatePresence(batch, kBatchFileNames[3], meta.metrics_parquet, meta.metrics));
   if (meta.spans_parquet.has_value() != meta.spans_tidx.has_value()) {
     return RuleError(batch, 8, "files.spans.tidx", "presence differs from files.spans.parquet");
+  }
+  const uint64_t data_rows = meta.spans.rows + meta.logs.rows + meta.metrics.rows;
+  if (meta.format == 1 && meta.rollups_parquet.has_value()) {
+    return RuleError(batch, 8, "files.rollups.parquet", "present in a format 1 meta.json");
+  }
+  if (meta.format != 1 && meta.rollups_parquet.has_value() != (data_rows > 0)) {
+    return RuleError(batch, 8, "files.rollups.parquet",
+                     meta.rollups_parquet.has_value()
+                         ? "present while no signal has data rows"
+                         : fmt::format("null while the signals have {} data rows", data_rows));
   }
   return absl::OkStatus();
 }

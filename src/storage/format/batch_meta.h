@@ -35,7 +35,10 @@
 
 namespace strata::storage {
 
-inline constexpr uint64_t kBatchMetaFormat = 1;
+// The format strata writes, and the oldest it reads: format 1 has no
+// rollups.parquet (meta-json.md, "Formats").
+inline constexpr uint64_t kBatchMetaFormat = 2;
+inline constexpr uint64_t kOldestBatchMetaFormat = 1;
 
 // A closed range of Unix nanoseconds, UTC.
 struct NanosRange {
@@ -78,6 +81,8 @@ struct BatchMeta {
   std::optional<FileMeta> spans_tidx;
   std::optional<FileMeta> logs_parquet;
   std::optional<FileMeta> metrics_parquet;
+  // Format 2 and later only (format 1 has no such member).
+  std::optional<FileMeta> rollups_parquet;
   friend bool operator==(const BatchMeta&, const BatchMeta&) = default;
 };
 

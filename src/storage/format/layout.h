@@ -49,9 +49,12 @@ inline constexpr char kSpansFileName[] = "spans.parquet";
 inline constexpr char kTraceIndexFileName[] = "spans.tidx";
 inline constexpr char kLogsFileName[] = "logs.parquet";
 inline constexpr char kMetricsFileName[] = "metrics.parquet";
-// The data files meta.json's `files` knows, in member order.
+inline constexpr char kRollupsFileName[] = "rollups.parquet";
+// The data files meta.json's `files` knows, in member order (format 1 has
+// all but the last).
 inline constexpr const char* kBatchFileNames[] = {kSpansFileName, kTraceIndexFileName,
-                                                  kLogsFileName, kMetricsFileName};
+                                                  kLogsFileName, kMetricsFileName,
+                                                  kRollupsFileName};
 
 // ---- Elsewhere ----
 inline constexpr char kQueryTempDirName[] = "tmp";             // under query/

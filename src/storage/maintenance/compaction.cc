@@ -9,7 +9,9 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "storage/commit/batch_committer.h"
+#include "rollups/rollup_rows.h"
 #include "storage/index/trace_index.h"
+#include "storage/table/rollups_table.h"
 
 namespace strata::storage {
 namespace {
@@ -221,6 +223,27 @@ absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, c
                    }));
   }
   (void)fs.RemoveAll(scratch);
+  // The output's rollups: the inputs' merged (rollups-parquet.md,
+  // "Merging"), so no span is read again and none counts twice.
+  std::vector<rollups::RollupRows> input_rollups;
+  for (const std::shared_ptr<const LiveBatch>& batch : group.inputs) {
+    if (options_.check_stop) STRATA_RETURN_IF_ERROR(options_.check_stop());
+    STRATA_ASSIGN_OR_RETURN(input_rollups.emplace_back(),
+                            ReadBatchRollups(fs, batch->dir(), batch->meta()));
+  }
+  std::vector<const rollups::RollupRows*> rollup_inputs;
+  for (const rollups::RollupRows& rows : input_rollups) rollup_inputs.push_back(&rows);
+  const rollups::RollupRows merged_rollups = rollups::MergeRollups(rollup_inputs);
+  input_rollups.clear();
+  if (!merged_rollups.empty()) {
+    STRATA_ASSIGN_OR_RETURN(std::string bytes,
+                            WriteRollupsTable(merged_rollups, id_text, options_.merge.tables));
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<HashingFileSink> sink,
+                            HashingFileSink::Create(fs, JoinPath(staging, kRollupsFileName)));
+    STRATA_RETURN_IF_ERROR(sink->Append(bytes));
+    STRATA_ASSIGN_OR_RETURN(written[kRollupsFileName], sink->Finish());
+    planned.files.push_back({kRollupsFileName, ""});
+  }
 
   STRATA_ASSIGN_OR_RETURN(BatchMeta meta, PlanBatchMeta(planned));
   if (meta.day != group.day) {
@@ -232,6 +255,7 @@ absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, c
     if (name == kTraceIndexFileName) meta.spans_tidx = file;
     if (name == kLogsFileName) meta.logs_parquet = file;
     if (name == kMetricsFileName) meta.metrics_parquet = file;
+    if (name == kRollupsFileName) meta.rollups_parquet = file;
   }
   STRATA_RETURN_IF_ERROR(dir_.committer().SealStaged(id, meta));
   return meta;

@@ -89,6 +89,7 @@ inline absl::Status RewriteBatchFile(FileSystem& fs, const std::string& batch_di
   if (name == "spans.tidx") meta.spans_tidx = file;
   if (name == "logs.parquet") meta.logs_parquet = file;
   if (name == "metrics.parquet") meta.metrics_parquet = file;
+  if (name == "rollups.parquet") meta.rollups_parquet = file;
   return WriteFile(fs, meta_path, SerializeBatchMeta(meta));
 }
 

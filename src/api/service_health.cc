@@ -1,0 +1,249 @@
+// Service health from the rollups (service_health.h).
+
+#include "api/service_health.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "common/status_macros.h"
+#include "storage/table/rollups_table.h"
+
+namespace strata::api {
+namespace {
+
+using rollups::RollupKind;
+using rollups::RollupRow;
+
+// The first instant of the minute at or after `t` (saturating).
+uint64_t MinuteAtOrAfter(uint64_t t) {
+  const uint64_t m = rollups::MinuteOf(t);
+  if (m == t) return m;
+  return m > std::numeric_limits<uint64_t>::max() - rollups::kMinuteNanos
+             ? std::numeric_limits<uint64_t>::max()
+             : m + rollups::kMinuteNanos;
+}
+
+// Event-time bounds over a batch's signals; false when it has no rows.
+bool EventBounds(const storage::BatchMeta& meta, uint64_t* min, uint64_t* max) {
+  bool any = false;
+  for (const storage::SignalMeta* s : {&meta.spans, &meta.logs, &meta.metrics}) {
+    if (s->rows == 0 || !s->event_time.has_value()) continue;
+    *min = any ? std::min(*min, s->event_time->min) : s->event_time->min;
+    *max = any ? std::max(*max, s->event_time->max) : s->event_time->max;
+    any = true;
+  }
+  return any;
+}
+
+// Calls f(row) for every row of `rows` in the window.
+template <typename F>
+void ForEachRow(const RollupSet& rows, const MinuteWindow& window, F&& f) {
+  for (const RollupCache::Rows& batch : rows) {
+    for (const RollupRow& row : *batch) {
+      if (row.key.minute >= window.first && row.key.minute < window.end) f(row);
+    }
+  }
+}
+
+}  // namespace
+
+MinuteWindow MinutesOf(uint64_t start, uint64_t end) {
+  MinuteWindow w{MinuteAtOrAfter(start), MinuteAtOrAfter(end)};
+  if (w.end < w.first) w.end = w.first;
+  return w;
+}
+
+// ---- RollupCache ----
+
+absl::StatusOr<std::vector<RollupCache::Rows>> RollupCache::ForWindow(
+    FileSystem& fs, const storage::Snapshot& snapshot, const MinuteWindow& window) {
+  std::vector<Rows> out;
+  if (window.first >= window.end) return out;
+  std::vector<const storage::LiveBatch*> missing;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& batch : snapshot.batches()) {
+      uint64_t min = 0, max = 0;
+      if (!EventBounds(batch->meta(), &min, &max)) continue;
+      // Rows of the batch lie in minutes [MinuteOf(min), MinuteOf(max)].
+      if (rollups::MinuteOf(max) < window.first || rollups::MinuteOf(min) >= window.end) continue;
+      auto it = by_batch_.find(batch->meta().id);
+      if (it != by_batch_.end()) {
+        out.push_back(it->second);
+      } else {
+        missing.push_back(batch.get());
+      }
+    }
+  }
+  // Read outside the lock; two requests may read one batch at once, and
+  // the second to finish keeps its copy (they are equal).
+  for (const storage::LiveBatch* batch : missing) {
+    STRATA_ASSIGN_OR_RETURN(rollups::RollupRows rows,
+                            storage::ReadBatchRollups(fs, batch->dir(), batch->meta()));
+    out.push_back(std::make_shared<const rollups::RollupRows>(std::move(rows)));
+    MutexLock lock(&mu_);
+    by_batch_[batch->meta().id] = out.back();
+  }
+  MutexLock lock(&mu_);
+  if (by_batch_.size() > 2 * snapshot.size() + 16) {
+    absl::flat_hash_set<std::string> live;
+    for (const auto& batch : snapshot.batches()) live.insert(batch->meta().id);
+    absl::erase_if(by_batch_, [&](const auto& entry) { return !live.contains(entry.first); });
+  }
+  return out;
+}
+
+size_t RollupCache::batches() const {
+  MutexLock lock(&mu_);
+  return by_batch_.size();
+}
+
+// ---- Red ----
+
+void Red::Add(const rollups::RollupMeasures& m) {
+  if (m.count == 0) return;
+  if (count_ == 0) {
+    min_ = m.duration_min;
+    max_ = m.duration_max;
+  } else {
+    min_ = std::min(min_, m.duration_min);
+    max_ = std::max(max_, m.duration_max);
+  }
+  count_ += m.count;
+  errors_ += m.errors;
+  sum_ += m.duration_sum;
+  const auto& add = m.histogram.buckets();
+  buckets_.insert(buckets_.end(), add.begin(), add.end());
+  if (buckets_.size() > 2 * compacted_ + 1024) Compact();
+}
+
+void Red::Compact() const {
+  std::sort(buckets_.begin(), buckets_.end(),
+            [](const auto& x, const auto& y) { return x.index < y.index; });
+  size_t kept = 0;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    if (kept > 0 && buckets_[kept - 1].index == buckets_[i].index) {
+      buckets_[kept - 1].count += buckets_[i].count;
+    } else {
+      buckets_[kept++] = buckets_[i];
+    }
+  }
+  buckets_.resize(kept);
+  compacted_ = kept;
+}
+
+std::optional<int64_t> Red::Quantile(int thousandths) const {
+  if (count_ == 0) return std::nullopt;
+  const __int128 q = std::clamp(thousandths, 0, 1000);
+  const __int128 rank = std::max<__int128>((q * count_ + 999) / 1000 - 1, 0);
+  Compact();
+  __int128 seen = 0;
+  for (const rollups::DurationHistogram::Bucket& b : buckets_) {
+    seen += b.count;
+    if (seen > rank) return rollups::BucketValue(b.index);
+  }
+  return std::nullopt;
+}
+
+const char* HealthOf(const Red& red, const HealthThresholds& t) {
+  if (red.count() == 0) return "idle";
+  const double error_rate = static_cast<double>(red.errors()) / static_cast<double>(red.count());
+  const int64_t p99 = red.Quantile(990).value_or(0);
+  if (error_rate >= t.unhealthy_error_rate || (t.unhealthy_p99.has_value() && p99 >= *t.unhealthy_p99)) {
+    return "unhealthy";
+  }
+  if (error_rate >= t.degraded_error_rate || (t.degraded_p99.has_value() && p99 >= *t.degraded_p99)) {
+    return "degraded";
+  }
+  return "healthy";
+}
+
+// ---- Answers ----
+
+std::vector<ServiceRed> ServicesRed(const RollupSet& rows, const MinuteWindow& window) {
+  std::map<std::pair<std::string, std::string>, ServiceRed> by;
+  ForEachRow(rows, window, [&](const RollupRow& row) {
+    ServiceRed& s = by[{row.key.service_name, row.key.service_namespace}];
+    switch (row.key.kind) {
+      case RollupKind::kOperation:
+        s.spans.Add(row.measures);
+        if (IsRequestKind(row.key.span_kind)) s.requests.Add(row.measures);
+        break;
+      case RollupKind::kEndpoint:
+        break;
+      case RollupKind::kLogSeverity:
+        s.logs[std::min<uint8_t>(row.key.severity_class, 6)] += row.measures.count;
+        break;
+      case RollupKind::kMetricPoints:
+        s.metric_points += row.measures.count;
+        break;
+    }
+  });
+  std::vector<ServiceRed> out;
+  for (auto& [key, s] : by) {
+    s.name = key.first;
+    s.ns = key.second;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<OperationRed> OperationsRed(const RollupSet& rows, const MinuteWindow& window,
+                                        const ServiceSelector& service) {
+  std::map<std::pair<std::string, uint8_t>, Red> by;
+  ForEachRow(rows, window, [&](const RollupRow& row) {
+    if (row.key.kind != RollupKind::kOperation || !service.Matches(row.key)) return;
+    by[{row.key.span_name, row.key.span_kind}].Add(row.measures);
+  });
+  std::vector<OperationRed> out;
+  for (auto& [key, red] : by) out.push_back({key.first, key.second, std::move(red)});
+  return out;
+}
+
+std::vector<EndpointRed> EndpointsRed(const RollupSet& rows, const MinuteWindow& window,
+                                      const ServiceSelector& service) {
+  std::map<std::tuple<rollups::EndpointType, std::string, std::string, uint8_t>, Red> by;
+  ForEachRow(rows, window, [&](const RollupRow& row) {
+    if (row.key.kind != RollupKind::kEndpoint || !service.Matches(row.key)) return;
+    by[{row.key.endpoint_type, row.key.endpoint_a, row.key.endpoint_b, row.key.span_kind}].Add(
+        row.measures);
+  });
+  std::vector<EndpointRed> out;
+  for (auto& [key, red] : by) {
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                   std::move(red)});
+  }
+  return out;
+}
+
+std::vector<Red> RedSeries(const RollupSet& rows, const MinuteWindow& window, uint64_t step,
+                           const RedSelector& selector) {
+  if (step == 0 || window.end <= window.first) return {};
+  std::vector<Red> out((window.end - window.first + step - 1) / step);
+  const RollupKind kind = selector.endpoint.has_value() ? RollupKind::kEndpoint
+                                                        : RollupKind::kOperation;
+  ForEachRow(rows, window, [&](const RollupRow& row) {
+    const rollups::RollupKey& k = row.key;
+    if (k.kind != kind) return;
+    if (selector.service.has_value() && !selector.service->Matches(k)) return;
+    if (selector.kinds.empty() ? !IsRequestKind(k.span_kind)
+                               : std::find(selector.kinds.begin(), selector.kinds.end(),
+                                           k.span_kind) == selector.kinds.end()) {
+      return;
+    }
+    if (selector.operation.has_value() && k.span_name != *selector.operation) return;
+    if (selector.endpoint.has_value() &&
+        (k.endpoint_type != selector.endpoint->type || k.endpoint_a != selector.endpoint->a ||
+         k.endpoint_b != selector.endpoint->b)) {
+      return;
+    }
+    out[(k.minute - window.first) / step].Add(row.measures);
+  });
+  return out;
+}
+
+}  // namespace strata::api
