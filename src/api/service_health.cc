@@ -39,17 +39,75 @@ bool EventBounds(const storage::BatchMeta& meta, uint64_t* min, uint64_t* max) {
   return any;
 }
 
-// Calls f(row) for every row of `rows` in the window.
+// Calls f(row) for every row of `rows` in the window; for a batch that
+// lies wholly inside it, for the rows of its table `whole` instead (merged
+// over its minutes: row.key.minute is then 0).
 template <typename F>
-void ForEachRow(const RollupSet& rows, const MinuteWindow& window, F&& f) {
+void ForEachRow(const RollupSet& rows, const MinuteWindow& window,
+                rollups::RollupRows BatchRollups::*whole, F&& f) {
   for (const RollupCache::Rows& batch : rows) {
-    for (const RollupRow& row : *batch) {
+    if (batch->first_minute >= window.first && batch->last_minute < window.end) {
+      for (const RollupRow& row : (*batch).*whole) f(row);
+      continue;
+    }
+    for (const RollupRow& row : batch->rows) {
       if (row.key.minute >= window.first && row.key.minute < window.end) f(row);
     }
   }
 }
 
+// Calls f(row) for every row of `table` (one of a BatchRollups' minute
+// tables) in the window.
+template <typename F>
+void ForEachMinuteRow(const RollupSet& rows, const MinuteWindow& window,
+                      rollups::RollupRows BatchRollups::*table, F&& f) {
+  for (const RollupCache::Rows& batch : rows) {
+    if (batch->last_minute < window.first || batch->first_minute >= window.end) continue;
+    for (const RollupRow& row : (*batch).*table) {
+      if (row.key.minute >= window.first && row.key.minute < window.end) f(row);
+    }
+  }
+}
+
+// `rows` with each key changed by `rekey` (false: left out), merged.
+template <typename F>
+rollups::RollupRows Rekeyed(const rollups::RollupRows& rows, F&& rekey) {
+  rollups::RollupRows copy;
+  for (const RollupRow& row : rows) {
+    RollupRow changed = row;
+    if (rekey(changed.key)) copy.push_back(std::move(changed));
+  }
+  const rollups::RollupRows* one = &copy;
+  return rollups::MergeRollups({&one, 1});
+}
+
 }  // namespace
+
+BatchRollups::BatchRollups(rollups::RollupRows stored) : rows(std::move(stored)) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    first_minute = i == 0 ? rows[i].key.minute : std::min(first_minute, rows[i].key.minute);
+    last_minute = std::max(last_minute, rows[i].key.minute);
+  }
+  whole = Rekeyed(rows, [](rollups::RollupKey& key) {
+    key.minute = 0;
+    return true;
+  });
+  services = Rekeyed(rows, [](rollups::RollupKey& key) {
+    if (key.kind == RollupKind::kEndpoint) return false;
+    key.minute = 0;
+    if (key.kind == RollupKind::kOperation) {
+      key.span_name.clear();
+      key.span_kind = IsRequestKind(key.span_kind) ? 2 : 0;
+    }
+    return true;
+  });
+  requests = Rekeyed(rows, [](rollups::RollupKey& key) {
+    if (key.kind != RollupKind::kOperation || !IsRequestKind(key.span_kind)) return false;
+    key.span_name.clear();
+    key.span_kind = 0;
+    return true;
+  });
+}
 
 MinuteWindow MinutesOf(uint64_t start, uint64_t end) {
   MinuteWindow w{MinuteAtOrAfter(start), MinuteAtOrAfter(end)};
@@ -84,7 +142,7 @@ absl::StatusOr<std::vector<RollupCache::Rows>> RollupCache::ForWindow(
   for (const storage::LiveBatch* batch : missing) {
     STRATA_ASSIGN_OR_RETURN(rollups::RollupRows rows,
                             storage::ReadBatchRollups(fs, batch->dir(), batch->meta()));
-    out.push_back(std::make_shared<const rollups::RollupRows>(std::move(rows)));
+    out.push_back(std::make_shared<const BatchRollups>(std::move(rows)));
     MutexLock lock(&mu_);
     by_batch_[batch->meta().id] = out.back();
   }
@@ -117,8 +175,19 @@ void Red::Add(const rollups::RollupMeasures& m) {
   errors_ += m.errors;
   sum_ += m.duration_sum;
   const auto& add = m.histogram.buckets();
+  if (!dense_.empty()) {
+    for (const rollups::DurationHistogram::Bucket& b : add) dense_[b.index] += b.count;
+    return;
+  }
   buckets_.insert(buckets_.end(), add.begin(), add.end());
-  if (buckets_.size() > 2 * compacted_ + 1024) Compact();
+  if (buckets_.size() <= 2 * compacted_ + 1024) return;
+  Compact();
+  if (buckets_.size() * 4 < rollups::kDurationBuckets) return;
+  // Many distinct buckets: count in place from now on.
+  dense_.assign(rollups::kDurationBuckets, 0);
+  for (const rollups::DurationHistogram::Bucket& b : buckets_) dense_[b.index] += b.count;
+  buckets_.clear();
+  buckets_.shrink_to_fit();
 }
 
 void Red::Compact() const {
@@ -140,8 +209,15 @@ std::optional<int64_t> Red::Quantile(int thousandths) const {
   if (count_ == 0) return std::nullopt;
   const __int128 q = std::clamp(thousandths, 0, 1000);
   const __int128 rank = std::max<__int128>((q * count_ + 999) / 1000 - 1, 0);
-  Compact();
   __int128 seen = 0;
+  if (!dense_.empty()) {
+    for (uint32_t i = 0; i < dense_.size(); ++i) {
+      seen += dense_[i];
+      if (seen > rank) return rollups::BucketValue(i);
+    }
+    return std::nullopt;
+  }
+  Compact();
   for (const rollups::DurationHistogram::Bucket& b : buckets_) {
     seen += b.count;
     if (seen > rank) return rollups::BucketValue(b.index);
@@ -165,8 +241,9 @@ const char* HealthOf(const Red& red, const HealthThresholds& t) {
 // ---- Answers ----
 
 std::vector<ServiceRed> ServicesRed(const RollupSet& rows, const MinuteWindow& window) {
-  std::map<std::pair<std::string, std::string>, ServiceRed> by;
-  ForEachRow(rows, window, [&](const RollupRow& row) {
+  // Keyed by views of the rows' strings (`rows` outlives the map).
+  absl::flat_hash_map<std::pair<std::string_view, std::string_view>, ServiceRed> by;
+  ForEachRow(rows, window, &BatchRollups::services, [&](const RollupRow& row) {
     ServiceRed& s = by[{row.key.service_name, row.key.service_namespace}];
     switch (row.key.kind) {
       case RollupKind::kOperation:
@@ -185,17 +262,20 @@ std::vector<ServiceRed> ServicesRed(const RollupSet& rows, const MinuteWindow& w
   });
   std::vector<ServiceRed> out;
   for (auto& [key, s] : by) {
-    s.name = key.first;
-    s.ns = key.second;
+    s.name = std::string(key.first);
+    s.ns = std::string(key.second);
     out.push_back(std::move(s));
   }
+  std::sort(out.begin(), out.end(), [](const ServiceRed& x, const ServiceRed& y) {
+    return std::tie(x.name, x.ns) < std::tie(y.name, y.ns);
+  });
   return out;
 }
 
 std::vector<OperationRed> OperationsRed(const RollupSet& rows, const MinuteWindow& window,
                                         const ServiceSelector& service) {
   std::map<std::pair<std::string, uint8_t>, Red> by;
-  ForEachRow(rows, window, [&](const RollupRow& row) {
+  ForEachRow(rows, window, &BatchRollups::whole, [&](const RollupRow& row) {
     if (row.key.kind != RollupKind::kOperation || !service.Matches(row.key)) return;
     by[{row.key.span_name, row.key.span_kind}].Add(row.measures);
   });
@@ -207,7 +287,7 @@ std::vector<OperationRed> OperationsRed(const RollupSet& rows, const MinuteWindo
 std::vector<EndpointRed> EndpointsRed(const RollupSet& rows, const MinuteWindow& window,
                                       const ServiceSelector& service) {
   std::map<std::tuple<rollups::EndpointType, std::string, std::string, uint8_t>, Red> by;
-  ForEachRow(rows, window, [&](const RollupRow& row) {
+  ForEachRow(rows, window, &BatchRollups::whole, [&](const RollupRow& row) {
     if (row.key.kind != RollupKind::kEndpoint || !service.Matches(row.key)) return;
     by[{row.key.endpoint_type, row.key.endpoint_a, row.key.endpoint_b, row.key.span_kind}].Add(
         row.measures);
@@ -224,9 +304,18 @@ std::vector<Red> RedSeries(const RollupSet& rows, const MinuteWindow& window, ui
                            const RedSelector& selector) {
   if (step == 0 || window.end <= window.first) return {};
   std::vector<Red> out((window.end - window.first + step - 1) / step);
+  if (!selector.operation.has_value() && !selector.endpoint.has_value() &&
+      selector.kinds.empty()) {
+    // A service's requests (or every service's): the merged minute rows.
+    ForEachMinuteRow(rows, window, &BatchRollups::requests, [&](const RollupRow& row) {
+      if (selector.service.has_value() && !selector.service->Matches(row.key)) return;
+      out[(row.key.minute - window.first) / step].Add(row.measures);
+    });
+    return out;
+  }
   const RollupKind kind = selector.endpoint.has_value() ? RollupKind::kEndpoint
                                                         : RollupKind::kOperation;
-  ForEachRow(rows, window, [&](const RollupRow& row) {
+  ForEachMinuteRow(rows, window, &BatchRollups::rows, [&](const RollupRow& row) {
     const rollups::RollupKey& k = row.key;
     if (k.kind != kind) return;
     if (selector.service.has_value() && !selector.service->Matches(k)) return;

@@ -41,9 +41,32 @@ struct MinuteWindow {
 // The minutes whose first instant lies in [start, end).
 MinuteWindow MinutesOf(uint64_t start, uint64_t end);
 
+// One batch's rollups as the answers read them: the rows as stored, and
+// two merges made once when the batch is read, so long windows add a few
+// rows per batch instead of every minute's.
+struct BatchRollups {
+  rollups::RollupRows rows;
+  // The rows merged over their minutes (minute 0 on every row): used when
+  // the window holds every minute of the batch.
+  rollups::RollupRows whole;
+  // Per service, over the batch's minutes (minute 0): the operation rows
+  // merged into two, requests (span_kind 2) and other spans (span_kind 0),
+  // and the log and metric rows. What the services answer reads of a
+  // batch the window holds whole.
+  rollups::RollupRows services;
+  // Per (minute, service): the operation rows of the request kinds merged
+  // (span_name "", span_kind 0): the default RED series.
+  rollups::RollupRows requests;
+  // The first and last minute of `rows`.
+  uint64_t first_minute = 0;
+  uint64_t last_minute = 0;
+
+  explicit BatchRollups(rollups::RollupRows stored);
+};
+
 class RollupCache {
  public:
-  using Rows = std::shared_ptr<const rollups::RollupRows>;
+  using Rows = std::shared_ptr<const BatchRollups>;
 
   // The rollups of every batch of `snapshot` that may hold a row of
   // `window` (by meta.json's event times), reading those not read yet.
@@ -85,9 +108,12 @@ class Red {
 
   // Bucket counts as added, compacted when they grow past twice what the
   // last compaction left (so memory stays near the distinct buckets, and
-  // the work near n log n over the rows added).
+  // the work near n log n over the rows added) ...
   mutable std::vector<rollups::DurationHistogram::Bucket> buckets_;
   mutable size_t compacted_ = 0;
+  // ... until they would pass kDurationBuckets: then one count per bucket
+  // (58 KiB), added to in place.
+  std::vector<int64_t> dense_;
 };
 
 // Whether a span kind counts as a request: SERVER (2) and CONSUMER (5).

@@ -6,6 +6,7 @@
 #include "bench/bench_compact.h"
 #include "bench/bench_ingest.h"
 #include "bench/bench_query.h"
+#include "bench/bench_rollups.h"
 #include "bench/bench_writer.h"
 #include "cli/flags.h"
 
@@ -140,13 +141,39 @@ Command RegisterBenchCompact(CLI::App* bench) {
   return Command{command, [options] { return bench::RunBenchCompact(*options); }};
 }
 
+Command RegisterBenchRollups(CLI::App* bench) {
+  auto options = std::make_shared<bench::BenchRollupsOptions>();
+  CLI::App* command = bench->add_subcommand(
+      "rollups", "Service health from the rollups against DuckDB over raw spans; ingest cost");
+  AddOption(command, "--spans", &options->spans, "Spans to write over 24 hours")
+      ->capture_default_str();
+  AddOption(command, "--batches", &options->batches, "Batches to write them in")
+      ->capture_default_str();
+  AddOption(command, "--dir", &options->data_dir,
+            "Data directory (default ./strata-bench-rollups, removed after)");
+  command->add_flag("--keep", options->keep, "Keep the data directories");
+  command->add_flag("--reuse", options->reuse, "Query the data directory given by --dir as it is");
+  AddOption(command, "--runs", &options->runs, "Runs of each rollup answer")
+      ->capture_default_str();
+  AddOption(command, "--baseline-runs", &options->baseline_runs,
+            "Runs of each DuckDB query over the raw spans")
+      ->capture_default_str();
+  AddOption(command, "--ingest-rounds", &options->ingest_rounds,
+            "Ingest rounds with rollups on and off each (alternated; 0 skips)")
+      ->capture_default_str();
+  AddOption(command, "--ingest-spans", &options->ingest_spans, "Spans written per ingest round")
+      ->capture_default_str();
+  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
+  return Command{command, [options] { return bench::RunBenchRollups(*options); }};
+}
+
 }  // namespace
 
 std::vector<Command> RegisterBenchCommands(CLI::App* app) {
   CLI::App* bench = app->add_subcommand("bench", "Benchmarks that print numbers");
   bench->require_subcommand(1);
   return {RegisterBenchWriter(bench), RegisterBenchIngest(bench), RegisterBenchQuery(bench),
-          RegisterBenchCompact(bench)};
+          RegisterBenchCompact(bench), RegisterBenchRollups(bench)};
 }
 
 }  // namespace strata::cli

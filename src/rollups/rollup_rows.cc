@@ -19,9 +19,8 @@ using otlp::Range;
 using otlp::ValueType;
 
 constexpr int32_t kStatusError = 2;
-// Histogram entries are (row << kBucketBits) | bucket.
-constexpr int kBucketBits = 13;
-static_assert(kDurationBuckets <= (1u << kBucketBits));
+// A duration bucket fits 16 bits.
+static_assert(kDurationBuckets <= (1u << 16));
 
 // The attribute keys a span's endpoint is read from, in the order of the
 // rules of rollups-parquet.md "Endpoints".
@@ -195,16 +194,19 @@ class Builder {
   }
 
   RollupRows Finish() {
-    // Histograms: sort the (row, bucket) entries, then count runs.
-    std::sort(entries_.begin(), entries_.end());
+    // Histograms: each row's buckets sorted (a row holds few spans, so
+    // many small sorts beat one large one), then counted in runs.
     std::vector<std::vector<DurationHistogram::Bucket>> buckets(rows_.size());
-    for (size_t i = 0; i < entries_.size();) {
-      size_t j = i + 1;
-      while (j < entries_.size() && entries_[j] == entries_[i]) ++j;
-      const uint64_t entry = entries_[i];
-      buckets[entry >> kBucketBits].push_back(DurationHistogram::Bucket{
-          static_cast<uint32_t>(entry & ((1u << kBucketBits) - 1)), static_cast<int64_t>(j - i)});
-      i = j;
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      std::vector<uint16_t>& b = rows_[r].buckets;
+      std::sort(b.begin(), b.end());
+      for (size_t i = 0; i < b.size();) {
+        size_t j = i + 1;
+        while (j < b.size() && b[j] == b[i]) ++j;
+        buckets[r].push_back(DurationHistogram::Bucket{b[i], static_cast<int64_t>(j - i)});
+        i = j;
+      }
+      b = {};
     }
     RollupRows out;
     out.reserve(rows_.size());
@@ -241,6 +243,7 @@ class Builder {
   struct Counting {
     KeyView key;
     RollupMeasures measures;  // histogram filled by Finish
+    std::vector<uint16_t> buckets;  // the duration bucket of each span
   };
 
   // The service index of every resource of `batch`.
@@ -261,7 +264,7 @@ class Builder {
   // The row `key` counts in now.
   uint32_t RowOf(const KeyView& key) {
     auto [it, added] = index_.try_emplace(key, static_cast<uint32_t>(rows_.size()));
-    if (added) rows_.push_back(Counting{key, {}});
+    if (added) rows_.push_back(Counting{key, {}, {}});
     return it->second;
   }
 
@@ -274,7 +277,7 @@ class Builder {
     if (m->count > 0 && __builtin_add_overflow(m->duration_sum, duration, &sum)) {
       // The sum would leave int64: the key goes on in a row of its own.
       row = static_cast<uint32_t>(rows_.size());
-      rows_.push_back(Counting{key, {}});
+      rows_.push_back(Counting{key, {}, {}});
       index_[key] = row;
       m = &rows_[row].measures;
     }
@@ -288,14 +291,13 @@ class Builder {
     m->duration_sum += duration;
     ++m->count;
     if (error) ++m->errors;
-    entries_.push_back((uint64_t{row} << kBucketBits) | DurationBucket(duration));
+    rows_[row].buckets.push_back(static_cast<uint16_t>(DurationBucket(duration)));
   }
 
   std::vector<std::pair<std::string_view, std::string_view>> services_;
   absl::flat_hash_map<std::pair<std::string_view, std::string_view>, uint32_t> service_index_;
   std::vector<Counting> rows_;
   absl::flat_hash_map<KeyView, uint32_t> index_;
-  std::vector<uint64_t> entries_;
 };
 
 }  // namespace

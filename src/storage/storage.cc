@@ -133,7 +133,9 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
     batch.metrics = std::move(table.meta);
   }
 
-  if (batch.spans.rows + batch.logs.rows + batch.metrics.rows > 0) {
+  if (!options_.write_rollups) {
+    batch.meta_format = 1;
+  } else if (batch.spans.rows + batch.logs.rows + batch.metrics.rows > 0) {
     // The batch's RED rollups, from the same rows (rollups-parquet.md).
     const rollups::RollupRows rows = rollups::BuildRollups(traces, logs, metrics);
     STRATA_ASSIGN_OR_RETURN(std::string file, WriteRollupsTable(rows, id_text, options_.tables));

@@ -63,6 +63,11 @@ struct StorageOptions {
   static constexpr size_t kDefaultLookupCacheBytes = size_t{64} << 20;
   // The feed of published log batches live tails read (log_feed.h).
   LogFeedOptions log_feed;
+  // Write each batch's rollups.parquet (meta.json format 2). Off, batches
+  // are written as format 1, without rollups, as before them: for
+  // measuring what rollups cost at ingest (`strata bench rollups`) and for
+  // testing data directories written before them.
+  bool write_rollups = true;
 };
 
 class Storage {

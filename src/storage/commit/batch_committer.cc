@@ -100,6 +100,7 @@ absl::Status InDataDir(const DataDirPaths& paths, std::string_view doing,
 
 absl::StatusOr<BatchMeta> PlanBatchMeta(const EncodedBatch& batch) {
   BatchMeta meta;
+  meta.format = batch.meta_format;
   meta.id = batch.id.ToString();
   meta.generation = static_cast<uint64_t>(batch.id.generation());
   if (batch.ingest_time.has_value()) {

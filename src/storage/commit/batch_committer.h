@@ -107,6 +107,9 @@ struct EncodedBatch {
   // generation 0 both stay empty: the ingest time is the id's stamp.
   std::vector<std::string> sources;
   std::optional<NanosRange> ingest_time;
+  // meta.json's `format`: 1 only for a batch written without
+  // rollups.parquet (StorageOptions::write_rollups off).
+  uint64_t meta_format = kBatchMetaFormat;
 };
 
 // A batch that Commit() made durable.

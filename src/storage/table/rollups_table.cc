@@ -102,6 +102,9 @@ void AppendInt(ColumnVector& c, bool set, int64_t value) {
   }
 }
 
+// zstd level of rollups.parquet (at most the tables' own).
+constexpr int kRollupsZstdLevel = 3;
+
 // Span and log rows read at a time by ComputeBatchRollups.
 constexpr uint64_t kRollupChunkRows = 65'536;
 
@@ -267,7 +270,11 @@ absl::StatusOr<std::string> WriteRollupsTable(const RollupRows& rows, std::strin
       c[kHistCount].AppendNullList();
     }
   }
-  return WriteTableFile(specs, c, MakeWriterOptions(options, kRollupsSchema, batch_id, {}));
+  // A small file written on every commit: zstd at the fast level costs a
+  // fraction of the CPU of the tables' level for a few percent of bytes.
+  TableOptions fast = options;
+  fast.zstd_level = std::min(options.zstd_level, kRollupsZstdLevel);
+  return WriteTableFile(specs, c, MakeWriterOptions(fast, kRollupsSchema, batch_id, {}));
 }
 
 absl::StatusOr<RollupRows> ReadRollupsTable(parquet::RandomAccessSource* source,
