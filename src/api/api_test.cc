@@ -22,8 +22,8 @@
 #include "query/query_pool.h"
 #include "rollups/duration_histogram.h"
 #include "rollups/rollup_rows.h"
-#include "simdjson.h"
 #include "server/http_testing.h"
+#include "simdjson.h"
 #include "storage/storage.h"
 #include "storage/testing/commit_testing.h"
 #include "workload/traffic_generator.h"
@@ -589,7 +589,8 @@ std::string AsBucketValue(const std::string& exact) {
 
 TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
   const uint64_t first = rollups::MinuteOf(static_cast<uint64_t>(shared_->start));
-  const uint64_t end = rollups::MinuteOf(static_cast<uint64_t>(shared_->end)) + rollups::kMinuteNanos;
+  const uint64_t end =
+      rollups::MinuteOf(static_cast<uint64_t>(shared_->end)) + rollups::kMinuteNanos;
   const std::string window = fmt::format("start={}&end={}", first, end);
   auto in_window = [&](std::string_view column) {
     return fmt::format("{} >= {} AND {} < {}", column, first, column, end);
@@ -601,14 +602,18 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
 
   // Services: requests, spans, log severities and metric points.
   std::map<std::string, std::map<std::string, std::string>> want;
-  for (const auto& row : Truth(fmt::format(
-           "SELECT coalesce(service_name, ''), count(*) FILTER (WHERE kind IN (2, 5)), "
-           "count(*) FILTER (WHERE kind IN (2, 5) AND status_code = 2), count(*), "
-           "count(*) FILTER (WHERE status_code = 2), {} FROM spans WHERE {} GROUP BY 1",
-           fmt::format(fmt::runtime(kQuantiles), "kind IN (2, 5)"), in_window("start_time_unix_nano")))) {
-    want[row[0]] = {{"request_count", row[1]},  {"request_errors", row[2]},
-                    {"span_count", row[3]},     {"span_errors", row[4]},
-                    {"p50_nano", AsBucketValue(row[5])}, {"p95_nano", AsBucketValue(row[6])},
+  for (const auto& row : Truth(
+           fmt::format("SELECT coalesce(service_name, ''), count(*) FILTER (WHERE kind IN (2, 5)), "
+                       "count(*) FILTER (WHERE kind IN (2, 5) AND status_code = 2), count(*), "
+                       "count(*) FILTER (WHERE status_code = 2), {} FROM spans WHERE {} GROUP BY 1",
+                       fmt::format(fmt::runtime(kQuantiles), "kind IN (2, 5)"),
+                       in_window("start_time_unix_nano")))) {
+    want[row[0]] = {{"request_count", row[1]},
+                    {"request_errors", row[2]},
+                    {"span_count", row[3]},
+                    {"span_errors", row[4]},
+                    {"p50_nano", AsBucketValue(row[5])},
+                    {"p95_nano", AsBucketValue(row[6])},
                     {"p99_nano", AsBucketValue(row[7])}};
   }
   const char* kSeverities[] = {"unset", "trace", "debug", "info", "warn", "error", "fatal"};
@@ -663,11 +668,14 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
                                                   "p95_nano",   "p99_nano",    "avg_nano",
                                                   "min_nano",   "max_nano"};
   auto span_measures = [&](const std::vector<std::string>& row, size_t at) {
-    return std::map<std::string, std::string>{
-        {"span_count", row[at]},          {"error_count", row[at + 1]},
-        {"avg_nano", row[at + 2]},        {"min_nano", row[at + 3]},
-        {"max_nano", row[at + 4]},        {"p50_nano", AsBucketValue(row[at + 5])},
-        {"p95_nano", AsBucketValue(row[at + 6])}, {"p99_nano", AsBucketValue(row[at + 7])}};
+    return std::map<std::string, std::string>{{"span_count", row[at]},
+                                              {"error_count", row[at + 1]},
+                                              {"avg_nano", row[at + 2]},
+                                              {"min_nano", row[at + 3]},
+                                              {"max_nano", row[at + 4]},
+                                              {"p50_nano", AsBucketValue(row[at + 5])},
+                                              {"p95_nano", AsBucketValue(row[at + 6])},
+                                              {"p99_nano", AsBucketValue(row[at + 7])}};
   };
   const std::string measures_sql = fmt::format(
       "count(*), count(*) FILTER (WHERE status_code = 2), "

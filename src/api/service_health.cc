@@ -229,10 +229,12 @@ const char* HealthOf(const Red& red, const HealthThresholds& t) {
   if (red.count() == 0) return "idle";
   const double error_rate = static_cast<double>(red.errors()) / static_cast<double>(red.count());
   const int64_t p99 = red.Quantile(990).value_or(0);
-  if (error_rate >= t.unhealthy_error_rate || (t.unhealthy_p99.has_value() && p99 >= *t.unhealthy_p99)) {
+  if (error_rate >= t.unhealthy_error_rate ||
+      (t.unhealthy_p99.has_value() && p99 >= *t.unhealthy_p99)) {
     return "unhealthy";
   }
-  if (error_rate >= t.degraded_error_rate || (t.degraded_p99.has_value() && p99 >= *t.degraded_p99)) {
+  if (error_rate >= t.degraded_error_rate ||
+      (t.degraded_p99.has_value() && p99 >= *t.degraded_p99)) {
     return "degraded";
   }
   return "healthy";
@@ -294,8 +296,8 @@ std::vector<EndpointRed> EndpointsRed(const RollupSet& rows, const MinuteWindow&
   });
   std::vector<EndpointRed> out;
   for (auto& [key, red] : by) {
-    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
-                   std::move(red)});
+    out.push_back(
+        {std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), std::move(red)});
   }
   return out;
 }
@@ -304,8 +306,7 @@ std::vector<Red> RedSeries(const RollupSet& rows, const MinuteWindow& window, ui
                            const RedSelector& selector) {
   if (step == 0 || window.end <= window.first) return {};
   std::vector<Red> out((window.end - window.first + step - 1) / step);
-  if (!selector.operation.has_value() && !selector.endpoint.has_value() &&
-      selector.kinds.empty()) {
+  if (!selector.operation.has_value() && !selector.endpoint.has_value() && selector.kinds.empty()) {
     // A service's requests (or every service's): the merged minute rows.
     ForEachMinuteRow(rows, window, &BatchRollups::requests, [&](const RollupRow& row) {
       if (selector.service.has_value() && !selector.service->Matches(row.key)) return;
@@ -313,8 +314,8 @@ std::vector<Red> RedSeries(const RollupSet& rows, const MinuteWindow& window, ui
     });
     return out;
   }
-  const RollupKind kind = selector.endpoint.has_value() ? RollupKind::kEndpoint
-                                                        : RollupKind::kOperation;
+  const RollupKind kind =
+      selector.endpoint.has_value() ? RollupKind::kEndpoint : RollupKind::kOperation;
   ForEachMinuteRow(rows, window, &BatchRollups::rows, [&](const RollupRow& row) {
     const rollups::RollupKey& k = row.key;
     if (k.kind != kind) return;

@@ -133,8 +133,8 @@ struct ServiceSelector {
 struct ServiceRed {
   std::string ns;
   std::string name;
-  Red spans;     // every kind
-  Red requests;  // IsRequestKind
+  Red spans;                      // every kind
+  Red requests;                   // IsRequestKind
   std::array<int64_t, 7> logs{};  // by severity class, 0 unset .. 6 FATAL
   int64_t metric_points = 0;
 };

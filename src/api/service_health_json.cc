@@ -61,8 +61,8 @@ void SpanMeasures(JsonWriter& w, const Red& red, const MinuteWindow& window) {
   RateAndQuantiles(w, red, window);
   w.Key("avg_nano");
   NullableNanos(w, red.count() == 0 ? std::nullopt
-                                    : std::optional<int64_t>(static_cast<int64_t>(
-                                          red.duration_sum() / red.count())));
+                                    : std::optional<int64_t>(
+                                          static_cast<int64_t>(red.duration_sum() / red.count())));
   w.Key("min_nano");
   NullableNanos(w, red.count() == 0 ? std::nullopt : std::optional<int64_t>(red.duration_min()));
   w.Key("max_nano");

@@ -25,8 +25,7 @@ const char* EndpointTypeName(rollups::EndpointType type);
 std::string ServicesJson(const std::vector<ServiceRed>& services, const MinuteWindow& window,
                          const HealthThresholds& thresholds);
 std::string OperationsJson(const ServiceSelector& service,
-                           const std::vector<OperationRed>& operations,
-                           const MinuteWindow& window);
+                           const std::vector<OperationRed>& operations, const MinuteWindow& window);
 std::string EndpointsJson(const ServiceSelector& service, const std::vector<EndpointRed>& endpoints,
                           const MinuteWindow& window);
 std::string RedSeriesJson(const std::vector<Red>& points, const MinuteWindow& window, uint64_t step,

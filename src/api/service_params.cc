@@ -43,7 +43,8 @@ absl::StatusOr<uint8_t> ParseSpanKind(std::string_view text) {
     if (upper == kNames[k]) return k;
   }
   uint32_t number = 0;
-  if (absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &number) && number <= 255) return static_cast<uint8_t>(number);
+  if (absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &number) && number <= 255)
+    return static_cast<uint8_t>(number);
   return absl::InvalidArgumentError(fmt::format(
       "kind: not a span kind (SERVER, CLIENT, PRODUCER, CONSUMER, INTERNAL, UNSPECIFIED or "
       "0..255): {}",
@@ -70,7 +71,8 @@ absl::StatusOr<std::vector<uint8_t>> TakeSpanKinds(QueryParams& params) {
   std::vector<uint8_t> kinds;
   if (!text.has_value()) return kinds;
   for (absl::string_view part : absl::StrSplit(*text, ',')) {
-    STRATA_ASSIGN_OR_RETURN(uint8_t kind, ParseSpanKind(std::string_view(part.data(), part.size())));
+    STRATA_ASSIGN_OR_RETURN(uint8_t kind,
+                            ParseSpanKind(std::string_view(part.data(), part.size())));
     kinds.push_back(kind);
   }
   return kinds;
@@ -98,8 +100,8 @@ absl::StatusOr<RedSelector> TakeRedSelector(QueryParams& params) {
     } else if (*type == "messaging") {
       e.type = rollups::EndpointType::kMessaging;
     } else {
-      return absl::InvalidArgumentError(fmt::format(
-          "endpoint_type: not http, rpc or messaging: {}", QuoteForError(*type)));
+      return absl::InvalidArgumentError(
+          fmt::format("endpoint_type: not http, rpc or messaging: {}", QuoteForError(*type)));
     }
     e.a = a.value_or("");
     e.b = b.value_or("");
@@ -131,8 +133,8 @@ absl::StatusOr<uint64_t> TakeRedStep(QueryParams& params, const MinuteWindow& wi
     }
     step = static_cast<uint64_t>(v);
   } else {
-    const uint64_t per_point = std::max<uint64_t>(1, (minutes + kDefaultRedPoints - 1) /
-                                                         kDefaultRedPoints);
+    const uint64_t per_point =
+        std::max<uint64_t>(1, (minutes + kDefaultRedPoints - 1) / kDefaultRedPoints);
     step = per_point * rollups::kMinuteNanos;
   }
   if ((minutes * rollups::kMinuteNanos + step - 1) / step > kMaxRedPoints) {

@@ -34,7 +34,6 @@ inline constexpr uint64_t kMaxRedPoints = 10000;
 
 // `step` (whole minutes; default the smallest whole number of minutes that
 // keeps the series within 1,440 points), at most kMaxRedPoints points.
-[[nodiscard]] absl::StatusOr<uint64_t> TakeRedStep(QueryParams& params,
-                                                   const MinuteWindow& window);
+[[nodiscard]] absl::StatusOr<uint64_t> TakeRedStep(QueryParams& params, const MinuteWindow& window);
 
 }  // namespace strata::api

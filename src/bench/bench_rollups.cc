@@ -95,9 +95,9 @@ bool MeasureIngest(const BenchRollupsOptions& options, const std::string& dir, u
     std::vector<std::unique_ptr<otlp::TraceBatch>> traffic[2];
     for (int s = 0; s < 2; ++s) {
       for (size_t i = 0; i < requests; ++i) {
-        workload::TrafficGenerator generator(workload::TrafficOptions{
-            .seed = options.seed * 7919 + round * 131 + i,
-            .start_time_unix_nano = now + i * kHourNanos / requests});
+        workload::TrafficGenerator generator(
+            workload::TrafficOptions{.seed = options.seed * 7919 + round * 131 + i,
+                                     .start_time_unix_nano = now + i * kHourNanos / requests});
         traffic[s].push_back(generator.Traces(static_cast<int>(kIngestRequestSpans)));
       }
     }
@@ -122,10 +122,11 @@ bool MeasureIngest(const BenchRollupsOptions& options, const std::string& dir, u
         write_s = std::min(write_s, ThreadCpuSeconds() - t);
       }
       if (!table.ok() || !file.ok()) return false;
-      fmt::print("one request of {} spans: spans.parquet {:.1f} ms CPU; rollups built in {:.1f} "
-                 "ms, written in {:.1f} ms ({} rows, {} bytes)\n",
-                 one->spans.size(), spans_s * 1e3, build_s * 1e3, write_s * 1e3, rows.size(),
-                 file->size());
+      fmt::print(
+          "one request of {} spans: spans.parquet {:.1f} ms CPU; rollups built in {:.1f} "
+          "ms, written in {:.1f} ms ({} rows, {} bytes)\n",
+          one->spans.size(), spans_s * 1e3, build_s * 1e3, write_s * 1e3, rows.size(),
+          file->size());
     }
     for (int k = 0; k < 2; ++k) {
       const int s = (round + k) % 2;  // on first in even rounds, off first in odd ones
@@ -159,9 +160,8 @@ bool MeasureIngest(const BenchRollupsOptions& options, const std::string& dir, u
 
 int RunBenchRollups(const BenchRollupsOptions& options) {
   PosixFileSystem fs;
-  const std::string dir = std::filesystem::absolute(options.data_dir.empty()
-                                                        ? "strata-bench-rollups"
-                                                        : options.data_dir)
+  const std::string dir = std::filesystem::absolute(
+                              options.data_dir.empty() ? "strata-bench-rollups" : options.data_dir)
                               .lexically_normal()
                               .string();
   if (!options.reuse) {
@@ -327,19 +327,21 @@ int RunBenchRollups(const BenchRollupsOptions& options) {
   const double ratio = raw_services_ms / std::max({services_ms, red_ms, 1e-6});
   fmt::print("\n{:<44} {:>12}\n", "answer (p50)", "ms");
   fmt::print("{:<44} {:>12.2f}\n", "rollups: first read of every batch (cold)", cold_s * 1e3);
-  fmt::print("{:<44} {:>12.2f}\n",
-             fmt::format("rollups: {} services over 24 h", services.size()), services_ms);
+  fmt::print("{:<44} {:>12.2f}\n", fmt::format("rollups: {} services over 24 h", services.size()),
+             services_ms);
   fmt::print("{:<44} {:>12.2f}\n", fmt::format("rollups: {} RED at 1 min over 24 h", busiest),
              red_ms);
   fmt::print("{:<44} {:>12.2f}\n", "DuckDB over raw spans: services", raw_services_ms);
   fmt::print("{:<44} {:>12.2f}\n", "DuckDB over raw spans: RED series", raw_red_ms);
-  fmt::print("services answer: {} bytes; ratio (raw services / slowest rollup answer) {:.0f}x; "
-             "exact {}\n",
-             answer_bytes, ratio, exact);
+  fmt::print(
+      "services answer: {} bytes; ratio (raw services / slowest rollup answer) {:.0f}x; "
+      "exact {}\n",
+      answer_bytes, ratio, exact);
   if (options.ingest_rounds > 0) {
-    fmt::print("ingest: rollups on {:.0f} spans/s, off {:.0f} spans/s (median of {} rounds "
-               "each, alternated): overhead {:.1f}%\n",
-               rates.on, rates.off, options.ingest_rounds, overhead_pct);
+    fmt::print(
+        "ingest: rollups on {:.0f} spans/s, off {:.0f} spans/s (median of {} rounds "
+        "each, alternated): overhead {:.1f}%\n",
+        rates.on, rates.off, options.ingest_rounds, overhead_pct);
   }
   fmt::print(
       "{{\"spans\":{},\"batches\":{},\"services_p50_ms\":{:.3f},\"red_series_p50_ms\":{:.3f},"

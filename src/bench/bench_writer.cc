@@ -53,7 +53,8 @@ DiskUse MeasureDisk(const storage::Snapshot& snapshot,
     const storage::BatchMeta& m = batch->meta();
     if (rows(m) == 0) continue;
     ++use.batches;
-    for (const auto& f : {m.spans_parquet, m.spans_tidx, m.logs_parquet, m.metrics_parquet}) {
+    for (const auto& f :
+         {m.spans_parquet, m.spans_tidx, m.logs_parquet, m.metrics_parquet, m.rollups_parquet}) {
       if (f.has_value()) use.bytes += f->bytes;
     }
     use.bytes += storage::SerializeBatchMeta(m).size();
@@ -228,6 +229,5 @@ int RunBenchWriter(const BenchWriterOptions& options) {
       points / metric_seconds, span_disk.batches, peak_rss, rss_before);
   return 0;
 }
-
 
 }  // namespace strata::bench

@@ -153,8 +153,7 @@ Command RegisterBenchRollups(CLI::App* bench) {
             "Data directory (default ./strata-bench-rollups, removed after)");
   command->add_flag("--keep", options->keep, "Keep the data directories");
   command->add_flag("--reuse", options->reuse, "Query the data directory given by --dir as it is");
-  AddOption(command, "--runs", &options->runs, "Runs of each rollup answer")
-      ->capture_default_str();
+  AddOption(command, "--runs", &options->runs, "Runs of each rollup answer")->capture_default_str();
   AddOption(command, "--baseline-runs", &options->baseline_runs,
             "Runs of each DuckDB query over the raw spans")
       ->capture_default_str();

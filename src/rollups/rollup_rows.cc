@@ -79,9 +79,7 @@ struct Endpoint {
 };
 
 // The path of an http.target: up to its first '?'.
-std::string_view TargetPath(std::string_view target) {
-  return target.substr(0, target.find('?'));
-}
+std::string_view TargetPath(std::string_view target) { return target.substr(0, target.find('?')); }
 
 Endpoint EndpointOf(const AttributeColumns& table, Range range) {
   const auto v = EndpointValues(table, range);
@@ -153,8 +151,14 @@ class Builder {
       const auto duration =
           static_cast<int64_t>(spans.end_time_unix_nano[i] - spans.start_time_unix_nano[i]);
       const bool error = spans.status_code[i] == kStatusError;
-      AddSpan(KeyView{RollupKind::kOperation, minute, service, spans.name[i], {}, span_kind,
-                      EndpointType::kNone, 0},
+      AddSpan(KeyView{RollupKind::kOperation,
+                      minute,
+                      service,
+                      spans.name[i],
+                      {},
+                      span_kind,
+                      EndpointType::kNone,
+                      0},
               duration, error);
       const Endpoint endpoint = EndpointOf(batch.span_attributes, spans.attributes[i]);
       if (endpoint.type != EndpointType::kNone) {
@@ -169,11 +173,16 @@ class Builder {
     const std::vector<uint32_t> services = ServicesOf(batch);
     const otlp::LogRecordColumns& logs = batch.logs;
     for (size_t i = 0; i < logs.size(); ++i) {
-      const uint64_t time = logs.time_unix_nano[i] != 0 ? logs.time_unix_nano[i]
-                                                          : logs.observed_time_unix_nano[i];
-      Count(KeyView{RollupKind::kLogSeverity, MinuteOf(time),
-                    services[batch.scopes.resource[logs.scope[i]]], {}, {}, 0,
-                    EndpointType::kNone, SeverityClass(logs.severity_number[i])});
+      const uint64_t time =
+          logs.time_unix_nano[i] != 0 ? logs.time_unix_nano[i] : logs.observed_time_unix_nano[i];
+      Count(KeyView{RollupKind::kLogSeverity,
+                    MinuteOf(time),
+                    services[batch.scopes.resource[logs.scope[i]]],
+                    {},
+                    {},
+                    0,
+                    EndpointType::kNone,
+                    SeverityClass(logs.severity_number[i])});
     }
   }
 
@@ -186,8 +195,13 @@ class Builder {
           static_cast<const otlp::PointColumnsBase*>(&batch.summary_points)}) {
       for (size_t i = 0; i < points->size(); ++i) {
         const uint32_t scope = batch.metrics.scope[points->metric[i]];
-        Count(KeyView{RollupKind::kMetricPoints, MinuteOf(points->time_unix_nano[i]),
-                      services[batch.scopes.resource[scope]], {}, {}, 0, EndpointType::kNone,
+        Count(KeyView{RollupKind::kMetricPoints,
+                      MinuteOf(points->time_unix_nano[i]),
+                      services[batch.scopes.resource[scope]],
+                      {},
+                      {},
+                      0,
+                      EndpointType::kNone,
                       0});
       }
     }
@@ -242,7 +256,7 @@ class Builder {
  private:
   struct Counting {
     KeyView key;
-    RollupMeasures measures;  // histogram filled by Finish
+    RollupMeasures measures;        // histogram filled by Finish
     std::vector<uint16_t> buckets;  // the duration bucket of each span
   };
 
@@ -345,8 +359,7 @@ RollupRows MergeRollups(std::span<const RollupRows* const> inputs) {
                    [](const RollupRow* x, const RollupRow* y) { return x->key < y->key; });
   RollupRows out;
   for (const RollupRow* row : all) {
-    if (!out.empty() && out.back().key == row->key &&
-        CanAdd(row->measures, out.back().measures)) {
+    if (!out.empty() && out.back().key == row->key && CanAdd(row->measures, out.back().measures)) {
       AddMeasures(row->measures, &out.back().measures);
     } else {
       out.push_back(*row);

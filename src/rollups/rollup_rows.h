@@ -42,9 +42,7 @@ enum class EndpointType : uint8_t {
 inline constexpr uint64_t kMinuteNanos = 60'000'000'000;
 
 // The first instant of the UTC minute holding `unix_nanos`.
-constexpr uint64_t MinuteOf(uint64_t unix_nanos) {
-  return unix_nanos - unix_nanos % kMinuteNanos;
-}
+constexpr uint64_t MinuteOf(uint64_t unix_nanos) { return unix_nanos - unix_nanos % kMinuteNanos; }
 
 // The severity class of a log record's severity_number: 0 unset (0 or
 // outside 1..24), else 1 TRACE .. 6 FATAL.
@@ -57,12 +55,12 @@ struct RollupKey {
   uint64_t minute = 0;
   std::string service_namespace;
   std::string service_name;
-  std::string span_name;   // kOperation
-  uint8_t span_kind = 0;   // kOperation, kEndpoint
+  std::string span_name;                             // kOperation
+  uint8_t span_kind = 0;                             // kOperation, kEndpoint
   EndpointType endpoint_type = EndpointType::kNone;  // kEndpoint
-  std::string endpoint_a;  // kEndpoint
-  std::string endpoint_b;  // kEndpoint
-  uint8_t severity_class = 0;  // kLogSeverity
+  std::string endpoint_a;                            // kEndpoint
+  std::string endpoint_b;                            // kEndpoint
+  uint8_t severity_class = 0;                        // kLogSeverity
 
   friend auto operator<=>(const RollupKey&, const RollupKey&) = default;
   friend bool operator==(const RollupKey&, const RollupKey&) = default;

@@ -11,13 +11,13 @@
 #include "fmt/format.h"
 #include "storage/check/batch_contents.h"
 #include "storage/check/deep_checks.h"
-#include "storage/table/rollups_table.h"
 #include "storage/format/batch_meta.h"
 #include "storage/format/format_file.h"
 #include "storage/index/trace_index.h"
 #include "storage/table/file_source.h"
 #include "storage/table/logs_table.h"
 #include "storage/table/metrics_table.h"
+#include "storage/table/rollups_table.h"
 #include "storage/table/spans_table.h"
 
 namespace strata::storage {

@@ -517,18 +517,8 @@ TEST_F(VerifyTest, CompactedBatchIsCheckedAcrossRanges) {
   {
     absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(posix_, data_, {});
     ASSERT_TRUE(storage.ok()) << storage.status();
-    {
-      const std::shared_ptr<const Snapshot> live = (*storage)->Pin();
-      CompactionGroup group{
-          .day = live->batches()[0]->day(), .generation = 0, .inputs = live->batches()};
-      Compactor compactor((*storage)->data_dir(),
-                          {.merge = {}, .load_attachment = nullptr, .check_stop = nullptr});
-      absl::StatusOr<CompactionResult> result = compactor.Run(group);
-      ASSERT_TRUE(result.ok()) << result.status();
-    }
-    // The inputs are retired; maintenance deletes them.
-    for (int i = 0; i < 10 && (*storage)->maintenance().RunStep(); ++i) {
-    }
+    absl::StatusOr<BatchMeta> output = verify_testing::CompactEverything(**storage);
+    ASSERT_TRUE(output.ok()) << output.status();
     ASSERT_EQ((*storage)->Pin()->size(), 1u);
     dirs_ = {(*storage)->Pin()->batches()[0]->dir()};
   }

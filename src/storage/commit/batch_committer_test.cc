@@ -39,6 +39,7 @@ const std::optional<FileMeta>& DeclaredFile(const BatchMeta& meta, std::string_v
   if (name == "spans.parquet") return meta.spans_parquet;
   if (name == "spans.tidx") return meta.spans_tidx;
   if (name == "logs.parquet") return meta.logs_parquet;
+  if (name == "rollups.parquet") return meta.rollups_parquet;
   return meta.metrics_parquet;
 }
 
@@ -116,6 +117,7 @@ TEST_F(BatchCommitterTest, SignalsWithoutRowsHaveNoFiles) {
   batch.spans.traces = 0;
   batch.logs = SignalMeta{.rows = 2, .file_rows = 3, .event_time = NanosRange{5, 9}};
   batch.files.push_back(EncodedFile{"logs.parquet", "log bytes"});
+  batch.files.push_back(EncodedFile{"rollups.parquet", "rollup bytes"});
   BatchCommitter committer(posix_, data_);
   absl::StatusOr<CommittedBatch> committed = committer.Commit(batch);
   ASSERT_TRUE(committed.ok()) << committed.status();
@@ -123,7 +125,7 @@ TEST_F(BatchCommitterTest, SignalsWithoutRowsHaveNoFiles) {
   EXPECT_FALSE(committed->meta.spans_parquet.has_value());
   EXPECT_FALSE(committed->meta.spans_tidx.has_value());
   EXPECT_FALSE(committed->meta.metrics_parquet.has_value());
-  EXPECT_THAT(List(committed->dir), ElementsAre("logs.parquet", "meta.json"));
+  EXPECT_THAT(List(committed->dir), ElementsAre("logs.parquet", "meta.json", "rollups.parquet"));
 }
 
 TEST_F(BatchCommitterTest, LargeFilesAreHashedAcrossWriteChunks) {
@@ -131,6 +133,7 @@ TEST_F(BatchCommitterTest, LargeFilesAreHashedAcrossWriteChunks) {
   batch.metrics = testing::RandomSignal(rng_, batch.id.stamp_nanos(), false);
   std::erase_if(batch.files, [](const EncodedFile& f) { return f.name == "metrics.parquet"; });
   batch.files.push_back(EncodedFile{"metrics.parquet", testing::RandomBytes(rng_, 5 << 19)});
+  testing::MatchRollupsFile(&batch, rng_);
   BatchCommitter committer(posix_, data_);
   absl::StatusOr<CommittedBatch> committed = committer.Commit(batch);
   ASSERT_TRUE(committed.ok()) << committed.status();
@@ -165,16 +168,20 @@ TEST_F(BatchCommitterTest, MisbuiltBatchesAreInternalErrorsAndWriteNothing) {
   base.spans.traces = 0;
   base.logs = SignalMeta{.rows = 1, .file_rows = 1, .event_time = NanosRange{1, 2}};
   EncodedBatch unknown = base;
-  unknown.files = {{"logs.parquet", "x"}, {"notes.txt", "y"}};
+  unknown.files = {{"logs.parquet", "x"}, {"notes.txt", "y"}, {"rollups.parquet", "r"}};
   cases.emplace_back("is not a batch file name", unknown);
   EncodedBatch repeated = base;
-  repeated.files = {{"logs.parquet", "x"}, {"logs.parquet", "y"}};
+  repeated.files = {{"logs.parquet", "x"}, {"logs.parquet", "y"}, {"rollups.parquet", "r"}};
   cases.emplace_back("given twice", repeated);
   EncodedBatch missing = base;  // logs has rows but no file
-  cases.emplace_back("rule 8", missing);
+  missing.files = {{"rollups.parquet", "r"}};
+  cases.emplace_back("rule 8 (files.logs.parquet)", missing);
   EncodedBatch extra = base;  // metrics has no rows but a file
-  extra.files = {{"logs.parquet", "x"}, {"metrics.parquet", "y"}};
-  cases.emplace_back("rule 8", extra);
+  extra.files = {{"logs.parquet", "x"}, {"metrics.parquet", "y"}, {"rollups.parquet", "r"}};
+  cases.emplace_back("rule 8 (files.metrics.parquet)", extra);
+  EncodedBatch no_rollups = base;  // rows but no rollups
+  no_rollups.files = {{"logs.parquet", "x"}};
+  cases.emplace_back("rule 8 (files.rollups.parquet)", no_rollups);
   for (const auto& [what, batch] : cases) {
     absl::StatusOr<CommittedBatch> committed = committer.Commit(batch);
     ASSERT_FALSE(committed.ok()) << what;
@@ -235,6 +242,7 @@ TEST_F(BatchCommitterTest, FailureAtEachStepIsUnavailableAndLeavesNothingInDays)
         batch.logs = testing::RandomSignal(rng_, batch.id.stamp_nanos(), false);
         std::erase_if(batch.files, [](const EncodedFile& f) { return f.name == "logs.parquet"; });
         batch.files.push_back(EncodedFile{"logs.parquet", "log bytes"});
+        testing::MatchRollupsFile(&batch, rng_);
         absl::StatusOr<CommittedBatch> committed = committer.Commit(batch);
         ASSERT_FALSE(committed.ok());
         EXPECT_GE(scripted.failures(), 1);
@@ -274,7 +282,8 @@ TEST_F(BatchCommitterTest, OneInNFaultsNeverLeaveAPartialBatchInDays) {
   for (IoOperation op :
        {IoOperation::kOpenForWrite, IoOperation::kAppend, IoOperation::kSync, IoOperation::kClose,
         IoOperation::kRename, IoOperation::kSyncDir, IoOperation::kCreateDir}) {
-    faulty.InjectFaults(op, 4, ENOSPC);
+    // One in 8: a batch with every file makes six appends and syncs.
+    faulty.InjectFaults(op, 8, ENOSPC);
   }
   int ok = 0;
   int failed = 0;

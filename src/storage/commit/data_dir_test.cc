@@ -442,7 +442,7 @@ class CorruptBatchTest : public DataDirTest {
     std::unique_ptr<DataDir> dir = OpenOk();
     ASSERT_NE(dir, nullptr);
     EncodedBatch batch = RandomEncodedBatch(IdAt(kStampMicros), rng_);
-    while (batch.files.size() != 4) batch = RandomEncodedBatch(IdAt(kStampMicros), rng_);
+    while (batch.files.size() != 5) batch = RandomEncodedBatch(IdAt(kStampMicros), rng_);
     absl::StatusOr<CommittedBatch> committed = dir->committer().Commit(batch);
     ASSERT_TRUE(committed.ok()) << committed.status();
     batch_dir_ = committed->dir;

@@ -282,8 +282,8 @@ absl::StatusOr<BatchMeta> MetaParser::Parse(std::string_view json) {
                                                      kLogsFileName, kMetricsFileName},
                                                     {kRollupsFileName}));
   if ((files.count(kRollupsFileName) != 0) != (meta.format != 1)) {
-    return Fail("files.rollups.parquet", meta.format == 1 ? "member not defined by format 1"
-                                                          : "member missing");
+    return Fail("files.rollups.parquet",
+                meta.format == 1 ? "member not defined by format 1" : "member missing");
   }
   STRATA_ASSIGN_OR_RETURN(meta.spans_parquet,
                           ReadFile(files.at(kSpansFileName), "files.spans.parquet"));

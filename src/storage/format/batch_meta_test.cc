@@ -19,7 +19,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The example of docs/format/meta-json.md, on one line.
+// The example of docs/format/meta-json.md as format 1 wrote it (before
+// rollups.parquet), on one line: still read.
 constexpr char kDocExample[] =
     R"({"format":1,"id":"20250614093015123456000","generation":0,"day":"2025-06-14",)"
     R"("ingest_time":{"min":1749893415123456000,"max":1749893415123456000},)"
@@ -37,6 +38,27 @@ constexpr char kDocExample[] =
     R"("spans.tidx":{"bytes":199832,"xxh3_64":"04aa5d1bc0e37791"},)"
     R"("logs.parquet":{"bytes":40211,"xxh3_64":"e2b06c99a1f04d5e"},)"
     R"("metrics.parquet":null}})"
+    "\n";
+
+// The example of docs/format/meta-json.md (format 2), on one line.
+constexpr char kDocExampleFormat2[] =
+    R"({"format":2,"id":"20250614093015123456000","generation":0,"day":"2025-06-14",)"
+    R"("ingest_time":{"min":1749893415123456000,"max":1749893415123456000},)"
+    R"("sources":[],)"
+    R"("signals":{)"
+    R"("spans":{"rows":48210,"file_rows":48210,)"
+    R"("event_time":{"min":1749893409001000000,"max":1749893415100200300},)"
+    R"("traces":6022,"promotion_misses":{"http.status_code":3}},)"
+    R"("logs":{"rows":1200,"file_rows":1201,)"
+    R"("event_time":{"min":1749893410000000000,"max":1749893415000000000},)"
+    R"("promotion_misses":{}},)"
+    R"("metrics":{"rows":0,"file_rows":0,"event_time":null,"promotion_misses":{}}},)"
+    R"("files":{)"
+    R"("spans.parquet":{"bytes":1873402,"xxh3_64":"9c1e07b2d54a3f10"},)"
+    R"("spans.tidx":{"bytes":199832,"xxh3_64":"04aa5d1bc0e37791"},)"
+    R"("logs.parquet":{"bytes":40211,"xxh3_64":"e2b06c99a1f04d5e"},)"
+    R"("metrics.parquet":null,)"
+    R"("rollups.parquet":{"bytes":21544,"xxh3_64":"51f0a2c7d9e8b613"}}})"
     "\n";
 
 constexpr char kId[] = "20250614093015123456000";
@@ -179,8 +201,57 @@ TEST(BatchMetaTest, ErrorsNameTheDirectoryUntilTheIdParses) {
 
 TEST(BatchMetaTest, Rule2Format) {
   BatchMeta meta = ExampleMeta();
-  meta.format = 2;
+  meta.format = 3;
   ExpectRule(meta, 2, "format");
+  meta.format = 0;
+  ExpectRule(meta, 2, "format");
+}
+
+// Format 2: rollups.parquet, present exactly when a signal has data rows.
+TEST(BatchMetaTest, Format2ListsRollupsWhenThereAreRows) {
+  absl::StatusOr<BatchMeta> meta = ParseBatchMeta(kDocExampleFormat2, kId);
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  EXPECT_EQ(meta->format, 2u);
+  ASSERT_TRUE(meta->rollups_parquet.has_value());
+  EXPECT_EQ(meta->rollups_parquet->bytes, 21544u);
+  EXPECT_EQ(SerializeBatchMeta(*meta), kDocExampleFormat2);
+  // The doc's example as format 1 is the same batch without the file.
+  BatchMeta format1 = *meta;
+  format1.format = 1;
+  format1.rollups_parquet.reset();
+  EXPECT_EQ(format1, ExampleMeta());
+
+  BatchMeta missing = *meta;
+  missing.rollups_parquet.reset();
+  ExpectRule(missing, 8, "files.rollups.parquet");
+  // (Format 1 serialises without the member, so only the struct can hold
+  // it; the parser's side is below.)
+  BatchMeta in_format1 = ExampleMeta();
+  in_format1.rollups_parquet = FileMeta{.bytes = 1, .xxh3_64 = 2};
+  EXPECT_THAT(std::string(ValidateBatchMeta(in_format1).message()),
+              HasSubstr("rule 8 (files.rollups.parquet): present in a format 1 meta.json"));
+  // No data rows (placeholders only): no rollups.
+  BatchMeta empty = *meta;
+  empty.spans.rows = 0;
+  empty.spans.traces = 0;
+  empty.spans.promotion_misses.clear();
+  empty.logs.rows = 0;
+  ExpectRule(empty, 8, "files.rollups.parquet");
+  empty.rollups_parquet.reset();
+  EXPECT_TRUE(ValidateBatchMeta(empty).ok());
+
+  // The member itself: required in format 2, unknown in format 1.
+  std::string json = kDocExampleFormat2;
+  const std::string member = R"(,"rollups.parquet":{"bytes":21544,"xxh3_64":"51f0a2c7d9e8b613"})";
+  json.erase(json.find(member), member.size());
+  absl::StatusOr<BatchMeta> parsed = ParseBatchMeta(json, kId);
+  EXPECT_THAT(std::string(parsed.status().message()),
+              HasSubstr("rule 1 (files.rollups.parquet): member missing"));
+  json = kDocExample;
+  json.insert(json.find(R"("metrics.parquet":null)") + 22, member);
+  parsed = ParseBatchMeta(json, kId);
+  EXPECT_THAT(std::string(parsed.status().message()),
+              HasSubstr("rule 1 (files.rollups.parquet): member not defined by format 1"));
 }
 
 TEST(BatchMetaTest, Rule3Id) {

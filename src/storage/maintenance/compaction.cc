@@ -8,8 +8,8 @@
 #include "common/runbook.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
-#include "storage/commit/batch_committer.h"
 #include "rollups/rollup_rows.h"
+#include "storage/commit/batch_committer.h"
 #include "storage/index/trace_index.h"
 #include "storage/table/rollups_table.h"
 

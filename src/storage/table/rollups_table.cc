@@ -138,9 +138,9 @@ absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c, size_t i,
   const KeyColumns want = KeyColumnsOf(row.key.kind);
   auto check_set = [&](int column, bool set) -> absl::Status {
     if (c[column].is_null(i) == set) {
-      return RowError(file_name, i,
-                      fmt::format("column {} is {} on a rollup {} row", column,
-                                  set ? "null" : "set", kind));
+      return RowError(
+          file_name, i,
+          fmt::format("column {} is {} on a rollup {} row", column, set ? "null" : "set", kind));
     }
     return absl::OkStatus();
   };
@@ -156,8 +156,9 @@ absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c, size_t i,
   }
   for (int column : {kHistIndex, kHistCount}) {
     if (c[column].is_null_list(i) == durations) {
-      return RowError(file_name, i, fmt::format("histogram list {} is {} on a rollup {} row",
-                                                column, durations ? "null" : "set", kind));
+      return RowError(file_name, i,
+                      fmt::format("histogram list {} is {} on a rollup {} row", column,
+                                  durations ? "null" : "set", kind));
     }
   }
   if (want.span_name) row.key.span_name = std::string(c[kSpanName].bytes_at(i));
@@ -194,9 +195,9 @@ absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c, size_t i,
     return RowError(file_name, i, fmt::format("errors {} of count {}", m.errors, m.count));
   }
   if (m.duration_min > m.duration_max) {
-    return RowError(file_name, i,
-                    fmt::format("duration_min {} above duration_max {}", m.duration_min,
-                                m.duration_max));
+    return RowError(
+        file_name, i,
+        fmt::format("duration_min {} above duration_max {}", m.duration_min, m.duration_max));
   }
   const parquet::ListRange index = c[kHistIndex].lists[i];
   const parquet::ListRange count = c[kHistCount].lists[i];
@@ -212,9 +213,9 @@ absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c, size_t i,
   absl::StatusOr<DurationHistogram> histogram = DurationHistogram::FromBuckets(buckets);
   if (!histogram.ok()) return RowError(file_name, i, std::string(histogram.status().message()));
   if (histogram->count() != m.count) {
-    return RowError(file_name, i,
-                    fmt::format("histogram counts {} durations of {} spans", histogram->count(),
-                                m.count));
+    return RowError(
+        file_name, i,
+        fmt::format("histogram counts {} durations of {} spans", histogram->count(), m.count));
   }
   m.histogram = *std::move(histogram);
   return row;
@@ -237,7 +238,8 @@ absl::StatusOr<std::string> WriteRollupsTable(const RollupRows& rows, std::strin
   for (size_t i = 0; i < rows.size(); ++i) {
     const RollupRow& row = rows[i];
     if (i > 0 && row.key < rows[i - 1].key) {
-      return absl::InternalError(fmt::format("rollups table: row {} sorts before row {}", i, i - 1));
+      return absl::InternalError(
+          fmt::format("rollups table: row {} sorts before row {}", i, i - 1));
     }
     const KeyColumns set = KeyColumnsOf(row.key.kind);
     c[kRollup].AppendInt32(static_cast<int32_t>(row.key.kind));
@@ -278,8 +280,7 @@ absl::StatusOr<std::string> WriteRollupsTable(const RollupRows& rows, std::strin
 }
 
 absl::StatusOr<RollupRows> ReadRollupsTable(parquet::RandomAccessSource* source,
-                                            std::string_view batch_id,
-                                            std::string_view file_name) {
+                                            std::string_view batch_id, std::string_view file_name) {
   STRATA_ASSIGN_OR_RETURN(
       std::unique_ptr<parquet::FileReader> reader,
       OpenTable(source, RollupsTableColumns(), kRollupsSchema, batch_id, file_name));
@@ -297,8 +298,8 @@ absl::StatusOr<RollupRows> ReadRollupsTable(parquet::RandomAccessSource* source,
   return rows;
 }
 
-absl::Status CheckRollupsTableFooter(parquet::RandomAccessSource* source,
-                                     std::string_view batch_id, std::string_view file_name) {
+absl::Status CheckRollupsTableFooter(parquet::RandomAccessSource* source, std::string_view batch_id,
+                                     std::string_view file_name) {
   return OpenTable(source, RollupsTableColumns(), kRollupsSchema, batch_id, file_name).status();
 }
 
@@ -348,16 +349,14 @@ absl::StatusOr<RollupRows> ComputeBatchRollups(FileSystem& fs, const std::string
         OpenTable(source.get(), LogsTableColumns(), kLogsSchema, meta.id, kLogsFileName));
     for (uint64_t begin = 0; begin < meta.logs.file_rows; begin += kRollupChunkRows) {
       STRATA_ASSIGN_OR_RETURN(
-          LogRows rows,
-          ReadLogsRows(*reader, kLogsFileName, begin,
-                       std::min(begin + kRollupChunkRows, meta.logs.file_rows)));
+          LogRows rows, ReadLogsRows(*reader, kLogsFileName, begin,
+                                     std::min(begin + kRollupChunkRows, meta.logs.file_rows)));
       const otlp::LogBatch* one = &rows.batch;
       add({}, {&one, 1}, {});
     }
   }
   if (meta.metrics_parquet.has_value() && meta.metrics.rows > 0) {
-    STRATA_ASSIGN_OR_RETURN(auto source,
-                            OpenFileSource(fs, JoinPath(batch_dir, kMetricsFileName)));
+    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, JoinPath(batch_dir, kMetricsFileName)));
     STRATA_ASSIGN_OR_RETURN(otlp::MetricBatch batch,
                             ReadMetricsTable(source.get(), meta.id, kMetricsFileName));
     const otlp::MetricBatch* one = &batch;

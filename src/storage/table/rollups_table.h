@@ -65,7 +65,8 @@ const std::vector<parquet::ColumnSpec>& RollupsTableColumns();
 // whole (spans, logs, metrics) and rolled up: what rollups.parquet must
 // hold (`strata verify` and `strata rollups rebuild` compare the two).
 // Errors: the table readers'.
-[[nodiscard]] absl::StatusOr<rollups::RollupRows> ComputeBatchRollups(
-    FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta);
+[[nodiscard]] absl::StatusOr<rollups::RollupRows> ComputeBatchRollups(FileSystem& fs,
+                                                                      const std::string& batch_dir,
+                                                                      const BatchMeta& meta);
 
 }  // namespace strata::storage

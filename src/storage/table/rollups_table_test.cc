@@ -48,14 +48,14 @@ std::unique_ptr<otlp::TraceBatch> EdgeCaseSpans(uint64_t base) {
   auto batch = std::make_unique<otlp::TraceBatch>();
   BatchBuilder b(batch.get());
   using A = otlp::AttributeRow;
-  const uint32_t shop = b.Resource(
-      {{b.S("service.namespace"), BatchBuilder::Str(b.S("shop"))},
-       {b.S("service.name"), BatchBuilder::Str(b.S("cart"))}},
-      "", 0, 0);
-  const uint32_t nameless =
-      b.Resource({{b.S("service.name"), BatchBuilder::Int(7)}}, "", 0, 0);
-  const uint32_t plain = b.Resource({{b.S("service.name"), BatchBuilder::Str(b.S("cart"))}}, "", 0, 0);
-  const uint32_t scopes[] = {b.Scope(shop, "s", "", {}, 0, ""), b.Scope(nameless, "s", "", {}, 0, ""),
+  const uint32_t shop = b.Resource({{b.S("service.namespace"), BatchBuilder::Str(b.S("shop"))},
+                                    {b.S("service.name"), BatchBuilder::Str(b.S("cart"))}},
+                                   "", 0, 0);
+  const uint32_t nameless = b.Resource({{b.S("service.name"), BatchBuilder::Int(7)}}, "", 0, 0);
+  const uint32_t plain =
+      b.Resource({{b.S("service.name"), BatchBuilder::Str(b.S("cart"))}}, "", 0, 0);
+  const uint32_t scopes[] = {b.Scope(shop, "s", "", {}, 0, ""),
+                             b.Scope(nameless, "s", "", {}, 0, ""),
                              b.Scope(plain, "s", "", {}, 0, "")};
   struct Span {
     int scope;
@@ -69,24 +69,61 @@ std::unique_ptr<otlp::TraceBatch> EdgeCaseSpans(uint64_t base) {
   auto str = [&](const char* k, const char* v) { return A{b.S(k), BatchBuilder::Str(b.S(v))}; };
   auto num = [&](const char* k, int64_t v) { return A{b.S(k), BatchBuilder::Int(v)}; };
   const std::vector<Span> spans = {
-      {0, "GET /a", 2, base + 1, 1000, 0, {str("http.request.method", "GET"), str("http.route", "/a")}},
+      {0,
+       "GET /a",
+       2,
+       base + 1,
+       1000,
+       0,
+       {str("http.request.method", "GET"), str("http.route", "/a")}},
       {0, "GET /a", 2, base + 2, 3000, 2, {str("http.method", "GET"), str("http.route", "/a")}},
       {0, "tmpl", 2, base + 3, 90, 0, {str("http.method", "PUT"), str("url.template", "/t/{id}")}},
-      {0, "target", 3, base + 4, 5'000'000, 2,
+      {0,
+       "target",
+       3,
+       base + 4,
+       5'000'000,
+       2,
        {str("http.request.method", "POST"), str("http.target", "/q/1?secret=2")}},
-      {0, "target", 3, base + 5, 7'000'000, 0,
+      {0,
+       "target",
+       3,
+       base + 5,
+       7'000'000,
+       0,
        {num("http.request.method", 5), str("http.method", "POST"), str("http.target", "/q/1")}},
       {0, "bare-method", 2, base + 6, 0, 0, {str("http.request.method", "DELETE")}},
       {0, "rpc", 2, base + 7, -50, 0, {str("rpc.method", "Get")}},
-      {0, "rpc", 2, base + kMinute, 123'456'789, 2,
+      {0,
+       "rpc",
+       2,
+       base + kMinute,
+       123'456'789,
+       2,
        {str("rpc.service", "Cart"), str("rpc.method", "Get")}},
-      {1, "produce", 4, base + kMinute + 1, 40'000, 0,
+      {1,
+       "produce",
+       4,
+       base + kMinute + 1,
+       40'000,
+       0,
        {str("messaging.system", "kafka"), str("messaging.destination.name", "orders")}},
-      {1, "produce", 4, base + kMinute + 2, 41'000, 0,
+      {1,
+       "produce",
+       4,
+       base + kMinute + 2,
+       41'000,
+       0,
        {str("messaging.system", "kafka"), str("messaging.destination.template", "o-{n}")}},
       {1, "internal", 1, base + kMinute + 3, 1, 0, {num("http.route", 1), str("x", "y")}},
       {2, "weird kind", 9, base + 2 * kMinute - 1, 1LL << 40, 1, {}},
-      {2, "GET /a", 2, base + 8, 2000, 0, {str("http.request.method", "GET"), str("http.route", "/a")}},
+      {2,
+       "GET /a",
+       2,
+       base + 8,
+       2000,
+       0,
+       {str("http.request.method", "GET"), str("http.route", "/a")}},
   };
   for (size_t i = 0; i < spans.size(); ++i) {
     const Span& s = spans[i];
@@ -154,7 +191,8 @@ Table FromDuckDb(const query::QueryResult& r, size_t key_columns) {
   Table out;
   for (const auto& row : r.rows) {
     std::vector<std::string> key, measures;
-    for (size_t i = 0; i < row.size(); ++i) (i < key_columns ? key : measures).push_back(Opt(row[i]));
+    for (size_t i = 0; i < row.size(); ++i)
+      (i < key_columns ? key : measures).push_back(Opt(row[i]));
     out[key] = measures;
   }
   return out;
@@ -204,13 +242,12 @@ std::string FirstStringSql(const char* key) {
 }
 
 std::string SpansCte(const std::string& file) {
-  return fmt::format(kSpansSql, file, FirstStringSql("http.request.method"),
-                     FirstStringSql("http.method"), FirstStringSql("http.route"),
-                     FirstStringSql("url.template"), FirstStringSql("http.target"),
-                     FirstStringSql("rpc.service"), FirstStringSql("rpc.method"),
-                     FirstStringSql("messaging.system"),
-                     FirstStringSql("messaging.destination.name"),
-                     FirstStringSql("messaging.destination.template"));
+  return fmt::format(
+      kSpansSql, file, FirstStringSql("http.request.method"), FirstStringSql("http.method"),
+      FirstStringSql("http.route"), FirstStringSql("url.template"), FirstStringSql("http.target"),
+      FirstStringSql("rpc.service"), FirstStringSql("rpc.method"),
+      FirstStringSql("messaging.system"), FirstStringSql("messaging.destination.name"),
+      FirstStringSql("messaging.destination.template"));
 }
 
 constexpr char kMeasuresSql[] =
@@ -242,8 +279,8 @@ class RollupsTableTest : public ::testing::Test {
     spans_file_ = std::make_unique<TempFile>(spans->file);
     logs_file_ = std::make_unique<TempFile>(logs->file);
     metrics_file_ = std::make_unique<TempFile>(metrics->file);
-    rows_ = rollups::BuildRollups(traffic_.trace_ptrs(), traffic_.log_ptrs(),
-                                  traffic_.metric_ptrs());
+    rows_ =
+        rollups::BuildRollups(traffic_.trace_ptrs(), traffic_.log_ptrs(), traffic_.metric_ptrs());
   }
 
   // The rows of `kind` as a Table keyed by the kind's key columns.
@@ -297,17 +334,16 @@ TEST_F(RollupsTableTest, OperationRowsEqualDuckDbOverTheSpans) {
 }
 
 TEST_F(RollupsTableTest, EndpointRowsEqualDuckDbOverTheSpans) {
-  Table want = FromDuckDb(
-      MustQuery(*db_, SpansCte(spans_file_->path()) +
-                          fmt::format(R"sql(
+  Table want =
+      FromDuckDb(MustQuery(*db_, SpansCte(spans_file_->path()) + fmt::format(R"sql(
 SELECT minute, ns, svc, kind, etype,
   CASE etype WHEN 1 THEN coalesce(http_req_method, http_old_method)
              WHEN 2 THEN coalesce(rpc_s, '') ELSE msg_sys END,
   CASE etype WHEN 1 THEN coalesce(route, tmpl, split_part(target, '?', 1), '')
              WHEN 2 THEN coalesce(rpc_m, '') ELSE coalesce(msg_dest, msg_tmpl, '') END,
   {} FROM e WHERE etype IS NOT NULL GROUP BY ALL)sql",
-                                      kMeasuresSql)),
-      7);
+                                                                             kMeasuresSql)),
+                 7);
   BucketQuantiles(&want);
   const Table got = Rows(RollupKind::kEndpoint);
   ASSERT_GT(want.size(), 20u);
@@ -322,8 +358,7 @@ SELECT minute, ns, svc, kind, etype,
 }
 
 TEST_F(RollupsTableTest, LogAndMetricRowsEqualDuckDb) {
-  const Table logs = FromDuckDb(
-      MustQuery(*db_, fmt::format(R"sql(
+  const Table logs = FromDuckDb(MustQuery(*db_, fmt::format(R"sql(
 WITH l AS (
   SELECT CASE WHEN time_unix_nano <> 0 THEN time_unix_nano ELSE observed_time_unix_nano END AS t,
     coalesce(CASE WHEN resource_attr_types[list_position(resource_attr_keys, 'service.namespace')] = 1
@@ -332,19 +367,18 @@ WITH l AS (
     CASE WHEN severity_number BETWEEN 1 AND 24 THEN 1 + (severity_number - 1) // 4 ELSE 0 END AS sev
   FROM read_parquet('{}') WHERE row_kind = 0)
 SELECT t - t % 60000000000, ns, svc, sev, count(*) FROM l GROUP BY ALL)sql",
-                                  logs_file_->path())),
-      4);
+                                                            logs_file_->path())),
+                                4);
   ASSERT_GT(logs.size(), 10u);
   EXPECT_EQ(Rows(RollupKind::kLogSeverity), logs);
-  const Table metrics = FromDuckDb(
-      MustQuery(*db_, fmt::format(R"sql(
+  const Table metrics = FromDuckDb(MustQuery(*db_, fmt::format(R"sql(
 SELECT time_unix_nano - time_unix_nano % 60000000000,
   coalesce(CASE WHEN resource_attr_types[list_position(resource_attr_keys, 'service.namespace')] = 1
     THEN resource_attr_str[list_position(resource_attr_keys, 'service.namespace')] END, ''),
   coalesce(service_name, ''), count(*)
 FROM read_parquet('{}') WHERE row_kind = 0 GROUP BY ALL)sql",
-                                  metrics_file_->path())),
-      3);
+                                                               metrics_file_->path())),
+                                   3);
   ASSERT_GT(metrics.size(), 2u);
   EXPECT_EQ(Rows(RollupKind::kMetricPoints), metrics);
 }
@@ -391,16 +425,16 @@ TEST_F(RollupsTableTest, FileRoundTripsAndDuckDbReadsIt) {
   for (const RollupRow& row : rows_) {
     if (row.key.kind == RollupKind::kOperation) spans += row.measures.count;
   }
-  const query::QueryResult r = MustQuery(
-      *db_, fmt::format("SELECT sum(count), sum(len(hist_index)), count(*) FILTER (WHERE "
-                        "hist_index IS NULL) FROM read_parquet('{}') WHERE rollup = 1",
-                        file.path()));
+  const query::QueryResult r =
+      MustQuery(*db_, fmt::format("SELECT sum(count), sum(len(hist_index)), count(*) FILTER (WHERE "
+                                  "hist_index IS NULL) FROM read_parquet('{}') WHERE rollup = 1",
+                                  file.path()));
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(Opt(r.rows[0][0]), std::to_string(spans));
   EXPECT_EQ(Opt(r.rows[0][2]), "0");
-  const query::QueryResult total = MustQuery(
-      *db_, fmt::format("SELECT count(*) FROM read_parquet('{}') WHERE row_kind = 0",
-                        spans_file_->path()));
+  const query::QueryResult total =
+      MustQuery(*db_, fmt::format("SELECT count(*) FROM read_parquet('{}') WHERE row_kind = 0",
+                                  spans_file_->path()));
   EXPECT_EQ(Opt(total.rows[0][0]), std::to_string(spans));
 }
 

@@ -53,8 +53,19 @@ inline SignalMeta RandomSignal(std::mt19937_64& rng, uint64_t around_nanos, bool
   return signal;
 }
 
+// Gives `batch` a rollups.parquet of random bytes when its signals have
+// data rows and none otherwise (meta-json.md rule 8): for tests that change
+// a batch's signals.
+inline void MatchRollupsFile(EncodedBatch* batch, std::mt19937_64& rng) {
+  std::erase_if(batch->files, [](const EncodedFile& f) { return f.name == "rollups.parquet"; });
+  if (batch->spans.rows + batch->logs.rows + batch->metrics.rows > 0) {
+    batch->files.push_back(EncodedFile{"rollups.parquet", RandomBytes(rng, 1 + rng() % 512)});
+  }
+}
+
 // A level-0 batch for `id` whose signals each have rows with probability
-// 2/3; the files of a signal with rows hold 1..max_file_bytes random bytes.
+// 2/3; the files of a signal with rows, and rollups.parquet when any has,
+// hold 1..max_file_bytes random bytes.
 inline EncodedBatch RandomEncodedBatch(const BatchId& id, std::mt19937_64& rng,
                                        size_t max_file_bytes = 4096) {
   EncodedBatch batch{.id = id, .spans = {}, .logs = {}, .metrics = {}, .files = {}};
@@ -76,6 +87,7 @@ inline EncodedBatch RandomEncodedBatch(const BatchId& id, std::mt19937_64& rng,
     batch.metrics = RandomSignal(rng, id.stamp_nanos(), /*spans=*/false);
     add_file("metrics.parquet");
   }
+  MatchRollupsFile(&batch, rng);
   return batch;
 }
 

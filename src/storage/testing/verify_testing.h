@@ -12,6 +12,8 @@
 //   PageBodyOffset()           the first byte of the compressed body of a
 //                              column's first data page
 //   RebuildTraceIndex()        spans.tidx from edited entries
+//   CompactEverything()        every live batch (one day, generation 0)
+//                              compacted into one, the inputs deleted
 //
 // Header-only; the including target links strata_storage and
 // strata_workload. Functions are reentrant; errors come back as Status.
@@ -31,6 +33,7 @@
 #include "parquet/metadata.h"
 #include "storage/format/batch_meta.h"
 #include "storage/index/trace_index.h"
+#include "storage/maintenance/compaction.h"
 #include "storage/storage.h"
 #include "storage/table/trace_run.h"
 #include "workload/traffic_generator.h"
@@ -124,6 +127,26 @@ inline absl::StatusOr<std::string> RebuildTraceIndex(const std::vector<TraceInde
     runs.push_back(TraceRun{.trace_id = entry.trace_id, .first_row = entry.first_row});
   }
   return BuildTraceIndex(runs, span_rows, first_covered_row);
+}
+
+// Compacts every live batch of `storage` (of one day, generation 0) into
+// one and runs maintenance until the retired inputs are deleted. Returns
+// the output's meta.json.
+inline absl::StatusOr<BatchMeta> CompactEverything(Storage& storage) {
+  BatchMeta output;
+  {
+    const std::shared_ptr<const Snapshot> live = storage.Pin();
+    if (live->size() < 2) return absl::FailedPreconditionError("fewer than two batches");
+    CompactionGroup group{
+        .day = live->batches()[0]->day(), .generation = 0, .inputs = live->batches()};
+    Compactor compactor(storage.data_dir(),
+                        {.merge = {}, .load_attachment = nullptr, .check_stop = nullptr});
+    STRATA_ASSIGN_OR_RETURN(CompactionResult result, compactor.Run(group));
+    output = std::move(result.output);
+  }
+  for (int i = 0; i < 10 && storage.maintenance().RunStep(); ++i) {
+  }
+  return output;
 }
 
 }  // namespace strata::storage::verify_testing
