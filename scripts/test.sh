@@ -70,6 +70,10 @@ step "ingest benchmark (quick, asan)"
 step "query benchmark (quick, asan)"
 (cd build/asan && ./strata bench query --spans 400000 --batches 20 --lookups 300 --scans 3)
 
+step "rollups benchmark (quick, asan)"
+(cd build/asan && ./strata bench rollups --spans 200000 --batches 20 --runs 3 --baseline-runs 1 \
+  --ingest-rounds 1 --ingest-spans 100000)
+
 step "compaction benchmark (quick, asan)"
 (cd build/asan && ./strata bench compact --quick)
 
