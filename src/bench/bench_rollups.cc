@@ -68,10 +68,13 @@ bool Matches(const std::vector<std::optional<std::string>>& row, size_t at, cons
 }
 
 // Spans written per second into a fresh directory per setting, rounds
-// alternated; the median round of each.
+// alternated: the median round of each, and the median of the rounds'
+// off/on ratios (a round's two runs are next to each other in time, so the
+// ratio is steadier than the medians on a machine whose speed drifts).
 struct IngestRates {
   double on = 0;
   double off = 0;
+  double ratio = 1;  // the median of the rounds' off/on ratios
 };
 
 bool MeasureIngest(const BenchRollupsOptions& options, const std::string& dir, uint64_t now,
@@ -149,10 +152,14 @@ bool MeasureIngest(const BenchRollupsOptions& options, const std::string& dir, u
     stores[s].reset();
     if (!options.keep) (void)fs.RemoveAll(fmt::format("{}-ingest-{}", dir, s == 0 ? "on" : "off"));
   }
+  std::vector<double> ratios;
+  for (size_t i = 0; i < on.size(); ++i) ratios.push_back(off[i] / on[i]);
+  std::sort(ratios.begin(), ratios.end());
   std::sort(on.begin(), on.end());
   std::sort(off.begin(), off.end());
   rates->on = on[on.size() / 2];
   rates->off = off[off.size() / 2];
+  rates->ratio = ratios[ratios.size() / 2];
   return true;
 }
 
@@ -315,7 +322,7 @@ int RunBenchRollups(const BenchRollupsOptions& options) {
 
   IngestRates rates;
   if (options.ingest_rounds > 0 && !MeasureIngest(options, dir, build_now, &rates)) return 1;
-  const double overhead_pct = rates.on > 0 ? (rates.off / rates.on - 1) * 100 : 0;
+  const double overhead_pct = (rates.ratio - 1) * 100;
 
   storage->reset();
   if (!options.keep && options.data_dir.empty()) (void)fs.RemoveAll(dir);
@@ -340,7 +347,7 @@ int RunBenchRollups(const BenchRollupsOptions& options) {
   if (options.ingest_rounds > 0) {
     fmt::print(
         "ingest: rollups on {:.0f} spans/s, off {:.0f} spans/s (median of {} rounds "
-        "each, alternated): overhead {:.1f}%\n",
+        "each, alternated); overhead {:.1f}% (median of the rounds' off/on ratios)\n",
         rates.on, rates.off, options.ingest_rounds, overhead_pct);
   }
   fmt::print(

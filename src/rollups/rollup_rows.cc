@@ -144,6 +144,10 @@ class Builder {
     const std::vector<uint32_t> services = ServicesOf(batch);
     const otlp::SpanColumns& spans = batch.spans;
     for (size_t i = 0; i < spans.size(); ++i) {
+      if (!ValidOwner(batch, spans.scope[i]) ||
+          spans.attributes[i].end() > batch.span_attributes.size()) {
+        continue;  // a broken batch: the table writer refuses the commit
+      }
       const uint32_t service = services[batch.scopes.resource[spans.scope[i]]];
       const uint64_t minute = MinuteOf(spans.start_time_unix_nano[i]);
       const auto span_kind = static_cast<uint8_t>(spans.kind[i]);
@@ -173,6 +177,7 @@ class Builder {
     const std::vector<uint32_t> services = ServicesOf(batch);
     const otlp::LogRecordColumns& logs = batch.logs;
     for (size_t i = 0; i < logs.size(); ++i) {
+      if (!ValidOwner(batch, logs.scope[i])) continue;
       const uint64_t time =
           logs.time_unix_nano[i] != 0 ? logs.time_unix_nano[i] : logs.observed_time_unix_nano[i];
       Count(KeyView{RollupKind::kLogSeverity,
@@ -194,6 +199,10 @@ class Builder {
           static_cast<const otlp::PointColumnsBase*>(&batch.exponential_points),
           static_cast<const otlp::PointColumnsBase*>(&batch.summary_points)}) {
       for (size_t i = 0; i < points->size(); ++i) {
+        if (points->metric[i] >= batch.metrics.size() ||
+            !ValidOwner(batch, batch.metrics.scope[points->metric[i]])) {
+          continue;
+        }
         const uint32_t scope = batch.metrics.scope[points->metric[i]];
         Count(KeyView{RollupKind::kMetricPoints,
                       MinuteOf(points->time_unix_nano[i]),
@@ -260,11 +269,20 @@ class Builder {
     std::vector<uint16_t> buckets;  // the duration bucket of each span
   };
 
+  // Whether `scope` and its resource are rows of `batch`. The table
+  // writers check every invariant of a batch (otlp::ValidateBatch) and
+  // refuse a broken one; BuildRollups may run beside them, so it only
+  // keeps clear of indexes it would follow out of bounds.
+  static bool ValidOwner(const otlp::BatchBase& batch, uint32_t scope) {
+    return scope < batch.scopes.size() && batch.scopes.resource[scope] < batch.resources.size();
+  }
+
   // The service index of every resource of `batch`.
   std::vector<uint32_t> ServicesOf(const otlp::BatchBase& batch) {
     std::vector<uint32_t> out(batch.resources.size());
     for (size_t r = 0; r < out.size(); ++r) {
-      const Range attrs = batch.resources.attributes[r];
+      Range attrs = batch.resources.attributes[r];
+      if (attrs.end() > batch.resource_attributes.size()) attrs = {};
       const std::pair<std::string_view, std::string_view> service{
           FirstString(batch.resource_attributes, attrs, "service.namespace"),
           FirstString(batch.resource_attributes, attrs, "service.name")};
