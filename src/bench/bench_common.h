@@ -25,6 +25,9 @@ namespace strata::bench {
 
 using BenchClock = std::chrono::steady_clock;
 
+inline constexpr uint64_t kHourNanos = 3'600'000'000'000ULL;
+inline constexpr uint64_t kDayNanos = 24 * kHourNanos;
+
 inline double SecondsSince(BenchClock::time_point start) {
   return std::chrono::duration<double>(BenchClock::now() - start).count();
 }

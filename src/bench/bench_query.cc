@@ -29,8 +29,6 @@ namespace strata::bench {
 namespace {
 
 using Clock = BenchClock;
-constexpr uint64_t kHourNanos = 3'600'000'000'000ULL;
-constexpr uint64_t kDayNanos = 24 * kHourNanos;
 
 // Writes `options.spans` spans of traffic over the last 24 hours, one
 // request (and so one batch) per slice of the day. Returns false on failure.

@@ -25,8 +25,6 @@ namespace strata::bench {
 namespace {
 
 using Clock = BenchClock;
-constexpr uint64_t kHourNanos = 3'600'000'000'000ULL;
-constexpr uint64_t kDayNanos = 24 * kHourNanos;
 constexpr uint64_t kIngestRequestSpans = 50'000;
 
 std::string Cell(const std::optional<std::string>& v) { return v.value_or("NULL"); }
