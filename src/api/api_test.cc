@@ -643,7 +643,8 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
   ASSERT_EQ(parser.parse(answer.body).get(doc), simdjson::SUCCESS) << answer.body;
   EXPECT_EQ(std::string(doc["start"].get_string().value()), std::to_string(first));
   std::map<std::string, std::map<std::string, std::string>> got;
-  for (simdjson::dom::element service : doc["services"].get_array().value()) {
+  simdjson::dom::array services_array = doc["services"].get_array().value();
+  for (simdjson::dom::element service : services_array) {
     const std::string name(service["name"].get_string().value());
     std::map<std::string, std::string>& m = got[name];
     m = Measures(service.get_object().value(),
@@ -702,7 +703,8 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
   HttpAnswer ops = Get("/api/v1/services/" + service + "/operations?" + window);
   ASSERT_EQ(ops.status, 200) << ops.body;
   ASSERT_EQ(parser.parse(ops.body).get(doc), simdjson::SUCCESS) << ops.body;
-  for (simdjson::dom::element op : doc["operations"].get_array().value()) {
+  simdjson::dom::array operations_array = doc["operations"].get_array().value();
+  for (simdjson::dom::element op : operations_array) {
     got_ops[fmt::format("{} {}", std::string_view(op["name"].get_string().value()),
                         std::string_view(op["kind"].get_string().value()))] =
         Measures(op.get_object().value(), kSpanMeasures);
@@ -725,7 +727,8 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
   HttpAnswer endpoints = Get("/api/v1/services/" + service + "/endpoints?" + window);
   ASSERT_EQ(endpoints.status, 200) << endpoints.body;
   ASSERT_EQ(parser.parse(endpoints.body).get(doc), simdjson::SUCCESS) << endpoints.body;
-  for (simdjson::dom::element e : doc["endpoints"].get_array().value()) {
+  simdjson::dom::array endpoints_array = doc["endpoints"].get_array().value();
+  for (simdjson::dom::element e : endpoints_array) {
     got_endpoints[fmt::format("{} {} {} {}", std::string_view(e["type"].get_string().value()),
                               std::string_view(e["a"].get_string().value()),
                               std::string_view(e["b"].get_string().value()),
@@ -751,7 +754,8 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
   HttpAnswer red = Get(fmt::format("/api/v1/red?service={}&step=5m&{}", service, window));
   ASSERT_EQ(red.status, 200) << red.body;
   ASSERT_EQ(parser.parse(red.body).get(doc), simdjson::SUCCESS) << red.body;
-  for (simdjson::dom::element p : doc["points"].get_array().value()) {
+  simdjson::dom::array points_array = doc["points"].get_array().value();
+  for (simdjson::dom::element p : points_array) {
     got_red[std::string(p["time"].get_string().value())] =
         Measures(p.get_object().value(), {"count", "errors", "p99_nano"});
   }

@@ -18,6 +18,9 @@
 namespace strata::storage {
 namespace {
 
+// Rows from which a commit builds its rollups on a thread of their own.
+constexpr size_t kRollupsThreadRows = 10'000;
+
 // Row-group size of compaction output (the merge's writer buffers one).
 constexpr size_t kMergeRowGroupBytes = size_t{64} << 20;
 
@@ -114,7 +117,14 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
   // has data rows (the batch then has no rollups.parquet).
   std::future<absl::StatusOr<std::string>> rollups_file;
   if (options_.write_rollups) {
-    rollups_file = std::async(std::launch::async, [&]() -> absl::StatusOr<std::string> {
+    // A small group builds them on this thread when they are needed: a
+    // thread costs more than its rollups.
+    size_t rows = 0;
+    for (const otlp::TraceBatch* b : traces) rows += b->spans.size();
+    for (const otlp::LogBatch* b : logs) rows += b->logs.size();
+    for (const otlp::MetricBatch* b : metrics) rows += b->point_count();
+    const auto policy = rows >= kRollupsThreadRows ? std::launch::async : std::launch::deferred;
+    rollups_file = std::async(policy, [&]() -> absl::StatusOr<std::string> {
       const rollups::RollupRows rows = rollups::BuildRollups(traces, logs, metrics);
       if (rows.empty()) return std::string();
       return WriteRollupsTable(rows, id_text, options_.tables);
