@@ -87,6 +87,28 @@ void Service(JsonWriter& w, const ServiceSelector& service) {
   }
 }
 
+// {"service", "namespace", "start", "end", <list>: [one object per item,
+// its members written by `item`]}.
+template <typename T, typename F>
+std::string ServiceListJson(const ServiceSelector& service, const MinuteWindow& window,
+                            std::string_view list, const std::vector<T>& items, F&& item) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  Service(w, service);
+  Window(w, window);
+  w.Key(list);
+  w.BeginArray();
+  for (const T& t : items) {
+    w.BeginObject();
+    item(w, t);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return out;
+}
+
 std::string EndpointName(const EndpointRed& e) {
   switch (e.type) {
     case rollups::EndpointType::kHttp:
@@ -170,54 +192,32 @@ std::string ServicesJson(const std::vector<ServiceRed>& services, const MinuteWi
 std::string OperationsJson(const ServiceSelector& service,
                            const std::vector<OperationRed>& operations,
                            const MinuteWindow& window) {
-  std::string out;
-  JsonWriter w(&out);
-  w.BeginObject();
-  Service(w, service);
-  Window(w, window);
-  w.Key("operations");
-  w.BeginArray();
-  for (const OperationRed& o : operations) {
-    w.BeginObject();
-    w.Key("name");
-    w.String(o.name);
-    w.Key("kind");
-    w.String(SpanKindName(o.kind));
-    SpanMeasures(w, o.red, window);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return out;
+  return ServiceListJson(service, window, "operations", operations,
+                         [&](JsonWriter& w, const OperationRed& o) {
+                           w.Key("name");
+                           w.String(o.name);
+                           w.Key("kind");
+                           w.String(SpanKindName(o.kind));
+                           SpanMeasures(w, o.red, window);
+                         });
 }
 
 std::string EndpointsJson(const ServiceSelector& service, const std::vector<EndpointRed>& endpoints,
                           const MinuteWindow& window) {
-  std::string out;
-  JsonWriter w(&out);
-  w.BeginObject();
-  Service(w, service);
-  Window(w, window);
-  w.Key("endpoints");
-  w.BeginArray();
-  for (const EndpointRed& e : endpoints) {
-    w.BeginObject();
-    w.Key("type");
-    w.String(EndpointTypeName(e.type));
-    w.Key("name");
-    w.String(EndpointName(e));
-    w.Key("a");
-    w.String(e.a);
-    w.Key("b");
-    w.String(e.b);
-    w.Key("kind");
-    w.String(SpanKindName(e.kind));
-    SpanMeasures(w, e.red, window);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return out;
+  return ServiceListJson(service, window, "endpoints", endpoints,
+                         [&](JsonWriter& w, const EndpointRed& e) {
+                           w.Key("type");
+                           w.String(EndpointTypeName(e.type));
+                           w.Key("name");
+                           w.String(EndpointName(e));
+                           w.Key("a");
+                           w.String(e.a);
+                           w.Key("b");
+                           w.String(e.b);
+                           w.Key("kind");
+                           w.String(SpanKindName(e.kind));
+                           SpanMeasures(w, e.red, window);
+                         });
 }
 
 std::string RedSeriesJson(const std::vector<Red>& points, const MinuteWindow& window, uint64_t step,

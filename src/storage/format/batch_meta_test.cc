@@ -40,29 +40,19 @@ constexpr char kDocExample[] =
     R"("metrics.parquet":null}})"
     "\n";
 
-// The example of docs/format/meta-json.md (format 2), on one line.
-constexpr char kDocExampleFormat2[] =
-    R"({"format":2,"id":"20250614093015123456000","generation":0,"day":"2025-06-14",)"
-    R"("ingest_time":{"min":1749893415123456000,"max":1749893415123456000},)"
-    R"("sources":[],)"
-    R"("signals":{)"
-    R"("spans":{"rows":48210,"file_rows":48210,)"
-    R"("event_time":{"min":1749893409001000000,"max":1749893415100200300},)"
-    R"("traces":6022,"promotion_misses":{"http.status_code":3}},)"
-    R"("logs":{"rows":1200,"file_rows":1201,)"
-    R"("event_time":{"min":1749893410000000000,"max":1749893415000000000},)"
-    R"("promotion_misses":{}},)"
-    R"("metrics":{"rows":0,"file_rows":0,"event_time":null,"promotion_misses":{}}},)"
-    R"("files":{)"
-    R"("spans.parquet":{"bytes":1873402,"xxh3_64":"9c1e07b2d54a3f10"},)"
-    R"("spans.tidx":{"bytes":199832,"xxh3_64":"04aa5d1bc0e37791"},)"
-    R"("logs.parquet":{"bytes":40211,"xxh3_64":"e2b06c99a1f04d5e"},)"
-    R"("metrics.parquet":null,)"
-    R"("rollups.parquet":{"bytes":21544,"xxh3_64":"51f0a2c7d9e8b613"}}})"
-    "\n";
-
 constexpr char kId[] = "20250614093015123456000";
 constexpr uint64_t kStampNanos = 1749893415123456000;
+
+// The example of docs/format/meta-json.md (format 2), on one line: the
+// format 1 example with format 2 and rollups.parquet.
+constexpr char kRollupsMember[] =
+    R"(,"rollups.parquet":{"bytes":21544,"xxh3_64":"51f0a2c7d9e8b613"})";
+std::string DocExampleFormat2() {
+  std::string json = kDocExample;
+  json.replace(json.find(R"("format":1)"), 10, R"("format":2)");
+  json.insert(json.find(R"("metrics.parquet":null)") + 22, kRollupsMember);
+  return json;
+}
 
 BatchMeta ExampleMeta() {
   absl::StatusOr<BatchMeta> meta = ParseBatchMeta(kDocExample, kId);
@@ -209,12 +199,13 @@ TEST(BatchMetaTest, Rule2Format) {
 
 // Format 2: rollups.parquet, present exactly when a signal has data rows.
 TEST(BatchMetaTest, Format2ListsRollupsWhenThereAreRows) {
-  absl::StatusOr<BatchMeta> meta = ParseBatchMeta(kDocExampleFormat2, kId);
+  const std::string example = DocExampleFormat2();
+  absl::StatusOr<BatchMeta> meta = ParseBatchMeta(example, kId);
   ASSERT_TRUE(meta.ok()) << meta.status();
   EXPECT_EQ(meta->format, 2u);
   ASSERT_TRUE(meta->rollups_parquet.has_value());
   EXPECT_EQ(meta->rollups_parquet->bytes, 21544u);
-  EXPECT_EQ(SerializeBatchMeta(*meta), kDocExampleFormat2);
+  EXPECT_EQ(SerializeBatchMeta(*meta), example);
   // The doc's example as format 1 is the same batch without the file.
   BatchMeta format1 = *meta;
   format1.format = 1;
@@ -241,8 +232,8 @@ TEST(BatchMetaTest, Format2ListsRollupsWhenThereAreRows) {
   EXPECT_TRUE(ValidateBatchMeta(empty).ok());
 
   // The member itself: required in format 2, unknown in format 1.
-  std::string json = kDocExampleFormat2;
-  const std::string member = R"(,"rollups.parquet":{"bytes":21544,"xxh3_64":"51f0a2c7d9e8b613"})";
+  std::string json = example;
+  const std::string member = kRollupsMember;
   json.erase(json.find(member), member.size());
   absl::StatusOr<BatchMeta> parsed = ParseBatchMeta(json, kId);
   EXPECT_THAT(std::string(parsed.status().message()),
