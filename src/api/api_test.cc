@@ -586,10 +586,13 @@ std::map<std::string, std::string> Measures(simdjson::dom::object o,
   return out;
 }
 
-// DuckDB's exact quantile as the histogram reports it: its bucket's value.
-std::string AsBucketValue(const std::string& exact) {
-  if (exact == "NULL") return exact;
-  return std::to_string(rollups::BucketValue(rollups::DurationBucket(std::stoll(exact))));
+// DuckDB's exact quantile row[q] as the histogram reports it: its bucket's
+// value, kept within the exact minimum row[lo] and maximum row[hi].
+std::string AsBucketValue(const std::vector<std::string>& row, size_t q, size_t lo, size_t hi) {
+  if (row[q] == "NULL") return row[q];
+  return std::to_string(
+      std::clamp<int64_t>(rollups::BucketValue(rollups::DurationBucket(std::stoll(row[q]))),
+                          std::stoll(row[lo]), std::stoll(row[hi])));
 }
 
 TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
@@ -605,7 +608,8 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
   constexpr char kQuantiles[] =
       "quantile_disc(duration_nano, 0.5) FILTER (WHERE {0}), "
       "quantile_disc(duration_nano, 0.95) FILTER (WHERE {0}), "
-      "quantile_disc(duration_nano, 0.99) FILTER (WHERE {0})";
+      "quantile_disc(duration_nano, 0.99) FILTER (WHERE {0}), "
+      "min(duration_nano) FILTER (WHERE {0}), max(duration_nano) FILTER (WHERE {0})";
 
   // Services: requests, spans, log severities and metric points.
   std::map<std::string, std::map<std::string, std::string>> want;
@@ -619,9 +623,9 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
                     {"request_errors", row[2]},
                     {"span_count", row[3]},
                     {"span_errors", row[4]},
-                    {"p50_nano", AsBucketValue(row[5])},
-                    {"p95_nano", AsBucketValue(row[6])},
-                    {"p99_nano", AsBucketValue(row[7])}};
+                    {"p50_nano", AsBucketValue(row, 5, 8, 9)},
+                    {"p95_nano", AsBucketValue(row, 6, 8, 9)},
+                    {"p99_nano", AsBucketValue(row, 7, 8, 9)}};
   }
   const char* kSeverities[] = {"unset", "trace", "debug", "info", "warn", "error", "fatal"};
   for (const auto& row : Truth(fmt::format(
@@ -676,14 +680,15 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
                                                   "p95_nano",   "p99_nano",    "avg_nano",
                                                   "min_nano",   "max_nano"};
   auto span_measures = [&](const std::vector<std::string>& row, size_t at) {
-    return std::map<std::string, std::string>{{"span_count", row[at]},
-                                              {"error_count", row[at + 1]},
-                                              {"avg_nano", row[at + 2]},
-                                              {"min_nano", row[at + 3]},
-                                              {"max_nano", row[at + 4]},
-                                              {"p50_nano", AsBucketValue(row[at + 5])},
-                                              {"p95_nano", AsBucketValue(row[at + 6])},
-                                              {"p99_nano", AsBucketValue(row[at + 7])}};
+    return std::map<std::string, std::string>{
+        {"span_count", row[at]},
+        {"error_count", row[at + 1]},
+        {"avg_nano", row[at + 2]},
+        {"min_nano", row[at + 3]},
+        {"max_nano", row[at + 4]},
+        {"p50_nano", AsBucketValue(row, at + 5, at + 3, at + 4)},
+        {"p95_nano", AsBucketValue(row, at + 6, at + 3, at + 4)},
+        {"p99_nano", AsBucketValue(row, at + 7, at + 3, at + 4)}};
   };
   const std::string measures_sql = fmt::format(
       "count(*), count(*) FILTER (WHERE status_code = 2), "
@@ -746,10 +751,12 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
   }
   for (const auto& row : Truth(fmt::format(
            "SELECT {} + (start_time_unix_nano - {}) // {} * {}, count(*), "
-           "count(*) FILTER (WHERE status_code = 2), quantile_disc(duration_nano, 0.99) "
-           "FROM spans WHERE service_name = '{}' AND kind IN (2, 5) AND {} GROUP BY 1",
+           "count(*) FILTER (WHERE status_code = 2), quantile_disc(duration_nano, 0.99), "
+           "min(duration_nano), max(duration_nano) FROM spans WHERE service_name = '{}' AND kind "
+           "IN (2, 5) AND {} GROUP BY 1",
            first, first, kStep, kStep, service, in_window("start_time_unix_nano")))) {
-    want_red[row[0]] = {{"count", row[1]}, {"errors", row[2]}, {"p99_nano", AsBucketValue(row[3])}};
+    want_red[row[0]] = {
+        {"count", row[1]}, {"errors", row[2]}, {"p99_nano", AsBucketValue(row, 3, 4, 5)}};
   }
   HttpAnswer red = Get(fmt::format("/api/v1/red?service={}&step=5m&{}", service, window));
   ASSERT_EQ(red.status, 200) << red.body;

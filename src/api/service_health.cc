@@ -206,6 +206,15 @@ void Red::Compact() const {
 }
 
 std::optional<int64_t> Red::Quantile(int thousandths) const {
+  std::optional<int64_t> value = BucketQuantile(thousandths);
+  // The true quantile lies within the extremes, which are exact: a value
+  // of the bucket's outside them moves to them (a lone span reports its
+  // own duration), staying in the bucket and within its error.
+  if (value.has_value()) value = std::clamp(*value, min_, max_);
+  return value;
+}
+
+std::optional<int64_t> Red::BucketQuantile(int thousandths) const {
   if (count_ == 0) return std::nullopt;
   const __int128 q = std::clamp(thousandths, 0, 1000);
   const __int128 rank = std::max<__int128>((q * count_ + 999) / 1000 - 1, 0);

@@ -93,8 +93,9 @@ class Red {
   __int128 duration_sum() const { return sum_; }
   int64_t duration_min() const { return min_; }
   int64_t duration_max() const { return max_; }
-  // The nearest-rank quantile (rollups-parquet.md), q in thousandths;
-  // nullopt when count() is 0.
+  // The nearest-rank quantile (rollups-parquet.md), q in thousandths,
+  // kept within duration_min() and duration_max(); nullopt when count()
+  // is 0.
   std::optional<int64_t> Quantile(int thousandths) const;
 
  private:
@@ -103,6 +104,8 @@ class Red {
   __int128 sum_ = 0;
   int64_t min_ = 0;
   int64_t max_ = 0;
+  // The quantile as the histogram alone reports it (its bucket's value).
+  std::optional<int64_t> BucketQuantile(int thousandths) const;
   // Sorts buckets_ by index and adds up equal indexes.
   void Compact() const;
 
