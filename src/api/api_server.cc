@@ -123,6 +123,7 @@ Api::Api(ApiOptions options)
   const int threads = std::max(1, options_.worker_threads);
   workers_.reserve(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  service_map_->Start(options_.storage, options_.fs);
 }
 
 Api::~Api() {
@@ -160,6 +161,7 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("GET", "/api/v1/services", route(&Api::ServicesEndpoint));
   router->AddPrefix("GET", kServicesPrefix, route(&Api::ServiceDetailEndpoint));
   router->Add("GET", "/api/v1/red", route(&Api::RedEndpoint));
+  router->Add("GET", "/api/v1/service-map", route(&Api::ServiceMapEndpoint));
   router->Add("POST", "/api/v1/sql", route(&Api::SqlEndpoint));
 }
 
@@ -482,6 +484,17 @@ server::HttpResponse Api::RedEndpoint(const server::HttpRequest& request,
   API_ASSIGN_OR_RESPOND(RollupSet rows, rollups_->ForWindow(*options_.fs, snapshot, minutes));
   return JsonResponse(
       RedSeriesJson(RedSeries(rows, minutes, step, selector), minutes, step, selector.kinds));
+}
+
+server::HttpResponse Api::ServiceMapEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot) {
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  API_RETURN_IF_ERROR(params.Finish());
+  const MinuteWindow minutes = MinutesOf(window.start, window.end);
+  API_ASSIGN_OR_RESPOND(RollupSet rows, rollups_->ForWindow(*options_.fs, snapshot, minutes));
+  const ServiceMapAnswer map = service_map_->Answer(*options_.fs, snapshot, minutes, rows);
+  return JsonResponse(ServiceMapJson(map, minutes, service_map_->options().resolver));
 }
 
 server::HttpResponse Api::SqlEndpoint(const server::HttpRequest& request,

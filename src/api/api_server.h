@@ -40,6 +40,7 @@
 #include "api/log_tail.h"
 #include "api/params.h"
 #include "api/service_health.h"
+#include "api/service_map.h"
 #include "common/mutex.h"
 #include "io/file_system.h"
 #include "query/query_pool.h"
@@ -150,6 +151,8 @@ class Api {
                                              const storage::Snapshot& snapshot);
   server::HttpResponse RedEndpoint(const server::HttpRequest& request,
                                    const storage::Snapshot& snapshot);
+  server::HttpResponse ServiceMapEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
   server::HttpResponse SqlEndpoint(const server::HttpRequest& request,
                                    const storage::Snapshot& snapshot);
 
@@ -170,6 +173,9 @@ class Api {
   std::unique_ptr<LogTail> tail_;
   // Each live batch's rollups, read once (service_health.h).
   std::unique_ptr<RollupCache> rollups_ = std::make_unique<RollupCache>();
+  // Edges resolved across batches (service_map.h); its thread is started
+  // in the constructor and joined before the workers are.
+  std::unique_ptr<ServiceMap> service_map_ = std::make_unique<ServiceMap>();
 };
 
 }  // namespace strata::api

@@ -256,4 +256,116 @@ std::string RedSeriesJson(const std::vector<Red>& points, const MinuteWindow& wi
   return out;
 }
 
+const char* NodeTypeName(rollups::NodeType type) {
+  switch (type) {
+    case rollups::NodeType::kService:
+      return "service";
+    case rollups::NodeType::kDatabase:
+      return "database";
+    case rollups::NodeType::kMessaging:
+      return "messaging";
+    case rollups::NodeType::kPeer:
+      break;
+  }
+  return "peer";
+}
+
+const char* EdgeTypeName(rollups::EdgeType type) {
+  switch (type) {
+    case rollups::EdgeType::kDatabase:
+      return "database";
+    case rollups::EdgeType::kMessaging:
+      return "messaging";
+    case rollups::EdgeType::kCall:
+      break;
+  }
+  return "call";
+}
+
+namespace {
+
+// Counts (under `calls` and `errors`), rate, error_rate and quantiles of
+// edge measures.
+void EdgeMeasuresJson(JsonWriter& w, const rollups::EdgeMeasures& m, const MinuteWindow& window,
+                      std::string_view calls, std::string_view errors) {
+  w.Key(calls);
+  w.Int(m.calls);
+  w.Key(errors);
+  w.Int(m.errors);
+  w.Key("rate");
+  NullableDouble(w, PerSecond(m.calls, window));
+  w.Key("error_rate");
+  NullableDouble(w, Ratio(m.errors, m.calls));
+  for (auto [key, q] : {std::pair{"p50_nano", 500}, {"p95_nano", 950}, {"p99_nano", 990}}) {
+    w.Key(key);
+    NullableNanos(w, m.Quantile(q));
+  }
+}
+
+}  // namespace
+
+std::string ServiceMapJson(const ServiceMapAnswer& map, const MinuteWindow& window,
+                           const rollups::EdgeResolverOptions& resolver) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  Window(w, window);
+  w.Key("complete");
+  w.Bool(map.pending_batches == 0 && map.unreadable_batches == 0 &&
+         map.resolved_from <= window.first);
+  w.Key("pending_batches");
+  w.Uint(map.pending_batches);
+  w.Key("unreadable_batches");
+  w.Uint(map.unreadable_batches);
+  if (map.unreadable_batches > 0) {
+    w.Key("unreadable_error");
+    w.String(map.last_unreadable_error);
+  }
+  w.Key("resolved_from");
+  w.UintString(map.resolved_from);
+  w.Key("late_window_sec");
+  w.Uint(resolver.late_window_nanos / 1'000'000'000);
+  w.Key("nodes");
+  w.BeginArray();
+  for (size_t i = 0; i < map.nodes.size(); ++i) {
+    const MapNode& node = map.nodes[i];
+    w.BeginObject();
+    w.Key("id");
+    w.Uint(i);
+    w.Key("type");
+    w.String(NodeTypeName(node.node.type));
+    w.Key("name");
+    w.String(node.node.name);
+    if (node.node.type == rollups::NodeType::kService) {
+      w.Key("namespace");
+      w.String(node.node.ns);
+      w.Key("requests");
+      w.Int(node.requests.count());
+      w.Key("request_errors");
+      w.Int(node.requests.errors());
+      RateAndQuantiles(w, node.requests, window);
+    } else {
+      EdgeMeasuresJson(w, node.incoming, window, "requests", "request_errors");
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("edges");
+  w.BeginArray();
+  for (const MapEdge& edge : map.edges) {
+    w.BeginObject();
+    w.Key("source");
+    w.Uint(edge.source);
+    w.Key("target");
+    w.Uint(edge.target);
+    w.Key("type");
+    w.String(EdgeTypeName(edge.type));
+    EdgeMeasuresJson(w, edge.measures, window, "calls", "errors");
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return out;
+}
+
 }  // namespace strata::api

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/service_health.h"
+#include "api/service_map.h"
 
 namespace strata::api {
 
@@ -28,6 +29,12 @@ std::string OperationsJson(const ServiceSelector& service,
                            const std::vector<OperationRed>& operations, const MinuteWindow& window);
 std::string EndpointsJson(const ServiceSelector& service, const std::vector<EndpointRed>& endpoints,
                           const MinuteWindow& window);
+// "service", "peer", "database", "messaging"; "call", "database",
+// "messaging".
+const char* NodeTypeName(rollups::NodeType type);
+const char* EdgeTypeName(rollups::EdgeType type);
+std::string ServiceMapJson(const ServiceMapAnswer& map, const MinuteWindow& window,
+                           const rollups::EdgeResolverOptions& resolver);
 std::string RedSeriesJson(const std::vector<Red>& points, const MinuteWindow& window, uint64_t step,
                           const std::vector<uint8_t>& kinds);
 

@@ -63,6 +63,7 @@ TEST(MethodsTest, ApiListener405sAllowExactlyTheMethodsThePathTakes) {
       {"/api/v1/services/checkout/operations", "GET"},
       {"/api/v1/services/checkout/endpoints", "GET"},
       {"/api/v1/red", "GET"},
+      {"/api/v1/service-map", "GET"},
       {"/api/v1/sql", "POST"},
       {"/healthz", "GET"},
       {"/readyz", "GET"},

@@ -1,0 +1,175 @@
+// The service map: edges resolved from every live batch (service_map.h).
+
+#include "api/service_map.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "storage/storage.h"
+#include "storage/table/rollups_table.h"
+
+namespace strata::api {
+namespace {
+
+// Spans the background thread resolves between looks at the latest
+// Snapshot (so answers waiting on feed_mu_ get their turn).
+constexpr uint64_t kLoopSpans = 500'000;
+
+}  // namespace
+
+ServiceMap::ServiceMap(ServiceMapOptions options)
+    : options_(options), resolver_(options.resolver) {}
+
+ServiceMap::~ServiceMap() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    stop_cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void ServiceMap::Start(std::function<storage::Storage*()> storage, FileSystem* fs) {
+  if (thread_.joinable() || !storage || fs == nullptr) return;
+  thread_ = std::thread([this, storage = std::move(storage), fs] { Loop(storage, fs); });
+}
+
+void ServiceMap::Loop(std::function<storage::Storage*()> storage, FileSystem* fs) {
+  size_t pending = 0;
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      if (pending == 0 && !stopping_) stop_cv_.WaitFor(&mu_, options_.poll);
+      if (stopping_) return;
+    }
+    storage::Storage* engine = storage();
+    if (engine == nullptr) {
+      pending = 0;
+      continue;
+    }
+    const std::shared_ptr<const storage::Snapshot> snapshot = engine->Pin();
+    pending = CatchUp(*fs, *snapshot, kLoopSpans);
+  }
+}
+
+size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot,
+                           uint64_t max_spans) {
+  MutexLock feed(&feed_mu_);
+  uint64_t newest_span = 0;
+  uint64_t oldest_span = UINT64_MAX;
+  for (const auto& batch : snapshot.batches()) {
+    const storage::SignalMeta& spans = batch->meta().spans;
+    if (spans.rows == 0 || !spans.event_time.has_value()) continue;
+    newest_span = std::max(newest_span, spans.event_time->max);
+    oldest_span = std::min(oldest_span, spans.event_time->min);
+  }
+  struct Todo {
+    uint64_t age;
+    const storage::LiveBatch* batch;
+  };
+  std::vector<Todo> todo;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& batch : snapshot.batches()) {
+      const storage::BatchMeta& meta = batch->meta();
+      if (done_.contains(meta.id)) continue;
+      const uint64_t age = meta.ingest_time.max;
+      bool sources_done = !meta.sources.empty();
+      for (const std::string& source : meta.sources) sources_done &= done_.contains(source);
+      if (sources_done || meta.spans.rows == 0 || !meta.spans.event_time.has_value()) {
+        done_[meta.id] = age;
+        continue;
+      }
+      if (meta.spans.event_time->max + options_.horizon_nanos < newest_span) {
+        // Older than the horizon: not read; the map starts after it.
+        done_[meta.id] = age;
+        resolved_from_ = std::max(resolved_from_,
+                                  rollups::MinuteOf(meta.spans.event_time->max) + rollups::kMinuteNanos);
+        continue;
+      }
+      todo.push_back({age, batch.get()});
+    }
+    // Retention: no live span is older than the oldest batch's.
+    if (oldest_span != UINT64_MAX) resolver_.DropMinutesBefore(rollups::MinuteOf(oldest_span));
+    // Ids of batches gone from the catalog are kept while a compaction
+    // output naming them may still come (within the late window).
+    if (done_.size() > 2 * snapshot.size() + 1024) {
+      absl::flat_hash_set<std::string> live;
+      for (const auto& batch : snapshot.batches()) live.insert(batch->meta().id);
+      const uint64_t newest_age = std::max_element(done_.begin(), done_.end(), [](auto& a, auto& b) {
+                                    return a.second < b.second;
+                                  })->second;
+      const uint64_t keep_after = newest_age > options_.resolver.late_window_nanos
+                                      ? newest_age - options_.resolver.late_window_nanos
+                                      : 0;
+      absl::erase_if(done_, [&](const auto& entry) {
+        return entry.second < keep_after && !live.contains(entry.first);
+      });
+    }
+  }
+  std::sort(todo.begin(), todo.end(), [](const Todo& a, const Todo& b) {
+    return std::tie(a.age, a.batch->meta().id) < std::tie(b.age, b.batch->meta().id);
+  });
+  uint64_t spans_read = 0;
+  size_t next = 0;
+  for (; next < todo.size() && spans_read < max_spans; ++next) {
+    const storage::LiveBatch& batch = *todo[next].batch;
+    const uint64_t age = todo[next].age;
+    // Spans are read outside mu_; each chunk is resolved under it.
+    const absl::Status read = storage::ForEachSpansChunk(
+        fs, batch.dir(), batch.meta(), [&](const otlp::TraceBatch& chunk) {
+          MutexLock lock(&mu_);
+          rollups::EdgeSpans spans;
+          rollups::AppendEdgeSpans(chunk, &resolver_.nodes(), &spans);
+          resolver_.Add(spans, age);
+        });
+    MutexLock lock(&mu_);
+    done_[batch.meta().id] = age;
+    if (!read.ok()) {
+      ++unreadable_;
+      last_unreadable_error_ = read.ToString();
+    }
+    spans_read += batch.meta().spans.rows;
+  }
+  return todo.size() - next;
+}
+
+ServiceMapAnswer ServiceMap::Answer(FileSystem& fs, const storage::Snapshot& snapshot,
+                                    const MinuteWindow& window, const RollupSet& rollups) {
+  ServiceMapAnswer out;
+  out.pending_batches = CatchUp(fs, snapshot, options_.answer_catch_up_spans);
+  std::map<rollups::EdgeKey, rollups::EdgeMeasures> edges;
+  std::vector<rollups::Node> resolver_nodes;
+  {
+    MutexLock lock(&mu_);
+    edges = resolver_.Edges(window.first, window.end);
+    resolver_nodes.reserve(resolver_.nodes().size());
+    for (uint32_t i = 0; i < resolver_.nodes().size(); ++i) {
+      resolver_nodes.push_back(resolver_.nodes().at(i));
+    }
+    out.unreadable_batches = unreadable_;
+    out.last_unreadable_error = last_unreadable_error_;
+    out.resolved_from = resolved_from_;
+  }
+  absl::flat_hash_map<rollups::Node, uint32_t> index;
+  auto node_of = [&](const rollups::Node& node) {
+    auto [it, added] = index.try_emplace(node, static_cast<uint32_t>(out.nodes.size()));
+    if (added) out.nodes.push_back(MapNode{node, {}, {}});
+    return it->second;
+  };
+  for (ServiceRed& service : ServicesRed(rollups, window)) {
+    const uint32_t at = node_of({rollups::NodeType::kService, service.ns, service.name});
+    out.nodes[at].requests = std::move(service.requests);
+  }
+  for (auto& [key, measures] : edges) {
+    const uint32_t source = node_of(resolver_nodes[key.source]);
+    const uint32_t target = node_of(resolver_nodes[key.target]);
+    out.nodes[target].incoming.Merge(measures);
+    out.edges.push_back(MapEdge{source, target, key.type, std::move(measures)});
+  }
+  return out;
+}
+
+}  // namespace strata::api

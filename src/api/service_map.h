@@ -1,0 +1,122 @@
+#pragma once
+
+// The service map (docs/api.md, "Service map"): a rollups::EdgeResolver fed
+// with every live batch's spans, each batch once, in ingest order, by a
+// background thread that looks at the catalog's latest Snapshot every
+// `poll` (1 s by default) and by each answer, which first resolves what its
+// own pinned Snapshot holds beyond that (up to a budget of spans, so an
+// answer never waits long). Edges are kept in memory per UTC minute; at
+// boot the resolver reads the batches within `horizon` of the newest one.
+//
+// Compaction: an output whose source batches were all resolved is marked
+// resolved without being read; one with some unresolved sources is read
+// whole, and spans already resolved (same trace and span id) count once.
+// Retention: minutes before the oldest live span are dropped.
+//
+// Thread-safety: safe for concurrent use. Errors: a batch whose spans
+// cannot be read is left out, counted in the answer and named with its
+// error there (the last one).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "api/service_health.h"
+#include "common/mutex.h"
+#include "io/file_system.h"
+#include "rollups/service_edges.h"
+#include "storage/commit/catalog.h"
+
+namespace strata::storage {
+class Storage;
+}
+
+namespace strata::api {
+
+struct ServiceMapOptions {
+  rollups::EdgeResolverOptions resolver;
+  // Batches whose newest span starts more than this before the newest
+  // span of the newest batch are not read (24 hours).
+  uint64_t horizon_nanos = 24 * 3'600'000'000'000ull;
+  // Spans an answer resolves itself before answering with what it has.
+  uint64_t answer_catch_up_spans = 2'000'000;
+  std::chrono::milliseconds poll{1000};
+};
+
+struct MapNode {
+  rollups::Node node;
+  // Services: their requests (SERVER and CONSUMER spans) from the
+  // rollups. Virtual nodes: the calls of their incoming edges.
+  Red requests;
+  rollups::EdgeMeasures incoming;
+};
+struct MapEdge {
+  uint32_t source = 0;  // index into ServiceMapAnswer::nodes
+  uint32_t target = 0;
+  rollups::EdgeType type = rollups::EdgeType::kCall;
+  rollups::EdgeMeasures measures;
+};
+struct ServiceMapAnswer {
+  std::vector<MapNode> nodes;
+  std::vector<MapEdge> edges;
+  // Batches of the snapshot not resolved yet, and batches left out
+  // because their spans could not be read.
+  size_t pending_batches = 0;
+  size_t unreadable_batches = 0;
+  std::string last_unreadable_error;
+  // The first minute the resolver covers (0 when it covers all).
+  uint64_t resolved_from = 0;
+};
+
+class ServiceMap {
+ public:
+  explicit ServiceMap(ServiceMapOptions options = {});
+  ~ServiceMap();
+  ServiceMap(const ServiceMap&) = delete;
+  ServiceMap& operator=(const ServiceMap&) = delete;
+
+  const ServiceMapOptions& options() const { return options_; }
+
+  // Starts the background thread (once); `storage` returns null while the
+  // server recovers. `fs` must outlive the ServiceMap.
+  void Start(std::function<storage::Storage*()> storage, FileSystem* fs)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Resolves the batches of `snapshot` not resolved yet, oldest ingest
+  // first, until `max_spans` spans were read; returns how many remain.
+  size_t CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t max_spans)
+      ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
+
+  // The map over `window`: catches up on `snapshot` (answer_catch_up_spans),
+  // then adds the nodes' RED from `rollups`.
+  ServiceMapAnswer Answer(FileSystem& fs, const storage::Snapshot& snapshot,
+                          const MinuteWindow& window, const RollupSet& rollups)
+      ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
+
+ private:
+  void Loop(std::function<storage::Storage*()> storage, FileSystem* fs) ABSL_LOCKS_EXCLUDED(mu_);
+
+  const ServiceMapOptions options_;
+  // Held by whoever is feeding batches (they are read outside mu_).
+  Mutex feed_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable Mutex mu_;
+  CondVar stop_cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  rollups::EdgeResolver resolver_ ABSL_GUARDED_BY(mu_);
+  // Batches resolved (or skipped: older than the horizon, unreadable), by
+  // id, with their newest ingest time.
+  absl::flat_hash_map<std::string, uint64_t> done_ ABSL_GUARDED_BY(mu_);
+  size_t unreadable_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string last_unreadable_error_ ABSL_GUARDED_BY(mu_);
+  uint64_t resolved_from_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread thread_;
+};
+
+}  // namespace strata::api
