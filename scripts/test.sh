@@ -72,7 +72,7 @@ step "query benchmark (quick, asan)"
 
 step "rollups benchmark (quick, asan)"
 (cd build/asan && ./strata bench rollups --spans 200000 --batches 20 --runs 3 --baseline-runs 1 \
-  --ingest-rounds 1 --ingest-spans 100000)
+  --ingest-rounds 1 --ingest-spans 100000 --freshness-requests 3)
 
 step "compaction benchmark (quick, asan)"
 (cd build/asan && ./strata bench compact --quick)

@@ -777,59 +777,12 @@ TEST_F(ApiTest, ServicesOperationsEndpointsAndRedMatchDuckDbOnWholeMinutes) {
               HasSubstr("error_rate_degraded: not a fraction"));
 }
 
-// The first string occurrence of attribute `key` in family `prefix` (the
-// rule the rollups and the service map read attributes by), else NULL.
-std::string FirstString(std::string_view prefix, std::string_view key) {
-  return fmt::format(
-      "CASE WHEN {0}types[list_position({0}keys, '{1}')] = 1 "
-      "THEN {0}str[list_position({0}keys, '{1}')] END",
-      prefix, key);
-}
-
 TEST_F(ApiTest, ServiceMapMatchesADuckDbSelfJoin) {
   shared_->CreateTruthViews();
   const uint64_t first = rollups::MinuteOf(static_cast<uint64_t>(shared_->start));
   const uint64_t end =
       rollups::MinuteOf(static_cast<uint64_t>(shared_->end)) + rollups::kMinuteNanos;
-  // Every span once, with its node and, for CLIENT and PRODUCER spans, the
-  // virtual node it calls (service_edges.h).
-  auto a = [](std::string_view key) { return FirstString("attr_", key); };
-  const std::string spans_sql = fmt::format(
-      "SELECT DISTINCT ON (trace_id, span_id) trace_id, span_id, parent_span_id, kind, "
-      "status_code, duration_nano, start_time_unix_nano AS st, link_trace_id, link_span_id, "
-      "'service:' || coalesce({}, '') || '/' || coalesce(service_name, '') AS node, "
-      "CASE WHEN kind IN (3, 4) THEN coalesce("
-      "'peer:' || nullif({}, ''), "
-      "'database:' || nullif(coalesce({}, {}), '') || coalesce(' ' || nullif(coalesce({}, {}), "
-      "''), ''), "
-      "'messaging:' || nullif({}, '') || coalesce(' ' || nullif({}, ''), ''), "
-      "'peer:' || nullif(coalesce({}, {}), '')) END AS peer FROM spans",
-      FirstString("resource_attr_", "service.namespace"), a("peer.service"),
-      a("db.system.name"), a("db.system"), a("db.namespace"), a("db.name"),
-      a("messaging.system"), a("messaging.destination.name"), a("server.address"),
-      a("net.peer.name"));
-  const std::string in_window = fmt::format("c.st >= {} AND c.st < {}", first, end);
-  const std::string truth_sql = fmt::format(
-      "WITH s AS ({0}), calls AS ("
-      // (a) a parent in another service
-      "SELECT p.node AS source, c.node AS target, CASE WHEN c.kind = 5 OR p.kind = 4 THEN "
-      "'messaging' ELSE 'call' END AS type, c.status_code, c.duration_nano FROM s c JOIN s p ON "
-      "c.trace_id = p.trace_id AND c.parent_span_id = p.span_id WHERE p.node <> c.node AND {1} "
-      // (c) a consumer linked to a producer of another service
-      "UNION ALL SELECT p.node, c.node, 'messaging', c.status_code, c.duration_nano FROM "
-      "(SELECT *, unnest(link_trace_id) AS lt, unnest(link_span_id) AS ls FROM s WHERE kind = 5) "
-      "c JOIN s p ON p.trace_id = c.lt AND p.span_id = c.ls WHERE p.kind = 4 AND p.node <> "
-      "c.node AND {1} "
-      // (b) a client or producer without a child in another service
-      "UNION ALL SELECT c.node, c.peer, CASE WHEN c.peer LIKE 'database:%' THEN 'database' "
-      "WHEN c.peer LIKE 'messaging:%' THEN 'messaging' ELSE 'call' END, c.status_code, "
-      "c.duration_nano FROM s c WHERE c.peer IS NOT NULL AND {1} AND NOT EXISTS (SELECT 1 "
-      "FROM s x WHERE x.trace_id = c.trace_id AND x.parent_span_id = c.span_id AND x.node <> "
-      "c.node)) "
-      "SELECT source || ' -> ' || target || ' ' || type, count(*), "
-      "count(*) FILTER (WHERE status_code = 2), quantile_disc(duration_nano, 0.5), "
-      "quantile_disc(duration_nano, 0.99) FROM calls GROUP BY 1",
-      spans_sql, in_window);
+  const std::string truth_sql = ServiceMapReferenceSql(first, end);
   std::map<std::string, std::map<std::string, std::string>> want;
   auto bucket_value = [](const std::string& exact) {
     return std::to_string(rollups::BucketValue(rollups::DurationBucket(std::stoll(exact))));

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "api/service_health_json.h"
+#include "fmt/format.h"
 #include "storage/storage.h"
 #include "storage/table/rollups_table.h"
 
@@ -17,7 +19,73 @@ namespace {
 // Snapshot (so answers waiting on feed_mu_ get their turn).
 constexpr uint64_t kLoopSpans = 500'000;
 
+// The first string occurrence of attribute `key` in family `prefix` (the
+// rule service_edges.h reads attributes by), else NULL.
+std::string FirstStringSql(std::string_view prefix, std::string_view key) {
+  return fmt::format(
+      "CASE WHEN {0}types[list_position({0}keys, '{1}')] = 1 "
+      "THEN {0}str[list_position({0}keys, '{1}')] END",
+      prefix, key);
+}
+
+std::string NodeName(const rollups::Node& node) {
+  return node.type == rollups::NodeType::kService
+             ? fmt::format("service:{}/{}", node.ns, node.name)
+             : fmt::format("{}:{}", NodeTypeName(node.type), node.name);
+}
+
 }  // namespace
+
+std::string EdgeName(const ServiceMapAnswer& map, const MapEdge& edge) {
+  return fmt::format("{} -> {} {}", NodeName(map.nodes.at(edge.source).node),
+                     NodeName(map.nodes.at(edge.target).node), EdgeTypeName(edge.type));
+}
+
+std::string ServiceMapReferenceSql(uint64_t first, uint64_t end) {
+  auto a = [](std::string_view key) { return FirstStringSql("attr_", key); };
+  // Every span once, with its node and, for CLIENT and PRODUCER spans, the
+  // virtual node it calls.
+  const std::string spans = fmt::format(
+      "SELECT DISTINCT ON (trace_id, span_id) trace_id, span_id, parent_span_id, kind, "
+      "status_code, duration_nano, start_time_unix_nano AS st, link_trace_id, link_span_id, "
+      "'service:' || coalesce({}, '') || '/' || coalesce(service_name, '') AS node, "
+      "CASE WHEN kind IN (3, 4) THEN coalesce("
+      "'peer:' || nullif({}, ''), "
+      "'database:' || nullif(coalesce({}, {}), '') || coalesce(' ' || nullif(coalesce({}, {}), "
+      "''), ''), "
+      "'messaging:' || nullif({}, '') || coalesce(' ' || nullif({}, ''), ''), "
+      "'peer:' || nullif(coalesce({}, {}), '')) END AS peer FROM spans",
+      FirstStringSql("resource_attr_", "service.namespace"), a("peer.service"), a("db.system.name"),
+      a("db.system"), a("db.namespace"), a("db.name"), a("messaging.system"),
+      a("messaging.destination.name"), a("server.address"), a("net.peer.name"));
+  const std::string in_window = fmt::format("c.st >= {} AND c.st < {}", first, end);
+  return fmt::format(
+      "WITH s AS ({0}), calls AS ("
+      // (a) a parent in another service
+      "SELECT p.node AS source, c.node AS target, CASE WHEN c.kind = 5 OR p.kind = 4 THEN "
+      "'messaging' ELSE 'call' END AS type, c.status_code, c.duration_nano FROM s c JOIN s p ON "
+      "c.trace_id = p.trace_id AND c.parent_span_id = p.span_id WHERE p.node <> c.node AND {1} "
+      // (c) a consumer linked to a producer of another service
+      "UNION ALL SELECT p.node, c.node, 'messaging', c.status_code, c.duration_nano FROM "
+      "(SELECT *, unnest(link_trace_id) AS lt, unnest(link_span_id) AS ls FROM s WHERE kind = 5) "
+      "c JOIN s p ON p.trace_id = c.lt AND p.span_id = c.ls WHERE p.kind = 4 AND p.node <> "
+      "c.node AND {1} "
+      // (b) a client or producer without a child in another service
+      "UNION ALL SELECT c.node, c.peer, CASE WHEN c.peer LIKE 'database:%' THEN 'database' "
+      "WHEN c.peer LIKE 'messaging:%' THEN 'messaging' ELSE 'call' END, c.status_code, "
+      "c.duration_nano FROM s c WHERE c.peer IS NOT NULL AND {1} AND NOT EXISTS (SELECT 1 "
+      "FROM s x WHERE x.trace_id = c.trace_id AND x.parent_span_id = c.span_id AND x.node <> "
+      "c.node)) "
+      "SELECT source || ' -> ' || target || ' ' || type, count(*), "
+      "count(*) FILTER (WHERE status_code = 2), quantile_disc(duration_nano, 0.5), "
+      "quantile_disc(duration_nano, 0.99) FROM calls GROUP BY 1",
+      spans, in_window);
+}
+
+bool ServiceMap::Resolved(const std::string& id) const {
+  MutexLock lock(&mu_);
+  return done_.contains(id);
+}
 
 ServiceMap::ServiceMap(ServiceMapOptions options)
     : options_(options), resolver_(options.resolver) {}
@@ -54,8 +122,7 @@ void ServiceMap::Loop(std::function<storage::Storage*()> storage, FileSystem* fs
   }
 }
 
-size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot,
-                           uint64_t max_spans) {
+size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t max_spans) {
   MutexLock feed(&feed_mu_);
   uint64_t newest_span = 0;
   uint64_t oldest_span = UINT64_MAX;
@@ -85,8 +152,8 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot,
       if (meta.spans.event_time->max + options_.horizon_nanos < newest_span) {
         // Older than the horizon: not read; the map starts after it.
         done_[meta.id] = age;
-        resolved_from_ = std::max(resolved_from_,
-                                  rollups::MinuteOf(meta.spans.event_time->max) + rollups::kMinuteNanos);
+        resolved_from_ = std::max(
+            resolved_from_, rollups::MinuteOf(meta.spans.event_time->max) + rollups::kMinuteNanos);
         continue;
       }
       todo.push_back({age, batch.get()});
@@ -98,9 +165,10 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot,
     if (done_.size() > 2 * snapshot.size() + 1024) {
       absl::flat_hash_set<std::string> live;
       for (const auto& batch : snapshot.batches()) live.insert(batch->meta().id);
-      const uint64_t newest_age = std::max_element(done_.begin(), done_.end(), [](auto& a, auto& b) {
-                                    return a.second < b.second;
-                                  })->second;
+      const uint64_t newest_age =
+          std::max_element(done_.begin(), done_.end(), [](auto& a, auto& b) {
+            return a.second < b.second;
+          })->second;
       const uint64_t keep_after = newest_age > options_.resolver.late_window_nanos
                                       ? newest_age - options_.resolver.late_window_nanos
                                       : 0;

@@ -75,6 +75,17 @@ struct ServiceMapAnswer {
   uint64_t resolved_from = 0;
 };
 
+// A readable, unique name of an edge: "<source> -> <target> <type>", each
+// node "service:<namespace>/<name>" or "<node type>:<name>".
+std::string EdgeName(const ServiceMapAnswer& map, const MapEdge& edge);
+
+// The edges' definition (rollups/service_edges.h) as one DuckDB query over
+// the `spans` view: a row per edge with EdgeName, calls, errors and the
+// exact p50 and p99 of the counted spans' durations, for spans starting in
+// [first, end). What the tests and `strata bench rollups` compare answers
+// with (it reads every span: not for serving).
+std::string ServiceMapReferenceSql(uint64_t first, uint64_t end);
+
 class ServiceMap {
  public:
   explicit ServiceMap(ServiceMapOptions options = {});
@@ -86,13 +97,15 @@ class ServiceMap {
 
   // Starts the background thread (once); `storage` returns null while the
   // server recovers. `fs` must outlive the ServiceMap.
-  void Start(std::function<storage::Storage*()> storage, FileSystem* fs)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void Start(std::function<storage::Storage*()> storage, FileSystem* fs) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Resolves the batches of `snapshot` not resolved yet, oldest ingest
   // first, until `max_spans` spans were read; returns how many remain.
   size_t CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t max_spans)
       ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
+
+  // Whether the batch `id` was resolved (or skipped as too old).
+  bool Resolved(const std::string& id) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // The map over `window`: catches up on `snapshot` (answer_catch_up_spans),
   // then adds the nodes' RED from `rollups`.

@@ -5,10 +5,13 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "api/service_health.h"
 #include "api/service_health_json.h"
+#include "api/service_map.h"
 #include "bench/bench_common.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
@@ -161,6 +164,57 @@ bool MeasureIngest(const BenchRollupsOptions& options, const std::string& dir, u
   return true;
 }
 
+// From the acknowledgement of a request to its batch's edges resolved by
+// the service map's background pass (as `strata serve` runs it), for
+// requests written one at a time: the p99 in ms, or a negative value when
+// a step failed.
+double MeasureEdgeFreshness(const BenchRollupsOptions& options, const std::string& dir,
+                            uint64_t now) {
+  PosixFileSystem fs;
+  const std::string path = dir + "-freshness";
+  (void)fs.RemoveAll(path);
+  storage::StorageOptions so;
+  so.writer.max_requests_per_batch = 1;
+  auto opened = storage::Storage::Open(fs, path, so);
+  if (!opened.ok()) return FailStep("rollups", "open freshness directory", opened.status()) * -1.0;
+  std::unique_ptr<storage::Storage> store = *std::move(opened);
+  std::vector<double> waits;
+  {
+    api::ServiceMap map;
+    map.Start([&store] { return store.get(); }, &fs);
+    absl::flat_hash_set<std::string> seen;
+    for (int i = 0; i < options.freshness_requests; ++i) {
+      workload::TrafficGenerator generator(workload::TrafficOptions{
+          .seed = options.seed * 104729 + i, .start_time_unix_nano = now + i * 60'000'000'000ull});
+      storage::WriteRequest r;
+      r.traces = generator.Traces(static_cast<int>(kIngestRequestSpans / 10));
+      r.rows = r.traces->spans.size();
+      r.bytes = r.rows * 400;
+      if (const absl::Status written = store->Write(std::move(r)); !written.ok()) {
+        return FailStep("rollups", "freshness write", written) * -1.0;
+      }
+      const Clock::time_point acked = Clock::now();
+      std::vector<std::string> fresh;
+      for (const auto& batch : store->Pin()->batches()) {
+        if (seen.insert(batch->meta().id).second) fresh.push_back(batch->meta().id);
+      }
+      for (const std::string& id : fresh) {
+        while (!map.Resolved(id)) {
+          if (SecondsSince(acked) > 120) {
+            spdlog::error("bench rollups: batch {} not resolved after 120 s", id);
+            return -1;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
+      waits.push_back(SecondsSince(acked));
+    }
+  }
+  store.reset();
+  if (!options.keep) (void)fs.RemoveAll(path);
+  return waits.empty() ? 0 : QuantileMs(waits, 0.99);
+}
+
 }  // namespace
 
 int RunBenchRollups(const BenchRollupsOptions& options) {
@@ -255,6 +309,24 @@ int RunBenchRollups(const BenchRollupsOptions& options) {
     red_s.push_back(SecondsSince(start));
   }
 
+  // The service map over the last hour: every batch resolved first (what a
+  // start does), then answers as a running server gives them.
+  const api::MinuteWindow hour{end - kHourNanos, end};
+  api::ServiceMap service_map;
+  start = Clock::now();
+  const size_t unresolved = service_map.CatchUp(fs, *snapshot, UINT64_MAX);
+  const double resolve_s = SecondsSince(start);
+  std::vector<double> map_s;
+  api::ServiceMapAnswer map;
+  for (int i = 0; i < std::max(1, options.runs); ++i) {
+    start = Clock::now();
+    auto rows = cache.ForWindow(fs, *snapshot, hour);
+    if (!rows.ok()) return FailStep("rollups", "service map", rows.status());
+    map = service_map.Answer(fs, *snapshot, hour, *rows);
+    (void)api::ServiceMapJson(map, hour, service_map.options().resolver);
+    map_s.push_back(SecondsSince(start));
+  }
+
   // The same answers from the raw spans.
   auto pool = query::QueryPool::Open(query::QueryPoolOptions{.data_dir = dir});
   if (!pool.ok()) return FailStep("rollups", "query pool", pool.status());
@@ -297,6 +369,20 @@ int RunBenchRollups(const BenchRollupsOptions& options) {
     raw_red = *std::move(r);
   }
 
+  // The service map's definition over the hour, reading the spans an hour
+  // either side (the late window) for parents and children.
+  std::vector<double> raw_map_s;
+  query::QueryResult raw_map;
+  for (int i = 0; i < std::max(1, options.baseline_runs); ++i) {
+    const query::ViewFiles map_files = query::ViewFilesOf(
+        *snapshot, query::EventWindow{hour.first - kHourNanos, hour.end + kHourNanos});
+    start = Clock::now();
+    auto r = (*pool)->Run(map_files, api::ServiceMapReferenceSql(hour.first, hour.end), slow);
+    raw_map_s.push_back(SecondsSince(start));
+    if (!r.ok()) return FailStep("rollups", "raw service map", r.status());
+    raw_map = *std::move(r);
+  }
+
   // Exact: every service and every minute as DuckDB counts them.
   bool exact = raw_services.rows.size() == services.size();
   if (!exact) {
@@ -317,10 +403,34 @@ int RunBenchRollups(const BenchRollupsOptions& options) {
   }
   for (const api::Red& point : series) busy_minutes += point.count() > 0;
   exact = exact && busy_minutes == raw_red.rows.size();
+  // ... and every edge of the hour.
+  std::map<std::string, const api::MapEdge*> edges;
+  for (const api::MapEdge& edge : map.edges) edges[api::EdgeName(map, edge)] = &edge;
+  bool map_exact = unresolved == 0 && map.pending_batches == 0 && !map.edges.empty() &&
+                   edges.size() == raw_map.rows.size();
+  for (const auto& row : raw_map.rows) {
+    auto it = edges.find(Cell(row[0]));
+    const bool same = it != edges.end() &&
+                      Cell(row[1]) == std::to_string(it->second->measures.calls) &&
+                      Cell(row[2]) == std::to_string(it->second->measures.errors) &&
+                      SameBucket(row[3], it->second->measures.Quantile(500)) &&
+                      SameBucket(row[4], it->second->measures.Quantile(990));
+    if (!same) spdlog::error("bench rollups: edge {} differs from DuckDB's", Cell(row[0]));
+    map_exact = map_exact && same;
+  }
+  if (edges.size() != raw_map.rows.size()) {
+    spdlog::error("bench rollups: {} edges, DuckDB finds {}", edges.size(), raw_map.rows.size());
+  }
+  exact = exact && map_exact;
 
   IngestRates rates;
   if (options.ingest_rounds > 0 && !MeasureIngest(options, dir, build_now, &rates)) return 1;
   const double overhead_pct = (rates.ratio - 1) * 100;
+  double freshness_ms = 0;
+  if (options.freshness_requests > 0) {
+    freshness_ms = MeasureEdgeFreshness(options, dir, build_now);
+    if (freshness_ms < 0) return 1;
+  }
 
   storage->reset();
   if (!options.keep && options.data_dir.empty()) (void)fs.RemoveAll(dir);
@@ -329,15 +439,27 @@ int RunBenchRollups(const BenchRollupsOptions& options) {
   const double red_ms = QuantileMs(red_s, 0.5);
   const double raw_services_ms = QuantileMs(raw_services_s, 0.5);
   const double raw_red_ms = QuantileMs(raw_red_s, 0.5);
-  const double ratio = raw_services_ms / std::max({services_ms, red_ms, 1e-6});
+  const double map_ms = QuantileMs(map_s, 0.5);
+  const double raw_map_ms = QuantileMs(raw_map_s, 0.5);
+  const double ratio = raw_services_ms / std::max({services_ms, red_ms, map_ms, 1e-6});
   fmt::print("\n{:<44} {:>12}\n", "answer (p50)", "ms");
   fmt::print("{:<44} {:>12.2f}\n", "rollups: first read of every batch (cold)", cold_s * 1e3);
   fmt::print("{:<44} {:>12.2f}\n", fmt::format("rollups: {} services over 24 h", services.size()),
              services_ms);
   fmt::print("{:<44} {:>12.2f}\n", fmt::format("rollups: {} RED at 1 min over 24 h", busiest),
              red_ms);
+  fmt::print(
+      "{:<44} {:>12.2f}\n",
+      fmt::format("service map: {} nodes, {} edges over 1 h", map.nodes.size(), map.edges.size()),
+      map_ms);
   fmt::print("{:<44} {:>12.2f}\n", "DuckDB over raw spans: services", raw_services_ms);
   fmt::print("{:<44} {:>12.2f}\n", "DuckDB over raw spans: RED series", raw_red_ms);
+  fmt::print("{:<44} {:>12.2f}\n", "DuckDB over raw spans: service map", raw_map_ms);
+  fmt::print(
+      "service map: every batch resolved in {:.1f} s ({:.0f} spans/s); edge freshness "
+      "p99 {:.1f} ms over {} requests\n",
+      resolve_s, static_cast<double>(spans) / std::max(resolve_s, 1e-9), freshness_ms,
+      options.freshness_requests);
   fmt::print(
       "services answer: {} bytes; ratio (raw services / slowest rollup answer) {:.0f}x; "
       "exact {}\n",
@@ -350,12 +472,13 @@ int RunBenchRollups(const BenchRollupsOptions& options) {
   }
   fmt::print(
       "{{\"spans\":{},\"batches\":{},\"services_p50_ms\":{:.3f},\"red_series_p50_ms\":{:.3f},"
-      "\"service_map_p50_ms\":null,\"raw_duckdb_p50_ms\":{:.3f},\"raw_red_p50_ms\":{:.3f},"
+      "\"service_map_p50_ms\":{:.3f},\"raw_duckdb_p50_ms\":{:.3f},\"raw_red_p50_ms\":{:.3f},"
+      "\"raw_service_map_p50_ms\":{:.3f},\"resolve_all_s\":{:.2f},"
       "\"ratio\":{:.1f},\"cold_read_ms\":{:.1f},\"ingest_on_spans_per_s\":{:.0f},"
       "\"ingest_off_spans_per_s\":{:.0f},\"ingest_overhead_pct\":{:.2f},"
-      "\"edge_freshness_p99_ms\":null,\"rollups_bytes_per_span\":{:.3f},\"exact\":{}}}\n",
-      spans, snapshot->size(), services_ms, red_ms, raw_services_ms, raw_red_ms, ratio,
-      cold_s * 1e3, rates.on, rates.off, overhead_pct,
+      "\"edge_freshness_p99_ms\":{:.1f},\"rollups_bytes_per_span\":{:.3f},\"exact\":{}}}\n",
+      spans, snapshot->size(), services_ms, red_ms, map_ms, raw_services_ms, raw_red_ms, raw_map_ms,
+      resolve_s, ratio, cold_s * 1e3, rates.on, rates.off, overhead_pct, freshness_ms,
       static_cast<double>(rollup_bytes) / static_cast<double>(spans), exact);
   return exact ? 0 : 1;
 }

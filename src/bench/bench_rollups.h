@@ -36,6 +36,9 @@ struct BenchRollupsOptions {
   // Ingest rounds per setting (alternated), and spans per round.
   int ingest_rounds = 3;
   uint64_t ingest_spans = 1'000'000;
+  // Requests written one at a time while the service map's background
+  // pass runs, each timed from acknowledgement to resolved (0 skips).
+  int freshness_requests = 20;
   uint64_t seed = 1;
 };
 

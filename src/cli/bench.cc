@@ -162,6 +162,9 @@ Command RegisterBenchRollups(CLI::App* bench) {
       ->capture_default_str();
   AddOption(command, "--ingest-spans", &options->ingest_spans, "Spans written per ingest round")
       ->capture_default_str();
+  AddOption(command, "--freshness-requests", &options->freshness_requests,
+            "Requests timed from acknowledgement to resolved service-map edges (0 skips)")
+      ->capture_default_str();
   AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
   return Command{command, [options] { return bench::RunBenchRollups(*options); }};
 }

@@ -35,10 +35,14 @@ enum PeerKey : int {
   kPeerKeyCount,
 };
 constexpr std::string_view kPeerKeys[kPeerKeyCount] = {
-    "peer.service",     "db.system.name",
-    "db.system",        "db.namespace",
-    "db.name",          "messaging.system",
-    "messaging.destination.name", "server.address",
+    "peer.service",
+    "db.system.name",
+    "db.system",
+    "db.namespace",
+    "db.name",
+    "messaging.system",
+    "messaging.destination.name",
+    "server.address",
     "net.peer.name",
 };
 
@@ -92,7 +96,8 @@ std::optional<VirtualPeer> VirtualPeerOf(const AttributeColumns& table, Range ra
   if (v[kPeerService].has_value() && !v[kPeerService]->empty()) {
     return VirtualPeer{NodeType::kPeer, std::string(*v[kPeerService])};
   }
-  std::optional<std::string_view> db = v[kDbSystemName].has_value() ? v[kDbSystemName] : v[kDbSystem];
+  std::optional<std::string_view> db =
+      v[kDbSystemName].has_value() ? v[kDbSystemName] : v[kDbSystem];
   if (db.has_value() && !db->empty()) {
     return VirtualPeer{NodeType::kDatabase,
                        joined(*db, v[kDbNamespace].has_value() ? v[kDbNamespace] : v[kDbName])};
@@ -145,7 +150,8 @@ void AppendEdgeSpans(const otlp::TraceBatch& batch, NodeTable* nodes, EdgeSpans*
     s.kind = static_cast<uint8_t>(std::clamp(spans.kind[i], 0, 255));
     s.error = spans.status_code[i] == kEdgeStatusError;
     if (s.kind == kKindClient || s.kind == kKindProducer) {
-      if (std::optional<VirtualPeer> peer = VirtualPeerOf(batch.span_attributes, spans.attributes[i])) {
+      if (std::optional<VirtualPeer> peer =
+              VirtualPeerOf(batch.span_attributes, spans.attributes[i])) {
         s.peer = nodes->Intern(peer->type, "", peer->name);
       }
     }
@@ -299,7 +305,8 @@ void EdgeResolver::Expire() {
   const uint64_t window = options_.late_window_nanos;
   uint64_t cutoff = newest_age_ > window ? newest_age_ - window : 0;
   const bool window_due = !ages_.empty() && ages_.begin()->first + window / 8 < cutoff;
-  const bool budget_due = index_.size() > options_.max_indexed_spans + options_.max_indexed_spans / 8;
+  const bool budget_due =
+      index_.size() > options_.max_indexed_spans + options_.max_indexed_spans / 8;
   if (!window_due && !budget_due) return;
   // Past the span budget, the oldest ages go first.
   size_t kept = index_.size();
@@ -312,9 +319,9 @@ void EdgeResolver::Expire() {
   absl::erase_if(exits_, [&](const auto& entry) { return entry.second.age < cutoff; });
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     std::vector<Waiting>& list = it->second;
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [&](const Waiting& w) { return w.age < cutoff; }),
-               list.end());
+    list.erase(
+        std::remove_if(list.begin(), list.end(), [&](const Waiting& w) { return w.age < cutoff; }),
+        list.end());
     if (list.empty()) {
       waiting_.erase(it++);
     } else {

@@ -310,8 +310,7 @@ absl::StatusOr<RollupRows> ReadBatchRollups(FileSystem& fs, const std::string& b
   return ReadRollupsTable(source.get(), meta.id, kRollupsFileName);
 }
 
-absl::Status ForEachSpansChunk(FileSystem& fs, const std::string& batch_dir,
-                               const BatchMeta& meta,
+absl::Status ForEachSpansChunk(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
                                const std::function<void(const otlp::TraceBatch&)>& fn) {
   if (!meta.spans_parquet.has_value() || meta.spans.rows == 0) return absl::OkStatus();
   STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, JoinPath(batch_dir, kSpansFileName)));
@@ -346,11 +345,10 @@ absl::StatusOr<RollupRows> ComputeBatchRollups(FileSystem& fs, const std::string
     parts.push_back(rollups::BuildRollups(traces, logs, metrics));
     if (parts.size() >= 16) merge_parts();
   };
-  STRATA_RETURN_IF_ERROR(
-      ForEachSpansChunk(fs, batch_dir, meta, [&](const otlp::TraceBatch& batch) {
-        const otlp::TraceBatch* one = &batch;
-        add({&one, 1}, {}, {});
-      }));
+  STRATA_RETURN_IF_ERROR(ForEachSpansChunk(fs, batch_dir, meta, [&](const otlp::TraceBatch& batch) {
+    const otlp::TraceBatch* one = &batch;
+    add({&one, 1}, {}, {});
+  }));
   if (meta.logs_parquet.has_value() && meta.logs.rows > 0) {
     STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, JoinPath(batch_dir, kLogsFileName)));
     STRATA_ASSIGN_OR_RETURN(

@@ -64,9 +64,9 @@ const std::vector<parquet::ColumnSpec>& RollupsTableColumns();
 
 // Calls `fn` with the batch's spans (placeholder rows left out), 65,536
 // rows at a time, in file order. Errors: the spans reader's.
-[[nodiscard]] absl::Status ForEachSpansChunk(FileSystem& fs, const std::string& batch_dir,
-                                             const BatchMeta& meta,
-                                             const std::function<void(const otlp::TraceBatch&)>& fn);
+[[nodiscard]] absl::Status ForEachSpansChunk(
+    FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
+    const std::function<void(const otlp::TraceBatch&)>& fn);
 
 // The rollups the format page defines for the batch's table files, read
 // whole (spans, logs, metrics) and rolled up: what rollups.parquet must
