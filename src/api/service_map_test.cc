@@ -1,0 +1,211 @@
+// The service map over traces whose spans were exported by their services
+// separately and land in different batches, parents after children and
+// the other way round: the resolved edges equal the reference self-join in
+// DuckDB over every spans file, and stay equal after compaction merges the
+// batches (its output is not counted again) and for a resolver that reads
+// only the compacted batch.
+
+#include "api/service_map.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+#include "otlp/decode.h"
+#include "query/duckdb_engine.h"
+#include "rollups/duration_histogram.h"
+#include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
+#include "storage/testing/verify_testing.h"
+
+namespace strata::api {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+struct Span {
+  std::string service;
+  std::string json;
+};
+
+std::string Attr(std::string_view key, std::string_view value) {
+  return fmt::format(R"({{"key":"{}","value":{{"stringValue":"{}"}}}})", key, value);
+}
+
+// Traces of frontend -> cart (-> postgres, -> kafka -> billing), billing ->
+// an outside API, each span tagged with its service.
+std::vector<Span> Traces(int traces, int64_t t0) {
+  std::vector<Span> out;
+  auto span = [&](int trace, int id, int parent, std::string_view service, int kind, int64_t start,
+                  int64_t duration, bool error, std::string attrs, std::string link = "") {
+    out.push_back(
+        {std::string(service),
+         fmt::format(R"({{"traceId":"{:032x}","spanId":"{:016x}",{}"name":"op{}","kind":{},)"
+                     R"("startTimeUnixNano":"{}","endTimeUnixNano":"{}","status":{{"code":{}}},)"
+                     R"("attributes":[{}]{}}})",
+                     trace + 1, trace * 16 + id,
+                     parent < 0 ? std::string()
+                                : fmt::format(R"("parentSpanId":"{:016x}",)", trace * 16 + parent),
+                     id, kind, start, start + duration, error ? 2 : 0, attrs,
+                     link.empty() ? "" : fmt::format(R"(,"links":[{}])", link))});
+  };
+  for (int t = 0; t < traces; ++t) {
+    const int64_t s = t0 + t * 7 * 1'000 * kMs;  // a trace every 7 s: several minutes
+    const int64_t d = (1 + t % 13) * 3 * kMs;
+    span(t, 1, -1, "frontend", 2, s, 10 * d, false, "");
+    span(t, 2, 1, "frontend", 3, s + kMs, 8 * d, t % 5 == 0, Attr("peer.service", "cart"));
+    span(t, 3, 2, "cart", 2, s + 2 * kMs, 7 * d, t % 5 == 0, "");
+    span(t, 4, 3, "cart", 3, s + 3 * kMs, d, t % 7 == 0,
+         Attr("db.system.name", "postgresql") + "," + Attr("db.namespace", "shop"));
+    span(t, 5, 3, "cart", 4, s + 4 * kMs, d / 2, false,
+         Attr("messaging.system", "kafka") + "," + Attr("messaging.destination.name", "orders"));
+    if (t % 2 == 0) {
+      span(t, 6, 5, "billing", 5, s + 5 * kMs, 2 * d, t % 4 == 0, "");
+    } else {  // a consumer in a trace of its own, linked to the producer
+      span(t + 10'000, 6, -1, "billing", 5, s + 5 * kMs, 2 * d, false, "",
+           fmt::format(R"({{"traceId":"{:032x}","spanId":"{:016x}"}})", t + 1, t * 16 + 5));
+    }
+    span(t, 7, 6, "billing", 3, s + 6 * kMs, d, t % 3 == 0,
+         Attr("server.address", "api.payments.example"));
+    // A client whose server never reports: a virtual peer named by it.
+    span(t, 8, 1, "frontend", 3, s + 7 * kMs, d, false, Attr("peer.service", "recommendations"));
+  }
+  return out;
+}
+
+std::string RequestJson(std::string_view service, const std::vector<std::string>& spans) {
+  std::string joined;
+  for (const std::string& s : spans) joined += (joined.empty() ? "" : ",") + s;
+  return fmt::format(R"({{"resourceSpans":[{{"resource":{{"attributes":[{}]}},)"
+                     R"("scopeSpans":[{{"scope":{{"name":"t"}},"spans":[{}]}}]}}]}})",
+                     Attr("service.name", service), joined);
+}
+
+using Edges = std::map<std::string, std::vector<std::string>>;
+
+Edges AnswerEdges(const ServiceMapAnswer& map) {
+  Edges out;
+  for (const MapEdge& e : map.edges) {
+    out[EdgeName(map, e)] = {std::to_string(e.measures.calls), std::to_string(e.measures.errors),
+                             std::to_string(e.measures.Quantile(500).value_or(-1)),
+                             std::to_string(e.measures.Quantile(990).value_or(-1))};
+  }
+  return out;
+}
+
+Edges ReferenceEdges(const std::string& data_dir, uint64_t first, uint64_t end) {
+  std::string files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir)) {
+    if (entry.path().filename() == "spans.parquet") {
+      files += (files.empty() ? "'" : ",'") + entry.path().string() + "'";
+    }
+  }
+  auto engine = query::DuckDbEngine::Open({});
+  EXPECT_TRUE(engine.ok());
+  EXPECT_TRUE((*engine)
+                  ->Query(fmt::format("CREATE VIEW spans AS SELECT * FROM read_parquet([{}]) "
+                                      "WHERE row_kind = 0",
+                                      files))
+                  .ok());
+  auto rows = (*engine)->Query(ServiceMapReferenceSql(first, end));
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  Edges out;
+  if (!rows.ok()) return out;
+  auto bucket = [](const std::optional<std::string>& v) {
+    return std::to_string(rollups::BucketValue(rollups::DurationBucket(std::stoll(*v))));
+  };
+  for (const auto& row : rows->rows) {
+    out[*row[0]] = {*row[1], *row[2], bucket(row[3]), bucket(row[4])};
+  }
+  return out;
+}
+
+ServiceMapAnswer MapOf(ServiceMap& map, PosixFileSystem& fs, const storage::Snapshot& snapshot,
+                       const MinuteWindow& window) {
+  RollupCache cache;
+  auto rows = cache.ForWindow(fs, snapshot, window);
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  return map.Answer(fs, snapshot, window, rows.ok() ? *rows : RollupSet{});
+}
+
+TEST(ServiceMapTest, SpansExportedApartResolveAsTheReferenceSaysAndCompactionChangesNothing) {
+  PosixFileSystem fs;
+  storage::testing::ScopedTempDir tmp("service-map");
+  const std::string data_dir = tmp.path() + "/data";
+  auto opened = storage::Storage::Open(fs, data_dir);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<storage::Storage> storage = *std::move(opened);
+
+  const int64_t t0 = 1'796'205'600'000'000'000;  // a whole minute
+  std::vector<Span> spans = Traces(60, t0);
+  // Each service exports its spans in 4 requests, and the requests arrive
+  // shuffled: children before parents and after them.
+  std::mt19937 rng(3);
+  std::shuffle(spans.begin(), spans.end(), rng);
+  std::map<std::string, std::vector<std::vector<std::string>>> parts;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    auto& list = parts[spans[i].service];
+    list.resize(4);
+    list[i % 4].push_back(spans[i].json);
+  }
+  std::vector<std::string> requests;
+  for (const auto& [service, lists] : parts) {
+    for (const auto& list : lists) requests.push_back(RequestJson(service, list));
+  }
+  std::shuffle(requests.begin(), requests.end(), rng);
+  for (const std::string& json : requests) {
+    auto batch = std::make_unique<otlp::TraceBatch>();
+    ASSERT_TRUE(otlp::DecodeTracesJson(json, batch.get()).ok());
+    storage::WriteRequest request;
+    request.rows = batch->spans.size();
+    request.traces = std::move(batch);
+    request.bytes = json.size();
+    ASSERT_TRUE(storage->Write(std::move(request)).ok());
+  }
+
+  const MinuteWindow window{static_cast<uint64_t>(t0),
+                            static_cast<uint64_t>(t0) + 3'600 * 1'000 * kMs};
+  const Edges want = ReferenceEdges(data_dir, window.first, window.end);
+  // Every kind of edge is there: calls, a database, messaging by parent
+  // and by link, outside peers; the client of cart is not a virtual node.
+  for (const char* edge : {"service:/frontend -> service:/cart call",
+                           "service:/cart -> database:postgresql shop database",
+                           "service:/cart -> service:/billing messaging",
+                           "service:/cart -> messaging:kafka orders messaging",
+                           "service:/billing -> peer:api.payments.example call",
+                           "service:/frontend -> peer:recommendations call"}) {
+    EXPECT_TRUE(want.contains(edge)) << edge;
+  }
+  EXPECT_FALSE(want.contains("service:/frontend -> peer:cart call"));
+
+  ServiceMap map;
+  std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+  ASSERT_GT(snapshot->size(), 8u);
+  // Batches one at a time, in ingest order, as the background pass does.
+  size_t left = snapshot->size();
+  while (left > 0) left = map.CatchUp(fs, *snapshot, 1);
+  ServiceMapAnswer answer = MapOf(map, fs, *snapshot, window);
+  EXPECT_EQ(answer.pending_batches, 0u);
+  EXPECT_EQ(AnswerEdges(answer), want);
+
+  // Compaction merges every batch into one: the same edges, from the same
+  // resolver and from a new one that reads only the output.
+  auto compacted = storage::verify_testing::CompactEverything(*storage);
+  ASSERT_TRUE(compacted.ok()) << compacted.status();
+  snapshot = storage->Pin();
+  ASSERT_EQ(snapshot->size(), 1u);
+  EXPECT_EQ(AnswerEdges(MapOf(map, fs, *snapshot, window)), want);
+  ServiceMap fresh;
+  EXPECT_EQ(AnswerEdges(MapOf(fresh, fs, *snapshot, window)), want);
+  EXPECT_EQ(ReferenceEdges(data_dir, window.first, window.end), want);
+  storage->Shutdown(std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace strata::api
