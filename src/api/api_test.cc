@@ -13,6 +13,7 @@
 #include "api/api_server.h"
 #include "api/api_test_server.h"
 #include "api/search.h"
+#include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -173,24 +174,7 @@ class ApiTest : public ::testing::Test {
     }
     // (Re)creates the ground truth's views over every table file in the
     // data directory now; returns the number of spans files.
-    size_t CreateTruthViews() {
-      std::map<std::string, std::vector<std::string>> files;
-      for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir)) {
-        const std::string name = entry.path().filename().string();
-        if (name.ends_with(".parquet") && name != "rollups.parquet") {
-          files[name.substr(0, name.size() - 8)].push_back("'" + entry.path().string() + "'");
-        }
-      }
-      for (const auto& [table, list] : files) {
-        std::string joined;
-        for (const std::string& file : list) joined += (joined.empty() ? "" : ",") + file;
-        auto created = engine->Query(fmt::format(
-            "CREATE OR REPLACE VIEW {} AS SELECT * FROM read_parquet([{}]) WHERE row_kind = 0",
-            table, joined));
-        EXPECT_TRUE(created.ok()) << created.status();
-      }
-      return files["spans"].size();
-    }
+    size_t CreateTruthViews() { return test_support::CreateTruthViews(*engine, data_dir); }
     ~Shared() {
       if (http_server != nullptr) http_server->Shutdown(std::chrono::seconds(5));
       http_server.reset();
@@ -827,6 +811,42 @@ TEST_F(ApiTest, ServiceMapMatchesADuckDbSelfJoin) {
     got[key] = Measures(edge.get_object().value(), {"calls", "errors", "p50_nano", "p99_nano"});
   }
   EXPECT_EQ(got, want);
+}
+
+// UTC everywhere: the service-health answers are the same bytes with the
+// process's time zone at a non-whole-hour offset (+05:45), for windows
+// given in RFC 3339 with an offset and in nanoseconds.
+TEST_F(ApiTest, ServiceHealthAnswersIgnoreTheTimeZone) {
+  const uint64_t first = rollups::MinuteOf(static_cast<uint64_t>(shared_->start));
+  const uint64_t end =
+      rollups::MinuteOf(static_cast<uint64_t>(shared_->end)) + rollups::kMinuteNanos;
+  // The window's start as local time at +05:45, written out by hand.
+  const uint64_t shifted = first / 1'000'000'000 + 5 * 3600 + 45 * 60;
+  const std::string start_rfc =
+      fmt::format("{:%Y-%m-%dT%H:%M:%S}%2B05:45", fmt::gmtime(static_cast<std::time_t>(shifted)));
+  const std::vector<std::string> targets = {
+      fmt::format("/api/v1/services?start={}&end={}", start_rfc, end),
+      fmt::format("/api/v1/services/frontend/operations?start={}&end={}", first, end),
+      fmt::format("/api/v1/red?step=1m&start={}&end={}", start_rfc, end),
+      fmt::format("/api/v1/service-map?start={}&end={}", start_rfc, end)};
+  std::vector<std::string> utc;
+  for (const std::string& t : targets) {
+    HttpAnswer a = Get(t);
+    ASSERT_EQ(a.status, 200) << t << ": " << a.body;
+    EXPECT_THAT(a.body, HasSubstr(fmt::format("\"start\":\"{}\"", first))) << t;
+    utc.push_back(a.body);
+  }
+  const char* old = std::getenv("TZ");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("TZ", "Asia/Kathmandu", 1);
+  tzset();
+  for (size_t i = 0; i < targets.size(); ++i) EXPECT_EQ(Get(targets[i]).body, utc[i]) << targets[i];
+  if (old != nullptr) {
+    setenv("TZ", saved.c_str(), 1);
+  } else {
+    unsetenv("TZ");
+  }
+  tzset();
 }
 
 TEST_F(ApiTest, MetricNamesAndSumsMatchDuckDb) {

@@ -6,14 +6,18 @@
 // Failures are reported as test failures (EXPECT) and leave the output
 // null.
 
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "api/api_server.h"
 #include "gtest/gtest.h"
 #include "io/file_system.h"
+#include "query/duckdb_engine.h"
 #include "query/query_pool.h"
 #include "server/http_adapter.h"
 #include "storage/storage.h"
@@ -25,6 +29,28 @@ struct LoopbackApi {
   std::unique_ptr<Api> api;
   std::unique_ptr<server::HttpServer> http_server;
 };
+
+// (Re)creates views `spans`, `logs` and `metrics` in `engine` over every
+// such table file under `data_dir` now (their data rows only): the ground
+// truth tests compare answers with. Returns the number of spans files.
+inline size_t CreateTruthViews(query::DuckDbEngine& engine, const std::string& data_dir) {
+  std::map<std::string, std::vector<std::string>> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".parquet") && name != "rollups.parquet") {
+      files[name.substr(0, name.size() - 8)].push_back("'" + entry.path().string() + "'");
+    }
+  }
+  for (const auto& [table, list] : files) {
+    std::string joined;
+    for (const std::string& file : list) joined += (joined.empty() ? "" : ",") + file;
+    auto created =
+        engine.Query("CREATE OR REPLACE VIEW " + table + " AS SELECT * FROM read_parquet([" +
+                     joined + "]) WHERE row_kind = 0");
+    EXPECT_TRUE(created.ok()) << created.status();
+  }
+  return files["spans"].size();
+}
 
 // A QueryPool over `data_dir`; null (and a test failure naming the
 // status) when it cannot open.

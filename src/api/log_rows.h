@@ -1,8 +1,8 @@
 #pragma once
 
 // The pieces of the log search (log_search.cc) that the live tail
-// (log_tail.cc) shares, so both select the same columns and read rows into the same LogEntry: a tailed record is the
-// same JSON as a GET /api/v1/logs entry.
+// (log_tail.cc) shares, so both select the same columns and read rows into the same LogEntry: a
+// tailed record is the same JSON as a GET /api/v1/logs entry.
 //
 // Thread-safety: reentrant. Errors: ReadLogEntry returns Internal or
 // DataLoss when a cell does not hold what its column should.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "api/api_test_server.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
@@ -100,19 +101,9 @@ Edges AnswerEdges(const ServiceMapAnswer& map) {
 }
 
 Edges ReferenceEdges(const std::string& data_dir, uint64_t first, uint64_t end) {
-  std::string files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir)) {
-    if (entry.path().filename() == "spans.parquet") {
-      files += (files.empty() ? "'" : ",'") + entry.path().string() + "'";
-    }
-  }
   auto engine = query::DuckDbEngine::Open({});
   EXPECT_TRUE(engine.ok());
-  EXPECT_TRUE((*engine)
-                  ->Query(fmt::format("CREATE VIEW spans AS SELECT * FROM read_parquet([{}]) "
-                                      "WHERE row_kind = 0",
-                                      files))
-                  .ok());
+  test_support::CreateTruthViews(**engine, data_dir);
   auto rows = (*engine)->Query(ServiceMapReferenceSql(first, end));
   EXPECT_TRUE(rows.ok()) << rows.status();
   Edges out;
