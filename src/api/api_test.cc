@@ -961,6 +961,56 @@ TEST_F(ApiTest, SqlAnswersAsJsonAndRefusesWrites) {
   EXPECT_THAT(over.body, HasSubstr("limit: not an integer in 1..10000"));
 }
 
+// The rollups view and its quantile macro through /api/v1/sql: each
+// service's requests per minute and their p99, against DuckDB over the
+// raw spans.
+TEST_F(ApiTest, RollupsViewAndQuantileMacroMatchTheRawSpans) {
+  shared_->CreateTruthViews();
+  const uint64_t first = rollups::MinuteOf(static_cast<uint64_t>(shared_->start));
+  const uint64_t end =
+      rollups::MinuteOf(static_cast<uint64_t>(shared_->end)) + rollups::kMinuteNanos;
+  std::string want;
+  for (const auto& row : Truth(fmt::format(
+           "SELECT coalesce(service_name, ''), start_time_unix_nano // 60000000000 * "
+           "60000000000, count(*), quantile_disc(duration_nano, 0.99) FROM spans WHERE kind IN "
+           "(2, 5) AND start_time_unix_nano >= {} AND start_time_unix_nano < {} GROUP BY ALL "
+           "ORDER BY ALL",
+           first, end))) {
+    want += fmt::format("{}[\"{}\",{},{},{}]", want.empty() ? "" : ",", row[0], row[1], row[2],
+                        rollups::BucketValue(rollups::DurationBucket(std::stoll(row[3]))));
+  }
+  ASSERT_FALSE(want.empty());
+  HttpAnswer answer = PostSql(
+      fmt::format("SELECT service_name, minute, sum(count)::BIGINT, "
+                  "rollup_quantile(flatten(list(hist_index)), flatten(list(hist_count)), 0.99) "
+                  "FROM rollups WHERE rollup_name = 'operation' AND span_kind_name IN ('SERVER', "
+                  "'CONSUMER') AND minute >= {} AND minute < {} GROUP BY ALL ORDER BY ALL",
+                  first, end),
+      "text/plain");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_THAT(answer.body, HasSubstr("\"rows\":[" + want + "]"));
+  // The macro's edges: no counts, one bucket, q past 1.
+  HttpAnswer edges = PostSql(
+      "SELECT rollup_quantile([], [], 0.5), rollup_quantile([300], [4], 2.0), "
+      "rollup_bucket_value(127), rollup_bucket_value(300)",
+      "text/plain");
+  ASSERT_EQ(edges.status, 200) << edges.body;
+  EXPECT_THAT(edges.body,
+              HasSubstr(fmt::format("\"rows\":[[null,{0},127,{0}]]", rollups::BucketValue(300))));
+  // Every bucket's value as rollups::BucketValue gives it.
+  std::string values;
+  for (uint32_t i = 0; i < rollups::kDurationBuckets; ++i) {
+    values += fmt::format("{}{}", i == 0 ? "" : ",", rollups::BucketValue(i));
+  }
+  HttpAnswer all =
+      PostSql(fmt::format("SELECT string_agg(rollup_bucket_value(i)::VARCHAR, ',' ORDER BY i) FROM "
+                          "range({}) t(i)",
+                          rollups::kDurationBuckets),
+              "text/plain");
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_THAT(all.body, HasSubstr("[[\"" + values + "\"]]"));
+}
+
 TEST_F(ApiTest, TokensAreRequired) {
   HttpAnswer missing = Get("/api/v1/services", "");
   EXPECT_EQ(missing.status, 401);

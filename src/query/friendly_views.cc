@@ -43,6 +43,13 @@ std::string ElementsJson(std::string_view function, std::string_view fields,
                      FamilyArguments(fmt::format("{}_attr", prefix)));
 }
 
+std::string KindName(std::string_view column) {
+  return fmt::format(
+      "CASE {} WHEN 0 THEN 'UNSPECIFIED' WHEN 1 THEN 'INTERNAL' WHEN 2 THEN 'SERVER' "
+      "WHEN 3 THEN 'CLIENT' WHEN 4 THEN 'PRODUCER' WHEN 5 THEN 'CONSUMER' END",
+      column);
+}
+
 std::string HexOf(std::string_view column) { return fmt::format("lower(hex({}))", column); }
 
 // The span keys that spans promote to a column of their own (sql_helpers.cc
@@ -85,12 +92,12 @@ std::string SpansColumns() {
   return fmt::format(
       ", {} AS trace_id_hex, {} AS span_id_hex, {} AS parent_span_id_hex, {} AS start_time, "
       "{} AS end_time_unix_nano, {} AS end_time, duration_nano / 1e6 AS duration_ms, "
-      "CASE kind WHEN 0 THEN 'UNSPECIFIED' WHEN 1 THEN 'INTERNAL' WHEN 2 THEN 'SERVER' "
-      "WHEN 3 THEN 'CLIENT' WHEN 4 THEN 'PRODUCER' WHEN 5 THEN 'CONSUMER' END AS kind_name, "
-      "CASE status_code WHEN 0 THEN 'UNSET' WHEN 1 THEN 'OK' WHEN 2 THEN 'ERROR' END "
+      "{} AS kind_name, CASE status_code WHEN 0 THEN 'UNSET' WHEN 1 THEN 'OK' WHEN 2 THEN 'ERROR' "
+      "END "
       "AS status_name{}, {} AS events, {} AS links",
       HexOf("trace_id"), HexOf("span_id"), HexOf("parent_span_id"),
-      Timestamp("start_time_unix_nano"), end_nano, Timestamp(end_nano), Common(), events, links);
+      Timestamp("start_time_unix_nano"), end_nano, Timestamp(end_nano), KindName("kind"), Common(),
+      events, links);
 }
 
 std::string LogsColumns() {
@@ -122,12 +129,36 @@ std::string MetricsColumns() {
       AttributesJson("metric_metadata"), Common(), exemplars, ComputedSpanKeyColumns());
 }
 
+std::string RollupsColumns() {
+  return fmt::format(
+      ", {} AS minute_time, CASE rollup WHEN 1 THEN 'operation' WHEN 2 THEN 'endpoint' WHEN 3 "
+      "THEN 'log_severity' WHEN 4 THEN 'metric_points' END AS rollup_name, {} AS "
+      "span_kind_name, CASE endpoint_type WHEN 1 THEN 'http' WHEN 2 THEN 'rpc' WHEN 3 THEN "
+      "'messaging' END AS endpoint_type_name, ['unset', 'trace', 'debug', 'info', 'warn', "
+      "'error', 'fatal'][severity_class + 1] AS severity_name",
+      Timestamp("minute"), KindName("span_kind"));
+}
+
 }  // namespace
+
+std::string RollupMacrosSql() {
+  // Buckets below 128 are their own duration; bucket i above is 2^s wide
+  // (s = i // 128 - 1) from (128 + i % 128) << s, reported at its middle.
+  return "CREATE OR REPLACE TEMP MACRO rollup_bucket_value(i) AS CASE WHEN i < 128 THEN "
+         "i::BIGINT ELSE ((128 + i % 128)::BIGINT << (i // 128 - 1)::INTEGER) + CASE WHEN "
+         "i < 256 THEN 0 ELSE 1::BIGINT << (i // 128 - 2)::INTEGER END END;\n"
+         "CREATE OR REPLACE TEMP MACRO rollup_quantile(indexes, counts, q) AS (SELECT "
+         "rollup_bucket_value(min(i)) FROM (SELECT i, sum(c) OVER (ORDER BY i) AS seen, "
+         "sum(c) OVER () AS total FROM (SELECT i, sum(c) AS c FROM (SELECT unnest(indexes) AS "
+         "i, unnest(counts) AS c) GROUP BY i)) WHERE seen > greatest((round(least(greatest(q, "
+         "0), 1) * 1000)::HUGEINT * total + 999) // 1000 - 1, 0));\n";
+}
 
 std::string FriendlyColumnsSql(std::string_view view) {
   if (view == "spans") return SpansColumns();
   if (view == "logs") return LogsColumns();
   if (view == "metrics") return MetricsColumns();
+  if (view == "rollups") return RollupsColumns();
   return "";
 }
 

@@ -15,8 +15,16 @@
 
 namespace strata::query {
 
-// ", <expression> AS <name>, ..." for view `view` ("spans", "logs" or
-// "metrics"), to follow "SELECT *" over the view's storage columns.
+// ", <expression> AS <name>, ..." for view `view` ("spans", "logs",
+// "metrics" or "rollups"), to follow "SELECT *" over the view's storage
+// columns.
 std::string FriendlyColumnsSql(std::string_view view);
+
+// The macros over the rollups view's histograms (docs/sql.md, "Service
+// health"): rollup_bucket_value(index), the duration a bucket reports
+// (rollups-parquet.md), and rollup_quantile(indexes, counts, q), the
+// nearest-rank quantile of the buckets listed (repeats added up; q
+// rounded to thousandths, as the API computes it), NULL without counts.
+std::string RollupMacrosSql();
 
 }  // namespace strata::query

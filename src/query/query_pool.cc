@@ -19,6 +19,7 @@
 #include "storage/format/layout.h"
 #include "storage/table/logs_table.h"
 #include "storage/table/metrics_table.h"
+#include "storage/table/rollups_table.h"
 #include "storage/table/spans_table.h"
 
 namespace strata::query {
@@ -88,21 +89,25 @@ uint64_t SmallestLimitUpTo(const std::string& base, std::string_view path, std::
 absl::StatusOr<std::string> ViewSql(std::string_view name,
                                     const std::vector<parquet::ColumnSpec>& columns,
                                     const std::vector<std::string>& files) {
-  STRATA_CHECK(!columns.empty() && columns[0].name == "row_kind", "tables start with row_kind");
+  STRATA_CHECK(!columns.empty(), "tables have columns");
+  // Table files start with row_kind (data rows are 0); rollups.parquet
+  // has only data rows.
+  const bool row_kind = columns[0].name == "row_kind";
   if (!files.empty()) {
     std::string list;
     for (const std::string& file : files) list += (list.empty() ? "" : ", ") + SqlLiteral(file);
     return fmt::format(
-        "CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT * EXCLUDE (row_kind) FROM "
-        "read_parquet([{}]) WHERE row_kind = 0);\n",
-        name, FriendlyColumnsSql(name), list);
+        "CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT * {}FROM "
+        "read_parquet([{}]){});\n",
+        name, FriendlyColumnsSql(name), row_kind ? "EXCLUDE (row_kind) " : "", list,
+        row_kind ? " WHERE row_kind = 0" : "");
   }
   std::string select;
-  for (size_t c = 1; c < columns.size(); ++c) {
+  for (size_t c = row_kind ? 1 : 0; c < columns.size(); ++c) {
     absl::StatusOr<std::string> type = DuckDbTypeName(columns[c]);
     if (!type.ok()) return type.status();
-    select +=
-        fmt::format("{}CAST(NULL AS {}) AS \"{}\"", c == 1 ? "" : ", ", *type, columns[c].name);
+    select += fmt::format("{}CAST(NULL AS {}) AS \"{}\"", select.empty() ? "" : ", ", *type,
+                          columns[c].name);
   }
   return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT {} WHERE false);\n",
                      name, FriendlyColumnsSql(name), select);
@@ -122,8 +127,10 @@ absl::StatusOr<std::string> ViewsSql(const ViewFiles& files, const ViewFiles* bu
   };
   const View views[] = {{"spans", &storage::SpansTableColumns(), &ViewFiles::spans},
                         {"logs", &storage::LogsTableColumns(), &ViewFiles::logs},
-                        {"metrics", &storage::MetricsTableColumns(), &ViewFiles::metrics}};
-  std::string sql;
+                        {"metrics", &storage::MetricsTableColumns(), &ViewFiles::metrics},
+                        {"rollups", &storage::RollupsTableColumns(), &ViewFiles::rollups}};
+  // The macros once per connection, with its first views.
+  std::string sql = built == nullptr ? RollupMacrosSql() : "";
   for (const View& view : views) {
     if (built != nullptr && built->*view.list == files.*view.list) continue;
     absl::StatusOr<std::string> view_sql = ViewSql(view.name, *view.columns, files.*view.list);

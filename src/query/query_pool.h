@@ -83,6 +83,8 @@ struct ViewFiles {
   std::vector<std::string> spans;
   std::vector<std::string> logs;
   std::vector<std::string> metrics;
+  // rollups.parquet of the batches that have one (meta.json format 2).
+  std::vector<std::string> rollups;
   friend bool operator==(const ViewFiles&, const ViewFiles&) = default;
 };
 

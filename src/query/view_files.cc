@@ -34,6 +34,9 @@ ViewFiles ViewFilesOf(const storage::Snapshot& snapshot, std::optional<EventWind
     if (meta.metrics_parquet.has_value()) {
       files.metrics.push_back(batch->dir() + "/metrics.parquet");
     }
+    if (meta.rollups_parquet.has_value()) {
+      files.rollups.push_back(batch->dir() + "/rollups.parquet");
+    }
   }
   return files;
 }
