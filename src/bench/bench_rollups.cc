@@ -195,7 +195,8 @@ double MeasureEdgeFreshness(const BenchRollupsOptions& options, const std::strin
       }
       const Clock::time_point acked = Clock::now();
       std::vector<std::string> fresh;
-      for (const auto& batch : store->Pin()->batches()) {
+      const std::shared_ptr<const storage::Snapshot> published = store->Pin();
+      for (const auto& batch : published->batches()) {
         if (seen.insert(batch->meta().id).second) fresh.push_back(batch->meta().id);
       }
       for (const std::string& id : fresh) {

@@ -13,6 +13,7 @@
 #include "cli/flags.h"
 #include "cli/loadgen_cmd.h"
 #include "cli/quarantine_cmd.h"
+#include "cli/rollups_cmd.h"
 #include "cli/serve.h"
 #include "cli/sql_cmd.h"
 #include "cli/token_cmd.h"
@@ -38,6 +39,7 @@ std::vector<Command> RegisterCommands(CLI::App* app, std::set<std::string>* env_
   for (Command& token : RegisterTokenCommands(app, env_names)) commands.push_back(std::move(token));
   commands.push_back(RegisterVerify(app, env_names));
   commands.push_back(RegisterQuarantine(app, env_names));
+  commands.push_back(RegisterRollups(app, env_names));
   return commands;
 }
 

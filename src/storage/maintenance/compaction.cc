@@ -229,7 +229,9 @@ absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, c
   for (const std::shared_ptr<const LiveBatch>& batch : group.inputs) {
     if (options_.check_stop) STRATA_RETURN_IF_ERROR(options_.check_stop());
     STRATA_ASSIGN_OR_RETURN(input_rollups.emplace_back(),
-                            ReadBatchRollups(fs, batch->dir(), batch->meta()));
+                            options_.recompute_rollups
+                                ? ComputeBatchRollups(fs, batch->dir(), batch->meta())
+                                : ReadBatchRollups(fs, batch->dir(), batch->meta()));
   }
   std::vector<const rollups::RollupRows*> rollup_inputs;
   for (const rollups::RollupRows& rows : input_rollups) rollup_inputs.push_back(&rows);
@@ -286,8 +288,10 @@ absl::Status Compactor::Undo(const CompactionMarker& marker, const absl::Status&
 }
 
 absl::StatusOr<CompactionResult> Compactor::Run(const CompactionGroup& group) {
-  if (group.inputs.size() < 2 || group.generation >= kMaxGeneration) {
-    return absl::InternalError("compaction: a group needs two inputs below the last generation");
+  const size_t least_inputs = options_.recompute_rollups ? 1 : 2;
+  if (group.inputs.size() < least_inputs || group.generation >= kMaxGeneration) {
+    return absl::InternalError(
+        fmt::format("compaction: a group needs {} inputs below the last generation", least_inputs));
   }
   FileSystem& fs = dir_.fs();
   const DataDirPaths& paths = dir_.paths();

@@ -85,6 +85,10 @@ struct CompactorOptions {
   // Called between pieces of output; a non-OK status (shutdown) stops the
   // merge, which is then undone. Empty: never stops.
   std::function<absl::Status()> check_stop;
+  // The output's rollups recomputed from the inputs' rows instead of merged
+  // from their rollups (`strata rollups rebuild`); a group of one batch is
+  // then allowed: it rewrites that batch with rollups made afresh.
+  bool recompute_rollups = false;
 };
 
 // What a published compaction left to finish: the marker stays until its

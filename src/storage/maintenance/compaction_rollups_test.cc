@@ -2,7 +2,9 @@
 // the rollups of the request's rows; batches written without rollups
 // (meta.json format 1, as before them) answer the same rollups computed
 // from their tables; a compaction of such batches writes format 2 output
-// whose rollups are the inputs' merged; verify --deep passes throughout.
+// whose rollups are the inputs' merged; `strata rollups rebuild` rewrites
+// the batches whose rollups are missing or wrong and leaves the others;
+// verify --deep passes throughout.
 
 #include <memory>
 #include <string>
@@ -10,8 +12,10 @@
 
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
+#include "parquet/file_reader.h"
 #include "rollups/rollup_rows.h"
 #include "storage/check/verify.h"
+#include "storage/maintenance/rollups_rebuild.h"
 #include "storage/storage.h"
 #include "storage/table/rollups_table.h"
 #include "storage/testing/commit_testing.h"
@@ -109,6 +113,91 @@ TEST(CompactionRollupsTest, FormatOneBatchesAnswerRollupsAndGainThemWhenCompacte
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_TRUE(report->Healthy());
   EXPECT_EQ(report->Count(BatchStatus::kOk), 2u);
+}
+
+TEST(CompactionRollupsTest, RebuildRewritesMissingAndWrongRollupsAndLeavesEqualOnesAlone) {
+  testing::ScopedTempDir temp("rollups-rebuild");
+  const std::string data = temp.path() + "/data";
+  PosixFileSystem fs;
+  std::vector<rollups::RollupRows> expected;
+  std::vector<std::string> dirs;
+  for (bool write_rollups : {false, true}) {
+    // Requests 0 and 1 without rollups (format 1), then 2, 3 and 4 with.
+    StorageOptions options;
+    options.writer.max_requests_per_batch = 1;
+    options.write_rollups = write_rollups;
+    absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(fs, data, options);
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    for (int k = write_rollups ? 2 : 0; k < (write_rollups ? 5 : 2); ++k) {
+      ASSERT_TRUE(Write(**storage, k).ok());
+      expected.push_back(RollupsOf(Generate(k)));
+    }
+    dirs.clear();
+    for (const auto& batch : (*storage)->Pin()->batches()) dirs.push_back(batch->dir());
+  }
+  ASSERT_EQ(dirs.size(), 5u);
+  // Request 3's batch: one more error in a row than its spans have.
+  {
+    absl::StatusOr<std::string> bytes = fs.ReadFile(dirs[3] + "/rollups.parquet");
+    ASSERT_TRUE(bytes.ok());
+    parquet::StringSource source(*bytes);
+    const std::string id = dirs[3].substr(dirs[3].rfind('/') + 1, 23);
+    absl::StatusOr<rollups::RollupRows> rows = ReadRollupsTable(&source, id, "rollups.parquet");
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ASSERT_TRUE(rollups::HasDurations(rows->front().key.kind));
+    ++rows->front().measures.errors;
+    absl::StatusOr<std::string> rewritten = WriteRollupsTable(*rows, id);
+    ASSERT_TRUE(rewritten.ok());
+    ASSERT_TRUE(verify_testing::RewriteBatchFile(fs, dirs[3], "rollups.parquet", *rewritten).ok());
+  }
+
+  absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(fs, data, {});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  std::vector<std::string> verdicts;
+  RollupsRebuildOptions check{.day = std::nullopt, .check_only = true, .on_batch = nullptr};
+  check.on_batch = [&](const std::string&, const BatchId&, RollupsVerdict verdict,
+                       const std::optional<BatchId>& rewritten_as) {
+    verdicts.push_back(std::string(RollupsVerdictName(verdict)) +
+                       (rewritten_as.has_value() ? "+" : ""));
+  };
+  absl::StatusOr<RollupsRebuildReport> report = RebuildRollups(**storage, check);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(verdicts,
+            (std::vector<std::string>{"missing", "missing", "equal", "differed", "equal"}));
+  EXPECT_EQ(report->rewritten, 0u);
+  EXPECT_EQ((*storage)->Pin()->size(), 5u);
+
+  verdicts.clear();
+  RollupsRebuildOptions rebuild = check;
+  rebuild.check_only = false;
+  report = RebuildRollups(**storage, rebuild);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(verdicts,
+            (std::vector<std::string>{"missing+", "missing+", "equal", "differed+", "equal"}));
+  EXPECT_EQ(report->rewritten, 3u);
+  // Every batch now holds the rollups of its own request's rows.
+  std::vector<rollups::RollupRows> stored;
+  for (const auto& batch : (*storage)->Pin()->batches()) {
+    EXPECT_TRUE(batch->meta().rollups_parquet.has_value()) << batch->dir();
+    absl::StatusOr<rollups::RollupRows> rows = ReadBatchRollups(fs, batch->dir(), batch->meta());
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    stored.push_back(*std::move(rows));
+  }
+  ASSERT_EQ(stored.size(), 5u);
+  for (const rollups::RollupRows& want : expected) {
+    EXPECT_EQ(std::count(stored.begin(), stored.end(), want), 1);
+  }
+  verdicts.clear();
+  report = RebuildRollups(**storage, check);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->equal, 5u);
+  (*storage).reset();
+  VerifyOptions deep;
+  deep.deep = true;
+  absl::StatusOr<VerifyReport> verified = VerifyDataDir(fs, data, deep);
+  ASSERT_TRUE(verified.ok()) << verified.status();
+  EXPECT_TRUE(verified->Healthy());
+  EXPECT_EQ(verified->Count(BatchStatus::kOk), 5u);
 }
 
 }  // namespace

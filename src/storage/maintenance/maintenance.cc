@@ -241,6 +241,28 @@ bool Maintenance::DropExpiredDay(const Snapshot& snapshot) {
   return true;
 }
 
+absl::StatusOr<BatchId> Maintenance::RewriteWithFreshRollups(
+    std::shared_ptr<const LiveBatch> batch) {
+  if (marker_.has_value()) {
+    return absl::FailedPreconditionError("a compaction marker is pending; reclaim first");
+  }
+  Compactor compactor(dir_, CompactorOptions{.merge = options_.merge,
+                                             .load_attachment = options_.load_attachment,
+                                             .check_stop = [this] { return CheckStop(); },
+                                             .recompute_rollups = true});
+  CompactionGroup group{
+      .day = batch->day(), .generation = batch->id().generation(), .inputs = {std::move(batch)}};
+  absl::StatusOr<CompactionResult> result = compactor.Run(group);
+  group.inputs.clear();  // the input may now be retired
+  if (!result.ok()) return result.status();
+  marker_ = result->marker;
+  marker_waiting_.clear();
+  marker_waiting_.insert(result->marker.inputs.begin(), result->marker.inputs.end());
+  MutexLock lock(&mu_);
+  stats_.marker_pending = true;
+  return result->marker.output;
+}
+
 bool Maintenance::CompactOnce(const Snapshot& snapshot) {
   {
     MutexLock lock(&mu_);

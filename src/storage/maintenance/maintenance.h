@@ -138,6 +138,19 @@ class Maintenance {
   // with the thread.
   bool RunStep();
 
+  // Rewrites `batch` alone through the compaction protocol with its
+  // rollups recomputed from its rows (`strata rollups rebuild`); returns
+  // the output's id. The marker is then this Maintenance's: Reclaim()
+  // removes it once the input is deleted (the caller lets go of `batch`
+  // first). FailedPrecondition while a marker is pending. Not concurrently
+  // with the thread.
+  [[nodiscard]] absl::StatusOr<BatchId> RewriteWithFreshRollups(
+      std::shared_ptr<const LiveBatch> batch);
+  // Steps 1-3 alone: deletes retired batches, then a marker whose inputs
+  // are all gone; true when it did something. Not concurrently with the
+  // thread.
+  bool Reclaim();
+
   MaintenanceStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
   // As given to the constructor (the storage engine fills in the merge's
   // table options); benchmarks print the merge's memory settings from it.
@@ -146,8 +159,6 @@ class Maintenance {
  private:
   void Loop();
   void Report(const absl::Status& status);
-  // Steps 1-3.
-  bool Reclaim();
   // Step 4.
   bool DropExpiredDay(const Snapshot& snapshot);
   // Step 5.

@@ -1,0 +1,54 @@
+#pragma once
+
+// `strata rollups rebuild` (docs/operations.md): every live batch's rollups
+// recomputed from its table files and compared with what it holds; a batch
+// whose rollups differ, or that has none (meta.json format 1), is
+// rewritten with fresh ones through the compaction protocol (a group of
+// that one batch: crash-safe, the output one generation up, the input
+// retired and deleted). Offline: run on a Storage no server has open.
+//
+// Thread-safety: call from one thread while nothing else compacts (the
+// Storage's maintenance thread not started). Errors: the readers' and the
+// Compactor's; batches before the failing one stay rebuilt.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "storage/format/batch_id.h"
+#include "storage/storage.h"
+
+namespace strata::storage {
+
+enum class RollupsVerdict {
+  kEqual,     // the stored rollups are the recomputed ones
+  kEmpty,     // no data rows: no rollups to hold
+  kMissing,   // format 1: none stored
+  kDiffered,  // stored, but not the recomputed ones
+};
+const char* RollupsVerdictName(RollupsVerdict verdict);
+
+struct RollupsRebuildOptions {
+  // Only batches of this day ("YYYY-MM-DD"); nullopt: every day.
+  std::optional<std::string> day;
+  // Compare only; rewrite nothing.
+  bool check_only = false;
+  // Called for each batch looked at, in id order.
+  std::function<void(const std::string& day, const BatchId& id, RollupsVerdict verdict,
+                     const std::optional<BatchId>& rewritten_as)>
+      on_batch;
+};
+
+struct RollupsRebuildReport {
+  size_t batches = 0;
+  size_t equal = 0;  // kEqual and kEmpty
+  size_t missing = 0;
+  size_t differed = 0;
+  size_t rewritten = 0;
+};
+
+[[nodiscard]] absl::StatusOr<RollupsRebuildReport> RebuildRollups(
+    Storage& storage, const RollupsRebuildOptions& options);
+
+}  // namespace strata::storage
