@@ -9,7 +9,7 @@
 #include "cli/flags.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
-#include "storage/maintenance/rollups_rebuild.h"
+#include "storage/rollups_rebuild.h"
 #include "storage/storage.h"
 
 namespace strata::cli {

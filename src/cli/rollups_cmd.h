@@ -2,7 +2,7 @@
 
 // `strata rollups rebuild`: every batch's rollups recomputed from its rows,
 // compared, and rewritten where they differ or are missing
-// (storage/maintenance/rollups_rebuild.h; docs/operations.md, "Rebuild
+// (storage/rollups_rebuild.h; docs/operations.md, "Rebuild
 // the rollups"). The server must be stopped (the data directory's lock).
 
 #include <set>

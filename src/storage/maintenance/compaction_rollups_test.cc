@@ -15,7 +15,7 @@
 #include "parquet/file_reader.h"
 #include "rollups/rollup_rows.h"
 #include "storage/check/verify.h"
-#include "storage/maintenance/rollups_rebuild.h"
+#include "storage/rollups_rebuild.h"
 #include "storage/storage.h"
 #include "storage/table/rollups_table.h"
 #include "storage/testing/commit_testing.h"

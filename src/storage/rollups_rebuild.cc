@@ -1,6 +1,6 @@
 // Rollups recomputed and rewritten (rollups_rebuild.h).
 
-#include "storage/maintenance/rollups_rebuild.h"
+#include "storage/rollups_rebuild.h"
 
 #include <memory>
 #include <vector>
