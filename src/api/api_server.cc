@@ -490,10 +490,13 @@ server::HttpResponse Api::ServiceMapEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
   API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
   API_ASSIGN_OR_RESPOND(TimeWindow window, TakeWindow(params, options_.now));
+  API_ASSIGN_OR_RESPOND(int64_t limit,
+                        TakeLimit(params, Limit{kServiceLimitDefault, kServiceLimitMax}));
   API_RETURN_IF_ERROR(params.Finish());
   const MinuteWindow minutes = MinutesOf(window.start, window.end);
   API_ASSIGN_OR_RESPOND(RollupSet rows, rollups_->ForWindow(*options_.fs, snapshot, minutes));
-  const ServiceMapAnswer map = service_map_->Answer(*options_.fs, snapshot, minutes, rows);
+  const ServiceMapAnswer map =
+      service_map_->Answer(*options_.fs, snapshot, minutes, rows, static_cast<size_t>(limit));
   return JsonResponse(ServiceMapJson(map, minutes, service_map_->options().resolver));
 }
 

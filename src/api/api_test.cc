@@ -811,6 +811,21 @@ TEST_F(ApiTest, ServiceMapMatchesADuckDbSelfJoin) {
     got[key] = Measures(edge.get_object().value(), {"calls", "errors", "p50_nano", "p99_nano"});
   }
   EXPECT_EQ(got, want);
+  EXPECT_FALSE(doc["truncated"].get_bool().value());
+
+  // With limit=2, the two most called edges.
+  std::vector<int64_t> calls;
+  for (const auto& [edge, measures] : want) calls.push_back(std::stoll(measures.at("calls")));
+  std::sort(calls.rbegin(), calls.rend());
+  answer = Get(fmt::format("/api/v1/service-map?limit=2&start={}&end={}", first, end));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  ASSERT_EQ(parser.parse(answer.body).get(doc), simdjson::SUCCESS) << answer.body;
+  EXPECT_TRUE(doc["truncated"].get_bool().value());
+  std::vector<int64_t> kept;
+  simdjson::dom::array limited = doc["edges"].get_array().value();
+  for (simdjson::dom::element edge : limited) kept.push_back(edge["calls"].get_int64().value());
+  std::sort(kept.rbegin(), kept.rend());
+  EXPECT_EQ(kept, std::vector<int64_t>(calls.begin(), calls.begin() + 2));
 }
 
 // UTC everywhere: the service-health answers are the same bytes with the

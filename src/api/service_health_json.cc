@@ -323,6 +323,10 @@ std::string ServiceMapJson(const ServiceMapAnswer& map, const MinuteWindow& wind
   }
   w.Key("resolved_from");
   w.UintString(map.resolved_from);
+  w.Key("truncated");
+  w.Bool(map.truncated);
+  w.Key("node_limit_reached");
+  w.Bool(map.node_limit_reached);
   w.Key("late_window_sec");
   w.Uint(resolver.late_window_nanos / 1'000'000'000);
   w.Key("nodes");

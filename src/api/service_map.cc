@@ -124,12 +124,12 @@ void ServiceMap::Loop(std::function<storage::Storage*()> storage, FileSystem* fs
 
 size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t max_spans) {
   MutexLock feed(&feed_mu_);
-  uint64_t newest_span = 0;
+  uint64_t newest_ingest = 0;
   uint64_t oldest_span = UINT64_MAX;
   for (const auto& batch : snapshot.batches()) {
+    newest_ingest = std::max(newest_ingest, batch->meta().ingest_time.max);
     const storage::SignalMeta& spans = batch->meta().spans;
     if (spans.rows == 0 || !spans.event_time.has_value()) continue;
-    newest_span = std::max(newest_span, spans.event_time->max);
     oldest_span = std::min(oldest_span, spans.event_time->min);
   }
   struct Todo {
@@ -149,8 +149,9 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, ui
         done_[meta.id] = age;
         continue;
       }
-      if (meta.spans.event_time->max + options_.horizon_nanos < newest_span) {
-        // Older than the horizon: not read; the map starts after it.
+      if (age + options_.horizon_nanos < newest_ingest) {
+        // Ingested before the horizon: not read; the map starts after its
+        // spans.
         done_[meta.id] = age;
         resolved_from_ = std::max(
             resolved_from_, rollups::MinuteOf(meta.spans.event_time->max) + rollups::kMinuteNanos);
@@ -205,7 +206,8 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, ui
 }
 
 ServiceMapAnswer ServiceMap::Answer(FileSystem& fs, const storage::Snapshot& snapshot,
-                                    const MinuteWindow& window, const RollupSet& rollups) {
+                                    const MinuteWindow& window, const RollupSet& rollups,
+                                    size_t limit) {
   ServiceMapAnswer out;
   out.pending_batches = CatchUp(fs, snapshot, options_.answer_catch_up_spans);
   std::map<rollups::EdgeKey, rollups::EdgeMeasures> edges;
@@ -220,6 +222,7 @@ ServiceMapAnswer ServiceMap::Answer(FileSystem& fs, const storage::Snapshot& sna
     out.unreadable_batches = unreadable_;
     out.last_unreadable_error = last_unreadable_error_;
     out.resolved_from = resolved_from_;
+    out.node_limit_reached = resolver_.nodes().full();
   }
   absl::flat_hash_map<rollups::Node, uint32_t> index;
   auto node_of = [&](const rollups::Node& node) {
@@ -227,9 +230,23 @@ ServiceMapAnswer ServiceMap::Answer(FileSystem& fs, const storage::Snapshot& sna
     if (added) out.nodes.push_back(MapNode{node, {}, {}});
     return it->second;
   };
-  for (ServiceRed& service : ServicesRed(rollups, window)) {
+  std::vector<ServiceRed> services = ServicesRed(rollups, window);
+  if (services.size() > limit) services.resize(limit);
+  for (ServiceRed& service : services) {
     const uint32_t at = node_of({rollups::NodeType::kService, service.ns, service.name});
     out.nodes[at].requests = std::move(service.requests);
+  }
+  if (edges.size() > limit) {
+    // The most called edges (ties by key, so answers are stable).
+    std::vector<std::pair<int64_t, rollups::EdgeKey>> by_calls;
+    for (const auto& [key, measures] : edges) by_calls.push_back({-measures.calls, key});
+    std::nth_element(by_calls.begin(), by_calls.begin() + static_cast<ptrdiff_t>(limit),
+                     by_calls.end());
+    by_calls.resize(limit);
+    std::map<rollups::EdgeKey, rollups::EdgeMeasures> kept;
+    for (const auto& [calls, key] : by_calls) kept[key] = std::move(edges[key]);
+    edges = std::move(kept);
+    out.truncated = true;
   }
   for (auto& [key, measures] : edges) {
     const uint32_t source = node_of(resolver_nodes[key.source]);

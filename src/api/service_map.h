@@ -6,7 +6,8 @@
 // `poll` (1 s by default) and by each answer, which first resolves what its
 // own pinned Snapshot holds beyond that (up to a budget of spans, so an
 // answer never waits long). Edges are kept in memory per UTC minute; at
-// boot the resolver reads the batches within `horizon` of the newest one.
+// boot the resolver reads the batches ingested within `horizon` of the
+// newest one.
 //
 // Compaction: an output whose source batches were all resolved is marked
 // resolved without being read; one with some unresolved sources is read
@@ -42,8 +43,8 @@ namespace strata::api {
 
 struct ServiceMapOptions {
   rollups::EdgeResolverOptions resolver;
-  // Batches whose newest span starts more than this before the newest
-  // span of the newest batch are not read (24 hours).
+  // Batches ingested more than this before the newest batch are not read
+  // (24 hours of ingest time: the server's clock, not the spans').
   uint64_t horizon_nanos = 24 * 3'600'000'000'000ull;
   // Spans an answer resolves itself before answering with what it has.
   uint64_t answer_catch_up_spans = 2'000'000;
@@ -73,6 +74,11 @@ struct ServiceMapAnswer {
   std::string last_unreadable_error;
   // The first minute the resolver covers (0 when it covers all).
   uint64_t resolved_from = 0;
+  // Edges left out past the answer's limit (the most called are kept).
+  bool truncated = false;
+  // The resolver's node table is full (rollups::kMaxNodes): spans of new
+  // services and calls to new virtual nodes are no longer resolved.
+  bool node_limit_reached = false;
 };
 
 // A readable, unique name of an edge: "<source> -> <target> <type>", each
@@ -108,10 +114,11 @@ class ServiceMap {
   bool Resolved(const std::string& id) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // The map over `window`: catches up on `snapshot` (answer_catch_up_spans),
-  // then adds the nodes' RED from `rollups`.
+  // then adds the nodes' RED from `rollups`. At most `limit` edges (the
+  // most called) and, besides their ends, `limit` services.
   ServiceMapAnswer Answer(FileSystem& fs, const storage::Snapshot& snapshot,
-                          const MinuteWindow& window, const RollupSet& rollups)
-      ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
+                          const MinuteWindow& window, const RollupSet& rollups,
+                          size_t limit = 10'000) ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
 
  private:
   void Loop(std::function<storage::Storage*()> storage, FileSystem* fs) ABSL_LOCKS_EXCLUDED(mu_);

@@ -77,6 +77,10 @@ uint32_t NodeTable::Intern(NodeType type, std::string_view ns, std::string_view 
   Node node{type, std::string(ns), std::string(name)};
   auto it = ids_.find(node);
   if (it != ids_.end()) return it->second;
+  if (nodes_.size() >= kMaxNodes) {
+    full_ = true;
+    return kNoNode;
+  }
   const auto id = static_cast<uint32_t>(nodes_.size());
   nodes_.push_back(node);
   ids_.emplace(std::move(node), id);
@@ -139,7 +143,10 @@ void AppendEdgeSpans(const otlp::TraceBatch& batch, NodeTable* nodes, EdgeSpans*
   out->spans.reserve(out->spans.size() + spans.size());
   for (size_t i = 0; i < spans.size(); ++i) {
     const uint32_t scope = spans.scope[i];
-    if (scope >= batch.scopes.size() || batch.scopes.resource[scope] >= services.size()) continue;
+    if (scope >= batch.scopes.size() || batch.scopes.resource[scope] >= services.size() ||
+        services[batch.scopes.resource[scope]] == kNoNode) {
+      continue;
+    }
     EdgeSpan s;
     s.key = {Big64(spans.trace_id[i].data()), Big64(spans.trace_id[i].data() + 8),
              Big64(spans.span_id[i].data())};

@@ -61,19 +61,27 @@ struct Node {
   }
 };
 
+inline constexpr uint32_t kNoNode = UINT32_MAX;
+// Most nodes a NodeTable holds: services and virtual nodes are named by
+// what exporters send, so their number is bounded like everything a
+// client controls.
+inline constexpr size_t kMaxNodes = 100'000;
+
 // Interned nodes: ids are dense and never reused.
 class NodeTable {
  public:
+  // The node's id; kNoNode for a new node once kMaxNodes are held.
   uint32_t Intern(NodeType type, std::string_view ns, std::string_view name);
   const Node& at(uint32_t id) const { return nodes_[id]; }
   size_t size() const { return nodes_.size(); }
+  // A new node was refused.
+  bool full() const { return full_; }
 
  private:
+  bool full_ = false;
   std::vector<Node> nodes_;
   absl::flat_hash_map<Node, uint32_t> ids_;
 };
-
-inline constexpr uint32_t kNoNode = UINT32_MAX;
 
 // The virtual node a CLIENT or PRODUCER span calls, from its attributes
 // (the first string occurrence of each key): `peer.service`; else
@@ -117,7 +125,9 @@ struct EdgeSpans {
   std::vector<SpanKey> links;
 };
 
-// Appends the spans of `batch` to `out`, interning their nodes.
+// Appends the spans of `batch` to `out`, interning their nodes. With the
+// node table full, spans of a service it does not hold are left out, and
+// calls to a virtual node it does not hold get no virtual edge.
 void AppendEdgeSpans(const otlp::TraceBatch& batch, NodeTable* nodes, EdgeSpans* out);
 
 struct EdgeKey {

@@ -172,5 +172,16 @@ TEST(ServiceEdgesTest, TheSpanBudgetDropsTheOldestFirst) {
   EXPECT_GT(resolver.oldest_age(), 10u);
 }
 
+TEST(ServiceEdgesTest, TheNodeTableIsBounded) {
+  NodeTable nodes;
+  for (size_t i = 0; i < kMaxNodes; ++i) {
+    ASSERT_EQ(nodes.Intern(NodeType::kPeer, "", std::to_string(i)), i);
+  }
+  EXPECT_FALSE(nodes.full());
+  EXPECT_EQ(nodes.Intern(NodeType::kPeer, "", "one more"), kNoNode);
+  EXPECT_TRUE(nodes.full());
+  EXPECT_EQ(nodes.Intern(NodeType::kPeer, "", "7"), 7u);  // known nodes still resolve
+}
+
 }  // namespace
 }  // namespace strata::rollups
