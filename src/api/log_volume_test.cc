@@ -145,21 +145,7 @@ class LogVolumeTest : public ::testing::Test {
       auto opened_engine = query::DuckDbEngine::Open({});
       EXPECT_TRUE(opened_engine.ok());
       engine = *std::move(opened_engine);
-      std::map<std::string, std::vector<std::string>> files;
-      for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir)) {
-        const std::string name = entry.path().filename().string();
-        if (name.ends_with(".parquet") && name != "rollups.parquet") {
-          files[name.substr(0, name.size() - 8)].push_back("'" + entry.path().string() + "'");
-        }
-      }
-      for (const auto& [table, list] : files) {
-        std::string joined;
-        for (const std::string& file : list) joined += (joined.empty() ? "" : ",") + file;
-        auto created = engine->Query(
-            fmt::format("CREATE VIEW {} AS SELECT * FROM read_parquet([{}]) WHERE row_kind = 0",
-                        table, joined));
-        EXPECT_TRUE(created.ok()) << created.status();
-      }
+      test_support::CreateTruthViews(*engine, data_dir);
     }
     ~Shared() {
       if (http_server != nullptr) http_server->Shutdown(std::chrono::seconds(5));
