@@ -40,16 +40,23 @@ std::optional<double> Ratio(int64_t part, int64_t whole) {
   return static_cast<double>(part) / static_cast<double>(whole);
 }
 
-// rate, error_rate and the three quantiles of `red`.
-void RateAndQuantiles(JsonWriter& w, const Red& red, const MinuteWindow& window) {
+// rate, error_rate and the three quantiles of `count` spans of which
+// `errors` failed, their durations in `m` (a Red or edge measures: both
+// have Quantile(thousandths)).
+template <typename M>
+void RateAndQuantiles(JsonWriter& w, int64_t count, int64_t errors, const M& m,
+                      const MinuteWindow& window) {
   w.Key("rate");
-  NullableDouble(w, PerSecond(red.count(), window));
+  NullableDouble(w, PerSecond(count, window));
   w.Key("error_rate");
-  NullableDouble(w, Ratio(red.errors(), red.count()));
+  NullableDouble(w, Ratio(errors, count));
   for (auto [key, q] : {std::pair{"p50_nano", 500}, {"p95_nano", 950}, {"p99_nano", 990}}) {
     w.Key(key);
-    NullableNanos(w, red.Quantile(q));
+    NullableNanos(w, m.Quantile(q));
   }
+}
+void RateAndQuantiles(JsonWriter& w, const Red& red, const MinuteWindow& window) {
+  RateAndQuantiles(w, red.count(), red.errors(), red, window);
 }
 
 // The measures of an operation or endpoint row.
@@ -292,14 +299,7 @@ void EdgeMeasuresJson(JsonWriter& w, const rollups::EdgeMeasures& m, const Minut
   w.Int(m.calls);
   w.Key(errors);
   w.Int(m.errors);
-  w.Key("rate");
-  NullableDouble(w, PerSecond(m.calls, window));
-  w.Key("error_rate");
-  NullableDouble(w, Ratio(m.errors, m.calls));
-  for (auto [key, q] : {std::pair{"p50_nano", 500}, {"p95_nano", 950}, {"p99_nano", 990}}) {
-    w.Key(key);
-    NullableNanos(w, m.Quantile(q));
-  }
+  RateAndQuantiles(w, m.calls, m.errors, m, window);
 }
 
 }  // namespace

@@ -211,13 +211,16 @@ ServiceMapAnswer ServiceMap::Answer(FileSystem& fs, const storage::Snapshot& sna
   ServiceMapAnswer out;
   out.pending_batches = CatchUp(fs, snapshot, options_.answer_catch_up_spans);
   std::map<rollups::EdgeKey, rollups::EdgeMeasures> edges;
-  std::vector<rollups::Node> resolver_nodes;
+  // Only the nodes the window's edges name (the table holds up to
+  // rollups::kMaxNodes).
+  absl::flat_hash_map<uint32_t, rollups::Node> resolver_nodes;
   {
     MutexLock lock(&mu_);
     edges = resolver_.Edges(window.first, window.end);
-    resolver_nodes.reserve(resolver_.nodes().size());
-    for (uint32_t i = 0; i < resolver_.nodes().size(); ++i) {
-      resolver_nodes.push_back(resolver_.nodes().at(i));
+    for (const auto& [key, measures] : edges) {
+      for (uint32_t id : {key.source, key.target}) {
+        resolver_nodes.try_emplace(id, resolver_.nodes().at(id));
+      }
     }
     out.unreadable_batches = unreadable_;
     out.last_unreadable_error = last_unreadable_error_;
@@ -249,8 +252,8 @@ ServiceMapAnswer ServiceMap::Answer(FileSystem& fs, const storage::Snapshot& sna
     out.truncated = true;
   }
   for (auto& [key, measures] : edges) {
-    const uint32_t source = node_of(resolver_nodes[key.source]);
-    const uint32_t target = node_of(resolver_nodes[key.target]);
+    const uint32_t source = node_of(resolver_nodes.at(key.source));
+    const uint32_t target = node_of(resolver_nodes.at(key.target));
     out.nodes[target].incoming.Merge(measures);
     out.edges.push_back(MapEdge{source, target, key.type, std::move(measures)});
   }
