@@ -5,6 +5,8 @@
 #include <cstdint>
 
 #include "common/check.h"
+#include "common/status_macros.h"
+#include "control/text_checks.h"
 #include "fmt/format.h"
 
 namespace strata::control {
@@ -37,40 +39,6 @@ std::string Base32(const unsigned char* bytes, size_t size) {
   return out;
 }
 
-// Decodes one UTF-8 code point at `text[*pos]`, advancing *pos; -1 if the
-// bytes there are not well-formed UTF-8 (overlong forms, surrogates and
-// values past U+10FFFF included).
-int32_t NextCodePoint(std::string_view text, size_t* pos) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(*pos);
-  int length = 0;
-  int32_t code = 0;
-  int32_t min = 0;
-  if (lead < 0x80) {
-    ++*pos;
-    return lead;
-  } else if ((lead & 0xe0) == 0xc0) {
-    length = 2, code = lead & 0x1f, min = 0x80;
-  } else if ((lead & 0xf0) == 0xe0) {
-    length = 3, code = lead & 0x0f, min = 0x800;
-  } else if ((lead & 0xf8) == 0xf0) {
-    length = 4, code = lead & 0x07, min = 0x10000;
-  } else {
-    return -1;
-  }
-  if (*pos + static_cast<size_t>(length) > text.size()) return -1;
-  for (int i = 1; i < length; ++i) {
-    const unsigned char next = byte(*pos + static_cast<size_t>(i));
-    if ((next & 0xc0) != 0x80) return -1;
-    code = (code << 6) | (next & 0x3f);
-  }
-  if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return -1;
-  *pos += static_cast<size_t>(length);
-  return code;
-}
-
-bool IsControl(int32_t code) { return code < 0x20 || (code >= 0x7f && code <= 0x9f); }
-
 }  // namespace
 
 std::string_view TokenScopeName(TokenScope scope) {
@@ -98,14 +66,23 @@ bool ScopeAllows(TokenScope granted, TokenScope required) {
   return granted == required || granted == TokenScope::kAdmin;
 }
 
-std::string GenerateToken() {
+std::string GenerateSecret() {
   InitSodiumOnce();
   unsigned char random[kTokenRandomBytes];
   randombytes_buf(random, sizeof(random));
-  std::string token = std::string(kTokenPrefix) + Base32(random, sizeof(random));
+  std::string secret = Base32(random, sizeof(random));
   sodium_memzero(random, sizeof(random));
+  return secret;
+}
+
+std::string GenerateToken() {
+  std::string token = std::string(kTokenPrefix) + GenerateSecret();
   STRATA_CHECK(token.size() == kTokenLength, "token length");
   return token;
+}
+
+bool SameHash(const TokenHash& a, const TokenHash& b) {
+  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 TokenHash HashToken(std::string_view token) {
@@ -118,20 +95,10 @@ TokenHash HashToken(std::string_view token) {
 }
 
 absl::Status ValidateTokenName(std::string_view name) {
-  if (name.empty()) return absl::InvalidArgumentError("a token name must not be empty");
-  if (name.size() > kMaxTokenNameBytes) {
-    return absl::InvalidArgumentError(fmt::format(
-        "a token name is at most {} bytes; this one is {}", kMaxTokenNameBytes, name.size()));
-  }
+  STRATA_RETURN_IF_ERROR(ValidatePlainText("a token name", name, kMaxTokenNameBytes));
   bool all_digits = true;
-  for (size_t pos = 0; pos < name.size();) {
-    const int32_t code = NextCodePoint(name, &pos);
-    if (code < 0) return absl::InvalidArgumentError("a token name must be valid UTF-8");
-    if (IsControl(code)) {
-      return absl::InvalidArgumentError(
-          fmt::format("a token name must not contain control characters (found U+{:04X})", code));
-    }
-    if (code < '0' || code > '9') all_digits = false;
+  for (char c : name) {
+    if (c < '0' || c > '9') all_digits = false;
   }
   if (all_digits) {
     return absl::InvalidArgumentError(

@@ -44,6 +44,13 @@ inline constexpr size_t kMaxTokenNameBytes = 128;
 
 using TokenHash = std::array<unsigned char, 32>;
 
+// 32 bytes from randombytes_buf() as 52 characters of the token alphabet
+// (no prefix): session cookies and one-time links. Aborts as GenerateToken.
+std::string GenerateSecret();
+
+// Compares two hashes in constant time (sodium_memcmp).
+bool SameHash(const TokenHash& a, const TokenHash& b);
+
 // A new random token. Aborts only if libsodium cannot initialise, which
 // means the process has no usable randomness at all.
 std::string GenerateToken();

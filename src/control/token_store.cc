@@ -1,14 +1,11 @@
 #include "control/token_store.h"
 
-#include <filesystem>
-#include <system_error>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "common/runbook.h"
 #include "common/status_macros.h"
-#include "control/migrations.h"
+#include "control/control_db.h"
 #include "fmt/format.h"
 
 namespace strata::control {
@@ -16,25 +13,13 @@ namespace {
 
 constexpr std::string_view kInfoColumns = "id, name, scope, created_at, last_used_at, revoked_at";
 
-absl::Status CannotOpen(const std::string& path, const absl::Status& cause) {
-  return absl::Status(cause.code(),
-                      fmt::format("control database {}: {}; {}", path, std::string(cause.message()),
-                                  RunbookRef("control-database-cannot-be-opened")));
-}
-
 absl::StatusOr<int64_t> ParseInt(const std::optional<std::string>& value, std::string_view column) {
-  int64_t out = 0;
-  if (!value.has_value() || !absl::SimpleAtoi(*value, &out)) {
-    return absl::DataLossError(fmt::format("tokens.{} is not an integer", column));
-  }
-  return out;
+  return ColumnInt(value, fmt::format("tokens.{}", column));
 }
 
 absl::StatusOr<std::optional<absl::Time>> ParseOptionalTime(const std::optional<std::string>& value,
                                                             std::string_view column) {
-  if (!value.has_value()) return std::nullopt;
-  STRATA_ASSIGN_OR_RETURN(const int64_t millis, ParseInt(value, column));
-  return absl::FromUnixMillis(millis);
+  return ColumnOptionalTime(value, fmt::format("tokens.{}", column));
 }
 
 absl::StatusOr<TokenScope> ParseScope(const std::optional<std::string>& value) {
@@ -63,16 +48,9 @@ absl::StatusOr<LiveToken> LiveFromRow(const SqlRow& row) {
   LiveToken token;
   STRATA_ASSIGN_OR_RETURN(token.id, ParseInt(row[0], "id"));
   STRATA_ASSIGN_OR_RETURN(token.scope, ParseScope(row[1]));
-  if (!row[2].has_value() || row[2]->size() != token.hash.size()) {
-    return absl::DataLossError(
-        fmt::format("tokens.token_hash of token {} is not 32 bytes", token.id));
-  }
-  std::copy(row[2]->begin(), row[2]->end(), token.hash.begin());
+  STRATA_ASSIGN_OR_RETURN(
+      token.hash, ColumnHash(row[2], fmt::format("tokens.token_hash of token {}", token.id)));
   return token;
-}
-
-SqlBlob HashBlob(const TokenHash& hash) {
-  return SqlBlob{std::string(reinterpret_cast<const char*>(hash.data()), hash.size())};
 }
 
 bool AllDigits(std::string_view text) {
@@ -120,23 +98,8 @@ TokenStore::TokenStore(std::unique_ptr<SqliteDb> db, TokenStoreOptions options)
 
 absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Open(const std::string& db_path,
                                                              TokenStoreOptions options) {
-  const std::filesystem::path path(db_path);
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) {
-    return CannotOpen(path.string(),
-                      absl::UnavailableError(fmt::format(
-                          "cannot create {}: {}", path.parent_path().string(), ec.message())));
-  }
-  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path.string());
-  if (!db.ok()) return CannotOpen(path.string(), db.status());
-  absl::StatusOr<int> version = ApplyMigrations(**db, ControlMigrations(), options.clock());
-  if (!version.ok()) {
-    // A newer database has its own runbook section, named in the message.
-    if (absl::IsFailedPrecondition(version.status())) return version.status();
-    return CannotOpen(path.string(), version.status());
-  }
-  return std::unique_ptr<TokenStore>(new TokenStore(std::move(*db), std::move(options)));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, OpenControlDb(db_path, options.clock()));
+  return std::unique_ptr<TokenStore>(new TokenStore(std::move(db), std::move(options)));
 }
 
 absl::StatusOr<CreatedToken> TokenStore::Create(std::string_view name, TokenScope scope) {
