@@ -15,6 +15,8 @@
 #include "api/trace_columns.h"
 #include "api/trace_path.h"
 #include "api/trace_span.h"
+#include "common/status_macros.h"
+#include "fmt/format.h"
 #include "otlp/encode.h"
 #include "storage/storage.h"
 #include "storage/trace_lookup.h"
@@ -36,19 +38,6 @@ server::HttpResponse JsonResponse(std::string body) {
   response.content_type = std::string(kJson);
   response.body = std::move(body);
   return response;
-}
-
-// The bearer token of `request`, or "" when there is none.
-std::string_view BearerToken(const server::HttpRequest& request) {
-  std::string_view value = request.Header("Authorization");
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  if (value.size() < 7 || absl::AsciiStrToLower(std::string(value.substr(0, 7))) != "bearer ") {
-    return {};
-  }
-  value.remove_prefix(7);
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-  return value;
 }
 
 // Takes an optional string parameter into `out`.
@@ -91,6 +80,9 @@ int HttpStatusForApi(const absl::Status& status) {
       return 403;
     case absl::StatusCode::kNotFound:
       return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kAborted:
+      return 409;
     case absl::StatusCode::kResourceExhausted:
       return 429;
     case absl::StatusCode::kUnavailable:
@@ -108,12 +100,23 @@ server::HttpResponse ApiErrorResponse(const absl::Status& status) {
   response.content_type = std::string(kJson);
   response.body = ErrorJson(std::string(status.message()));
   if (response.status == 429 || response.status == 503) {
-    response.headers.emplace_back("Retry-After", "1");
+    const std::optional<absl::Duration> wait = control::RetryAfterOf(status);
+    response.headers.emplace_back(
+        "Retry-After", wait.has_value() ? std::to_string(absl::ToInt64Seconds(*wait)) : "1");
   }
   if (response.status == 401) {
     response.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"strata\"");
   }
   return response;
+}
+
+std::function<absl::StatusOr<control::TokenScope>(std::string_view)> AcceptOnlyToken(
+    std::string token, control::TokenScope scope) {
+  return [token = std::move(token),
+          scope](std::string_view presented) -> absl::StatusOr<control::TokenScope> {
+    if (presented == token) return scope;
+    return absl::UnauthenticatedError("unknown or revoked token");
+  };
 }
 
 Api::Api(ApiOptions options)
@@ -144,7 +147,15 @@ Api::~Api() {
 void Api::AddRoutes(server::HttpRouter* router) {
   auto route = [this](Endpoint endpoint) {
     return [this, endpoint](server::HttpRequest request, server::HttpResponder responder) {
-      Dispatch(endpoint, std::move(request), std::move(responder));
+      Dispatch(Job{
+          .endpoint = endpoint, .request = std::move(request), .responder = std::move(responder)});
+    };
+  };
+  auto account = [this](AccountEndpoint endpoint) {
+    return [this, endpoint](server::HttpRequest request, server::HttpResponder responder) {
+      Dispatch(Job{.account_endpoint = endpoint,
+                   .request = std::move(request),
+                   .responder = std::move(responder)});
     };
   };
   router->AddPrefix("GET", kTracesPrefix, route(&Api::GetTrace));
@@ -163,32 +174,102 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("GET", "/api/v1/red", route(&Api::RedEndpoint));
   router->Add("GET", "/api/v1/service-map", route(&Api::ServiceMapEndpoint));
   router->Add("POST", "/api/v1/sql", route(&Api::SqlEndpoint));
+
+  router->Add("GET", "/api/v1/auth/setup", account(&Api::SetupStatusEndpoint));
+  router->Add("POST", "/api/v1/auth/setup", account(&Api::SetupEndpoint));
+  router->Add("POST", "/api/v1/auth/login", account(&Api::LoginEndpoint));
+  router->Add("POST", "/api/v1/auth/password", account(&Api::PasswordEndpoint));
+  router->Add("POST", "/api/v1/auth/logout", account(&Api::LogoutEndpoint));
+  router->Add("GET", "/api/v1/auth/me", account(&Api::MeEndpoint));
+  router->Add("GET", "/api/v1/users", account(&Api::ListUsersEndpoint));
+  router->Add("POST", "/api/v1/users", account(&Api::CreateUserEndpoint));
+  for (std::string_view method : {"PATCH", "DELETE", "POST"}) {
+    router->AddPrefix(method, "/api/v1/users/", account(&Api::UserEndpoint));
+  }
+  router->Add("GET", "/api/v1/tokens", account(&Api::ListTokensEndpoint));
+  router->Add("POST", "/api/v1/tokens", account(&Api::CreateTokenEndpoint));
+  router->AddPrefix("DELETE", "/api/v1/tokens/", account(&Api::RevokeTokenEndpoint));
+  router->Add("GET", "/api/v1/audit", account(&Api::AuditEndpoint));
 }
 
-absl::Status Api::Authorize(const server::HttpRequest& request) const {
-  const std::string_view token = BearerToken(request);
-  if (token.empty()) {
-    return absl::UnauthenticatedError("missing bearer token (Authorization: Bearer <token>)");
+control::RequestOrigin Api::OriginOf(const server::HttpRequest& request) {
+  constexpr size_t kMaxUserAgent = 256;
+  return control::RequestOrigin{
+      .address = request.peer_address,
+      .user_agent = std::string(request.Header("User-Agent").substr(0, kMaxUserAgent))};
+}
+
+absl::StatusOr<Caller> Api::ResolveCaller(const server::HttpRequest& request) {
+  Caller caller;
+  if (const std::string_view token = BearerToken(request); !token.empty()) {
+    if (!options_.authenticate) return absl::UnauthenticatedError("no token is accepted");
+    absl::StatusOr<control::TokenScope> scope = options_.authenticate(token);
+    if (!scope.ok()) return scope.status();
+    caller.kind = Caller::Kind::kToken;
+    caller.scope = *scope;
+    return caller;
   }
-  return options_.authorize ? options_.authorize(token)
-                            : absl::UnauthenticatedError("no token is accepted");
+  const std::string_view cookie = SessionCookie(request, options_.secure_cookies);
+  if (cookie.empty() || options_.accounts == nullptr) return caller;
+  STRATA_ASSIGN_OR_RETURN(std::optional<control::SessionUser> session,
+                          options_.accounts->ResolveSession(cookie));
+  if (!session.has_value()) {
+    return absl::UnauthenticatedError("the session has expired or was ended; sign in again");
+  }
+  caller.kind = Caller::Kind::kSession;
+  caller.session = *std::move(session);
+  return caller;
+}
+
+absl::StatusOr<Caller> Api::Admit(const server::HttpRequest& request) {
+  const std::optional<Access> access = AccessFor(request.method, request.path());
+  const bool presented =
+      !BearerToken(request).empty() || !SessionCookie(request, options_.secure_cookies).empty();
+  auto deny = [&](const std::string& actor, const absl::Status& status) {
+    if (options_.accounts != nullptr && presented) {
+      options_.accounts->Audit(
+          actor, "access.denied", fmt::format("{} {}", request.method, request.path()),
+          control::AuditOutcome::kDenied, OriginOf(request), std::string(status.message()));
+    }
+    return status;
+  };
+  if (!access.has_value()) {
+    return deny("anonymous", absl::PermissionDeniedError("this route has no access rule"));
+  }
+  absl::StatusOr<Caller> caller = ResolveCaller(request);
+  if (!caller.ok()) {
+    if (*access == Access::kPublic) return Caller{};
+    if (absl::IsUnauthenticated(caller.status())) return deny("anonymous", caller.status());
+    return caller.status();
+  }
+  if (*access == Access::kPublic) {
+    // The sign-in endpoints set the cookie: the browser rules apply.
+    if (ChangesState(request.method)) {
+      STRATA_RETURN_IF_ERROR(CheckBrowserRequest(request, options_.secure_cookies));
+    }
+    return caller;
+  }
+  if (absl::Status allowed = CheckAccess(*access, *caller); !allowed.ok()) {
+    return deny(caller->Actor(), allowed);
+  }
+  if (caller->kind == Caller::Kind::kSession) {
+    if (absl::Status browser = CheckBrowserRequest(request, options_.secure_cookies);
+        !browser.ok()) {
+      return deny(caller->Actor(), browser);
+    }
+  }
+  return caller;
 }
 
 void Api::TailLogs(server::HttpRequest request, server::HttpResponder responder) {
-  if (const absl::Status allowed = Authorize(request); !allowed.ok()) {
-    responder.Respond(ApiErrorResponse(allowed));
+  if (const absl::StatusOr<Caller> caller = Admit(request); !caller.ok()) {
+    responder.Respond(ApiErrorResponse(caller.status()));
     return;
   }
   tail_->Start(options_.storage ? options_.storage() : nullptr, request, std::move(responder));
 }
 
-void Api::Dispatch(Endpoint endpoint, server::HttpRequest request,
-                   server::HttpResponder responder) {
-  if (const absl::Status allowed = Authorize(request); !allowed.ok()) {
-    responder.Respond(ApiErrorResponse(allowed));
-    return;
-  }
-  Job job{endpoint, std::move(request), std::move(responder)};
+void Api::Dispatch(Job job) {
   if (!Enqueue(job)) {
     job.responder.Respond(
         ApiErrorResponse(absl::UnavailableError("too many API requests in progress; retry later")));
@@ -213,11 +294,16 @@ void Api::WorkerLoop() {
       job.emplace(std::move(queue_.front()));
       queue_.pop_front();
     }
-    job->responder.Respond(Run(job->endpoint, job->request));
+    job->responder.Respond(Run(*job));
   }
 }
 
-server::HttpResponse Api::Run(Endpoint endpoint, const server::HttpRequest& request) {
+server::HttpResponse Api::Run(const Job& job) {
+  const absl::StatusOr<Caller> caller = Admit(job.request);
+  if (!caller.ok()) return ApiErrorResponse(caller.status());
+  if (job.account_endpoint != nullptr) return (this->*job.account_endpoint)(job.request, *caller);
+  const Endpoint endpoint = job.endpoint;
+  const server::HttpRequest& request = job.request;
   storage::Storage* storage = options_.storage ? options_.storage() : nullptr;
   if (storage == nullptr || options_.pool == nullptr) {
     return ApiErrorResponse(absl::UnavailableError("recovering"));

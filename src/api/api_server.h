@@ -7,18 +7,22 @@
 // serves the stream; it never takes a worker).
 //
 // Request flow:
-//   io thread: route -> bearer token check (Authorization: Bearer <token>;
-//     401 with WWW-Authenticate when missing or not live, 403 for a token
-//     without read scope) -> hand the request to the Api's worker pool (a
-//     few threads, bounded queue; full -> 503 with Retry-After)
-//   worker: storage (null while the server recovers -> 503 "recovering")
-//     -> Pin() the Snapshot for the whole request -> parse parameters
-//     (400 naming the bad one) -> search.h / LookupTrace -> JSON answer.
+//   io thread: route -> hand the request to the Api's worker pool (a few
+//     threads, bounded queue; full -> 503 with Retry-After)
+//   worker: admit (access.h: the caller from a bearer token or the session
+//     cookie; 401 with WWW-Authenticate when there is none or it is not
+//     live, 403 when the route's access rule or the browser rules refuse)
+//     -> account endpoints answer from the control plane; telemetry
+//     endpoints: storage (null while the server recovers -> 503
+//     "recovering") -> Pin() the Snapshot for the whole request -> parse
+//     parameters (400 naming the bad one) -> search.h / LookupTrace -> JSON.
 //
 // Errors are JSON {"error": "<message>"} with the status of
-// HttpStatusForApi(): 400 bad parameter or SQL, 401, 403, 404, 429 when the
-// query pool is saturated, 503 while recovering or when the worker queue is
-// full, 504 when a query passes its deadline, 500 otherwise.
+// HttpStatusForApi(): 400 bad parameter or SQL, 401, 403, 404, 409 for a
+// conflict (a name taken, the last admin), 410 once setup is closed, 429
+// when the query pool is saturated or over a sign-in limit, 503 while
+// recovering or when the worker queue is full, 504 when a query passes its
+// deadline, 500 otherwise.
 //
 // Thread-safety: safe for concurrent use; handlers may run on any io
 // thread. The Api must outlive every router it added routes to (and the
@@ -37,11 +41,14 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "api/access.h"
 #include "api/log_tail.h"
 #include "api/params.h"
 #include "api/service_health.h"
 #include "api/service_map.h"
 #include "common/mutex.h"
+#include "control/accounts.h"
+#include "control/token_store.h"
 #include "io/file_system.h"
 #include "query/query_pool.h"
 #include "server/http_adapter.h"
@@ -66,10 +73,18 @@ struct ApiOptions {
   FileSystem* fs = nullptr;
   // Absolute path of the data directory.
   std::string data_dir;
-  // OK when the bearer token may read; Unauthenticated (-> 401) or
-  // PermissionDenied (-> 403) otherwise. Called on io threads: must not
-  // block (TokenAuthenticator::Authorize(token, TokenScope::kRead) fits).
-  std::function<absl::Status(std::string_view token)> authorize;
+  // The scope of a live bearer token; Unauthenticated (-> 401) otherwise.
+  // Must not block (TokenAuthenticator::Authenticate fits). Which scope a
+  // route needs is access.h's table.
+  std::function<absl::StatusOr<control::TokenScope>(std::string_view token)> authenticate;
+  // People: sessions, sign-in, users, the audit log. Null: no session
+  // cookie is accepted and the account endpoints answer 503.
+  control::Accounts* accounts = nullptr;
+  // /api/v1/tokens. Null: those endpoints answer 503.
+  control::TokenStore* tokens = nullptr;
+  // The API is served over TLS: the session cookie is
+  // __Host-strata_session with Secure, and origins are https.
+  bool secure_cookies = false;
   NowFunction now = SystemNowUnixNano;
   // Workers that run requests, and requests that may wait for one.
   int worker_threads = 4;
@@ -92,6 +107,11 @@ int HttpStatusForApi(const absl::Status& status);
 // and 503, WWW-Authenticate on 401.
 server::HttpResponse ApiErrorResponse(const absl::Status& status);
 
+// An ApiOptions::authenticate that accepts exactly `token`, with `scope`
+// (for tests and benchmarks).
+std::function<absl::StatusOr<control::TokenScope>(std::string_view)> AcceptOnlyToken(
+    std::string token, control::TokenScope scope = control::TokenScope::kRead);
+
 class Api {
  public:
   explicit Api(ApiOptions options);
@@ -108,22 +128,33 @@ class Api {
   LogTailStats LogTailStatistics() const { return tail_->Stats(); }
 
  private:
+  // Telemetry endpoints read a pinned Snapshot; account endpoints need
+  // the caller instead (and work while storage recovers).
   using Endpoint = server::HttpResponse (Api::*)(const server::HttpRequest&,
                                                  const storage::Snapshot&);
+  using AccountEndpoint = server::HttpResponse (Api::*)(const server::HttpRequest&, const Caller&);
   struct Job {
-    Endpoint endpoint;
+    Endpoint endpoint = nullptr;
+    AccountEndpoint account_endpoint = nullptr;
     server::HttpRequest request;
     server::HttpResponder responder;
   };
 
-  // OK when the request's bearer token may read.
-  absl::Status Authorize(const server::HttpRequest& request) const;
-  // Checks the token, then starts a live tail (no worker: LogTail's own
+  // Who sent `request`: a bearer token, else the session cookie, else
+  // anonymous. Unauthenticated for a token or session that is not live.
+  absl::StatusOr<Caller> ResolveCaller(const server::HttpRequest& request);
+  // ResolveCaller(), then the route's access rule (access.h) and the
+  // browser rules; denials of callers that presented credentials are
+  // audited.
+  absl::StatusOr<Caller> Admit(const server::HttpRequest& request);
+  // Where the request came from, for the audit log and sign-in limits.
+  static control::RequestOrigin OriginOf(const server::HttpRequest& request);
+  // Admits the request, then starts a live tail (no worker: LogTail's own
   // thread serves it).
   void TailLogs(server::HttpRequest request, server::HttpResponder responder);
-  // Checks the token, then queues `endpoint` on the workers.
-  void Dispatch(Endpoint endpoint, server::HttpRequest request, server::HttpResponder responder);
-  server::HttpResponse Run(Endpoint endpoint, const server::HttpRequest& request);
+  // Queues `job` on the workers, which admit it and run it.
+  void Dispatch(Job job);
+  server::HttpResponse Run(const Job& job);
   // Moves `job` into the queue; false (and `job` untouched) when the queue
   // is full or the Api is stopping.
   bool Enqueue(Job& job) ABSL_LOCKS_EXCLUDED(mu_);
@@ -155,6 +186,29 @@ class Api {
                                           const storage::Snapshot& snapshot);
   server::HttpResponse SqlEndpoint(const server::HttpRequest& request,
                                    const storage::Snapshot& snapshot);
+
+  // Accounts (account_endpoints.cc).
+  server::HttpResponse SetupStatusEndpoint(const server::HttpRequest& request,
+                                           const Caller& caller);
+  server::HttpResponse SetupEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse LoginEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse PasswordEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse LogoutEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse MeEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse ListUsersEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse CreateUserEndpoint(const server::HttpRequest& request, const Caller& caller);
+  // PATCH and DELETE /api/v1/users/{id}, POST /api/v1/users/{id}/password-link.
+  server::HttpResponse UserEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse ListTokensEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse CreateTokenEndpoint(const server::HttpRequest& request,
+                                           const Caller& caller);
+  server::HttpResponse RevokeTokenEndpoint(const server::HttpRequest& request,
+                                           const Caller& caller);
+  server::HttpResponse AuditEndpoint(const server::HttpRequest& request, const Caller& caller);
+  // A signed-in answer: `body` with the session cookie set.
+  server::HttpResponse SignedInResponse(int status, const control::SignedIn& signed_in) const;
+  // "http://<Host>" (https with secure_cookies): the base of links.
+  std::string BaseUrl(const server::HttpRequest& request) const;
 
   query::ViewFiles FilesOf(const storage::Snapshot& snapshot) const;
   // As FilesOf, with only the spans files whose event times meet `window`

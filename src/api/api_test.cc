@@ -157,9 +157,9 @@ class ApiTest : public ::testing::Test {
       options.pool = pool.get();
       options.fs = &fs;
       options.data_dir = data_dir;
-      options.authorize = [](std::string_view token) {
-        if (token == kReadToken) return absl::OkStatus();
-        if (token == kIngestToken) return absl::PermissionDeniedError("token lacks read scope");
+      options.authenticate = [](std::string_view token) -> absl::StatusOr<control::TokenScope> {
+        if (token == kReadToken) return control::TokenScope::kRead;
+        if (token == kIngestToken) return control::TokenScope::kIngest;
         return absl::UnauthenticatedError("unknown or revoked token");
       };
       api = std::make_unique<Api>(std::move(options));
@@ -1030,13 +1030,15 @@ TEST_F(ApiTest, TokensAreRequired) {
   HttpAnswer missing = Get("/api/v1/services", "");
   EXPECT_EQ(missing.status, 401);
   EXPECT_THAT(missing.Header("www-authenticate"), HasSubstr("Bearer"));
-  EXPECT_THAT(missing.body, HasSubstr("missing bearer token"));
+  EXPECT_THAT(missing.body, HasSubstr("send a token (Authorization: Bearer <token>)"));
   HttpAnswer unknown = Get("/api/v1/services", "nope");
   EXPECT_EQ(unknown.status, 401);
   EXPECT_THAT(unknown.Header("www-authenticate"), HasSubstr("Bearer"));
   HttpAnswer ingest = Get("/api/v1/traces/" + std::string(kEdgeTrace), kIngestToken);
   EXPECT_EQ(ingest.status, 403);
-  EXPECT_EQ(ingest.body, R"({"error":"token lacks read scope"})");
+  EXPECT_EQ(
+      ingest.body,
+      R"({"error":"a token of scope ingest may not do this; it needs a read or admin token"})");
 }
 
 TEST_F(ApiTest, BadParametersAre400NamingTheParameter) {
@@ -1071,7 +1073,7 @@ TEST(ApiCapacityTest, RecoveringAndFullQueueAre503) {
   for (const bool recovering : {true, false}) {
     ApiOptions options;
     options.storage = [] { return nullptr; };
-    options.authorize = [](std::string_view) { return absl::OkStatus(); };
+    options.authenticate = AcceptOnlyToken("t");
     options.worker_threads = 1;
     options.queue_capacity = recovering ? 4 : 0;
     Api api(std::move(options));
@@ -1095,7 +1097,7 @@ TEST_F(ApiTest, QueryPastItsDeadlineIs504) {
   options.pool = shared_->pool.get();
   options.fs = &shared_->fs;
   options.data_dir = shared_->data_dir;
-  options.authorize = [](std::string_view) { return absl::OkStatus(); };
+  options.authenticate = AcceptOnlyToken("t");
   options.query_deadline = std::chrono::milliseconds(200);
   Api api(std::move(options));
   auto started = ServeOnLoopback(api);
@@ -1128,7 +1130,7 @@ TEST_F(ApiTest, EveryQueryConnectionBusyPastTheQueueTimeoutIs429) {
   options.pool = pool.get();
   options.fs = &shared_->fs;
   options.data_dir = shared_->data_dir;
-  options.authorize = [](std::string_view) { return absl::OkStatus(); };
+  options.authenticate = AcceptOnlyToken("t");
   Api api(std::move(options));
   auto started = ServeOnLoopback(api);
   ASSERT_TRUE(started.ok()) << started.status();

@@ -78,9 +78,7 @@ inline LoopbackApi StartLoopbackApi(storage::Storage* storage, FileSystem* fs,
   options.pool = out.pool.get();
   options.fs = fs;
   options.data_dir = data_dir;
-  options.authorize = [read_token = std::move(read_token)](std::string_view token) {
-    return token == read_token ? absl::OkStatus() : absl::UnauthenticatedError("unknown");
-  };
+  options.authenticate = AcceptOnlyToken(std::move(read_token));
   out.api = std::make_unique<Api>(std::move(options));
   server::HttpRouter router;
   out.api->AddRoutes(&router);

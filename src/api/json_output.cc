@@ -7,7 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "otlp/encode.h"
 #include "otlp/json_writer.h"
-#include "simdjson.h"
+#include "api/json_body.h"
+#include "common/status_macros.h"
 
 namespace strata::api {
 namespace {
@@ -393,31 +394,9 @@ std::string SqlResultJson(const query::QueryResult& result, std::string_view tru
 }
 
 absl::StatusOr<std::string> ParseSqlJson(std::string_view body) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (auto error = parser.parse(body.data(), body.size()).get(doc); error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("body: not valid JSON: ", simdjson::error_message(error)));
-  }
-  simdjson::dom::object object;
-  if (doc.get_object().get(object) != simdjson::SUCCESS) {
-    return absl::InvalidArgumentError("body: expected a JSON object");
-  }
-  std::optional<std::string> sql;
-  for (simdjson::dom::key_value_pair member : object) {
-    if (member.key != "sql") {
-      return absl::InvalidArgumentError("body: unknown member \"" + std::string(member.key) +
-                                        "\" (only \"sql\")");
-    }
-    if (sql.has_value()) return absl::InvalidArgumentError("body: member \"sql\" given twice");
-    std::string_view text;
-    if (member.value.get_string().get(text) != simdjson::SUCCESS) {
-      return absl::InvalidArgumentError("body: member \"sql\" must be a string");
-    }
-    sql.emplace(text);
-  }
-  if (!sql.has_value()) return absl::InvalidArgumentError("body: missing member \"sql\"");
-  return *std::move(sql);
+  static constexpr JsonMember kMembers[] = {{.name = "sql", .required = true}};
+  STRATA_ASSIGN_OR_RETURN(const JsonBody parsed, JsonBody::Parse(body, kMembers));
+  return parsed.StringOr("sql");
 }
 
 }  // namespace strata::api

@@ -86,9 +86,7 @@ class LogTailTest : public ::testing::Test {
     options.pool = pool_.get();
     options.fs = &fs_;
     options.data_dir = data_dir_;
-    options.authorize = [](std::string_view token) {
-      return token == kReadToken ? absl::OkStatus() : absl::UnauthenticatedError("unknown");
-    };
+    options.authenticate = AcceptOnlyToken(kReadToken);
     options.log_tail = tail_options;
     api_ = std::make_unique<Api>(std::move(options));
     server::HttpRouter router;

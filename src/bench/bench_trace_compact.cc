@@ -98,9 +98,7 @@ absl::Status MeasureCompactTrace(FileSystem& fs, storage::Storage& storage, quer
   options.pool = &pool;
   options.fs = &fs;
   options.data_dir = dir;
-  options.authorize = [](std::string_view token) {
-    return token == kCompactToken ? absl::OkStatus() : absl::UnauthenticatedError("unknown token");
-  };
+  options.authenticate = api::AcceptOnlyToken(kCompactToken);
   api::Api api(std::move(options));
   server::HttpRouter router;
   api.AddRoutes(&router);

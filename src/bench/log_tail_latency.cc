@@ -103,9 +103,7 @@ absl::StatusOr<LogTailLatency> MeasureLogTailLatency(storage::Storage& storage,
   options.storage = [&storage] { return &storage; };
   options.pool = &pool;
   options.data_dir = data_dir;
-  options.authorize = [](std::string_view token) {
-    return token == kTailToken ? absl::OkStatus() : absl::UnauthenticatedError("unknown token");
-  };
+  options.authenticate = api::AcceptOnlyToken(kTailToken);
   auto api = std::make_unique<api::Api>(std::move(options));
   server::HttpRouter router;
   api->AddRoutes(&router);

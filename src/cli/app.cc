@@ -18,6 +18,7 @@
 #include "cli/sql_cmd.h"
 #include "cli/token_cmd.h"
 #include "cli/usage.h"
+#include "cli/user_cmd.h"
 #include "cli/verify_cmd.h"
 #include "common/runbook.h"
 #include "spdlog/spdlog.h"
@@ -37,6 +38,7 @@ std::vector<Command> RegisterCommands(CLI::App* app, std::set<std::string>* env_
   for (Command& bench : RegisterBenchCommands(app)) commands.push_back(std::move(bench));
   commands.push_back(RegisterSql(app, env_names));
   for (Command& token : RegisterTokenCommands(app, env_names)) commands.push_back(std::move(token));
+  for (Command& user : RegisterUserCommands(app, env_names)) commands.push_back(std::move(user));
   commands.push_back(RegisterVerify(app, env_names));
   commands.push_back(RegisterQuarantine(app, env_names));
   commands.push_back(RegisterRollups(app, env_names));

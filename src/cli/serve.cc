@@ -17,6 +17,8 @@
 #include "common/host_port.h"
 #include "common/mutex.h"
 #include "common/runbook.h"
+#include "control/accounts.h"
+#include "control/sqlite_account_store.h"
 #include "control/token_authenticator.h"
 #include "control/token_store.h"
 #include "fmt/format.h"
@@ -186,6 +188,21 @@ void PrintFirstToken(const std::string& data_dir, const control::CreatedToken& c
   std::fflush(stdout);
 }
 
+// While no account exists: the one-time link that creates the first admin,
+// on standard output whatever the log level.
+void PrintSetupLink(const std::string& api_address, const std::string& token) {
+  absl::StatusOr<HostPort> bound = ParseHostPort(api_address);
+  std::string host = bound.ok() ? bound->host : "localhost";
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") host = "localhost";
+  fmt::print(
+      "strata serve: no account exists yet. Open this link within 1 hour to create the first "
+      "admin (it works once; restarting strata serve prints a new one):\n    "
+      "http://{}:{}/setup#token={}\nWithout a browser: POST /api/v1/auth/setup (docs/api.md) "
+      "with this token.\n",
+      host, bound.ok() ? bound->port : 7520, token);
+  std::fflush(stdout);
+}
+
 std::chrono::nanoseconds Remaining(SteadyClock::time_point deadline) {
   return std::max(std::chrono::nanoseconds(0), deadline - SteadyClock::now());
 }
@@ -236,6 +253,13 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     return absl::InvalidArgumentError("--query-timeout-sec must be > 0");
   }
   if (options.api_workers < 1) return absl::InvalidArgumentError("--api-workers must be >= 1");
+  if (!(options.session_idle_timeout_sec >= 60) || !(options.session_lifetime_sec >= 60)) {
+    return absl::InvalidArgumentError(
+        "--session-idle-timeout-sec and --session-lifetime-sec must be at least 60");
+  }
+  if (options.audit_retention_days == 0) {
+    return absl::InvalidArgumentError("--audit-retention-days must be > 0");
+  }
   if (options.compaction_min_inputs == 1) {
     return absl::InvalidArgumentError("--compaction-min-inputs must be 0 (off) or >= 2");
   }
@@ -375,6 +399,28 @@ int RunServe(const ServeOptions& options) {
   }
   (*authenticator)->Start();
 
+  absl::StatusOr<std::unique_ptr<control::SqliteAccountStore>> account_store =
+      control::SqliteAccountStore::Open(storage::DataDirPaths(options.data_dir).ControlDb(),
+                                        absl::Now());
+  if (!account_store.ok()) {
+    spdlog::error("strata serve: {}", account_store.status().ToString());
+    return 1;
+  }
+  control::AccountsOptions account_options;
+  account_options.session_idle = absl::Seconds(options.session_idle_timeout_sec);
+  account_options.session_lifetime = absl::Seconds(options.session_lifetime_sec);
+  account_options.audit_retention = absl::Hours(24) * options.audit_retention_days;
+  account_options.on_audit_error = [](const absl::Status& status) {
+    spdlog::warn("strata serve: audit log: {}", status.ToString());
+  };
+  control::Accounts accounts(account_store->get(), std::move(account_options));
+  absl::StatusOr<std::optional<std::string>> setup = accounts.OpenSetup();
+  if (!setup.ok()) {
+    spdlog::error("strata serve: cannot read the accounts: {}", setup.status().ToString());
+    return 1;
+  }
+  if (setup->has_value()) PrintSetupLink((*api)->address(), **setup);
+
   const auto query_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::max(1.0, options.query_timeout_sec * 1000)));
   absl::StatusOr<std::unique_ptr<query::QueryPool>> pool =
@@ -402,10 +448,9 @@ int RunServe(const ServeOptions& options) {
       .pool = pool->get(),
       .fs = &fs,
       .data_dir = data_path,
-      .authorize =
-          [auth_ptr](std::string_view token) {
-            return auth_ptr->Authorize(token, control::TokenScope::kRead);
-          },
+      .authenticate = [auth_ptr](std::string_view token) { return auth_ptr->Authenticate(token); },
+      .accounts = &accounts,
+      .tokens = tokens->get(),
       .worker_threads = options.api_workers,
       .query_deadline = query_timeout,
       .sql_max_answer_bytes = options.sql_max_answer_bytes,
@@ -518,6 +563,12 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
           "OTLP/HTTP listen address");
   AddFlag(command, env_names, "api-address", &options->api_address,
           "REST API, /healthz, /readyz and /metrics listen address");
+  AddFlag(command, env_names, "session-idle-timeout-sec", &options->session_idle_timeout_sec,
+          "A browser session ends after this long unused");
+  AddFlag(command, env_names, "session-lifetime-sec", &options->session_lifetime_sec,
+          "A browser session ends this long after sign-in, however much it is used");
+  AddFlag(command, env_names, "audit-retention-days", &options->audit_retention_days,
+          "Days the audit log keeps its events");
   AddFlag(command, env_names, "inflight-bytes-limit", &options->inflight_bytes_limit,
           "Memory held by admitted, unanswered exports (decoded rows, protobuf bodies); beyond it "
           "exports get 429 / RESOURCE_EXHAUSTED");

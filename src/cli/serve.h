@@ -71,6 +71,12 @@ struct ServeOptions {
   uint64_t max_disk_bytes = 0;
   uint32_t compaction_min_inputs = 8;
   double maintenance_interval_sec = 1;
+  // Accounts (docs/operations.md, "Accounts"): a browser session ends after
+  // this long unused, and this long after sign-in whatever its use; audit
+  // events are kept this many days.
+  double session_idle_timeout_sec = 12 * 3600;
+  double session_lifetime_sec = 7 * 24 * 3600;
+  uint32_t audit_retention_days = 90;
 };
 
 // Checks the options; InvalidArgument names the bad one.

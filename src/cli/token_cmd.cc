@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/time/time.h"
+#include "cli/control_data_dir.h"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
 #include "control/token_authenticator.h"
@@ -35,31 +36,11 @@ void PrintError(std::string_view command, const absl::Status& status) {
   fmt::print(stderr, "strata token {}: {}\n", command, std::string(status.message()));
 }
 
-// Makes sure `data_dir` is a strata data directory before its control
-// database is opened, so `strata token` never leaves a control/ folder in a
-// directory the server would then refuse. A directory with FORMAT is only
-// checked (nothing is written; a running server may own it). Without
-// FORMAT, `create` initialises it exactly as the server's boot does, under
-// its LOCK; `list` and `revoke` refuse, as there is nothing to show.
-absl::Status PrepareDataDir(const std::string& data_dir, bool may_initialize) {
-  PosixFileSystem fs;
-  absl::StatusOr<bool> has_format = fs.Exists(storage::DataDirPaths(data_dir).Format());
-  if (!has_format.ok()) return has_format.status();
-  if (*has_format) return storage::CheckOrInitializeDataDir(fs, data_dir).status();
-  if (!may_initialize) {
-    return absl::FailedPreconditionError(fmt::format(
-        "data directory {} is not initialised yet (it has no FORMAT), so it holds no tokens; "
-        "`strata serve` or `strata token create` initialises it",
-        data_dir));
-  }
-  absl::StatusOr<std::unique_ptr<storage::DataDir>> opened =
-      storage::OpenDataDir(fs, data_dir, storage::DataDirOptions{});
-  return opened.status();  // the DataDir, and its LOCK, are released here
-}
-
 absl::StatusOr<std::unique_ptr<control::TokenStore>> OpenStore(const TokenCommands& commands,
                                                                bool may_initialize) {
-  if (absl::Status s = PrepareDataDir(commands.data_dir, may_initialize); !s.ok()) return s;
+  if (absl::Status s = PrepareControlDataDir(commands.data_dir, may_initialize); !s.ok()) {
+    return s;
+  }
   return control::TokenStore::Open(storage::DataDirPaths(commands.data_dir).ControlDb());
 }
 

@@ -82,8 +82,9 @@ void PrintSummary(const VerifyCommandOptions& options, const VerifyReport& repor
     fmt::print("CORRUPTION FOUND: set each corrupt batch aside with `strata quarantine <id>`; {}\n",
                RunbookRef("verify-and-quarantine"));
   } else if (!report.problems.empty()) {
-    fmt::print("PROBLEMS FOUND: boot refuses this data directory until each problem above is "
-               "resolved as its runbook section says\n");
+    fmt::print(
+        "PROBLEMS FOUND: boot refuses this data directory until each problem above is "
+        "resolved as its runbook section says\n");
   } else {
     fmt::print("INCOMPLETE: some batches could not be read; check the disk and run again\n");
   }

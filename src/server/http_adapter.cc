@@ -196,6 +196,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   HttpServer::Impl* const server_;
   beast::tcp_stream stream_;
+  // The client's IP address ("" when the socket could not say).
+  std::string peer_address_;
   beast::flat_buffer buffer_;
   net::steady_timer deadline_timer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -336,7 +338,11 @@ std::shared_ptr<HttpStream> HttpExchange::DeliverStream(HttpResponse head,
 }
 
 HttpSession::HttpSession(HttpServer::Impl* server, tcp::socket socket)
-    : server_(server), stream_(std::move(socket)), deadline_timer_(stream_.get_executor()) {}
+    : server_(server), stream_(std::move(socket)), deadline_timer_(stream_.get_executor()) {
+  beast::error_code ec;
+  const tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
+  if (!ec) peer_address_ = peer.address().to_string();
+}
 
 const HttpServerOptions& HttpSession::options() const { return server_->options(); }
 
@@ -562,6 +568,7 @@ void HttpSession::Dispatch() {
   }
   request.body = std::make_shared<std::string>(std::move(message.body()));
   request.arrival = request_start_;
+  request.peer_address = peer_address_;
   keep_alive_ = message.keep_alive();
   parser_.reset();
   // The body now belongs to the handler (for OTLP: to the writer's own
@@ -1389,8 +1396,7 @@ absl::StatusOr<HttpResponse> HttpCall(std::string_view address, const HttpReques
         fmt::format("{} {}: no answer within {} ms", request.method, address, timeout.count()));
   }
   if (ec) {
-    return absl::UnavailableError(
-        fmt::format("{} {}: {}", request.method, address, ec.message()));
+    return absl::UnavailableError(fmt::format("{} {}: {}", request.method, address, ec.message()));
   }
   HttpResponse out;
   out.status = static_cast<int>(res.result_int());

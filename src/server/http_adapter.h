@@ -116,6 +116,8 @@ struct HttpRequest {
   std::shared_ptr<std::string> body;
   // When the request's first byte arrived.
   std::chrono::steady_clock::time_point arrival;
+  // The client's IP address as the socket reports it ("" when unknown).
+  std::string peer_address;
 
   // `target` up to '?', and after it ("" when absent).
   std::string_view path() const;
@@ -255,6 +257,17 @@ class HttpRouter {
   void Mount(std::string_view prefix, HttpHandler handler);
 
   void Handle(HttpRequest request, HttpResponder responder) const;
+
+  // What is registered, in order (for tests that check every route is
+  // classified): method ("" for Mount), path or prefix, and whether it is
+  // a prefix.
+  struct RouteInfo {
+    std::string method;
+    std::string path;
+    bool prefix = false;
+  };
+  std::vector<RouteInfo> Routes() const;
+
   // A handler that owns this router (moved in).
   HttpHandler ToHandler() &&;
 

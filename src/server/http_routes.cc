@@ -63,6 +63,14 @@ void HttpRouter::Mount(std::string_view prefix, HttpHandler handler) {
   routes_.push_back(Route{std::string(), std::string(prefix), true, std::move(handler)});
 }
 
+std::vector<HttpRouter::RouteInfo> HttpRouter::Routes() const {
+  std::vector<RouteInfo> out;
+  out.reserve(routes_.size());
+  for (const Route& route : routes_)
+    out.push_back(RouteInfo{route.method, route.path, route.prefix});
+  return out;
+}
+
 void HttpRouter::Handle(HttpRequest request, HttpResponder responder) const {
   const std::string_view path = request.path();
   // The best match for the path: an exact route, else the longest prefix.

@@ -1,0 +1,201 @@
+#include "api/access.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "common/check.h"
+#include "fmt/format.h"
+
+namespace strata::api {
+namespace {
+
+constexpr RouteRule kRules[] = {
+    // Telemetry: read.
+    {"GET", "/api/v1/traces/", true, Access::kRead},
+    {"GET", "/api/v1/traces", false, Access::kRead},
+    {"GET", "/api/v1/logs", false, Access::kRead},
+    {"GET", "/api/v1/logs/volume", false, Access::kRead},
+    {"GET", "/api/v1/logs/tail", false, Access::kRead},
+    {"GET", "/api/v1/attributes", false, Access::kRead},
+    {"GET", "/api/v1/metrics/names", false, Access::kRead},
+    {"GET", "/api/v1/metrics/query", false, Access::kRead},
+    {"GET", "/api/v1/services", false, Access::kRead},
+    {"GET", "/api/v1/services/", true, Access::kRead},
+    {"GET", "/api/v1/red", false, Access::kRead},
+    {"GET", "/api/v1/service-map", false, Access::kRead},
+    {"POST", "/api/v1/sql", false, Access::kRead},
+    // Signing in.
+    {"GET", "/api/v1/auth/setup", false, Access::kPublic},
+    {"POST", "/api/v1/auth/setup", false, Access::kPublic},
+    {"POST", "/api/v1/auth/login", false, Access::kPublic},
+    {"POST", "/api/v1/auth/password", false, Access::kPublic},
+    {"POST", "/api/v1/auth/logout", false, Access::kSignedIn},
+    {"GET", "/api/v1/auth/me", false, Access::kSignedIn},
+    // Administration.
+    {"GET", "/api/v1/users", false, Access::kAdmin},
+    {"POST", "/api/v1/users", false, Access::kAdmin},
+    {"PATCH", "/api/v1/users/", true, Access::kAdmin},
+    {"DELETE", "/api/v1/users/", true, Access::kAdmin},
+    {"POST", "/api/v1/users/", true, Access::kAdmin},
+    {"GET", "/api/v1/tokens", false, Access::kAdmin},
+    {"POST", "/api/v1/tokens", false, Access::kAdmin},
+    {"DELETE", "/api/v1/tokens/", true, Access::kAdmin},
+    {"GET", "/api/v1/audit", false, Access::kAdmin},
+};
+
+bool SameIgnoringCase(std::string_view a, std::string_view b) {
+  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()),
+                                absl::string_view(b.data(), b.size()));
+}
+
+// The value of cookie `name` in one Cookie header, or nullopt.
+std::optional<std::string_view> CookieValue(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    const size_t end = header.find(';');
+    std::string_view pair = header.substr(0, end);
+    header = end == std::string_view::npos ? std::string_view() : header.substr(end + 1);
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    const size_t eq = pair.find('=');
+    if (eq == std::string_view::npos || pair.substr(0, eq) != name) continue;
+    std::string_view value = pair.substr(eq + 1);
+    while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+    return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view AccessName(Access access) {
+  switch (access) {
+    case Access::kPublic:
+      return "public";
+    case Access::kRead:
+      return "read";
+    case Access::kSignedIn:
+      return "signed-in";
+    case Access::kOperator:
+      return "operator";
+    case Access::kAdmin:
+      return "admin";
+  }
+  STRATA_CHECK(false, "unknown Access");
+  return "";
+}
+
+std::span<const RouteRule> RouteRules() { return kRules; }
+
+std::optional<Access> AccessFor(std::string_view method, std::string_view path) {
+  const RouteRule* best = nullptr;
+  for (const RouteRule& rule : kRules) {
+    if (rule.method != method) continue;
+    const bool matches =
+        rule.prefix ? path.substr(0, rule.path.size()) == rule.path : path == rule.path;
+    if (!matches) continue;
+    if (best == nullptr || (best->prefix && !rule.prefix) ||
+        (best->prefix == rule.prefix && rule.path.size() > best->path.size())) {
+      best = &rule;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return best->access;
+}
+
+std::string Caller::Actor() const {
+  switch (kind) {
+    case Kind::kAnonymous:
+      return "anonymous";
+    case Kind::kToken:
+      return fmt::format("token:{}", control::TokenScopeName(scope));
+    case Kind::kSession:
+      return "user:" + session.user.email;
+  }
+  return "anonymous";
+}
+
+absl::Status CheckAccess(Access access, const Caller& caller) {
+  if (access == Access::kPublic) return absl::OkStatus();
+  if (caller.kind == Caller::Kind::kAnonymous) {
+    return absl::UnauthenticatedError("sign in, or send a token (Authorization: Bearer <token>)");
+  }
+  if (caller.kind == Caller::Kind::kToken) {
+    const bool allowed = (access == Access::kRead &&
+                          control::ScopeAllows(caller.scope, control::TokenScope::kRead)) ||
+                         ((access == Access::kOperator || access == Access::kAdmin) &&
+                          caller.scope == control::TokenScope::kAdmin);
+    if (allowed) return absl::OkStatus();
+    if (access == Access::kSignedIn) {
+      return absl::PermissionDeniedError("this endpoint is for a signed-in user, not a token");
+    }
+    return absl::PermissionDeniedError(
+        fmt::format("a token of scope {} may not do this; it needs a {} token",
+                    control::TokenScopeName(caller.scope),
+                    access == Access::kRead ? "read or admin" : "admin"));
+  }
+  const control::Role role = caller.session.user.role;
+  const bool allowed =
+      access == Access::kRead || access == Access::kSignedIn ||
+      (access == Access::kOperator && control::RoleAllows(role, control::Role::kOperator)) ||
+      (access == Access::kAdmin && control::RoleAllows(role, control::Role::kAdmin));
+  if (allowed) return absl::OkStatus();
+  return absl::PermissionDeniedError(fmt::format("role {} may not do this; it needs {}",
+                                                 control::RoleName(role), AccessName(access)));
+}
+
+std::string_view BearerToken(const server::HttpRequest& request) {
+  std::string_view value = request.Header("Authorization");
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  if (value.size() < 7 || absl::AsciiStrToLower(std::string(value.substr(0, 7))) != "bearer ") {
+    return {};
+  }
+  value.remove_prefix(7);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  return value;
+}
+
+std::string_view SessionCookie(const server::HttpRequest& request, bool secure) {
+  const std::string_view name = secure ? kSecureSessionCookie : kSessionCookie;
+  for (const auto& [key, value] : request.headers) {
+    if (!SameIgnoringCase(key, "Cookie")) continue;
+    if (const std::optional<std::string_view> found = CookieValue(value, name)) return *found;
+  }
+  return {};
+}
+
+std::string SetSessionCookie(std::string_view token, absl::Duration lifetime, bool secure) {
+  return fmt::format("{}={}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{}",
+                     secure ? kSecureSessionCookie : kSessionCookie, token,
+                     absl::ToInt64Seconds(lifetime), secure ? "; Secure" : "");
+}
+
+std::string ClearSessionCookie(bool secure) {
+  return fmt::format("{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{}",
+                     secure ? kSecureSessionCookie : kSessionCookie, secure ? "; Secure" : "");
+}
+
+bool ChangesState(std::string_view method) {
+  return method != "GET" && method != "HEAD" && method != "OPTIONS";
+}
+
+absl::Status CheckBrowserRequest(const server::HttpRequest& request, bool secure) {
+  if (SameIgnoringCase(request.Header("Sec-Fetch-Site"), "cross-site")) {
+    return absl::PermissionDeniedError("cross-site requests are refused (Sec-Fetch-Site)");
+  }
+  if (!ChangesState(request.method)) return absl::OkStatus();
+  if (request.Header("X-Strata-Request") != "1") {
+    return absl::PermissionDeniedError(
+        "a browser request that changes something needs the header X-Strata-Request: 1");
+  }
+  const std::string_view origin = request.Header("Origin");
+  if (!origin.empty()) {
+    const std::string own =
+        fmt::format("{}://{}", secure ? "https" : "http", request.Header("Host"));
+    if (!SameIgnoringCase(origin, own)) {
+      return absl::PermissionDeniedError(
+          fmt::format("Origin {} is not this server's origin ({})", origin, own));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace strata::api

@@ -1,0 +1,181 @@
+#include "api/account_json.h"
+
+#include <optional>
+
+#include "absl/time/time.h"
+#include "otlp/json_writer.h"
+
+namespace strata::api {
+namespace {
+
+using otlp::JsonWriter;
+
+void Time(JsonWriter& w, std::string_view key, std::optional<absl::Time> time) {
+  w.Key(key);
+  if (!time.has_value()) {
+    w.Null();
+    return;
+  }
+  w.String(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", *time, absl::UTCTimeZone()));
+}
+
+void WriteUser(JsonWriter& w, const control::User& user) {
+  w.BeginObject();
+  w.Key("id");
+  w.Int(user.id);
+  w.Key("email");
+  w.String(user.email);
+  w.Key("name");
+  w.String(user.name);
+  w.Key("role");
+  w.String(control::RoleName(user.role));
+  w.Key("active");
+  w.Bool(user.active);
+  w.Key("has_password");
+  w.Bool(user.has_password);
+  Time(w, "created_at", user.created_at);
+  Time(w, "last_sign_in_at", user.last_sign_in_at);
+  w.EndObject();
+}
+
+void WriteLink(JsonWriter& w, const control::PasswordLink& link, std::string_view base) {
+  w.BeginObject();
+  w.Key("url");
+  w.String(std::string(base) + "/password#token=" + link.token);
+  Time(w, "expires_at", link.expires_at);
+  w.EndObject();
+}
+
+void WriteToken(JsonWriter& w, const control::TokenInfo& token) {
+  w.BeginObject();
+  w.Key("id");
+  w.Int(token.id);
+  w.Key("name");
+  w.String(token.name);
+  w.Key("scope");
+  w.String(control::TokenScopeName(token.scope));
+  Time(w, "created_at", token.created_at);
+  Time(w, "last_used_at", token.last_used_at);
+  Time(w, "revoked_at", token.revoked_at);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string UserJson(const control::User& user) {
+  std::string out;
+  JsonWriter w(&out);
+  WriteUser(w, user);
+  return out;
+}
+
+std::string UsersJson(const std::vector<control::User>& users) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("users");
+  w.BeginArray();
+  for (const control::User& user : users) WriteUser(w, user);
+  w.EndArray();
+  w.EndObject();
+  return out;
+}
+
+std::string CreatedUserJson(const control::User& user, const control::PasswordLink& link,
+                            std::string_view base) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("user");
+  WriteUser(w, user);
+  w.Key("password_link");
+  WriteLink(w, link, base);
+  w.EndObject();
+  return out;
+}
+
+std::string PasswordLinkJson(const control::PasswordLink& link, std::string_view base) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("password_link");
+  WriteLink(w, link, base);
+  w.EndObject();
+  return out;
+}
+
+std::string TokensJson(const std::vector<control::TokenInfo>& tokens) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("tokens");
+  w.BeginArray();
+  for (const control::TokenInfo& token : tokens) WriteToken(w, token);
+  w.EndArray();
+  w.EndObject();
+  return out;
+}
+
+std::string TokenInfoJson(const control::TokenInfo& token) {
+  std::string out;
+  JsonWriter w(&out);
+  WriteToken(w, token);
+  return out;
+}
+
+std::string CreatedTokenJson(const control::CreatedToken& created, std::string_view name,
+                             control::TokenScope scope) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("id");
+  w.Int(created.id);
+  w.Key("name");
+  w.String(name);
+  w.Key("scope");
+  w.String(control::TokenScopeName(scope));
+  w.Key("token");
+  w.String(created.token);
+  w.EndObject();
+  return out;
+}
+
+std::string AuditJson(const std::vector<control::AuditEvent>& events, bool more) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("events");
+  w.BeginArray();
+  for (const control::AuditEvent& event : events) {
+    w.BeginObject();
+    w.Key("id");
+    w.Int(event.id);
+    Time(w, "at", event.at);
+    w.Key("actor");
+    w.String(event.actor);
+    w.Key("action");
+    w.String(event.action);
+    w.Key("target");
+    w.String(event.target);
+    w.Key("outcome");
+    w.String(control::AuditOutcomeName(event.outcome));
+    w.Key("address");
+    w.String(event.address);
+    w.Key("user_agent");
+    w.String(event.user_agent);
+    w.Key("detail");
+    w.String(event.detail);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("next_before");
+  if (more && !events.empty()) {
+    w.Int(events.back().id);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+  return out;
+}
+
+}  // namespace strata::api
