@@ -40,6 +40,12 @@ constexpr RouteRule kRules[] = {
     {"POST", "/api/v1/tokens", false, Access::kAdmin},
     {"DELETE", "/api/v1/tokens/", true, Access::kAdmin},
     {"GET", "/api/v1/audit", false, Access::kAdmin},
+    // Saved queries: each person's own, and shared ones (saved_queries.h).
+    {"GET", "/api/v1/saved-queries", false, Access::kSignedIn},
+    {"POST", "/api/v1/saved-queries", false, Access::kSignedIn},
+    {"GET", "/api/v1/saved-queries/", true, Access::kSignedIn},
+    {"PATCH", "/api/v1/saved-queries/", true, Access::kSignedIn},
+    {"DELETE", "/api/v1/saved-queries/", true, Access::kSignedIn},
 };
 
 bool SameIgnoringCase(std::string_view a, std::string_view b) {

@@ -96,6 +96,8 @@ class AccessTest : public control::testing::TempDirTest {
     options.authenticate = [this](std::string_view token) { return auth_->Authenticate(token); };
     options.accounts = accounts_.get();
     options.tokens = tokens_.get();
+    saved_ = std::make_unique<control::SavedQueries>(store_.get());
+    options.saved_queries = saved_.get();
     api_ = std::make_unique<Api>(std::move(options));
     server::HttpRouter router;
     api_->AddRoutes(&router);
@@ -153,6 +155,7 @@ class AccessTest : public control::testing::TempDirTest {
   std::unique_ptr<control::SqliteAccountStore> store_;
   std::unique_ptr<control::Accounts> accounts_;
   std::unique_ptr<control::TokenStore> tokens_;
+  std::unique_ptr<control::SavedQueries> saved_;
   std::unique_ptr<control::TokenAuthenticator> auth_;
   std::map<control::TokenScope, std::string> token_;
   std::unique_ptr<Api> api_;
@@ -376,6 +379,54 @@ TEST_F(AccessTest, AdminsManageTokensThroughTheApi) {
   EXPECT_EQ(revoked.status, 200) << revoked.body;
   EXPECT_THAT(revoked.body, ::testing::Not(HasSubstr(R"("revoked_at":null)")));
   EXPECT_EQ(Call("DELETE", "/api/v1/tokens/999", admin).status, 404);
+}
+
+TEST_F(AccessTest, PeopleSaveQueriesAndShareThemByRole) {
+  auto setup = accounts_->OpenSetup();
+  ASSERT_TRUE(setup.ok() && setup->has_value());
+  ASSERT_TRUE(accounts_->CompleteSetup(**setup, "admin@example.com", "A", kPassword, {}).ok());
+  AddUser("viewer@example.com", control::Role::kViewer);
+  const std::vector<std::string> viewer = {"Cookie: " + CookieHeader(Login("viewer@example.com")),
+                                           "X-Strata-Request: 1"};
+  const std::vector<std::string> admin = {"Cookie: " + CookieHeader(Login("admin@example.com")),
+                                          "X-Strata-Request: 1"};
+  const std::string body =
+      R"({"name":"slow checkout","kind":"traces","time_range":"now-1h",)"
+      R"("parameters":{"service":"checkout","min_duration":"500ms","tags":["a", "b"]}})";
+  HttpAnswer created = Call("POST", "/api/v1/saved-queries", viewer, body);
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_THAT(created.body, HasSubstr(R"("owner":"viewer@example.com")"));
+  EXPECT_THAT(
+      created.body,
+      HasSubstr(R"("parameters":{"service":"checkout","min_duration":"500ms","tags":["a","b"]}})"));
+  EXPECT_EQ(Call("POST", "/api/v1/saved-queries", viewer, body).status, 409);
+  EXPECT_EQ(Call("POST", "/api/v1/saved-queries", viewer,
+                 R"({"name":"x","kind":"traces","time_range":"now-1h","parameters":"no"})")
+                .status,
+            400);
+  std::string shared = body;
+  shared.replace(shared.find("slow checkout"), 13, "team view");
+  shared.insert(1, R"("shared":true,)");
+  EXPECT_EQ(Call("POST", "/api/v1/saved-queries", viewer, shared).status, 403);
+  HttpAnswer team = Call("POST", "/api/v1/saved-queries", admin, shared);
+  ASSERT_EQ(team.status, 201) << team.body;
+
+  HttpAnswer admin_list = Call("GET", "/api/v1/saved-queries", admin);
+  EXPECT_THAT(admin_list.body, HasSubstr("team view"));
+  EXPECT_THAT(admin_list.body, ::testing::Not(HasSubstr("slow checkout")));
+  HttpAnswer viewer_list = Call("GET", "/api/v1/saved-queries", viewer);
+  EXPECT_THAT(viewer_list.body, HasSubstr("team view"));
+  EXPECT_THAT(viewer_list.body, HasSubstr("slow checkout"));
+  EXPECT_EQ(Call("PATCH", "/api/v1/saved-queries/1", viewer, R"({"time_range":"now-2h"})").status,
+            200);
+  EXPECT_EQ(Call("GET", "/api/v1/saved-queries/1", admin).status, 404);
+  EXPECT_EQ(Call("DELETE", "/api/v1/saved-queries/2", viewer).status, 403);
+  EXPECT_EQ(Call("DELETE", "/api/v1/saved-queries/1", viewer).status, 204);
+  // Tokens have no saved queries.
+  EXPECT_EQ(Call("GET", "/api/v1/saved-queries",
+                 {"Authorization: Bearer " + token_[control::TokenScope::kAdmin]})
+                .status,
+            403);
 }
 
 }  // namespace

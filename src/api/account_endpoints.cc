@@ -1,6 +1,6 @@
 // The account endpoints of the REST API (docs/api.md, "Accounts"):
-// first-boot setup, sign-in and sign-out, password links, users, tokens and
-// the audit log. Access rules are access.h's table, checked before these
+// first-boot setup, sign-in and sign-out, password links, users, tokens,
+// the audit log and saved queries. Access rules are access.h's table, checked before these
 // run; these check only what a rule cannot (a user's own session, the
 // last admin, which happens in the store).
 
@@ -18,6 +18,7 @@ namespace {
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kUsersPrefix = "/api/v1/users/";
 constexpr std::string_view kTokensPrefix = "/api/v1/tokens/";
+constexpr std::string_view kSavedQueriesPrefix = "/api/v1/saved-queries/";
 constexpr std::string_view kPasswordLinkSuffix = "/password-link";
 constexpr Limit kAuditLimit{100, 1000};
 
@@ -283,6 +284,71 @@ server::HttpResponse Api::AuditEndpoint(const server::HttpRequest& request, cons
   const bool more = events.size() > static_cast<size_t>(limit);
   if (more) events.resize(static_cast<size_t>(limit));
   return Json(200, AuditJson(events, more));
+}
+
+server::HttpResponse Api::ListSavedQueriesEndpoint(const server::HttpRequest& request,
+                                                   const Caller& caller) {
+  if (options_.saved_queries == nullptr) return ApiErrorResponse(NotConfigured("saved queries"));
+  ACCOUNT_ASSIGN_OR_RESPOND(const std::vector<control::SavedQuery> queries,
+                            options_.saved_queries->List(caller.session.user));
+  return Json(200, SavedQueriesJson(queries));
+}
+
+server::HttpResponse Api::CreateSavedQueryEndpoint(const server::HttpRequest& request,
+                                                   const Caller& caller) {
+  if (options_.saved_queries == nullptr) return ApiErrorResponse(NotConfigured("saved queries"));
+  static constexpr JsonMember kMembers[] = {
+      {.name = "name", .required = true},
+      {.name = "kind", .required = true},
+      {.name = "parameters", .type = JsonMember::Type::kObject, .required = true},
+      {.name = "time_range", .required = true},
+      {.name = "shared", .type = JsonMember::Type::kBool}};
+  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  ACCOUNT_ASSIGN_OR_RESPOND(const control::SavedQueryKind kind,
+                            control::ParseSavedQueryKind(body.StringOr("kind")));
+  ACCOUNT_ASSIGN_OR_RESPOND(
+      const control::SavedQuery created,
+      options_.saved_queries->Create(
+          caller.session.user, control::SavedQuery{.name = body.StringOr("name"),
+                                                   .kind = kind,
+                                                   .parameters = body.StringOr("parameters"),
+                                                   .time_range = body.StringOr("time_range"),
+                                                   .shared = body.Bool("shared").value_or(false)}));
+  return Json(201, SavedQueryJson(created));
+}
+
+server::HttpResponse Api::SavedQueryEndpoint(const server::HttpRequest& request,
+                                             const Caller& caller) {
+  if (options_.saved_queries == nullptr) return ApiErrorResponse(NotConfigured("saved queries"));
+  ACCOUNT_ASSIGN_OR_RESPOND(const auto id_and_rest, IdAfter(request.path(), kSavedQueriesPrefix));
+  if (!id_and_rest.second.empty()) {
+    return ApiErrorResponse(absl::NotFoundError(fmt::format("no such path: {}", request.path())));
+  }
+  const int64_t id = id_and_rest.first;
+  const control::User& user = caller.session.user;
+  if (request.method == "GET") {
+    ACCOUNT_ASSIGN_OR_RESPOND(const control::SavedQuery query,
+                              options_.saved_queries->Get(user, id));
+    return Json(200, SavedQueryJson(query));
+  }
+  if (request.method == "DELETE") {
+    ACCOUNT_RETURN_IF_ERROR(options_.saved_queries->Delete(user, id));
+    return NoContent();
+  }
+  static constexpr JsonMember kMembers[] = {
+      {.name = "name"},
+      {.name = "parameters", .type = JsonMember::Type::kObject},
+      {.name = "time_range"},
+      {.name = "shared", .type = JsonMember::Type::kBool}};
+  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  ACCOUNT_ASSIGN_OR_RESPOND(const control::SavedQuery changed,
+                            options_.saved_queries->Change(
+                                user, id,
+                                control::SavedQueryChange{.name = body.String("name"),
+                                                          .parameters = body.String("parameters"),
+                                                          .time_range = body.String("time_range"),
+                                                          .shared = body.Bool("shared")}));
+  return Json(200, SavedQueryJson(changed));
 }
 
 }  // namespace strata::api

@@ -140,6 +140,42 @@ std::string CreatedTokenJson(const control::CreatedToken& created, std::string_v
   return out;
 }
 
+std::string SavedQueryJson(const control::SavedQuery& query) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("id");
+  w.Int(query.id);
+  w.Key("owner");
+  w.String(query.owner_email);
+  w.Key("name");
+  w.String(query.name);
+  w.Key("kind");
+  w.String(control::SavedQueryKindName(query.kind));
+  w.Key("time_range");
+  w.String(query.time_range);
+  w.Key("shared");
+  w.Bool(query.shared);
+  Time(w, "created_at", query.created_at);
+  Time(w, "updated_at", query.updated_at);
+  // The parameters are a JSON object the API checked and minified on the
+  // way in; they go out as they are, last.
+  w.Key("parameters");
+  out += query.parameters.empty() ? "{}" : query.parameters;
+  out += '}';
+  return out;
+}
+
+std::string SavedQueriesJson(const std::vector<control::SavedQuery>& queries) {
+  std::string out = R"({"saved_queries":[)";
+  for (size_t i = 0; i < queries.size(); ++i) {
+    if (i > 0) out += ',';
+    out += SavedQueryJson(queries[i]);
+  }
+  out += "]}";
+  return out;
+}
+
 std::string AuditJson(const std::vector<control::AuditEvent>& events, bool more) {
   std::string out;
   JsonWriter w(&out);

@@ -29,6 +29,11 @@ std::string TokenInfoJson(const control::TokenInfo& token);
 // {"id", "name", "scope", "token"}: the only time the token is shown.
 std::string CreatedTokenJson(const control::CreatedToken& created, std::string_view name,
                              control::TokenScope scope);
+// {"id", "owner", "name", "kind", "parameters" (the stored object),
+// "time_range", "shared", "created_at", "updated_at"}.
+std::string SavedQueryJson(const control::SavedQuery& query);
+// {"saved_queries": [...]}.
+std::string SavedQueriesJson(const std::vector<control::SavedQuery>& queries);
 // {"events": [...], "next_before": id or null}.
 std::string AuditJson(const std::vector<control::AuditEvent>& events, bool more);
 

@@ -190,6 +190,11 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("POST", "/api/v1/tokens", account(&Api::CreateTokenEndpoint));
   router->AddPrefix("DELETE", "/api/v1/tokens/", account(&Api::RevokeTokenEndpoint));
   router->Add("GET", "/api/v1/audit", account(&Api::AuditEndpoint));
+  router->Add("GET", "/api/v1/saved-queries", account(&Api::ListSavedQueriesEndpoint));
+  router->Add("POST", "/api/v1/saved-queries", account(&Api::CreateSavedQueryEndpoint));
+  for (std::string_view method : {"GET", "PATCH", "DELETE"}) {
+    router->AddPrefix(method, "/api/v1/saved-queries/", account(&Api::SavedQueryEndpoint));
+  }
 }
 
 control::RequestOrigin Api::OriginOf(const server::HttpRequest& request) {

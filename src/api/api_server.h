@@ -48,6 +48,7 @@
 #include "api/service_map.h"
 #include "common/mutex.h"
 #include "control/accounts.h"
+#include "control/saved_queries.h"
 #include "control/token_store.h"
 #include "io/file_system.h"
 #include "query/query_pool.h"
@@ -80,6 +81,8 @@ struct ApiOptions {
   // People: sessions, sign-in, users, the audit log. Null: no session
   // cookie is accepted and the account endpoints answer 503.
   control::Accounts* accounts = nullptr;
+  // /api/v1/saved-queries. Null: those endpoints answer 503.
+  control::SavedQueries* saved_queries = nullptr;
   // /api/v1/tokens. Null: those endpoints answer 503.
   control::TokenStore* tokens = nullptr;
   // The API is served over TLS: the session cookie is
@@ -205,6 +208,12 @@ class Api {
   server::HttpResponse RevokeTokenEndpoint(const server::HttpRequest& request,
                                            const Caller& caller);
   server::HttpResponse AuditEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse ListSavedQueriesEndpoint(const server::HttpRequest& request,
+                                                const Caller& caller);
+  server::HttpResponse CreateSavedQueryEndpoint(const server::HttpRequest& request,
+                                                const Caller& caller);
+  // GET, PATCH and DELETE /api/v1/saved-queries/{id}.
+  server::HttpResponse SavedQueryEndpoint(const server::HttpRequest& request, const Caller& caller);
   // A signed-in answer: `body` with the session cookie set.
   server::HttpResponse SignedInResponse(int status, const control::SignedIn& signed_in) const;
   // "http://<Host>" (https with secure_cookies): the base of links.

@@ -42,6 +42,12 @@ absl::StatusOr<JsonBody> JsonBody::Parse(std::string_view body,
             absl::StrCat("body: member \"", name, "\" must be a string"));
       }
       parsed.values_.emplace(name, std::string(text));
+    } else if (known->type == JsonMember::Type::kObject) {
+      if (!member.value.is_object()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("body: member \"", name, "\" must be a JSON object"));
+      }
+      parsed.values_.emplace(name, simdjson::minify(member.value));
     } else {
       bool value = false;
       if (member.value.get_bool().get(value) != simdjson::SUCCESS) {

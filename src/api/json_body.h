@@ -1,7 +1,7 @@
 #pragma once
 
-// Request bodies that are one flat JSON object (POST /api/v1/sql, the
-// account endpoints): each member a string or a boolean, checked against
+// Request bodies that are one JSON object (POST /api/v1/sql, the account
+// endpoints): each member a string, a boolean or an object, checked against
 // the members an endpoint takes. Unknown members, repeated members, wrong
 // types and missing required members are InvalidArgument naming the
 // member, so a typo is an error rather than a silently ignored field.
@@ -20,7 +20,8 @@
 namespace strata::api {
 
 struct JsonMember {
-  enum class Type { kString, kBool };
+  // kObject: a JSON object, kept as minified JSON text (String()).
+  enum class Type { kString, kBool, kObject };
   std::string_view name;
   Type type = Type::kString;
   bool required = false;
@@ -33,7 +34,7 @@ class JsonBody {
                                                       std::span<const JsonMember> members);
 
   // The member's value when it was given (and had the declared type).
-  std::optional<std::string> String(std::string_view name) const;
+  std::optional<std::string> String(std::string_view name) const;  // kString and kObject
   std::optional<bool> Bool(std::string_view name) const;
   // String(name) or "".
   std::string StringOr(std::string_view name) const { return String(name).value_or(""); }

@@ -5,10 +5,10 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "otlp/encode.h"
-#include "otlp/json_writer.h"
 #include "api/json_body.h"
 #include "common/status_macros.h"
+#include "otlp/encode.h"
+#include "otlp/json_writer.h"
 
 namespace strata::api {
 namespace {

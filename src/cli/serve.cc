@@ -414,6 +414,7 @@ int RunServe(const ServeOptions& options) {
     spdlog::warn("strata serve: audit log: {}", status.ToString());
   };
   control::Accounts accounts(account_store->get(), std::move(account_options));
+  control::SavedQueries saved_queries(account_store->get());
   absl::StatusOr<std::optional<std::string>> setup = accounts.OpenSetup();
   if (!setup.ok()) {
     spdlog::error("strata serve: cannot read the accounts: {}", setup.status().ToString());
@@ -450,6 +451,7 @@ int RunServe(const ServeOptions& options) {
       .data_dir = data_path,
       .authenticate = [auth_ptr](std::string_view token) { return auth_ptr->Authenticate(token); },
       .accounts = &accounts,
+      .saved_queries = &saved_queries,
       .tokens = tokens->get(),
       .worker_threads = options.api_workers,
       .query_deadline = query_timeout,

@@ -86,6 +86,31 @@ struct AuditEvent {
   std::string detail;
 };
 
+enum class SavedQueryKind { kTraces, kLogs, kMetrics, kSql };
+std::string_view SavedQueryKindName(SavedQueryKind kind);
+[[nodiscard]] absl::StatusOr<SavedQueryKind> ParseSavedQueryKind(std::string_view name);
+
+struct SavedQuery {
+  int64_t id = 0;
+  int64_t owner_id = 0;
+  std::string owner_email;  // filled by the store
+  std::string name;
+  SavedQueryKind kind = SavedQueryKind::kTraces;
+  std::string parameters;  // a JSON object, as text
+  std::string time_range;  // "now-1h" or "<RFC 3339>/<RFC 3339>"
+  bool shared = false;
+  absl::Time created_at;
+  absl::Time updated_at;
+};
+
+// Only the fields set change.
+struct SavedQueryChange {
+  std::optional<std::string> name;
+  std::optional<std::string> parameters;
+  std::optional<std::string> time_range;
+  std::optional<bool> shared;
+};
+
 class AccountStore {
  public:
   virtual ~AccountStore() = default;
@@ -136,6 +161,20 @@ class AccountStore {
   // when no unused link with that hash expires after `now`.
   [[nodiscard]] virtual absl::StatusOr<std::optional<int64_t>> UsePasswordLink(
       const TokenHash& hash, absl::Time now) = 0;
+
+  // Saved queries. AlreadyExists when the owner has one of that name.
+  [[nodiscard]] virtual absl::StatusOr<SavedQuery> CreateSavedQuery(const SavedQuery& query,
+                                                                    absl::Time now) = 0;
+  // NotFound when there is none with that id.
+  [[nodiscard]] virtual absl::StatusOr<SavedQuery> GetSavedQuery(int64_t id) = 0;
+  // The user's own and every shared one, by id.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<SavedQuery>> ListSavedQueries(
+      int64_t user_id) = 0;
+  [[nodiscard]] virtual absl::StatusOr<int64_t> CountSavedQueries(int64_t owner_id) = 0;
+  [[nodiscard]] virtual absl::StatusOr<SavedQuery> ChangeSavedQuery(int64_t id,
+                                                                    const SavedQueryChange& change,
+                                                                    absl::Time now) = 0;
+  [[nodiscard]] virtual absl::Status DeleteSavedQuery(int64_t id) = 0;
 
   // The audit log.
   [[nodiscard]] virtual absl::Status AppendAudit(const AuditEvent& event) = 0;

@@ -3,8 +3,8 @@
 // SqliteAccountStore: the AccountStore of a single node, in the control
 // database <data>/control/strata.sqlite (docs/format/control-db.md, tables
 // users, sessions, password_links and audit_events). Users and links are in
-// sqlite_account_store.cc, sessions in sqlite_sessions.cc, the audit log in
-// sqlite_audit.cc.
+// sqlite_account_store.cc, sessions in sqlite_sessions.cc, saved queries in
+// sqlite_saved_queries.cc, the audit log in sqlite_audit.cc.
 //
 // Thread-safety: safe for concurrent use (SqliteDb serializes statements).
 // Errors: as AccountStore; every database error names the file.
@@ -49,6 +49,14 @@ class SqliteAccountStore final : public AccountStore {
                                   absl::Time expires_at) override;
   absl::StatusOr<std::optional<int64_t>> UsePasswordLink(const TokenHash& hash,
                                                          absl::Time now) override;
+
+  absl::StatusOr<SavedQuery> CreateSavedQuery(const SavedQuery& query, absl::Time now) override;
+  absl::StatusOr<SavedQuery> GetSavedQuery(int64_t id) override;
+  absl::StatusOr<std::vector<SavedQuery>> ListSavedQueries(int64_t user_id) override;
+  absl::StatusOr<int64_t> CountSavedQueries(int64_t owner_id) override;
+  absl::StatusOr<SavedQuery> ChangeSavedQuery(int64_t id, const SavedQueryChange& change,
+                                              absl::Time now) override;
+  absl::Status DeleteSavedQuery(int64_t id) override;
 
   absl::Status AppendAudit(const AuditEvent& event) override;
   absl::StatusOr<std::vector<AuditEvent>> ListAudit(std::optional<int64_t> before_id,
