@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "api/cookie.h"
 #include "common/check.h"
 #include "fmt/format.h"
 
@@ -51,22 +52,6 @@ constexpr RouteRule kRules[] = {
 bool SameIgnoringCase(std::string_view a, std::string_view b) {
   return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()),
                                 absl::string_view(b.data(), b.size()));
-}
-
-// The value of cookie `name` in one Cookie header, or nullopt.
-std::optional<std::string_view> CookieValue(std::string_view header, std::string_view name) {
-  while (!header.empty()) {
-    const size_t end = header.find(';');
-    std::string_view pair = header.substr(0, end);
-    header = end == std::string_view::npos ? std::string_view() : header.substr(end + 1);
-    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-    const size_t eq = pair.find('=');
-    if (eq == std::string_view::npos || pair.substr(0, eq) != name) continue;
-    std::string_view value = pair.substr(eq + 1);
-    while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-    return value;
-  }
-  return std::nullopt;
 }
 
 }  // namespace

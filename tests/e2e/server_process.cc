@@ -61,6 +61,8 @@ ServerProcess::ServerProcess(const std::string& data_dir,
   api_address_ = Capture(out, "API listening on ([0-9.]+:[0-9]+)");
   // The first boot prints its token on a line of its own after "store it now".
   token_ = Capture(out, "store it now[^\\n]*\\n\\s*(strata_[A-Za-z0-9]+)");
+  // While no account exists, the setup link's token.
+  setup_token_ = Capture(out, "/setup#token=([0-9a-z]+)");
 }
 
 ServerProcess::~ServerProcess() {

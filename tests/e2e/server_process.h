@@ -41,6 +41,8 @@ class ServerProcess {
   const std::string& http_address() const { return http_address_; }
   const std::string& api_address() const { return api_address_; }
   const std::string& first_token() const { return token_; }
+  // The first-boot setup link's token; empty once an account exists.
+  const std::string& setup_token() const { return setup_token_; }
   const std::string& output() const { return process_->output(); }
 
   // SIGTERM and wait for the exit code (-1 on timeout).
@@ -52,7 +54,7 @@ class ServerProcess {
   std::unique_ptr<Subprocess> process_;
   bool ready_ = false;
   bool exited_ = false;
-  std::string grpc_address_, http_address_, api_address_, token_;
+  std::string grpc_address_, http_address_, api_address_, token_, setup_token_;
 };
 
 // The environment strata's child processes get (PATH, HOME, no STRATA_*).
