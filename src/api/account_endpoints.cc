@@ -15,7 +15,7 @@
 namespace strata::api {
 namespace {
 
-constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kJsonContentType = "application/json";
 constexpr std::string_view kUsersPrefix = "/api/v1/users/";
 constexpr std::string_view kTokensPrefix = "/api/v1/tokens/";
 constexpr std::string_view kSavedQueriesPrefix = "/api/v1/saved-queries/";
@@ -25,7 +25,7 @@ constexpr Limit kAuditLimit{100, 1000};
 server::HttpResponse Json(int status, std::string body) {
   server::HttpResponse response;
   response.status = status;
-  response.content_type = std::string(kJson);
+  response.content_type = std::string(kJsonContentType);
   response.body = std::move(body);
   // Answers about people and secrets are never cached.
   response.headers.emplace_back("Cache-Control", "no-store");

@@ -10,7 +10,7 @@ namespace {
 
 using otlp::JsonWriter;
 
-void Time(JsonWriter& w, std::string_view key, std::optional<absl::Time> time) {
+void TimeMember(JsonWriter& w, std::string_view key, std::optional<absl::Time> time) {
   w.Key(key);
   if (!time.has_value()) {
     w.Null();
@@ -33,8 +33,8 @@ void WriteUser(JsonWriter& w, const control::User& user) {
   w.Bool(user.active);
   w.Key("has_password");
   w.Bool(user.has_password);
-  Time(w, "created_at", user.created_at);
-  Time(w, "last_sign_in_at", user.last_sign_in_at);
+  TimeMember(w, "created_at", user.created_at);
+  TimeMember(w, "last_sign_in_at", user.last_sign_in_at);
   w.EndObject();
 }
 
@@ -42,7 +42,7 @@ void WriteLink(JsonWriter& w, const control::PasswordLink& link, std::string_vie
   w.BeginObject();
   w.Key("url");
   w.String(std::string(base) + "/password#token=" + link.token);
-  Time(w, "expires_at", link.expires_at);
+  TimeMember(w, "expires_at", link.expires_at);
   w.EndObject();
 }
 
@@ -54,9 +54,9 @@ void WriteToken(JsonWriter& w, const control::TokenInfo& token) {
   w.String(token.name);
   w.Key("scope");
   w.String(control::TokenScopeName(token.scope));
-  Time(w, "created_at", token.created_at);
-  Time(w, "last_used_at", token.last_used_at);
-  Time(w, "revoked_at", token.revoked_at);
+  TimeMember(w, "created_at", token.created_at);
+  TimeMember(w, "last_used_at", token.last_used_at);
+  TimeMember(w, "revoked_at", token.revoked_at);
   w.EndObject();
 }
 
@@ -156,8 +156,8 @@ std::string SavedQueryJson(const control::SavedQuery& query) {
   w.String(query.time_range);
   w.Key("shared");
   w.Bool(query.shared);
-  Time(w, "created_at", query.created_at);
-  Time(w, "updated_at", query.updated_at);
+  TimeMember(w, "created_at", query.created_at);
+  TimeMember(w, "updated_at", query.updated_at);
   // The parameters are a JSON object the API checked and minified on the
   // way in; they go out as they are, last.
   w.Key("parameters");
@@ -186,7 +186,7 @@ std::string AuditJson(const std::vector<control::AuditEvent>& events, bool more)
     w.BeginObject();
     w.Key("id");
     w.Int(event.id);
-    Time(w, "at", event.at);
+    TimeMember(w, "at", event.at);
     w.Key("actor");
     w.String(event.actor);
     w.Key("action");

@@ -8,13 +8,13 @@
 namespace strata::control {
 namespace {
 
-constexpr size_t kMaxNameBytes = 200;
+constexpr size_t kMaxQueryNameBytes = 200;
 
 absl::Status CheckFields(const std::optional<std::string>& name,
                          const std::optional<std::string>& parameters,
                          const std::optional<std::string>& time_range) {
   if (name.has_value()) {
-    STRATA_RETURN_IF_ERROR(ValidatePlainText("a saved query's name", *name, kMaxNameBytes));
+    STRATA_RETURN_IF_ERROR(ValidatePlainText("a saved query's name", *name, kMaxQueryNameBytes));
   }
   if (parameters.has_value() && parameters->size() > kMaxSavedQueryParameterBytes) {
     return absl::InvalidArgumentError(fmt::format("a saved query's parameters are at most {} bytes",
