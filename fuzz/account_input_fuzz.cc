@@ -1,5 +1,5 @@
 // Fuzz target for what clients send the account endpoints: JSON bodies
-// (src/api/json_body.cc), Cookie headers (src/api/cookie.cc), and the text
+// (src/api/json_body.cc), Cookie headers (src/api/header_values.cc), and the text
 // checks on emails, passwords, names and saved-query time ranges
 // (src/control/text_checks.cc, accounts.cc, password.cc,
 // saved_queries.cc). Each must return a value or an error, never crash; a
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/cookie.h"
+#include "api/header_values.h"
 #include "api/json_body.h"
 #include "control/accounts.h"
 #include "control/password.h"

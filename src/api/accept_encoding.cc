@@ -1,22 +1,17 @@
 #include "api/accept_encoding.h"
 
 #include "absl/strings/ascii.h"
+#include "api/header_values.h"
 
 namespace strata::api {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // The weight of one list element's parameters ("q=0.5"): false only for a
 // weight of zero ("q=0", "q=0.0", "q=0.000").
 bool NonzeroWeight(std::string_view parameters) {
   while (!parameters.empty()) {
     const size_t semicolon = parameters.find(';');
-    const std::string_view parameter = Trim(parameters.substr(0, semicolon));
+    const std::string_view parameter = TrimSpaces(parameters.substr(0, semicolon));
     parameters =
         semicolon == std::string_view::npos ? std::string_view() : parameters.substr(semicolon + 1);
     if (parameter.size() < 2 ||
@@ -59,7 +54,7 @@ bool AcceptsGzip(std::string_view accept_encoding) {
     accept_encoding =
         comma == std::string_view::npos ? std::string_view() : accept_encoding.substr(comma + 1);
     const size_t semicolon = element.find(';');
-    const std::string_view coding = Trim(element.substr(0, semicolon));
+    const std::string_view coding = TrimSpaces(element.substr(0, semicolon));
     const std::string_view parameters =
         semicolon == std::string_view::npos ? std::string_view() : element.substr(semicolon + 1);
     if (EqualsIgnoreCase(coding, "gzip") || EqualsIgnoreCase(coding, "x-gzip")) {

@@ -1,8 +1,7 @@
 #include "api/access.h"
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "api/cookie.h"
+#include "api/header_values.h"
 #include "common/check.h"
 #include "fmt/format.h"
 
@@ -48,11 +47,6 @@ constexpr RouteRule kRules[] = {
     {"PATCH", "/api/v1/saved-queries/", true, Access::kSignedIn},
     {"DELETE", "/api/v1/saved-queries/", true, Access::kSignedIn},
 };
-
-bool SameIgnoringCase(std::string_view a, std::string_view b) {
-  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()),
-                                absl::string_view(b.data(), b.size()));
-}
 
 }  // namespace
 
@@ -147,7 +141,7 @@ std::string_view BearerToken(const server::HttpRequest& request) {
 std::string_view SessionCookie(const server::HttpRequest& request, bool secure) {
   const std::string_view name = secure ? kSecureSessionCookie : kSessionCookie;
   for (const auto& [key, value] : request.headers) {
-    if (!SameIgnoringCase(key, "Cookie")) continue;
+    if (!EqualsIgnoringCase(key, "Cookie")) continue;
     if (const std::optional<std::string_view> found = CookieValue(value, name)) return *found;
   }
   return {};
@@ -168,8 +162,9 @@ bool ChangesState(std::string_view method) {
   return method != "GET" && method != "HEAD" && method != "OPTIONS";
 }
 
-absl::Status CheckBrowserRequest(const server::HttpRequest& request, bool secure) {
-  if (SameIgnoringCase(request.Header("Sec-Fetch-Site"), "cross-site")) {
+absl::Status CheckBrowserRequest(const server::HttpRequest& request, bool secure,
+                                 std::string_view host) {
+  if (EqualsIgnoringCase(request.Header("Sec-Fetch-Site"), "cross-site")) {
     return absl::PermissionDeniedError("cross-site requests are refused (Sec-Fetch-Site)");
   }
   if (!ChangesState(request.method)) return absl::OkStatus();
@@ -179,9 +174,8 @@ absl::Status CheckBrowserRequest(const server::HttpRequest& request, bool secure
   }
   const std::string_view origin = request.Header("Origin");
   if (!origin.empty()) {
-    const std::string own =
-        fmt::format("{}://{}", secure ? "https" : "http", request.Header("Host"));
-    if (!SameIgnoringCase(origin, own)) {
+    const std::string own = fmt::format("{}://{}", secure ? "https" : "http", host);
+    if (!EqualsIgnoringCase(origin, own)) {
       return absl::PermissionDeniedError(
           fmt::format("Origin {} is not this server's origin ({})", origin, own));
     }

@@ -75,6 +75,8 @@ std::string ClearSessionCookie(bool secure);
 // True for methods that change state (anything but GET, HEAD, OPTIONS).
 bool ChangesState(std::string_view method);
 // The browser rules above; PermissionDenied saying which one failed.
-[[nodiscard]] absl::Status CheckBrowserRequest(const server::HttpRequest& request, bool secure);
+// `secure` and `host` are what the client sees (forwarded.h's RequestView).
+[[nodiscard]] absl::Status CheckBrowserRequest(const server::HttpRequest& request, bool secure,
+                                               std::string_view host);
 
 }  // namespace strata::api

@@ -80,15 +80,17 @@ absl::StatusOr<std::pair<int64_t, std::string_view>> IdAfter(std::string_view pa
   } while (false)
 
 std::string Api::BaseUrl(const server::HttpRequest& request) const {
-  return fmt::format("{}://{}", options_.secure_cookies ? "https" : "http", request.Header("Host"));
+  const RequestView view = View(request);
+  return fmt::format("{}://{}", view.secure ? "https" : "http", view.host);
 }
 
-server::HttpResponse Api::SignedInResponse(int status, const control::SignedIn& signed_in) const {
+server::HttpResponse Api::SignedInResponse(const server::HttpRequest& request, int status,
+                                           const control::SignedIn& signed_in) const {
   server::HttpResponse response = Json(status, UserJson(signed_in.user));
   response.headers.emplace_back(
       "Set-Cookie",
       SetSessionCookie(signed_in.session_token, options_.accounts->options().session_lifetime,
-                       options_.secure_cookies));
+                       View(request).secure));
   return response;
 }
 
@@ -121,7 +123,7 @@ server::HttpResponse Api::SetupEndpoint(const server::HttpRequest& request, cons
     return gone;
   }
   if (!signed_in.ok()) return ApiErrorResponse(signed_in.status());
-  return SignedInResponse(201, *signed_in);
+  return SignedInResponse(request, 201, *signed_in);
 }
 
 server::HttpResponse Api::LoginEndpoint(const server::HttpRequest& request, const Caller& caller) {
@@ -133,7 +135,7 @@ server::HttpResponse Api::LoginEndpoint(const server::HttpRequest& request, cons
       const control::SignedIn signed_in,
       options_.accounts->SignIn(body.StringOr("email"), body.StringOr("password"),
                                 OriginOf(request)));
-  return SignedInResponse(200, signed_in);
+  return SignedInResponse(request, 200, signed_in);
 }
 
 server::HttpResponse Api::PasswordEndpoint(const server::HttpRequest& request,
@@ -146,13 +148,13 @@ server::HttpResponse Api::PasswordEndpoint(const server::HttpRequest& request,
       const control::SignedIn signed_in,
       options_.accounts->UsePasswordLink(body.StringOr("token"), body.StringOr("password"),
                                          OriginOf(request)));
-  return SignedInResponse(200, signed_in);
+  return SignedInResponse(request, 200, signed_in);
 }
 
 server::HttpResponse Api::LogoutEndpoint(const server::HttpRequest& request, const Caller& caller) {
   ACCOUNT_RETURN_IF_ERROR(options_.accounts->SignOut(caller.session, OriginOf(request)));
   server::HttpResponse response = NoContent();
-  response.headers.emplace_back("Set-Cookie", ClearSessionCookie(options_.secure_cookies));
+  response.headers.emplace_back("Set-Cookie", ClearSessionCookie(View(request).secure));
   return response;
 }
 

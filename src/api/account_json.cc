@@ -8,9 +8,7 @@
 namespace strata::api {
 namespace {
 
-using otlp::JsonWriter;
-
-void TimeMember(JsonWriter& w, std::string_view key, std::optional<absl::Time> time) {
+void TimeMember(otlp::JsonWriter& w, std::string_view key, std::optional<absl::Time> time) {
   w.Key(key);
   if (!time.has_value()) {
     w.Null();
@@ -19,7 +17,7 @@ void TimeMember(JsonWriter& w, std::string_view key, std::optional<absl::Time> t
   w.String(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", *time, absl::UTCTimeZone()));
 }
 
-void WriteUser(JsonWriter& w, const control::User& user) {
+void WriteUser(otlp::JsonWriter& w, const control::User& user) {
   w.BeginObject();
   w.Key("id");
   w.Int(user.id);
@@ -38,7 +36,7 @@ void WriteUser(JsonWriter& w, const control::User& user) {
   w.EndObject();
 }
 
-void WriteLink(JsonWriter& w, const control::PasswordLink& link, std::string_view base) {
+void WriteLink(otlp::JsonWriter& w, const control::PasswordLink& link, std::string_view base) {
   w.BeginObject();
   w.Key("url");
   w.String(std::string(base) + "/password#token=" + link.token);
@@ -46,7 +44,7 @@ void WriteLink(JsonWriter& w, const control::PasswordLink& link, std::string_vie
   w.EndObject();
 }
 
-void WriteToken(JsonWriter& w, const control::TokenInfo& token) {
+void WriteToken(otlp::JsonWriter& w, const control::TokenInfo& token) {
   w.BeginObject();
   w.Key("id");
   w.Int(token.id);
@@ -64,14 +62,14 @@ void WriteToken(JsonWriter& w, const control::TokenInfo& token) {
 
 std::string UserJson(const control::User& user) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   WriteUser(w, user);
   return out;
 }
 
 std::string UsersJson(const std::vector<control::User>& users) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("users");
   w.BeginArray();
@@ -84,7 +82,7 @@ std::string UsersJson(const std::vector<control::User>& users) {
 std::string CreatedUserJson(const control::User& user, const control::PasswordLink& link,
                             std::string_view base) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("user");
   WriteUser(w, user);
@@ -96,7 +94,7 @@ std::string CreatedUserJson(const control::User& user, const control::PasswordLi
 
 std::string PasswordLinkJson(const control::PasswordLink& link, std::string_view base) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("password_link");
   WriteLink(w, link, base);
@@ -106,7 +104,7 @@ std::string PasswordLinkJson(const control::PasswordLink& link, std::string_view
 
 std::string TokensJson(const std::vector<control::TokenInfo>& tokens) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("tokens");
   w.BeginArray();
@@ -118,7 +116,7 @@ std::string TokensJson(const std::vector<control::TokenInfo>& tokens) {
 
 std::string TokenInfoJson(const control::TokenInfo& token) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   WriteToken(w, token);
   return out;
 }
@@ -126,7 +124,7 @@ std::string TokenInfoJson(const control::TokenInfo& token) {
 std::string CreatedTokenJson(const control::CreatedToken& created, std::string_view name,
                              control::TokenScope scope) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("id");
   w.Int(created.id);
@@ -142,7 +140,7 @@ std::string CreatedTokenJson(const control::CreatedToken& created, std::string_v
 
 std::string SavedQueryJson(const control::SavedQuery& query) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("id");
   w.Int(query.id);
@@ -178,7 +176,7 @@ std::string SavedQueriesJson(const std::vector<control::SavedQuery>& queries) {
 
 std::string AuditJson(const std::vector<control::AuditEvent>& events, bool more) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("events");
   w.BeginArray();

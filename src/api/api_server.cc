@@ -197,10 +197,10 @@ void Api::AddRoutes(server::HttpRouter* router) {
   }
 }
 
-control::RequestOrigin Api::OriginOf(const server::HttpRequest& request) {
+control::RequestOrigin Api::OriginOf(const server::HttpRequest& request) const {
   constexpr size_t kMaxUserAgent = 256;
   return control::RequestOrigin{
-      .address = request.peer_address,
+      .address = View(request).address,
       .user_agent = std::string(request.Header("User-Agent").substr(0, kMaxUserAgent))};
 }
 
@@ -214,7 +214,7 @@ absl::StatusOr<Caller> Api::ResolveCaller(const server::HttpRequest& request) {
     caller.scope = *scope;
     return caller;
   }
-  const std::string_view cookie = SessionCookie(request, options_.secure_cookies);
+  const std::string_view cookie = SessionCookie(request, View(request).secure);
   if (cookie.empty() || options_.accounts == nullptr) return caller;
   STRATA_ASSIGN_OR_RETURN(std::optional<control::SessionUser> session,
                           options_.accounts->ResolveSession(cookie));
@@ -229,7 +229,7 @@ absl::StatusOr<Caller> Api::ResolveCaller(const server::HttpRequest& request) {
 absl::StatusOr<Caller> Api::Admit(const server::HttpRequest& request) {
   const std::optional<Access> access = AccessFor(request.method, request.path());
   const bool presented =
-      !BearerToken(request).empty() || !SessionCookie(request, options_.secure_cookies).empty();
+      !BearerToken(request).empty() || !SessionCookie(request, View(request).secure).empty();
   auto deny = [&](const std::string& actor, const absl::Status& status) {
     if (options_.accounts != nullptr && presented) {
       options_.accounts->Audit(
@@ -250,7 +250,8 @@ absl::StatusOr<Caller> Api::Admit(const server::HttpRequest& request) {
   if (*access == Access::kPublic) {
     // The sign-in endpoints set the cookie: the browser rules apply.
     if (ChangesState(request.method)) {
-      STRATA_RETURN_IF_ERROR(CheckBrowserRequest(request, options_.secure_cookies));
+      STRATA_RETURN_IF_ERROR(
+          CheckBrowserRequest(request, View(request).secure, View(request).host));
     }
     return caller;
   }
@@ -258,7 +259,8 @@ absl::StatusOr<Caller> Api::Admit(const server::HttpRequest& request) {
     return deny(caller->Actor(), allowed);
   }
   if (caller->kind == Caller::Kind::kSession) {
-    if (absl::Status browser = CheckBrowserRequest(request, options_.secure_cookies);
+    if (absl::Status browser =
+            CheckBrowserRequest(request, View(request).secure, View(request).host);
         !browser.ok()) {
       return deny(caller->Actor(), browser);
     }

@@ -42,6 +42,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "api/access.h"
+#include "api/forwarded.h"
 #include "api/log_tail.h"
 #include "api/params.h"
 #include "api/service_health.h"
@@ -88,6 +89,9 @@ struct ApiOptions {
   // The API is served over TLS: the session cookie is
   // __Host-strata_session with Secure, and origins are https.
   bool secure_cookies = false;
+  // Reverse proxies whose X-Forwarded-For, -Proto and -Host are believed
+  // (forwarded.h; `strata serve --trusted-proxies`).
+  std::vector<IpNetwork> trusted_proxies;
   NowFunction now = SystemNowUnixNano;
   // Workers that run requests, and requests that may wait for one.
   int worker_threads = 4;
@@ -150,8 +154,12 @@ class Api {
   // browser rules; denials of callers that presented credentials are
   // audited.
   absl::StatusOr<Caller> Admit(const server::HttpRequest& request);
+  // What the client sees, through trusted proxies (forwarded.h).
+  RequestView View(const server::HttpRequest& request) const {
+    return ViewOf(request, options_.trusted_proxies, options_.secure_cookies);
+  }
   // Where the request came from, for the audit log and sign-in limits.
-  static control::RequestOrigin OriginOf(const server::HttpRequest& request);
+  control::RequestOrigin OriginOf(const server::HttpRequest& request) const;
   // Admits the request, then starts a live tail (no worker: LogTail's own
   // thread serves it).
   void TailLogs(server::HttpRequest request, server::HttpResponder responder);
@@ -214,9 +222,10 @@ class Api {
                                                 const Caller& caller);
   // GET, PATCH and DELETE /api/v1/saved-queries/{id}.
   server::HttpResponse SavedQueryEndpoint(const server::HttpRequest& request, const Caller& caller);
-  // A signed-in answer: `body` with the session cookie set.
-  server::HttpResponse SignedInResponse(int status, const control::SignedIn& signed_in) const;
-  // "http://<Host>" (https with secure_cookies): the base of links.
+  // A signed-in answer: the user, with the session cookie set.
+  server::HttpResponse SignedInResponse(const server::HttpRequest& request, int status,
+                                        const control::SignedIn& signed_in) const;
+  // "http://<host>" (https when the client uses https): the base of links.
   std::string BaseUrl(const server::HttpRequest& request) const;
 
   query::ViewFiles FilesOf(const storage::Snapshot& snapshot) const;

@@ -257,6 +257,11 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     return absl::InvalidArgumentError(
         "--session-idle-timeout-sec and --session-lifetime-sec must be at least 60");
   }
+  if (absl::StatusOr<std::vector<api::IpNetwork>> proxies =
+          api::ParseTrustedProxies(options.trusted_proxies);
+      !proxies.ok()) {
+    return proxies.status();
+  }
   if (options.audit_retention_days == 0) {
     return absl::InvalidArgumentError("--audit-retention-days must be > 0");
   }
@@ -453,6 +458,8 @@ int RunServe(const ServeOptions& options) {
       .accounts = &accounts,
       .saved_queries = &saved_queries,
       .tokens = tokens->get(),
+      // Checked by ValidateServeOptions.
+      .trusted_proxies = api::ParseTrustedProxies(options.trusted_proxies).value(),
       .worker_threads = options.api_workers,
       .query_deadline = query_timeout,
       .sql_max_answer_bytes = options.sql_max_answer_bytes,
@@ -571,6 +578,9 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
           "A browser session ends this long after sign-in, however much it is used");
   AddFlag(command, env_names, "audit-retention-days", &options->audit_retention_days,
           "Days the audit log keeps its events");
+  AddFlag(command, env_names, "trusted-proxies", &options->trusted_proxies,
+          "Reverse proxies (IPs or CIDR networks, comma-separated) whose X-Forwarded-For, "
+          "-Proto and -Host the API believes");
   AddFlag(command, env_names, "inflight-bytes-limit", &options->inflight_bytes_limit,
           "Memory held by admitted, unanswered exports (decoded rows, protobuf bodies); beyond it "
           "exports get 429 / RESOURCE_EXHAUSTED");

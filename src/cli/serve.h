@@ -77,6 +77,10 @@ struct ServeOptions {
   double session_idle_timeout_sec = 12 * 3600;
   double session_lifetime_sec = 7 * 24 * 3600;
   uint32_t audit_retention_days = 90;
+  // Reverse proxies whose X-Forwarded-* headers the API believes: IP
+  // addresses and CIDR networks, comma-separated (docs/operations.md,
+  // "Behind a reverse proxy"). Empty: none.
+  std::string trusted_proxies;
 };
 
 // Checks the options; InvalidArgument names the bad one.

@@ -25,7 +25,7 @@ struct UserCommands {
 
 const control::RequestOrigin kCliOrigin{"cli", "strata user"};
 
-void PrintError(std::string_view command, const absl::Status& status) {
+void PrintUserError(std::string_view command, const absl::Status& status) {
   fmt::print(stderr, "strata user {}: {}\n", command, std::string(status.message()));
 }
 
@@ -45,28 +45,28 @@ int WithAccounts(const UserCommands& commands, std::string_view command, bool ma
     return kExitUsage;
   }
   if (absl::Status s = PrepareControlDataDir(commands.data_dir, may_initialize); !s.ok()) {
-    PrintError(command, s);
+    PrintUserError(command, s);
     return kExitFailure;
   }
   absl::StatusOr<std::unique_ptr<control::SqliteAccountStore>> store =
       control::SqliteAccountStore::Open(storage::DataDirPaths(commands.data_dir).ControlDb(),
                                         absl::Now());
   if (!store.ok()) {
-    PrintError(command, store.status());
+    PrintUserError(command, store.status());
     return kExitFailure;
   }
   control::Accounts accounts(store->get(), control::AccountsOptions{});
   return run(accounts);
 }
 
-int RunCreate(const UserCommands& commands) {
+int RunUserCreate(const UserCommands& commands) {
   absl::StatusOr<control::Role> role = control::ParseRole(commands.role);
   if (!role.ok()) {
-    PrintError("create", role.status());
+    PrintUserError("create", role.status());
     return kExitUsage;
   }
   if (absl::StatusOr<std::string> email = control::NormalizeEmail(commands.email); !email.ok()) {
-    PrintError("create", email.status());
+    PrintUserError("create", email.status());
     return kExitUsage;
   }
   return WithAccounts(commands, "create", true, [&](control::Accounts& accounts) {
@@ -74,7 +74,7 @@ int RunCreate(const UserCommands& commands) {
     absl::StatusOr<control::CreatedUser> created =
         accounts.CreateUser("cli", commands.email, name, *role, kCliOrigin);
     if (!created.ok()) {
-      PrintError("create", created.status());
+      PrintUserError("create", created.status());
       return absl::IsInvalidArgument(created.status()) ? kExitUsage : kExitFailure;
     }
     fmt::print("Created user {} {} with role {}.\n", created->user.id, created->user.email,
@@ -84,12 +84,12 @@ int RunCreate(const UserCommands& commands) {
   });
 }
 
-int RunResetLink(const UserCommands& commands) {
+int RunUserResetLink(const UserCommands& commands) {
   return WithAccounts(commands, "reset-link", false, [&](control::Accounts& accounts) {
     absl::StatusOr<control::PasswordLink> link =
         accounts.ResetLink("cli", commands.email, kCliOrigin);
     if (!link.ok()) {
-      PrintError("reset-link", link.status());
+      PrintUserError("reset-link", link.status());
       return absl::IsInvalidArgument(link.status()) ? kExitUsage : kExitFailure;
     }
     PrintLink(commands, *link);
@@ -122,8 +122,8 @@ std::vector<Command> RegisterUserCommands(CLI::App* app, std::set<std::string>* 
           "How people reach the API, for the link");
   reset->add_option("email", commands->email, "The user's email")->required();
   return {
-      Command{create, [commands] { return RunCreate(*commands); }},
-      Command{reset, [commands] { return RunResetLink(*commands); }},
+      Command{create, [commands] { return RunUserCreate(*commands); }},
+      Command{reset, [commands] { return RunUserResetLink(*commands); }},
   };
 }
 

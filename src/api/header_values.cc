@@ -1,4 +1,6 @@
-#include "api/cookie.h"
+#include "api/header_values.h"
+
+#include "absl/strings/match.h"
 
 namespace strata::api {
 
@@ -15,6 +17,17 @@ std::optional<std::string_view> CookieValue(std::string_view header, std::string
     return value;
   }
   return std::nullopt;
+}
+
+std::string_view TrimSpaces(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()),
+                                absl::string_view(b.data(), b.size()));
 }
 
 }  // namespace strata::api
