@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "api/account_json.h"
+#include "api/api_respond.h"
 #include "api/api_server.h"
 #include "api/json_body.h"
 #include "api/params.h"
@@ -15,19 +16,15 @@
 namespace strata::api {
 namespace {
 
-constexpr std::string_view kJsonContentType = "application/json";
 constexpr std::string_view kUsersPrefix = "/api/v1/users/";
 constexpr std::string_view kTokensPrefix = "/api/v1/tokens/";
 constexpr std::string_view kSavedQueriesPrefix = "/api/v1/saved-queries/";
 constexpr std::string_view kPasswordLinkSuffix = "/password-link";
 constexpr Limit kAuditLimit{100, 1000};
 
+// Answers about people and secrets are never cached.
 server::HttpResponse Json(int status, std::string body) {
-  server::HttpResponse response;
-  response.status = status;
-  response.content_type = std::string(kJsonContentType);
-  response.body = std::move(body);
-  // Answers about people and secrets are never cached.
+  server::HttpResponse response = JsonAnswer(status, std::move(body));
   response.headers.emplace_back("Cache-Control", "no-store");
   return response;
 }
@@ -65,20 +62,6 @@ absl::StatusOr<std::pair<int64_t, std::string_view>> IdAfter(std::string_view pa
 
 }  // namespace
 
-#define ACCOUNT_ASSIGN_OR_RESPOND(lhs, expr) \
-  ACCOUNT_ASSIGN_IMPL(ACCOUNT_CONCAT(account_or_, __LINE__), lhs, expr)
-#define ACCOUNT_CONCAT_INNER(a, b) a##b
-#define ACCOUNT_CONCAT(a, b) ACCOUNT_CONCAT_INNER(a, b)
-#define ACCOUNT_ASSIGN_IMPL(tmp, lhs, expr)             \
-  auto tmp = (expr);                                    \
-  if (!tmp.ok()) return ApiErrorResponse(tmp.status()); \
-  lhs = *std::move(tmp)
-#define ACCOUNT_RETURN_IF_ERROR(expr)                                    \
-  do {                                                                   \
-    const absl::Status account_status_ = (expr);                         \
-    if (!account_status_.ok()) return ApiErrorResponse(account_status_); \
-  } while (false)
-
 std::string Api::BaseUrl(const server::HttpRequest& request) const {
   const RequestView view = View(request);
   return fmt::format("{}://{}", view.secure ? "https" : "http", view.host);
@@ -97,7 +80,7 @@ server::HttpResponse Api::SignedInResponse(const server::HttpRequest& request, i
 server::HttpResponse Api::SetupStatusEndpoint(const server::HttpRequest& request,
                                               const Caller& caller) {
   if (options_.accounts == nullptr) return ApiErrorResponse(NotConfigured("accounts"));
-  ACCOUNT_ASSIGN_OR_RESPOND(const bool needed, options_.accounts->SetupNeeded());
+  API_ASSIGN_OR_RESPOND(const bool needed, options_.accounts->SetupNeeded());
   std::string out;
   otlp::JsonWriter w(&out);
   w.BeginObject();
@@ -113,7 +96,7 @@ server::HttpResponse Api::SetupEndpoint(const server::HttpRequest& request, cons
                                             {.name = "email", .required = true},
                                             {.name = "name", .required = true},
                                             {.name = "password", .required = true}};
-  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
   absl::StatusOr<control::SignedIn> signed_in = options_.accounts->CompleteSetup(
       body.StringOr("token"), body.StringOr("email"), body.StringOr("name"),
       body.StringOr("password"), OriginOf(request));
@@ -130,11 +113,10 @@ server::HttpResponse Api::LoginEndpoint(const server::HttpRequest& request, cons
   if (options_.accounts == nullptr) return ApiErrorResponse(NotConfigured("accounts"));
   static constexpr JsonMember kMembers[] = {{.name = "email", .required = true},
                                             {.name = "password", .required = true}};
-  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
-  ACCOUNT_ASSIGN_OR_RESPOND(
-      const control::SignedIn signed_in,
-      options_.accounts->SignIn(body.StringOr("email"), body.StringOr("password"),
-                                OriginOf(request)));
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(const control::SignedIn signed_in,
+                        options_.accounts->SignIn(body.StringOr("email"), body.StringOr("password"),
+                                                  OriginOf(request)));
   return SignedInResponse(request, 200, signed_in);
 }
 
@@ -143,16 +125,15 @@ server::HttpResponse Api::PasswordEndpoint(const server::HttpRequest& request,
   if (options_.accounts == nullptr) return ApiErrorResponse(NotConfigured("accounts"));
   static constexpr JsonMember kMembers[] = {{.name = "token", .required = true},
                                             {.name = "password", .required = true}};
-  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
-  ACCOUNT_ASSIGN_OR_RESPOND(
-      const control::SignedIn signed_in,
-      options_.accounts->UsePasswordLink(body.StringOr("token"), body.StringOr("password"),
-                                         OriginOf(request)));
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(const control::SignedIn signed_in,
+                        options_.accounts->UsePasswordLink(
+                            body.StringOr("token"), body.StringOr("password"), OriginOf(request)));
   return SignedInResponse(request, 200, signed_in);
 }
 
 server::HttpResponse Api::LogoutEndpoint(const server::HttpRequest& request, const Caller& caller) {
-  ACCOUNT_RETURN_IF_ERROR(options_.accounts->SignOut(caller.session, OriginOf(request)));
+  API_RETURN_IF_ERROR(options_.accounts->SignOut(caller.session, OriginOf(request)));
   server::HttpResponse response = NoContent();
   response.headers.emplace_back("Set-Cookie", ClearSessionCookie(View(request).secure));
   return response;
@@ -165,7 +146,7 @@ server::HttpResponse Api::MeEndpoint(const server::HttpRequest& request, const C
 server::HttpResponse Api::ListUsersEndpoint(const server::HttpRequest& request,
                                             const Caller& caller) {
   if (options_.accounts == nullptr) return ApiErrorResponse(NotConfigured("accounts"));
-  ACCOUNT_ASSIGN_OR_RESPOND(const std::vector<control::User> users, options_.accounts->ListUsers());
+  API_ASSIGN_OR_RESPOND(const std::vector<control::User> users, options_.accounts->ListUsers());
   return Json(200, UsersJson(users));
 }
 
@@ -175,9 +156,9 @@ server::HttpResponse Api::CreateUserEndpoint(const server::HttpRequest& request,
   static constexpr JsonMember kMembers[] = {{.name = "email", .required = true},
                                             {.name = "name", .required = true},
                                             {.name = "role", .required = true}};
-  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
-  ACCOUNT_ASSIGN_OR_RESPOND(const control::Role role, control::ParseRole(body.StringOr("role")));
-  ACCOUNT_ASSIGN_OR_RESPOND(
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(const control::Role role, control::ParseRole(body.StringOr("role")));
+  API_ASSIGN_OR_RESPOND(
       const control::CreatedUser created,
       options_.accounts->CreateUser(caller.Actor(), body.StringOr("email"), body.StringOr("name"),
                                     role, OriginOf(request)));
@@ -186,40 +167,40 @@ server::HttpResponse Api::CreateUserEndpoint(const server::HttpRequest& request,
 
 server::HttpResponse Api::UserEndpoint(const server::HttpRequest& request, const Caller& caller) {
   if (options_.accounts == nullptr) return ApiErrorResponse(NotConfigured("accounts"));
-  ACCOUNT_ASSIGN_OR_RESPOND(const auto id_and_rest, IdAfter(request.path(), kUsersPrefix));
+  API_ASSIGN_OR_RESPOND(const auto id_and_rest, IdAfter(request.path(), kUsersPrefix));
   const auto [id, rest] = id_and_rest;
   const control::RequestOrigin origin = OriginOf(request);
   if (request.method == "POST" && rest == kPasswordLinkSuffix) {
-    ACCOUNT_ASSIGN_OR_RESPOND(const control::User user, options_.accounts->GetUser(id));
-    ACCOUNT_ASSIGN_OR_RESPOND(const control::PasswordLink link,
-                              options_.accounts->ResetLink(caller.Actor(), user.email, origin));
+    API_ASSIGN_OR_RESPOND(const control::User user, options_.accounts->GetUser(id));
+    API_ASSIGN_OR_RESPOND(const control::PasswordLink link,
+                          options_.accounts->ResetLink(caller.Actor(), user.email, origin));
     return Json(201, PasswordLinkJson(link, BaseUrl(request)));
   }
   if (!rest.empty() || request.method == "POST") {
     return ApiErrorResponse(absl::NotFoundError(fmt::format("no such path: {}", request.path())));
   }
   if (request.method == "DELETE") {
-    ACCOUNT_RETURN_IF_ERROR(options_.accounts->DeleteUser(caller.Actor(), id, origin));
+    API_RETURN_IF_ERROR(options_.accounts->DeleteUser(caller.Actor(), id, origin));
     return NoContent();
   }
   static constexpr JsonMember kMembers[] = {
       {.name = "name"}, {.name = "role"}, {.name = "active", .type = JsonMember::Type::kBool}};
-  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
   control::UserChange change;
   change.name = body.String("name");
   change.active = body.Bool("active");
   if (const std::optional<std::string> role = body.String("role")) {
-    ACCOUNT_ASSIGN_OR_RESPOND(change.role, control::ParseRole(*role));
+    API_ASSIGN_OR_RESPOND(change.role, control::ParseRole(*role));
   }
-  ACCOUNT_ASSIGN_OR_RESPOND(const control::User user,
-                            options_.accounts->ChangeUser(caller.Actor(), id, change, origin));
+  API_ASSIGN_OR_RESPOND(const control::User user,
+                        options_.accounts->ChangeUser(caller.Actor(), id, change, origin));
   return Json(200, UserJson(user));
 }
 
 server::HttpResponse Api::ListTokensEndpoint(const server::HttpRequest& request,
                                              const Caller& caller) {
   if (options_.tokens == nullptr) return ApiErrorResponse(NotConfigured("tokens"));
-  ACCOUNT_ASSIGN_OR_RESPOND(const std::vector<control::TokenInfo> tokens, options_.tokens->List());
+  API_ASSIGN_OR_RESPOND(const std::vector<control::TokenInfo> tokens, options_.tokens->List());
   return Json(200, TokensJson(tokens));
 }
 
@@ -228,9 +209,9 @@ server::HttpResponse Api::CreateTokenEndpoint(const server::HttpRequest& request
   if (options_.tokens == nullptr) return ApiErrorResponse(NotConfigured("tokens"));
   static constexpr JsonMember kMembers[] = {{.name = "name", .required = true},
                                             {.name = "scope", .required = true}};
-  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
-  ACCOUNT_ASSIGN_OR_RESPOND(const control::TokenScope scope,
-                            control::ParseTokenScope(body.StringOr("scope")));
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(const control::TokenScope scope,
+                        control::ParseTokenScope(body.StringOr("scope")));
   const std::string name = body.StringOr("name");
   absl::StatusOr<control::CreatedToken> created = options_.tokens->Create(name, scope);
   if (options_.accounts != nullptr) {
@@ -248,7 +229,7 @@ server::HttpResponse Api::CreateTokenEndpoint(const server::HttpRequest& request
 server::HttpResponse Api::RevokeTokenEndpoint(const server::HttpRequest& request,
                                               const Caller& caller) {
   if (options_.tokens == nullptr) return ApiErrorResponse(NotConfigured("tokens"));
-  ACCOUNT_ASSIGN_OR_RESPOND(const auto id_and_rest, IdAfter(request.path(), kTokensPrefix));
+  API_ASSIGN_OR_RESPOND(const auto id_and_rest, IdAfter(request.path(), kTokensPrefix));
   if (!id_and_rest.second.empty()) {
     return ApiErrorResponse(absl::NotFoundError(fmt::format("no such path: {}", request.path())));
   }
@@ -268,10 +249,10 @@ server::HttpResponse Api::RevokeTokenEndpoint(const server::HttpRequest& request
 
 server::HttpResponse Api::AuditEndpoint(const server::HttpRequest& request, const Caller& caller) {
   if (options_.accounts == nullptr) return ApiErrorResponse(NotConfigured("accounts"));
-  ACCOUNT_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
-  ACCOUNT_ASSIGN_OR_RESPOND(const int64_t limit, TakeLimit(params, kAuditLimit));
-  ACCOUNT_ASSIGN_OR_RESPOND(const std::optional<std::string> before_text, params.Take("before"));
-  ACCOUNT_RETURN_IF_ERROR(params.Finish());
+  API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
+  API_ASSIGN_OR_RESPOND(const int64_t limit, TakeLimit(params, kAuditLimit));
+  API_ASSIGN_OR_RESPOND(const std::optional<std::string> before_text, params.Take("before"));
+  API_RETURN_IF_ERROR(params.Finish());
   std::optional<int64_t> before;
   if (before_text.has_value()) {
     int64_t value = 0;
@@ -281,8 +262,8 @@ server::HttpResponse Api::AuditEndpoint(const server::HttpRequest& request, cons
     }
     before = value;
   }
-  ACCOUNT_ASSIGN_OR_RESPOND(std::vector<control::AuditEvent> events,
-                            options_.accounts->ListAudit(before, static_cast<size_t>(limit) + 1));
+  API_ASSIGN_OR_RESPOND(std::vector<control::AuditEvent> events,
+                        options_.accounts->ListAudit(before, static_cast<size_t>(limit) + 1));
   const bool more = events.size() > static_cast<size_t>(limit);
   if (more) events.resize(static_cast<size_t>(limit));
   return Json(200, AuditJson(events, more));
@@ -291,8 +272,8 @@ server::HttpResponse Api::AuditEndpoint(const server::HttpRequest& request, cons
 server::HttpResponse Api::ListSavedQueriesEndpoint(const server::HttpRequest& request,
                                                    const Caller& caller) {
   if (options_.saved_queries == nullptr) return ApiErrorResponse(NotConfigured("saved queries"));
-  ACCOUNT_ASSIGN_OR_RESPOND(const std::vector<control::SavedQuery> queries,
-                            options_.saved_queries->List(caller.session.user));
+  API_ASSIGN_OR_RESPOND(const std::vector<control::SavedQuery> queries,
+                        options_.saved_queries->List(caller.session.user));
   return Json(200, SavedQueriesJson(queries));
 }
 
@@ -305,10 +286,10 @@ server::HttpResponse Api::CreateSavedQueryEndpoint(const server::HttpRequest& re
       {.name = "parameters", .type = JsonMember::Type::kObject, .required = true},
       {.name = "time_range", .required = true},
       {.name = "shared", .type = JsonMember::Type::kBool}};
-  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
-  ACCOUNT_ASSIGN_OR_RESPOND(const control::SavedQueryKind kind,
-                            control::ParseSavedQueryKind(body.StringOr("kind")));
-  ACCOUNT_ASSIGN_OR_RESPOND(
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(const control::SavedQueryKind kind,
+                        control::ParseSavedQueryKind(body.StringOr("kind")));
+  API_ASSIGN_OR_RESPOND(
       const control::SavedQuery created,
       options_.saved_queries->Create(
           caller.session.user, control::SavedQuery{.name = body.StringOr("name"),
@@ -322,19 +303,18 @@ server::HttpResponse Api::CreateSavedQueryEndpoint(const server::HttpRequest& re
 server::HttpResponse Api::SavedQueryEndpoint(const server::HttpRequest& request,
                                              const Caller& caller) {
   if (options_.saved_queries == nullptr) return ApiErrorResponse(NotConfigured("saved queries"));
-  ACCOUNT_ASSIGN_OR_RESPOND(const auto id_and_rest, IdAfter(request.path(), kSavedQueriesPrefix));
+  API_ASSIGN_OR_RESPOND(const auto id_and_rest, IdAfter(request.path(), kSavedQueriesPrefix));
   if (!id_and_rest.second.empty()) {
     return ApiErrorResponse(absl::NotFoundError(fmt::format("no such path: {}", request.path())));
   }
   const int64_t id = id_and_rest.first;
   const control::User& user = caller.session.user;
   if (request.method == "GET") {
-    ACCOUNT_ASSIGN_OR_RESPOND(const control::SavedQuery query,
-                              options_.saved_queries->Get(user, id));
+    API_ASSIGN_OR_RESPOND(const control::SavedQuery query, options_.saved_queries->Get(user, id));
     return Json(200, SavedQueryJson(query));
   }
   if (request.method == "DELETE") {
-    ACCOUNT_RETURN_IF_ERROR(options_.saved_queries->Delete(user, id));
+    API_RETURN_IF_ERROR(options_.saved_queries->Delete(user, id));
     return NoContent();
   }
   static constexpr JsonMember kMembers[] = {
@@ -342,14 +322,14 @@ server::HttpResponse Api::SavedQueryEndpoint(const server::HttpRequest& request,
       {.name = "parameters", .type = JsonMember::Type::kObject},
       {.name = "time_range"},
       {.name = "shared", .type = JsonMember::Type::kBool}};
-  ACCOUNT_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
-  ACCOUNT_ASSIGN_OR_RESPOND(const control::SavedQuery changed,
-                            options_.saved_queries->Change(
-                                user, id,
-                                control::SavedQueryChange{.name = body.String("name"),
-                                                          .parameters = body.String("parameters"),
-                                                          .time_range = body.String("time_range"),
-                                                          .shared = body.Bool("shared")}));
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(const control::SavedQuery changed,
+                        options_.saved_queries->Change(
+                            user, id,
+                            control::SavedQueryChange{.name = body.String("name"),
+                                                      .parameters = body.String("parameters"),
+                                                      .time_range = body.String("time_range"),
+                                                      .shared = body.Bool("shared")}));
   return Json(200, SavedQueryJson(changed));
 }
 

@@ -58,6 +58,21 @@ void WriteToken(otlp::JsonWriter& w, const control::TokenInfo& token) {
   w.EndObject();
 }
 
+// {"<key>": [item, ...]}.
+template <typename Item>
+std::string ListJson(std::string_view key, const std::vector<Item>& items,
+                     void (*write)(otlp::JsonWriter&, const Item&)) {
+  std::string out;
+  otlp::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key(key);
+  w.BeginArray();
+  for (const Item& item : items) write(w, item);
+  w.EndArray();
+  w.EndObject();
+  return out;
+}
+
 }  // namespace
 
 std::string UserJson(const control::User& user) {
@@ -68,15 +83,7 @@ std::string UserJson(const control::User& user) {
 }
 
 std::string UsersJson(const std::vector<control::User>& users) {
-  std::string out;
-  otlp::JsonWriter w(&out);
-  w.BeginObject();
-  w.Key("users");
-  w.BeginArray();
-  for (const control::User& user : users) WriteUser(w, user);
-  w.EndArray();
-  w.EndObject();
-  return out;
+  return ListJson("users", users, WriteUser);
 }
 
 std::string CreatedUserJson(const control::User& user, const control::PasswordLink& link,
@@ -103,15 +110,7 @@ std::string PasswordLinkJson(const control::PasswordLink& link, std::string_view
 }
 
 std::string TokensJson(const std::vector<control::TokenInfo>& tokens) {
-  std::string out;
-  otlp::JsonWriter w(&out);
-  w.BeginObject();
-  w.Key("tokens");
-  w.BeginArray();
-  for (const control::TokenInfo& token : tokens) WriteToken(w, token);
-  w.EndArray();
-  w.EndObject();
-  return out;
+  return ListJson("tokens", tokens, WriteToken);
 }
 
 std::string TokenInfoJson(const control::TokenInfo& token) {

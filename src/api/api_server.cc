@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/api_respond.h"
 #include "api/attribute_discovery.h"
 #include "api/gzip_answer.h"
 #include "api/json_output.h"
@@ -24,7 +25,6 @@
 namespace strata::api {
 namespace {
 
-constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kTracesPrefix = "/api/v1/traces/";
 constexpr std::string_view kServicesPrefix = "/api/v1/services/";
 constexpr std::string_view kOperationsSuffix = "/operations";
@@ -32,13 +32,7 @@ constexpr std::string_view kEndpointsSuffix = "/endpoints";
 
 constexpr Limit kSqlLimit{1000, 10000};
 
-server::HttpResponse JsonResponse(std::string body) {
-  server::HttpResponse response;
-  response.status = 200;
-  response.content_type = std::string(kJson);
-  response.body = std::move(body);
-  return response;
-}
+server::HttpResponse JsonResponse(std::string body) { return JsonAnswer(200, std::move(body)); }
 
 // Takes an optional string parameter into `out`.
 absl::Status TakeString(QueryParams& params, std::string_view name,
@@ -48,20 +42,6 @@ absl::Status TakeString(QueryParams& params, std::string_view name,
   *out = *std::move(value);
   return absl::OkStatus();
 }
-
-#define API_RETURN_IF_ERROR(expr)                                \
-  do {                                                           \
-    const absl::Status api_status_ = (expr);                     \
-    if (!api_status_.ok()) return ApiErrorResponse(api_status_); \
-  } while (false)
-
-#define API_ASSIGN_OR_RESPOND(lhs, expr) API_ASSIGN_IMPL(API_CONCAT(api_or_, __LINE__), lhs, expr)
-#define API_CONCAT_INNER(a, b) a##b
-#define API_CONCAT(a, b) API_CONCAT_INNER(a, b)
-#define API_ASSIGN_IMPL(tmp, lhs, expr)                 \
-  auto tmp = (expr);                                    \
-  if (!tmp.ok()) return ApiErrorResponse(tmp.status()); \
-  lhs = *std::move(tmp)
 
 }  // namespace
 
@@ -97,7 +77,7 @@ int HttpStatusForApi(const absl::Status& status) {
 server::HttpResponse ApiErrorResponse(const absl::Status& status) {
   server::HttpResponse response;
   response.status = HttpStatusForApi(status);
-  response.content_type = std::string(kJson);
+  response.content_type = std::string(kJsonContentType);
   response.body = ErrorJson(std::string(status.message()));
   if (response.status == 429 || response.status == 503) {
     const std::optional<absl::Duration> wait = control::RetryAfterOf(status);
