@@ -30,6 +30,7 @@ constexpr RouteRule kRules[] = {
     {"POST", "/api/v1/auth/password", false, Access::kPublic},
     {"POST", "/api/v1/auth/logout", false, Access::kSignedIn},
     {"GET", "/api/v1/auth/me", false, Access::kSignedIn},
+    {"POST", "/api/v1/auth/me/password", false, Access::kSignedIn},
     // Administration.
     {"GET", "/api/v1/users", false, Access::kAdmin},
     {"POST", "/api/v1/users", false, Access::kAdmin},

@@ -143,6 +143,18 @@ server::HttpResponse Api::MeEndpoint(const server::HttpRequest& request, const C
   return Json(200, UserJson(caller.session.user));
 }
 
+server::HttpResponse Api::ChangePasswordEndpoint(const server::HttpRequest& request,
+                                                 const Caller& caller) {
+  static constexpr JsonMember kMembers[] = {{.name = "current_password", .required = true},
+                                            {.name = "new_password", .required = true}};
+  API_ASSIGN_OR_RESPOND(const JsonBody body, JsonBody::Parse(Body(request), kMembers));
+  API_ASSIGN_OR_RESPOND(
+      const control::SignedIn signed_in,
+      options_.accounts->ChangeOwnPassword(caller.session, body.StringOr("current_password"),
+                                           body.StringOr("new_password"), OriginOf(request)));
+  return SignedInResponse(request, 200, signed_in);
+}
+
 server::HttpResponse Api::ListUsersEndpoint(const server::HttpRequest& request,
                                             const Caller& caller) {
   if (options_.accounts == nullptr) return ApiErrorResponse(NotConfigured("accounts"));

@@ -206,6 +206,8 @@ class Api {
   server::HttpResponse PasswordEndpoint(const server::HttpRequest& request, const Caller& caller);
   server::HttpResponse LogoutEndpoint(const server::HttpRequest& request, const Caller& caller);
   server::HttpResponse MeEndpoint(const server::HttpRequest& request, const Caller& caller);
+  server::HttpResponse ChangePasswordEndpoint(const server::HttpRequest& request,
+                                              const Caller& caller);
   server::HttpResponse ListUsersEndpoint(const server::HttpRequest& request, const Caller& caller);
   server::HttpResponse CreateUserEndpoint(const server::HttpRequest& request, const Caller& caller);
   // PATCH and DELETE /api/v1/users/{id}, POST /api/v1/users/{id}/password-link.

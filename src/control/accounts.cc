@@ -225,6 +225,36 @@ absl::StatusOr<SignedIn> Accounts::SignIn(std::string_view email, std::string_vi
   return signed_in;
 }
 
+absl::StatusOr<SignedIn> Accounts::ChangeOwnPassword(const SessionUser& session,
+                                                     std::string_view current,
+                                                     std::string_view replacement,
+                                                     const RequestOrigin& origin) {
+  const absl::Time now = options_.clock();
+  const std::string account_key = fmt::format("sign-in:account:{}", session.user.email);
+  STRATA_RETURN_IF_ERROR(CheckLimits({account_key}, now));
+  STRATA_RETURN_IF_ERROR(ValidatePassword(replacement));
+  STRATA_ASSIGN_OR_RETURN(const std::optional<UserRecord> record,
+                          store_->FindUserByEmail(session.user.email));
+  const bool usable = record.has_value() && record->password_hash.has_value() &&
+                      current.size() <= kMaxPasswordBytes;
+  const std::string stored = usable ? *record->password_hash : DummyHash();
+  const bool verified = WithHashSlot([&] { return VerifyPassword(stored, current); });
+  if (!usable || !verified) {
+    limiter_.RecordFailure(account_key, now);
+    Audit(UserActor(session.user), "auth.password_change", UserActor(session.user),
+          AuditOutcome::kFailed, origin, "wrong current password");
+    return absl::UnauthenticatedError("wrong password");
+  }
+  STRATA_ASSIGN_OR_RETURN(std::string hash, WithHashSlot([&] {
+                            return HashPassword(replacement, options_.hash_params);
+                          }));
+  STRATA_RETURN_IF_ERROR(
+      store_->SetPasswordHash(session.user.id, hash, /*end_sessions=*/true, now));
+  Audit(UserActor(session.user), "auth.password_change", UserActor(session.user), AuditOutcome::kOk,
+        origin);
+  return StartSession(record->user, origin, now);
+}
+
 absl::Status Accounts::SignOut(const SessionUser& session, const RequestOrigin& origin) {
   STRATA_RETURN_IF_ERROR(store_->DeleteSession(session.session_id));
   Audit(UserActor(session.user), "auth.logout", UserActor(session.user), AuditOutcome::kOk, origin);

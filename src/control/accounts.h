@@ -119,6 +119,14 @@ class Accounts {
   [[nodiscard]] absl::StatusOr<SignedIn> SignIn(std::string_view email, std::string_view password,
                                                 const RequestOrigin& origin);
   [[nodiscard]] absl::Status SignOut(const SessionUser& session, const RequestOrigin& origin);
+  // A signed-in user changes their own password: `current` must verify
+  // (limited per account like sign-in, Unauthenticated "wrong password"
+  // otherwise). Every session of the user ends, and a new one is started
+  // for this client.
+  [[nodiscard]] absl::StatusOr<SignedIn> ChangeOwnPassword(const SessionUser& session,
+                                                           std::string_view current,
+                                                           std::string_view replacement,
+                                                           const RequestOrigin& origin);
   // The live session whose token is `token`, its last-seen time moved
   // forward (written at most once a minute); nullopt for an unknown,
   // expired or deactivated one (expired ones are deleted).

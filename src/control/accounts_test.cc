@@ -266,6 +266,29 @@ TEST_F(AccountsTest, RoleChangesDeactivationAndPasswordLinksEndSessions) {
   EXPECT_FALSE(Live(reset->session_token));
 }
 
+TEST_F(AccountsTest, ChangingOwnPasswordNeedsTheCurrentOneAndEndsOtherSessions) {
+  const SignedIn first = SetUpAdmin();
+  auto second = accounts_->SignIn("admin@example.com", kPassword, kOrigin);
+  ASSERT_TRUE(second.ok());
+  auto session = accounts_->ResolveSession(first.session_token);
+  ASSERT_TRUE(session.ok() && session->has_value());
+  EXPECT_EQ(
+      accounts_->ChangeOwnPassword(**session, "not the password", "a new long password", kOrigin)
+          .status()
+          .code(),
+      absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(accounts_->ChangeOwnPassword(**session, kPassword, "short", kOrigin).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Live(second->session_token));  // failures change nothing
+  auto changed = accounts_->ChangeOwnPassword(**session, kPassword, "a new long password", kOrigin);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(Live(first.session_token));
+  EXPECT_FALSE(Live(second->session_token));
+  EXPECT_TRUE(Live(changed->session_token));
+  EXPECT_FALSE(accounts_->SignIn("admin@example.com", kPassword, kOrigin).ok());
+  EXPECT_TRUE(accounts_->SignIn("admin@example.com", "a new long password", kOrigin).ok());
+}
+
 TEST_F(AccountsTest, PasswordLinksWorkOnceAndExpireAfterFifteenMinutes) {
   SetUpAdmin();
   auto created = accounts_->CreateUser("cli", "u@example.com", "U", Role::kViewer, kOrigin);
