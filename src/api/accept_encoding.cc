@@ -29,22 +29,13 @@ bool NonzeroWeight(std::string_view parameters) {
   return true;
 }
 
-// ASCII case-insensitive equality (absl's takes absl::string_view, which
-// the system absl does not alias to std::string_view).
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (absl::ascii_tolower(static_cast<unsigned char>(a[i])) !=
-        absl::ascii_tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 bool AcceptsGzip(std::string_view accept_encoding) {
+  return AcceptsCoding(accept_encoding, "gzip");
+}
+
+bool AcceptsCoding(std::string_view accept_encoding, std::string_view wanted) {
   bool listed = false;
   bool accepted = false;
   bool any = false;
@@ -57,7 +48,8 @@ bool AcceptsGzip(std::string_view accept_encoding) {
     const std::string_view coding = TrimSpaces(element.substr(0, semicolon));
     const std::string_view parameters =
         semicolon == std::string_view::npos ? std::string_view() : element.substr(semicolon + 1);
-    if (EqualsIgnoreCase(coding, "gzip") || EqualsIgnoreCase(coding, "x-gzip")) {
+    if (EqualsIgnoringCase(coding, wanted) ||
+        (wanted == "gzip" && EqualsIgnoringCase(coding, "x-gzip"))) {
       listed = true;
       accepted = accepted || NonzeroWeight(parameters);
     } else if (coding == "*") {

@@ -1,7 +1,8 @@
 #pragma once
 
 // The Accept-Encoding request header (RFC 9110 section 12.5.3), as far as
-// the API's gzip answers need it (gzip_answer.h).
+// the API's gzip answers (gzip_answer.h) and the web UI's brotli and gzip
+// files need it.
 //
 // Thread-safety: reentrant. Errors: none; a malformed value accepts no
 // coding it does not name plainly.
@@ -14,5 +15,10 @@ namespace strata::api {
 // with a nonzero weight, or `*` with a nonzero weight and gzip not listed.
 // Codings compare case-insensitively.
 bool AcceptsGzip(std::string_view accept_encoding);
+
+// The same for any content coding ("br", "gzip"): listed with a nonzero
+// weight, or `*` with a nonzero weight and the coding not listed. For
+// "gzip", "x-gzip" counts as gzip.
+bool AcceptsCoding(std::string_view accept_encoding, std::string_view coding);
 
 }  // namespace strata::api

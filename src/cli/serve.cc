@@ -31,6 +31,7 @@
 #include "spdlog/spdlog.h"
 #include "storage/format/layout.h"
 #include "storage/storage.h"
+#include "web/web_ui.h"
 
 namespace strata::cli {
 namespace {
@@ -321,6 +322,7 @@ int RunServe(const ServeOptions& options) {
   server::HttpRouter api_routes;
   server::AddHealthRoutes(&api_routes, HealthChecksFor(state));
   AddApiForwarding(&api_routes, state);
+  web::AddWebUiRoutes(&api_routes);
   absl::StatusOr<std::unique_ptr<server::HttpServer>> api = server::HttpServer::Start(
       server::HttpServerOptions{.address = options.api_address}, std::move(api_routes).ToHandler());
   if (!api.ok()) {

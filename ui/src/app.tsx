@@ -1,0 +1,116 @@
+import { useEffect } from 'preact/hooks';
+import { here, navigate, withParams } from './lib/location';
+import { applyTheme, theme, type ThemeChoice } from './lib/theme';
+import { PasswordPage } from './pages/password';
+import { ServicesPage } from './pages/services';
+import { SetupPage } from './pages/setup';
+import { SignInPage } from './pages/signin';
+import { loadMe, me, signOut } from './session';
+
+const RANGES = ['now-15m', 'now-1h', 'now-6h', 'now-24h', 'now-7d'];
+
+function Header() {
+  const user = me.value;
+  const range = here.value.params.get('range') ?? 'now-1h';
+  return (
+    <header class="top">
+      <a class="brand" href="/services">
+        strata
+      </a>
+      <nav aria-label="Pages">
+        <a href="/services" aria-current={here.value.path === '/services' ? 'page' : undefined}>
+          Services
+        </a>
+      </nav>
+      <label class="range">
+        <span>Time range</span>
+        <select
+          value={range}
+          onChange={(event) =>
+            navigate(withParams({ range: (event.target as HTMLSelectElement).value }))
+          }
+        >
+          {RANGES.map((value) => (
+            <option value={value}>Last {value.slice(4)}</option>
+          ))}
+        </select>
+      </label>
+      <label class="theme">
+        <span>Theme</span>
+        <select
+          value={theme.value}
+          onChange={(event) => applyTheme((event.target as HTMLSelectElement).value as ThemeChoice)}
+        >
+          <option value="system">System</option>
+          <option value="light">Light</option>
+          <option value="dark">Dark</option>
+        </select>
+      </label>
+      {user && (
+        <div class="user">
+          <span title={user.email}>
+            {user.name} <span class="role">({user.role})</span>
+          </span>
+          <button type="button" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      )}
+    </header>
+  );
+}
+
+// Pages that work without an account.
+const PUBLIC: Record<string, () => preact.JSX.Element> = {
+  '/signin': SignInPage,
+  '/setup': SetupPage,
+  '/password': PasswordPage,
+};
+
+export function App() {
+  useEffect(() => {
+    void loadMe();
+  }, []);
+  // Links inside the app change the URL without a reload.
+  useEffect(() => {
+    const onClick = (event: MouseEvent) => {
+      const anchor = (event.target as Element).closest('a');
+      if (!anchor || anchor.origin !== window.location.origin || anchor.target) return;
+      if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+      event.preventDefault();
+      navigate(anchor.pathname + anchor.search + anchor.hash);
+    };
+    document.addEventListener('click', onClick);
+    return () => document.removeEventListener('click', onClick);
+  }, []);
+
+  const path = here.value.path;
+  const Public = PUBLIC[path];
+  if (Public) return <Public />;
+  if (me.value === undefined) return <p class="loading">Loading…</p>;
+  if (me.value === null) {
+    navigate(`/signin?next=${encodeURIComponent(path + window.location.search)}`, true);
+    return null;
+  }
+  if (path === '/') {
+    navigate('/services', true);
+    return null;
+  }
+  return (
+    <>
+      <Header />
+      <main class="page">
+        {path === '/services' ? (
+          <ServicesPage />
+        ) : (
+          <section>
+            <h1>Not found</h1>
+            <p>
+              There is no page at <code>{path}</code>. <a href="/services">Go to services</a>.
+            </p>
+          </section>
+        )}
+      </main>
+    </>
+  );
+}

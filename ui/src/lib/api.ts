@@ -1,0 +1,79 @@
+// Every call the UI makes to strata's REST API (docs/api.md). Requests carry
+// the session cookie (same origin) and the header the server's browser
+// rules ask for on anything that changes state.
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface User {
+  id: number;
+  email: string;
+  name: string;
+  role: 'viewer' | 'operator' | 'admin';
+  active: boolean;
+  has_password: boolean;
+  created_at: string;
+  last_sign_in_at: string | null;
+}
+
+export interface ServiceHealth {
+  name: string;
+  namespace: string;
+  health: 'healthy' | 'degraded' | 'unhealthy' | 'idle';
+  request_count: number;
+  request_errors: number;
+  rate: number | null;
+  error_rate: number | null;
+  p50_nano: string | null;
+  p95_nano: string | null;
+  p99_nano: string | null;
+  span_count: number;
+  span_errors: number;
+  logs: Record<string, number>;
+  metric_points: number;
+}
+
+export interface ServicesAnswer {
+  start: string;
+  end: string;
+  request_kinds: string[];
+  services: ServiceHealth[];
+}
+
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { 'X-Strata-Request': '1' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!response.ok) {
+    const message =
+      parsed && typeof parsed === 'object' && 'error' in parsed
+        ? String((parsed as { error: unknown }).error)
+        : `${response.status} ${response.statusText}`;
+    const retry = Number(response.headers.get('Retry-After'));
+    throw new ApiError(response.status, message, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+  }
+  return parsed as T;
+}
+
+export const get = <T>(path: string) => call<T>('GET', path);
+export const post = <T>(path: string, body: unknown) => call<T>('POST', path, body);

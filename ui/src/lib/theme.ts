@@ -1,0 +1,26 @@
+// Light and dark themes: the OS's choice unless the person picks one
+// (kept in localStorage).
+
+import { signal } from '@preact/signals';
+
+export type ThemeChoice = 'system' | 'light' | 'dark';
+
+function stored(): ThemeChoice {
+  const value = window.localStorage.getItem('strata.theme');
+  return value === 'light' || value === 'dark' ? value : 'system';
+}
+
+export const theme = signal<ThemeChoice>(stored());
+
+export function applyTheme(choice: ThemeChoice): void {
+  theme.value = choice;
+  if (choice === 'system') {
+    window.localStorage.removeItem('strata.theme');
+    delete document.documentElement.dataset.theme;
+  } else {
+    window.localStorage.setItem('strata.theme', choice);
+    document.documentElement.dataset.theme = choice;
+  }
+}
+
+applyTheme(theme.value);

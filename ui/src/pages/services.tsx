@@ -1,0 +1,153 @@
+import { useEffect, useState } from 'preact/hooks';
+import { get, type ServiceHealth, type ServicesAnswer } from '../lib/api';
+import { count, duration, parseRange, percent, rate, toMinutes } from '../lib/format';
+import { here, navigate, withParams } from '../lib/location';
+
+type SortKey = 'name' | 'rate' | 'error_rate' | 'p50' | 'p95' | 'p99' | 'spans';
+
+const COLUMNS: { key: SortKey; label: string; numeric: boolean }[] = [
+  { key: 'name', label: 'Service', numeric: false },
+  { key: 'rate', label: 'Requests', numeric: true },
+  { key: 'error_rate', label: 'Errors', numeric: true },
+  { key: 'p50', label: 'p50', numeric: true },
+  { key: 'p95', label: 'p95', numeric: true },
+  { key: 'p99', label: 'p99', numeric: true },
+  { key: 'spans', label: 'Spans', numeric: true },
+];
+
+function sortValue(service: ServiceHealth, key: SortKey): number | string {
+  switch (key) {
+    case 'name':
+      return `${service.namespace}/${service.name}`;
+    case 'rate':
+      return service.rate ?? -1;
+    case 'error_rate':
+      return service.error_rate ?? -1;
+    case 'p50':
+      return Number(service.p50_nano ?? -1);
+    case 'p95':
+      return Number(service.p95_nano ?? -1);
+    case 'p99':
+      return Number(service.p99_nano ?? -1);
+    case 'spans':
+      return service.span_count;
+  }
+}
+
+export function sortServices(services: ServiceHealth[], key: SortKey, descending: boolean) {
+  const sorted = [...services].sort((a, b) => {
+    const x = sortValue(a, key);
+    const y = sortValue(b, key);
+    const order = x < y ? -1 : x > y ? 1 : 0;
+    return descending ? -order : order;
+  });
+  return sorted;
+}
+
+export function ServicesPage() {
+  const range = here.value.params.get('range') ?? 'now-1h';
+  const sortParam = here.value.params.get('sort') ?? 'name';
+  const descending = sortParam.startsWith('-');
+  const sortKey = (sortParam.replace(/^-/, '') as SortKey) || 'name';
+  const [answer, setAnswer] = useState<ServicesAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    const window = parseRange(range, Date.now());
+    if (!window) {
+      setError(`"${range}" is not a time range`);
+      return;
+    }
+    const minutes = toMinutes(window);
+    const query = new URLSearchParams({
+      start: new Date(minutes.startMs).toISOString(),
+      end: new Date(minutes.endMs).toISOString(),
+    });
+    setError(null);
+    get<ServicesAnswer>(`/api/v1/services?${query}`)
+      .then(setAnswer)
+      .catch((caught) => setError(caught instanceof Error ? caught.message : String(caught)));
+  }, [range]);
+
+  function sortBy(key: SortKey) {
+    const next = key === sortKey && !descending ? `-${key}` : key;
+    navigate(withParams({ sort: next === 'name' ? null : next }), true);
+  }
+
+  if (error) {
+    return (
+      <p class="error" role="alert">
+        Could not load services: {error}
+      </p>
+    );
+  }
+  if (!answer) return <p class="loading">Loading services…</p>;
+  if (answer.services.length === 0) return <EmptyState />;
+  const services = sortServices(answer.services, sortKey, descending);
+  return (
+    <section>
+      <h1>Services</h1>
+      <p class="hint">
+        Requests are {answer.request_kinds.join(' and ')} spans; rates are per second over the
+        window.
+      </p>
+      <table class="data">
+        <thead>
+          <tr>
+            <th scope="col">Health</th>
+            {COLUMNS.map((column) => (
+              <th
+                scope="col"
+                class={column.numeric ? 'num' : undefined}
+                aria-sort={
+                  column.key === sortKey ? (descending ? 'descending' : 'ascending') : undefined
+                }
+              >
+                <button type="button" class="sort" onClick={() => sortBy(column.key)}>
+                  {column.label}
+                </button>
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {services.map((service) => (
+            <tr key={`${service.namespace}/${service.name}`}>
+              <td>
+                <span class={`health ${service.health}`}>{service.health}</span>
+              </td>
+              <th scope="row">
+                {service.namespace ? <span class="namespace">{service.namespace}/</span> : null}
+                {service.name || '(no service.name)'}
+              </th>
+              <td class="num">{rate(service.rate)}</td>
+              <td class="num">{percent(service.error_rate)}</td>
+              <td class="num">{duration(service.p50_nano)}</td>
+              <td class="num">{duration(service.p95_nano)}</td>
+              <td class="num">{duration(service.p99_nano)}</td>
+              <td class="num">{count(service.span_count)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function EmptyState() {
+  const origin = window.location.origin.replace(/:\d+$/, '');
+  return (
+    <section class="empty">
+      <h1>No telemetry in this window yet</h1>
+      <p>
+        Point an OpenTelemetry SDK or Collector at strata with an ingest token (the first boot
+        printed one; admins create more under tokens):
+      </p>
+      <pre>
+        {`export OTEL_EXPORTER_OTLP_ENDPOINT=${origin}:4318
+export OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<ingest token>`}
+      </pre>
+      <p>Then widen the time range above, or wait for the first spans.</p>
+    </section>
+  );
+}
