@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything strata needs on a Debian 12 machine: Debian packages,
 # DuckDB 1.4.4 (prebuilt library and header) and the OTLP .proto files used
-# by tests, both from the npm registry. Idempotent: when everything is present
-# it only checks and returns in about a second. Fetched files live in .deps/,
-# which git ignores.
+# by tests, both from the npm registry, and the web UI's build tools.
+# Idempotent: when everything is present it only checks and returns in
+# about a second. Fetched files live in .deps/, which git ignores.
+#
+# `setup.sh --tests` (scripts/test.sh) also installs what only the tests
+# need: Debian's chromium and the browser tests' playwright-core
+# (tests/ui), so the run command stays lean.
 set -euo pipefail
+for_tests=false
+if [ "${1:-}" = "--tests" ]; then for_tests=true; fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="$root/.deps"
@@ -17,6 +23,9 @@ apt_packages=(
   libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev
   libsodium-dev libboost1.74-dev zlib1g-dev libcli11-dev libspdlog-dev libfmt-dev
 )
+
+# Debian packages only the tests use (installed with --tests).
+apt_test_packages=(chromium)
 
 # Pinned npm packages: name@version, sha256 of the tarball npm delivers.
 npm_packages=(
@@ -31,7 +40,9 @@ as_root() {
 
 install_debian_packages() {
   local missing=()
-  for p in "${apt_packages[@]}"; do
+  local wanted=("${apt_packages[@]}")
+  if $for_tests; then wanted+=("${apt_test_packages[@]}"); fi
+  for p in "${wanted[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
       missing+=("$p")
     fi
@@ -115,19 +126,36 @@ install_npm_packages() {
 # `npm ci` into tests/e2e/node_modules (git-ignored). Skipped when the lock
 # file has not changed since the last install.
 install_e2e_clients() {
-  local dir="$root/tests/e2e"
+  npm_ci_locked "$root/tests/e2e" "the OpenTelemetry SDK clients for tests/e2e"
+}
+
+# `npm ci` in $1 (what it installs: $2) unless its package-lock.json is
+# unchanged since the last install there.
+npm_ci_locked() {
+  local dir="$1" what="$2"
   local marker="$dir/node_modules/.strata-lock-sha256"
   local want
   want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
   if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ]; then
     return
   fi
-  echo "setup: installing the OpenTelemetry SDK clients for tests/e2e"
+  echo "setup: installing $what"
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   printf '%s\n' "$want" >"$marker"
+}
+
+# The web UI's build tools and libraries (ui/package.json, locked by
+# ui/package-lock.json: esbuild, Preact), installed with `npm ci` into
+# ui/node_modules (git-ignored); the build runs ui/build.mjs with them.
+install_ui_packages() {
+  npm_ci_locked "$root/ui" "the web UI's build tools (ui/)"
 }
 
 install_debian_packages
 install_npm_packages
 install_e2e_clients
+install_ui_packages
+if $for_tests; then
+  npm_ci_locked "$root/tests/ui" "the browser tests' playwright-core (tests/ui)"
+fi
 echo "setup: ok"

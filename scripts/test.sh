@@ -35,7 +35,7 @@ step() {
 tsan_tests='ListRanges|GroupCommitWriter|Catalog|StorageTest|CrashLoop|CompactionTest|TokenAuthenticator|HttpServer|HttpStream|HttpClient|OtlpHttp|GzipTest|IngestService|QueryPool|LogFeed'
 
 step "setup"
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 
 step "asan build and tests"
 cmake --preset asan >/dev/null
@@ -48,6 +48,10 @@ cmake --build --preset tsan --target storage_test storage_suite_test control_tes
   query_test parquet_test
 TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp" \
   ctest --preset tsan -j2 --timeout 1200 -R "$tsan_tests"
+
+step "web UI in Chromium (asan binary)"
+STRATA_BINARY=build/asan/strata STRATA_UI_SCREENSHOTS=build/asan/ui-screenshots \
+  node --test tests/ui/
 
 step "fuzz (${fuzz_seconds}s per target)"
 bash scripts/fuzz.sh "$fuzz_seconds"

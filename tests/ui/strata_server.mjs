@@ -1,0 +1,90 @@
+// A real `strata serve` on loopback for the browser tests: ephemeral ports,
+// a fresh data directory, and what its first boot printed (the API and
+// OTLP/HTTP addresses, the ingest token, the setup link's token).
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export function strataBinary() {
+  return resolve(process.env.STRATA_BINARY ?? 'build/release/strata');
+}
+
+export async function startServer() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'strata-ui-'));
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp' };
+  const child = spawn(
+    strataBinary(),
+    [
+      'serve', '--data-dir', dataDir,
+      '--api-address', '127.0.0.1:0',
+      '--otlp-grpc-address', '127.0.0.1:0',
+      '--otlp-http-address', '127.0.0.1:0',
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  await new Promise((resolveReady, reject) => {
+    const timer = setTimeout(() => reject(new Error(`strata serve did not start:\n${output}`)), 60_000);
+    const check = () => {
+      if (output.includes('ready; waiting for SIGINT or SIGTERM')) {
+        clearTimeout(timer);
+        resolveReady();
+      }
+    };
+    child.stdout.on('data', check);
+    child.stderr.on('data', check);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`strata serve exited with ${code}:\n${output}`));
+    });
+  });
+  const grab = (pattern) => {
+    const match = pattern.exec(output);
+    if (!match) throw new Error(`${pattern} not in the server's output:\n${output}`);
+    return match[1];
+  };
+  return {
+    api: `http://${grab(/API listening on ([0-9.]+:[0-9]+)/)}`,
+    otlpHttp: `http://${grab(/OTLP\/HTTP listening on ([0-9.]+:[0-9]+)/)}`,
+    ingestToken: grab(/store it now[^\n]*\n\s*(strata_[a-z0-9]+)/),
+    setupToken: grab(/\/setup#token=([a-z0-9]+)/),
+    output: () => output,
+    async stop() {
+      child.removeAllListeners('exit');
+      child.kill('SIGTERM');
+      await new Promise((done) => child.once('exit', done));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+// OTLP/JSON spans for `service`: `count` SERVER spans ending now, the first
+// `errors` of them with status ERROR.
+export function serverSpans(service, count, errors) {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const hex = (n, width) => n.toString(16).padStart(width, '0');
+  const spans = [];
+  for (let i = 0; i < count; i += 1) {
+    spans.push({
+      traceId: hex(BigInt(service.length) * 1_000_003n + BigInt(i) + 1n, 32),
+      spanId: hex(BigInt(i) + 1n, 16),
+      name: `GET /${service}`,
+      kind: 2,
+      startTimeUnixNano: String(now - 5_000_000_000n - BigInt(i) * 1_000_000n),
+      endTimeUnixNano: String(now - 5_000_000_000n - BigInt(i) * 1_000_000n + 20_000_000n),
+      status: i < errors ? { code: 2 } : {},
+    });
+  }
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
+        scopeSpans: [{ spans }],
+      },
+    ],
+  };
+}

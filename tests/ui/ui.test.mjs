@@ -1,0 +1,125 @@
+// The web UI in a real browser (Debian's chromium through playwright-core)
+// against a real `strata serve`: first boot through the printed setup link,
+// telemetry sent over OTLP/HTTP with the printed ingest token, the services
+// page, sorting, themes, sign-out and a deep link through sign-in.
+// Screenshots of each page in both themes go to $STRATA_UI_SCREENSHOTS
+// (default build/ui-screenshots) for people to look at.
+
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import { serverSpans, startServer } from './strata_server.mjs';
+
+const shots = process.env.STRATA_UI_SCREENSHOTS ?? 'build/ui-screenshots';
+mkdirSync(shots, { recursive: true });
+
+let server;
+let browser;
+let page;
+const problems = [];  // console errors and CSP refusals, checked at the end
+
+before(async () => {
+  server = await startServer();
+  browser = await chromium.launch({
+    executablePath: process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(String(error)));
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function screenshots(name) {
+  for (const theme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: theme });
+    await page.screenshot({ path: `${shots}/${name}-${theme}.png`, fullPage: true });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+async function send(service, count, errors) {
+  const response = await fetch(`${server.otlpHttp}/v1/traces`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(serverSpans(service, count, errors)),
+  });
+  assert.equal(response.status, 200, await response.text());
+}
+
+test('first boot: the setup link creates the admin and lands on an empty services page', async () => {
+  await page.goto(`${server.api}/signin`);
+  await page.getByText('No account exists yet').waitFor();
+  await screenshots('signin-before-setup');
+
+  await page.goto(`${server.api}/setup#token=${server.setupToken}`);
+  await page.getByLabel('Email').fill('ada@example.com');
+  await page.getByLabel('Name').fill('Ada');
+  await page.getByLabel(/^Password/).fill('a long enough password');
+  await screenshots('setup');
+  await page.getByRole('button', { name: 'Create admin and sign in' }).click();
+  await page.waitForURL(/\/services$/);
+  await page.getByText('No telemetry in this window yet').waitFor();
+  assert.match(await page.locator('header .user').innerText(), /Ada \(admin\)/);
+  await screenshots('services-empty');
+});
+
+test('the services page shows what was sent, with errors and sorting', async () => {
+  await send('checkout', 8, 2);
+  await send('cart', 5, 0);
+  await page.reload();
+  const rows = page.locator('table.data tbody tr');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 2);
+  const text = async (i) => (await rows.nth(i).innerText()).replace(/\s+/g, ' ');
+  // By name first: cart, then checkout (25% errors: 2 of 8).
+  assert.match(await text(0), /^healthy cart .* 0% /);
+  assert.match(await text(1), /^unhealthy checkout .* 25% /);
+  // Sorting by errors, then descending, is kept in the URL.
+  await page.getByRole('button', { name: 'Errors' }).click();
+  await page.waitForURL(/sort=error_rate/);
+  await page.getByRole('button', { name: 'Errors' }).click();
+  await page.waitForURL(/sort=-error_rate/);
+  assert.match(await text(0), /checkout/);
+  await screenshots('services');
+});
+
+test('the theme switch overrides the OS and is remembered', async () => {
+  await page.getByLabel('Theme').selectOption('dark');
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(background, 'rgb(13, 17, 23)');
+  await page.reload();
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  await page.getByLabel('Theme').selectOption('system');
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), undefined);
+});
+
+test('signing out, and a deep link comes back after signing in', async () => {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.waitForURL(/\/signin/);
+  await page.goto(`${server.api}/services?range=now-6h&sort=-rate`);
+  await page.waitForURL(/\/signin\?next=/);
+  await page.getByLabel('Email').fill('ada@example.com');
+  await page.getByLabel('Password').fill('not the password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').getByText('wrong email or password').waitFor();
+  await page.getByLabel('Password').fill('a long enough password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/services\?range=now-6h&sort=-rate$/);
+  await page.locator('table.data tbody tr').first().waitFor();
+  assert.equal(await page.getByLabel('Time range').inputValue(), 'now-6h');
+});
+
+test('the page never broke a Content-Security-Policy rule or threw', async () => {
+  // The failed sign-in above logs its 401 as a resource error; nothing else may.
+  const unexpected = problems.filter((text) => !/status of 401/.test(text));
+  assert.deepEqual(unexpected, []);
+});
