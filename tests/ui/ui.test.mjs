@@ -40,6 +40,7 @@ after(async () => {
 async function screenshots(name) {
   for (const theme of ['light', 'dark']) {
     await page.emulateMedia({ colorScheme: theme });
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => done())));
     await page.screenshot({ path: `${shots}/${name}-${theme}.png`, fullPage: true });
   }
   await page.emulateMedia({ colorScheme: 'light' });
@@ -89,6 +90,21 @@ test('the services page shows what was sent, with errors and sorting', async () 
   await page.waitForURL(/sort=-error_rate/);
   assert.match(await text(0), /checkout/);
   await screenshots('services');
+});
+
+test('a service page charts RED over time and lists its operations', async () => {
+  await page.getByRole('link', { name: 'checkout' }).click();
+  await page.waitForURL(/\/services\/checkout\?range=now-1h$/);
+  await page.getByRole('heading', { name: 'checkout' }).waitFor();
+  // Three charts, each drawn on a canvas.
+  await page.locator('figure.chart canvas').nth(2).waitFor();
+  assert.equal(await page.locator('figure.chart').count(), 3);
+  const operations = page.getByRole('table', { name: 'Operations' });
+  const row = (await operations.locator('tbody tr').first().innerText()).replace(/\s+/g, ' ');
+  assert.match(row, /^GET \/checkout SERVER .* 25% .* 8$/);
+  await screenshots('service');
+  await page.goBack();
+  await page.waitForURL(/\/services\?/);
 });
 
 test('the theme switch overrides the OS and is remembered', async () => {

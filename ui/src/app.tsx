@@ -2,6 +2,7 @@ import { useEffect } from 'preact/hooks';
 import { here, navigate, withParams } from './lib/location';
 import { applyTheme, theme, type ThemeChoice } from './lib/theme';
 import { PasswordPage } from './pages/password';
+import { ServicePage } from './pages/service';
 import { ServicesPage } from './pages/services';
 import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/signin';
@@ -18,7 +19,10 @@ function Header() {
         strata
       </a>
       <nav aria-label="Pages">
-        <a href="/services" aria-current={here.value.path === '/services' ? 'page' : undefined}>
+        <a
+          href="/services"
+          aria-current={here.value.path.startsWith('/services') ? 'page' : undefined}
+        >
           Services
         </a>
       </nav>
@@ -102,6 +106,8 @@ export function App() {
       <main class="page">
         {path === '/services' ? (
           <ServicesPage />
+        ) : path.startsWith('/services/') && path.length > '/services/'.length ? (
+          <ServicePage name={decodeURIComponent(path.slice('/services/'.length))} />
         ) : (
           <section>
             <h1>Not found</h1>

@@ -77,3 +77,48 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
 
 export const get = <T>(path: string) => call<T>('GET', path);
 export const post = <T>(path: string, body: unknown) => call<T>('POST', path, body);
+
+export interface Measures {
+  span_count: number;
+  error_count: number;
+  rate: number | null;
+  error_rate: number | null;
+  p50_nano: string | null;
+  p95_nano: string | null;
+  p99_nano: string | null;
+  avg_nano: string | null;
+  min_nano: string | null;
+  max_nano: string | null;
+}
+
+export interface Operation extends Measures {
+  name: string;
+  kind: string;
+}
+
+export interface Endpoint extends Measures {
+  type: 'http' | 'rpc' | 'messaging';
+  name: string;
+  a: string;
+  b: string;
+  kind: string;
+}
+
+export interface RedPoint {
+  time: string;
+  count: number;
+  errors: number;
+  rate: number;
+  error_rate: number | null;
+  p50_nano: string | null;
+  p95_nano: string | null;
+  p99_nano: string | null;
+}
+
+export interface RedAnswer {
+  start: string;
+  end: string;
+  step_nano: string;
+  kinds: string[];
+  points: RedPoint[];
+}

@@ -58,3 +58,15 @@ export function percent(fraction: number | null): string {
 export function count(n: number): string {
   return n.toLocaleString('en-US');
 }
+
+// The API parameters (start, end) of a range, on whole minutes; null when
+// the text is not a range.
+export function rangeParams(range: string, nowMs: number): URLSearchParams | null {
+  const window = parseRange(range, nowMs);
+  if (!window) return null;
+  const minutes = toMinutes(window);
+  return new URLSearchParams({
+    start: new Date(minutes.startMs).toISOString(),
+    end: new Date(minutes.endMs).toISOString(),
+  });
+}

@@ -11,6 +11,12 @@ function stored(): ThemeChoice {
 }
 
 export const theme = signal<ThemeChoice>(stored());
+// Bumped when the OS switches between light and dark, so what draws with
+// the theme's colours (charts) draws again.
+export const osScheme = signal(0);
+window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+  osScheme.value += 1;
+});
 
 export function applyTheme(choice: ThemeChoice): void {
   theme.value = choice;

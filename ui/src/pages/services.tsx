@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, type ServiceHealth, type ServicesAnswer } from '../lib/api';
-import { count, duration, parseRange, percent, rate, toMinutes } from '../lib/format';
+import { count, duration, percent, rangeParams, rate } from '../lib/format';
 import { here, navigate, withParams } from '../lib/location';
 
 type SortKey = 'name' | 'rate' | 'error_rate' | 'p50' | 'p95' | 'p99' | 'spans';
@@ -44,6 +44,12 @@ export function sortServices(services: ServiceHealth[], key: SortKey, descending
   return sorted;
 }
 
+function serviceLink(service: ServiceHealth, range: string): string {
+  const params = new URLSearchParams({ range });
+  if (service.namespace) params.set('namespace', service.namespace);
+  return `/services/${encodeURIComponent(service.name)}?${params}`;
+}
+
 export function ServicesPage() {
   const range = here.value.params.get('range') ?? 'now-1h';
   const sortParam = here.value.params.get('sort') ?? 'name';
@@ -53,16 +59,11 @@ export function ServicesPage() {
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
-    const window = parseRange(range, Date.now());
-    if (!window) {
+    const query = rangeParams(range, Date.now());
+    if (!query) {
       setError(`"${range}" is not a time range`);
       return;
     }
-    const minutes = toMinutes(window);
-    const query = new URLSearchParams({
-      start: new Date(minutes.startMs).toISOString(),
-      end: new Date(minutes.endMs).toISOString(),
-    });
     setError(null);
     get<ServicesAnswer>(`/api/v1/services?${query}`)
       .then(setAnswer)
@@ -91,7 +92,7 @@ export function ServicesPage() {
         Requests are {answer.request_kinds.join(' and ')} spans; rates are per second over the
         window.
       </p>
-      <table class="data">
+      <table class="data" aria-label="Services">
         <thead>
           <tr>
             <th scope="col">Health</th>
@@ -117,8 +118,10 @@ export function ServicesPage() {
                 <span class={`health ${service.health}`}>{service.health}</span>
               </td>
               <th scope="row">
-                {service.namespace ? <span class="namespace">{service.namespace}/</span> : null}
-                {service.name || '(no service.name)'}
+                <a href={serviceLink(service, range)}>
+                  {service.namespace ? <span class="namespace">{service.namespace}/</span> : null}
+                  {service.name || '(no service.name)'}
+                </a>
               </th>
               <td class="num">{rate(service.rate)}</td>
               <td class="num">{percent(service.error_rate)}</td>
