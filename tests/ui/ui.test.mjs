@@ -118,6 +118,61 @@ test('the theme switch overrides the OS and is remembered', async () => {
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), undefined);
 });
 
+test('an admin creates a token that works at once and revokes it', async () => {
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('link', { name: 'Tokens' }).click();
+  await page.waitForURL(/\/settings\/tokens$/);
+  await page.getByLabel('Name').fill('grafana');
+  await page.getByLabel('Scope').selectOption('read');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const token = (await page.getByLabel('New token').innerText()).trim();
+  assert.match(token, /^strata_[0-9a-z]{52}$/);
+  const services = () =>
+    fetch(`${server.api}/api/v1/services`, { headers: { Authorization: `Bearer ${token}` } });
+  // A running server honours a new token within its refresh interval (1 s).
+  const deadline = Date.now() + 10_000;
+  let status = 0;
+  while (Date.now() < deadline && (status = (await services()).status) !== 200) {
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  assert.equal(status, 200);
+  const row = page.getByRole('table', { name: 'Tokens' }).getByRole('row', { name: /grafana/ });
+  await screenshots('settings-tokens');
+  page.once('dialog', (dialog) => dialog.accept());
+  await row.getByRole('button', { name: 'Revoke' }).click();
+  await row.getByRole('button', { name: 'Revoke' }).waitFor({ state: 'detached' });
+  while (Date.now() < deadline + 10_000 && (status = (await services()).status) !== 401) {
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  assert.equal(status, 401);
+});
+
+test('an admin adds a viewer, whose password link signs them in with less to see', async () => {
+  await page.getByRole('link', { name: 'Users' }).click();
+  await page.getByLabel('Email').fill('bob@example.com');
+  await page.getByLabel('Name').fill('Bob');
+  await page.getByRole('button', { name: 'Add user' }).click();
+  const link = (await page.getByLabel('Password link').innerText()).trim();
+  assert.ok(link.startsWith(`${server.api}/password#token=`), link);
+  await screenshots('settings-users');
+
+  const bob = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const bobPage = await bob.newPage();
+  await bobPage.goto(link);
+  await bobPage.getByLabel(/New password/).fill('bob has a long password');
+  await bobPage.getByRole('button', { name: 'Set password and sign in' }).click();
+  await bobPage.waitForURL(/\/services$/);
+  assert.match(await bobPage.locator('header .user').innerText(), /Bob \(viewer\)/);
+  await bobPage.goto(`${server.api}/settings/tokens`);
+  await bobPage.getByText('Only admins manage tokens and users.').waitFor();
+  assert.equal(await bobPage.getByRole('link', { name: 'Tokens' }).count(), 0);
+  await bob.close();
+  // The admin sees Bob as active now.
+  await page.reload();
+  const bobRow = page.getByRole('table', { name: 'Users' }).getByRole('row', { name: /bob@example.com/ });
+  assert.match(await bobRow.innerText(), /active/);
+});
+
 test('signing out, and a deep link comes back after signing in', async () => {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(/\/signin/);

@@ -4,6 +4,7 @@ import { applyTheme, theme, type ThemeChoice } from './lib/theme';
 import { PasswordPage } from './pages/password';
 import { ServicePage } from './pages/service';
 import { ServicesPage } from './pages/services';
+import { SettingsPage } from './pages/settings';
 import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/signin';
 import { loadMe, me, signOut } from './session';
@@ -24,6 +25,12 @@ function Header() {
           aria-current={here.value.path.startsWith('/services') ? 'page' : undefined}
         >
           Services
+        </a>
+        <a
+          href="/settings"
+          aria-current={here.value.path.startsWith('/settings') ? 'page' : undefined}
+        >
+          Settings
         </a>
       </nav>
       <label class="range">
@@ -108,6 +115,8 @@ export function App() {
           <ServicesPage />
         ) : path.startsWith('/services/') && path.length > '/services/'.length ? (
           <ServicePage name={decodeURIComponent(path.slice('/services/'.length))} />
+        ) : path === '/settings' || path.startsWith('/settings/') ? (
+          <SettingsPage />
         ) : (
           <section>
             <h1>Not found</h1>

@@ -122,3 +122,20 @@ export interface RedAnswer {
   kinds: string[];
   points: RedPoint[];
 }
+
+export interface TokenInfo {
+  id: number;
+  name: string;
+  scope: 'ingest' | 'read' | 'admin';
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface PasswordLink {
+  url: string;
+  expires_at: string;
+}
+
+export const patch = <T>(path: string, body: unknown) => call<T>('PATCH', path, body);
+export const remove = <T>(path: string) => call<T>('DELETE', path);

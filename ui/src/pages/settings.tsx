@@ -1,0 +1,313 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ErrorNote } from '../components/form';
+import { get, patch, type PasswordLink, post, remove, type TokenInfo, type User } from '../lib/api';
+import { here } from '../lib/location';
+import { me } from '../session';
+
+const TABS = [
+  { path: '/settings/connect', label: 'Connect your telemetry', admin: false },
+  { path: '/settings/tokens', label: 'Tokens', admin: true },
+  { path: '/settings/users', label: 'Users', admin: true },
+];
+
+export function SettingsPage() {
+  const isAdmin = me.value?.role === 'admin';
+  const path = here.value.path === '/settings' ? '/settings/connect' : here.value.path;
+  return (
+    <section>
+      <h1>Settings</h1>
+      <nav class="tabs" aria-label="Settings">
+        {TABS.filter((tab) => isAdmin || !tab.admin).map((tab) => (
+          <a href={tab.path} aria-current={tab.path === path ? 'page' : undefined}>
+            {tab.label}
+          </a>
+        ))}
+      </nav>
+      {path === '/settings/connect' && <Connect />}
+      {path === '/settings/tokens' && (isAdmin ? <Tokens /> : <AdminsOnly />)}
+      {path === '/settings/users' && (isAdmin ? <Users /> : <AdminsOnly />)}
+    </section>
+  );
+}
+
+function AdminsOnly() {
+  return <p class="note">Only admins manage tokens and users.</p>;
+}
+
+function when(time: string | null): string {
+  return time === null ? '–' : new Date(time).toLocaleString();
+}
+
+// Copyable settings for SDKs and the Collector.
+function Connect() {
+  const host = window.location.hostname;
+  return (
+    <div>
+      <p>
+        Send OTLP to this server with an <strong>ingest</strong> token (the first boot printed one;
+        admins create more under Tokens). With an OpenTelemetry SDK, set:
+      </p>
+      <pre aria-label="SDK environment variables">
+        {`export OTEL_EXPORTER_OTLP_ENDPOINT=http://${host}:4318
+export OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<ingest token>
+# or over gRPC:
+export OTEL_EXPORTER_OTLP_PROTOCOL=grpc
+export OTEL_EXPORTER_OTLP_ENDPOINT=http://${host}:4317`}
+      </pre>
+      <p>From an OpenTelemetry Collector:</p>
+      <pre aria-label="Collector exporter">
+        {`exporters:
+  otlphttp/strata:
+    endpoint: http://${host}:4318
+    headers:
+      Authorization: Bearer <ingest token>
+service:
+  pipelines:
+    traces: { exporters: [otlphttp/strata] }
+    logs: { exporters: [otlphttp/strata] }
+    metrics: { exporters: [otlphttp/strata] }`}
+      </pre>
+    </div>
+  );
+}
+
+function Tokens() {
+  const [tokens, setTokens] = useState<TokenInfo[] | null>(null);
+  const [name, setName] = useState('');
+  const [scope, setScope] = useState<TokenInfo['scope']>('ingest');
+  const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const load = () =>
+    get<{ tokens: TokenInfo[] }>('/api/v1/tokens')
+      .then((answer) => setTokens(answer.tokens))
+      .catch((caught) => setError(String(caught.message ?? caught)));
+  useEffect(() => void load(), []);
+
+  async function create(event: Event) {
+    event.preventDefault();
+    setError(null);
+    try {
+      const answer = await post<{ name: string; token: string }>('/api/v1/tokens', { name, scope });
+      setCreated(answer);
+      setName('');
+      await load();
+    } catch (caught) {
+      setError(caught instanceof Error ? caught.message : String(caught));
+    }
+  }
+
+  async function revoke(token: TokenInfo) {
+    if (!window.confirm(`Revoke "${token.name}"? Clients using it are refused within a second.`)) return;
+    setError(null);
+    try {
+      await remove(`/api/v1/tokens/${token.id}`);
+      await load();
+    } catch (caught) {
+      setError(caught instanceof Error ? caught.message : String(caught));
+    }
+  }
+
+  return (
+    <div>
+      <form class="inline" onSubmit={create}>
+        <label>
+          <span>Name</span>
+          <input name="token-name" value={name} required onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          <span>Scope</span>
+          <select value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value as TokenInfo['scope'])}>
+            <option value="ingest">ingest (send telemetry)</option>
+            <option value="read">read (query)</option>
+            <option value="admin">admin (everything)</option>
+          </select>
+        </label>
+        <button type="submit">Create token</button>
+      </form>
+      {created && (
+        <div class="created" role="status">
+          <p>
+            Token <strong>{created.name}</strong>: copy it now, it is not shown again.
+          </p>
+          <pre aria-label="New token">{created.token}</pre>
+        </div>
+      )}
+      <ErrorNote message={error} />
+      {tokens && (
+        <table class="data" aria-label="Tokens">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Revoked</th>
+              <th scope="col"><span class="visually-hidden">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {tokens.map((token) => (
+              <tr key={token.id}>
+                <th scope="row">{token.name}</th>
+                <td>{token.scope}</td>
+                <td>{when(token.created_at)}</td>
+                <td>{when(token.last_used_at)}</td>
+                <td>{when(token.revoked_at)}</td>
+                <td>
+                  {token.revoked_at === null && (
+                    <button type="button" onClick={() => void revoke(token)}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function Users() {
+  const [users, setUsers] = useState<User[] | null>(null);
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<User['role']>('viewer');
+  const [link, setLink] = useState<{ email: string; link: PasswordLink } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const load = () =>
+    get<{ users: User[] }>('/api/v1/users')
+      .then((answer) => setUsers(answer.users))
+      .catch((caught) => setError(String(caught.message ?? caught)));
+  useEffect(() => void load(), []);
+
+  async function act(action: () => Promise<unknown>) {
+    setError(null);
+    try {
+      await action();
+      await load();
+    } catch (caught) {
+      setError(caught instanceof Error ? caught.message : String(caught));
+    }
+  }
+
+  async function create(event: Event) {
+    event.preventDefault();
+    await act(async () => {
+      const answer = await post<{ user: User; password_link: PasswordLink }>('/api/v1/users', {
+        email,
+        name,
+        role,
+      });
+      setLink({ email: answer.user.email, link: answer.password_link });
+      setEmail('');
+      setName('');
+    });
+  }
+
+  return (
+    <div>
+      <form class="inline" onSubmit={create}>
+        <label>
+          <span>Email</span>
+          <input type="email" name="user-email" value={email} required onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          <span>Name</span>
+          <input name="user-name" value={name} required onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          <span>Role</span>
+          <select value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as User['role'])}>
+            <option value="viewer">viewer</option>
+            <option value="operator">operator</option>
+            <option value="admin">admin</option>
+          </select>
+        </label>
+        <button type="submit">Add user</button>
+      </form>
+      {link && (
+        <div class="created" role="status">
+          <p>
+            Give <strong>{link.email}</strong> this link to set a password (it works once, until{' '}
+            {when(link.link.expires_at)}):
+          </p>
+          <pre aria-label="Password link">{link.link.url}</pre>
+        </div>
+      )}
+      <ErrorNote message={error} />
+      {users && (
+        <table class="data" aria-label="Users">
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">Last sign-in</th>
+              <th scope="col"><span class="visually-hidden">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((user) => (
+              <tr key={user.id}>
+                <th scope="row">{user.email}</th>
+                <td>{user.name}</td>
+                <td>
+                  <select
+                    aria-label={`Role of ${user.email}`}
+                    value={user.role}
+                    onChange={(e) =>
+                      void act(() => patch(`/api/v1/users/${user.id}`, { role: (e.target as HTMLSelectElement).value }))
+                    }
+                  >
+                    <option value="viewer">viewer</option>
+                    <option value="operator">operator</option>
+                    <option value="admin">admin</option>
+                  </select>
+                </td>
+                <td>{!user.active ? 'deactivated' : user.has_password ? 'active' : 'invited'}</td>
+                <td>{when(user.last_sign_in_at)}</td>
+                <td class="actions">
+                  <button
+                    type="button"
+                    onClick={() =>
+                      void act(async () => {
+                        const answer = await post<{ password_link: PasswordLink }>(
+                          `/api/v1/users/${user.id}/password-link`,
+                          {},
+                        );
+                        setLink({ email: user.email, link: answer.password_link });
+                      })
+                    }
+                  >
+                    Password link
+                  </button>
+                  <button
+                    type="button"
+                    onClick={() => void act(() => patch(`/api/v1/users/${user.id}`, { active: !user.active }))}
+                  >
+                    {user.active ? 'Deactivate' : 'Activate'}
+                  </button>
+                  <button
+                    type="button"
+                    onClick={() => {
+                      if (window.confirm(`Delete ${user.email} and their saved queries?`)) {
+                        void act(() => remove(`/api/v1/users/${user.id}`));
+                      }
+                    }}
+                  >
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
