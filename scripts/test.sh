@@ -49,7 +49,9 @@ cmake --build --preset tsan --target storage_test storage_suite_test control_tes
 TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp" \
   ctest --preset tsan -j2 --timeout 1200 -R "$tsan_tests"
 
-step "web UI in Chromium (asan binary)"
+step "web UI: unit tests, then in Chromium (asan binary)"
+node ui/test/build.mjs build/asan/ui-tests
+node --test build/asan/ui-tests/
 STRATA_BINARY=build/asan/strata STRATA_UI_SCREENSHOTS=build/asan/ui-screenshots \
   node --test tests/ui/
 

@@ -1,0 +1,78 @@
+// Unit tests of the UI's pure logic (node --test; bundled by
+// ui/test/build.mjs, as the UI itself is, so they test the same code).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ServiceHealth } from '../src/lib/api';
+import { duration, parseRange, percent, rangeParams, rate, toMinutes } from '../src/lib/format';
+import { sortServices } from '../src/lib/services';
+
+const NOW = Date.UTC(2026, 11, 3, 10, 17, 42, 500);
+
+test('relative ranges end now and reach back their length', () => {
+  assert.deepEqual(parseRange('now-15m', NOW), { startMs: NOW - 15 * 60e3, endMs: NOW });
+  assert.deepEqual(parseRange('now-1h', NOW), { startMs: NOW - 3600e3, endMs: NOW });
+  assert.deepEqual(parseRange('now-7d', NOW), { startMs: NOW - 7 * 86400e3, endMs: NOW });
+  assert.deepEqual(parseRange('now-2w', NOW), { startMs: NOW - 14 * 86400e3, endMs: NOW });
+  assert.deepEqual(parseRange('now-30s', NOW), { startMs: NOW - 30e3, endMs: NOW });
+});
+
+test('absolute ranges need a start before the end; anything else is refused', () => {
+  assert.deepEqual(parseRange('2026-12-01T00:00:00Z/2026-12-02T00:00:00Z', NOW), {
+    startMs: Date.UTC(2026, 11, 1),
+    endMs: Date.UTC(2026, 11, 2),
+  });
+  // An offset is honoured: 05:45 at +05:45 is midnight UTC.
+  assert.equal(parseRange('2026-12-01T05:45:00+05:45/2026-12-02T00:00:00Z', NOW)?.startMs, Date.UTC(2026, 11, 1));
+  for (const bad of ['', 'now', 'now-0m', 'now-1y', 'now--1h', 'now-1000000d', '1h',
+                     '2026-12-02T00:00:00Z/2026-12-01T00:00:00Z', 'yesterday/today']) {
+    assert.equal(parseRange(bad, NOW), null, bad);
+  }
+});
+
+test('windows widen to whole minutes, as the rollups count them', () => {
+  const window = toMinutes({ startMs: NOW - 3600e3, endMs: NOW });
+  assert.equal(window.startMs, Date.UTC(2026, 11, 3, 9, 17));
+  assert.equal(window.endMs, Date.UTC(2026, 11, 3, 10, 18));
+  const exact = toMinutes({ startMs: Date.UTC(2026, 11, 3, 9), endMs: Date.UTC(2026, 11, 3, 10) });
+  assert.deepEqual(exact, { startMs: Date.UTC(2026, 11, 3, 9), endMs: Date.UTC(2026, 11, 3, 10) });
+  const params = rangeParams('now-1h', NOW);
+  assert.equal(params?.get('start'), '2026-12-03T09:17:00.000Z');
+  assert.equal(params?.get('end'), '2026-12-03T10:18:00.000Z');
+  assert.equal(rangeParams('soon', NOW), null);
+});
+
+test('durations, rates and percentages read naturally', () => {
+  assert.equal(duration(null), '–');
+  assert.equal(duration('999'), '999 ns');
+  assert.equal(duration('1500'), '1.50 µs');
+  assert.equal(duration('20000000'), '20.0 ms');
+  assert.equal(duration('181403648'), '181 ms');
+  assert.equal(duration('2500000000'), '2.50 s');
+  assert.equal(rate(null), '–');
+  assert.equal(rate(0), '0/s');
+  assert.equal(rate(2), '2.00/s');
+  assert.equal(rate(0.0022), '0.13/min');
+  assert.equal(percent(0.25), '25%');
+  assert.equal(percent(0.0125), '1.3%');
+  assert.equal(percent(null), '–');
+});
+
+function service(name: string, rate: number | null, errorRate: number | null, p99: string | null): ServiceHealth {
+  return {
+    name, namespace: '', health: 'healthy', request_count: 0, request_errors: 0, rate,
+    error_rate: errorRate, p50_nano: null, p95_nano: null, p99_nano: p99, span_count: 0,
+    span_errors: 0, logs: {}, metric_points: 0,
+  };
+}
+
+test('services sort by any column, both ways, with missing values last when descending', () => {
+  const services = [service('b', 2, 0.1, '900'), service('a', null, null, null), service('c', 5, 0, '30000')];
+  const names = (list: ServiceHealth[]) => list.map((s) => s.name).join('');
+  assert.equal(names(sortServices(services, 'name', false)), 'abc');
+  assert.equal(names(sortServices(services, 'rate', true)), 'cba');
+  assert.equal(names(sortServices(services, 'error_rate', true)), 'bca');
+  // p99 compares as numbers, not as strings ("900" < "30000").
+  assert.equal(names(sortServices(services, 'p99', false)), 'abc');
+  assert.equal(names(services), 'bac', 'the input is not reordered');
+});
