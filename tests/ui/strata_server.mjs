@@ -62,6 +62,58 @@ export async function startServer() {
   };
 }
 
+// One trace across two services: checkout's SERVER root, its CLIENT call,
+// and cart's SERVER span under that call, with typed attributes and an
+// event.
+export function threeSpanTrace(traceId) {
+  const now = BigInt(Date.now()) * 1_000_000n - 2_000_000_000n;
+  const span = (spanId, parent, name, kind, offsetMs, durationMs, attributes, extra = {}) => ({
+    traceId,
+    spanId,
+    parentSpanId: parent,
+    name,
+    kind,
+    startTimeUnixNano: String(now + BigInt(offsetMs) * 1_000_000n),
+    endTimeUnixNano: String(now + BigInt(offsetMs + durationMs) * 1_000_000n),
+    attributes,
+    ...extra,
+  });
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'checkout' } }] },
+        scopeSpans: [
+          {
+            scope: { name: 'ui-test', version: '1.0' },
+            spans: [
+              span('00000000000000a1', '', 'POST /checkout', 2, 0, 120, [
+                { key: 'http.route', value: { stringValue: '/checkout' } },
+              ]),
+              span('00000000000000a2', '00000000000000a1', 'GET cart', 3, 10, 60, [
+                { key: 'http.request.method', value: { stringValue: 'GET' } },
+                { key: 'retry.count', value: { intValue: '2' } },
+              ]),
+            ],
+          },
+        ],
+      },
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'cart' } }] },
+        scopeSpans: [
+          {
+            spans: [
+              span('00000000000000a3', '00000000000000a2', 'GET /cart/items', 2, 15, 40, [
+                { key: 'http.route', value: { stringValue: '/cart' } },
+                { key: 'cart.items', value: { arrayValue: { values: [{ intValue: '3' }, { stringValue: 'x' }] } } },
+              ], { events: [{ name: 'cache miss', timeUnixNano: String(now + 20_000_000n), attributes: [] }] }),
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
 // OTLP/JSON spans for `service`: `count` SERVER spans ending now, the first
 // `errors` of them with status ERROR.
 export function serverSpans(service, count, errors) {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { serverSpans, startServer } from './strata_server.mjs';
+import { serverSpans, startServer, threeSpanTrace } from './strata_server.mjs';
 
 const shots = process.env.STRATA_UI_SCREENSHOTS ?? 'build/ui-screenshots';
 mkdirSync(shots, { recursive: true });
@@ -105,6 +105,53 @@ test('a service page charts RED over time and lists its operations', async () =>
   await screenshots('service');
   await page.goBack();
   await page.waitForURL(/\/services\?/);
+});
+
+test('trace search finds a trace, and its waterfall shows, folds and details its spans', async () => {
+  const traceId = '7a3c0e5d9b1f2a4c6e8d0b2f4a6c8e0d';
+  const response = await fetch(`${server.otlpHttp}/v1/traces`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(threeSpanTrace(traceId)),
+  });
+  assert.equal(response.status, 200, await response.text());
+  await page.getByRole('link', { name: 'Traces', exact: true }).click();
+  await page.getByLabel('Operation').fill('GET /cart/items');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.waitForURL(/operation=GET\+%2Fcart%2Fitems/);
+  const results = page.getByRole('table', { name: 'Traces' });
+  await results.locator('tbody tr').first().waitFor();
+  assert.equal(await results.locator('tbody tr').count(), 1);
+  assert.match(await results.innerText(), /checkout: POST \/checkout/);
+  await screenshots('traces');
+  await results.getByRole('link').click();
+  await page.waitForURL(new RegExp(`/traces/${traceId}$`));
+  const rows = page.getByRole('treegrid', { name: 'Spans' }).getByRole('row');
+  await rows.nth(2).waitFor();
+  const names = async () => (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+  assert.deepEqual((await names()).map((t) => t.replace(/ [0-9.]+ ms$/, '')), [
+    '▾checkout POST /checkout',
+    '▾checkout GET cart',
+    'cart GET /cart/items',
+  ].map((t) => t));
+  // Folding the root hides its descendants; unfolding brings them back.
+  await rows.first().getByRole('button', { name: 'Collapse' }).click();
+  assert.equal(await rows.count(), 1);
+  await rows.first().getByRole('button', { name: 'Expand' }).click();
+  assert.equal(await rows.count(), 3);
+  // A span's details, with typed attributes, its event and its resource.
+  await rows.nth(2).click();
+  await page.waitForURL(/span=00000000000000a3$/);
+  const panel = page.getByRole('complementary', { name: 'Span details' });
+  await panel.getByText('cache miss').waitFor();
+  const attributes = (await panel.getByRole('table', { name: 'Span attributes' }).innerText()).replace(/\s+/g, ' ');
+  assert.match(attributes, /http\.route "\/cart"/);
+  assert.match(attributes, /cart\.items \[3, "x"\]/);
+  assert.match(await panel.getByRole('table', { name: 'Resource attributes' }).innerText(), /cart/);
+  await screenshots('trace');
+  // The span is in the URL: reloading shows it again.
+  await page.reload();
+  await panel.getByText('cache miss').waitFor();
 });
 
 test('the theme switch overrides the OS and is remembered', async () => {

@@ -5,6 +5,8 @@ import { PasswordPage } from './pages/password';
 import { ServicePage } from './pages/service';
 import { ServicesPage } from './pages/services';
 import { SettingsPage } from './pages/settings';
+import { TracePage } from './pages/trace';
+import { TracesPage } from './pages/traces';
 import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/signin';
 import { loadMe, me, signOut } from './session';
@@ -25,6 +27,9 @@ function Header() {
           aria-current={here.value.path.startsWith('/services') ? 'page' : undefined}
         >
           Services
+        </a>
+        <a href="/traces" aria-current={here.value.path.startsWith('/traces') ? 'page' : undefined}>
+          Traces
         </a>
         <a
           href="/settings"
@@ -115,6 +120,10 @@ export function App() {
           <ServicesPage />
         ) : path.startsWith('/services/') && path.length > '/services/'.length ? (
           <ServicePage name={decodeURIComponent(path.slice('/services/'.length))} />
+        ) : path === '/traces' ? (
+          <TracesPage />
+        ) : /^\/traces\/[0-9a-fA-F]{32}$/.test(path) ? (
+          <TracePage traceId={path.slice('/traces/'.length).toLowerCase()} />
         ) : path === '/settings' || path.startsWith('/settings/') ? (
           <SettingsPage />
         ) : (

@@ -76,3 +76,58 @@ test('services sort by any column, both ways, with missing values last when desc
   assert.equal(names(sortServices(services, 'p99', false)), 'abc');
   assert.equal(names(services), 'bac', 'the input is not reordered');
 });
+
+import { buildTree, type CompactTrace, visibleRows } from '../src/lib/trace';
+
+function compact(spans: [string, string, number, number][]): CompactTrace {
+  return {
+    trace_id: '5b8efff798038103d269b633813fc60c',
+    start_time_unix_nano: '1750000000000000000',
+    span_count: spans.length,
+    services: ['s'],
+    names: ['n'],
+    spans: {
+      span_id: spans.map((s) => s[0]),
+      parent_span_id: spans.map((s) => s[1]),
+      service: spans.map(() => 0),
+      name: spans.map(() => 0),
+      kind: spans.map(() => 1),
+      status_code: spans.map(() => 0),
+      start_offset_nano: spans.map((s) => s[2]),
+      duration_nano: spans.map((s) => s[3]),
+    },
+  };
+}
+
+test('a trace becomes a tree: children in start order under their parent', () => {
+  // root(a) -> b, c ; b -> d ; e's parent is not in the trace (a root too)
+  const tree = buildTree(
+    compact([
+      ['a', '', 0, 100],
+      ['c', 'a', 50, 10],
+      ['b', 'a', 10, 30],
+      ['d', 'b', 12, 5],
+      ['e', 'ffffffffffffffff', 5, '200'],
+    ]),
+  );
+  assert.deepEqual(tree.roots, [0, 4]);
+  assert.deepEqual(tree.children[0], [2, 1]);
+  assert.deepEqual(tree.depth, [0, 1, 1, 2, 0]);
+  assert.equal(tree.end, 205);
+  assert.deepEqual(visibleRows(tree, new Set()), [0, 2, 3, 1, 4]);
+  assert.deepEqual(visibleRows(tree, new Set([2])), [0, 2, 1, 4]);
+  assert.deepEqual(visibleRows(tree, new Set([0])), [0, 4]);
+});
+
+test('bad data cannot loop: a parent cycle and a span that is its own parent', () => {
+  const tree = buildTree(
+    compact([
+      ['a', 'b', 0, 1],
+      ['b', 'a', 1, 1],
+      ['c', 'c', 2, 1],
+    ]),
+  );
+  const rows = visibleRows(tree, new Set());
+  assert.deepEqual([...rows].sort(), [0, 1, 2]);
+  assert.equal(new Set(rows).size, 3);
+});

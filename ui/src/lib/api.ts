@@ -139,3 +139,31 @@ export interface PasswordLink {
 
 export const patch = <T>(path: string, body: unknown) => call<T>('PATCH', path, body);
 export const remove = <T>(path: string) => call<T>('DELETE', path);
+
+export interface TraceSummary {
+  trace_id: string;
+  root_service: string;
+  root_name: string;
+  start_time_unix_nano: string;
+  duration_nano: string;
+  span_count: number;
+  error_count: number;
+  services: string[];
+  service_spans: { service: string; spans: number }[];
+  root_status_code: number;
+}
+
+// OTLP/JSON AnyValue and KeyValue, as the trace answers encode them.
+export interface AnyValue {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string | number;
+  doubleValue?: number | string;
+  bytesValue?: string;
+  arrayValue?: { values?: AnyValue[] };
+  kvlistValue?: { values?: KeyValue[] };
+}
+export interface KeyValue {
+  key: string;
+  value?: AnyValue;
+}

@@ -1,0 +1,120 @@
+import { useEffect, useState } from 'preact/hooks';
+import { get, type TraceSummary } from '../lib/api';
+import { count, duration, rangeParams } from '../lib/format';
+import { here, navigate, withParams } from '../lib/location';
+
+const FILTERS = ['service', 'operation', 'min_duration', 'max_duration', 'status'] as const;
+
+// Trace search: filters in the URL, newest traces first.
+export function TracesPage() {
+  const params = here.value.params;
+  const range = params.get('range') ?? 'now-1h';
+  // The answer and the search it answers: an older answer is never shown
+  // for a newer search.
+  const [answer, setAnswer] = useState<{ key: string; traces: TraceSummary[] } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [form, setForm] = useState<Record<string, string>>({});
+
+  useEffect(() => {
+    const initial: Record<string, string> = {};
+    for (const key of FILTERS) initial[key] = params.get(key) ?? '';
+    setForm(initial);
+    const query = rangeParams(range, Date.now());
+    if (!query) {
+      setError(`"${range}" is not a time range`);
+      return;
+    }
+    for (const key of FILTERS) {
+      const value = params.get(key);
+      if (value) query.set(key, value);
+    }
+    query.set('limit', '100');
+    setError(null);
+    const key = here.value.params.toString();
+    get<{ traces: TraceSummary[] }>(`/api/v1/traces?${query}`)
+      .then((found) => setAnswer({ key, traces: found.traces }))
+      .catch((caught) => setError(caught instanceof Error ? caught.message : String(caught)));
+  }, [here.value]);
+  const traces = answer !== null && answer.key === params.toString() ? answer.traces : null;
+
+  function search(event: Event) {
+    event.preventDefault();
+    const changes: Record<string, string | null> = {};
+    for (const key of FILTERS) changes[key] = form[key] ? form[key] : null;
+    navigate(withParams(changes));
+  }
+  const field = (key: string, label: string, placeholder = '') => (
+    <label>
+      <span>{label}</span>
+      <input
+        name={key}
+        value={form[key] ?? ''}
+        placeholder={placeholder}
+        onInput={(e) => setForm({ ...form, [key]: (e.target as HTMLInputElement).value })}
+      />
+    </label>
+  );
+
+  return (
+    <section>
+      <h1>Traces</h1>
+      <form class="inline" onSubmit={search} role="search">
+        {field('service', 'Service')}
+        {field('operation', 'Operation')}
+        {field('min_duration', 'Min duration', '250ms')}
+        {field('max_duration', 'Max duration', '5s')}
+        <label>
+          <span>Status</span>
+          <select
+            name="status"
+            value={form.status ?? ''}
+            onChange={(e) => setForm({ ...form, status: (e.target as HTMLSelectElement).value })}
+          >
+            <option value="">any</option>
+            <option value="error">error</option>
+            <option value="ok">ok</option>
+            <option value="unset">unset</option>
+          </select>
+        </label>
+        <button type="submit">Search</button>
+      </form>
+      {error && (
+        <p class="error" role="alert">
+          Could not search: {error}
+        </p>
+      )}
+      {!error && traces === null && <p class="loading">Searching…</p>}
+      {traces !== null && traces.length === 0 && <p class="hint">No trace matches in this window.</p>}
+      {traces !== null && traces.length > 0 && (
+        <table class="data" aria-label="Traces">
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">Root</th>
+              <th scope="col" class="num">Duration</th>
+              <th scope="col" class="num">Spans</th>
+              <th scope="col" class="num">Errors</th>
+              <th scope="col">Services</th>
+            </tr>
+          </thead>
+          <tbody>
+            {traces.map((trace) => (
+              <tr key={trace.trace_id}>
+                <td>{new Date(Number(BigInt(trace.start_time_unix_nano) / 1_000_000n)).toLocaleString()}</td>
+                <th scope="row">
+                  <a href={`/traces/${trace.trace_id}`}>
+                    {trace.root_service}: {trace.root_name}
+                  </a>
+                </th>
+                <td class="num">{duration(trace.duration_nano)}</td>
+                <td class="num">{count(trace.span_count)}</td>
+                <td class={`num${trace.error_count > 0 ? ' error' : ''}`}>{count(trace.error_count)}</td>
+                <td>{trace.service_spans.map((s) => `${s.service || '(none)'} ${s.spans}`).join(', ')}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
