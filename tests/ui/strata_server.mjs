@@ -114,6 +114,42 @@ export function threeSpanTrace(traceId) {
   };
 }
 
+// Two log records of checkout: an INFO line and an ERROR with a map body,
+// the second tied to `traceId`'s span a1.
+export function checkoutLogs(traceId) {
+  const now = String(BigInt(Date.now()) * 1_000_000n - 1_000_000_000n);
+  return {
+    resourceLogs: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'checkout' } }] },
+        scopeLogs: [
+          {
+            logRecords: [
+              { timeUnixNano: now, severityNumber: 9, severityText: 'INFO', body: { stringValue: 'cart loaded' } },
+              {
+                timeUnixNano: now,
+                severityNumber: 17,
+                severityText: 'ERROR',
+                traceId,
+                spanId: '00000000000000a1',
+                body: {
+                  kvlistValue: {
+                    values: [
+                      { key: 'message', value: { stringValue: 'payment failed' } },
+                      { key: 'code', value: { intValue: '402' } },
+                    ],
+                  },
+                },
+                attributes: [{ key: 'attempt', value: { intValue: '3' } }],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
 // OTLP/JSON spans for `service`: `count` SERVER spans ending now, the first
 // `errors` of them with status ERROR.
 export function serverSpans(service, count, errors) {

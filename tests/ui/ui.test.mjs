@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { serverSpans, startServer, threeSpanTrace } from './strata_server.mjs';
+import { checkoutLogs, serverSpans, startServer, threeSpanTrace } from './strata_server.mjs';
 
 const shots = process.env.STRATA_UI_SCREENSHOTS ?? 'build/ui-screenshots';
 mkdirSync(shots, { recursive: true });
@@ -152,6 +152,37 @@ test('trace search finds a trace, and its waterfall shows, folds and details its
   // The span is in the URL: reloading shows it again.
   await page.reload();
   await panel.getByText('cache miss').waitFor();
+});
+
+test('log search finds a structured body, shows its volume and leads to its trace', async () => {
+  const traceId = '7a3c0e5d9b1f2a4c6e8d0b2f4a6c8e0d';
+  const response = await fetch(`${server.otlpHttp}/v1/logs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(checkoutLogs(traceId)),
+  });
+  assert.equal(response.status, 200, await response.text());
+  await page.getByRole('link', { name: 'Logs', exact: true }).click();
+  const records = page.getByRole('table', { name: 'Log records' });
+  await records.locator('tbody tr').nth(1).waitFor();
+  assert.equal(await records.locator('tbody tr').count(), 2);
+  await page.locator('figure.chart canvas').waitFor();
+  await page.getByLabel('Text').fill('PAYMENT');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.waitForURL(/q=PAYMENT/);
+  await records.locator('tbody tr').first().waitFor();
+  assert.equal(await records.locator('tbody tr').count(), 1);
+  const row = records.locator('tbody tr').first();
+  assert.match(await row.innerText(), /ERROR/);
+  await row.getByRole('button').click();
+  const detail = records.locator('tr.log-detail');
+  assert.match(await row.innerText(), /message="payment failed" code=402/);
+  assert.match((await detail.innerText()).replace(/\s+/g, ' '), /message "payment failed" code 402/);
+  assert.match(await detail.getByRole('table', { name: 'Log attributes' }).innerText(), /attempt\s+3/);
+  await screenshots('logs');
+  await detail.getByRole('link', { name: 'Open the trace' }).click();
+  await page.waitForURL(new RegExp(`/traces/${traceId}\\?span=00000000000000a1$`));
+  await page.getByRole('complementary', { name: 'Span details' }).waitFor();
 });
 
 test('the theme switch overrides the OS and is remembered', async () => {

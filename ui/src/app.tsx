@@ -1,6 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { here, navigate, withParams } from './lib/location';
 import { applyTheme, theme, type ThemeChoice } from './lib/theme';
+import { LogsPage } from './pages/logs';
 import { PasswordPage } from './pages/password';
 import { ServicePage } from './pages/service';
 import { ServicesPage } from './pages/services';
@@ -30,6 +31,9 @@ function Header() {
         </a>
         <a href="/traces" aria-current={here.value.path.startsWith('/traces') ? 'page' : undefined}>
           Traces
+        </a>
+        <a href="/logs" aria-current={here.value.path.startsWith('/logs') ? 'page' : undefined}>
+          Logs
         </a>
         <a
           href="/settings"
@@ -120,6 +124,8 @@ export function App() {
           <ServicesPage />
         ) : path.startsWith('/services/') && path.length > '/services/'.length ? (
           <ServicePage name={decodeURIComponent(path.slice('/services/'.length))} />
+        ) : path === '/logs' ? (
+          <LogsPage />
         ) : path === '/traces' ? (
           <TracesPage />
         ) : /^\/traces\/[0-9a-fA-F]{32}$/.test(path) ? (

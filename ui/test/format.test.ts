@@ -131,3 +131,25 @@ test('bad data cannot loop: a parent cycle and a span that is its own parent', (
   assert.deepEqual([...rows].sort(), [0, 1, 2]);
   assert.equal(new Set(rows).size, 3);
 });
+
+import { oneLine } from '../src/lib/values';
+
+test('log bodies read on one line, whatever their type', () => {
+  assert.equal(oneLine({ stringValue: 'cart loaded' }), 'cart loaded');
+  assert.equal(
+    oneLine({
+      kvlistValue: {
+        values: [
+          { key: 'message', value: { stringValue: 'payment failed' } },
+          { key: 'code', value: { intValue: '402' } },
+          { key: 'tags', value: { arrayValue: { values: [{ stringValue: 'a' }, { boolValue: true }] } } },
+          { key: 'inner', value: { kvlistValue: { values: [{ key: 'x', value: { doubleValue: 2.5 } }] } } },
+        ],
+      },
+    }),
+    'message="payment failed" code=402 tags=["a", true] inner={x=2.5}',
+  );
+  assert.equal(oneLine({ bytesValue: 'AAE=' }), 'bytes:AAE=');
+  assert.equal(oneLine({}), '');
+  assert.equal(oneLine(undefined), '');
+});

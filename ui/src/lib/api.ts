@@ -167,3 +167,25 @@ export interface KeyValue {
   key: string;
   value?: AnyValue;
 }
+
+export interface LogRecord {
+  time_unix_nano: string;
+  observed_time_unix_nano: string;
+  severity_number: number;
+  severity_text: string;
+  body: AnyValue;
+  service_name: string;
+  trace_id: string;
+  span_id: string;
+  attributes: KeyValue[];
+  scope_attributes: KeyValue[];
+  resource_attributes: KeyValue[];
+}
+
+export interface LogVolume {
+  start_time_unix_nano: string;
+  end_time_unix_nano: string;
+  step_nano: string;
+  total: number;
+  buckets: { start_time_unix_nano: string; total: number; counts: Record<string, number> }[];
+}

@@ -93,7 +93,8 @@ export function TracePage(props: { traceId: string }) {
       <p class="hint">
         Trace <code>{trace.trace_id}</code> · {trace.span_count.toLocaleString('en-US')} spans ·{' '}
         {duration(String(tree.end))} · started{' '}
-        {new Date(Number(BigInt(trace.start_time_unix_nano) / 1_000_000n)).toLocaleString()}
+        {new Date(Number(BigInt(trace.start_time_unix_nano) / 1_000_000n)).toLocaleString()} ·{' '}
+        <a href={`/logs?trace_id=${trace.trace_id}&range=now-7d`}>Logs of this trace</a>
       </p>
       <div class="trace-body">
         <div
