@@ -33,7 +33,9 @@ const result = await build({
   target: ['chrome110', 'firefox110', 'safari16'],
   jsx: 'automatic',
   jsxImportSource: 'preact',
+  splitting: true,
   entryNames: '[name]-[hash]',
+  chunkNames: '[name]-[hash]',
   assetNames: '[name]-[hash]',
   outdir: 'assets',
   write: false,
@@ -60,8 +62,13 @@ for (const file of result.outputFiles) {
 const icon = readFileSync(join(here, 'src/favicon.svg'));
 const iconPath = `/assets/favicon-${createHash('sha256').update(icon).digest('hex').slice(0, 8)}.svg`;
 files.set(iconPath, icon);
-const script = [...files.keys()].find((p) => p.endsWith('.js'));
-const style = [...files.keys()].find((p) => p.endsWith('.css'));
+// The entry's script and style; other scripts are chunks it imports when a
+// page needs them (the SQL editor).
+const outputs = Object.entries(result.metafile.outputs);
+const [entryOut, entryMeta] = outputs.find(([, meta]) => meta.entryPoint === 'src/main.tsx');
+const asPath = (out) => `/${out.slice(out.indexOf('assets/'))}`;
+const script = asPath(entryOut);
+const style = asPath(entryMeta.cssBundle);
 const index = `<!doctype html>
 <html lang="en">
 <head>
@@ -126,7 +133,7 @@ for (const [path, bytes] of [...files.entries()].sort()) {
   entries.push(
     `    {"${path}"sv, "${typeOf(path)}"sv, ${JSON.stringify(etag)}sv, kIdentity${n}, kGzip${n}, kBrotli${n}}`,
   );
-  if (path.endsWith('.js') || path.endsWith('.css') || path === '/index.html') firstPageBrotli += br.length;
+  if (path === script || path === style || path === '/index.html') firstPageBrotli += br.length;
   n += 1;
 }
 cc += `constexpr EmbeddedAsset kAssets[] = {

@@ -4,6 +4,7 @@ import { applyTheme, theme, type ThemeChoice } from './lib/theme';
 import { LogsPage } from './pages/logs';
 import { PasswordPage } from './pages/password';
 import { ServicePage } from './pages/service';
+import { SqlPage } from './pages/sql';
 import { ServicesPage } from './pages/services';
 import { SettingsPage } from './pages/settings';
 import { TracePage } from './pages/trace';
@@ -34,6 +35,9 @@ function Header() {
         </a>
         <a href="/logs" aria-current={here.value.path.startsWith('/logs') ? 'page' : undefined}>
           Logs
+        </a>
+        <a href="/sql" aria-current={here.value.path === '/sql' ? 'page' : undefined}>
+          SQL
         </a>
         <a
           href="/settings"
@@ -124,6 +128,8 @@ export function App() {
           <ServicesPage />
         ) : path.startsWith('/services/') && path.length > '/services/'.length ? (
           <ServicePage name={decodeURIComponent(path.slice('/services/'.length))} />
+        ) : path === '/sql' ? (
+          <SqlPage />
         ) : path === '/logs' ? (
           <LogsPage />
         ) : path === '/traces' ? (

@@ -153,3 +153,12 @@ test('log bodies read on one line, whatever their type', () => {
   assert.equal(oneLine({}), '');
   assert.equal(oneLine(undefined), '');
 });
+
+import { toCsv } from '../src/lib/values';
+
+test('CSV quotes only what needs quoting, doubles quotes and leaves NULL empty', () => {
+  assert.equal(
+    toCsv(['a', 'b,c'], [[1, 'x'], ['say "hi"', null], ['two\nlines', { k: 1 }]]),
+    'a,"b,c"\r\n1,x\r\n"say ""hi""",\r\n"two\nlines","{""k"":1}"\r\n',
+  );
+});

@@ -22,3 +22,14 @@ export function oneLine(value: AnyValue | undefined, nested = false): string {
   }
   return '';
 }
+
+// RFC 4180 CSV: a header line, then one line per row; a field with a
+// comma, quote, CR or LF is quoted with its quotes doubled; NULL is empty.
+export function toCsv(header: string[], rows: unknown[][]): string {
+  const field = (value: unknown) => {
+    if (value === null || value === undefined) return '';
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  return [header, ...rows].map((row) => row.map(field).join(',')).join('\r\n') + '\r\n';
+}

@@ -1,0 +1,45 @@
+// The SQL editor (CodeMirror 6), in its own chunk: only the SQL page loads
+// it. It lives in a shadow root: there CodeMirror adds its styles as
+// constructable style sheets, which the page's Content-Security-Policy
+// allows, instead of the <style> element it adds to a document (which
+// `style-src 'self'` refuses). Colours come from the page's CSS variables,
+// which reach into the shadow root.
+
+import { sql, SQLite } from '@codemirror/lang-sql';
+import { basicSetup, EditorView } from 'codemirror';
+import { keymap } from '@codemirror/view';
+
+export interface Editor {
+  text(): string;
+  destroy(): void;
+}
+
+// `schema`: each view's columns, for completion.
+export function createEditor(
+  parent: HTMLElement,
+  initial: string,
+  run: () => void,
+  schema: Record<string, string[]>,
+): Editor {
+  const shadow = parent.shadowRoot ?? parent.attachShadow({ mode: 'open' });
+  const mount = document.createElement('div');
+  shadow.replaceChildren(mount);
+  const view = new EditorView({
+    doc: initial,
+    root: shadow,
+    parent: mount,
+    extensions: [
+      keymap.of([{ key: 'Mod-Enter', run: () => (run(), true) }]),
+      basicSetup,
+      sql({ dialect: SQLite, schema, upperCaseKeywords: true }),
+      EditorView.contentAttributes.of({ 'aria-label': 'SQL' }),
+      EditorView.theme({
+        '&': { backgroundColor: 'var(--bg)', color: 'var(--fg)', borderRadius: '8px' },
+        '.cm-gutters': { backgroundColor: 'var(--panel)', color: 'var(--muted)', borderRight: '1px solid var(--line)' },
+        '.cm-content': { caretColor: 'var(--fg)', fontFamily: "ui-monospace, 'SFMono-Regular', Menlo, monospace" },
+        '.cm-activeLine, .cm-activeLineGutter': { backgroundColor: 'var(--panel)' },
+      }),
+    ],
+  });
+  return { text: () => view.state.doc.toString(), destroy: () => view.destroy() };
+}
