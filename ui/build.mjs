@@ -30,7 +30,7 @@ const result = await build({
   bundle: true,
   minify: true,
   format: 'esm',
-  target: ['chrome110', 'firefox110', 'safari16'],
+  target: ['chrome123', 'firefox120', 'safari17.5'],
   jsx: 'automatic',
   jsxImportSource: 'preact',
   splitting: true,

@@ -12,8 +12,16 @@ export interface Series {
   colour: string;  // a CSS variable name, e.g. '--accent'
 }
 
+// A theme colour as the canvas needs it: the variable holds light-dark(),
+// which only a styled element resolves.
 function cssVar(name: string): string {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
+  const probe = document.createElement('span');
+  probe.style.color = `var(${name})`;
+  probe.style.display = 'none';
+  document.body.appendChild(probe);
+  const colour = getComputedStyle(probe).color;
+  probe.remove();
+  return colour || '#888';
 }
 
 export function TimeChart(props: {

@@ -1,6 +1,8 @@
 // Small form pieces shared by the sign-in pages.
 
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { messageOf } from '../lib/api';
 
 export function Field(props: {
   label: string;
@@ -43,4 +45,24 @@ export function ErrorNote(props: { message: string | null }) {
       {props.message}
     </p>
   );
+}
+
+// A form's submit handler around `action`: busy while it runs, and the
+// failure's message (or `describe`'s reading of it) as the error.
+export function useSubmit(action: () => Promise<void>, describe: (caught: unknown) => string = messageOf) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (caught) {
+      setError(describe(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, submit };
 }

@@ -47,6 +47,11 @@ export interface ServicesAnswer {
   services: ServiceHealth[];
 }
 
+// What to tell a person about a failure.
+export function messageOf(caught: unknown): string {
+  return caught instanceof Error ? caught.message : String(caught);
+}
+
 export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { 'X-Strata-Request': '1' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';

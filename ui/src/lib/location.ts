@@ -43,6 +43,13 @@ export function withParams(changes: Record<string, string | null>): string {
   return here.value.path + (query ? `?${query}` : '');
 }
 
+// The URL's values of `names` ('' when absent): a search form's fields.
+export function paramValues(names: readonly string[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of names) values[name] = here.value.params.get(name) ?? '';
+  return values;
+}
+
 // A value from the URL fragment ("#token=..."), which never reaches the
 // server's logs.
 export function fragmentValue(name: string): string | null {

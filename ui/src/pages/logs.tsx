@@ -1,9 +1,9 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Attributes, Value } from '../components/attributes';
 import { type Series, TimeChart } from '../components/chart';
-import { get, type LogRecord, type LogVolume } from '../lib/api';
+import { get, type LogRecord, type LogVolume, messageOf } from '../lib/api';
 import { rangeParams } from '../lib/format';
-import { here, navigate, withParams } from '../lib/location';
+import { here, navigate, paramValues, withParams } from '../lib/location';
 import { oneLine } from '../lib/values';
 
 const FILTERS = ['service', 'severity_min', 'q', 'trace_id'] as const;
@@ -31,16 +31,20 @@ function searchQuery(params: URLSearchParams): URLSearchParams | null {
 export function LogsPage() {
   const params = here.value.params;
   const key = params.toString();
-  const [form, setForm] = useState<Record<string, string>>({});
+  // The form starts from the URL and follows it when the URL changes (a
+  // search, back, forward), never while someone types.
+  const [form, setForm] = useState<Record<string, string>>(() => paramValues(FILTERS));
+  const shownKey = useRef(here.value.params.toString());
   const [page, setPage] = useState<{ key: string; logs: LogRecord[]; next: string | null } | null>(null);
   const [volume, setVolume] = useState<{ key: string; volume: LogVolume } | null>(null);
   const [open, setOpen] = useState<Set<number>>(new Set());
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
-    const initial: Record<string, string> = {};
-    for (const name of FILTERS) initial[name] = params.get(name) ?? '';
-    setForm(initial);
+    if (shownKey.current !== key) {
+      shownKey.current = key;
+      setForm(paramValues(FILTERS));
+    }
     setOpen(new Set());
     const query = searchQuery(params);
     if (!query) {
@@ -48,7 +52,7 @@ export function LogsPage() {
       return;
     }
     setError(null);
-    const fail = (caught: unknown) => setError(caught instanceof Error ? caught.message : String(caught));
+    const fail = (caught: unknown) => setError(messageOf(caught));
     get<{ logs: LogRecord[]; next_cursor: string | null }>(`/api/v1/logs?${query}&limit=100`)
       .then((answer) => setPage({ key, logs: answer.logs, next: answer.next_cursor }))
       .catch(fail);
@@ -66,7 +70,7 @@ export function LogsPage() {
       const answer = await get<{ logs: LogRecord[]; next_cursor: string | null }>(`/api/v1/logs?${query}&limit=100`);
       setPage({ key, logs: [...page.logs, ...answer.logs], next: answer.next_cursor });
     } catch (caught) {
-      setError(caught instanceof Error ? caught.message : String(caught));
+      setError(messageOf(caught));
     }
   }
 

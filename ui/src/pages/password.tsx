@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { Card, ErrorNote, Field } from '../components/form';
+import { Card, ErrorNote, Field, useSubmit } from '../components/form';
 import { post, type User } from '../lib/api';
 import { fragmentValue, navigate } from '../lib/location';
 import { me } from '../session';
@@ -8,22 +8,10 @@ import { me } from '../session';
 export function PasswordPage() {
   const token = fragmentValue('token');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event: Event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      me.value = await post<User>('/api/v1/auth/password', { token, password });
-      navigate('/services', true);
-    } catch (caught) {
-      setError(caught instanceof Error ? caught.message : String(caught));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, error, submit } = useSubmit(async () => {
+    me.value = await post<User>('/api/v1/auth/password', { token, password });
+    navigate('/services', true);
+  });
 
   return (
     <Card title="Set your password">

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type Series, TimeChart } from '../components/chart';
 import { MeasuresTable } from '../components/measures_table';
-import { type Endpoint, get, type Operation, type RedAnswer } from '../lib/api';
+import { type Endpoint, get, type Operation, type RedAnswer, messageOf } from '../lib/api';
 import { percent, rangeParams } from '../lib/format';
 import { here } from '../lib/location';
 
@@ -42,7 +42,7 @@ export function ServicePage(props: { name: string }) {
       .then(([redAnswer, operations, endpoints]) =>
         setLoaded({ red: redAnswer, operations: operations.operations, endpoints: endpoints.endpoints }),
       )
-      .catch((caught) => setError(caught instanceof Error ? caught.message : String(caught)));
+      .catch((caught) => setError(messageOf(caught)));
   }, [props.name, namespace, range]);
 
   const charts = useMemo(() => {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, type ServiceHealth, type ServicesAnswer } from '../lib/api';
+import { get, type ServiceHealth, type ServicesAnswer, messageOf } from '../lib/api';
 import { count, duration, percent, rangeParams, rate } from '../lib/format';
 import { here, navigate, withParams } from '../lib/location';
 import { type SortKey, sortServices } from '../lib/services';
@@ -37,7 +37,7 @@ export function ServicesPage() {
     setError(null);
     get<ServicesAnswer>(`/api/v1/services?${query}`)
       .then(setAnswer)
-      .catch((caught) => setError(caught instanceof Error ? caught.message : String(caught)));
+      .catch((caught) => setError(messageOf(caught)));
   }, [range]);
 
   function sortBy(key: SortKey) {

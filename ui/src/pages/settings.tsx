@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorNote } from '../components/form';
-import { get, patch, type PasswordLink, post, remove, type TokenInfo, type User } from '../lib/api';
+import { get, patch, type PasswordLink, post, remove, type TokenInfo, type User, messageOf } from '../lib/api';
 import { here } from '../lib/location';
 import { me } from '../session';
 
@@ -32,6 +32,28 @@ export function SettingsPage() {
 
 function AdminsOnly() {
   return <p class="note">Only admins manage tokens and users.</p>;
+}
+
+// A list the page shows from `path`'s `field`, and act(), which runs a
+// change and reloads the list (a failure becomes the error shown).
+function useList<T>(path: string, field: string) {
+  const [items, setItems] = useState<T[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = () =>
+    get<Record<string, T[]>>(path)
+      .then((answer) => setItems(answer[field]))
+      .catch((caught) => setError(messageOf(caught)));
+  useEffect(() => void load(), []);
+  const act = async (change: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await change();
+      await load();
+    } catch (caught) {
+      setError(messageOf(caught));
+    }
+  };
+  return { items, error, act };
 }
 
 function when(time: string | null): string {
@@ -72,40 +94,22 @@ service:
 }
 
 function Tokens() {
-  const [tokens, setTokens] = useState<TokenInfo[] | null>(null);
+  const { items: tokens, error, act } = useList<TokenInfo>('/api/v1/tokens', 'tokens');
   const [name, setName] = useState('');
   const [scope, setScope] = useState<TokenInfo['scope']>('ingest');
   const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  const load = () =>
-    get<{ tokens: TokenInfo[] }>('/api/v1/tokens')
-      .then((answer) => setTokens(answer.tokens))
-      .catch((caught) => setError(String(caught.message ?? caught)));
-  useEffect(() => void load(), []);
 
   async function create(event: Event) {
     event.preventDefault();
-    setError(null);
-    try {
-      const answer = await post<{ name: string; token: string }>('/api/v1/tokens', { name, scope });
-      setCreated(answer);
+    await act(async () => {
+      setCreated(await post<{ name: string; token: string }>('/api/v1/tokens', { name, scope }));
       setName('');
-      await load();
-    } catch (caught) {
-      setError(caught instanceof Error ? caught.message : String(caught));
-    }
+    });
   }
 
   async function revoke(token: TokenInfo) {
     if (!window.confirm(`Revoke "${token.name}"? Clients using it are refused within a second.`)) return;
-    setError(null);
-    try {
-      await remove(`/api/v1/tokens/${token.id}`);
-      await load();
-    } catch (caught) {
-      setError(caught instanceof Error ? caught.message : String(caught));
-    }
+    await act(() => remove(`/api/v1/tokens/${token.id}`));
   }
 
   return (
@@ -171,28 +175,11 @@ function Tokens() {
 }
 
 function Users() {
-  const [users, setUsers] = useState<User[] | null>(null);
+  const { items: users, error, act } = useList<User>('/api/v1/users', 'users');
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
   const [role, setRole] = useState<User['role']>('viewer');
   const [link, setLink] = useState<{ email: string; link: PasswordLink } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  const load = () =>
-    get<{ users: User[] }>('/api/v1/users')
-      .then((answer) => setUsers(answer.users))
-      .catch((caught) => setError(String(caught.message ?? caught)));
-  useEffect(() => void load(), []);
-
-  async function act(action: () => Promise<unknown>) {
-    setError(null);
-    try {
-      await action();
-      await load();
-    } catch (caught) {
-      setError(caught instanceof Error ? caught.message : String(caught));
-    }
-  }
 
   async function create(event: Event) {
     event.preventDefault();

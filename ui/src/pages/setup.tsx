@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { Card, ErrorNote, Field } from '../components/form';
-import { ApiError, post, type User } from '../lib/api';
+import { Card, ErrorNote, Field, useSubmit } from '../components/form';
+import { ApiError, post, type User, messageOf } from '../lib/api';
 import { fragmentValue, navigate } from '../lib/location';
 import { me } from '../session';
 
@@ -11,26 +11,16 @@ export function SetupPage() {
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event: Event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const { busy, error, submit } = useSubmit(
+    async () => {
       me.value = await post<User>('/api/v1/auth/setup', { token, email, name, password });
       navigate('/services', true);
-    } catch (caught) {
-      if (caught instanceof ApiError && caught.status === 410) {
-        setError('Setup is already done: an account exists. Sign in instead.');
-      } else {
-        setError(caught instanceof Error ? caught.message : String(caught));
-      }
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+    (caught) =>
+      caught instanceof ApiError && caught.status === 410
+        ? 'Setup is already done: an account exists. Sign in instead.'
+        : messageOf(caught),
+  );
 
   if (!token) {
     return (

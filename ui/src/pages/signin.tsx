@@ -1,14 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
-import { Card, ErrorNote, Field } from '../components/form';
-import { ApiError, get, post, type User } from '../lib/api';
+import { Card, ErrorNote, Field, useSubmit } from '../components/form';
+import { ApiError, get, post, type User, messageOf } from '../lib/api';
 import { here, navigate } from '../lib/location';
 import { afterSignIn, me } from '../session';
 
 export function SignInPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const [setupNeeded, setSetupNeeded] = useState(false);
 
   useEffect(() => {
@@ -17,23 +15,16 @@ export function SignInPage() {
       .catch(() => setSetupNeeded(false));
   }, []);
 
-  async function submit(event: Event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const { busy, error, submit } = useSubmit(
+    async () => {
       me.value = await post<User>('/api/v1/auth/login', { email, password });
       navigate(afterSignIn(here.value.params.get('next')), true);
-    } catch (caught) {
-      if (caught instanceof ApiError && caught.status === 429) {
-        setError(`Too many failed attempts. Try again in ${caught.retryAfterSeconds ?? 1} s.`);
-      } else {
-        setError(caught instanceof Error ? caught.message : String(caught));
-      }
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+    (caught) =>
+      caught instanceof ApiError && caught.status === 429
+        ? `Too many failed attempts. Try again in ${caught.retryAfterSeconds ?? 1} s.`
+        : messageOf(caught),
+  );
 
   return (
     <Card title="Sign in to strata">

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { post } from '../lib/api';
+import { post, messageOf } from '../lib/api';
 import { here, navigate, withParams } from '../lib/location';
 import { toCsv } from '../lib/values';
 import type { Editor } from './sql_editor';
@@ -43,7 +43,7 @@ export function SqlPage() {
       setTookMs(performance.now() - began);
     } catch (caught) {
       setAnswer(null);
-      setError(caught instanceof Error ? caught.message : String(caught));
+      setError(messageOf(caught));
     } finally {
       setRunning(false);
     }

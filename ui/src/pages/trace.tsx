@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Attributes } from '../components/attributes';
-import { get, type KeyValue } from '../lib/api';
+import { get, type KeyValue, messageOf } from '../lib/api';
 import { duration } from '../lib/format';
 import { here, navigate, withParams } from '../lib/location';
 import { buildTree, type CompactTrace, visibleRows } from '../lib/trace';
@@ -47,7 +47,7 @@ export function TracePage(props: { traceId: string }) {
     setError(null);
     get<CompactTrace>(`/api/v1/traces/${props.traceId}?format=columns`)
       .then(setTrace)
-      .catch((caught) => setError(caught instanceof Error ? caught.message : String(caught)));
+      .catch((caught) => setError(messageOf(caught)));
   }, [props.traceId]);
 
   const tree = useMemo(() => (trace ? buildTree(trace) : null), [trace]);
@@ -173,7 +173,7 @@ function SpanPanel(props: { trace: CompactTrace; span: number; traceId: string }
     setError(null);
     get<SpanDetail>(`/api/v1/traces/${props.traceId}/spans/${spanId}`)
       .then(setDetail)
-      .catch((caught) => setError(caught instanceof Error ? caught.message : String(caught)));
+      .catch((caught) => setError(messageOf(caught)));
   }, [spanId]);
   const t = props.trace;
   const s = props.span;

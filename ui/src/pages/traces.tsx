@@ -1,7 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
-import { get, type TraceSummary } from '../lib/api';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { get, type TraceSummary, messageOf } from '../lib/api';
 import { count, duration, rangeParams } from '../lib/format';
-import { here, navigate, withParams } from '../lib/location';
+import { here, navigate, paramValues, withParams } from '../lib/location';
 
 const FILTERS = ['service', 'operation', 'min_duration', 'max_duration', 'status'] as const;
 
@@ -13,12 +13,16 @@ export function TracesPage() {
   // for a newer search.
   const [answer, setAnswer] = useState<{ key: string; traces: TraceSummary[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [form, setForm] = useState<Record<string, string>>({});
+  // The form starts from the URL and follows it when the URL changes (a
+  // search, back, forward), never while someone types.
+  const [form, setForm] = useState<Record<string, string>>(() => paramValues(FILTERS));
+  const shownKey = useRef(here.value.params.toString());
 
   useEffect(() => {
-    const initial: Record<string, string> = {};
-    for (const key of FILTERS) initial[key] = params.get(key) ?? '';
-    setForm(initial);
+    if (shownKey.current !== params.toString()) {
+      shownKey.current = params.toString();
+      setForm(paramValues(FILTERS));
+    }
     const query = rangeParams(range, Date.now());
     if (!query) {
       setError(`"${range}" is not a time range`);
@@ -33,7 +37,7 @@ export function TracesPage() {
     const key = here.value.params.toString();
     get<{ traces: TraceSummary[] }>(`/api/v1/traces?${query}`)
       .then((found) => setAnswer({ key, traces: found.traces }))
-      .catch((caught) => setError(caught instanceof Error ? caught.message : String(caught)));
+      .catch((caught) => setError(messageOf(caught)));
   }, [here.value]);
   const traces = answer !== null && answer.key === params.toString() ? answer.traces : null;
 
