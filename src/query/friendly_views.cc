@@ -154,6 +154,29 @@ std::string RollupMacrosSql() {
          "0), 1) * 1000)::HUGEINT * total + 999) // 1000 - 1, 0));\n";
 }
 
+std::string RollupsResolvedSql(std::string_view stored) {
+  // measures_row numbers a row of the same file (0-based, as
+  // file_row_number); its measures replace the nulls of the row that
+  // points at it.
+  constexpr std::string_view kMeasures[] = {"errors",       "duration_sum", "duration_min",
+                                            "duration_max", "hist_first",   "hist_nonzero",
+                                            "hist_count"};
+  std::string measures;
+  for (std::string_view column : kMeasures) {
+    measures += fmt::format(", coalesce(m.{0}, r.{0}) AS {0}", column);
+  }
+  return fmt::format(
+      "SELECT rollup, minute, service_namespace, service_name, span_name, span_kind, "
+      "endpoint_type, endpoint_a, endpoint_b, severity_class, count, errors, duration_sum, "
+      "duration_min, duration_max, list_filter(range(hist_first, hist_first + "
+      "len(hist_nonzero)), (x, i) -> hist_nonzero[i])::UINTEGER[] AS hist_index, hist_count "
+      "FROM (SELECT r.rollup, r.minute, r.service_namespace, r.service_name, r.span_name, "
+      "r.span_kind, r.endpoint_type, r.endpoint_a, r.endpoint_b, r.severity_class, r.count{} "
+      "FROM {} AS r LEFT JOIN {} AS m ON m.filename = r.filename AND m.file_row_number = "
+      "r.measures_row)",
+      measures, stored, stored);
+}
+
 std::string FriendlyColumnsSql(std::string_view view) {
   if (view == "spans") return SpansColumns();
   if (view == "logs") return LogsColumns();

@@ -27,4 +27,12 @@ std::string FriendlyColumnsSql(std::string_view view);
 // rounded to thousandths, as the API computes it), NULL without counts.
 std::string RollupMacrosSql();
 
+// The rows of the rollups view as docs/sql.md lists them, from `stored`, a
+// relation with rollups.parquet's columns (meta.json format 3) plus
+// `filename` and `file_row_number` (read_parquet's): an endpoint row
+// that points at an operation row (measures_row) gets that row's
+// measures, and each histogram is given as the list of its nonzero
+// buckets' indexes (`hist_index`) beside their counts.
+std::string RollupsResolvedSql(std::string_view stored);
+
 }  // namespace strata::query

@@ -93,9 +93,18 @@ absl::StatusOr<std::string> ViewSql(std::string_view name,
   // Table files start with row_kind (data rows are 0); rollups.parquet
   // has only data rows.
   const bool row_kind = columns[0].name == "row_kind";
+  // The rollups view resolves rows that point at other rows of their file
+  // (RollupsResolvedSql), so it reads each file's row numbers too.
+  const bool rollups = name == "rollups";
   if (!files.empty()) {
     std::string list;
     for (const std::string& file : files) list += (list.empty() ? "" : ", ") + SqlLiteral(file);
+    if (rollups) {
+      const std::string stored =
+          fmt::format("read_parquet([{}], filename = true, file_row_number = true)", list);
+      return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM ({});\n", name,
+                         FriendlyColumnsSql(name), RollupsResolvedSql(stored));
+    }
     return fmt::format(
         "CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT * {}FROM "
         "read_parquet([{}]){});\n",
@@ -108,6 +117,14 @@ absl::StatusOr<std::string> ViewSql(std::string_view name,
     if (!type.ok()) return type.status();
     select += fmt::format("{}CAST(NULL AS {}) AS \"{}\"", select.empty() ? "" : ", ", *type,
                           columns[c].name);
+  }
+  if (rollups) {
+    const std::string stored = fmt::format(
+        "(SELECT {}, CAST(NULL AS VARCHAR) AS filename, CAST(NULL AS BIGINT) AS "
+        "file_row_number WHERE false)",
+        select);
+    return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM ({});\n", name,
+                       FriendlyColumnsSql(name), RollupsResolvedSql(stored));
   }
   return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT {} WHERE false);\n",
                      name, FriendlyColumnsSql(name), select);

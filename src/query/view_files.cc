@@ -34,7 +34,9 @@ ViewFiles ViewFilesOf(const storage::Snapshot& snapshot, std::optional<EventWind
     if (meta.metrics_parquet.has_value()) {
       files.metrics.push_back(batch->dir() + "/metrics.parquet");
     }
-    if (meta.rollups_parquet.has_value()) {
+    // The view reads one layout: format 2 files (rollups-parquet.md,
+    // "Format 2 layout") stay out of it, as format 1 batches have none.
+    if (meta.rollups_parquet.has_value() && meta.format >= storage::kBatchMetaFormat) {
       files.rollups.push_back(batch->dir() + "/rollups.parquet");
     }
   }

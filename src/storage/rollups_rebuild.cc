@@ -63,8 +63,9 @@ absl::StatusOr<RollupsRebuildReport> RebuildRollups(Storage& storage,
                               ComputeBatchRollups(fs, batch->dir(), meta));
       STRATA_ASSIGN_OR_RETURN(auto source,
                               OpenFileSource(fs, JoinPath(batch->dir(), kRollupsFileName)));
-      STRATA_ASSIGN_OR_RETURN(rollups::RollupRows stored,
-                              ReadRollupsTable(source.get(), meta.id, kRollupsFileName));
+      STRATA_ASSIGN_OR_RETURN(
+          rollups::RollupRows stored,
+          ReadRollupsTable(source.get(), meta.id, kRollupsFileName, meta.format));
       if (stored != computed) verdict = RollupsVerdict::kDiffered;
     }
     std::optional<BatchId> rewritten_as;

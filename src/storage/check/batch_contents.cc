@@ -49,7 +49,8 @@ absl::Status CheckBatchFileContents(FileSystem& fs, const std::string& batch_dir
   if (file_name == kRollupsFileName) {
     if (!meta.rollups_parquet.has_value()) return absl::OkStatus();
     STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, path));
-    return InBatch(CheckRollupsTableFooter(source.get(), id, kRollupsFileName), batch_dir);
+    return InBatch(CheckRollupsTableFooter(source.get(), id, kRollupsFileName, meta.format),
+                   batch_dir);
   }
   if (file_name == kTraceIndexFileName) {
     return LoadBatchLookupState(fs, batch_dir, meta, /*budget=*/nullptr).status();

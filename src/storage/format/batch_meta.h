@@ -36,8 +36,9 @@
 namespace strata::storage {
 
 // The format strata writes, and the oldest it reads: format 1 has no
-// rollups.parquet (meta-json.md, "Formats").
-inline constexpr uint64_t kBatchMetaFormat = 2;
+// rollups.parquet, format 2 has it in its older layout (meta-json.md,
+// "Formats").
+inline constexpr uint64_t kBatchMetaFormat = 3;
 inline constexpr uint64_t kOldestBatchMetaFormat = 1;
 
 // A closed range of Unix nanoseconds, UTC.

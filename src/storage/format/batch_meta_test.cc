@@ -191,7 +191,7 @@ TEST(BatchMetaTest, ErrorsNameTheDirectoryUntilTheIdParses) {
 
 TEST(BatchMetaTest, Rule2Format) {
   BatchMeta meta = ExampleMeta();
-  meta.format = 3;
+  meta.format = kBatchMetaFormat + 1;
   ExpectRule(meta, 2, "format");
   meta.format = 0;
   ExpectRule(meta, 2, "format");

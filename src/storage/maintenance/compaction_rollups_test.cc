@@ -83,13 +83,13 @@ TEST(CompactionRollupsTest, FormatOneBatchesAnswerRollupsAndGainThemWhenCompacte
       EXPECT_EQ(*rows, expected[i]) << i;
     }
   }
-  // Compacted by a binary that writes rollups: the output is format 2 with
+  // Compacted by a binary that writes rollups: the output is format 3 with
   // the inputs' rollups merged.
   absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(fs, data, {});
   ASSERT_TRUE(storage.ok()) << storage.status();
   absl::StatusOr<BatchMeta> output = verify_testing::CompactEverything(**storage);
   ASSERT_TRUE(output.ok()) << output.status();
-  EXPECT_EQ(output->format, 2u);
+  EXPECT_EQ(output->format, kBatchMetaFormat);
   EXPECT_TRUE(output->rollups_parquet.has_value());
   ASSERT_TRUE(Write(**storage, 3).ok());
   const std::shared_ptr<const Snapshot> live = (*storage)->Pin();
@@ -99,7 +99,7 @@ TEST(CompactionRollupsTest, FormatOneBatchesAnswerRollupsAndGainThemWhenCompacte
   const rollups::RollupRows merged = rollups::MergeRollups(inputs);
   const rollups::RollupRows fourth = RollupsOf(Generate(3));
   for (const auto& batch : live->batches()) {
-    EXPECT_EQ(batch->meta().format, 2u);
+    EXPECT_EQ(batch->meta().format, kBatchMetaFormat);
     absl::StatusOr<rollups::RollupRows> rows = ReadBatchRollups(fs, batch->dir(), batch->meta());
     ASSERT_TRUE(rows.ok()) << rows.status();
     // The compaction output (generation 1) holds the three inputs; the new

@@ -4,8 +4,12 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "common/check.h"
 #include "common/path.h"
 #include "common/status_macros.h"
@@ -29,7 +33,8 @@ using rollups::RollupRows;
 
 namespace {
 
-// Column positions, in the order of rollups-parquet.md "Rows".
+// Column positions, in the order of rollups-parquet.md "Rows". The
+// columns after kDurationMax depend on the layout (HistogramColumns).
 enum RollupsColumn : int {
   kRollup,
   kMinute,
@@ -46,12 +51,36 @@ enum RollupsColumn : int {
   kDurationSum,
   kDurationMin,
   kDurationMax,
-  kHistIndex,
-  kHistCount,
-  kRollupsColumnCount,
+  kLayoutColumnsStart,
 };
 
-std::vector<ColumnSpec> RollupsColumnSpecs() {
+// Where a layout keeps the histogram (-1: not in that layout).
+struct HistogramColumns {
+  bool bitmaps = true;  // format 3; else format 2's index lists
+  int measures_row = -1;
+  int hist_first = -1;
+  int hist_nonzero = -1;
+  int hist_index = -1;
+  int hist_count = -1;
+  int column_count = 0;
+};
+
+HistogramColumns HistogramColumnsOf(uint64_t meta_format) {
+  if (meta_format >= 3) {
+    return {.bitmaps = true,
+            .measures_row = kLayoutColumnsStart,
+            .hist_first = kLayoutColumnsStart + 1,
+            .hist_nonzero = kLayoutColumnsStart + 2,
+            .hist_count = kLayoutColumnsStart + 3,
+            .column_count = kLayoutColumnsStart + 4};
+  }
+  return {.bitmaps = false,
+          .hist_index = kLayoutColumnsStart,
+          .hist_count = kLayoutColumnsStart + 1,
+          .column_count = kLayoutColumnsStart + 2};
+}
+
+std::vector<ColumnSpec> RollupsColumnSpecs(uint64_t meta_format) {
   std::vector<ColumnSpec> s;
   s.push_back(ColumnSpec::Integer("rollup", 8, false));
   s.push_back(ColumnSpec::Integer("minute", 64, false));
@@ -68,10 +97,26 @@ std::vector<ColumnSpec> RollupsColumnSpecs() {
   s.push_back(ColumnSpec::Int64("duration_sum", true));
   s.push_back(ColumnSpec::Int64("duration_min", true));
   s.push_back(ColumnSpec::Int64("duration_max", true));
-  s.push_back(ColumnSpec::List(ColumnSpec::Integer("hist_index", 32, false), true));
+  STRATA_CHECK(s.size() == kLayoutColumnsStart, "rollups common column count");
+  const HistogramColumns layout = HistogramColumnsOf(meta_format);
+  if (layout.bitmaps) {
+    s.push_back(ColumnSpec::Integer("measures_row", 32, false, true));
+    s.push_back(ColumnSpec::Integer("hist_first", 32, false, true));
+    s.push_back(ColumnSpec::List(ColumnSpec::Boolean("hist_nonzero"), true));
+  } else {
+    s.push_back(ColumnSpec::List(ColumnSpec::Integer("hist_index", 32, false), true));
+  }
   s.push_back(ColumnSpec::List(ColumnSpec::Int64("hist_count"), true));
-  STRATA_CHECK(s.size() == kRollupsColumnCount, "rollups column count");
+  STRATA_CHECK(static_cast<int>(s.size()) == layout.column_count, "rollups column count");
   return s;
+}
+
+const std::vector<ColumnSpec>& RollupsColumnsOf(uint64_t meta_format) {
+  static const std::vector<ColumnSpec>* const format2 =
+      new std::vector<ColumnSpec>(RollupsColumnSpecs(2));
+  static const std::vector<ColumnSpec>* const format3 =
+      new std::vector<ColumnSpec>(RollupsColumnSpecs(3));
+  return meta_format >= 3 ? *format3 : *format2;
 }
 
 ColumnVector Empty(const ColumnSpec& spec) {
@@ -102,6 +147,80 @@ void AppendInt(ColumnVector& c, bool set, int64_t value) {
   }
 }
 
+void AppendSmallerThan2To31(ColumnVector& c, std::optional<uint32_t> value) {
+  if (value.has_value()) {
+    c.AppendInt32(static_cast<int32_t>(*value));
+  } else {
+    c.AppendNull();
+  }
+}
+
+// The histogram columns of one row in `layout`; null lists for none.
+void AppendHistogram(const HistogramColumns& layout, const DurationHistogram* histogram,
+                     std::vector<ColumnVector>& c) {
+  ColumnVector& counts = c[layout.hist_count];
+  if (histogram == nullptr) {
+    if (layout.bitmaps) {
+      c[layout.hist_first].AppendNull();
+      c[layout.hist_nonzero].AppendNullList();
+    } else {
+      c[layout.hist_index].AppendNullList();
+    }
+    counts.AppendNullList();
+    return;
+  }
+  const std::vector<DurationHistogram::Bucket>& buckets = histogram->buckets();
+  STRATA_CHECK(!buckets.empty(), "a row with durations has a histogram");
+  const uint64_t counts_begin = counts.int64s.size();
+  for (const DurationHistogram::Bucket& b : buckets) counts.AppendInt64(b.count);
+  counts.AppendList(counts_begin, buckets.size());
+  if (!layout.bitmaps) {
+    ColumnVector& index = c[layout.hist_index];
+    const uint64_t begin = index.int32s.size();
+    for (const DurationHistogram::Bucket& b : buckets) {
+      index.AppendInt32(static_cast<int32_t>(b.index));
+    }
+    index.AppendList(begin, buckets.size());
+    return;
+  }
+  const uint32_t first = buckets.front().index;
+  c[layout.hist_first].AppendInt32(static_cast<int32_t>(first));
+  ColumnVector& nonzero = c[layout.hist_nonzero];
+  const uint64_t begin = nonzero.bools.size();
+  size_t next = 0;
+  for (uint32_t bucket = first; bucket <= buckets.back().index; ++bucket) {
+    const bool set = buckets[next].index == bucket;
+    if (set) ++next;
+    nonzero.AppendBool(set);
+  }
+  nonzero.AppendList(begin, buckets.back().index - first + 1);
+}
+
+// Finds, for an endpoint row, the first operation row added before it of
+// the same minute, service and span kind with equal measures (its
+// measures_row, rollups-parquet.md "Rows").
+class OperationRowFinder {
+ public:
+  void Add(const RollupRows& rows, size_t i) { by_key_[KeyOf(rows[i])].push_back(i); }
+
+  std::optional<uint32_t> Find(const RollupRows& rows, const RollupRow& endpoint) const {
+    auto it = by_key_.find(KeyOf(endpoint));
+    if (it == by_key_.end()) return std::nullopt;
+    for (size_t i : it->second) {
+      if (rows[i].measures == endpoint.measures) return static_cast<uint32_t>(i);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  using Key = std::tuple<uint64_t, std::string_view, std::string_view, uint8_t, int64_t>;
+  static Key KeyOf(const RollupRow& row) {
+    return {row.key.minute, row.key.service_namespace, row.key.service_name, row.key.span_kind,
+            row.measures.count};
+  }
+  absl::flat_hash_map<Key, std::vector<size_t>> by_key_;
+};
+
 // zstd level of rollups.parquet (at most the tables' own).
 constexpr int kRollupsZstdLevel = 3;
 
@@ -122,9 +241,82 @@ KeyColumns KeyColumnsOf(RollupKind kind) {
           kind == RollupKind::kEndpoint, kind == RollupKind::kLogSeverity};
 }
 
-// One row read back, checked against the page's rules.
-absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c, size_t i,
-                                  std::string_view file_name) {
+// The histogram of row i as `layout` stores it, checked (the bucket rules
+// are FromBuckets's).
+absl::StatusOr<DurationHistogram> ReadHistogram(const std::vector<ColumnVector>& c,
+                                                const HistogramColumns& layout, size_t i,
+                                                std::string_view file_name) {
+  const parquet::ListRange count = c[layout.hist_count].lists[i];
+  std::vector<DurationHistogram::Bucket> buckets;
+  buckets.reserve(count.count);
+  if (layout.bitmaps) {
+    const int32_t first = c[layout.hist_first].int32s[i];
+    const parquet::ListRange nonzero = c[layout.hist_nonzero].lists[i];
+    if (first < 0 || nonzero.count == 0 ||
+        nonzero.count > rollups::kDurationBuckets - static_cast<uint64_t>(first)) {
+      return RowError(file_name, i,
+                      fmt::format("histogram bitmap of {} buckets from {}", nonzero.count, first));
+    }
+    const std::vector<uint8_t>& bits = c[layout.hist_nonzero].bools;
+    if (!bits[nonzero.begin] || !bits[nonzero.begin + nonzero.count - 1]) {
+      return RowError(file_name, i, "histogram bitmap does not start and end with a set bucket");
+    }
+    for (uint64_t b = 0; b < nonzero.count; ++b) {
+      if (!bits[nonzero.begin + b]) continue;
+      if (buckets.size() == count.count) {
+        return RowError(file_name, i, fmt::format("more set buckets than {} counts", count.count));
+      }
+      buckets.push_back({static_cast<uint32_t>(first + b),
+                         c[layout.hist_count].int64s[count.begin + buckets.size()]});
+    }
+  } else {
+    const parquet::ListRange index = c[layout.hist_index].lists[i];
+    if (index.count != count.count) {
+      return RowError(file_name, i,
+                      fmt::format("{} histogram indexes and {} counts", index.count, count.count));
+    }
+    for (uint64_t b = 0; b < index.count; ++b) {
+      buckets.push_back({static_cast<uint32_t>(c[layout.hist_index].int32s[index.begin + b]),
+                         c[layout.hist_count].int64s[count.begin + b]});
+    }
+  }
+  if (buckets.size() != count.count) {
+    return RowError(file_name, i,
+                    fmt::format("{} set buckets and {} counts", buckets.size(), count.count));
+  }
+  absl::StatusOr<DurationHistogram> histogram = DurationHistogram::FromBuckets(buckets);
+  if (!histogram.ok()) return RowError(file_name, i, std::string(histogram.status().message()));
+  return histogram;
+}
+
+// The measures of a row with `measures_row` set: those of the earlier
+// operation row it numbers, which must share its minute, service, span
+// kind and count.
+absl::Status CopyReferencedMeasures(const RollupRows& earlier, int32_t measures_row, size_t i,
+                                    std::string_view file_name, RollupRow* row) {
+  if (measures_row < 0 || static_cast<size_t>(measures_row) >= earlier.size()) {
+    return RowError(file_name, i,
+                    fmt::format("measures_row {} is not an earlier row", measures_row));
+  }
+  const RollupRow& from = earlier[measures_row];
+  if (from.key.kind != RollupKind::kOperation || from.key.minute != row->key.minute ||
+      from.key.service_namespace != row->key.service_namespace ||
+      from.key.service_name != row->key.service_name || from.key.span_kind != row->key.span_kind ||
+      from.measures.count != row->measures.count) {
+    return RowError(file_name, i,
+                    fmt::format("measures_row {} is not an operation row of the same minute, "
+                                "service, span kind and count",
+                                measures_row));
+  }
+  row->measures = from.measures;
+  return absl::OkStatus();
+}
+
+// One row read back, checked against the page's rules. `earlier` holds
+// the rows before it (a measures_row names one of them).
+absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c,
+                                  const HistogramColumns& layout, size_t i,
+                                  std::string_view file_name, const RollupRows& earlier) {
   RollupRow row;
   const int32_t kind = c[kRollup].int32s[i];
   if (kind < 1 || kind > 4) return RowError(file_name, i, fmt::format("rollup {}", kind));
@@ -151,14 +343,20 @@ absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c, size_t i,
   STRATA_RETURN_IF_ERROR(check_set(kEndpointB, want.endpoint));
   STRATA_RETURN_IF_ERROR(check_set(kSeverityClass, want.severity));
   const bool durations = rollups::HasDurations(row.key.kind);
-  for (int column : {kErrors, kDurationSum, kDurationMin, kDurationMax}) {
-    STRATA_RETURN_IF_ERROR(check_set(column, durations));
+  const bool referenced = layout.bitmaps && !c[layout.measures_row].is_null(i);
+  if (referenced && row.key.kind != RollupKind::kEndpoint) {
+    return RowError(file_name, i, fmt::format("measures_row set on a rollup {} row", kind));
   }
-  for (int column : {kHistIndex, kHistCount}) {
-    if (c[column].is_null_list(i) == durations) {
+  const bool own_measures = durations && !referenced;
+  for (int column : {kErrors, kDurationSum, kDurationMin, kDurationMax}) {
+    STRATA_RETURN_IF_ERROR(check_set(column, own_measures));
+  }
+  if (layout.bitmaps) STRATA_RETURN_IF_ERROR(check_set(layout.hist_first, own_measures));
+  for (int column : {layout.hist_nonzero, layout.hist_index, layout.hist_count}) {
+    if (column >= 0 && c[column].is_null_list(i) == own_measures) {
       return RowError(file_name, i,
                       fmt::format("histogram list {} is {} on a rollup {} row", column,
-                                  durations ? "null" : "set", kind));
+                                  own_measures ? "null" : "set", kind));
     }
   }
   if (want.span_name) row.key.span_name = std::string(c[kSpanName].bytes_at(i));
@@ -186,6 +384,11 @@ absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c, size_t i,
   rollups::RollupMeasures& m = row.measures;
   m.count = c[kCount].int64s[i];
   if (m.count <= 0) return RowError(file_name, i, fmt::format("count {}", m.count));
+  if (referenced) {
+    STRATA_RETURN_IF_ERROR(
+        CopyReferencedMeasures(earlier, c[layout.measures_row].int32s[i], i, file_name, &row));
+    return row;
+  }
   if (!durations) return row;
   m.errors = c[kErrors].int64s[i];
   m.duration_sum = c[kDurationSum].int64s[i];
@@ -199,42 +402,28 @@ absl::StatusOr<RollupRow> ReadRow(const std::vector<ColumnVector>& c, size_t i,
         file_name, i,
         fmt::format("duration_min {} above duration_max {}", m.duration_min, m.duration_max));
   }
-  const parquet::ListRange index = c[kHistIndex].lists[i];
-  const parquet::ListRange count = c[kHistCount].lists[i];
-  if (index.count != count.count) {
-    return RowError(file_name, i,
-                    fmt::format("{} histogram indexes and {} counts", index.count, count.count));
-  }
-  std::vector<DurationHistogram::Bucket> buckets(index.count);
-  for (uint64_t b = 0; b < index.count; ++b) {
-    buckets[b] = {static_cast<uint32_t>(c[kHistIndex].int32s[index.begin + b]),
-                  c[kHistCount].int64s[count.begin + b]};
-  }
-  absl::StatusOr<DurationHistogram> histogram = DurationHistogram::FromBuckets(buckets);
-  if (!histogram.ok()) return RowError(file_name, i, std::string(histogram.status().message()));
-  if (histogram->count() != m.count) {
+  STRATA_ASSIGN_OR_RETURN(DurationHistogram histogram, ReadHistogram(c, layout, i, file_name));
+  if (histogram.count() != m.count) {
     return RowError(
         file_name, i,
-        fmt::format("histogram counts {} durations of {} spans", histogram->count(), m.count));
+        fmt::format("histogram counts {} durations of {} spans", histogram.count(), m.count));
   }
-  m.histogram = *std::move(histogram);
+  m.histogram = std::move(histogram);
   return row;
 }
 
 }  // namespace
 
-const std::vector<ColumnSpec>& RollupsTableColumns() {
-  static const std::vector<ColumnSpec>* const specs =
-      new std::vector<ColumnSpec>(RollupsColumnSpecs());
-  return *specs;
-}
+const std::vector<ColumnSpec>& RollupsTableColumns() { return RollupsColumnsOf(kBatchMetaFormat); }
 
 absl::StatusOr<std::string> WriteRollupsTable(const RollupRows& rows, std::string_view batch_id,
-                                              const TableOptions& options) {
+                                              const TableOptions& options, uint64_t meta_format) {
   if (rows.empty()) return absl::InternalError("rollups table: no rows");
-  const std::vector<ColumnSpec>& specs = RollupsTableColumns();
+  const HistogramColumns layout = HistogramColumnsOf(meta_format);
+  const std::vector<ColumnSpec>& specs = RollupsColumnsOf(meta_format);
   std::vector<ColumnVector> c;
   for (const ColumnSpec& spec : specs) c.push_back(Empty(spec));
+  OperationRowFinder operations;
   for (size_t i = 0; i < rows.size(); ++i) {
     const RollupRow& row = rows[i];
     if (i > 0 && row.key < rows[i - 1].key) {
@@ -254,23 +443,20 @@ absl::StatusOr<std::string> WriteRollupsTable(const RollupRows& rows, std::strin
     AppendSmall(c[kSeverityClass], set.severity, row.key.severity_class);
     const rollups::RollupMeasures& m = row.measures;
     c[kCount].AppendInt64(m.count);
-    const bool durations = rollups::HasDurations(row.key.kind);
-    AppendInt(c[kErrors], durations, m.errors);
-    AppendInt(c[kDurationSum], durations, m.duration_sum);
-    AppendInt(c[kDurationMin], durations, m.duration_min);
-    AppendInt(c[kDurationMax], durations, m.duration_max);
-    if (durations) {
-      const uint64_t begin = c[kHistCount].int64s.size();
-      for (const DurationHistogram::Bucket& b : m.histogram.buckets()) {
-        c[kHistIndex].AppendInt32(static_cast<int32_t>(b.index));
-        c[kHistCount].AppendInt64(b.count);
-      }
-      c[kHistIndex].AppendList(begin, m.histogram.buckets().size());
-      c[kHistCount].AppendList(begin, m.histogram.buckets().size());
-    } else {
-      c[kHistIndex].AppendNullList();
-      c[kHistCount].AppendNullList();
+    std::optional<uint32_t> measures_row;
+    if (layout.bitmaps && row.key.kind == RollupKind::kOperation) operations.Add(rows, i);
+    if (layout.bitmaps && row.key.kind == RollupKind::kEndpoint) {
+      measures_row = operations.Find(rows, row);
     }
+    const bool own_measures = rollups::HasDurations(row.key.kind) && !measures_row.has_value();
+    AppendInt(c[kErrors], own_measures, m.errors);
+    AppendInt(c[kDurationSum], own_measures, m.duration_sum);
+    AppendInt(c[kDurationMin], own_measures, m.duration_min);
+    AppendInt(c[kDurationMax], own_measures, m.duration_max);
+    if (layout.bitmaps) {
+      AppendSmallerThan2To31(c[layout.measures_row], measures_row);
+    }
+    AppendHistogram(layout, own_measures ? &m.histogram : nullptr, c);
   }
   // A small file written on every commit: zstd at the fast level costs a
   // fraction of the CPU of the tables' level for a few percent of bytes.
@@ -280,15 +466,17 @@ absl::StatusOr<std::string> WriteRollupsTable(const RollupRows& rows, std::strin
 }
 
 absl::StatusOr<RollupRows> ReadRollupsTable(parquet::RandomAccessSource* source,
-                                            std::string_view batch_id, std::string_view file_name) {
+                                            std::string_view batch_id, std::string_view file_name,
+                                            uint64_t meta_format) {
   STRATA_ASSIGN_OR_RETURN(
       std::unique_ptr<parquet::FileReader> reader,
-      OpenTable(source, RollupsTableColumns(), kRollupsSchema, batch_id, file_name));
+      OpenTable(source, RollupsColumnsOf(meta_format), kRollupsSchema, batch_id, file_name));
   STRATA_ASSIGN_OR_RETURN(std::vector<ColumnVector> c, ReadAllColumns(*reader, file_name));
+  const HistogramColumns layout = HistogramColumnsOf(meta_format);
   RollupRows rows;
   rows.reserve(c[kRollup].size());
   for (size_t i = 0; i < c[kRollup].size(); ++i) {
-    STRATA_ASSIGN_OR_RETURN(RollupRow row, ReadRow(c, i, file_name));
+    STRATA_ASSIGN_OR_RETURN(RollupRow row, ReadRow(c, layout, i, file_name, rows));
     if (!rows.empty() && row.key < rows.back().key) {
       return RowError(file_name, i, "sorts before the row above it");
     }
@@ -299,15 +487,16 @@ absl::StatusOr<RollupRows> ReadRollupsTable(parquet::RandomAccessSource* source,
 }
 
 absl::Status CheckRollupsTableFooter(parquet::RandomAccessSource* source, std::string_view batch_id,
-                                     std::string_view file_name) {
-  return OpenTable(source, RollupsTableColumns(), kRollupsSchema, batch_id, file_name).status();
+                                     std::string_view file_name, uint64_t meta_format) {
+  return OpenTable(source, RollupsColumnsOf(meta_format), kRollupsSchema, batch_id, file_name)
+      .status();
 }
 
 absl::StatusOr<RollupRows> ReadBatchRollups(FileSystem& fs, const std::string& batch_dir,
                                             const BatchMeta& meta) {
   if (!meta.rollups_parquet.has_value()) return ComputeBatchRollups(fs, batch_dir, meta);
   STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, JoinPath(batch_dir, kRollupsFileName)));
-  return ReadRollupsTable(source.get(), meta.id, kRollupsFileName);
+  return ReadRollupsTable(source.get(), meta.id, kRollupsFileName, meta.format);
 }
 
 absl::Status ForEachSpansChunk(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,

@@ -35,24 +35,33 @@ namespace strata::storage {
 // strata.schema of rollups.parquet.
 inline constexpr char kRollupsSchema[] = "rollups";
 
-// The schema of rollups.parquet, in file order.
+// The schema of rollups.parquet as this binary writes it (meta.json format
+// kBatchMetaFormat), in file order.
 const std::vector<parquet::ColumnSpec>& RollupsTableColumns();
 
+// `meta_format` below is the batch's meta.json format, which says the
+// file's layout (rollups-parquet.md): 3 bitmaps and endpoint rows that
+// point at an equal operation row, 2 bucket index lists.
+
 // The file's bytes for `rows` (sorted by key, as BuildRollups and
-// MergeRollups return them; at least one).
-[[nodiscard]] absl::StatusOr<std::string> WriteRollupsTable(const rollups::RollupRows& rows,
-                                                            std::string_view batch_id,
-                                                            const TableOptions& options = {});
+// MergeRollups return them; at least one). Production writes
+// kBatchMetaFormat; tests write format 2 to check it still reads.
+[[nodiscard]] absl::StatusOr<std::string> WriteRollupsTable(
+    const rollups::RollupRows& rows, std::string_view batch_id, const TableOptions& options = {},
+    uint64_t meta_format = kBatchMetaFormat);
 
 // Reads and checks a whole rollups.parquet. `file_name` names it in errors.
 [[nodiscard]] absl::StatusOr<rollups::RollupRows> ReadRollupsTable(
-    parquet::RandomAccessSource* source, std::string_view batch_id, std::string_view file_name);
+    parquet::RandomAccessSource* source, std::string_view batch_id, std::string_view file_name,
+    uint64_t meta_format = kBatchMetaFormat);
 
-// Boot's check: the footer parses, schema and key-value metadata are
-// rollups.parquet's for `batch_id` (FileReader::Open reads only the footer).
+// Boot's check: the footer parses, schema (the layout of `meta_format`)
+// and key-value metadata are rollups.parquet's for `batch_id`
+// (FileReader::Open reads only the footer).
 [[nodiscard]] absl::Status CheckRollupsTableFooter(parquet::RandomAccessSource* source,
                                                    std::string_view batch_id,
-                                                   std::string_view file_name);
+                                                   std::string_view file_name,
+                                                   uint64_t meta_format = kBatchMetaFormat);
 
 // The rollups of the batch at `batch_dir`: its rollups.parquet, read and
 // checked; for a format 1 batch (which has none) and a batch without data

@@ -425,17 +425,89 @@ TEST_F(RollupsTableTest, FileRoundTripsAndDuckDbReadsIt) {
   for (const RollupRow& row : rows_) {
     if (row.key.kind == RollupKind::kOperation) spans += row.measures.count;
   }
-  const query::QueryResult r =
-      MustQuery(*db_, fmt::format("SELECT sum(count), sum(len(hist_index)), count(*) FILTER (WHERE "
-                                  "hist_index IS NULL) FROM read_parquet('{}') WHERE rollup = 1",
-                                  file.path()));
+  const query::QueryResult r = MustQuery(
+      *db_, fmt::format("SELECT sum(count), sum(list_sum(hist_count)), count(*) FILTER (WHERE "
+                        "hist_nonzero IS NULL OR NOT hist_nonzero[1] OR NOT hist_nonzero[-1] OR "
+                        "len(list_filter(hist_nonzero, b -> b)) <> len(hist_count)) FROM "
+                        "read_parquet('{}') WHERE rollup = 1",
+                        file.path()));
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(Opt(r.rows[0][0]), std::to_string(spans));
+  EXPECT_EQ(Opt(r.rows[0][1]), std::to_string(spans));
   EXPECT_EQ(Opt(r.rows[0][2]), "0");
   const query::QueryResult total =
       MustQuery(*db_, fmt::format("SELECT count(*) FROM read_parquet('{}') WHERE row_kind = 0",
                                   spans_file_->path()));
   EXPECT_EQ(Opt(total.rows[0][0]), std::to_string(spans));
+}
+
+// Endpoint rows equal to an operation row point at it (measures_row) and
+// store no measures of their own; a reader gets them back whole.
+TEST_F(RollupsTableTest, EndpointRowsPointAtEqualOperationRows) {
+  absl::StatusOr<std::string> bytes = WriteRollupsTable(rows_, kBatchId);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  TempFile file(*bytes);
+  // Which endpoint rows have an operation row of the same minute, service
+  // and kind with equal measures: exactly those must point, at the first.
+  int64_t copies = 0;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    if (rows_[i].key.kind != RollupKind::kEndpoint) continue;
+    for (size_t j = 0; j < i; ++j) {
+      const rollups::RollupKey& a = rows_[j].key;
+      if (a.kind == RollupKind::kOperation && a.minute == rows_[i].key.minute &&
+          a.service_namespace == rows_[i].key.service_namespace &&
+          a.service_name == rows_[i].key.service_name && a.span_kind == rows_[i].key.span_kind &&
+          rows_[j].measures == rows_[i].measures) {
+        ++copies;
+        break;
+      }
+    }
+  }
+  ASSERT_GT(copies, 0) << "the generated traffic names server spans after their endpoint";
+  const query::QueryResult r = MustQuery(
+      *db_,
+      fmt::format("SELECT count(*) FILTER (WHERE r.measures_row IS NOT NULL), count(*) FILTER "
+                  "(WHERE r.measures_row IS NOT NULL AND (r.hist_count IS NOT NULL OR "
+                  "r.errors IS NOT NULL)), count(*) FILTER (WHERE m.rollup <> 1 OR m.count <> "
+                  "r.count) FROM read_parquet('{0}', file_row_number = true) r LEFT JOIN "
+                  "read_parquet('{0}', file_row_number = true) m ON m.file_row_number = "
+                  "r.measures_row",
+                  file.path()));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(Opt(r.rows[0][0]), std::to_string(copies));
+  EXPECT_EQ(Opt(r.rows[0][1]), "0");
+  EXPECT_EQ(Opt(r.rows[0][2]), "0");
+  parquet::StringSource source(*bytes);
+  absl::StatusOr<RollupRows> back = ReadRollupsTable(&source, kBatchId, "rollups.parquet");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, rows_);
+}
+
+// Format 2 batches keep their layout (bucket index lists, no
+// measures_row): still read, and only as format 2.
+TEST_F(RollupsTableTest, Format2LayoutStillReads) {
+  absl::StatusOr<std::string> format2 = WriteRollupsTable(rows_, kBatchId, {}, 2);
+  ASSERT_TRUE(format2.ok()) << format2.status();
+  parquet::StringSource source(*format2);
+  absl::StatusOr<RollupRows> back = ReadRollupsTable(&source, kBatchId, "rollups.parquet", 2);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, rows_);
+  EXPECT_TRUE(CheckRollupsTableFooter(&source, kBatchId, "rollups.parquet", 2).ok());
+  // Each layout refuses the other's file: the schema differs.
+  EXPECT_TRUE(absl::IsDataLoss(CheckRollupsTableFooter(&source, kBatchId, "r.parquet", 3)));
+  EXPECT_TRUE(absl::IsDataLoss(ReadRollupsTable(&source, kBatchId, "r.parquet", 3).status()));
+  absl::StatusOr<std::string> format3 = WriteRollupsTable(rows_, kBatchId);
+  ASSERT_TRUE(format3.ok()) << format3.status();
+  parquet::StringSource source3(*format3);
+  EXPECT_TRUE(absl::IsDataLoss(ReadRollupsTable(&source3, kBatchId, "r.parquet", 2).status()));
+  // The new layout is the smaller one.
+  EXPECT_LT(format3->size(), format2->size());
+  TempFile file(*format2);
+  const query::QueryResult r = MustQuery(
+      *db_,
+      fmt::format("SELECT sum(len(hist_index)) = sum(len(hist_count)) FROM read_parquet('{}')",
+                  file.path()));
+  EXPECT_EQ(Opt(r.rows[0][0]), "true");
 }
 
 TEST_F(RollupsTableTest, RowsThatBreakTheRulesAreRefused) {
