@@ -90,6 +90,8 @@ class TrafficGenerator::TraceWriter {
 
   // One trace of `span_target` spans (at least 1). Returns its span count.
   int AddTrace(int span_target);
+  // Writes a held-back CLIENT span (HeldCall) into this batch.
+  void AppendHeldCall(const HeldCall& call);
 
  private:
   struct Server {
@@ -107,12 +109,25 @@ class TrafficGenerator::TraceWriter {
     return {child_start, child_start + child_length};
   }
   std::string_view Copy(std::string_view text) { return batch_->arena.Copy(text); }
-  // Appends a span whose attributes were appended since `attrs_begin`.
+  // A span link's target.
+  struct LinkTarget {
+    otlp::TraceId trace_id{};
+    otlp::SpanId span_id{};
+  };
+  // Appends a span whose attributes were appended since `attrs_begin`,
+  // with the id `span_id` when given (else a random one) and a link to
+  // `link` when given.
   otlp::SpanId AppendSpan(int service, bool database, const otlp::SpanId* parent,
                           std::string_view name, int32_t kind, uint64_t start, uint64_t end,
-                          size_t attrs_begin, bool fail);
+                          size_t attrs_begin, bool fail, const otlp::SpanId* span_id = nullptr,
+                          const LinkTarget* link = nullptr);
+  // The attributes of a call's CLIENT span; returns the span's name.
+  std::string_view AppendClientAttributes(int callee, bool rpc, size_t route,
+                                          std::string_view method, bool fail);
   void AddCall(const Server& caller, std::vector<Server>* servers);
   void AddDatabaseCall(const Server& caller);
+  // A message `caller` publishes and another service consumes.
+  void AddMessage(const Server& caller);
 
   TrafficGenerator& g_;
   Random& rng_;
@@ -122,15 +137,14 @@ class TrafficGenerator::TraceWriter {
   int spans_ = 0;
 };
 
-otlp::SpanId TrafficGenerator::TraceWriter::AppendSpan(int service, bool database,
-                                                       const otlp::SpanId* parent,
-                                                       std::string_view name, int32_t kind,
-                                                       uint64_t start, uint64_t end,
-                                                       size_t attrs_begin, bool fail) {
+otlp::SpanId TrafficGenerator::TraceWriter::AppendSpan(
+    int service, bool database, const otlp::SpanId* parent, std::string_view name, int32_t kind,
+    uint64_t start, uint64_t end, size_t attrs_begin, bool fail, const otlp::SpanId* span_id,
+    const LinkTarget* link) {
   otlp::SpanRow row;
   row.scope = scopes_[service][database ? 1 : 0];
   row.trace_id = trace_id_;
-  row.span_id = rng_.NonZeroId<8>();
+  row.span_id = span_id != nullptr ? *span_id : rng_.NonZeroId<8>();
   if (parent != nullptr) {
     row.parent_span_id = *parent;
     row.has_parent_span_id = 1;
@@ -153,8 +167,8 @@ otlp::SpanId TrafficGenerator::TraceWriter::AppendSpan(int service, bool databas
               "java.net.SocketException: Connection reset\n\tat java.base/sun.nio.ch."
               "NioSocketImpl.implRead(NioSocketImpl.java:328)\n\tat java.base/java.net."
               "Socket$SocketInputStream.read(Socket.java:1099)");
-    batch_->events.Append({end > start ? end - 1 : end, "exception",
-                           Since(batch_->event_attributes, begin), 0});
+    batch_->events.Append(
+        {end > start ? end - 1 : end, "exception", Since(batch_->event_attributes, begin), 0});
   } else if (rng_.Percent(15)) {
     const size_t begin = batch_->event_attributes.size();
     AddString(&batch_->event_attributes, "message.type", "SENT");
@@ -163,10 +177,19 @@ otlp::SpanId TrafficGenerator::TraceWriter::AppendSpan(int service, bool databas
     batch_->events.Append({start + (end - start) / 3, kEvents[rng_.Below(kEvents.size())],
                            Since(batch_->event_attributes, begin), 0});
   }
-  row.events = otlp::Range{events_begin,
-                           static_cast<uint32_t>(batch_->events.size()) - events_begin};
+  row.events =
+      otlp::Range{events_begin, static_cast<uint32_t>(batch_->events.size()) - events_begin};
 
   const uint32_t links_begin = static_cast<uint32_t>(batch_->links.size());
+  if (link != nullptr) {
+    const size_t begin = batch_->link_attributes.size();
+    AddString(&batch_->link_attributes, "messaging.operation.type", "process");
+    otlp::LinkRow row_link;
+    row_link.trace_id = link->trace_id;
+    row_link.span_id = link->span_id;
+    row_link.attributes = Since(batch_->link_attributes, begin);
+    batch_->links.Append(row_link);
+  }
   if (rng_.Percent(2)) {
     const size_t begin = batch_->link_attributes.size();
     AddString(&batch_->link_attributes, "messaging.operation", "process");
@@ -207,19 +230,12 @@ void TrafficGenerator::TraceWriter::AddDatabaseCall(const Server& caller) {
              end, begin, rng_.Percent(static_cast<uint64_t>(g_.options_.error_percent) / 2));
 }
 
-void TrafficGenerator::TraceWriter::AddCall(const Server& caller, std::vector<Server>* servers) {
-  const int callee = 1 + static_cast<int>(rng_.Below(kServices.size() - 1));
-  auto [start, end] = ChildInterval(caller.start, caller.end);
-  const bool rpc = rng_.Below(3) == 0;
-  const size_t route = rng_.Below(kRoutes.size());
-  const std::string_view method = kMethods[rng_.Below(kMethods.size())];
-  const std::string_view callee_name = kServices[callee].name;
-  const bool fail = rng_.Percent(static_cast<uint64_t>(g_.options_.error_percent));
-  const int64_t status = fail ? 503 : 200;
-
-  // The caller's CLIENT span.
-  size_t begin = batch_->span_attributes.size();
+std::string_view TrafficGenerator::TraceWriter::AppendClientAttributes(int callee, bool rpc,
+                                                                       size_t route,
+                                                                       std::string_view method,
+                                                                       bool fail) {
   otlp::AttributeColumns* attrs = &batch_->span_attributes;
+  const std::string_view callee_name = kServices[callee].name;
   const std::string_view host = Copy(fmt::format("{}.shop.svc", callee_name));
   std::string_view name;
   if (rpc) {
@@ -232,17 +248,52 @@ void TrafficGenerator::TraceWriter::AddCall(const Server& caller, std::vector<Se
     name = method;
     AddString(attrs, "http.request.method", method);
     AddString(attrs, "url.full", Copy(fmt::format("http://{}{}", host, kPaths[route])));
-    AddInt(attrs, "http.response.status_code", status);
+    AddInt(attrs, "http.response.status_code", fail ? 503 : 200);
   }
   AddString(attrs, "server.address", host);
   AddInt(attrs, "server.port", 8080);
   AddString(attrs, "peer.service", callee_name);
-  const otlp::SpanId client = AppendSpan(caller.service, false, &caller.span_id, name,
-                                         3 /* CLIENT */, start, end, begin, fail);
+  return name;
+}
+
+void TrafficGenerator::TraceWriter::AppendHeldCall(const HeldCall& call) {
+  trace_id_ = call.trace_id;
+  const size_t begin = batch_->span_attributes.size();
+  const std::string_view name =
+      AppendClientAttributes(call.callee, call.rpc, call.route, call.method, call.fail);
+  AppendSpan(call.service, false, &call.parent_span_id, name, 3 /* CLIENT */, call.start, call.end,
+             begin, call.fail, &call.span_id);
+}
+
+void TrafficGenerator::TraceWriter::AddCall(const Server& caller, std::vector<Server>* servers) {
+  const int callee = 1 + static_cast<int>(rng_.Below(kServices.size() - 1));
+  auto [start, end] = ChildInterval(caller.start, caller.end);
+  const bool rpc = rng_.Below(3) == 0;
+  const size_t route = rng_.Below(kRoutes.size());
+  const std::string_view method = kMethods[rng_.Below(kMethods.size())];
+  const bool fail = rng_.Percent(static_cast<uint64_t>(g_.options_.error_percent));
+  const int64_t status = fail ? 503 : 200;
+  otlp::AttributeColumns* attrs = &batch_->span_attributes;
+
+  // The caller's CLIENT span, now or (held back) in a later batch.
+  const int late_percent = g_.options_.late_parent_percent;
+  otlp::SpanId client;
+  std::string_view name;
+  if (late_percent > 0 && rng_.Percent(static_cast<uint64_t>(late_percent))) {
+    client = rng_.NonZeroId<8>();
+    g_.held_.push_back({trace_id_, client, caller.span_id, caller.service, callee, rpc, route,
+                        method, fail, start, end});
+    name = rpc ? Copy(fmt::format("shop.{}/Get", kServices[callee].name)) : method;
+  } else {
+    const size_t begin = batch_->span_attributes.size();
+    name = AppendClientAttributes(callee, rpc, route, method, fail);
+    client = AppendSpan(caller.service, false, &caller.span_id, name, 3 /* CLIENT */, start, end,
+                        begin, fail);
+  }
 
   // The callee's SERVER span, a little inside the client's interval.
   const uint64_t skew = (end - start) / 20;
-  begin = batch_->span_attributes.size();
+  const size_t begin = batch_->span_attributes.size();
   if (rpc) {
     AddString(attrs, "rpc.system", "grpc");
     AddString(attrs, "rpc.service", name.substr(0, name.size() - 4));
@@ -257,9 +308,43 @@ void TrafficGenerator::TraceWriter::AddCall(const Server& caller, std::vector<Se
     AddInt(attrs, "http.response.status_code", status);
   }
   AddString(attrs, "network.peer.address", "10.0.1.17");
-  const otlp::SpanId server = AppendSpan(callee, false, &client, name, 2 /* SERVER */,
-                                         start + skew, end - skew, begin, fail);
+  const otlp::SpanId server = AppendSpan(callee, false, &client, name, 2 /* SERVER */, start + skew,
+                                         end - skew, begin, fail);
   servers->push_back({callee, server, start + skew, end - skew});
+}
+
+void TrafficGenerator::TraceWriter::AddMessage(const Server& caller) {
+  auto [start, end] = ChildInterval(caller.start, caller.end);
+  const int consumer = (caller.service + 1 + static_cast<int>(rng_.Below(kServices.size() - 1))) %
+                       static_cast<int>(kServices.size());
+  const bool child = rng_.Below(2) == 0;
+  const bool fail = rng_.Percent(static_cast<uint64_t>(g_.options_.error_percent));
+  otlp::AttributeColumns* attrs = &batch_->span_attributes;
+  size_t begin = attrs->size();
+  AddString(attrs, "messaging.system", "kafka");
+  AddString(attrs, "messaging.destination.name", "orders");
+  AddString(attrs, "messaging.operation.type", "send");
+  const otlp::SpanId producer = AppendSpan(caller.service, false, &caller.span_id, "send orders",
+                                           4 /* PRODUCER */, start, end, begin, false);
+  // Consumed a little later, by another service: as the producer's child
+  // in its trace, or at the root of a trace of its own linked to it.
+  const uint64_t consume_start = end + rng_.Below(50'000'000);
+  const uint64_t consume_end = consume_start + 1'000'000 + rng_.Below(20'000'000);
+  begin = attrs->size();
+  AddString(attrs, "messaging.system", "kafka");
+  AddString(attrs, "messaging.destination.name", "orders");
+  AddString(attrs, "messaging.operation.type", "process");
+  AddString(attrs, "messaging.consumer.group.name", kServices[consumer].name);
+  if (child) {
+    AppendSpan(consumer, false, &producer, "process orders", 5 /* CONSUMER */, consume_start,
+               consume_end, begin, fail);
+    return;
+  }
+  const LinkTarget link{trace_id_, producer};
+  trace_id_ = rng_.NonZeroId<16>();
+  AppendSpan(consumer, false, nullptr, "process orders", 5 /* CONSUMER */, consume_start,
+             consume_end, begin, fail, nullptr, &link);
+  trace_id_ = link.trace_id;
 }
 
 int TrafficGenerator::TraceWriter::AddTrace(int span_target) {
@@ -306,9 +391,14 @@ int TrafficGenerator::TraceWriter::AddTrace(int span_target) {
       AddDatabaseCall(caller);
     }
   }
+  const int messaging_percent = g_.options_.messaging_percent;
+  if (messaging_percent > 0 && rng_.Percent(static_cast<uint64_t>(messaging_percent))) {
+    AddMessage(servers[rng_.Below(servers.size())]);
+  }
   // Traffic moves on by about a trace's worth of time at a few thousand
-  // requests per second.
-  g_.now_unix_nano_ += 200'000 + rng_.Below(200'000);
+  // requests per second, or by the spacing asked for.
+  const uint64_t spacing = g_.options_.trace_spacing_nanos;
+  g_.now_unix_nano_ += spacing > 0 ? spacing : 200'000 + rng_.Below(200'000);
   return spans_;
 }
 
@@ -328,7 +418,34 @@ std::unique_ptr<otlp::TraceBatch> TrafficGenerator::Traces(int span_count) {
   while (spans < span_count) {
     spans += writer.AddTrace(lo + static_cast<int>(rng_->Below(hi - lo + 1)));
   }
+  const uint64_t delay = options_.late_parent_delay_nanos;
+  if (!held_.empty() && now_unix_nano_ >= delay) {
+    spans += ReleaseHeldCalls(&writer, now_unix_nano_ - delay);
+  }
   spans_generated_ += static_cast<uint64_t>(spans);
+  return batch;
+}
+
+int TrafficGenerator::ReleaseHeldCalls(TraceWriter* writer, uint64_t due_unix_nano) {
+  int released = 0;
+  std::vector<HeldCall> kept;
+  for (const HeldCall& call : held_) {
+    if (call.end <= due_unix_nano) {
+      writer->AppendHeldCall(call);
+      ++released;
+    } else {
+      kept.push_back(call);
+    }
+  }
+  held_ = std::move(kept);
+  return released;
+}
+
+std::unique_ptr<otlp::TraceBatch> TrafficGenerator::HeldBackSpans() {
+  auto batch = std::make_unique<otlp::TraceBatch>();
+  if (held_.empty()) return batch;
+  TraceWriter writer(this, batch.get());
+  spans_generated_ += static_cast<uint64_t>(ReleaseHeldCalls(&writer, UINT64_MAX));
   return batch;
 }
 

@@ -55,6 +55,24 @@ struct TrafficOptions {
   // arrays, bytes, empty values, non-ASCII text), as structured-logging
   // libraries send. 0 keeps every body a string, as before the option.
   int structured_body_percent = 0;
+  // Percent of traces in which one server also publishes a message (a
+  // PRODUCER span with messaging.system and messaging.destination.name)
+  // that another service consumes (a CONSUMER span with the same
+  // attributes): half the consumers are the producer's child in its
+  // trace, half start a trace of their own with a span link to the
+  // producer. 0 (the default) keeps the traffic as before the option.
+  int messaging_percent = 0;
+  // Percent of cross-service calls whose caller-side CLIENT span is held
+  // back: the callee's SERVER span names it as parent, but it is only
+  // returned by the first Traces() call made once the traffic's clock has
+  // passed its end by late_parent_delay_nanos (or by HeldBackSpans()), as
+  // a span an SDK exports late. 0 (the default) holds back nothing.
+  int late_parent_percent = 0;
+  uint64_t late_parent_delay_nanos = 180'000'000'000;
+  // How far the clock moves between traces; 0 (the default) is 200 to
+  // 400 microseconds, a few thousand requests per second. A larger
+  // spacing spreads a few traces over minutes.
+  uint64_t trace_spacing_nanos = 0;
 };
 
 class TrafficGenerator {
@@ -73,13 +91,22 @@ class TrafficGenerator {
   // About `point_count` data points over metrics of all five types.
   std::unique_ptr<otlp::MetricBatch> Metrics(int point_count);
 
+  // The spans still held back (late_parent_percent), whatever the clock,
+  // in one batch (empty when none is held).
+  std::unique_ptr<otlp::TraceBatch> HeldBackSpans();
+
   // Spans, log records and data points generated so far.
   uint64_t spans_generated() const { return spans_generated_; }
 
  private:
   class Random;
   struct RecentSpan;
+  struct HeldCall;
   class TraceWriter;
+
+  // Writes the held-back CLIENT spans due by `due_unix_nano` into `batch`
+  // (through a writer that set up its resources); returns how many.
+  int ReleaseHeldCalls(TraceWriter* writer, uint64_t due_unix_nano);
 
   const TrafficOptions options_;
   std::unique_ptr<Random> rng_;
@@ -88,6 +115,8 @@ class TrafficGenerator {
   // The last spans generated, for log correlation (a bounded ring).
   std::vector<RecentSpan> recent_;
   size_t recent_next_ = 0;
+  // CLIENT spans held back (late_parent_percent), oldest first.
+  std::vector<HeldCall> held_;
 };
 
 }  // namespace strata::workload

@@ -35,7 +35,8 @@ class TrafficGenerator::Random {
     do {
       for (size_t i = 0; i < N; i += 8) {
         const uint64_t bits = Next();
-        for (size_t j = 0; j < 8 && i + j < N; ++j) id[i + j] = static_cast<uint8_t>(bits >> (8 * j));
+        for (size_t j = 0; j < 8 && i + j < N; ++j)
+          id[i + j] = static_cast<uint8_t>(bits >> (8 * j));
       }
     } while (id == std::array<uint8_t, N>{});
     return id;
@@ -52,6 +53,22 @@ struct TrafficGenerator::RecentSpan {
   int service = 0;
   uint64_t time_unix_nano = 0;
   bool error = false;
+};
+
+// A cross-service call whose CLIENT span is held back: what writing it
+// later needs (its callee's SERVER span was written with it as parent).
+struct TrafficGenerator::HeldCall {
+  otlp::TraceId trace_id{};
+  otlp::SpanId span_id{};
+  otlp::SpanId parent_span_id{};
+  int service = 0;
+  int callee = 0;
+  bool rpc = false;
+  size_t route = 0;
+  std::string_view method;
+  bool fail = false;
+  uint64_t start = 0;
+  uint64_t end = 0;
 };
 
 namespace internal {
