@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "api/api_test_server.h"
+#include "api/service_health_json.h"
 #include "fmt/format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
 #include "otlp/decode.h"
@@ -195,6 +197,60 @@ TEST(ServiceMapTest, SpansExportedApartResolveAsTheReferenceSaysAndCompactionCha
   ServiceMap fresh;
   EXPECT_EQ(AnswerEdges(MapOf(fresh, fs, *snapshot, window)), want);
   EXPECT_EQ(ReferenceEdges(data_dir, window.first, window.end), want);
+  storage->Shutdown(std::chrono::seconds(5));
+}
+
+// A batch whose spans cannot be read: the answer counts it in
+// unreadable_batches with the reader's error, says it is not complete,
+// and still holds the edges of the batches that could be read.
+TEST(ServiceMapTest, AnUnreadableSpansFileMakesTheAnswerIncomplete) {
+  PosixFileSystem fs;
+  storage::testing::ScopedTempDir tmp("service-map-unreadable");
+  const std::string data_dir = tmp.path() + "/data";
+  auto opened = storage::Storage::Open(fs, data_dir);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<storage::Storage> storage = *std::move(opened);
+  const int64_t t0 = 1'796'205'600'000'000'000;  // a whole minute
+  // Each trace's spans in one request, so each batch resolves alone.
+  const std::vector<Span> spans = Traces(6, t0);
+  for (int part = 0; part < 3; ++part) {
+    std::map<std::string, std::vector<std::string>> by_service;
+    for (size_t i = static_cast<size_t>(part) * spans.size() / 3;
+         i < static_cast<size_t>(part + 1) * spans.size() / 3; ++i) {
+      by_service[spans[i].service].push_back(spans[i].json);
+    }
+    auto batch = std::make_unique<otlp::TraceBatch>();
+    for (const auto& [service, list] : by_service) {
+      ASSERT_TRUE(otlp::DecodeTracesJson(RequestJson(service, list), batch.get()).ok());
+    }
+    storage::WriteRequest request;
+    request.rows = batch->spans.size();
+    request.traces = std::move(batch);
+    request.bytes = 1 << 16;
+    ASSERT_TRUE(storage->Write(std::move(request)).ok());
+  }
+  std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+  ASSERT_EQ(snapshot->size(), 3u);
+  const MinuteWindow window{static_cast<uint64_t>(t0),
+                            static_cast<uint64_t>(t0) + 3'600 * 1'000 * kMs};
+  // The reference over the two batches left readable.
+  const std::string broken = snapshot->batches()[1]->dir() + "/spans.parquet";
+  const std::string kept = tmp.path() + "/spans.parquet.kept";
+  std::filesystem::rename(broken, kept);
+  const Edges want = ReferenceEdges(data_dir, window.first, window.end);
+  ASSERT_FALSE(want.empty());
+  // The file is there but its bytes are not Parquet.
+  ASSERT_TRUE(WriteFile(fs, broken, std::string(std::filesystem::file_size(kept), 'x')).ok());
+
+  ServiceMap map;
+  const ServiceMapAnswer answer = MapOf(map, fs, *snapshot, window);
+  EXPECT_EQ(answer.pending_batches, 0u);
+  EXPECT_EQ(answer.unreadable_batches, 1u);
+  EXPECT_THAT(answer.last_unreadable_error, ::testing::HasSubstr("spans.parquet"));
+  EXPECT_EQ(AnswerEdges(answer), want);
+  const std::string json = ServiceMapJson(answer, window, map.options().resolver);
+  EXPECT_THAT(json, ::testing::HasSubstr(R"("complete":false)"));
+  EXPECT_THAT(json, ::testing::HasSubstr(R"("unreadable_batches":1,"unreadable_error":")"));
   storage->Shutdown(std::chrono::seconds(5));
 }
 

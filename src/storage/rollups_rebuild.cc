@@ -3,10 +3,13 @@
 #include "storage/rollups_rebuild.h"
 
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/path.h"
 #include "common/status_macros.h"
+#include "fmt/format.h"
 #include "storage/format/layout.h"
 #include "storage/maintenance/maintenance.h"
 #include "storage/table/file_source.h"
@@ -27,6 +30,36 @@ const char* RollupsVerdictName(RollupsVerdict verdict) {
   }
   return "differed";
 }
+
+namespace {
+
+// An error about one batch, naming it (the operator's next step is
+// `strata verify` or `strata quarantine` on that batch).
+absl::Status InBatch(const absl::Status& status, const LiveBatch& batch, std::string_view step) {
+  return absl::Status(status.code(), fmt::format("rollups rebuild: batch {}: {}: {}", batch.dir(),
+                                                 step, std::string(status.message())));
+}
+
+// Deletes retired batches no reader holds and removes the marker of their
+// rewrite (a bounded number of reclamation steps).
+void ReclaimRetired(Storage& storage) {
+  for (int i = 0; i < 10 && storage.maintenance().Reclaim(); ++i) {
+  }
+}
+
+// The verdict for one batch's stored rollups against its table files.
+absl::StatusOr<RollupsVerdict> Judge(FileSystem& fs, const LiveBatch& batch) {
+  const BatchMeta& meta = batch.meta();
+  if (meta.spans.rows + meta.logs.rows + meta.metrics.rows == 0) return RollupsVerdict::kEmpty;
+  if (!meta.rollups_parquet.has_value()) return RollupsVerdict::kMissing;
+  absl::StatusOr<rollups::RollupRows> computed = ComputeBatchRollups(fs, batch.dir(), meta);
+  if (!computed.ok()) return InBatch(computed.status(), batch, "reading its tables");
+  absl::StatusOr<rollups::RollupRows> stored = ReadBatchRollups(fs, batch.dir(), meta);
+  if (!stored.ok()) return InBatch(stored.status(), batch, "reading its rollups");
+  return *stored == *computed ? RollupsVerdict::kEqual : RollupsVerdict::kDiffered;
+}
+
+}  // namespace
 
 absl::StatusOr<RollupsRebuildReport> RebuildRollups(Storage& storage,
                                                     const RollupsRebuildOptions& options) {
@@ -52,22 +85,7 @@ absl::StatusOr<RollupsRebuildReport> RebuildRollups(Storage& storage,
     if (batch == nullptr) continue;  // gone meanwhile (retention)
     ++report.batches;
     const std::string day = batch->day();
-    const BatchMeta& meta = batch->meta();
-    RollupsVerdict verdict = RollupsVerdict::kEqual;
-    if (meta.spans.rows + meta.logs.rows + meta.metrics.rows == 0) {
-      verdict = RollupsVerdict::kEmpty;
-    } else if (!meta.rollups_parquet.has_value()) {
-      verdict = RollupsVerdict::kMissing;
-    } else {
-      STRATA_ASSIGN_OR_RETURN(rollups::RollupRows computed,
-                              ComputeBatchRollups(fs, batch->dir(), meta));
-      STRATA_ASSIGN_OR_RETURN(auto source,
-                              OpenFileSource(fs, JoinPath(batch->dir(), kRollupsFileName)));
-      STRATA_ASSIGN_OR_RETURN(
-          rollups::RollupRows stored,
-          ReadRollupsTable(source.get(), meta.id, kRollupsFileName, meta.format));
-      if (stored != computed) verdict = RollupsVerdict::kDiffered;
-    }
+    STRATA_ASSIGN_OR_RETURN(const RollupsVerdict verdict, Judge(fs, *batch));
     std::optional<BatchId> rewritten_as;
     switch (verdict) {
       case RollupsVerdict::kEqual:
@@ -84,14 +102,18 @@ absl::StatusOr<RollupsRebuildReport> RebuildRollups(Storage& storage,
     const bool rewrite =
         verdict == RollupsVerdict::kMissing || verdict == RollupsVerdict::kDiffered;
     if (rewrite && !options.check_only) {
-      STRATA_ASSIGN_OR_RETURN(rewritten_as,
-                              storage.maintenance().RewriteWithFreshRollups(std::move(batch)));
+      // A marker left by an earlier rewrite whose input a reader held
+      // (this run's or an earlier one's) clears once the input is free.
+      ReclaimRetired(storage);
+      absl::StatusOr<BatchId> rewritten = storage.maintenance().RewriteWithFreshRollups(batch);
+      if (!rewritten.ok()) return InBatch(rewritten.status(), *batch, "rewriting it");
+      batch.reset();  // the input may now be retired
+      rewritten_as = *rewritten;
       ++report.rewritten;
       // The input is retired: delete it and remove the marker before the
       // next rewrite (one marker at a time). Only that: a compaction run
       // now could merge batches not checked yet.
-      for (int i = 0; i < 10 && storage.maintenance().Reclaim(); ++i) {
-      }
+      ReclaimRetired(storage);
     }
     if (options.on_batch) options.on_batch(day, id, verdict, rewritten_as);
   }

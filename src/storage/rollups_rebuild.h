@@ -8,8 +8,13 @@
 // retired and deleted). Offline: run on a Storage no server has open.
 //
 // Thread-safety: call from one thread while nothing else compacts (the
-// Storage's maintenance thread not started). Errors: the readers' and the
-// Compactor's; batches before the failing one stay rebuilt.
+// Storage's maintenance thread not started). Errors: the readers' (a
+// batch whose rollups.parquet cannot be read stops the rebuild: `strata
+// verify` says what is wrong with it) and the Compactor's, with the code
+// they came with and a message naming the batch and the step; also
+// FailedPrecondition while a compaction marker of an earlier rewrite is
+// still pending (its input pinned by a reader). Batches before the
+// failing one stay rebuilt; the failing one is left as it was.
 
 #include <functional>
 #include <optional>

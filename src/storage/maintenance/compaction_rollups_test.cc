@@ -1,16 +1,22 @@
 // Rollups across the life of batches: each commit's rollups.parquet equals
 // the rollups of the request's rows; batches written without rollups
 // (meta.json format 1, as before them) answer the same rollups computed
-// from their tables; a compaction of such batches writes format 2 output
+// from their tables; a compaction of such batches writes format 3 output
 // whose rollups are the inputs' merged; `strata rollups rebuild` rewrites
-// the batches whose rollups are missing or wrong and leaves the others;
-// verify --deep passes throughout.
+// the batches whose rollups are missing or wrong and leaves the others,
+// and when it cannot (unreadable rollups, a failed write, an earlier
+// rewrite still pending) says which batch and changes nothing; verify
+// --deep passes throughout.
 
+#include <algorithm>
+#include <cerrno>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "io/fault_injection_file_system.h"
 #include "io/posix_file_system.h"
 #include "parquet/file_reader.h"
 #include "rollups/rollup_rows.h"
@@ -198,6 +204,164 @@ TEST(CompactionRollupsTest, RebuildRewritesMissingAndWrongRollupsAndLeavesEqualO
   ASSERT_TRUE(verified.ok()) << verified.status();
   EXPECT_TRUE(verified->Healthy());
   EXPECT_EQ(verified->Count(BatchStatus::kOk), 5u);
+}
+
+// Opens `data` on `fs` with one request per batch; rollups written or not.
+std::unique_ptr<Storage> OpenOneRequestPerBatch(FileSystem& fs, const std::string& data,
+                                                bool write_rollups) {
+  StorageOptions options;
+  options.writer.max_requests_per_batch = 1;
+  options.write_rollups = write_rollups;
+  absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(fs, data, options);
+  EXPECT_TRUE(storage.ok()) << storage.status();
+  return storage.ok() ? *std::move(storage) : nullptr;
+}
+
+// The live batches' ids and their files' checksums: what "nothing
+// changed" compares.
+std::vector<std::string> LiveState(Storage& storage) {
+  std::vector<std::string> out;
+  for (const auto& batch : storage.Pin()->batches()) {
+    out.push_back(SerializeBatchMeta(batch->meta()));
+  }
+  return out;
+}
+
+void ExpectVerified(FileSystem& fs, const std::string& data, size_t ok, size_t all) {
+  VerifyOptions deep;
+  deep.deep = true;
+  absl::StatusOr<VerifyReport> verified = VerifyDataDir(fs, data, deep);
+  ASSERT_TRUE(verified.ok()) << verified.status();
+  EXPECT_EQ(verified->Count(BatchStatus::kOk), ok);
+  EXPECT_EQ(verified->batches.size(), all);
+}
+
+TEST(CompactionRollupsTest, RebuildStopsAtUnreadableRollupsNamingTheBatchAndChangesNothing) {
+  testing::ScopedTempDir temp("rollups-unreadable");
+  const std::string data = temp.path() + "/data";
+  PosixFileSystem fs;
+  std::vector<std::string> dirs;
+  {
+    std::unique_ptr<Storage> storage = OpenOneRequestPerBatch(fs, data, true);
+    ASSERT_NE(storage, nullptr);
+    for (int k = 0; k < 3; ++k) ASSERT_TRUE(Write(*storage, k).ok());
+    for (const auto& batch : storage->Pin()->batches()) dirs.push_back(batch->dir());
+  }
+  ASSERT_EQ(dirs.size(), 3u);
+  // The middle batch's rollups: a row counting one span more than its
+  // histogram holds. The footer is fine (boot opens the data directory);
+  // reading the rows is not.
+  const std::string id = dirs[1].substr(dirs[1].rfind('/') + 1, 23);
+  absl::StatusOr<rollups::RollupRows> rows =
+      ReadBatchRollups(fs, dirs[1], *ParseBatchMeta(*fs.ReadFile(dirs[1] + "/meta.json"), id));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ++rows->front().measures.count;
+  absl::StatusOr<std::string> broken = WriteRollupsTable(*rows, id);
+  ASSERT_TRUE(broken.ok());
+  ASSERT_TRUE(verify_testing::RewriteBatchFile(fs, dirs[1], "rollups.parquet", *broken).ok());
+
+  absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(fs, data, {});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  const std::vector<std::string> before = LiveState(**storage);
+  for (bool check_only : {true, false}) {
+    int looked_at = 0;
+    RollupsRebuildOptions options{
+        .day = std::nullopt, .check_only = check_only, .on_batch = nullptr};
+    options.on_batch = [&](const std::string&, const BatchId&, RollupsVerdict verdict,
+                           const std::optional<BatchId>&) {
+      EXPECT_EQ(verdict, RollupsVerdict::kEqual);
+      ++looked_at;
+    };
+    absl::StatusOr<RollupsRebuildReport> report = RebuildRollups(**storage, options);
+    EXPECT_TRUE(absl::IsDataLoss(report.status())) << report.status();
+    EXPECT_THAT(std::string(report.status().message()),
+                ::testing::HasSubstr("batch " + dirs[1] + ": reading its rollups"));
+    EXPECT_EQ(looked_at, 1) << "the batch before the unreadable one";
+    EXPECT_EQ(LiveState(**storage), before);
+    absl::StatusOr<std::string> still = fs.ReadFile(dirs[1] + "/rollups.parquet");
+    ASSERT_TRUE(still.ok()) << still.status();
+    EXPECT_EQ(*still, *broken);
+  }
+  (*storage).reset();
+  // verify --deep finds the same batch, and only it.
+  ExpectVerified(fs, data, 2, 3);
+}
+
+TEST(CompactionRollupsTest, RebuildThatCannotWriteLeavesEveryBatchAsItWas) {
+  testing::ScopedTempDir temp("rollups-enospc");
+  const std::string data = temp.path() + "/data";
+  PosixFileSystem posix;
+  {
+    std::unique_ptr<Storage> storage = OpenOneRequestPerBatch(posix, data, false);
+    ASSERT_NE(storage, nullptr);
+    for (int k = 0; k < 2; ++k) ASSERT_TRUE(Write(*storage, k).ok());
+  }
+  FaultInjectionFileSystem fs(&posix, 5);
+  std::vector<std::string> before;
+  {
+    absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(fs, data, {});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    before = LiveState(**storage);
+    ASSERT_EQ(before.size(), 2u);
+    // The disk is full from here on: the first rewrite cannot sync its
+    // output.
+    fs.InjectFaults(IoOperation::kSync, 1, ENOSPC);
+    absl::StatusOr<RollupsRebuildReport> report = RebuildRollups(**storage, {});
+    EXPECT_TRUE(absl::IsUnavailable(report.status())) << report.status();
+    EXPECT_THAT(std::string(report.status().message()), ::testing::HasSubstr(": rewriting it: "));
+    EXPECT_EQ(LiveState(**storage), before);
+    fs.ClearFaults();
+    (*storage)->Shutdown(std::chrono::seconds(5));
+  }
+  // Reopened: the same two batches, both whole, and a rebuild now works.
+  absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(posix, data, {});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  EXPECT_EQ(LiveState(**storage), before);
+  absl::StatusOr<RollupsRebuildReport> report = RebuildRollups(**storage, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->rewritten, 2u);
+  (*storage).reset();
+  ExpectVerified(posix, data, 2, 2);
+}
+
+TEST(CompactionRollupsTest, RebuildIsRefusedWhileAnEarlierRewritesMarkerIsPending) {
+  testing::ScopedTempDir temp("rollups-marker");
+  const std::string data = temp.path() + "/data";
+  PosixFileSystem fs;
+  {
+    std::unique_ptr<Storage> storage = OpenOneRequestPerBatch(fs, data, false);
+    ASSERT_NE(storage, nullptr);
+    for (int k = 0; k < 2; ++k) ASSERT_TRUE(Write(*storage, k).ok());
+  }
+  absl::StatusOr<std::unique_ptr<Storage>> storage = Storage::Open(fs, data, {});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  std::vector<std::string> verdicts;
+  RollupsRebuildOptions options;
+  options.on_batch = [&](const std::string&, const BatchId&, RollupsVerdict verdict,
+                         const std::optional<BatchId>& rewritten_as) {
+    verdicts.push_back(std::string(RollupsVerdictName(verdict)) +
+                       (rewritten_as.has_value() ? "+" : ""));
+  };
+  {
+    // A reader holds the snapshot that names both inputs: the first
+    // rewrite's input cannot be deleted, so its marker stays, and the
+    // second rewrite must wait for it.
+    const std::shared_ptr<const Snapshot> reader = (*storage)->Pin();
+    absl::StatusOr<RollupsRebuildReport> report = RebuildRollups(**storage, options);
+    EXPECT_TRUE(absl::IsFailedPrecondition(report.status())) << report.status();
+    EXPECT_THAT(std::string(report.status().message()),
+                ::testing::HasSubstr("a compaction marker is pending"));
+    EXPECT_EQ(verdicts, std::vector<std::string>{"missing+"});
+    EXPECT_EQ((*storage)->Pin()->size(), 2u);
+  }
+  // The reader gone, the marker clears and the rest is rebuilt.
+  verdicts.clear();
+  absl::StatusOr<RollupsRebuildReport> report = RebuildRollups(**storage, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  std::sort(verdicts.begin(), verdicts.end());  // in id order, the output's among them
+  EXPECT_EQ(verdicts, (std::vector<std::string>{"equal", "missing+"}));
+  (*storage).reset();
+  ExpectVerified(fs, data, 2, 2);
 }
 
 }  // namespace
