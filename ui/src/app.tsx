@@ -4,6 +4,7 @@ import { here, navigate, withParams } from './lib/location';
 import { applyTheme, theme, type ThemeChoice } from './lib/theme';
 import { LogsPage } from './pages/logs';
 import { PasswordPage } from './pages/password';
+import { SavedPage } from './pages/saved';
 import { ServicePage } from './pages/service';
 import { SqlPage } from './pages/sql';
 import { ServicesPage } from './pages/services';
@@ -16,6 +17,7 @@ import { loadMe, me, signOut } from './session';
 
 // Pages in chunks of their own, fetched when first opened.
 const MapPage = lazyPage(() => import('./pages/map').then((m) => m.MapPage));
+const MetricsPage = lazyPage(() => import('./pages/metrics').then((m) => m.MetricsPage));
 
 const RANGES = ['now-15m', 'now-1h', 'now-6h', 'now-24h', 'now-7d'];
 
@@ -24,7 +26,9 @@ const NAV: [string, string][] = [
   ['/map', 'Map'],
   ['/traces', 'Traces'],
   ['/logs', 'Logs'],
+  ['/metrics', 'Metrics'],
   ['/sql', 'SQL'],
+  ['/saved', 'Saved'],
   ['/settings', 'Settings'],
 ];
 
@@ -138,6 +142,10 @@ export function App() {
           <ServicePage name={decodeURIComponent(path.slice('/services/'.length))} />
         ) : path === '/map' ? (
           <MapPage />
+        ) : path === '/metrics' ? (
+          <MetricsPage />
+        ) : path === '/saved' ? (
+          <SavedPage />
         ) : path === '/sql' ? (
           <SqlPage />
         ) : path === '/logs' ? (
