@@ -90,7 +90,7 @@ for (const which of ['layered', 'force'] as const) {
       // Lines start at the caller's rim and stop just short of the callee's.
       assert.ok(Math.abs(Math.hypot(start.x - from.x, start.y - from.y) - from.r) < 1);
       assert.ok(Math.abs(Math.hypot(end.x - to.x, end.y - to.y) - (to.r + 4)) < 1);
-      assert.match(pathOf(e.points), /^M[0-9.]+,[0-9.]+[LQ]/);
+      assert.match(pathOf(e.points), /^M[0-9.]+,[0-9.]+[LC]/);
     }
     // The same input gives the same drawing (no randomness).
     assert.deepEqual(place(SHOP, which), placed);
@@ -110,8 +110,10 @@ test('an empty map places nothing', () => {
   assert.deepEqual(place({ nodes: [], edges: [] }, 'force'), { width: 0, height: 0, nodes: [], edges: [] });
 });
 
-test('paths: a line for two points, curves for more', () => {
+test('paths: a line for two points, a curve through every point for more', () => {
   assert.equal(pathOf([{ x: 0, y: 0 }, { x: 10, y: 5 }]), 'M0.0,0.0L10.0,5.0');
-  assert.equal(pathOf([{ x: 0, y: 0 }, { x: 10, y: 10 }, { x: 20, y: 0 }]), 'M0.0,0.0Q10.0,10.0 20.0,0.0');
+  // Through (10, 10): the middle point is a segment's end, not a control point.
+  assert.equal(pathOf([{ x: 0, y: 0 }, { x: 10, y: 10 }, { x: 20, y: 0 }]),
+    'M0.0,0.0C1.7,1.7 6.7,10.0 10.0,10.0C13.3,10.0 18.3,1.7 20.0,0.0');
   assert.equal(pathOf([{ x: 0, y: 0 }]), '');
 });

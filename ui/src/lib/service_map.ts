@@ -240,9 +240,9 @@ export function force(input: LayoutInput): Placed {
   }));
   const links = input.edges.map((e) => ({ source: e.source, target: e.target }));
   const simulation = forceSimulation(nodes)
-    .force('link', forceLink(links).id((n: ForceNode) => n.id).distance(200))
-    .force('charge', forceManyBody().strength(-600))
-    .force('collide', forceCollide((n: ForceNode) => n.r + 30))
+    .force('link', forceLink(links).id((n: ForceNode) => n.id).distance(280))
+    .force('charge', forceManyBody().strength(-900))
+    .force('collide', forceCollide((n: ForceNode) => n.r + 40))
     .force('x', forceX(0).strength(0.05))
     .force('y', forceY(0).strength(0.05))
     .stop();
@@ -266,18 +266,22 @@ export function place(answer: Pick<ServiceMapAnswer, 'nodes' | 'edges'>, which: 
   return which === 'force' ? force(input) : layered(input);
 }
 
-// An SVG path through the points: straight for two, a smooth curve
-// (quadratic pieces through the midpoints) for more.
+// An SVG path through the points: straight for two, else a smooth curve
+// that passes through every point (Catmull-Rom as cubic Béziers), so an
+// edge's label, placed on its middle point, sits on its line.
 export function pathOf(points: Point[]): string {
   const f = (n: number) => n.toFixed(1);
   if (points.length < 2) return '';
   let d = `M${f(points[0].x)},${f(points[0].y)}`;
   if (points.length === 2) return `${d}L${f(points[1].x)},${f(points[1].y)}`;
-  for (let i = 1; i < points.length - 1; i += 1) {
-    const next = i === points.length - 2 ? points[i + 1] : {
-      x: (points[i].x + points[i + 1].x) / 2, y: (points[i].y + points[i + 1].y) / 2,
-    };
-    d += `Q${f(points[i].x)},${f(points[i].y)} ${f(next.x)},${f(next.y)}`;
+  for (let i = 0; i < points.length - 1; i += 1) {
+    const before = points[Math.max(0, i - 1)];
+    const from = points[i];
+    const to = points[i + 1];
+    const after = points[Math.min(points.length - 1, i + 2)];
+    const c1 = { x: from.x + (to.x - before.x) / 6, y: from.y + (to.y - before.y) / 6 };
+    const c2 = { x: to.x - (after.x - from.x) / 6, y: to.y - (after.y - from.y) / 6 };
+    d += `C${f(c1.x)},${f(c1.y)} ${f(c2.x)},${f(c2.y)} ${f(to.x)},${f(to.y)}`;
   }
   return d;
 }

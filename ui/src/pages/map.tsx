@@ -144,7 +144,7 @@ export function MapPage() {
                 </marker>
               ))}
             </defs>
-            {placed.edges.map(({ edge, points, label, health }) => (
+            {placed.edges.map(({ edge, points, health }) => (
               <g
                 class={`edge ${edge.type} ${health}`}
                 data-source={byId.get(edge.source)?.name}
@@ -152,11 +152,22 @@ export function MapPage() {
                 key={`${edge.source}>${edge.target}:${edge.type}`}
               >
                 <path d={pathOf(points)} marker-end={`url(#arrow-${health})`} />
-                <text class="edge-label" x={label.x.toFixed(1)} y={(label.y - 6).toFixed(1)} text-anchor="middle">
-                  {edgeLabel(edge)}
-                </text>
               </g>
             ))}
+            {placed.edges.map(({ edge, label }) => {
+              // Labels above every line, each on a backing sized from its
+              // length (11 px text is about 6 px a character).
+              const text = edgeLabel(edge);
+              const width = text.length * 6 + 8;
+              return (
+                <g class="edge-label" key={`${edge.source}>${edge.target}:${edge.type}`} transform={`translate(${label.x.toFixed(1)},${label.y.toFixed(1)})`}>
+                  <rect x={-width / 2} y={-8} width={width} height={16} rx={3} />
+                  <text y={4} text-anchor="middle" data-source={byId.get(edge.source)?.name} data-target={byId.get(edge.target)?.name}>
+                    {text}
+                  </text>
+                </g>
+              );
+            })}
             {placed.nodes.map((p) => (
               <MapNodeView placed={p} range={range} key={p.node.id} />
             ))}

@@ -101,26 +101,28 @@ export function SavedPage() {
                   <td>{saved.time_range}</td>
                   <td>{own ? 'you' : saved.owner}</td>
                   <td>{saved.shared ? 'shared' : 'private'}</td>
-                  <td class="actions">
-                    {url && (
-                      <a href={url} aria-label={`Open ${saved.name}`}>
-                        Open
-                      </a>
-                    )}
-                    {own && (
-                      <>
-                        <button
-                          type="button"
-                          aria-label={`Rename ${saved.name}`}
-                          onClick={() => setRenaming({ id: saved.id, name: saved.name })}
-                        >
-                          Rename
-                        </button>
-                        <button type="button" aria-label={`Delete ${saved.name}`} onClick={() => del(saved)}>
-                          Delete
-                        </button>
-                      </>
-                    )}
+                  <td>
+                    <div class="row-actions">
+                      {url && (
+                        <a href={url} aria-label={`Open ${saved.name}`}>
+                          Open
+                        </a>
+                      )}
+                      {own && (
+                        <>
+                          <button
+                            type="button"
+                            aria-label={`Rename ${saved.name}`}
+                            onClick={() => setRenaming({ id: saved.id, name: saved.name })}
+                          >
+                            Rename
+                          </button>
+                          <button type="button" aria-label={`Delete ${saved.name}`} onClick={() => del(saved)}>
+                            Delete
+                          </button>
+                        </>
+                      )}
+                    </div>
                   </td>
                 </tr>
               );
