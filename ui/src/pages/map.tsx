@@ -98,8 +98,9 @@ export function MapPage() {
           ))}
         </div>
         <p class="hint">
-          Node size: requests. Colour: error rate (degraded from 1%, unhealthy from 5%). Lines: calls
-          (solid), databases (dashed), messaging (dotted).
+          Size: requests. Colour: error rate (degraded from 1%, unhealthy from 5%). Circles are
+          services (dashed: peers that sent nothing), boxes databases, diamonds queues. Lines: calls
+          (solid), database (dashed), messaging (dotted).
         </p>
       </div>
       {error && (
