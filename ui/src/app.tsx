@@ -1,8 +1,10 @@
 import { useEffect } from 'preact/hooks';
+import { lazyPage } from './components/lazy';
 import { here, navigate, withParams } from './lib/location';
 import { applyTheme, theme, type ThemeChoice } from './lib/theme';
 import { LogsPage } from './pages/logs';
 import { PasswordPage } from './pages/password';
+import { SavedPage } from './pages/saved';
 import { ServicePage } from './pages/service';
 import { SqlPage } from './pages/sql';
 import { ServicesPage } from './pages/services';
@@ -13,7 +15,28 @@ import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/signin';
 import { loadMe, me, signOut } from './session';
 
+// Pages in chunks of their own, fetched when first opened.
+const MapPage = lazyPage(() => import('./pages/map').then((m) => m.MapPage));
+const MetricsPage = lazyPage(() => import('./pages/metrics').then((m) => m.MetricsPage));
+
 const RANGES = ['now-15m', 'now-1h', 'now-6h', 'now-24h', 'now-7d'];
+
+const NAV: [string, string][] = [
+  ['/services', 'Services'],
+  ['/map', 'Map'],
+  ['/traces', 'Traces'],
+  ['/logs', 'Logs'],
+  ['/metrics', 'Metrics'],
+  ['/sql', 'SQL'],
+  ['/saved', 'Saved'],
+  ['/settings', 'Settings'],
+];
+
+// Whether the nav link `href` names the current page or one under it.
+function current(href: string): boolean {
+  const path = here.value.path;
+  return path === href || path.startsWith(`${href}/`);
+}
 
 function Header() {
   const user = me.value;
@@ -24,27 +47,11 @@ function Header() {
         strata
       </a>
       <nav aria-label="Pages">
-        <a
-          href="/services"
-          aria-current={here.value.path.startsWith('/services') ? 'page' : undefined}
-        >
-          Services
-        </a>
-        <a href="/traces" aria-current={here.value.path.startsWith('/traces') ? 'page' : undefined}>
-          Traces
-        </a>
-        <a href="/logs" aria-current={here.value.path.startsWith('/logs') ? 'page' : undefined}>
-          Logs
-        </a>
-        <a href="/sql" aria-current={here.value.path === '/sql' ? 'page' : undefined}>
-          SQL
-        </a>
-        <a
-          href="/settings"
-          aria-current={here.value.path.startsWith('/settings') ? 'page' : undefined}
-        >
-          Settings
-        </a>
+        {NAV.map(([href, label]) => (
+          <a href={href} aria-current={current(href) ? 'page' : undefined}>
+            {label}
+          </a>
+        ))}
       </nav>
       <label class="range">
         <span>Time range</span>
@@ -99,10 +106,15 @@ export function App() {
   useEffect(() => {
     const onClick = (event: MouseEvent) => {
       const anchor = (event.target as Element).closest('a');
-      if (!anchor || anchor.origin !== window.location.origin || anchor.target) return;
+      if (!anchor || !anchor.hasAttribute('href') || anchor.hasAttribute('download')) return;
+      // An SVG link (the service map's nodes) has no origin or pathname.
+      const href = anchor instanceof SVGAElement ? anchor.href.baseVal : anchor.href;
+      const target = anchor instanceof SVGAElement ? anchor.target.baseVal : anchor.target;
+      const url = new URL(href, window.location.href);
+      if (url.origin !== window.location.origin || target) return;
       if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
       event.preventDefault();
-      navigate(anchor.pathname + anchor.search + anchor.hash);
+      navigate(url.pathname + url.search + url.hash);
     };
     document.addEventListener('click', onClick);
     return () => document.removeEventListener('click', onClick);
@@ -128,6 +140,12 @@ export function App() {
           <ServicesPage />
         ) : path.startsWith('/services/') && path.length > '/services/'.length ? (
           <ServicePage name={decodeURIComponent(path.slice('/services/'.length))} />
+        ) : path === '/map' ? (
+          <MapPage />
+        ) : path === '/metrics' ? (
+          <MetricsPage />
+        ) : path === '/saved' ? (
+          <SavedPage />
         ) : path === '/sql' ? (
           <SqlPage />
         ) : path === '/logs' ? (

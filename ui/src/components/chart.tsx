@@ -3,7 +3,6 @@
 
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
 import { osScheme, theme } from '../lib/theme';
 
 export interface Series {
@@ -14,7 +13,7 @@ export interface Series {
 
 // A theme colour as the canvas needs it: the variable holds light-dark(),
 // which only a styled element resolves.
-function cssVar(name: string): string {
+export function cssVar(name: string): string {
   const probe = document.createElement('span');
   probe.style.color = `var(${name})`;
   probe.style.display = 'none';

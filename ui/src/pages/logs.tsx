@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { SaveQuery } from '../components/save_query';
 import { Attributes, Value } from '../components/attributes';
 import { type Series, TimeChart } from '../components/chart';
 import { get, type LogRecord, type LogVolume, messageOf } from '../lib/api';
@@ -107,7 +108,10 @@ export function LogsPage() {
 
   return (
     <section>
-      <h1>Logs</h1>
+      <div class="page-title">
+        <h1>Logs</h1>
+        <SaveQuery kind="logs" />
+      </div>
       <form class="inline" onSubmit={search} role="search">
         <label>
           <span>Text</span>

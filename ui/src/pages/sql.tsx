@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { SaveQuery } from '../components/save_query';
 import { post, messageOf } from '../lib/api';
 import { here, navigate, withParams } from '../lib/location';
 import { toCsv } from '../lib/values';
@@ -83,7 +84,10 @@ export function SqlPage() {
 
   return (
     <section>
-      <h1>SQL</h1>
+      <div class="page-title">
+        <h1>SQL</h1>
+        <SaveQuery kind="sql" parameters={() => ({ q: editor.current?.text() ?? '' })} />
+      </div>
       <p class="hint">
         Read-only SQL over the views {VIEWS.join(', ')} (docs/sql.md). Ctrl+Enter runs the query.
       </p>

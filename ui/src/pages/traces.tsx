@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { SaveQuery } from '../components/save_query';
 import { get, type TraceSummary, messageOf } from '../lib/api';
 import { count, duration, rangeParams } from '../lib/format';
 import { here, navigate, paramValues, withParams } from '../lib/location';
@@ -61,7 +62,10 @@ export function TracesPage() {
 
   return (
     <section>
-      <h1>Traces</h1>
+      <div class="page-title">
+        <h1>Traces</h1>
+        <SaveQuery kind="traces" />
+      </div>
       <form class="inline" onSubmit={search} role="search">
         {field('service', 'Service')}
         {field('operation', 'Operation')}
