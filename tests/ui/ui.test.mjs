@@ -6,13 +6,10 @@
 // (default build/ui-screenshots) for people to look at.
 
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
+import { reviewPage } from './page_review.mjs';
 import { checkoutLogs, serverSpans, startServer, threeSpanTrace } from './strata_server.mjs';
-
-const shots = process.env.STRATA_UI_SCREENSHOTS ?? 'build/ui-screenshots';
-mkdirSync(shots, { recursive: true });
 
 let server;
 let browser;
@@ -43,14 +40,8 @@ after(async () => {
   await server?.stop();
 });
 
-async function screenshots(name) {
-  for (const theme of ['light', 'dark']) {
-    await page.emulateMedia({ colorScheme: theme });
-    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => done())));
-    await page.screenshot({ path: `${shots}/${name}-${theme}.png`, fullPage: true });
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-}
+// Screenshots in both themes and an axe-core check in both (page_review.mjs).
+const screenshots = (name) => reviewPage(page, name);
 
 async function send(service, count, errors) {
   const response = await fetch(`${server.otlpHttp}/v1/traces`, {

@@ -8,6 +8,18 @@
 import { sql, SQLite } from '@codemirror/lang-sql';
 import { basicSetup, EditorView } from 'codemirror';
 import { keymap } from '@codemirror/view';
+import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
+import { tags } from '@lezer/highlight';
+
+// Token colours from the theme palette (styles.css, --syntax-*), so both
+// themes keep readable contrast; CSS variables reach into the shadow root.
+const highlightStyle = HighlightStyle.define([
+  { tag: [tags.keyword, tags.operatorKeyword, tags.modifier], color: 'var(--syntax-keyword)' },
+  { tag: [tags.string, tags.special(tags.string)], color: 'var(--syntax-string)' },
+  { tag: [tags.number, tags.bool, tags.null], color: 'var(--syntax-number)' },
+  { tag: [tags.typeName, tags.function(tags.variableName), tags.standard(tags.name)], color: 'var(--syntax-name)' },
+  { tag: [tags.comment, tags.lineComment, tags.blockComment], color: 'var(--syntax-comment)', fontStyle: 'italic' },
+]);
 
 export interface Editor {
   text(): string;
@@ -31,6 +43,7 @@ export function createEditor(
     extensions: [
       keymap.of([{ key: 'Mod-Enter', run: () => (run(), true) }]),
       basicSetup,
+      syntaxHighlighting(highlightStyle),
       sql({ dialect: SQLite, schema, upperCaseKeywords: true }),
       EditorView.contentAttributes.of({ 'aria-label': 'SQL' }),
       EditorView.theme({

@@ -141,7 +141,7 @@ export function TracePage(props: { traceId: string }) {
                     ) : (
                       <span class="toggle" />
                     )}
-                    <span class="service" style={{ color: `hsl(${hue(service)} 60% 45%)` }}>
+                    <span class="service" style={{ '--hue': String(hue(service)) }}>
                       {service || '(none)'}
                     </span>{' '}
                     {trace.names[trace.spans.name[span]]}
