@@ -49,7 +49,8 @@ cmake --build --preset tsan --target storage_test storage_suite_test control_tes
 TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp" \
   ctest --preset tsan -j2 --timeout 1200 -R "$tsan_tests"
 
-step "web UI: unit tests, then in Chromium (asan binary)"
+step "web UI: type check, unit tests, then in Chromium (asan binary)"
+tests/ui/node_modules/.bin/tsc -p ui/test/tsconfig.json
 node ui/test/build.mjs build/asan/ui-tests
 node --test build/asan/ui-tests/
 STRATA_BINARY=build/asan/strata STRATA_UI_SCREENSHOTS=build/asan/ui-screenshots \

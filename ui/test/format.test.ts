@@ -79,7 +79,7 @@ test('services sort by any column, both ways, with missing values last when desc
 
 import { buildTree, type CompactTrace, visibleRows } from '../src/lib/trace';
 
-function compact(spans: [string, string, number, number][]): CompactTrace {
+function compact(spans: [string, string, number, number | string][]): CompactTrace {
   return {
     trace_id: '5b8efff798038103d269b633813fc60c',
     start_time_unix_nano: '1750000000000000000',

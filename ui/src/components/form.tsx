@@ -6,7 +6,7 @@ import { messageOf } from '../lib/api';
 
 export function Field(props: {
   label: string;
-  type?: string;
+  type?: 'text' | 'email' | 'password';
   name: string;
   value: string;
   autocomplete?: string;
@@ -16,7 +16,9 @@ export function Field(props: {
     <label class="field">
       <span>{props.label}</span>
       <input
-        type={props.type ?? 'text'}
+        // Preact's types tie `role` to each input type separately; the
+        // three types allowed here take the same attributes.
+        type={(props.type ?? 'text') as 'text'}
         name={props.name}
         value={props.value}
         autocomplete={props.autocomplete}

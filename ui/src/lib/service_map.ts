@@ -240,7 +240,7 @@ export function force(input: LayoutInput): Placed {
   }));
   const links = input.edges.map((e) => ({ source: e.source, target: e.target }));
   const simulation = forceSimulation(nodes)
-    .force('link', forceLink(links).id((n: ForceNode) => n.id).distance(280))
+    .force('link', forceLink<ForceNode>(links).id((n) => n.id).distance(280))
     .force('charge', forceManyBody().strength(-900))
     .force('collide', forceCollide((n: ForceNode) => n.r + 40))
     .force('x', forceX(0).strength(0.05))

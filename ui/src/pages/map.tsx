@@ -50,8 +50,8 @@ function MapNodeView(props: { placed: PlacedNode; range: string }) {
   const transform = `translate(${x.toFixed(1)},${y.toFixed(1)})`;
   const classes = `node ${node.type} ${health}`;
   return href ? (
-    <a href={href} class={classes} transform={transform} aria-label={label} data-name={node.name}>
-      {body}
+    <a href={href} class={classes} aria-label={label} data-name={node.name}>
+      <g transform={transform}>{body}</g>
     </a>
   ) : (
     <g class={classes} transform={transform} role="img" aria-label={label} data-name={node.name}>
