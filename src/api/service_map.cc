@@ -54,13 +54,21 @@ std::string ServiceMapReferenceSql(uint64_t first, uint64_t end) {
       "'database:' || nullif(coalesce({}, {}), '') || coalesce(' ' || nullif(coalesce({}, {}), "
       "''), ''), "
       "'messaging:' || nullif({}, '') || coalesce(' ' || nullif({}, ''), ''), "
-      "'peer:' || nullif(coalesce({}, {}), '')) END AS peer FROM spans",
+      "'peer:' || nullif(coalesce({}, {}), '')) END AS peer, "
+      "CASE WHEN kind = 5 THEN 'messaging:' || nullif({}, '') || coalesce(' ' || nullif({}, ''), "
+      "'') END AS source_queue FROM spans",
       FirstStringSql("resource_attr_", "service.namespace"), a("peer.service"), a("db.system.name"),
       a("db.system"), a("db.namespace"), a("db.name"), a("messaging.system"),
-      a("messaging.destination.name"), a("server.address"), a("net.peer.name"));
+      a("messaging.destination.name"), a("server.address"), a("net.peer.name"),
+      a("messaging.system"), a("messaging.destination.name"));
   const std::string in_window = fmt::format("c.st >= {} AND c.st < {}", first, end);
   return fmt::format(
-      "WITH s AS ({0}), calls AS ("
+      "WITH s AS ({0}), "
+      // Consumers linked to a producer of another service, once each.
+      "linked AS (SELECT DISTINCT c.trace_id, c.span_id FROM (SELECT trace_id, span_id, node, "
+      "unnest(link_trace_id) AS lt, unnest(link_span_id) AS ls FROM s WHERE kind = 5) c JOIN s p "
+      "ON p.trace_id = c.lt AND p.span_id = c.ls WHERE p.kind = 4 AND p.node <> c.node), "
+      "calls AS ("
       // (a) a parent in another service
       "SELECT p.node AS source, c.node AS target, CASE WHEN c.kind = 5 OR p.kind = 4 THEN "
       "'messaging' ELSE 'call' END AS type, c.status_code, c.duration_nano FROM s c JOIN s p ON "
@@ -70,6 +78,12 @@ std::string ServiceMapReferenceSql(uint64_t first, uint64_t end) {
       "(SELECT *, unnest(link_trace_id) AS lt, unnest(link_span_id) AS ls FROM s WHERE kind = 5) "
       "c JOIN s p ON p.trace_id = c.lt AND p.span_id = c.ls WHERE p.kind = 4 AND p.node <> "
       "c.node AND {1} "
+      // (d) a consumer with a destination and neither a parent nor a
+      // linked producer in another service
+      "UNION ALL SELECT c.source_queue, c.node, 'messaging', c.status_code, c.duration_nano FROM "
+      "s c WHERE c.source_queue IS NOT NULL AND {1} AND NOT EXISTS (SELECT 1 FROM s p WHERE "
+      "p.trace_id = c.trace_id AND p.span_id = c.parent_span_id AND p.node <> c.node) AND NOT "
+      "EXISTS (SELECT 1 FROM linked l WHERE l.trace_id = c.trace_id AND l.span_id = c.span_id) "
       // (b) a client or producer without a child in another service
       "UNION ALL SELECT c.node, c.peer, CASE WHEN c.peer LIKE 'database:%' THEN 'database' "
       "WHEN c.peer LIKE 'messaging:%' THEN 'messaging' ELSE 'call' END, c.status_code, "

@@ -68,11 +68,15 @@ std::vector<Span> Traces(int traces, int64_t t0) {
          Attr("db.system.name", "postgresql") + "," + Attr("db.namespace", "shop"));
     span(t, 5, 3, "cart", 4, s + 4 * kMs, d / 2, false,
          Attr("messaging.system", "kafka") + "," + Attr("messaging.destination.name", "orders"));
-    if (t % 2 == 0) {
-      span(t, 6, 5, "billing", 5, s + 5 * kMs, 2 * d, t % 4 == 0, "");
-    } else {  // a consumer in a trace of its own, linked to the producer
-      span(t + 10'000, 6, -1, "billing", 5, s + 5 * kMs, 2 * d, false, "",
+    const std::string queue =
+        Attr("messaging.system", "kafka") + "," + Attr("messaging.destination.name", "orders");
+    if (t % 3 == 0) {
+      span(t, 6, 5, "billing", 5, s + 5 * kMs, 2 * d, t % 4 == 0, queue);
+    } else if (t % 3 == 1) {  // a consumer in a trace of its own, linked to the producer
+      span(t + 10'000, 6, -1, "billing", 5, s + 5 * kMs, 2 * d, false, queue,
            fmt::format(R"({{"traceId":"{:032x}","spanId":"{:016x}"}})", t + 1, t * 16 + 5));
+    } else {  // a consumer that only names the destination it read from
+      span(t + 20'000, 6, -1, "billing", 5, s + 5 * kMs, 2 * d, t % 4 == 0, queue);
     }
     span(t, 7, 6, "billing", 3, s + 6 * kMs, d, t % 3 == 0,
          Attr("server.address", "api.payments.example"));
@@ -171,6 +175,7 @@ TEST(ServiceMapTest, SpansExportedApartResolveAsTheReferenceSaysAndCompactionCha
                            "service:/cart -> database:postgresql shop database",
                            "service:/cart -> service:/billing messaging",
                            "service:/cart -> messaging:kafka orders messaging",
+                           "messaging:kafka orders -> service:/billing messaging",
                            "service:/billing -> peer:api.payments.example call",
                            "service:/frontend -> peer:recommendations call"}) {
     EXPECT_TRUE(want.contains(edge)) << edge;

@@ -118,6 +118,17 @@ std::optional<VirtualPeer> VirtualPeerOf(const AttributeColumns& table, Range ra
   return std::nullopt;
 }
 
+std::optional<VirtualPeer> MessagingSourceOf(const AttributeColumns& table, Range range) {
+  const auto v = PeerValues(table, range);
+  if (!v[kMessagingSystemKey].has_value() || v[kMessagingSystemKey]->empty()) return std::nullopt;
+  std::string name(*v[kMessagingSystemKey]);
+  if (v[kMessagingDestination].has_value() && !v[kMessagingDestination]->empty()) {
+    name += ' ';
+    name += *v[kMessagingDestination];
+  }
+  return VirtualPeer{NodeType::kMessaging, std::move(name)};
+}
+
 void AppendEdgeSpans(const otlp::TraceBatch& batch, NodeTable* nodes, EdgeSpans* out) {
   // The service node of every resource (the rollups' service key).
   std::vector<uint32_t> services(batch.resources.size());
@@ -156,12 +167,13 @@ void AppendEdgeSpans(const otlp::TraceBatch& batch, NodeTable* nodes, EdgeSpans*
     s.service = services[batch.scopes.resource[scope]];
     s.kind = static_cast<uint8_t>(std::clamp(spans.kind[i], 0, 255));
     s.error = spans.status_code[i] == kEdgeStatusError;
+    std::optional<VirtualPeer> peer;
     if (s.kind == kKindClient || s.kind == kKindProducer) {
-      if (std::optional<VirtualPeer> peer =
-              VirtualPeerOf(batch.span_attributes, spans.attributes[i])) {
-        s.peer = nodes->Intern(peer->type, "", peer->name);
-      }
+      peer = VirtualPeerOf(batch.span_attributes, spans.attributes[i]);
+    } else if (s.kind == kKindConsumer) {
+      peer = MessagingSourceOf(batch.span_attributes, spans.attributes[i]);
     }
+    if (peer.has_value()) s.peer = nodes->Intern(peer->type, "", peer->name);
     if (s.kind == kKindConsumer && spans.links[i].end() <= batch.links.size()) {
       s.links_begin = static_cast<uint32_t>(out->links.size());
       for (uint32_t l = spans.links[i].begin; l < spans.links[i].end(); ++l) {
@@ -225,9 +237,11 @@ void EdgeResolver::Resolve(const SpanKey& parent_key, Indexed& parent, const Wai
     if (parent.kind == kKindProducer) {
       Count(child.minute, {parent.service, child.service, EdgeType::kMessaging}, child.duration,
             child.error, 1);
+      FoundRemoteSource(child.key);
     }
     return;
   }
+  FoundRemoteSource(child.key);
   const EdgeType type = child.kind == kKindConsumer || parent.kind == kKindProducer
                             ? EdgeType::kMessaging
                             : EdgeType::kCall;
@@ -242,6 +256,21 @@ void EdgeResolver::Resolve(const SpanKey& parent_key, Indexed& parent, const Wai
   }
 }
 
+void EdgeResolver::FoundRemoteSource(const SpanKey& child) {
+  // The child is indexed unless it left the late window, and then its
+  // destination's edge (kept for the same window) left with it.
+  auto indexed = index_.find(child);
+  if (indexed != index_.end()) indexed->second.remote_source = true;
+  // A consumer counted on its destination's edge before its producer
+  // arrived: the producer's service is its source after all.
+  auto entry = entries_.find(child);
+  if (entry != entries_.end()) {
+    Count(entry->second.minute, entry->second.edge, entry->second.duration, entry->second.error,
+          -1);
+    entries_.erase(entry);
+  }
+}
+
 void EdgeResolver::Add(const EdgeSpans& input, uint64_t age) {
   newest_age_ = std::max(newest_age_, age);
   // 1. Index the spans not seen before.
@@ -249,13 +278,13 @@ void EdgeResolver::Add(const EdgeSpans& input, uint64_t age) {
   fresh.reserve(input.spans.size());
   for (uint32_t i = 0; i < input.spans.size(); ++i) {
     const EdgeSpan& s = input.spans[i];
-    auto [it, added] = index_.try_emplace(s.key, Indexed{s.service, s.kind, false, age});
+    auto [it, added] = index_.try_emplace(s.key, Indexed{s.service, s.kind, false, false, age});
     if (!added) continue;
     ++ages_[age];
     fresh.push_back(i);
   }
   auto waiting_of = [&](const EdgeSpan& s, bool via_link) {
-    return Waiting{s.service, s.kind, s.error, via_link, s.minute, s.duration, age};
+    return Waiting{s.key, s.service, s.kind, s.error, via_link, s.minute, s.duration, age};
   };
   // 2. Each new span's parent and linked spans, when already seen.
   for (uint32_t i : fresh) {
@@ -291,10 +320,21 @@ void EdgeResolver::Add(const EdgeSpans& input, uint64_t age) {
     }
   }
   // 4. Calls out to virtual nodes: CLIENT and PRODUCER spans with a peer
-  // and no child in another service so far.
+  // and no child in another service so far; and in from them: CONSUMER
+  // spans with a destination and no parent or linked producer in another
+  // service so far.
   for (uint32_t i : fresh) {
     const EdgeSpan& s = input.spans[i];
-    if (s.peer == kNoNode || index_.find(s.key)->second.remote_child) continue;
+    if (s.peer == kNoNode) continue;
+    const Indexed& indexed = index_.find(s.key)->second;
+    if (s.kind == kKindConsumer) {
+      if (indexed.remote_source) continue;
+      const EdgeKey edge{s.peer, s.service, EdgeType::kMessaging};
+      Count(s.minute, edge, s.duration, s.error, 1);
+      entries_[s.key] = Exit{edge, s.minute, s.duration, s.error, age};
+      continue;
+    }
+    if (indexed.remote_child) continue;
     const NodeType peer_type = nodes_.at(s.peer).type;
     const EdgeType type = peer_type == NodeType::kDatabase    ? EdgeType::kDatabase
                           : peer_type == NodeType::kMessaging ? EdgeType::kMessaging
@@ -324,6 +364,7 @@ void EdgeResolver::Expire() {
   }
   absl::erase_if(index_, [&](const auto& entry) { return entry.second.age < cutoff; });
   absl::erase_if(exits_, [&](const auto& entry) { return entry.second.age < cutoff; });
+  absl::erase_if(entries_, [&](const auto& entry) { return entry.second.age < cutoff; });
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     std::vector<Waiting>& list = it->second;
     list.erase(

@@ -13,11 +13,18 @@
 //       child in another service: its service -> the virtual peer node,
 //       typed by the peer;
 //   (c) a CONSUMER span linked to a PRODUCER span of another service:
-//       producer's service -> consumer's service, "messaging".
-// An edge counts the callee-side span of (a) and (c), the CLIENT or
+//       producer's service -> consumer's service, "messaging";
+//   (d) a CONSUMER span with a messaging destination (MessagingSourceOf)
+//       and neither a parent nor a linked PRODUCER in another service:
+//       the destination's virtual node -> consumer's service,
+//       "messaging" (producers and consumers that share a destination
+//       without a link meet at its node: (b) leads in, (d) out).
+// An edge counts the callee-side span of (a), (c) and (d), the CLIENT or
 // PRODUCER span of (b): one call, an error when its status is ERROR, and
 // its duration; in the UTC minute of that span's start. A span seen twice
-// (the same trace and span id) counts once.
+// (the same trace and span id) counts once. The virtual edges of (b) and
+// (d) count at once and move to the real edge when the counterpart in
+// another service arrives within the late window.
 //
 // Thread-safety: an EdgeResolver has a single owner (the caller locks).
 // Errors: none (spans are only read; broken batches are skipped where an
@@ -94,6 +101,12 @@ struct VirtualPeer {
 };
 std::optional<VirtualPeer> VirtualPeerOf(const otlp::AttributeColumns& table, otlp::Range range);
 
+// The messaging node a CONSUMER span reads from: `messaging.system` with
+// `messaging.destination.name` (named as VirtualPeerOf names it, whatever
+// other keys are set); nullopt without a non-empty `messaging.system`.
+std::optional<VirtualPeer> MessagingSourceOf(const otlp::AttributeColumns& table,
+                                             otlp::Range range);
+
 struct SpanKey {
   uint64_t trace_hi = 0;
   uint64_t trace_lo = 0;
@@ -112,7 +125,9 @@ struct EdgeSpan {
   uint64_t minute = 0;
   int64_t duration = 0;  // modulo 2^64, as spans.parquet's duration_nano
   uint32_t service = kNoNode;
-  uint32_t peer = kNoNode;  // CLIENT and PRODUCER spans with a VirtualPeer
+  // CLIENT and PRODUCER spans: their VirtualPeerOf; CONSUMER spans: their
+  // MessagingSourceOf.
+  uint32_t peer = kNoNode;
   uint8_t kind = 0;
   bool error = false;
   // [links_begin, links_end) in EdgeSpans::links: CONSUMER spans' links.
@@ -144,8 +159,8 @@ struct EdgeKey {
 
 // Calls, errors, the duration sum and histogram (DurationBucket -> count).
 // Counts may be taken away again (a CLIENT span's virtual edge when its
-// child in another service arrives), so the buckets are a map, not a
-// DurationHistogram.
+// child in another service arrives, a CONSUMER's when its parent or linked
+// producer does), so the buckets are a map, not a DurationHistogram.
 struct EdgeMeasures {
   int64_t calls = 0;
   int64_t errors = 0;
@@ -193,10 +208,12 @@ class EdgeResolver {
   struct Indexed {
     uint32_t service;
     uint8_t kind;
-    bool remote_child;  // a child in another service was found
+    bool remote_child;   // a child in another service was found
+    bool remote_source;  // a parent or linked producer in another service was
     uint64_t age;
   };
   struct Waiting {  // a span whose parent (or linked span) was not seen yet
+    SpanKey key;
     uint32_t service;
     uint8_t kind;
     bool error;
@@ -205,7 +222,7 @@ class EdgeResolver {
     int64_t duration;
     uint64_t age;
   };
-  struct Exit {  // a CLIENT or PRODUCER span counted on a virtual edge
+  struct Exit {  // a span counted on a virtual edge ((b) or (d))
     EdgeKey edge;
     uint64_t minute;
     int64_t duration;
@@ -214,6 +231,9 @@ class EdgeResolver {
   };
 
   void Resolve(const SpanKey& parent_key, Indexed& parent, const Waiting& child);
+  // `child` was found to have a parent or linked producer in another
+  // service: takes back its destination's edge, if counted.
+  void FoundRemoteSource(const SpanKey& child);
   void Count(uint64_t minute, const EdgeKey& edge, int64_t duration, bool error, int sign);
   void Expire();
 
@@ -222,7 +242,10 @@ class EdgeResolver {
   absl::flat_hash_map<SpanKey, Indexed> index_;
   // By (trace, the span id waited for).
   absl::flat_hash_map<SpanKey, std::vector<Waiting>> waiting_;
+  // CLIENT and PRODUCER spans on their virtual edge, (b).
   absl::flat_hash_map<SpanKey, Exit> exits_;
+  // CONSUMER spans on their destination's edge, (d).
+  absl::flat_hash_map<SpanKey, Exit> entries_;
   // Spans in index_ per age, for expiry.
   std::map<uint64_t, size_t> ages_;
   uint64_t newest_age_ = 0;

@@ -36,16 +36,28 @@ Described DescribeEdges(const EdgeResolver& resolver) {
   return out;
 }
 
+// `spans` with only the rows `rows` (links kept valid).
+EdgeSpans Subset(const EdgeSpans& spans, const std::vector<uint32_t>& rows);
+
 // The spans of generated multi-service traffic (HTTP and RPC calls between
-// services, database calls), as one list.
+// services, database calls, messages consumed as children or through
+// links), as one list; every third PRODUCER span is left out, so some
+// consumers have no producer and come from their destination's node.
 EdgeSpans Traffic(NodeTable* nodes, int spans) {
   workload::TrafficOptions options;
   options.seed = 5;
   options.start_time_unix_nano = 1'796'000'000'000'000'000;
+  options.messaging_percent = 40;
   workload::TrafficGenerator generator(options);
-  EdgeSpans out;
-  for (int i = 0; i < 4; ++i) AppendEdgeSpans(*generator.Traces(spans / 4), nodes, &out);
-  return out;
+  EdgeSpans all;
+  for (int i = 0; i < 4; ++i) AppendEdgeSpans(*generator.Traces(spans / 4), nodes, &all);
+  std::vector<uint32_t> kept;
+  int producers = 0;
+  for (uint32_t i = 0; i < all.spans.size(); ++i) {
+    if (all.spans[i].kind == 4 && producers++ % 3 == 0) continue;
+    kept.push_back(i);
+  }
+  return Subset(all, kept);
 }
 
 // `spans` with only the rows `rows` (links kept valid).
@@ -68,14 +80,20 @@ TEST(ServiceEdgesTest, AnyOrderAndGroupingGivesTheEdgesOfOneBatch) {
   const EdgeSpans spans = Traffic(&whole.nodes(), 20'000);
   whole.Add(spans, 1);
   const Described want = DescribeEdges(whole);
-  // The traffic has calls between services and to the database.
-  int services = 0, databases = 0;
+  // The traffic has calls between services, to the database, messages
+  // from producers to consumers and from the destination to consumers.
+  int services = 0, databases = 0, messages = 0, from_destination = 0;
+  const std::string destination = Describe({NodeType::kMessaging, "", "kafka orders"});
   for (const auto& [key, measures] : want) {
     services += std::get<2>(key) == static_cast<int>(EdgeType::kCall);
     databases += std::get<2>(key) == static_cast<int>(EdgeType::kDatabase);
+    messages += std::get<2>(key) == static_cast<int>(EdgeType::kMessaging);
+    from_destination += std::get<0>(key) == destination;
   }
   EXPECT_GT(services, 3);
   EXPECT_GT(databases, 0);
+  EXPECT_GT(messages, from_destination);
+  EXPECT_GT(from_destination, 0);
 
   for (uint32_t seed : {1u, 2u, 3u}) {
     // Shuffled into 37 parts, fed one part at a time: parents after their
@@ -146,6 +164,38 @@ TEST(ServiceEdgesTest, ConsumersLinkedToProducersAreMessagingEdges) {
   const auto edges = resolver.Edges(0, UINT64_MAX);
   ASSERT_EQ(edges.size(), 1u);
   EXPECT_EQ(edges.begin()->first, (EdgeKey{p, c, EdgeType::kMessaging}));
+}
+
+TEST(ServiceEdgesTest, ConsumersComeFromTheirDestinationUntilTheirProducerArrives) {
+  EdgeResolver resolver;
+  const uint32_t p = resolver.nodes().Intern(NodeType::kService, "", "producer");
+  const uint32_t c = resolver.nodes().Intern(NodeType::kService, "", "consumer");
+  const uint32_t queue = resolver.nodes().Intern(NodeType::kMessaging, "", "kafka orders");
+  // Two consumers before any producer: one a child of span 10, one linked
+  // to span 11; a third whose parent is in its own service.
+  EdgeSpans consumers{
+      {Span(20, 10, c, 5, queue), Span(21, 0, c, 5, queue), Span(22, 12, c, 5, queue)},
+      {{7, 7, 11}}};
+  consumers.spans[1].links_begin = 0;
+  consumers.spans[1].links_end = 1;
+  resolver.Add(consumers, 1);
+  auto edges = resolver.Edges(0, UINT64_MAX);
+  ASSERT_EQ(edges.size(), 1u);
+  EXPECT_EQ(edges.begin()->first, (EdgeKey{queue, c, EdgeType::kMessaging}));
+  EXPECT_EQ(edges.begin()->second.calls, 3);
+  // The producers arrive: two consumers move to the producer's edge; the
+  // one whose parent is in its own service stays on the destination's.
+  resolver.Add({{Span(10, 0, p, 4), Span(11, 0, p, 4), Span(12, 0, c, 1)}, {}}, 2);
+  edges = resolver.Edges(0, UINT64_MAX);
+  ASSERT_EQ(edges.size(), 2u);
+  EXPECT_EQ(edges.at(EdgeKey{p, c, EdgeType::kMessaging}).calls, 2);
+  EXPECT_EQ(edges.at(EdgeKey{queue, c, EdgeType::kMessaging}).calls, 1);
+  // A consumer arriving after its producer never counts on the
+  // destination's edge.
+  resolver.Add({{Span(23, 10, c, 5, queue)}, {}}, 3);
+  edges = resolver.Edges(0, UINT64_MAX);
+  EXPECT_EQ(edges.at(EdgeKey{p, c, EdgeType::kMessaging}).calls, 3);
+  EXPECT_EQ(edges.at(EdgeKey{queue, c, EdgeType::kMessaging}).calls, 1);
 }
 
 TEST(ServiceEdgesTest, ParentsPastTheLateWindowAreNotResolved) {
