@@ -145,14 +145,14 @@ test('the service map starts empty, then draws the calls the test sent', async (
 });
 
 test('the force layout is kept in the URL and draws the same graph', async () => {
-  const layered = await page.locator('svg.service-map a.node[data-name="checkout"]').getAttribute('transform');
+  const layered = await page.locator('svg.service-map a.node[data-name="checkout"] > g').getAttribute('transform');
   await page.getByRole('group', { name: 'Layout' }).getByRole('button', { name: 'Force' }).click();
   await page.waitForURL(/\/map\?layout=force$/);
   await page.locator('svg.service-map.force').waitFor();
   assert.equal(await page.getByRole('button', { name: 'Force' }).getAttribute('aria-pressed'), 'true');
   assert.equal(await page.locator('svg.service-map g.edge').count(), 2);
   assert.equal(await page.locator('svg.service-map .node').count(), 3);
-  const forced = await page.locator('svg.service-map a.node[data-name="checkout"]').getAttribute('transform');
+  const forced = await page.locator('svg.service-map a.node[data-name="checkout"] > g').getAttribute('transform');
   assert.notEqual(forced, layered);
   await screenshots('map-force');
   // The layout survives a reload: it is in the URL.
