@@ -1,0 +1,393 @@
+// The web UI's benchmark (printed, not a timed test): a release `strata
+// serve` over a data directory of 20M spans, driven by Debian's chromium
+// through playwright-core, measures
+//   - the first page's JavaScript: the entry script and the chunks
+//     index.html preloads, as brotli bytes the server sends;
+//   - services page interactive: from navigation start to the services
+//     table's rows painted (fresh browser context each run: cold cache);
+//   - a 50,000-span trace (sent by the bench) from navigation start to its
+//     waterfall's rows painted;
+//   - scroll frame times in that waterfall and in a log table of 10,000
+//     rows: the page is scrolled a fixed distance every animation frame,
+//     with the frame rate unthrottled (--disable-frame-rate-limit,
+//     --disable-gpu-vsync), and the time between frames is the frame time.
+// The last line is JSON: first_page_js_kb_br, services_interactive_ms,
+// trace50k_open_ms, trace50k_scroll_p95_ms, logs10k_scroll_p95_ms (medians
+// of the runs; the targets are 150 KB, 1,000 ms, 1,500 ms, 16 ms, 16 ms).
+//
+//   node ui/bench.mjs [--binary build/release/strata] [--dir build/ui-bench-data]
+//                     [--spans 20000000] [--runs 5] [--rebuild]
+//
+// The data directory is built once with `strata bench query --keep` (spans
+// over 24 hours, log records in the last hour) and reused while it is less
+// than six days old (the pages look at the last seven days). The binary is
+// built with the release preset when it is missing. playwright-core comes
+// from tests/ui (`bash scripts/setup.sh --tests` installs it).
+
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DAY_MS = 24 * 3600 * 1000;
+
+function parseArgs(argv) {
+  const options = {
+    binary: process.env.STRATA_BINARY ?? join(root, 'build/release/strata'),
+    dir: join(root, 'build/ui-bench-data'),
+    spans: 20_000_000,
+    runs: 5,
+    rebuild: false,
+  };
+  for (let i = 0; i < argv.length; i += 1) {
+    const flag = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new Error(`${flag} needs a value`);
+      i += 1;
+      return argv[i];
+    };
+    if (flag === '--binary') options.binary = resolve(value());
+    else if (flag === '--dir') options.dir = resolve(value());
+    else if (flag === '--spans') options.spans = Number(value());
+    else if (flag === '--runs') options.runs = Number(value());
+    else if (flag === '--rebuild') options.rebuild = true;
+    else throw new Error(`unknown argument ${flag} (see the comment at the top of ui/bench.mjs)`);
+  }
+  if (!Number.isInteger(options.spans) || options.spans < 100_000) throw new Error('--spans: at least 100000');
+  if (!Number.isInteger(options.runs) || options.runs < 1) throw new Error('--runs: at least 1');
+  return options;
+}
+
+function ensureBinary(binary) {
+  if (existsSync(binary)) return;
+  console.log(`${binary} is missing: building the release preset's strata`);
+  execFileSync('cmake', ['--preset', 'release'], { cwd: root, stdio: 'inherit' });
+  execFileSync('cmake', ['--build', '--preset', 'release', '--target', 'strata'], { cwd: root, stdio: 'inherit' });
+}
+
+// Builds the data directory unless a recent one of the same size is there.
+function ensureData(options) {
+  const marker = join(options.dir, 'ui-bench.json');
+  if (!options.rebuild && existsSync(marker)) {
+    const built = JSON.parse(readFileSync(marker, 'utf8'));
+    if (built.spans === options.spans && Date.now() - built.built_at_ms < 6 * DAY_MS) {
+      console.log(`data: ${options.dir} (${built.spans} spans, built ${new Date(built.built_at_ms).toISOString()})`);
+      return;
+    }
+  }
+  rmSync(options.dir, { recursive: true, force: true });
+  mkdirSync(dirname(options.dir), { recursive: true });
+  const batches = Math.max(1, Math.round(options.spans / 100_000));
+  console.log(`data: building ${options.spans} spans in ${batches} batches into ${options.dir}`);
+  const started = Date.now();
+  execFileSync(
+    options.binary,
+    ['bench', 'query', '--spans', String(options.spans), '--batches', String(batches), '--dir', options.dir,
+      '--keep', '--lookups', '10', '--scans', '1'],
+    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  writeFileSync(marker, JSON.stringify({ spans: options.spans, built_at_ms: started }));
+  console.log(`data: built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+async function startServer(binary, dataDir) {
+  const child = spawn(
+    binary,
+    ['serve', '--data-dir', dataDir, '--api-address', '127.0.0.1:0', '--otlp-grpc-address', '127.0.0.1:0',
+      '--otlp-http-address', '127.0.0.1:0'],
+    { env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const ready = new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`strata serve did not start in 10 minutes:\n${output}`)), 600_000);
+    const onData = (chunk) => {
+      output += chunk;
+      if (output.includes('ready; waiting for SIGINT or SIGTERM')) {
+        clearTimeout(timer);
+        done();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`strata serve exited with ${code}:\n${output}`));
+    });
+  });
+  await ready;
+  const grab = (pattern) => {
+    const match = pattern.exec(output);
+    if (!match) throw new Error(`${pattern} not in the server's output:\n${output}`);
+    return match[1];
+  };
+  return {
+    api: `http://${grab(/API listening on ([0-9.]+:[0-9]+)/)}`,
+    otlpHttp: `http://${grab(/OTLP\/HTTP listening on ([0-9.]+:[0-9]+)/)}`,
+    async stop() {
+      child.removeAllListeners('exit');
+      child.kill('SIGTERM');
+      await new Promise((done) => child.once('exit', done));
+    },
+  };
+}
+
+// An ingest token and an admin's password link, made by the CLI beside the
+// running server (so a reused data directory works as well as a new one).
+function credentials(binary, dataDir, api) {
+  const id = `${process.pid}-${Date.now()}`;
+  const tokenOutput = execFileSync(
+    binary, ['token', 'create', '--data-dir', dataDir, '--name', `ui-bench-${id}`, '--scope', 'ingest'],
+    { encoding: 'utf8' },
+  );
+  const token = /(strata_[a-z0-9]+)/.exec(tokenOutput)?.[1];
+  const userOutput = execFileSync(
+    binary,
+    ['user', 'create', '--data-dir', dataDir, '--api-url', api, '--email', `ui-bench-${id}@example.com`,
+      '--role', 'admin'],
+    { encoding: 'utf8' },
+  );
+  const link = /password#token=([A-Za-z0-9_-]+)/.exec(userOutput)?.[1];
+  if (!token || !link) throw new Error(`could not read a token or a link:\n${tokenOutput}\n${userOutput}`);
+  return { token, link };
+}
+
+// One trace of `count` spans over four services: a tree whose spans have
+// up to eight children, each child inside its parent's interval.
+function bigTrace(count) {
+  const traceId = `5eed${Date.now().toString(16).padStart(28, '0')}`.slice(0, 32);
+  const hex = (n) => n.toString(16).padStart(16, '0');
+  const end = BigInt(Date.now()) * 1_000_000n - 60_000_000_000n;
+  const start = end - 30_000_000_000n;
+  const spans = [{ id: 1, parent: 0, service: 0, start, end, depth: 0 }];
+  let random = 42;
+  const next = () => {
+    random = (random * 1103515245 + 12345) % 2147483648;
+    return random / 2147483648;
+  };
+  for (let parent = 0; spans.length < count; parent += 1) {
+    const p = spans[parent];
+    const children = Math.min(count - spans.length, 1 + Math.floor(next() * 8));
+    const width = (p.end - p.start) / BigInt(children + 1);
+    for (let c = 0; c < children; c += 1) {
+      const s = p.start + width * BigInt(c) + width / 4n;
+      spans.push({
+        id: spans.length + 1, parent: p.id, service: Math.floor(next() * 4), start: s,
+        end: s + (width * BigInt(2 + Math.floor(next() * 6))) / 8n, depth: p.depth + 1,
+      });
+    }
+  }
+  const services = ['frontend', 'checkout', 'inventory', 'payments'];
+  const requests = [];
+  for (let i = 0; i < spans.length; i += 10_000) {
+    const part = spans.slice(i, i + 10_000);
+    requests.push({
+      resourceSpans: services.map((service, s) => ({
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: `ui-bench-${service}` } }] },
+        scopeSpans: [{
+          spans: part.filter((span) => span.service === s).map((span) => ({
+            traceId,
+            spanId: hex(span.id),
+            parentSpanId: span.parent ? hex(span.parent) : '',
+            name: `operation ${span.depth}.${span.id % 13}`,
+            kind: span.parent ? 1 : 2,
+            startTimeUnixNano: String(span.start),
+            endTimeUnixNano: String(span.end),
+            attributes: [{ key: 'bench.index', value: { intValue: String(span.id) } }],
+          })),
+        }],
+      })),
+    });
+  }
+  return { traceId, requests };
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+};
+const percentile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+};
+
+// The bytes of `url` as sent with Accept-Encoding: br (node:http does not
+// decode them, unlike fetch), and the encoding the server chose.
+function encodedBytes(url) {
+  return new Promise((done, fail) => {
+    http.get(url, { headers: { 'Accept-Encoding': 'br' } }, (answer) => {
+      let bytes = 0;
+      answer.on('data', (chunk) => (bytes += chunk.length));
+      answer.on('end', () => done({ status: answer.statusCode, encoding: answer.headers['content-encoding'], bytes }));
+      answer.on('error', fail);
+    }).on('error', fail);
+  });
+}
+
+// Brotli bytes of the entry script and the chunks index.html preloads.
+async function firstPageJavaScript(api) {
+  const html = await (await fetch(`${api}/`)).text();
+  const paths = new Set([
+    ...[...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]),
+    ...[...html.matchAll(/<link rel="modulepreload" href="([^"]+)"/g)].map((m) => m[1]),
+  ]);
+  if (paths.size === 0) throw new Error(`no script in index.html:\n${html}`);
+  let bytes = 0;
+  for (const path of paths) {
+    const answer = await encodedBytes(`${api}${path}`);
+    if (answer.status !== 200 || answer.encoding !== 'br') {
+      throw new Error(`${path}: ${answer.status}, encoding ${answer.encoding}`);
+    }
+    bytes += answer.bytes;
+  }
+  return { bytes, files: paths.size };
+}
+
+// Milliseconds from navigation start until `selector` matches (checked on
+// every DOM change) and the frame after that is painted.
+async function timeToSelector(page, url, selector, timeoutMs = 120_000) {
+  await page.goto(url, { waitUntil: 'commit' });
+  return page.evaluate(
+    ({ selector: wanted, timeoutMs: limit }) => new Promise((done, fail) => {
+      const finish = () => requestAnimationFrame(() => setTimeout(() => done(performance.now()), 0));
+      if (document.querySelector(wanted)) return finish();
+      const timer = setTimeout(() => fail(new Error(`${wanted} did not appear`)), limit);
+      const observer = new MutationObserver(() => {
+        if (!document.querySelector(wanted)) return;
+        observer.disconnect();
+        clearTimeout(timer);
+        finish();
+      });
+      observer.observe(document, { childList: true, subtree: true });
+    }),
+    { selector, timeoutMs },
+  );
+}
+
+// Frame times while `selector`'s element scrolls `step` pixels per frame
+// for `frames` frames (from the top, wrapping at the end).
+async function scrollFrameTimes(page, selector, frames = 240, step = 180) {
+  return page.evaluate(
+    ({ selector: wanted, frames: count, step: distance }) => new Promise((done, fail) => {
+      const element = document.querySelector(wanted);
+      if (!element) return fail(new Error(`${wanted} not found`));
+      element.scrollTop = 0;
+      const times = [];
+      let last = null;
+      const frame = (now) => {
+        if (last !== null) times.push(now - last);
+        last = now;
+        if (times.length >= count) return done({ times, height: element.scrollHeight });
+        const limit = element.scrollHeight - element.clientHeight;
+        element.scrollTop = element.scrollTop + distance > limit ? 0 : element.scrollTop + distance;
+        requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+    }),
+    { selector, frames, step },
+  );
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const require = createRequire(join(root, 'tests/ui/package.json'));
+  let chromium;
+  try {
+    ({ chromium } = require('playwright-core'));
+  } catch {
+    throw new Error('playwright-core is not installed in tests/ui: run `bash scripts/setup.sh --tests`');
+  }
+  ensureBinary(options.binary);
+  ensureData(options);
+
+  const server = await startServer(options.binary, options.dir);
+  const browser = await chromium.launch({
+    executablePath: process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-frame-rate-limit', '--disable-gpu-vsync'],
+  });
+  try {
+    const { token, link } = credentials(options.binary, options.dir, server.api);
+    const signIn = await browser.newContext();
+    const signed = await signIn.request.post(`${server.api}/api/v1/auth/password`, {
+      headers: { 'X-Strata-Request': '1' },
+      data: { token: link, password: 'ui bench password, long enough' },
+    });
+    if (!signed.ok()) throw new Error(`setting the password: ${signed.status()} ${await signed.text()}`);
+    const storage = await signIn.storageState();
+    await signIn.close();
+    const context = () => browser.newContext({ storageState: storage, viewport: { width: 1280, height: 800 } });
+
+    const js = await firstPageJavaScript(server.api);
+    console.log(`first page JavaScript: ${(js.bytes / 1024).toFixed(1)} KB brotli in ${js.files} files`);
+
+    const services = [];
+    for (let run = 0; run < options.runs; run += 1) {
+      const ctx = await context();
+      const page = await ctx.newPage();
+      services.push(await timeToSelector(page, `${server.api}/services?range=now-7d`, 'table tbody tr'));
+      await ctx.close();
+    }
+    console.log(`services page interactive: ${services.map((t) => t.toFixed(0)).join(', ')} ms`);
+
+    const { traceId, requests } = bigTrace(50_000);
+    for (const body of requests) {
+      const answer = await fetch(`${server.otlpHttp}/v1/traces`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      });
+      if (!answer.ok) throw new Error(`sending the trace: ${answer.status} ${await answer.text()}`);
+    }
+    const traceOpen = [];
+    let traceScroll = [];
+    for (let run = 0; run < options.runs; run += 1) {
+      const ctx = await context();
+      const page = await ctx.newPage();
+      traceOpen.push(await timeToSelector(page, `${server.api}/traces/${traceId}`, '[role="treegrid"] [role="row"]'));
+      if (run === 0) {
+        const shown = await page.locator('[role="treegrid"]').getAttribute('aria-rowcount');
+        if (shown !== null && Number(shown) !== 50_000) throw new Error(`the waterfall has ${shown} rows, not 50000`);
+        traceScroll = (await scrollFrameTimes(page, '[role="treegrid"]')).times;
+      }
+      await ctx.close();
+    }
+    console.log(`50,000-span trace painted: ${traceOpen.map((t) => t.toFixed(0)).join(', ')} ms`);
+    console.log(`waterfall scroll: frame p50 ${percentile(traceScroll, 0.5).toFixed(1)} ms, p95 ${percentile(traceScroll, 0.95).toFixed(1)} ms over ${traceScroll.length} frames`);
+
+    const ctx = await context();
+    const page = await ctx.newPage();
+    await page.goto(`${server.api}/logs?range=now-7d`);
+    // The log table says how many records it holds in aria-rowcount
+    // (only the rows in view are in the page).
+    const table = page.locator('[data-log-table]');
+    const more = page.getByRole('button', { name: /older|more/i });
+    const loadStarted = Date.now();
+    await table.waitFor({ timeout: 120_000 });
+    while (Number(await table.getAttribute('aria-rowcount')) < 10_000) {
+      await more.click({ timeout: 120_000 });
+    }
+    console.log(`log table: 10,000 rows loaded in ${((Date.now() - loadStarted) / 1000).toFixed(1)} s`);
+    const logScroll = (await scrollFrameTimes(page, '[data-log-table]')).times;
+    console.log(`log table scroll: frame p50 ${percentile(logScroll, 0.5).toFixed(1)} ms, p95 ${percentile(logScroll, 0.95).toFixed(1)} ms over ${logScroll.length} frames`);
+    await ctx.close();
+
+    console.log(JSON.stringify({
+      spans: options.spans,
+      first_page_js_kb_br: Number((js.bytes / 1024).toFixed(1)),
+      services_interactive_ms: Number(median(services).toFixed(0)),
+      trace50k_open_ms: Number(median(traceOpen).toFixed(0)),
+      trace50k_scroll_p95_ms: Number(percentile(traceScroll, 0.95).toFixed(1)),
+      logs10k_scroll_p95_ms: Number(percentile(logScroll, 0.95).toFixed(1)),
+    }));
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(`ui/bench.mjs: ${error.message}`);
+  process.exit(1);
+});
