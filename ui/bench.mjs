@@ -361,12 +361,17 @@ async function main() {
     await page.goto(`${server.api}/logs?range=now-7d`);
     // The log table says how many records it holds in aria-rowcount
     // (only the rows in view are in the page).
-    const table = page.locator('[data-log-table]');
-    const more = page.getByRole('button', { name: /older|more/i });
+    const table = page.locator('[data-log-table] table');
+    const more = page.getByRole('button', { name: 'Load older records' });
     const loadStarted = Date.now();
     await table.waitFor({ timeout: 120_000 });
-    while (Number(await table.getAttribute('aria-rowcount')) < 10_000) {
+    for (let rows = Number(await table.getAttribute('aria-rowcount')); rows <= 10_000;) {
       await more.click({ timeout: 120_000 });
+      await page.waitForFunction(
+        (before) => Number(document.querySelector('[data-log-table] table')?.getAttribute('aria-rowcount')) > before,
+        rows, { timeout: 120_000 },
+      );
+      rows = Number(await table.getAttribute('aria-rowcount'));
     }
     console.log(`log table: 10,000 rows loaded in ${((Date.now() - loadStarted) / 1000).toFixed(1)} s`);
     const logScroll = (await scrollFrameTimes(page, '[data-log-table]')).times;

@@ -165,15 +165,14 @@ test('log search finds a structured body, shows its volume and leads to its trac
   assert.equal(response.status, 200, await response.text());
   await page.getByRole('link', { name: 'Logs', exact: true }).click();
   const records = page.getByRole('table', { name: 'Log records' });
-  await records.locator('tbody tr').nth(1).waitFor();
-  assert.equal(await records.locator('tbody tr').count(), 2);
+  await records.locator('tbody tr.log').nth(1).waitFor();
+  assert.equal(await records.locator('tbody tr.log').count(), 2);
   await page.locator('figure.chart canvas').waitFor();
   await page.getByLabel('Text').fill('PAYMENT');
   await page.getByRole('button', { name: 'Search' }).click();
   await page.waitForURL(/q=PAYMENT/);
-  await records.locator('tbody tr').first().waitFor();
-  assert.equal(await records.locator('tbody tr').count(), 1);
-  const row = records.locator('tbody tr').first();
+  await page.waitForFunction(() => document.querySelectorAll('table[aria-label="Log records"] tbody tr.log').length === 1);
+  const row = records.locator('tbody tr.log').first();
   assert.match(await row.innerText(), /ERROR/);
   await row.getByRole('button').click();
   const detail = records.locator('tr.log-detail');
@@ -184,6 +183,81 @@ test('log search finds a structured body, shows its volume and leads to its trac
   await detail.getByRole('link', { name: 'Open the trace' }).click();
   await page.waitForURL(new RegExp(`/traces/${traceId}\\?span=00000000000000a1$`));
   await page.getByRole('complementary', { name: 'Span details' }).waitFor();
+});
+
+// OTLP/JSON log records of service "tailer" with bodies `${prefix} i`.
+function tailLogs(prefix, count) {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const logRecords = Array.from({ length: count }, (_, i) => ({
+    timeUnixNano: String(now + BigInt(i)),
+    severityNumber: 9,
+    body: { stringValue: `${prefix} ${i}` },
+  }));
+  return {
+    resourceLogs: [{
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'tailer' } }] },
+      scopeLogs: [{ logRecords }],
+    }],
+  };
+}
+
+async function sendLogs(body) {
+  const response = await fetch(`${server.otlpHttp}/v1/logs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  assert.equal(response.status, 200, await response.text());
+}
+
+// The bodies in the log table, top to bottom.
+const shownBodies = () =>
+  page.locator('table[aria-label="Log records"] tbody tr.log td.body').allInnerTexts();
+
+test('live tail shows new records once, newest first; pause holds them and resume shows them', async () => {
+  await page.goto(`${server.api}/logs?service=tailer`);
+  await page.getByRole('button', { name: 'Live tail' }).click();
+  await page.waitForURL(/tail=1/);
+  assert.equal(await page.getByRole('button', { name: 'Live tail' }).getAttribute('aria-pressed'), 'true');
+  await page.getByRole('status').getByText('Live: new records appear on top').waitFor();
+  await sendLogs(tailLogs('first', 3));
+  await sendLogs(tailLogs('second', 2));
+  await page.waitForFunction(() => document.querySelectorAll('table[aria-label="Log records"] tbody tr.log').length === 5);
+  assert.deepEqual(await shownBodies(), ['second 1', 'second 0', 'first 2', 'first 1', 'first 0']);
+  await screenshots('logs-tail');
+
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await sendLogs(tailLogs('held', 4));
+  await page.getByRole('status').getByText('Paused: 4 new records waiting').waitFor();
+  assert.equal((await shownBodies()).length, 5);
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('table[aria-label="Log records"] tbody tr.log').length === 9);
+  assert.deepEqual((await shownBodies()).slice(0, 5), ['held 3', 'held 2', 'held 1', 'held 0', 'second 1']);
+  // Records of another service are not in this tail.
+  await sendLogs(checkoutLogs('7a3c0e5d9b1f2a4c6e8d0b2f4a6c8e0d'));
+  await sendLogs(tailLogs('last', 1));
+  await page.waitForFunction(() => document.querySelectorAll('table[aria-label="Log records"] tbody tr.log').length === 10);
+  assert.equal((await shownBodies())[0], 'last 0');
+  // Off again: the search is back.
+  await page.getByRole('button', { name: 'Live tail' }).click();
+  await page.waitForURL((url) => !url.search.includes('tail=1'));
+});
+
+test('the log table keeps only the rows in view in the page', async () => {
+  await sendLogs(tailLogs('many', 600));
+  await page.goto(`${server.api}/logs?service=tailer&q=many`);
+  const table = page.locator('table[aria-label="Log records"]');
+  await table.locator('tbody tr.log').first().waitFor();
+  await page.getByRole('button', { name: 'Load older records' }).click();
+  await page.waitForFunction(() => document.querySelector('table[aria-label="Log records"]')?.getAttribute('aria-rowcount') === '201');
+  const inPage = await table.locator('tbody tr.log').count();
+  assert.ok(inPage < 80, `${inPage} rows in the page`);
+  // Scrolled to the end, the last record is there, with its row index.
+  await page.locator('[data-log-table]').evaluate((element) => (element.scrollTop = element.scrollHeight));
+  const last = table.locator('tbody tr.log[aria-rowindex="201"]');
+  await last.waitFor();
+  assert.match(await last.innerText(), /many \d+/);
+  assert.ok((await table.locator('tbody tr.log').count()) < 80);
 });
 
 test('the SQL console loads its editor on demand, runs a query and downloads CSV', async () => {

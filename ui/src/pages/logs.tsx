@@ -1,21 +1,18 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { SaveQuery } from '../components/save_query';
-import { Attributes, Value } from '../components/attributes';
+import { LogTable } from '../components/log_table';
+import { LogTail } from '../components/log_tail';
 import { type Series, TimeChart } from '../components/chart';
 import { get, type LogRecord, type LogVolume, messageOf } from '../lib/api';
 import { rangeParams } from '../lib/format';
 import { here, navigate, paramValues, withParams } from '../lib/location';
-import { oneLine } from '../lib/values';
 
 const FILTERS = ['service', 'severity_min', 'q', 'trace_id'] as const;
+const formatTime = (nanos: string) => new Date(Number(BigInt(nanos) / 1_000_000n)).toLocaleString();
 const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 const SEVERITY_COLOURS: Record<string, string> = {
   trace: '--idle', debug: '--idle', info: '--accent', warn: '--warn', error: '--bad', fatal: '--bad',
 };
-
-function severityClass(n: number): string {
-  return n >= 1 && n <= 24 ? SEVERITIES[Math.floor((n - 1) / 4)] : 'unspecified';
-}
 
 // The API query of the filters in the URL; null when the range is not one.
 function searchQuery(params: URLSearchParams): URLSearchParams | null {
@@ -32,13 +29,19 @@ function searchQuery(params: URLSearchParams): URLSearchParams | null {
 export function LogsPage() {
   const params = here.value.params;
   const key = params.toString();
+  const tailing = params.get('tail') === '1';
+  // The filters alone (no range): what a live tail is asked for.
+  const tailFilters = new URLSearchParams();
+  for (const name of FILTERS) {
+    const value = params.get(name);
+    if (value) tailFilters.set(name, value);
+  }
   // The form starts from the URL and follows it when the URL changes (a
   // search, back, forward), never while someone types.
   const [form, setForm] = useState<Record<string, string>>(() => paramValues(FILTERS));
   const shownKey = useRef(here.value.params.toString());
   const [page, setPage] = useState<{ key: string; logs: LogRecord[]; next: string | null } | null>(null);
   const [volume, setVolume] = useState<{ key: string; volume: LogVolume } | null>(null);
-  const [open, setOpen] = useState<Set<number>>(new Set());
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
@@ -46,7 +49,7 @@ export function LogsPage() {
       shownKey.current = key;
       setForm(paramValues(FILTERS));
     }
-    setOpen(new Set());
+    if (tailing) return;
     const query = searchQuery(params);
     if (!query) {
       setError(`"${params.get('range')}" is not a time range`);
@@ -135,79 +138,27 @@ export function LogsPage() {
           <input name="trace_id" value={form.trace_id ?? ''} onInput={(e) => setForm({ ...form, trace_id: (e.target as HTMLInputElement).value })} />
         </label>
         <button type="submit">Search</button>
+        <button
+          type="button"
+          aria-pressed={tailing}
+          onClick={() => navigate(withParams({ tail: tailing ? null : '1' }))}
+        >
+          Live tail
+        </button>
       </form>
       {error && (
         <p class="error" role="alert">
           Could not search logs: {error}
         </p>
       )}
-      {chart && chart.series.length > 0 && (
+      {!tailing && chart && chart.series.length > 0 && (
         <TimeChart title={`Volume (${chart.total.toLocaleString('en-US')} records)`} times={chart.times} series={chart.series} format={(v) => (Number.isInteger(v) ? String(v) : '')} />
       )}
-      {!error && logs === null && <p class="loading">Searching…</p>}
-      {logs !== null && logs.length === 0 && <p class="hint">No log record matches in this window.</p>}
-      {logs !== null && logs.length > 0 && (
-        <table class="data logs" aria-label="Log records">
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Severity</th>
-              <th scope="col">Service</th>
-              <th scope="col">Body</th>
-            </tr>
-          </thead>
-          <tbody>
-            {logs.map((record, i) => {
-              const expanded = open.has(i);
-              const severity = severityClass(record.severity_number);
-              return (
-                <>
-                  <tr key={`r${i}`} class={`log ${severity}`}>
-                    <td class="time">{new Date(Number(BigInt(record.time_unix_nano) / 1_000_000n)).toLocaleString()}</td>
-                    <td>
-                      <span class={`severity ${severity}`}>{record.severity_text || severity}</span>
-                    </td>
-                    <td>{record.service_name}</td>
-                    <td class="body">
-                      <button
-                        type="button"
-                        class="expand"
-                        aria-expanded={expanded}
-                        onClick={() => {
-                          const next = new Set(open);
-                          if (expanded) next.delete(i);
-                          else next.add(i);
-                          setOpen(next);
-                        }}
-                      >
-                        {oneLine(record.body)}
-                      </button>
-                    </td>
-                  </tr>
-                  {expanded && (
-                    <tr key={`d${i}`} class="log-detail">
-                      <td colSpan={4}>
-                        <h3>Body</h3>
-                        <Value value={record.body} />
-                        {record.trace_id && (
-                          <p>
-                            <a href={`/traces/${record.trace_id}${record.span_id ? `?span=${record.span_id}` : ''}`}>Open the trace</a>
-                          </p>
-                        )}
-                        <h3>Attributes</h3>
-                        <Attributes attributes={record.attributes} label="Log attributes" />
-                        <h3>Resource</h3>
-                        <Attributes attributes={record.resource_attributes} />
-                      </td>
-                    </tr>
-                  )}
-                </>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
-      {page?.next && page.key === key && (
+      {tailing && <LogTail filters={tailFilters.toString()} formatTime={formatTime} />}
+      {!tailing && !error && logs === null && <p class="loading">Searching…</p>}
+      {!tailing && logs !== null && logs.length === 0 && <p class="hint">No log record matches in this window.</p>}
+      {!tailing && logs !== null && logs.length > 0 && <LogTable records={logs} formatTime={formatTime} />}
+      {!tailing && page?.next && page.key === key && (
         <button type="button" onClick={() => void more()}>
           Load older records
         </button>
