@@ -324,6 +324,18 @@ test('a trace of 100,000 spans opens, scrolls to its end and selects its last sp
   assert.equal(await paintedAt('canvas.waterfall-bars', barBox.width * 0.21, y), false);
   await last.click();
   await page.waitForURL(new RegExp(`span=${lastSpanId}`));
+  // Keys move the selection: Home goes to the root at the top, End back
+  // to the last span, Up to the one above it.
+  await treegrid().focus();
+  await page.keyboard.press('Home');
+  await page.waitForURL(new RegExp(`span=${hex(1, 16)}`));
+  await treegrid().locator('[role=row][aria-rowindex="1"][aria-selected=true]').waitFor();
+  await page.keyboard.press('End');
+  await page.waitForURL(new RegExp(`span=${lastSpanId}`));
+  await page.keyboard.press('ArrowUp');
+  await page.waitForURL(new RegExp(`span=${hex(BIG_COUNT - 1, 16)}`));
+  await page.keyboard.press('ArrowDown');
+  await page.waitForURL(new RegExp(`span=${lastSpanId}`));
   const panel = page.getByRole('complementary', { name: 'Span details' });
   await panel.getByRole('table', { name: 'Span attributes' }).getByText('report.last').waitFor();
   t.diagnostic(`100,000 spans: open ${openMs} ms, scroll to the end ${scrollMs} ms`);

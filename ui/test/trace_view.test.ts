@@ -233,3 +233,30 @@ test('flame graph: levels by depth in start order, and the span under a point', 
   assert.equal(spanAt(tree, byDepth[2], 79, 0), 4);
   assert.equal(spanAt(tree, byDepth[0], 150, 0), -1);
 });
+
+import { treeKey } from '../src/lib/tree_keys';
+
+test('keys in the tree grid move the selection and fold as the ARIA pattern says', () => {
+  const tree = buildTree(trace(searched));
+  const rows = visibleRows(tree, new Set());  // 0, 1, 2, 3, 4
+  const none = new Set<number>();
+  assert.deepEqual(treeKey('ArrowDown', tree, rows, none, -1), { select: 0 });
+  assert.deepEqual(treeKey('ArrowDown', tree, rows, none, 1), { select: 2 });
+  assert.deepEqual(treeKey('ArrowDown', tree, rows, none, 4), { select: 4 });
+  assert.deepEqual(treeKey('ArrowUp', tree, rows, none, 2), { select: 1 });
+  assert.deepEqual(treeKey('ArrowUp', tree, rows, none, 0), { select: 0 });
+  assert.deepEqual(treeKey('End', tree, rows, none, 0), { select: 4 });
+  assert.deepEqual(treeKey('Home', tree, rows, none, 3), { select: 0 });
+  // Left folds an open span, then goes to the parent; Right unfolds.
+  assert.deepEqual(treeKey('ArrowLeft', tree, rows, none, 3), { toggle: 3 });
+  assert.deepEqual(treeKey('ArrowLeft', tree, rows, new Set([3]), 3), { select: 0 });
+  assert.deepEqual(treeKey('ArrowLeft', tree, rows, none, 4), { select: 3 });
+  assert.deepEqual(treeKey('ArrowRight', tree, rows, new Set([3]), 3), { toggle: 3 });
+  assert.deepEqual(treeKey('ArrowRight', tree, rows, none, 3), {});
+  assert.deepEqual(treeKey('ArrowLeft', tree, rows, none, 0), { toggle: 0 });
+  assert.deepEqual(treeKey('ArrowLeft', tree, rows, new Set([0]), 0), {});
+  // A selected span hidden by "matches only" starts from the top.
+  assert.deepEqual(treeKey('ArrowDown', tree, [0, 3, 4], none, 1), { select: 0 });
+  assert.equal(treeKey('a', tree, rows, none, 0), null);
+  assert.equal(treeKey('ArrowDown', tree, [], none, -1), null);
+});

@@ -8,6 +8,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { duration } from '../lib/format';
 import { osScheme, theme } from '../lib/theme';
 import { type CompactTrace, hue, type SpanTree } from '../lib/trace';
+import { treeKey } from '../lib/tree_keys';
 import {
   type BarMarks,
   drawAxis,
@@ -163,7 +164,22 @@ export function Waterfall(props: WaterfallProps) {
         <canvas ref={axis} />
       </div>
       <div class="waterfall-view">
-        <div class="waterfall" ref={scroller} role="treegrid" aria-label="Spans" aria-rowcount={rows.length} tabIndex={0}>
+        <div
+          class="waterfall"
+          ref={scroller}
+          role="treegrid"
+          aria-label="Spans"
+          aria-rowcount={rows.length}
+          tabIndex={0}
+          onKeyDown={(event) => {
+            if (event.target !== event.currentTarget) return;  // a fold button's own keys
+            const action = treeKey(event.key, tree, rows, collapsed, marks.selected);
+            if (!action) return;
+            event.preventDefault();
+            if (action.toggle !== undefined) props.onToggle(action.toggle);
+            if (action.select !== undefined) props.onSelect(action.select);
+          }}
+        >
           <div style={{ height: `${rows.length * ROW_HEIGHT}px`, position: 'relative' }}>
             {rows.slice(first, last).map((span, k) => (
               <SpanRow
