@@ -142,11 +142,17 @@ test('the waterfall draws its bars on a canvas beside the tree, with a minimap',
   // The minimap has every span: the root's line crosses its whole width.
   const map = await page.locator('canvas.trace-minimap').boundingBox();
   assert.equal(await paintedAt('canvas.trace-minimap', map.width * 0.5, 2), true);
-  // Folding the root leaves one bar.
-  await treegrid().getByRole('row').first().getByRole('button', { name: 'Collapse' }).click();
-  assert.equal(await treegrid().getByRole('row').count(), 1);
-  assert.equal(await paintedAt('canvas.waterfall-bars', width * 0.73, 3 * 24 + 12), false);
-  await treegrid().getByRole('row').first().getByRole('button', { name: 'Expand' }).click();
+  // Folding charge hides its two spans and their bars, and is kept in
+  // the URL across a reload; unfolding brings them back.
+  await treegrid().getByRole('row').nth(3).getByRole('button', { name: 'Collapse' }).click();
+  await page.waitForURL(new RegExp(`fold=${id(3)}`));
+  await page.reload();
+  await treegrid().getByRole('row').nth(3).waitFor();
+  assert.equal(await treegrid().getByRole('row').count(), 4);
+  assert.equal(await paintedAt('canvas.waterfall-bars', width * 0.73, 3 * 24 + 12), true);
+  assert.equal(await paintedAt('canvas.waterfall-bars', width * 0.73, 5 * 24 + 12), false);
+  await treegrid().getByRole('row').nth(3).getByRole('button', { name: 'Expand' }).click();
+  await page.waitForURL((url) => !url.search.includes('fold'));
   await treegrid().getByRole('row').nth(5).waitFor();
   await reviewPage(page, 'trace-waterfall');
 });
@@ -211,6 +217,13 @@ test('span search counts matches, steps through them and can show only them', as
   assert.equal(await status.innerText(), '1 of 2');
   await page.getByLabel('Matches only').uncheck();
   await treegrid().getByRole('row').nth(5).waitFor();
+  // Stepping to a match inside a folded span unfolds it.
+  await treegrid().getByRole('row').nth(3).getByRole('button', { name: 'Collapse' }).click();
+  await page.waitForURL(/fold=/);
+  assert.equal(await treegrid().getByRole('row').count(), 4);
+  await page.getByRole('button', { name: 'Next' }).click();
+  await page.waitForURL((url) => !url.search.includes('fold') && url.search.includes(`span=${id(5)}`));
+  assert.equal(await treegrid().getByRole('row').count(), 6);
   // A span id matches too.
   await box.fill(id(2));
   assert.equal(await status.innerText(), '0 of 1');

@@ -40,6 +40,10 @@ export function FlameGraph(props: {
     if (context) drawFlame(context, t, tr, byDepth, first, last, first * LEVEL_HEIGHT - top, LEVEL_HEIGHT, width, m, palette());
   };
 
+  useLayoutEffect(() => {
+    if (scroller.current) setWidth(scroller.current.clientWidth);
+  }, []);
+
   useEffect(() => {
     const element = scroller.current;
     if (!element) return;

@@ -81,6 +81,13 @@ export function Waterfall(props: WaterfallProps) {
     }
   };
 
+  // The real size before the first paint (the observer reports it a
+  // frame later), so the first bars drawn are already in place.
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (element) setSize({ width: element.clientWidth, height: element.clientHeight });
+  }, []);
+
   useEffect(() => {
     const element = scroller.current;
     if (!element) return;

@@ -36,13 +36,14 @@ interface SpanDetail {
 // tree grid), or its flame graph, or its self time per operation; span
 // search, the critical path and the selected span's details. The URL
 // holds the view (?view=flame|stats), the search (?find=, ?matches=1),
-// the critical path (?critical=1) and the span (?span=).
+// the critical path (?critical=1), the folded spans (?fold=) and the span
+// (?span=).
 export function TracePage(props: { traceId: string }) {
   const [trace, setTrace] = useState<CompactTrace | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [collapsed, setCollapsed] = useState<Set<number>>(new Set());
   const params = here.value.params;
   const selectedId = params.get('span');
+  const fold = params.get('fold') ?? '';
   const view = params.get('view');
   const find = params.get('find') ?? '';
   const matchesOnly = params.get('matches') === '1';
@@ -51,7 +52,6 @@ export function TracePage(props: { traceId: string }) {
   useEffect(() => {
     setTrace(null);
     setError(null);
-    setCollapsed(new Set());
     get<CompactTrace>(`/api/v1/traces/${props.traceId}?format=columns`)
       .then(setTrace)
       .catch((caught) => setError(messageOf(caught)));
@@ -67,6 +67,16 @@ export function TracePage(props: { traceId: string }) {
     () => (tree && marks && matchesOnly ? withAncestors(tree, marks) : undefined),
     [tree, marks, matchesOnly],
   );
+  // Folded spans, by span id in the URL (?fold=<id>,<id>).
+  const collapsed = useMemo(() => {
+    const folded = new Set<number>();
+    if (!trace || fold === '') return folded;
+    const wanted = new Set(fold.split(','));
+    trace.spans.span_id.forEach((id, span) => {
+      if (wanted.has(id)) folded.add(span);
+    });
+    return folded;
+  }, [trace, fold]);
   const rows = useMemo(() => (tree ? visibleRows(tree, collapsed, keep) : []), [tree, collapsed, keep]);
   const critical = useMemo(() => (tree && showCritical ? criticalPath(tree) : null), [tree, showCritical]);
   const selected = useMemo(
@@ -83,25 +93,22 @@ export function TracePage(props: { traceId: string }) {
   }
   if (!trace || !tree) return <p class="loading">Loading trace…</p>;
 
+  const foldParam = (folded: ReadonlySet<number>) =>
+    folded.size === 0 ? null : [...folded].map((span) => trace.spans.span_id[span]).join(',');
   const select = (span: number) => navigate(withParams({ span: trace.spans.span_id[span] }), true);
   const toggle = (span: number) => {
     const next = new Set(collapsed);
     if (next.has(span)) next.delete(span);
     else next.add(span);
-    setCollapsed(next);
+    navigate(withParams({ fold: foldParam(next) }), true);
   };
   // Goes to the next or previous match, unfolding what hides it.
   const step = (direction: 1 | -1) => {
     const target = stepMatch(matches, position, selected, direction);
     if (target < 0) return;
-    let hidden = false;
-    for (let at = tree.parent[target]; at >= 0; at = tree.parent[at]) hidden ||= collapsed.has(at);
-    if (hidden) {
-      const next = new Set(collapsed);
-      for (let at = tree.parent[target]; at >= 0; at = tree.parent[at]) next.delete(at);
-      setCollapsed(next);
-    }
-    select(target);
+    const next = new Set(collapsed);
+    for (let at = tree.parent[target]; at >= 0; at = tree.parent[at]) next.delete(at);
+    navigate(withParams({ span: trace.spans.span_id[target], fold: foldParam(next) }), true);
   };
   const current = marks && selected >= 0 && marks[selected] ? matches.indexOf(selected) + 1 : 0;
   const rootIndex = tree.roots[0];
