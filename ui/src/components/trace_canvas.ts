@@ -175,8 +175,9 @@ export function drawMinimap(
 // The minimap's window on what the waterfall shows: rows from `from` to
 // `to` (fractions of all rows).
 export function drawViewport(context: CanvasRenderingContext2D, from: number, to: number, width: number, height: number, colours: Palette) {
-  const y = Math.floor(from * height);
-  const h = Math.max(4, Math.ceil((to - from) * height));
+  // At least 4 px tall, and kept inside the canvas at the very end.
+  const h = Math.min(height, Math.max(4, Math.ceil((to - from) * height)));
+  const y = Math.min(Math.floor(from * height), height - h);
   context.fillStyle = colours.accent;
   context.globalAlpha = 0.15;
   context.fillRect(0, y, width, h);
