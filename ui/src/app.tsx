@@ -9,7 +9,6 @@ import { ServicePage } from './pages/service';
 import { SqlPage } from './pages/sql';
 import { ServicesPage } from './pages/services';
 import { SettingsPage } from './pages/settings';
-import { TracePage } from './pages/trace';
 import { TracesPage } from './pages/traces';
 import { SetupPage } from './pages/setup';
 import { SignInPage } from './pages/signin';
@@ -18,6 +17,7 @@ import { loadMe, me, signOut } from './session';
 // Pages in chunks of their own, fetched when first opened.
 const MapPage = lazyPage(() => import('./pages/map').then((m) => m.MapPage));
 const MetricsPage = lazyPage(() => import('./pages/metrics').then((m) => m.MetricsPage));
+const TracePage = lazyPage(() => import('./pages/trace').then((m) => m.TracePage));
 
 const RANGES = ['now-15m', 'now-1h', 'now-6h', 'now-24h', 'now-7d'];
 

@@ -24,6 +24,7 @@ export interface SpanTree {
   // Children of each span, in start order; roots are the spans without a
   // parent in the trace.
   children: number[][];
+  parent: number[];    // -1 for a root
   roots: number[];
   depth: number[];
   start: number[];     // offset from the trace start, ns (as numbers)
@@ -45,47 +46,63 @@ export function buildTree(trace: CompactTrace): SpanTree {
   const children: number[][] = Array.from({ length: n }, () => []);
   const roots: number[] = [];
   for (let i = 0; i < n; i += 1) {
-    const parent = index.get(trace.spans.parent_span_id[i]);
-    if (parent === undefined || parent === i) roots.push(i);
-    else children[parent].push(i);
+    const up = index.get(trace.spans.parent_span_id[i]);
+    if (up === undefined || up === i) roots.push(i);
+    else children[up].push(i);
   }
+  const parent = new Array<number>(n).fill(-1);
+  for (let i = 0; i < n; i += 1) for (const child of children[i]) parent[child] = i;
   const byStart = (a: number, b: number) => start[a] - start[b] || a - b;
   roots.sort(byStart);
   for (const list of children) list.sort(byStart);
-  // Depths by walking from the roots; a span in a parent cycle (bad data)
-  // is never reached and becomes a root of its own.
+  // Depths by walking from the roots; the first span of a parent cycle
+  // (bad data) is never reached and becomes a root, the rest of the cycle
+  // its descendants.
   const depth = new Array<number>(n).fill(-1);
-  const stack = roots.map((r) => [r, 0]);
-  while (stack.length > 0) {
-    const [span, d] = stack.pop()!;
-    if (depth[span] >= 0) continue;
-    depth[span] = d;
-    for (const child of children[span]) stack.push([child, d + 1]);
-  }
-  for (let i = 0; i < n; i += 1) {
-    if (depth[i] < 0) {
-      depth[i] = 0;
-      roots.push(i);
-      for (const list of children) {
-        const at = list.indexOf(i);
-        if (at >= 0) list.splice(at, 1);
-      }
+  const walk = (stack: number[][]) => {
+    while (stack.length > 0) {
+      const [span, d] = stack.pop()!;
+      if (depth[span] >= 0) continue;
+      depth[span] = d;
+      for (const child of children[span]) stack.push([child, d + 1]);
     }
+  };
+  walk(roots.map((r) => [r, 0]));
+  for (let i = 0; i < n; i += 1) {
+    if (depth[i] >= 0) continue;
+    roots.push(i);
+    const list = children[parent[i]];
+    list.splice(list.indexOf(i), 1);
+    parent[i] = -1;
+    walk([[i, 0]]);
   }
   let end = 0;
   for (let i = 0; i < n; i += 1) end = Math.max(end, start[i] + Math.max(0, duration[i]));
-  return { children, roots, depth, start, duration, end };
+  return { children, parent, roots, depth, start, duration, end };
+}
+
+// A service's colour: a hue from its name, the same on every page (the
+// waterfall's names and bars, the minimap, the flame graph).
+export function hue(name: string): number {
+  let h = 0;
+  for (let i = 0; i < name.length; i += 1) h = (h * 31 + name.charCodeAt(i)) % 360;
+  return h;
 }
 
 // The spans shown, top to bottom: depth first, children under their parent
-// in start order, nothing under a collapsed span.
-export function visibleRows(tree: SpanTree, collapsed: ReadonlySet<number>): number[] {
+// in start order, nothing under a collapsed span, and, when `keep` is
+// given, only the spans it marks (a span search's "matches only").
+export function visibleRows(
+  tree: SpanTree,
+  collapsed: ReadonlySet<number>,
+  keep?: Uint8Array,
+): number[] {
   const rows: number[] = [];
   const seen = new Uint8Array(tree.depth.length);
   const stack = [...tree.roots].reverse();
   while (stack.length > 0) {
     const span = stack.pop()!;
-    if (seen[span]) continue;
+    if (seen[span] || (keep && !keep[span])) continue;
     seen[span] = 1;
     rows.push(span);
     if (collapsed.has(span)) continue;

@@ -1,20 +1,21 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Attributes } from '../components/attributes';
+import { FlameGraph } from '../components/flame_graph';
+import { SelfTimeTable } from '../components/self_time_table';
+import { Waterfall } from '../components/waterfall';
 import { get, type KeyValue, messageOf } from '../lib/api';
+import { criticalPath } from '../lib/critical_path';
 import { duration } from '../lib/format';
 import { here, navigate, withParams } from '../lib/location';
+import { inOrder, matchSpans, positions, stepMatch, withAncestors } from '../lib/span_search';
 import { buildTree, type CompactTrace, visibleRows } from '../lib/trace';
 
-const ROW_HEIGHT = 24;
-const OVERSCAN = 20;
 const KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
-
-// A service's colour: a hue from its name, the same on every page.
-function hue(name: string): number {
-  let h = 0;
-  for (let i = 0; i < name.length; i += 1) h = (h * 31 + name.charCodeAt(i)) % 360;
-  return h;
-}
+const VIEWS: [string | null, string][] = [
+  [null, 'Waterfall'],
+  ['flame', 'Flame graph'],
+  ['stats', 'Self time'],
+];
 
 interface SpanDetail {
   resourceSpans: {
@@ -31,16 +32,22 @@ interface SpanDetail {
   }[];
 }
 
-// One trace: a waterfall of its spans (only the rows in view are drawn, so
-// large traces stay fast) and the selected span's details.
+// One trace: a waterfall of its spans (canvas bars beside a virtualised
+// tree grid), or its flame graph, or its self time per operation; span
+// search, the critical path and the selected span's details. The URL
+// holds the view (?view=flame|stats), the search (?find=, ?matches=1),
+// the critical path (?critical=1), the folded spans (?fold=) and the span
+// (?span=).
 export function TracePage(props: { traceId: string }) {
   const [trace, setTrace] = useState<CompactTrace | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [collapsed, setCollapsed] = useState<Set<number>>(new Set());
-  const [scrollTop, setScrollTop] = useState(0);
-  const [viewHeight, setViewHeight] = useState(600);
-  const scroller = useRef<HTMLDivElement>(null);
-  const selectedId = here.value.params.get('span');
+  const params = here.value.params;
+  const selectedId = params.get('span');
+  const fold = params.get('fold') ?? '';
+  const view = params.get('view');
+  const find = params.get('find') ?? '';
+  const matchesOnly = params.get('matches') === '1';
+  const showCritical = params.get('critical') === '1';
 
   useEffect(() => {
     setTrace(null);
@@ -51,15 +58,31 @@ export function TracePage(props: { traceId: string }) {
   }, [props.traceId]);
 
   const tree = useMemo(() => (trace ? buildTree(trace) : null), [trace]);
-  const rows = useMemo(() => (tree ? visibleRows(tree, collapsed) : []), [tree, collapsed]);
-
-  useEffect(() => {
-    const element = scroller.current;
-    if (!element) return;
-    const observer = new ResizeObserver(() => setViewHeight(element.clientHeight));
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, [trace]);
+  // The whole tree top to bottom: the order matches are stepped through.
+  const order = useMemo(() => (tree ? visibleRows(tree, new Set()) : []), [tree]);
+  const position = useMemo(() => positions(order, tree ? tree.depth.length : 0), [order, tree]);
+  const marks = useMemo(() => (trace ? matchSpans(trace, find) : null), [trace, find]);
+  const matches = useMemo(() => (marks ? inOrder(order, marks) : []), [order, marks]);
+  const keep = useMemo(
+    () => (tree && marks && matchesOnly ? withAncestors(tree, marks) : undefined),
+    [tree, marks, matchesOnly],
+  );
+  // Folded spans, by span id in the URL (?fold=<id>,<id>).
+  const collapsed = useMemo(() => {
+    const folded = new Set<number>();
+    if (!trace || fold === '') return folded;
+    const wanted = new Set(fold.split(','));
+    trace.spans.span_id.forEach((id, span) => {
+      if (wanted.has(id)) folded.add(span);
+    });
+    return folded;
+  }, [trace, fold]);
+  const rows = useMemo(() => (tree ? visibleRows(tree, collapsed, keep) : []), [tree, collapsed, keep]);
+  const critical = useMemo(() => (tree && showCritical ? criticalPath(tree) : null), [tree, showCritical]);
+  const selected = useMemo(
+    () => (trace && selectedId !== null ? trace.spans.span_id.indexOf(selectedId) : -1),
+    [trace, selectedId],
+  );
 
   if (error) {
     return (
@@ -70,17 +93,26 @@ export function TracePage(props: { traceId: string }) {
   }
   if (!trace || !tree) return <p class="loading">Loading trace…</p>;
 
-  const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
-  const last = Math.min(rows.length, Math.ceil((scrollTop + viewHeight) / ROW_HEIGHT) + OVERSCAN);
-  const total = Math.max(1, tree.end);
-  const selected = selectedId === null ? -1 : trace.spans.span_id.indexOf(selectedId);
+  const foldParam = (folded: ReadonlySet<number>) =>
+    folded.size === 0 ? null : [...folded].map((span) => trace.spans.span_id[span]).join(',');
+  const select = (span: number) => navigate(withParams({ span: trace.spans.span_id[span] }), true);
   const toggle = (span: number) => {
     const next = new Set(collapsed);
     if (next.has(span)) next.delete(span);
     else next.add(span);
-    setCollapsed(next);
+    navigate(withParams({ fold: foldParam(next) }), true);
   };
+  // Goes to the next or previous match, unfolding what hides it.
+  const step = (direction: 1 | -1) => {
+    const target = stepMatch(matches, position, selected, direction);
+    if (target < 0) return;
+    const next = new Set(collapsed);
+    for (let at = tree.parent[target]; at >= 0; at = tree.parent[at]) next.delete(at);
+    navigate(withParams({ span: trace.spans.span_id[target], fold: foldParam(next) }), true);
+  };
+  const current = marks && selected >= 0 && marks[selected] ? matches.indexOf(selected) + 1 : 0;
   const rootIndex = tree.roots[0];
+  const barMarks = { selected, matches: marks, critical };
 
   return (
     <section class="trace">
@@ -96,67 +128,86 @@ export function TracePage(props: { traceId: string }) {
         {new Date(Number(BigInt(trace.start_time_unix_nano) / 1_000_000n)).toLocaleString()} ·{' '}
         <a href={`/logs?trace_id=${trace.trace_id}&range=now-7d`}>Logs of this trace</a>
       </p>
+      <nav class="tabs" aria-label="Trace views">
+        {VIEWS.map(([value, label]) => (
+          <a href={withParams({ view: value })} aria-current={view === value ? 'page' : undefined}>
+            {label}
+          </a>
+        ))}
+      </nav>
+      {view !== 'stats' && (
+        <div class="trace-tools">
+          <form
+            role="search"
+            aria-label="Spans of this trace"
+            class="span-search"
+            onSubmit={(event) => event.preventDefault()}
+          >
+            <input
+              type="search"
+              aria-label="Find spans"
+              placeholder="Find spans by name, service or id"
+              value={find}
+              onInput={(event) =>
+                navigate(withParams({ find: (event.target as HTMLInputElement).value || null }), true)
+              }
+              onKeyDown={(event) => {
+                if (event.key !== 'Enter') return;
+                event.preventDefault();
+                step(event.shiftKey ? -1 : 1);
+              }}
+            />
+            <span class="match-count" role="status">
+              {marks ? `${current} of ${matches.length}` : ''}
+            </span>
+            <button type="button" disabled={matches.length === 0} onClick={() => step(-1)}>
+              Previous
+            </button>
+            <button type="button" disabled={matches.length === 0} onClick={() => step(1)}>
+              Next
+            </button>
+            {view !== 'flame' && (
+              <label>
+                <input
+                  type="checkbox"
+                  checked={matchesOnly}
+                  onChange={(event) =>
+                    navigate(withParams({ matches: (event.target as HTMLInputElement).checked ? '1' : null }), true)
+                  }
+                />{' '}
+                Matches only
+              </label>
+            )}
+          </form>
+          <label>
+            <input
+              type="checkbox"
+              checked={showCritical}
+              onChange={(event) =>
+                navigate(withParams({ critical: (event.target as HTMLInputElement).checked ? '1' : null }), true)
+              }
+            />{' '}
+            Critical path
+          </label>
+        </div>
+      )}
       <div class="trace-body">
-        <div
-          class="waterfall"
-          ref={scroller}
-          role="treegrid"
-          aria-label="Spans"
-          aria-rowcount={rows.length}
-          onScroll={(e) => setScrollTop((e.target as HTMLDivElement).scrollTop)}
-        >
-          <div style={{ height: `${rows.length * ROW_HEIGHT}px`, position: 'relative' }}>
-            {rows.slice(first, last).map((span, k) => {
-              const index = first + k;
-              const service = trace.services[trace.spans.service[span]];
-              const left = (tree.start[span] / total) * 100;
-              const width = Math.max(0.2, (Math.max(0, tree.duration[span]) / total) * 100);
-              const hasChildren = tree.children[span].length > 0;
-              const error = trace.spans.status_code[span] === 2;
-              return (
-                <div
-                  key={span}
-                  role="row"
-                  aria-rowindex={index + 1}
-                  aria-level={tree.depth[span] + 1}
-                  aria-expanded={hasChildren ? !collapsed.has(span) : undefined}
-                  aria-selected={span === selected}
-                  class={`span-row${span === selected ? ' selected' : ''}${error ? ' failed' : ''}`}
-                  style={{ top: `${index * ROW_HEIGHT}px` }}
-                  onClick={() => navigate(withParams({ span: trace.spans.span_id[span] }), true)}
-                >
-                  <div role="gridcell" class="span-name" style={{ paddingLeft: `${tree.depth[span] * 14 + 4}px` }}>
-                    {hasChildren ? (
-                      <button
-                        type="button"
-                        class="toggle"
-                        aria-label={collapsed.has(span) ? 'Expand' : 'Collapse'}
-                        onClick={(event) => {
-                          event.stopPropagation();
-                          toggle(span);
-                        }}
-                      >
-                        {collapsed.has(span) ? '▸' : '▾'}
-                      </button>
-                    ) : (
-                      <span class="toggle" />
-                    )}
-                    <span class="service" style={{ '--hue': String(hue(service)) }}>
-                      {service || '(none)'}
-                    </span>{' '}
-                    {trace.names[trace.spans.name[span]]}
-                  </div>
-                  <div role="gridcell" class="span-bar-cell">
-                    <div
-                      class="span-bar"
-                      style={{ left: `${left}%`, width: `${width}%`, background: `hsl(${hue(service)} 60% 50%)` }}
-                    />
-                    <span class="span-duration">{duration(String(tree.duration[span]))}</span>
-                  </div>
-                </div>
-              );
-            })}
-          </div>
+        <div class="trace-main">
+          {view === 'stats' ? (
+            <SelfTimeTable trace={trace} tree={tree} />
+          ) : view === 'flame' ? (
+            <FlameGraph trace={trace} tree={tree} marks={barMarks} onSelect={select} />
+          ) : (
+            <Waterfall
+              trace={trace}
+              tree={tree}
+              rows={rows}
+              collapsed={collapsed}
+              marks={barMarks}
+              onToggle={toggle}
+              onSelect={select}
+            />
+          )}
         </div>
         {selected >= 0 && <SpanPanel trace={trace} span={selected} traceId={props.traceId} />}
       </div>
