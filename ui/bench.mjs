@@ -25,12 +25,13 @@
 // built with the release preset when it is missing. playwright-core comes
 // from tests/ui (`bash scripts/setup.sh --tests` installs it).
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serveStrata } from '../tests/ui/strata_server.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DAY_MS = 24 * 3600 * 1000;
@@ -92,47 +93,6 @@ function ensureData(options) {
   );
   writeFileSync(marker, JSON.stringify({ spans: options.spans, built_at_ms: started }));
   console.log(`data: built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-}
-
-async function startServer(binary, dataDir) {
-  const child = spawn(
-    binary,
-    ['serve', '--data-dir', dataDir, '--api-address', '127.0.0.1:0', '--otlp-grpc-address', '127.0.0.1:0',
-      '--otlp-http-address', '127.0.0.1:0'],
-    { env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const ready = new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`strata serve did not start in 10 minutes:\n${output}`)), 600_000);
-    const onData = (chunk) => {
-      output += chunk;
-      if (output.includes('ready; waiting for SIGINT or SIGTERM')) {
-        clearTimeout(timer);
-        done();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`strata serve exited with ${code}:\n${output}`));
-    });
-  });
-  await ready;
-  const grab = (pattern) => {
-    const match = pattern.exec(output);
-    if (!match) throw new Error(`${pattern} not in the server's output:\n${output}`);
-    return match[1];
-  };
-  return {
-    api: `http://${grab(/API listening on ([0-9.]+:[0-9]+)/)}`,
-    otlpHttp: `http://${grab(/OTLP\/HTTP listening on ([0-9.]+:[0-9]+)/)}`,
-    async stop() {
-      child.removeAllListeners('exit');
-      child.kill('SIGTERM');
-      await new Promise((done) => child.once('exit', done));
-    },
-  };
 }
 
 // An ingest token and an admin's password link, made by the CLI beside the
@@ -303,7 +263,7 @@ async function main() {
   ensureBinary(options.binary);
   ensureData(options);
 
-  const server = await startServer(options.binary, options.dir);
+  const server = await serveStrata(options.binary, options.dir, 600_000);
   const browser = await chromium.launch({
     executablePath: process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-frame-rate-limit', '--disable-gpu-vsync'],

@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { createAdmin, launchBrowser, newContext, sendOtlp as sendOtlpTo, watchedPage } from './browser.mjs';
 import { reviewPage } from './page_review.mjs';
 import { startServer } from './strata_server.mjs';
 
@@ -16,37 +16,13 @@ let browser;
 let page;
 const problems = [];  // console errors and CSP refusals, checked at the end
 
-function watch(target) {
-  target.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  target.on('pageerror', (error) => problems.push(String(error)));
-}
-
-async function newPage(context) {
-  const opened = await context.newPage();
-  await opened.addInitScript(() =>
-    document.addEventListener('securitypolicyviolation', (e) =>
-      console.error(`CSP ${e.effectiveDirective} at ${e.sourceFile}:${e.lineNumber}:${e.columnNumber} ${e.sample}`),
-    ),
-  );
-  watch(opened);
-  return opened;
-}
+const newPage = (context) => watchedPage(context, problems);
 
 before(async () => {
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath: process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
-  page = await newPage(await browser.newContext({ viewport: { width: 1280, height: 800 } }));
-  await page.goto(`${server.api}/setup#token=${server.setupToken}`);
-  await page.getByLabel('Email').fill('ada@example.com');
-  await page.getByLabel('Name').fill('Ada');
-  await page.getByLabel(/^Password/).fill('a long enough password');
-  await page.getByRole('button', { name: 'Create admin and sign in' }).click();
-  await page.waitForURL(/\/services$/);
+  browser = await launchBrowser();
+  page = await newPage(await newContext(browser));
+  await createAdmin(page, server);
 });
 
 after(async () => {
@@ -57,14 +33,7 @@ after(async () => {
 // Screenshots in both themes and an axe-core check in both (page_review.mjs).
 const screenshots = (name) => reviewPage(page, name);
 
-async function sendOtlp(signal, body) {
-  const response = await fetch(`${server.otlpHttp}/v1/${signal}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  assert.equal(response.status, 200, await response.text());
-}
+const sendOtlp = (signal, body) => sendOtlpTo(server, signal, body);
 
 const string = (key, value) => ({ key, value: { stringValue: value } });
 const hex = (n, width) => n.toString(16).padStart(width, '0');

@@ -11,11 +11,14 @@ export function strataBinary() {
   return resolve(process.env.STRATA_BINARY ?? 'build/release/strata');
 }
 
-export async function startServer() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'strata-ui-'));
+// `strata serve` of `binary` over `dataDir` on loopback with ephemeral
+// ports, once it says it is ready (waiting up to `readyMs`): its API and
+// OTLP/HTTP addresses, all it printed, and stop(). ui/bench.mjs uses it
+// too.
+export async function serveStrata(binary, dataDir, readyMs = 60_000) {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp' };
   const child = spawn(
-    strataBinary(),
+    binary,
     [
       'serve', '--data-dir', dataDir,
       '--api-address', '127.0.0.1:0',
@@ -28,7 +31,7 @@ export async function startServer() {
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
   await new Promise((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`strata serve did not start:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`strata serve did not start:\n${output}`)), readyMs);
     const check = () => {
       if (output.includes('ready; waiting for SIGINT or SIGTERM')) {
         clearTimeout(timer);
@@ -50,13 +53,28 @@ export async function startServer() {
   return {
     api: `http://${grab(/API listening on ([0-9.]+:[0-9]+)/)}`,
     otlpHttp: `http://${grab(/OTLP\/HTTP listening on ([0-9.]+:[0-9]+)/)}`,
-    ingestToken: grab(/store it now[^\n]*\n\s*(strata_[a-z0-9]+)/),
-    setupToken: grab(/\/setup#token=([a-z0-9]+)/),
+    grab,
     output: () => output,
     async stop() {
       child.removeAllListeners('exit');
       child.kill('SIGTERM');
       await new Promise((done) => child.once('exit', done));
+    },
+  };
+}
+
+// A server on a fresh data directory, with what its first boot printed:
+// the ingest token and the setup link's token. stop() removes the
+// directory.
+export async function startServer() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'strata-ui-'));
+  const server = await serveStrata(strataBinary(), dataDir);
+  return {
+    ...server,
+    ingestToken: server.grab(/store it now[^\n]*\n\s*(strata_[a-z0-9]+)/),
+    setupToken: server.grab(/\/setup#token=([a-z0-9]+)/),
+    async stop() {
+      await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

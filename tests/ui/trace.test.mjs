@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { createAdmin, launchBrowser, newContext, sendOtlp, watchedPage } from './browser.mjs';
 import { reviewPage } from './page_review.mjs';
 import { startServer } from './strata_server.mjs';
 
@@ -18,26 +18,9 @@ const problems = [];  // console errors and CSP refusals, checked at the end
 
 before(async () => {
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath: process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.addInitScript(() =>
-    document.addEventListener('securitypolicyviolation', (e) =>
-      console.error(`CSP ${e.effectiveDirective} at ${e.sourceFile}:${e.lineNumber}:${e.columnNumber} ${e.sample}`),
-    ),
-  );
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(String(error)));
-  await page.goto(`${server.api}/setup#token=${server.setupToken}`);
-  await page.getByLabel('Email').fill('ada@example.com');
-  await page.getByLabel('Name').fill('Ada');
-  await page.getByLabel(/^Password/).fill('a long enough password');
-  await page.getByRole('button', { name: 'Create admin and sign in' }).click();
-  await page.waitForURL(/\/services$/);
+  browser = await launchBrowser();
+  page = await watchedPage(await newContext(browser), problems);
+  await createAdmin(page, server);
 });
 
 after(async () => {
@@ -45,14 +28,7 @@ after(async () => {
   await server?.stop();
 });
 
-async function sendSpans(body) {
-  const response = await fetch(`${server.otlpHttp}/v1/traces`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  assert.equal(response.status, 200, await response.text());
-}
+const sendSpans = (body) => sendOtlp(server, 'traces', body);
 
 const hex = (n, width) => n.toString(16).padStart(width, '0');
 

@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { launchBrowser, newContext, sendOtlp, watchedPage } from './browser.mjs';
 import { reviewPage } from './page_review.mjs';
 import { checkoutLogs, serverSpans, startServer, threeSpanTrace } from './strata_server.mjs';
 
@@ -18,21 +18,8 @@ const problems = [];  // console errors and CSP refusals, checked at the end
 
 before(async () => {
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath: process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  // Say where a Content-Security-Policy refusal came from.
-  await page.addInitScript(() =>
-    document.addEventListener('securitypolicyviolation', (e) =>
-      console.error(`CSP ${e.effectiveDirective} at ${e.sourceFile}:${e.lineNumber}:${e.columnNumber} ${e.sample}`),
-    ),
-  );
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(String(error)));
+  browser = await launchBrowser();
+  page = await watchedPage(await newContext(browser), problems);
 });
 
 after(async () => {
@@ -43,14 +30,7 @@ after(async () => {
 // Screenshots in both themes and an axe-core check in both (page_review.mjs).
 const screenshots = (name) => reviewPage(page, name);
 
-async function send(service, count, errors) {
-  const response = await fetch(`${server.otlpHttp}/v1/traces`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(serverSpans(service, count, errors)),
-  });
-  assert.equal(response.status, 200, await response.text());
-}
+const send = (service, count, errors) => sendOtlp(server, 'traces', serverSpans(service, count, errors));
 
 test('first boot: the setup link creates the admin and lands on an empty services page', async () => {
   await page.goto(`${server.api}/signin`);
@@ -106,12 +86,7 @@ test('a service page charts RED over time and lists its operations', async () =>
 
 test('trace search finds a trace, and its waterfall shows, folds and details its spans', async () => {
   const traceId = '7a3c0e5d9b1f2a4c6e8d0b2f4a6c8e0d';
-  const response = await fetch(`${server.otlpHttp}/v1/traces`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(threeSpanTrace(traceId)),
-  });
-  assert.equal(response.status, 200, await response.text());
+  await sendOtlp(server, 'traces', threeSpanTrace(traceId));
   await page.getByRole('link', { name: 'Traces', exact: true }).click();
   await page.getByLabel('Operation').fill('GET /cart/items');
   await page.getByRole('button', { name: 'Search' }).click();
@@ -157,12 +132,7 @@ test('trace search finds a trace, and its waterfall shows, folds and details its
 
 test('log search finds a structured body, shows its volume and leads to its trace', async () => {
   const traceId = '7a3c0e5d9b1f2a4c6e8d0b2f4a6c8e0d';
-  const response = await fetch(`${server.otlpHttp}/v1/logs`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(checkoutLogs(traceId)),
-  });
-  assert.equal(response.status, 200, await response.text());
+  await sendOtlp(server, 'logs', checkoutLogs(traceId));
   await page.getByRole('link', { name: 'Logs', exact: true }).click();
   const records = page.getByRole('table', { name: 'Log records' });
   await records.locator('tbody tr.log').nth(1).waitFor();
@@ -201,14 +171,7 @@ function tailLogs(prefix, count) {
   };
 }
 
-async function sendLogs(body) {
-  const response = await fetch(`${server.otlpHttp}/v1/logs`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${server.ingestToken}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  assert.equal(response.status, 200, await response.text());
-}
+const sendLogs = (body) => sendOtlp(server, 'logs', body);
 
 // The bodies in the log table, top to bottom.
 const shownBodies = () =>

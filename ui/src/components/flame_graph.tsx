@@ -7,6 +7,7 @@ import { osScheme, theme } from '../lib/theme';
 import { levels, spanAt } from '../lib/timeline';
 import type { CompactTrace, SpanTree } from '../lib/trace';
 import { type BarMarks, drawAxis, drawFlame, palette, prepare } from './trace_canvas';
+import { paintOnScroll } from '../lib/paint_on_scroll';
 
 const LEVEL_HEIGHT = 20;
 const AXIS_HEIGHT = 22;
@@ -47,23 +48,7 @@ export function FlameGraph(props: {
   useEffect(() => {
     const element = scroller.current;
     if (!element) return;
-    const observer = new ResizeObserver(() => setWidth(element.clientWidth));
-    observer.observe(element);
-    let frame = 0;
-    const onScroll = () => {
-      if (frame === 0) {
-        frame = requestAnimationFrame(() => {
-          frame = 0;
-          paint();
-        });
-      }
-    };
-    element.addEventListener('scroll', onScroll, { passive: true });
-    return () => {
-      observer.disconnect();
-      element.removeEventListener('scroll', onScroll);
-      if (frame !== 0) cancelAnimationFrame(frame);
-    };
+    return paintOnScroll(element, paint, () => setWidth(element.clientWidth));
   }, [width, viewHeight, byDepth]);
 
   useLayoutEffect(() => {

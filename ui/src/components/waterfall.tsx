@@ -9,6 +9,7 @@ import { duration } from '../lib/format';
 import { osScheme, theme } from '../lib/theme';
 import { type CompactTrace, hue, type SpanTree } from '../lib/trace';
 import { treeKey } from '../lib/tree_keys';
+import { paintOnScroll } from '../lib/paint_on_scroll';
 import {
   type BarMarks,
   drawAxis,
@@ -91,25 +92,12 @@ export function Waterfall(props: WaterfallProps) {
   useEffect(() => {
     const element = scroller.current;
     if (!element) return;
-    const observer = new ResizeObserver(() => setSize({ width: element.clientWidth, height: element.clientHeight }));
-    observer.observe(element);
-    let frame = 0;
-    const onScroll = () => {
-      const stepped = Math.floor(element.scrollTop / (ROW_HEIGHT * RENDER_STEP)) * ROW_HEIGHT * RENDER_STEP;
-      setRenderTop(stepped);
-      if (frame === 0) {
-        frame = requestAnimationFrame(() => {
-          frame = 0;
-          paint();
-        });
-      }
-    };
-    element.addEventListener('scroll', onScroll, { passive: true });
-    return () => {
-      observer.disconnect();
-      element.removeEventListener('scroll', onScroll);
-      if (frame !== 0) cancelAnimationFrame(frame);
-    };
+    return paintOnScroll(
+      element,
+      paint,
+      () => setSize({ width: element.clientWidth, height: element.clientHeight }),
+      () => setRenderTop(Math.floor(element.scrollTop / (ROW_HEIGHT * RENDER_STEP)) * ROW_HEIGHT * RENDER_STEP),
+    );
   }, [size.width]);
 
   // The minimap's spans and the axis change with the rows, size and theme.
