@@ -223,6 +223,40 @@ test('the log table keeps only the rows in view in the page', async () => {
   assert.ok((await table.locator('tbody tr.log').count()) < 80);
 });
 
+test('keyboard shortcuts move between pages, focus the search, and ? lists them in a dialog', async () => {
+  await page.goto(`${server.api}/services`);
+  await page.locator('header').waitFor();
+  await page.keyboard.press('g');
+  await page.keyboard.press('l');
+  await page.waitForURL(/\/logs$/);
+  await page.keyboard.press('/');
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'q');
+  // Typing in the field is typing, not shortcuts.
+  await page.keyboard.type('gs');
+  assert.match(page.url(), /\/logs$/);
+  assert.equal(await page.getByLabel('Text').inputValue(), 'gs');
+  await page.locator('main h1').click();
+  await page.keyboard.press('g');
+  await page.keyboard.press('t');
+  await page.waitForURL(/\/traces$/);
+  await page.keyboard.press('?');
+  const dialog = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await dialog.waitFor();
+  assert.match(await dialog.innerText(), /g\s*s\s+Go to Services/);
+  // Keys do nothing behind the dialog, and Esc closes it.
+  await page.keyboard.press('g');
+  await page.keyboard.press('s');
+  assert.match(page.url(), /\/traces$/);
+  await screenshots('shortcuts');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'hidden' });
+  // The header's ? button opens it too.
+  await page.getByRole('button', { name: 'Keyboard shortcuts' }).click();
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+});
+
 test('the SQL console loads its editor on demand, runs a query and downloads CSV', async () => {
   const scripts = [];
   page.on('request', (request) => {

@@ -1,5 +1,6 @@
 import { useEffect } from 'preact/hooks';
 import { lazyPage } from './components/lazy';
+import { Shortcuts, shortcutsOpen } from './components/shortcuts';
 import { here, navigate, withParams } from './lib/location';
 import { applyTheme, theme, type ThemeChoice } from './lib/theme';
 import { LogsPage } from './pages/logs';
@@ -77,6 +78,9 @@ function Header() {
           <option value="dark">Dark</option>
         </select>
       </label>
+      <button type="button" class="shortcuts-button" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => (shortcutsOpen.value = true)}>
+        ?
+      </button>
       {user && (
         <div class="user">
           <span title={user.email}>
@@ -135,6 +139,7 @@ export function App() {
   return (
     <>
       <Header />
+      <Shortcuts />
       <main class="page">
         {path === '/services' ? (
           <ServicesPage />
