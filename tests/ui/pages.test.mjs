@@ -184,7 +184,8 @@ function meterMetrics() {
 test('metrics sent by the test are listed with their description and charted with their values', async () => {
   await sendOtlp('metrics', meterMetrics());
   await page.getByRole('link', { name: 'Metrics', exact: true }).click();
-  await page.waitForURL(/\/metrics$/);
+  // The service page before had a range in its URL: the header's link keeps it.
+  await page.waitForURL(/\/metrics\?range=now-1h$/);
   const list = page.getByRole('navigation', { name: 'Metric names' });
   await list.getByText('Items waiting in the queue').waitFor();
   assert.equal(await list.getByRole('link').count(), 2);

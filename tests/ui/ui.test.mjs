@@ -257,6 +257,57 @@ test('keyboard shortcuts move between pages, focus the search, and ? lists them 
   await dialog.waitFor({ state: 'hidden' });
 });
 
+test('times show in the local zone with its offset or in UTC; a custom range is read in that zone', async () => {
+  // A record at a known minute, 20 minutes ago.
+  const ms = Math.floor((Date.now() - 20 * 60_000) / 60_000) * 60_000 + 7_042;
+  await sendOtlp(server, 'logs', {
+    resourceLogs: [{
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'zoned' } }] },
+      scopeLogs: [{ logRecords: [{ timeUnixNano: `${ms}000000`, severityNumber: 9, body: { stringValue: 'zoned record' } }] }],
+    }],
+  });
+  // Written as the page should: the same moment at +05:45, and at UTC.
+  const at = (offsetMinutes) => new Date(ms + offsetMinutes * 60_000).toISOString().replace('T', ' ').replace('Z', '');
+  const kathmandu = await newContext(browser, {
+    timezoneId: 'Asia/Kathmandu',
+    storageState: await page.context().storageState(),
+  });
+  const zoned = await watchedPage(kathmandu, problems);
+  await zoned.goto(`${server.api}/logs?service=zoned`);
+  const zone = zoned.getByRole('group', { name: 'Time zone' });
+  await zone.getByRole('button', { name: 'Local (UTC+05:45)' }).waitFor();
+  const time = zoned.locator('table[aria-label="Log records"] tbody tr.log td.time').first();
+  await time.waitFor();
+  assert.equal(await time.innerText(), at(345));
+  await zone.getByRole('button', { name: 'UTC', exact: true }).click();
+  await zoned.waitForURL(/tz=utc/);
+  await zoned.waitForFunction((want) => document.querySelector('td.time')?.textContent === want, at(0));
+  assert.equal(await zone.getByRole('button', { name: 'UTC', exact: true }).getAttribute('aria-pressed'), 'true');
+  // The zone and range go along to the next page.
+  await zoned.getByRole('link', { name: 'Traces', exact: true }).click();
+  await zoned.waitForURL(/\/traces\?tz=utc$/);
+  await zoned.goBack();
+  // A custom range, typed in UTC, then in local time.
+  await zoned.getByLabel('Time range').selectOption('custom');
+  const form = zoned.getByRole('form', { name: 'Custom time range' });
+  await form.getByLabel(/^From/).fill('2026-12-01T10:00');
+  await form.getByLabel(/^To/).fill('2026-12-01T11:30');
+  await form.getByRole('button', { name: 'Apply' }).click();
+  await zoned.waitForURL((url) => url.searchParams.get('range') === '2026-12-01T10:00:00.000Z/2026-12-01T11:30:00.000Z');
+  await zoned.getByText('No log record matches in this window.').waitFor();
+  await zone.getByRole('button', { name: 'Local (UTC+05:45)' }).click();
+  await zoned.getByLabel('Time range').selectOption('custom');
+  await form.getByLabel(/^From/).fill('2026-12-01T10:00');
+  await form.getByLabel(/^To/).fill('2026-12-01T09:00');
+  await form.getByRole('button', { name: 'Apply' }).click();
+  await form.getByRole('alert').getByText('"From" must be before "To".').waitFor();
+  await form.getByLabel(/^To/).fill('2026-12-01T11:30');
+  await form.getByRole('button', { name: 'Apply' }).click();
+  await zoned.waitForURL((url) => url.searchParams.get('range') === '2026-12-01T04:15:00.000Z/2026-12-01T05:45:00.000Z');
+  await reviewPage(zoned, 'time-range');
+  await kathmandu.close();
+});
+
 test('the SQL console loads its editor on demand, runs a query and downloads CSV', async () => {
   const scripts = [];
   page.on('request', (request) => {

@@ -1,6 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { lazyPage } from './components/lazy';
 import { Shortcuts, shortcutsOpen } from './components/shortcuts';
+import { TimePicker } from './components/time_picker';
 import { here, navigate, withParams } from './lib/location';
 import { applyTheme, theme, type ThemeChoice } from './lib/theme';
 import { LogsPage } from './pages/logs';
@@ -19,8 +20,6 @@ import { loadMe, me, signOut } from './session';
 const MapPage = lazyPage(() => import('./pages/map').then((m) => m.MapPage));
 const MetricsPage = lazyPage(() => import('./pages/metrics').then((m) => m.MetricsPage));
 const TracePage = lazyPage(() => import('./pages/trace').then((m) => m.TracePage));
-
-const RANGES = ['now-15m', 'now-1h', 'now-6h', 'now-24h', 'now-7d'];
 
 const NAV: [string, string][] = [
   ['/services', 'Services'],
@@ -41,7 +40,13 @@ function current(href: string): boolean {
 
 function Header() {
   const user = me.value;
-  const range = here.value.params.get('range') ?? 'now-1h';
+  // The time range and zone go with the person from page to page.
+  const kept = new URLSearchParams();
+  for (const name of ['range', 'tz']) {
+    const value = here.value.params.get(name);
+    if (value) kept.set(name, value);
+  }
+  const carried = kept.size > 0 ? `?${kept}` : '';
   return (
     <header class="top">
       <a class="brand" href="/services">
@@ -49,24 +54,12 @@ function Header() {
       </a>
       <nav aria-label="Pages">
         {NAV.map(([href, label]) => (
-          <a href={href} aria-current={current(href) ? 'page' : undefined}>
+          <a href={href + carried} aria-current={current(href) ? 'page' : undefined}>
             {label}
           </a>
         ))}
       </nav>
-      <label class="range">
-        <span>Time range</span>
-        <select
-          value={range}
-          onChange={(event) =>
-            navigate(withParams({ range: (event.target as HTMLSelectElement).value }))
-          }
-        >
-          {RANGES.map((value) => (
-            <option value={value}>Last {value.slice(4)}</option>
-          ))}
-        </select>
-      </label>
+      <TimePicker />
       <label class="theme">
         <span>Theme</span>
         <select

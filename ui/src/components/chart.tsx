@@ -4,6 +4,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import { osScheme, theme } from '../lib/theme';
+import { showsUtc } from '../lib/shown_time';
 
 export interface Series {
   label: string;
@@ -31,6 +32,7 @@ export function TimeChart(props: {
 }) {
   const box = useRef<HTMLDivElement>(null);
   const themeChoice = `${theme.value}/${osScheme.value}`;  // redraw on a theme change
+  const utc = showsUtc();  // and on a change of zone
   useEffect(() => {
     const element = box.current;
     if (!element) return;
@@ -40,6 +42,8 @@ export function TimeChart(props: {
       height: 180,
       legend: { show: true },
       scales: { x: { time: true } },
+      // uPlot draws times in the browser's zone unless told another.
+      ...(utc ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC') } : {}),
       axes: [axis, { ...axis, values: (_u, ticks) => ticks.map(props.format), size: 70 }],
       series: [
         {},
@@ -66,7 +70,7 @@ export function TimeChart(props: {
       resize.disconnect();
       plot.destroy();
     };
-  }, [props.times, props.series, themeChoice]);
+  }, [props.times, props.series, themeChoice, utc]);
   return (
     <figure class="chart">
       <figcaption>{props.title}</figcaption>

@@ -6,9 +6,10 @@ import { type Series, TimeChart } from '../components/chart';
 import { get, type LogRecord, type LogVolume, messageOf } from '../lib/api';
 import { rangeParams } from '../lib/format';
 import { here, navigate, paramValues, withParams } from '../lib/location';
+import { showNanos } from '../lib/shown_time';
 
 const FILTERS = ['service', 'severity_min', 'q', 'trace_id'] as const;
-const formatTime = (nanos: string) => new Date(Number(BigInt(nanos) / 1_000_000n)).toLocaleString();
+const formatTime = (nanos: string) => showNanos(nanos);
 const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 const SEVERITY_COLOURS: Record<string, string> = {
   trace: '--idle', debug: '--idle', info: '--accent', warn: '--warn', error: '--bad', fatal: '--bad',
@@ -56,13 +57,18 @@ export function LogsPage() {
       return;
     }
     setError(null);
-    const fail = (caught: unknown) => setError(messageOf(caught));
+    // Answers that arrive after the URL has changed again are dropped.
+    let stale = false;
+    const fail = (caught: unknown) => !stale && setError(messageOf(caught));
     get<{ logs: LogRecord[]; next_cursor: string | null }>(`/api/v1/logs?${query}&limit=100`)
-      .then((answer) => setPage({ key, logs: answer.logs, next: answer.next_cursor }))
+      .then((answer) => !stale && setPage({ key, logs: answer.logs, next: answer.next_cursor }))
       .catch(fail);
     get<LogVolume>(`/api/v1/logs/volume?${query}`)
-      .then((answer) => setVolume({ key, volume: answer }))
+      .then((answer) => !stale && setVolume({ key, volume: answer }))
       .catch(fail);
+    return () => {
+      stale = true;
+    };
   }, [key]);
 
   async function more() {

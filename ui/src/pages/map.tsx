@@ -73,9 +73,13 @@ export function MapPage() {
       return;
     }
     setError(null);
+    let stale = false;  // an answer for a range no longer asked for is dropped
     get<ServiceMapAnswer>(`/api/v1/service-map?${query}`)
-      .then((map) => setAnswer({ range, map }))
-      .catch((caught) => setError(messageOf(caught)));
+      .then((map) => !stale && setAnswer({ range, map }))
+      .catch((caught) => !stale && setError(messageOf(caught)));
+    return () => {
+      stale = true;
+    };
   }, [range]);
 
   const map = answer?.range === range ? answer.map : null;

@@ -34,15 +34,19 @@ export function ServicePage(props: { name: string }) {
     const base = `/api/v1/services/${encodeURIComponent(props.name)}`;
     setError(null);
     setLoaded(null);
+    let stale = false;  // answers for a service or range no longer shown are dropped
     Promise.all([
       get<RedAnswer>(`/api/v1/red?${red}`),
       get<{ operations: Operation[] }>(`${base}/operations?${window}`),
       get<{ endpoints: Endpoint[] }>(`${base}/endpoints?${window}`),
     ])
       .then(([redAnswer, operations, endpoints]) =>
-        setLoaded({ red: redAnswer, operations: operations.operations, endpoints: endpoints.endpoints }),
+        !stale && setLoaded({ red: redAnswer, operations: operations.operations, endpoints: endpoints.endpoints }),
       )
-      .catch((caught) => setError(messageOf(caught)));
+      .catch((caught) => !stale && setError(messageOf(caught)));
+    return () => {
+      stale = true;
+    };
   }, [props.name, namespace, range]);
 
   const charts = useMemo(() => {

@@ -35,9 +35,13 @@ export function ServicesPage() {
       return;
     }
     setError(null);
+    let stale = false;  // an answer for a range no longer asked for is dropped
     get<ServicesAnswer>(`/api/v1/services?${query}`)
-      .then(setAnswer)
-      .catch((caught) => setError(messageOf(caught)));
+      .then((found) => !stale && setAnswer(found))
+      .catch((caught) => !stale && setError(messageOf(caught)));
+    return () => {
+      stale = true;
+    };
   }, [range]);
 
   function sortBy(key: SortKey) {

@@ -9,6 +9,7 @@ import { duration } from '../lib/format';
 import { here, navigate, withParams } from '../lib/location';
 import { inOrder, matchSpans, positions, stepMatch, withAncestors } from '../lib/span_search';
 import { buildTree, type CompactTrace, visibleRows } from '../lib/trace';
+import { showNanos } from '../lib/shown_time';
 
 const KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
 const VIEWS: [string | null, string][] = [
@@ -125,7 +126,7 @@ export function TracePage(props: { traceId: string }) {
       <p class="hint">
         Trace <code>{trace.trace_id}</code> · {trace.span_count.toLocaleString('en-US')} spans ·{' '}
         {duration(String(tree.end))} · started{' '}
-        {new Date(Number(BigInt(trace.start_time_unix_nano) / 1_000_000n)).toLocaleString()} ·{' '}
+        {showNanos(trace.start_time_unix_nano, true)} ·{' '}
         <a href={`/logs?trace_id=${trace.trace_id}&range=now-7d`}>Logs of this trace</a>
       </p>
       <nav class="tabs" aria-label="Trace views">

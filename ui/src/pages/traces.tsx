@@ -3,6 +3,7 @@ import { SaveQuery } from '../components/save_query';
 import { get, type TraceSummary, messageOf } from '../lib/api';
 import { count, duration, rangeParams } from '../lib/format';
 import { here, navigate, paramValues, withParams } from '../lib/location';
+import { showNanos } from '../lib/shown_time';
 
 const FILTERS = ['service', 'operation', 'min_duration', 'max_duration', 'status'] as const;
 
@@ -36,9 +37,15 @@ export function TracesPage() {
     query.set('limit', '100');
     setError(null);
     const key = here.value.params.toString();
+    // An answer that arrives after the URL has changed again is dropped:
+    // it must not replace the newer search's answer.
+    let stale = false;
     get<{ traces: TraceSummary[] }>(`/api/v1/traces?${query}`)
-      .then((found) => setAnswer({ key, traces: found.traces }))
-      .catch((caught) => setError(messageOf(caught)));
+      .then((found) => !stale && setAnswer({ key, traces: found.traces }))
+      .catch((caught) => !stale && setError(messageOf(caught)));
+    return () => {
+      stale = true;
+    };
   }, [here.value]);
   const traces = answer !== null && answer.key === params.toString() ? answer.traces : null;
 
@@ -108,7 +115,7 @@ export function TracesPage() {
           <tbody>
             {traces.map((trace) => (
               <tr key={trace.trace_id}>
-                <td>{new Date(Number(BigInt(trace.start_time_unix_nano) / 1_000_000n)).toLocaleString()}</td>
+                <td>{showNanos(trace.start_time_unix_nano)}</td>
                 <th scope="row">
                   <a href={`/traces/${trace.trace_id}`}>
                     {trace.root_service}: {trace.root_name}
