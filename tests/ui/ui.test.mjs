@@ -66,6 +66,14 @@ test('the services page shows what was sent, with errors and sorting', async () 
   await page.getByRole('button', { name: 'Errors' }).click();
   await page.waitForURL(/sort=-error_rate/);
   assert.match(await text(0), /checkout/);
+  // Each service has its request-rate sparkline over the window; all of
+  // checkout's 8 spans fell in one step, so its line rises from 0 to a
+  // peak and its description says so.
+  const spark = rows.nth(0).getByRole('img', { name: /^Requests per second:/ });
+  await spark.waitFor();
+  assert.match(await spark.getAttribute('aria-label'), /lowest 0\/s, highest [0-9.]+\/(s|min)$/);
+  assert.ok((await spark.locator('polyline').getAttribute('points')).split(' ').length >= 25);
+  await rows.nth(1).getByRole('img', { name: /^Requests per second:/ }).waitFor();
   await screenshots('services');
 });
 

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
+import { Sparkline } from '../components/sparkline';
 import { get, type ServiceHealth, type ServicesAnswer, messageOf } from '../lib/api';
-import { count, duration, percent, rangeParams, rate } from '../lib/format';
+import { count, duration, parseRange, percent, rangeParams, rate } from '../lib/format';
+import { sparkStepMinutes } from '../lib/sparkline';
 import { here, navigate, withParams } from '../lib/location';
 import { type SortKey, sortServices } from '../lib/services';
 
@@ -13,6 +15,12 @@ const COLUMNS: { key: SortKey; label: string; numeric: boolean }[] = [
   { key: 'p99', label: 'p99', numeric: true },
   { key: 'spans', label: 'Spans', numeric: true },
 ];
+
+// Services with a sparkline: the first this many in the table's order
+// (one /api/v1/red request each).
+const SPARKLINES_MAX = 50;
+
+const serviceKey = (s: ServiceHealth) => `${s.namespace}/${s.name}`;
 
 function serviceLink(service: ServiceHealth, range: string): string {
   const params = new URLSearchParams({ range });
@@ -44,6 +52,32 @@ export function ServicesPage() {
     };
   }, [range]);
 
+  // Request rate per step for the services shown first, once the
+  // services are known.
+  const [trends, setTrends] = useState<{ range: string; rates: Map<string, number[]> } | null>(null);
+  const shownFirst = answer ? sortServices(answer.services, sortKey, descending).slice(0, SPARKLINES_MAX) : [];
+  const trendKey = `${range}|${shownFirst.map(serviceKey).join(',')}`;
+  useEffect(() => {
+    const window = parseRange(range, Date.now());
+    const query = rangeParams(range, Date.now());
+    if (!window || !query || shownFirst.length === 0) return;
+    query.set('step', `${sparkStepMinutes(window.endMs - window.startMs)}m`);
+    let stale = false;
+    Promise.all(
+      shownFirst.map((service) => {
+        const red = new URLSearchParams(query);
+        red.set('service', service.name);
+        red.set('namespace', service.namespace);
+        return get<{ points: { rate: number | null }[] }>(`/api/v1/red?${red}`)
+          .then((answer): [string, number[]] => [serviceKey(service), answer.points.map((p) => p.rate ?? 0)])
+          .catch((): [string, number[]] => [serviceKey(service), []]);
+      }),
+    ).then((pairs) => !stale && setTrends({ range, rates: new Map(pairs) }));
+    return () => {
+      stale = true;
+    };
+  }, [trendKey]);
+
   function sortBy(key: SortKey) {
     const next = key === sortKey && !descending ? `-${key}` : key;
     navigate(withParams({ sort: next === 'name' ? null : next }), true);
@@ -70,7 +104,7 @@ export function ServicesPage() {
         <thead>
           <tr>
             <th scope="col">Health</th>
-            {COLUMNS.map((column) => (
+            {COLUMNS.map((column) => [
               <th
                 scope="col"
                 class={column.numeric ? 'num' : undefined}
@@ -81,8 +115,9 @@ export function ServicesPage() {
                 <button type="button" class="sort" onClick={() => sortBy(column.key)}>
                   {column.label}
                 </button>
-              </th>
-            ))}
+              </th>,
+              column.key === 'rate' ? <th scope="col">Trend</th> : null,
+            ])}
           </tr>
         </thead>
         <tbody>
@@ -98,6 +133,11 @@ export function ServicesPage() {
                 </a>
               </th>
               <td class="num">{rate(service.rate)}</td>
+              <td class="trend">
+                {trends?.range === range && trends.rates.get(serviceKey(service))?.length ? (
+                  <Sparkline values={trends.rates.get(serviceKey(service))!} label="Requests per second" format={rate} />
+                ) : null}
+              </td>
               <td class="num">{percent(service.error_rate)}</td>
               <td class="num">{duration(service.p50_nano)}</td>
               <td class="num">{duration(service.p95_nano)}</td>
