@@ -107,6 +107,11 @@ test('trace search finds a trace, and its waterfall shows, folds and details its
     return rows.length === 1 && rows[0].textContent.includes('checkout: POST /checkout');
   });
   assert.equal(await results.locator('tbody tr').count(), 1);
+  // The scatter has the trace as its one point, a link to it.
+  const points = page.getByRole('group', { name: 'Traces by start and duration' }).getByRole('link');
+  assert.equal(await points.count(), 1);
+  assert.match(await points.first().getAttribute('aria-label'), /^checkout: POST \/checkout, 120(\.0)? ms, started /);
+  assert.equal(await points.first().getAttribute('href'), `/traces/${traceId}`);
   await screenshots('traces');
   await results.getByRole('link').click();
   await page.waitForURL(new RegExp(`/traces/${traceId}$`));
@@ -136,6 +141,33 @@ test('trace search finds a trace, and its waterfall shows, folds and details its
   // The span is in the URL: reloading shows it again.
   await page.reload();
   await panel.getByText('cache miss').waitFor();
+});
+
+test('trace search filters by attributes, suggested from the window\'s spans', async () => {
+  await page.goto(`${server.api}/traces`);
+  // The keys the spans carry are offered, and a key's frequent values.
+  await page.waitForFunction(() => [...document.querySelectorAll('#attribute-keys option')].some((o) => o.value === 'http.route'));
+  await page.getByLabel('Attribute', { exact: true }).fill('http.route');
+  await page.waitForFunction(() => [...document.querySelectorAll('#attribute-values option')].some((o) => o.value === '/cart'));
+  await page.getByLabel('Value').fill('/cart');
+  await page.getByRole('button', { name: 'Add filter' }).click();
+  await page.waitForURL((url) => url.searchParams.get('attr.http.route') === '/cart');
+  await page.waitForFunction(() => {
+    const rows = document.querySelectorAll('table[aria-label="Traces"] tbody tr');
+    return rows.length === 1 && rows[0].textContent.includes('checkout: POST /checkout');
+  });
+  const chips = page.getByRole('list', { name: 'Attribute filters' });
+  assert.equal(await chips.innerText(), 'http.route=/cart\n×');
+  await screenshots('traces-filtered');
+  // A value no span has: no trace; removing the filter brings them back.
+  await page.getByLabel('Attribute', { exact: true }).fill('retry.count');
+  await page.getByLabel('Value').fill('99');
+  await page.getByLabel('Value').press('Enter');
+  await page.getByText('No trace matches in this window.').waitFor();
+  await chips.getByRole('button', { name: 'Remove retry.count=99' }).click();
+  await chips.getByRole('button', { name: 'Remove http.route=/cart' }).click();
+  await page.waitForURL((url) => ![...url.searchParams.keys()].some((k) => k.startsWith('attr.')));
+  await page.locator('table[aria-label="Traces"] tbody tr').nth(1).waitFor();
 });
 
 test('log search finds a structured body, shows its volume and leads to its trace', async () => {

@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { SaveQuery } from '../components/save_query';
 import { get, type TraceSummary, messageOf } from '../lib/api';
-import { count, duration, rangeParams } from '../lib/format';
+import { count, duration, parseRange, rangeParams } from '../lib/format';
+import { AttributeFilters, attributeFilters } from '../components/attribute_filters';
+import { TraceScatter } from '../components/trace_scatter';
 import { here, navigate, paramValues, withParams } from '../lib/location';
 import { showNanos } from '../lib/shown_time';
 
@@ -13,7 +15,7 @@ export function TracesPage() {
   const range = params.get('range') ?? 'now-1h';
   // The answer and the search it answers: an older answer is never shown
   // for a newer search.
-  const [answer, setAnswer] = useState<{ key: string; traces: TraceSummary[] } | null>(null);
+  const [answer, setAnswer] = useState<{ key: string; traces: TraceSummary[]; at: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
   // The form starts from the URL and follows it when the URL changes (a
   // search, back, forward), never while someone types.
@@ -25,7 +27,8 @@ export function TracesPage() {
       shownKey.current = params.toString();
       setForm(paramValues(FILTERS));
     }
-    const query = rangeParams(range, Date.now());
+    const asked = Date.now();
+    const query = rangeParams(range, asked);
     if (!query) {
       setError(`"${range}" is not a time range`);
       return;
@@ -34,6 +37,7 @@ export function TracesPage() {
       const value = params.get(key);
       if (value) query.set(key, value);
     }
+    for (const [key, value] of attributeFilters(params)) query.set(`attr.${key}`, value);
     query.set('limit', '100');
     setError(null);
     const key = here.value.params.toString();
@@ -41,13 +45,14 @@ export function TracesPage() {
     // it must not replace the newer search's answer.
     let stale = false;
     get<{ traces: TraceSummary[] }>(`/api/v1/traces?${query}`)
-      .then((found) => !stale && setAnswer({ key, traces: found.traces }))
+      .then((found) => !stale && setAnswer({ key, traces: found.traces, at: asked }))
       .catch((caught) => !stale && setError(messageOf(caught)));
     return () => {
       stale = true;
     };
   }, [here.value]);
   const traces = answer !== null && answer.key === params.toString() ? answer.traces : null;
+  const searched = traces !== null ? parseRange(range, answer!.at) : null;
 
   function search(event: Event) {
     event.preventDefault();
@@ -93,6 +98,7 @@ export function TracesPage() {
         </label>
         <button type="submit">Search</button>
       </form>
+      <AttributeFilters range={range} service={params.get('service') ?? ''} />
       {error && (
         <p class="error" role="alert">
           Could not search: {error}
@@ -100,6 +106,9 @@ export function TracesPage() {
       )}
       {!error && traces === null && <p class="loading">Searching…</p>}
       {traces !== null && traces.length === 0 && <p class="hint">No trace matches in this window.</p>}
+      {traces !== null && traces.length > 0 && searched !== null && (
+        <TraceScatter traces={traces} startMs={searched.startMs} endMs={searched.endMs} />
+      )}
       {traces !== null && traces.length > 0 && (
         <table class="data" aria-label="Traces">
           <thead>
