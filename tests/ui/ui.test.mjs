@@ -87,6 +87,15 @@ test('a service page charts RED over time and lists its operations', async () =>
   const operations = page.getByRole('table', { name: 'Operations' });
   const row = (await operations.locator('tbody tr').first().innerText()).replace(/\s+/g, ' ');
   assert.match(row, /^GET \/checkout SERVER .* 25% .* 8$/);
+  // Its traces (each of the 8 spans sent is a trace of its own, 2 failed)
+  // and a link to its logs.
+  const slowest = page.getByRole('table', { name: 'Slowest traces' });
+  await slowest.locator('tbody tr').first().waitFor();
+  assert.equal(await slowest.locator('tbody tr').count(), 8);
+  const failed = page.getByRole('table', { name: 'Failed traces' });
+  assert.equal(await failed.locator('tbody tr').count(), 2);
+  assert.match((await failed.locator('tbody tr').first().innerText()).replace(/\s+/g, ' '), /checkout: GET \/checkout 20(\.0)? ms 1$/);
+  assert.equal(await page.getByRole('link', { name: 'Search its logs' }).getAttribute('href'), '/logs?service=checkout&range=now-1h');
   await screenshots('service');
   await page.goBack();
   await page.waitForURL(/\/services\?/);

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type Series, TimeChart } from '../components/chart';
 import { MeasuresTable } from '../components/measures_table';
+import { ServiceActivity } from '../components/service_activity';
 import { type Endpoint, get, type Operation, type RedAnswer, messageOf } from '../lib/api';
 import { percent, rangeParams } from '../lib/format';
 import { here } from '../lib/location';
@@ -15,7 +16,8 @@ const ms = (v: number) => `${v >= 100 ? v.toFixed(0) : v.toPrecision(3)} ms`;
 const perSecond = (v: number) => `${v >= 100 ? v.toFixed(0) : v.toPrecision(3)}/s`;
 const nanosToMs = (v: string | null) => (v === null ? null : Number(v) / 1e6);
 
-// One service: RED over time, its operations and its endpoints.
+// One service: RED over time, its operations and its endpoints, its
+// slowest and failed traces and its newest logs.
 export function ServicePage(props: { name: string }) {
   const range = here.value.params.get('range') ?? 'now-1h';
   const namespace = here.value.params.get('namespace');
@@ -99,6 +101,7 @@ export function ServicePage(props: { name: string }) {
             empty="No span in this window names an HTTP route, an RPC method or a messaging destination."
             rows={loaded.endpoints.map((e) => ({ ...e, key: `${e.type}|${e.name}|${e.kind}`, label: e.name }))}
           />
+          <ServiceActivity name={props.name} namespace={namespace} range={range} />
         </>
       )}
     </section>
