@@ -1,6 +1,7 @@
 #include "api/access.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "api/header_values.h"
 #include "common/check.h"
 #include "fmt/format.h"
@@ -23,6 +24,13 @@ constexpr RouteRule kRules[] = {
     {"GET", "/api/v1/red", false, Access::kRead},
     {"GET", "/api/v1/service-map", false, Access::kRead},
     {"POST", "/api/v1/sql", false, Access::kRead},
+    // Jaeger's query API: read.
+    {"GET", "/jaeger/api/services", false, Access::kRead},
+    {"GET", "/jaeger/api/services/", true, Access::kRead},
+    {"GET", "/jaeger/api/operations", false, Access::kRead},
+    {"GET", "/jaeger/api/traces", false, Access::kRead},
+    {"GET", "/jaeger/api/traces/", true, Access::kRead},
+    {"GET", "/jaeger/api/dependencies", false, Access::kRead},
     // Signing in.
     {"GET", "/api/v1/auth/setup", false, Access::kPublic},
     {"POST", "/api/v1/auth/setup", false, Access::kPublic},
@@ -137,6 +145,29 @@ std::string_view BearerToken(const server::HttpRequest& request) {
   while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
   return value;
+}
+
+std::string BasicPassword(const server::HttpRequest& request) {
+  std::string_view value = request.Header("Authorization");
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  if (value.size() < 6 || absl::AsciiStrToLower(std::string(value.substr(0, 6))) != "basic ") {
+    return {};
+  }
+  value.remove_prefix(6);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  std::string decoded;
+  if (!absl::Base64Unescape(absl::string_view(value.data(), value.size()), &decoded)) return {};
+  const size_t colon = decoded.find(':');
+  if (colon == std::string::npos) return {};
+  return decoded.substr(colon + 1);
+}
+
+std::string PresentedToken(const server::HttpRequest& request) {
+  if (const std::string_view bearer = BearerToken(request); !bearer.empty()) {
+    return std::string(bearer);
+  }
+  return BasicPassword(request);
 }
 
 std::string_view SessionCookie(const server::HttpRequest& request, bool secure) {

@@ -41,7 +41,7 @@ struct RouteRule {
   Access access = Access::kAdmin;
 };
 
-// Every /api/v1/ route.
+// Every route of the API (/api/v1/ and /jaeger/api/).
 std::span<const RouteRule> RouteRules();
 // The rule for a request, matched as HttpRouter matches (an exact path
 // before the longest prefix); nullopt when none.
@@ -64,6 +64,13 @@ struct Caller {
 
 // The bearer token of `request`, or "" when there is none.
 std::string_view BearerToken(const server::HttpRequest& request);
+// The password of `Authorization: Basic <base64 of user:password>` (any
+// user name), or "" when there is none or it does not decode: how clients
+// that only do basic auth send a token.
+std::string BasicPassword(const server::HttpRequest& request);
+// The token a request presents: its bearer token, else its basic-auth
+// password; "" when neither.
+std::string PresentedToken(const server::HttpRequest& request);
 // The session cookie's value, or "" when there is none.
 std::string_view SessionCookie(const server::HttpRequest& request, bool secure);
 inline constexpr std::string_view kSessionCookie = "strata_session";

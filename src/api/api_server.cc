@@ -154,6 +154,13 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("GET", "/api/v1/red", route(&Api::RedEndpoint));
   router->Add("GET", "/api/v1/service-map", route(&Api::ServiceMapEndpoint));
   router->Add("POST", "/api/v1/sql", route(&Api::SqlEndpoint));
+  // Jaeger's query API (docs/api.md, "Jaeger").
+  router->Add("GET", "/jaeger/api/services", route(&Api::JaegerServicesEndpoint));
+  router->AddPrefix("GET", "/jaeger/api/services/", route(&Api::JaegerOperationsEndpoint));
+  router->Add("GET", "/jaeger/api/operations", route(&Api::JaegerOperationsEndpoint));
+  router->Add("GET", "/jaeger/api/traces", route(&Api::JaegerSearchEndpoint));
+  router->AddPrefix("GET", "/jaeger/api/traces/", route(&Api::JaegerTraceEndpoint));
+  router->Add("GET", "/jaeger/api/dependencies", route(&Api::JaegerDependenciesEndpoint));
 
   router->Add("GET", "/api/v1/auth/setup", account(&Api::SetupStatusEndpoint));
   router->Add("POST", "/api/v1/auth/setup", account(&Api::SetupEndpoint));
@@ -187,7 +194,7 @@ control::RequestOrigin Api::OriginOf(const server::HttpRequest& request) const {
 
 absl::StatusOr<Caller> Api::ResolveCaller(const server::HttpRequest& request) {
   Caller caller;
-  if (const std::string_view token = BearerToken(request); !token.empty()) {
+  if (const std::string token = PresentedToken(request); !token.empty()) {
     if (!options_.authenticate) return absl::UnauthenticatedError("no token is accepted");
     absl::StatusOr<control::TokenScope> scope = options_.authenticate(token);
     if (!scope.ok()) return scope.status();
@@ -210,7 +217,7 @@ absl::StatusOr<Caller> Api::ResolveCaller(const server::HttpRequest& request) {
 absl::StatusOr<Caller> Api::Admit(const server::HttpRequest& request) {
   const std::optional<Access> access = AccessFor(request.method, request.path());
   const bool presented =
-      !BearerToken(request).empty() || !SessionCookie(request, View(request).secure).empty();
+      !PresentedToken(request).empty() || !SessionCookie(request, View(request).secure).empty();
   auto deny = [&](const std::string& actor, const absl::Status& status) {
     if (options_.accounts != nullptr && presented) {
       options_.accounts->Audit(

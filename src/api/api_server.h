@@ -2,15 +2,17 @@
 
 // Api serves strata's REST API (/api/v1/*, docs/api.md) on the API
 // listener's HttpRouter: trace by id, trace and log search, metric names
-// and series, services and operations, read-only SQL, and live log tails
+// and series, services and operations, read-only SQL, live log tails
 // (GET /api/v1/logs/tail: after the token check, log_tail.h's own thread
-// serves the stream; it never takes a worker).
+// serves the stream; it never takes a worker), and Jaeger's query API
+// (/jaeger/api/*, jaeger_endpoints.cc).
 //
 // Request flow:
 //   io thread: route -> hand the request to the Api's worker pool (a few
 //     threads, bounded queue; full -> 503 with Retry-After)
-//   worker: admit (access.h: the caller from a bearer token or the session
-//     cookie; 401 with WWW-Authenticate when there is none or it is not
+//   worker: admit (access.h: the caller from a token, sent as a bearer
+//     token or as a basic-auth password, or from the session cookie;
+//     401 with WWW-Authenticate when there is none or it is not
 //     live, 403 when the route's access rule or the browser rules refuse)
 //     -> account endpoints answer from the control plane; telemetry
 //     endpoints: storage (null while the server recovers -> 503
@@ -126,7 +128,7 @@ class Api {
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
-  // Registers every /api/v1/ route on `router`.
+  // Registers every /api/v1/ and /jaeger/api/ route on `router`.
   void AddRoutes(server::HttpRouter* router);
 
   // Ends every live tail stream and refuses new ones (serve calls it when
@@ -147,8 +149,9 @@ class Api {
     server::HttpResponder responder;
   };
 
-  // Who sent `request`: a bearer token, else the session cookie, else
-  // anonymous. Unauthenticated for a token or session that is not live.
+  // Who sent `request`: a token (bearer, else basic-auth password), else
+  // the session cookie, else anonymous. Unauthenticated for a token or
+  // session that is not live.
   absl::StatusOr<Caller> ResolveCaller(const server::HttpRequest& request);
   // ResolveCaller(), then the route's access rule (access.h) and the
   // browser rules; denials of callers that presented credentials are
@@ -197,6 +200,20 @@ class Api {
                                           const storage::Snapshot& snapshot);
   server::HttpResponse SqlEndpoint(const server::HttpRequest& request,
                                    const storage::Snapshot& snapshot);
+
+  // Jaeger's query API under /jaeger (jaeger_endpoints.cc); errors in
+  // Jaeger's envelope.
+  server::HttpResponse JaegerServicesEndpoint(const server::HttpRequest& request,
+                                              const storage::Snapshot& snapshot);
+  // /jaeger/api/services/{service}/operations and /jaeger/api/operations.
+  server::HttpResponse JaegerOperationsEndpoint(const server::HttpRequest& request,
+                                                const storage::Snapshot& snapshot);
+  server::HttpResponse JaegerSearchEndpoint(const server::HttpRequest& request,
+                                            const storage::Snapshot& snapshot);
+  server::HttpResponse JaegerTraceEndpoint(const server::HttpRequest& request,
+                                           const storage::Snapshot& snapshot);
+  server::HttpResponse JaegerDependenciesEndpoint(const server::HttpRequest& request,
+                                                  const storage::Snapshot& snapshot);
 
   // Accounts (account_endpoints.cc).
   server::HttpResponse SetupStatusEndpoint(const server::HttpRequest& request,

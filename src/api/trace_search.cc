@@ -79,6 +79,10 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
     absl::StrAppend(&match, " AND status_code = ", NextParam(params));
     params.emplace_back(static_cast<int64_t>(*search.status));
   }
+  if (search.kind.has_value()) {
+    absl::StrAppend(&match, " AND kind = ", NextParam(params));
+    params.emplace_back(static_cast<int64_t>(*search.kind));
+  }
   for (const auto& [key, value] : search.attributes) {
     internal::AppendAttributeFilter(key, value, {"attr", "resource_attr"}, &match, &params);
   }

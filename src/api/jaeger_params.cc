@@ -1,0 +1,236 @@
+#include "api/jaeger_params.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "api/jaeger_model.h"
+#include "simdjson.h"
+
+namespace strata::api {
+namespace {
+
+// The parts one after another (this absl's StrCat takes no std::string_view).
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  (out.append(std::string_view(parts)), ...);
+  return out;
+}
+
+absl::Status Bad(std::string_view name, std::string_view why) {
+  return absl::InvalidArgumentError(Cat(name, ": ", why));
+}
+
+// A whole decimal int64 (an optional '-', digits, nothing else).
+bool ParseInt64(std::string_view text, int64_t* out) {
+  const char* end = text.data() + text.size();
+  const auto [ptr, error] = std::from_chars(text.data(), end, *out);
+  return !text.empty() && error == std::errc() && ptr == end;
+}
+
+constexpr int64_t kNanosPerMicro = 1000;
+constexpr int64_t kNanosPerDay = 86'400 * kNanosPerSecond;
+
+// The tags strata writes itself, mapped back onto the columns they come
+// from; false when `key` is not one of them.
+absl::StatusOr<bool> TakeWrittenTag(std::string_view name, const std::string& key,
+                                    const std::string& value, JaegerTags* out) {
+  if (key == "error") {
+    if (value != "true") {
+      return Bad(name, Cat("error: only \"true\" is searchable, not ", QuoteForError(value)));
+    }
+    out->status = 2;
+    return true;
+  }
+  if (key == "otel.status_code") {
+    const std::string upper = absl::AsciiStrToUpper(value);
+    if (upper == "UNSET") {
+      out->status = 0;
+    } else if (upper == "OK") {
+      out->status = 1;
+    } else if (upper == "ERROR") {
+      out->status = 2;
+    } else {
+      return Bad(name, Cat("otel.status_code: not OK, ERROR or UNSET: ", QuoteForError(value)));
+    }
+    return true;
+  }
+  if (key == "span.kind") {
+    const std::optional<int32_t> kind = JaegerSpanKindOf(absl::AsciiStrToLower(value));
+    if (!kind.has_value() || value.empty()) {
+      return Bad(name, Cat("span.kind: not server, client, producer, consumer or "
+                           "internal: ",
+                           QuoteForError(value)));
+    }
+    out->kind = *kind;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<JaegerTags> ParseJaegerTags(std::string_view name, std::string_view text) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element document;
+  if (const auto error = parser.parse(text.data(), text.size()).get(document); error) {
+    return Bad(name, Cat("not a JSON object: ", simdjson::error_message(error)));
+  }
+  simdjson::dom::object object;
+  if (document.get(object) != simdjson::SUCCESS) return Bad(name, "not a JSON object");
+  JaegerTags out;
+  size_t entries = 0;
+  for (const simdjson::dom::key_value_pair field : object) {
+    if (++entries > kMaxJaegerTags) {
+      return Bad(name, Cat("more than ", std::to_string(kMaxJaegerTags), " tags"));
+    }
+    std::string key(field.key);
+    if (key.empty()) return Bad(name, "empty tag key");
+    std::string value;
+    switch (field.value.type()) {
+      case simdjson::dom::element_type::STRING:
+        value = std::string(std::string_view(field.value.get_string().value()));
+        break;
+      case simdjson::dom::element_type::BOOL:
+        value = field.value.get_bool().value() ? "true" : "false";
+        break;
+      case simdjson::dom::element_type::INT64:
+        value = std::to_string(field.value.get_int64().value());
+        break;
+      case simdjson::dom::element_type::UINT64:
+        value = std::to_string(field.value.get_uint64().value());
+        break;
+      case simdjson::dom::element_type::DOUBLE:
+        value = simdjson::to_string(field.value);
+        break;
+      default:
+        return Bad(name, Cat("tag ", QuoteForError(key), ": not a string, number or boolean"));
+    }
+    absl::StatusOr<bool> written = TakeWrittenTag(name, key, value, &out);
+    if (!written.ok()) return written.status();
+    if (!*written) out.attributes.emplace_back(std::move(key), std::move(value));
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> ParseJaegerMicros(std::string_view name, std::string_view value) {
+  int64_t micros = 0;
+  if (!ParseInt64(value, &micros) || micros < 0 || micros > INT64_MAX / kNanosPerMicro) {
+    return Bad(name, Cat("not unix microseconds: ", QuoteForError(value)));
+  }
+  return micros * kNanosPerMicro;
+}
+
+absl::StatusOr<std::optional<int64_t>> ParseJaegerLookback(std::string_view name,
+                                                           std::string_view value) {
+  if (value == "custom") return std::optional<int64_t>();
+  if (value.ends_with('d')) {
+    int64_t days = 0;
+    if (!ParseInt64(value.substr(0, value.size() - 1), &days) || days <= 0 ||
+        days > INT64_MAX / kNanosPerDay) {
+      return Bad(name, Cat("not a duration or whole days: ", QuoteForError(value)));
+    }
+    return std::optional<int64_t>(days * kNanosPerDay);
+  }
+  absl::StatusOr<int64_t> nanos = ParseDuration(name, value);
+  if (!nanos.ok()) return nanos.status();
+  if (*nanos == 0) return Bad(name, "must be positive");
+  return std::optional<int64_t>(*nanos);
+}
+
+absl::StatusOr<otlp::TraceId> ParseJaegerTraceId(std::string_view value) {
+  if (value.empty() || value.size() > 32) {
+    return Bad("trace_id", Cat("not 1 to 32 hex digits: ", QuoteForError(value)));
+  }
+  std::string padded(32 - value.size(), '0');
+  padded.append(value);
+  return ParseTraceId("trace_id", padded);
+}
+
+absl::StatusOr<std::optional<std::string>> TakeJaegerParam(QueryParams& params,
+                                                           std::string_view name) {
+  absl::StatusOr<std::optional<std::string>> value = params.Take(name);
+  if (!value.ok()) return value.status();
+  if (value->has_value() && (*value)->empty()) return std::optional<std::string>();
+  return value;
+}
+
+absl::StatusOr<TraceSearch> TakeJaegerTraceSearch(QueryParams& params, const NowFunction& now) {
+  TraceSearch search;
+  std::optional<std::string> text;
+  auto take = [&](std::string_view name) -> absl::Status {
+    absl::StatusOr<std::optional<std::string>> value = TakeJaegerParam(params, name);
+    if (!value.ok()) return value.status();
+    text = *std::move(value);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = take("service"); !s.ok()) return s;
+  search.service = text;
+  if (absl::Status s = take("operation"); !s.ok()) return s;
+  search.operation = text;
+  if (absl::Status s = take("tags"); !s.ok()) return s;
+  if (text.has_value()) {
+    absl::StatusOr<JaegerTags> tags = ParseJaegerTags("tags", *text);
+    if (!tags.ok()) return tags.status();
+    search.attributes = std::move(tags->attributes);
+    search.status = tags->status;
+    search.kind = tags->kind;
+  }
+  if (absl::Status s = take("spanKind"); !s.ok()) return s;
+  if (text.has_value()) {
+    const std::optional<int32_t> kind = JaegerSpanKindOf(absl::AsciiStrToLower(*text));
+    if (!kind.has_value()) {
+      return Bad("spanKind",
+                 Cat("not server, client, producer, consumer or internal: ", QuoteForError(*text)));
+    }
+    search.kind = *kind;
+  }
+  for (const std::string_view name : {"minDuration", "maxDuration"}) {
+    if (absl::Status s = take(name); !s.ok()) return s;
+    if (!text.has_value()) continue;
+    absl::StatusOr<int64_t> nanos = ParseDuration(name, *text);
+    if (!nanos.ok()) return nanos.status();
+    (name == "minDuration" ? search.min_duration : search.max_duration) = *nanos;
+  }
+  if (search.min_duration.has_value() && search.max_duration.has_value() &&
+      *search.min_duration > *search.max_duration) {
+    return Bad("minDuration", "above maxDuration");
+  }
+  if (absl::Status s = take("end"); !s.ok()) return s;
+  if (text.has_value()) {
+    absl::StatusOr<int64_t> end = ParseJaegerMicros("end", *text);
+    if (!end.ok()) return end.status();
+    search.end = *end;
+  } else {
+    search.end = now();
+  }
+  if (absl::Status s = take("lookback"); !s.ok()) return s;
+  std::optional<int64_t> lookback;
+  if (text.has_value()) {
+    absl::StatusOr<std::optional<int64_t>> parsed = ParseJaegerLookback("lookback", *text);
+    if (!parsed.ok()) return parsed.status();
+    lookback = *parsed;
+  }
+  if (absl::Status s = take("start"); !s.ok()) return s;
+  if (text.has_value()) {
+    absl::StatusOr<int64_t> start = ParseJaegerMicros("start", *text);
+    if (!start.ok()) return start.status();
+    search.start = *start;
+  } else {
+    search.start =
+        std::max<int64_t>(0, search.end - lookback.value_or(kJaegerDefaultLookbackNanos));
+  }
+  if (search.start >= search.end) return Bad("start", "must be before end");
+  if (absl::Status s = take("limit"); !s.ok()) return s;
+  search.limit = kJaegerTraceLimit.default_value;
+  if (text.has_value()) {
+    absl::StatusOr<int64_t> limit = ParseInteger("limit", *text, 1, kJaegerTraceLimit.max_value);
+    if (!limit.ok()) return limit.status();
+    search.limit = *limit;
+  }
+  return search;
+}
+
+}  // namespace strata::api
