@@ -1,7 +1,8 @@
 // Fuzz target for what Jaeger clients send /jaeger/api/* and what it answers
 // (src/api/jaeger_params.cc, jaeger_model.cc): the input is read as a `tags`
-// JSON object, a trace id, a whole query string of a search, and an OTLP/JSON
-// traces request whose spans are converted to Jaeger's model. Every parser
+// JSON object, a trace id, a whole query string of a search (classic and
+// v3), and an OTLP/JSON traces request whose spans are converted to
+// Jaeger's model. Every parser
 // must return a value or an InvalidArgument error, never crash; a parsed
 // trace id must print back to the same id; a parsed search must have a
 // window and a limit in range; every converted answer must be valid JSON
@@ -39,6 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   invalid_argument_only(ParseJaegerLookback("lookback", text).status());
 
+  if (absl::StatusOr<QueryParams> params = QueryParams::Parse(text); params.ok()) {
+    absl::StatusOr<TraceSearch> v3 = TakeJaegerV3Search(*params);
+    invalid_argument_only(v3.status());
+    if (v3.ok() && (v3->start >= v3->end || v3->limit < 1)) __builtin_trap();
+  }
   if (absl::StatusOr<QueryParams> params = QueryParams::Parse(text); params.ok()) {
     absl::StatusOr<TraceSearch> search =
         TakeJaegerTraceSearch(*params, [] { return int64_t{1'764'800'000'000'000'000}; });

@@ -31,6 +31,10 @@ constexpr RouteRule kRules[] = {
     {"GET", "/jaeger/api/traces", false, Access::kRead},
     {"GET", "/jaeger/api/traces/", true, Access::kRead},
     {"GET", "/jaeger/api/dependencies", false, Access::kRead},
+    {"GET", "/jaeger/api/v3/services", false, Access::kRead},
+    {"GET", "/jaeger/api/v3/operations", false, Access::kRead},
+    {"GET", "/jaeger/api/v3/traces", false, Access::kRead},
+    {"GET", "/jaeger/api/v3/traces/", true, Access::kRead},
     // Signing in.
     {"GET", "/api/v1/auth/setup", false, Access::kPublic},
     {"POST", "/api/v1/auth/setup", false, Access::kPublic},

@@ -161,6 +161,10 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("GET", "/jaeger/api/traces", route(&Api::JaegerSearchEndpoint));
   router->AddPrefix("GET", "/jaeger/api/traces/", route(&Api::JaegerTraceEndpoint));
   router->Add("GET", "/jaeger/api/dependencies", route(&Api::JaegerDependenciesEndpoint));
+  router->Add("GET", "/jaeger/api/v3/services", route(&Api::JaegerV3ServicesEndpoint));
+  router->Add("GET", "/jaeger/api/v3/operations", route(&Api::JaegerV3OperationsEndpoint));
+  router->Add("GET", "/jaeger/api/v3/traces", route(&Api::JaegerV3SearchEndpoint));
+  router->AddPrefix("GET", "/jaeger/api/v3/traces/", route(&Api::JaegerV3TraceEndpoint));
 
   router->Add("GET", "/api/v1/auth/setup", account(&Api::SetupStatusEndpoint));
   router->Add("POST", "/api/v1/auth/setup", account(&Api::SetupEndpoint));

@@ -214,6 +214,16 @@ class Api {
                                            const storage::Snapshot& snapshot);
   server::HttpResponse JaegerDependenciesEndpoint(const server::HttpRequest& request,
                                                   const storage::Snapshot& snapshot);
+  // Jaeger's v3 API under /jaeger/api/v3 (jaeger_endpoints.cc); errors in
+  // its gRPC gateway's form.
+  server::HttpResponse JaegerV3ServicesEndpoint(const server::HttpRequest& request,
+                                                const storage::Snapshot& snapshot);
+  server::HttpResponse JaegerV3OperationsEndpoint(const server::HttpRequest& request,
+                                                  const storage::Snapshot& snapshot);
+  server::HttpResponse JaegerV3SearchEndpoint(const server::HttpRequest& request,
+                                              const storage::Snapshot& snapshot);
+  server::HttpResponse JaegerV3TraceEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot);
 
   // Accounts (account_endpoints.cc).
   server::HttpResponse SetupStatusEndpoint(const server::HttpRequest& request,

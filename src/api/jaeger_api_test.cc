@@ -14,6 +14,7 @@
 
 #include "api/api_test_server.h"
 #include "api/jaeger_model.h"
+#include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -399,6 +400,85 @@ TEST_F(JaegerApiTest, TokenAsBearerOrAsBasicAuthPassword) {
   EXPECT_EQ(Curl({"-H", "Authorization: Basic !!notbase64", url}).status, 401);
   // Basic auth works on every API route, not only Jaeger's.
   EXPECT_EQ(Curl({"-u", std::string("x:") + kToken, Url("/api/v1/services")}).status, 200);
+}
+
+// RFC 3339 in UTC, whole seconds, as the v3 API's clients write times.
+std::string Rfc3339(int64_t unix_nanos) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
+                     fmt::gmtime(static_cast<std::time_t>(unix_nanos / kSecond)));
+}
+
+TEST_F(JaegerApiTest, V3ServicesAndOperations) {
+  HttpAnswer services = Grafana("/jaeger/api/v3/services");
+  ASSERT_EQ(services.status, 200) << services.body;
+  EXPECT_EQ(services.body, R"({"services":["backend","frontend"]})");
+  HttpAnswer operations = Grafana("/jaeger/api/v3/operations?service=frontend");
+  ASSERT_EQ(operations.status, 200) << operations.body;
+  EXPECT_EQ(operations.body, R"({"operations":[{"name":"GET /cart","spanKind":"server"},)"
+                             R"({"name":"call backend","spanKind":"client"}]})");
+  HttpAnswer clients = Grafana("/jaeger/api/v3/operations?service=frontend&span_kind=client");
+  ASSERT_EQ(clients.status, 200) << clients.body;
+  EXPECT_EQ(clients.body, R"({"operations":[{"name":"call backend","spanKind":"client"}]})");
+}
+
+TEST_F(JaegerApiTest, V3TraceIsTheOtlpTraceInAResultEnvelope) {
+  for (const KnownTrace& t : shared_->traces) {
+    HttpAnswer v3 = Grafana("/jaeger/api/v3/traces/" + t.id());
+    ASSERT_EQ(v3.status, 200) << v3.body;
+    HttpAnswer otlp = Grafana("/api/v1/traces/" + t.id());
+    ASSERT_EQ(otlp.status, 200) << otlp.body;
+    EXPECT_EQ(v3.body, "{\"result\":" + otlp.body + "}");
+    for (int n = 1; n <= 3; ++n) {
+      EXPECT_THAT(v3.body, HasSubstr(fmt::format(R"("spanId":"{}")", t.span(n))));
+    }
+  }
+  HttpAnswer absent = Grafana("/jaeger/api/v3/traces/0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(absent.status, 404);
+  EXPECT_EQ(absent.body, R"({"error":{"grpcCode":5,"httpCode":404,"message":"trace not found",)"
+                         R"("httpStatus":"Not Found"}})");
+}
+
+TEST_F(JaegerApiTest, V3SearchFindsTheTracesTheFiltersDescribe) {
+  const std::string window =
+      fmt::format("query.start_time_min={}&query.start_time_max={}",
+                  Rfc3339(shared_->now - 3600 * kSecond), Rfc3339(shared_->now + 60 * kSecond));
+  auto ids = [&](const std::string& query) {
+    HttpAnswer answer = Grafana("/jaeger/api/v3/traces?" + query + "&" + window);
+    EXPECT_EQ(answer.status, 200) << query << "\n" << answer.body;
+    std::set<std::string> found;
+    if (answer.status != 200) return found;
+    simdjson::dom::element doc = Json(answer);
+    size_t spans = 0;
+    for (simdjson::dom::element resource : doc["result"]["resourceSpans"].get_array().value()) {
+      for (simdjson::dom::element scope : resource["scopeSpans"].get_array().value()) {
+        for (simdjson::dom::element span : scope["spans"].get_array().value()) {
+          found.insert(Str(span["traceId"].value()));
+          ++spans;
+        }
+      }
+    }
+    EXPECT_EQ(spans, 3 * found.size()) << query;
+    return found;
+  };
+  auto expected = [](auto keep) {
+    std::set<std::string> out;
+    for (const KnownTrace& t : shared_->traces) {
+      if (keep(t)) out.insert(t.id());
+    }
+    return out;
+  };
+  EXPECT_EQ(ids("query.service_name=frontend&query.attributes=%7B%22error%22%3A%22true%22%7D"),
+            expected([](const KnownTrace& t) { return t.failed(); }));
+  EXPECT_EQ(ids("query.service_name=frontend&query.operation_name=GET%20%2Fcart&"
+                "query.duration_min=60ms&query.search_depth=100&query.raw_traces=true"),
+            expected([](const KnownTrace& t) { return t.root_duration() >= 60 * kMilli; }));
+  EXPECT_EQ(ids("query.service_name=backend&query.duration_max=1ms"), std::set<std::string>());
+
+  HttpAnswer no_window = Grafana("/jaeger/api/v3/traces?query.service_name=frontend");
+  EXPECT_EQ(no_window.status, 400);
+  EXPECT_EQ(no_window.body, R"({"error":{"grpcCode":3,"httpCode":400,)"
+                            R"("message":"query.start_time_min: required",)"
+                            R"("httpStatus":"Bad Request"}})");
 }
 
 }  // namespace

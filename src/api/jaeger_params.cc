@@ -233,4 +233,60 @@ absl::StatusOr<TraceSearch> TakeJaegerTraceSearch(QueryParams& params, const Now
   return search;
 }
 
+absl::StatusOr<TraceSearch> TakeJaegerV3Search(QueryParams& params) {
+  TraceSearch search;
+  std::optional<std::string> text;
+  auto take = [&](std::string_view name) -> absl::Status {
+    absl::StatusOr<std::optional<std::string>> value = TakeJaegerParam(params, name);
+    if (!value.ok()) return value.status();
+    text = *std::move(value);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = take("query.service_name"); !s.ok()) return s;
+  search.service = text;
+  if (absl::Status s = take("query.operation_name"); !s.ok()) return s;
+  search.operation = text;
+  if (absl::Status s = take("query.attributes"); !s.ok()) return s;
+  if (text.has_value()) {
+    absl::StatusOr<JaegerTags> tags = ParseJaegerTags("query.attributes", *text);
+    if (!tags.ok()) return tags.status();
+    search.attributes = std::move(tags->attributes);
+    search.status = tags->status;
+    search.kind = tags->kind;
+  }
+  for (const std::string_view name : {"query.start_time_min", "query.start_time_max"}) {
+    if (absl::Status s = take(name); !s.ok()) return s;
+    if (!text.has_value()) return Bad(name, "required");
+    absl::StatusOr<int64_t> time = ParseTime(name, *text);
+    if (!time.ok()) return time.status();
+    (name == "query.start_time_min" ? search.start : search.end) = *time;
+  }
+  if (search.start >= search.end)
+    return Bad("query.start_time_min", "must be before start_time_max");
+  for (const std::string_view name : {"query.duration_min", "query.duration_max"}) {
+    if (absl::Status s = take(name); !s.ok()) return s;
+    if (!text.has_value()) continue;
+    absl::StatusOr<int64_t> nanos = ParseDuration(name, *text);
+    if (!nanos.ok()) return nanos.status();
+    (name == "query.duration_min" ? search.min_duration : search.max_duration) = *nanos;
+  }
+  if (search.min_duration.has_value() && search.max_duration.has_value() &&
+      *search.min_duration > *search.max_duration) {
+    return Bad("query.duration_min", "above duration_max");
+  }
+  if (absl::Status s = take("query.search_depth"); !s.ok()) return s;
+  search.limit = kJaegerTraceLimit.default_value;
+  if (text.has_value()) {
+    absl::StatusOr<int64_t> limit =
+        ParseInteger("query.search_depth", *text, 1, kJaegerTraceLimit.max_value);
+    if (!limit.ok()) return limit.status();
+    search.limit = *limit;
+  }
+  if (absl::Status s = take("query.raw_traces"); !s.ok()) return s;
+  if (text.has_value() && *text != "true" && *text != "false") {
+    return Bad("query.raw_traces", Cat("not true or false: ", QuoteForError(*text)));
+  }
+  return search;
+}
+
 }  // namespace strata::api

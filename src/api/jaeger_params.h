@@ -1,10 +1,10 @@
 #pragma once
 
 // The query parameters of Jaeger's classic API (/jaeger/api/*, docs/api.md
-// "Jaeger"), in Jaeger's units: times in microseconds (`start`, `end`),
-// `endTs` and `lookback` of dependencies in milliseconds, durations in Go's
-// form ("1.2ms", "100us", "2s"), `lookback` of a search as "1h" or "2d",
-// and `tags` as a JSON object of key -> value.
+// "Jaeger") and of its v3 API (/jaeger/api/v3/*), in Jaeger's units: times in microseconds
+// (`start`, `end`), `endTs` and `lookback` of dependencies in milliseconds, durations in Go's form
+// ("1.2ms", "100us", "2s"), `lookback` of a search as "1h" or "2d", and `tags` as a JSON object of
+// key -> value.
 //
 // Unlike /api/v1/*, a parameter given empty counts as absent and unknown
 // parameters are ignored, as Jaeger's query service does: Jaeger UI sends
@@ -70,6 +70,15 @@ struct JaegerTags {
 // start and end in microseconds; without start, end minus lookback).
 [[nodiscard]] absl::StatusOr<TraceSearch> TakeJaegerTraceSearch(QueryParams& params,
                                                                 const NowFunction& now);
+
+// A v3 search's parameters (Jaeger's TraceQueryParameters over HTTP GET):
+// query.service_name, query.operation_name, query.attributes (a JSON object
+// as `tags` above), query.start_time_min and query.start_time_max (RFC 3339
+// or unix nanoseconds; both required), query.duration_min and
+// query.duration_max (Go durations), query.search_depth (the limit, as
+// kJaegerTraceLimit). query.raw_traces is taken and has no effect (strata
+// never adjusts traces).
+[[nodiscard]] absl::StatusOr<TraceSearch> TakeJaegerV3Search(QueryParams& params);
 
 // The value of `name` unless it is absent or empty.
 [[nodiscard]] absl::StatusOr<std::optional<std::string>> TakeJaegerParam(QueryParams& params,
