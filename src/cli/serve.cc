@@ -109,12 +109,13 @@ struct ServerState {
   server::IngestMetrics metrics;
 };
 
-// Forwards /api/ requests, whatever their method, to the REST API once it
+// Forwards /api/ and /jaeger/ requests (the REST API and Jaeger's query
+// API, docs/api.md), whatever their method, to the REST API once it
 // exists (the API listener starts before storage, tokens and the query
 // pool are open); its router alone says which methods a path takes. Once
 // shutdown begins, new requests are answered 503.
 void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
-  router->Mount("/api/", [&state](server::HttpRequest request, server::HttpResponder responder) {
+  auto forward = [&state](server::HttpRequest request, server::HttpResponder responder) {
     if (state.phase.load() == Phase::kDraining) {
       responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));
       return;
@@ -127,7 +128,9 @@ void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
       return;
     }
     (*api)(std::move(request), std::move(responder));
-  });
+  };
+  router->Mount("/api/", forward);
+  router->Mount("/jaeger/", forward);
 }
 
 // The query engine's lines of /metrics.

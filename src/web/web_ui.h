@@ -5,10 +5,10 @@
 // - /assets/<name>-<hash>.<ext>: the bundled files. Their names change
 //   with their content, so they are cached for a year as immutable. An
 //   unknown asset is 404 (never the app, which would hide a broken build).
-// - every other path (the API's /api/, /healthz, /readyz and /metrics are
-//   routed before this): index.html, the app, which reads the path itself;
-//   `no-cache`, so a browser revalidates it with its ETag (304 when
-//   unchanged) and picks up a new build at once.
+// - every other path (the API's /api/ and /jaeger/, /healthz, /readyz and
+//   /metrics are routed before this): index.html, the app, which reads the
+//   path itself; `no-cache`, so a browser revalidates it with its ETag (304
+//   when unchanged) and picks up a new build at once.
 //
 // Each answer is sent brotli-compressed when the client accepts br, else
 // gzip, else as is, with `Vary: Accept-Encoding`; with If-None-Match

@@ -124,6 +124,35 @@ TEST(QueryApiTest, TracesSqlAndAuthAgreeWithDuckDbWhileIngesting) {
   EXPECT_EQ(bad, 400);
   EXPECT_THAT(bad_body, HasSubstr("trace"));
 
+  // Jaeger's query API through the real binary (serve forwards /jaeger/ to
+  // the API): every service with spans, and the same traces in Jaeger's
+  // model, one operationName per span, with the token as a basic-auth
+  // password as well as a bearer token.
+  auto names =
+      (*engine)->Query("SELECT DISTINCT service_name FROM spans WHERE row_kind = 0 ORDER BY 1");
+  ASSERT_TRUE(names.ok()) << names.status();
+  std::string expected_services;
+  for (const auto& row : names->rows) {
+    expected_services += fmt::format("{}\"{}\"", expected_services.empty() ? "" : ",", *row[0]);
+  }
+  auto [jaeger_code, jaeger_services] = Curl(Get("http://" + api + "/jaeger/api/services", reader));
+  EXPECT_EQ(jaeger_code, 200) << jaeger_services;
+  EXPECT_EQ(jaeger_services,
+            fmt::format(R"({{"data":[{}],"total":{},"limit":0,"offset":0,"errors":null}})",
+                        expected_services, names->rows.size()));
+  auto [v3_code, v3_services] =
+      Curl({"-u", "grafana:" + reader, "http://" + api + "/jaeger/api/v3/services"});
+  EXPECT_EQ(v3_code, 200) << v3_services;
+  EXPECT_EQ(v3_services, fmt::format(R"({{"services":[{}]}})", expected_services));
+  for (const auto& row : traces->rows) {
+    auto [code, body] =
+        Curl({"-u", "grafana:" + reader, "http://" + api + "/jaeger/api/traces/" + *row[0]});
+    ASSERT_EQ(code, 200) << body;
+    EXPECT_THAT(body, HasSubstr("\"processes\""));
+    EXPECT_EQ(Occurrences(body, "\"operationName\""), std::stoul(*row[1])) << *row[0];
+  }
+  EXPECT_EQ(Curl({"-u", "grafana:wrong", "http://" + api + "/jaeger/api/services"}).first, 401);
+
   // strata sql from the shell: a table with the same count; writes refused.
   auto [sql_code, sql_out] = RunStrata(
       {"sql", "--api-address", api, "--token", reader, "-c", "SELECT count(*) AS n FROM spans"});
