@@ -105,6 +105,9 @@ struct ApiOptions {
   uint64_t sql_max_answer_bytes = kDefaultSqlMaxAnswerBytes;
   // GET /api/v1/logs/tail (log_tail.h).
   LogTailOptions log_tail;
+  // Most spans of one Jaeger trace search's answer: traces after the one
+  // that reaches it are left out (docs/api.md, GET /jaeger/api/traces).
+  size_t jaeger_max_search_spans = 200'000;
 };
 
 // The HTTP status for an error status (docs/api.md, "Errors"): 422 for a

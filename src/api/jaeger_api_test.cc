@@ -481,5 +481,53 @@ TEST_F(JaegerApiTest, V3SearchFindsTheTracesTheFiltersDescribe) {
                             R"("httpStatus":"Bad Request"}})");
 }
 
+// A search's answer stops after the trace that reaches the span budget
+// (ApiOptions::jaeger_max_search_spans); each known trace has 3 spans.
+TEST_F(JaegerApiTest, SearchAnswerStopsAtTheSpanBudget) {
+  ApiOptions options;
+  options.storage = [] { return shared_->storage.get(); };
+  options.pool = shared_->loopback.pool.get();
+  options.fs = &shared_->fs;
+  options.data_dir = shared_->data_dir;
+  options.authenticate = AcceptOnlyToken(kToken);
+  options.jaeger_max_search_spans = 5;
+  Api api(std::move(options));
+  server::HttpRouter router;
+  api.AddRoutes(&router);
+  server::HttpServerOptions http;
+  http.address = "127.0.0.1:0";
+  auto started = server::HttpServer::Start(http, std::move(router).ToHandler());
+  ASSERT_TRUE(started.ok()) << started.status();
+  HttpAnswer classic = Curl({"-H", std::string("Authorization: Bearer ") + kToken,
+                             fmt::format("http://127.0.0.1:{}/jaeger/api/traces?service=frontend&"
+                                         "limit=20&{}",
+                                         (*started)->port(), Window())});
+  ASSERT_EQ(classic.status, 200) << classic.body;
+  simdjson::dom::element doc = Json(classic);
+  std::vector<std::string> ids;
+  for (simdjson::dom::element trace : doc["data"].get_array().value()) {
+    ids.push_back(Str(trace["traceID"].value()));
+  }
+  // 3 spans, under 5: one more trace; 6 spans: no more.
+  std::vector<std::string> newest = Expected([](const KnownTrace&) { return true; });
+  newest.resize(2);
+  EXPECT_EQ(ids, newest);
+  EXPECT_EQ(doc["total"].get_int64().value(), 2);
+  const std::string v3 = fmt::format(
+      "http://127.0.0.1:{}/jaeger/api/v3/traces?query.service_name=frontend&"
+      "query.start_time_min={}&query.start_time_max={}",
+      (*started)->port(), shared_->now - 3600 * kSecond, shared_->now + 60 * kSecond);
+  HttpAnswer answer = Curl({"-H", std::string("Authorization: Bearer ") + kToken, v3});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  size_t spans = 0;
+  for (size_t at = answer.body.find("\"spanId\""); at != std::string::npos;
+       at = answer.body.find("\"spanId\"", at + 1)) {
+    ++spans;
+  }
+  // 6 spans of their own, and 2 links (each names a spanId).
+  EXPECT_EQ(spans, 8u);
+  (*started)->Shutdown(std::chrono::seconds(5));
+}
+
 }  // namespace
 }  // namespace strata::api
