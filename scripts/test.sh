@@ -10,7 +10,7 @@
 # total.
 #
 # STRATA_FUZZ_SECONDS overrides the per-target fuzzing time (default 30:
-# 13 targets, two at a time, in about 3.5 minutes).
+# 14 targets, two at a time, in about 3.5 minutes).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -55,6 +55,9 @@ node ui/test/build.mjs build/asan/ui-tests
 node --test build/asan/ui-tests/
 STRATA_BINARY=build/asan/strata STRATA_UI_SCREENSHOTS=build/asan/ui-screenshots \
   node --test tests/ui/
+
+step "compatible APIs: TraceQL syntax against Grafana's grammar (asan)"
+STRATA_TRACEQL_SYNTAX=build/asan/src/compat/traceql/traceql_syntax node --test tests/compat/
 
 step "fuzz (${fuzz_seconds}s per target)"
 bash scripts/fuzz.sh "$fuzz_seconds"
