@@ -19,8 +19,8 @@
 #include "common/runbook.h"
 #include "control/accounts.h"
 #include "control/sqlite_account_store.h"
+#include "control/sqlite_token_store.h"
 #include "control/token_authenticator.h"
-#include "control/token_store.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "query/query_pool.h"
@@ -377,8 +377,8 @@ int RunServe(const ServeOptions& options) {
       options.max_disk_bytes == 0 ? "off" : fmt::format("{} bytes", options.max_disk_bytes));
   state.storage.store(storage->get());
 
-  absl::StatusOr<std::unique_ptr<control::TokenStore>> tokens =
-      control::TokenStore::Open(storage::DataDirPaths(options.data_dir).ControlDb());
+  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> tokens =
+      control::SqliteTokenStore::Open(storage::DataDirPaths(options.data_dir).ControlDb());
   if (!tokens.ok()) {
     spdlog::error("strata serve: {}", tokens.status().ToString());
     return 1;
