@@ -10,8 +10,10 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "e2e/server_process.h"
 #include "fmt/format.h"
@@ -142,8 +144,18 @@ TEST_F(TlsTest, EveryListenerServesTlsToCurlAndTheSdkAndReloadsOnSighup) {
                   "Content-Type: application/json", "-d", kSpanJson, otlp + "/v1/traces"})
                 .first,
             200);
-  // gRPC reads the new pair within GrpcServer::kTlsRefreshSeconds (1 s);
-  // the SDK's own retries cover the rest of that second.
+  // gRPC reads the new pair within GrpcServer::kTlsRefreshSeconds (1 s):
+  // wait until a handshake that trusts only B's CA succeeds there (curl
+  // gets an HTTP status from the gRPC server; 0 while the old pair is
+  // served), then send with the SDK.
+  const std::string grpc_url = "https://" + Localhost(server.grpc_address()) + "/";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Curl({"--cacert", b_.ca_pem, "--http2", grpc_url}).first == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(Curl({"--cacert", b_.ca_pem, "--http2", grpc_url}).first, 0)
+      << "the gRPC listener did not present the reloaded pair within 10 s";
   auto [after, after_output] =
       RunSdk("grpc", Localhost(server.grpc_address()), token, "after", b_.ca_pem);
   EXPECT_EQ(after, 0) << after_output;
