@@ -93,7 +93,7 @@ absl::Status SqliteTokenStore::Annotate(const absl::Status& status, std::string_
                                                  std::string(status.message())));
 }
 
-SqliteTokenStore::TokenStore(std::unique_ptr<SqliteDb> db, TokenStoreOptions options)
+SqliteTokenStore::SqliteTokenStore(std::unique_ptr<SqliteDb> db, TokenStoreOptions options)
     : db_(std::move(db)), options_(std::move(options)) {}
 
 absl::StatusOr<std::unique_ptr<SqliteTokenStore>> SqliteTokenStore::Open(
