@@ -1,13 +1,15 @@
 // Fuzz target for the TraceQL parser (src/compat/traceql/): the input is
 // query text as a client sends it in /tempo/api/search?q=. The parser must
 // answer with a Query, InvalidArgument or Unimplemented and never crash;
-// a query it accepts must have a spanset tree whose every node is whole.
+// a query it accepts must have a spanset tree whose every node is whole,
+// and translate to SQL or to InvalidArgument.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "compat/traceql/parser.h"
+#include "compat/traceql/to_sql.h"
 
 namespace {
 
@@ -49,6 +51,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (query.ok()) {
     if (query->spansets == nullptr) __builtin_trap();
     CheckSpansets(*query->spansets);
+    // The translation answers SQL or InvalidArgument, binding only what it
+    // says it binds.
+    strata::compat::traceql::SqlParams params{.before = 2};
+    const absl::StatusOr<strata::compat::traceql::TraceQLSql> sql =
+        strata::compat::traceql::TraceQLToSql(*query, &params);
+    if (!sql.ok() && !absl::IsInvalidArgument(sql.status())) __builtin_trap();
+    if (sql.ok() && sql->filters.empty()) __builtin_trap();
+    for (const strata::compat::traceql::Field& field : query->select) {
+      (void)strata::compat::traceql::SelectedFieldSql(field, &params);
+    }
   } else if (!absl::IsInvalidArgument(query.status()) && !absl::IsUnimplemented(query.status())) {
     __builtin_trap();
   }

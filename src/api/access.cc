@@ -23,6 +23,16 @@ constexpr RouteRule kRules[] = {
     {"GET", "/api/v1/red", false, Access::kRead},
     {"GET", "/api/v1/service-map", false, Access::kRead},
     {"POST", "/api/v1/sql", false, Access::kRead},
+    // The Tempo API (tempo_endpoints.cc).
+    {"GET", "/tempo/api/echo", false, Access::kRead},
+    {"GET", "/tempo/api/status/buildinfo", false, Access::kRead},
+    {"GET", "/tempo/api/search", false, Access::kRead},
+    {"GET", "/tempo/api/traces/", true, Access::kRead},
+    {"GET", "/tempo/api/v2/traces/", true, Access::kRead},
+    {"GET", "/tempo/api/search/tags", false, Access::kRead},
+    {"GET", "/tempo/api/v2/search/tags", false, Access::kRead},
+    {"GET", "/tempo/api/search/tag/", true, Access::kRead},
+    {"GET", "/tempo/api/v2/search/tag/", true, Access::kRead},
     // Signing in.
     {"GET", "/api/v1/auth/setup", false, Access::kPublic},
     {"POST", "/api/v1/auth/setup", false, Access::kPublic},

@@ -154,6 +154,7 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("GET", "/api/v1/red", route(&Api::RedEndpoint));
   router->Add("GET", "/api/v1/service-map", route(&Api::ServiceMapEndpoint));
   router->Add("POST", "/api/v1/sql", route(&Api::SqlEndpoint));
+  AddTempoRoutes(router, route);
 
   router->Add("GET", "/api/v1/auth/setup", account(&Api::SetupStatusEndpoint));
   router->Add("POST", "/api/v1/auth/setup", account(&Api::SetupEndpoint));
