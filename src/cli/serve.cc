@@ -110,25 +110,28 @@ struct ServerState {
   server::IngestMetrics metrics;
 };
 
-// Forwards /api/ requests, whatever their method, to the REST API once it
-// exists (the API listener starts before storage, tokens and the query
-// pool are open); its router alone says which methods a path takes. Once
-// shutdown begins, new requests are answered 503.
+// Forwards the REST API's requests (/api/ and the compatible APIs' prefixes,
+// docs/api.md), whatever their method, to the REST API once it exists (the
+// API listener starts before storage, tokens and the query pool are open);
+// its router alone says which methods a path takes. Once shutdown begins,
+// new requests are answered 503.
 void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
-  router->Mount("/api/", [&state](server::HttpRequest request, server::HttpResponder responder) {
-    if (state.phase.load() == Phase::kDraining) {
-      responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));
-      return;
-    }
-    const server::HttpHandler* api = state.api.load();
-    if (api == nullptr) {
-      server::HttpResponse response = server::HttpResponse::Text(503, "recovering\n");
-      response.headers.emplace_back("Retry-After", "1");
-      responder.Respond(std::move(response));
-      return;
-    }
-    (*api)(std::move(request), std::move(responder));
-  });
+  for (std::string_view prefix : {"/api/", "/tempo/"}) {
+    router->Mount(prefix, [&state](server::HttpRequest request, server::HttpResponder responder) {
+      if (state.phase.load() == Phase::kDraining) {
+        responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));
+        return;
+      }
+      const server::HttpHandler* api = state.api.load();
+      if (api == nullptr) {
+        server::HttpResponse response = server::HttpResponse::Text(503, "recovering\n");
+        response.headers.emplace_back("Retry-After", "1");
+        responder.Respond(std::move(response));
+        return;
+      }
+      (*api)(std::move(request), std::move(responder));
+    });
+  }
 }
 
 // The query engine's lines of /metrics.
