@@ -11,13 +11,6 @@
 namespace strata::api {
 namespace {
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 void AppendVarint(uint64_t value, std::string* out) {
   while (value >= 0x80) {
     out->push_back(static_cast<char>((value & 0x7f) | 0x80));
@@ -114,20 +107,7 @@ absl::StatusOr<otlp::TraceId> ParseTempoTraceId(std::string_view text) {
   }
   std::string padded(32 - text.size(), '0');
   padded.append(text);
-  otlp::TraceId id{};
-  bool zero = true;
-  for (size_t i = 0; i < 16; ++i) {
-    const int hi = HexDigit(padded[2 * i]);
-    const int lo = HexDigit(padded[2 * i + 1]);
-    if (hi < 0 || lo < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("trace id: 1 to 32 hex digits, got ", QuoteForError(text)));
-    }
-    id[i] = static_cast<uint8_t>(hi * 16 + lo);
-    zero = zero && id[i] == 0;
-  }
-  if (zero) return absl::InvalidArgumentError("trace id: the all-zero trace id is invalid");
-  return id;
+  return ParseTraceId("trace id", padded);
 }
 
 absl::StatusOr<int64_t> ParseUnixSeconds(std::string_view name, std::string_view value) {

@@ -15,47 +15,27 @@ std::string Param(SqlParams* params, SqlValue value) {
   return absl::StrCat("$", params->before + params->values.size());
 }
 
-const char* SqlOp(FieldOp op) {
-  switch (op) {
-    case FieldOp::kEq:
-      return "=";
-    case FieldOp::kNe:
-      return "<>";
-    case FieldOp::kGt:
-      return ">";
-    case FieldOp::kGe:
-      return ">=";
-    case FieldOp::kLt:
-      return "<";
-    case FieldOp::kLe:
-      return "<=";
-    default:
-      return "=";
+struct OpSpelling {
+  FieldOp op;
+  const char* sql;      // for =, !=, <, <=, >, >=
+  const char* traceql;  // as written, for messages
+};
+
+constexpr OpSpelling kOps[] = {
+    {FieldOp::kEq, "=", "="},     {FieldOp::kNe, "<>", "!="},       {FieldOp::kGt, ">", ">"},
+    {FieldOp::kGe, ">=", ">="},   {FieldOp::kLt, "<", "<"},         {FieldOp::kLe, "<=", "<="},
+    {FieldOp::kRegex, "=", "=~"}, {FieldOp::kNotRegex, "<>", "!~"},
+};
+
+const OpSpelling& Spelling(FieldOp op) {
+  for (const OpSpelling& spelling : kOps) {
+    if (spelling.op == op) return spelling;
   }
+  return kOps[0];
 }
 
-const char* OpText(FieldOp op) {
-  switch (op) {
-    case FieldOp::kEq:
-      return "=";
-    case FieldOp::kNe:
-      return "!=";
-    case FieldOp::kGt:
-      return ">";
-    case FieldOp::kGe:
-      return ">=";
-    case FieldOp::kLt:
-      return "<";
-    case FieldOp::kLe:
-      return "<=";
-    case FieldOp::kRegex:
-      return "=~";
-    case FieldOp::kNotRegex:
-      return "!~";
-    default:
-      return "?";
-  }
-}
+const char* SqlOp(FieldOp op) { return Spelling(op).sql; }
+const char* OpText(FieldOp op) { return Spelling(op).traceql; }
 
 bool IsRegex(FieldOp op) { return op == FieldOp::kRegex || op == FieldOp::kNotRegex; }
 bool IsEquality(FieldOp op) { return op == FieldOp::kEq || op == FieldOp::kNe; }
