@@ -121,6 +121,9 @@ test('trace search finds a trace, and its waterfall shows, folds and details its
   assert.equal(await points.count(), 1);
   assert.match(await points.first().getAttribute('aria-label'), /^checkout: POST \/checkout, 120(\.0)? ms, started /);
   assert.equal(await points.first().getAttribute('href'), `/traces/${traceId}`);
+  // Drawn at the width it is shown at: the point is round, not stretched.
+  const dot = await points.first().locator('circle').boundingBox();
+  assert.ok(Math.abs(dot.width - dot.height) < 0.5, `a ${dot.width} x ${dot.height} point`);
   await screenshots('traces');
   await results.getByRole('link').click();
   await page.waitForURL(new RegExp(`/traces/${traceId}$`));
