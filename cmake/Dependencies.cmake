@@ -33,10 +33,12 @@ target_include_directories(duckdb SYSTEM INTERFACE "${STRATA_DUCKDB_DIR}/include
 set(STRATA_PROTO_DIR "${STRATA_DEPS_DIR}/protos")
 
 # OTLP transports (src/server): gRPC's C++ library for OTLP/gRPC, Boost
-# (Beast/Asio, header-only) for OTLP/HTTP and the API listener, zlib for gzip.
+# (Beast/Asio, header-only) for OTLP/HTTP and the API listener, zlib for gzip,
+# OpenSSL for HTTPS on those two (gRPC brings its own TLS).
 find_package(gRPC CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(ZLIB REQUIRED)
+find_package(OpenSSL 3 REQUIRED)
 
 # The control plane (src/control): libsodium for token randomness, hashing
 # and constant-time comparison.

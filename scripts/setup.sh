@@ -21,11 +21,12 @@ apt_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev
-  libsodium-dev libboost1.74-dev zlib1g-dev libcli11-dev libspdlog-dev libfmt-dev
+  libsodium-dev libboost1.74-dev zlib1g-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
 )
 
-# Debian packages only the tests use (installed with --tests).
-apt_test_packages=(chromium)
+# Debian packages only the tests use (installed with --tests): the browser,
+# and the openssl command that makes the TLS tests' throwaway CA.
+apt_test_packages=(chromium openssl)
 
 # Pinned npm packages: name@version, sha256 of the tarball npm delivers.
 npm_packages=(
@@ -157,5 +158,6 @@ install_e2e_clients
 install_ui_packages
 if $for_tests; then
   npm_ci_locked "$root/tests/ui" "the browser tests' playwright-core (tests/ui)"
+  npm_ci_locked "$root/tests/compat" "Grafana's TraceQL grammar for the compatibility tests (tests/compat)"
 fi
 echo "setup: ok"

@@ -10,7 +10,7 @@
 # total.
 #
 # STRATA_FUZZ_SECONDS overrides the per-target fuzzing time (default 30:
-# 13 targets, two at a time, in about 3.5 minutes).
+# 14 targets, two at a time, in about 3.5 minutes).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -56,6 +56,10 @@ node --test build/asan/ui-tests/
 STRATA_BINARY=build/asan/strata STRATA_UI_SCREENSHOTS=build/asan/ui-screenshots \
   node --test tests/ui/
 
+step "compatible APIs: TraceQL syntax against Grafana's grammar, Tempo's protobuf through protoc (asan)"
+STRATA_TRACEQL_SYNTAX=build/asan/src/compat/traceql/traceql_syntax STRATA_BINARY=build/asan/strata \
+  node --test tests/compat/
+
 step "fuzz (${fuzz_seconds}s per target)"
 bash scripts/fuzz.sh "$fuzz_seconds"
 
@@ -76,6 +80,9 @@ step "ingest benchmark (quick, asan)"
 
 step "query benchmark (quick, asan)"
 (cd build/asan && ./strata bench query --spans 400000 --batches 20 --lookups 300 --scans 3)
+
+step "compatible APIs benchmark (quick, asan)"
+(cd build/asan && ./strata bench compat --spans 200000 --batches 10 --runs 2 --lookups 20)
 
 step "rollups benchmark (quick, asan)"
 (cd build/asan && ./strata bench rollups --spans 200000 --batches 20 --runs 3 --baseline-runs 1 \

@@ -35,6 +35,16 @@ constexpr RouteRule kRules[] = {
     {"GET", "/jaeger/api/v3/operations", false, Access::kRead},
     {"GET", "/jaeger/api/v3/traces", false, Access::kRead},
     {"GET", "/jaeger/api/v3/traces/", true, Access::kRead},
+    // The Tempo API (tempo_endpoints.cc).
+    {"GET", "/tempo/api/echo", false, Access::kRead},
+    {"GET", "/tempo/api/status/buildinfo", false, Access::kRead},
+    {"GET", "/tempo/api/search", false, Access::kRead},
+    {"GET", "/tempo/api/traces/", true, Access::kRead},
+    {"GET", "/tempo/api/v2/traces/", true, Access::kRead},
+    {"GET", "/tempo/api/search/tags", false, Access::kRead},
+    {"GET", "/tempo/api/v2/search/tags", false, Access::kRead},
+    {"GET", "/tempo/api/search/tag/", true, Access::kRead},
+    {"GET", "/tempo/api/v2/search/tag/", true, Access::kRead},
     // Signing in.
     {"GET", "/api/v1/auth/setup", false, Access::kPublic},
     {"POST", "/api/v1/auth/setup", false, Access::kPublic},

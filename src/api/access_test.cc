@@ -13,8 +13,8 @@
 #include "control/accounts.h"
 #include "control/control_testing.h"
 #include "control/sqlite_account_store.h"
+#include "control/sqlite_token_store.h"
 #include "control/token_authenticator.h"
-#include "control/token_store.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -78,7 +78,7 @@ class AccessTest : public control::testing::TempDirTest {
     account_options.clock = [this] { return clock_.Now(); };
     account_options.hash_params = {.passes = 1, .memory_bytes = 8192};
     accounts_ = std::make_unique<control::Accounts>(store_.get(), std::move(account_options));
-    auto tokens = control::TokenStore::Open(db);
+    auto tokens = control::SqliteTokenStore::Open(db);
     ASSERT_TRUE(tokens.ok()) << tokens.status();
     tokens_ = *std::move(tokens);
     for (auto scope :
@@ -154,7 +154,7 @@ class AccessTest : public control::testing::TempDirTest {
   control::testing::ManualClock clock_{absl::FromUnixSeconds(1750000000)};
   std::unique_ptr<control::SqliteAccountStore> store_;
   std::unique_ptr<control::Accounts> accounts_;
-  std::unique_ptr<control::TokenStore> tokens_;
+  std::unique_ptr<control::SqliteTokenStore> tokens_;
   std::unique_ptr<control::SavedQueries> saved_;
   std::unique_ptr<control::TokenAuthenticator> auth_;
   std::map<control::TokenScope, std::string> token_;

@@ -165,6 +165,7 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("GET", "/jaeger/api/v3/operations", route(&Api::JaegerV3OperationsEndpoint));
   router->Add("GET", "/jaeger/api/v3/traces", route(&Api::JaegerV3SearchEndpoint));
   router->AddPrefix("GET", "/jaeger/api/v3/traces/", route(&Api::JaegerV3TraceEndpoint));
+  AddTempoRoutes(router, route);
 
   router->Add("GET", "/api/v1/auth/setup", account(&Api::SetupStatusEndpoint));
   router->Add("POST", "/api/v1/auth/setup", account(&Api::SetupEndpoint));

@@ -227,6 +227,24 @@ class Api {
                                               const storage::Snapshot& snapshot);
   server::HttpResponse JaegerV3TraceEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot);
+  // The Tempo API under /tempo (tempo_endpoints.cc, docs/tempo.md).
+  void AddTempoRoutes(server::HttpRouter* router,
+                      const std::function<server::HttpHandler(Endpoint)>& route);
+  server::HttpResponse TempoEchoEndpoint(const server::HttpRequest& request,
+                                         const storage::Snapshot& snapshot);
+  server::HttpResponse TempoBuildInfoEndpoint(const server::HttpRequest& request,
+                                              const storage::Snapshot& snapshot);
+  server::HttpResponse TempoSearchEndpoint(const server::HttpRequest& request,
+                                           const storage::Snapshot& snapshot);
+  // /tempo/api/traces/{id} and /tempo/api/v2/traces/{id}.
+  server::HttpResponse TempoTraceEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
+  // /tempo/api/search/tags and /tempo/api/v2/search/tags.
+  server::HttpResponse TempoTagsEndpoint(const server::HttpRequest& request,
+                                         const storage::Snapshot& snapshot);
+  // /tempo/api/search/tag/{tag}/values and /tempo/api/v2/search/tag/{tag}/values.
+  server::HttpResponse TempoTagValuesEndpoint(const server::HttpRequest& request,
+                                              const storage::Snapshot& snapshot);
 
   // Accounts (account_endpoints.cc).
   server::HttpResponse SetupStatusEndpoint(const server::HttpRequest& request,

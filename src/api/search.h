@@ -98,6 +98,33 @@ struct TraceSummary {
     query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
     const TraceSearch& search, const CallOptions& call = {});
 
+// A trace search written as SQL (the Tempo API's TraceQL, compat/traceql/):
+// traces with a span in [start, end) whose spans' computed columns satisfy
+// `having`. `span_columns` computes named columns over one row of the
+// spans view (`(<condition>) AS f0, ...`); with `trace_columns` the row also
+// has the trace's kTraceColumns (TraceColumnsCte()). `having` aggregates
+// them per trace (`bool_or(f0) AND bool_or(f1)`). `params` are $3, $4, ...
+// ($1 and $2 are the window). Summaries, order and limit as SearchTraces.
+struct TraceMatchSql {
+  int64_t start = 0;
+  int64_t end = 0;
+  std::string span_columns;
+  std::string having;
+  bool trace_columns = false;
+  std::vector<query::QueryParam> params;
+  int64_t limit = kTraceLimitDefault;
+};
+
+[[nodiscard]] absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
+    query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
+    const TraceMatchSql& match, const CallOptions& call = {});
+
+// `trace_columns AS (...)`: per trace with spans in the window ($1, $2),
+// trace_root_name, trace_root_service (the root: its span with no parent,
+// the earliest if several) and trace_duration_nano (latest end minus
+// earliest start).
+std::string TraceColumnsCte();
+
 // ---- logs ----
 
 inline constexpr int64_t kLogLimitDefault = 100;

@@ -42,61 +42,102 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseServiceSpans(
 
 }  // namespace
 
+std::string TraceColumnsCte() {
+  // The root is the span with no parent, the earliest if several (then
+  // the least span id), as the summaries below choose it.
+  return "trace_columns AS (SELECT trace_id,"
+         " first(name ORDER BY parent_span_id IS NOT NULL, start_time_unix_nano, span_id)"
+         " AS trace_root_name,"
+         " first(service_name ORDER BY parent_span_id IS NOT NULL, start_time_unix_nano, span_id)"
+         " AS trace_root_service,"
+         " max(CAST(start_time_unix_nano AS HUGEINT) + duration_nano) - min(start_time_unix_nano)"
+         " AS trace_duration_nano"
+         " FROM spans WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
+         " GROUP BY trace_id)";
+}
+
 absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
                                                        const storage::Snapshot& snapshot,
                                                        const std::string& data_dir,
                                                        const TraceSearch& search,
                                                        const CallOptions& call) {
+  TraceMatchSql match;
+  match.start = search.start;
+  match.end = search.end;
+  match.limit = search.limit;
+  // $1, $2: the window.
+  std::vector<query::QueryParam>& params = match.params;
+  params.emplace_back(uint64_t{0});
+  params.emplace_back(uint64_t{0});
+  std::string condition = "true";
+  if (search.service.has_value()) {
+    absl::StrAppend(&condition, " AND service_name = ", NextParam(params));
+    params.emplace_back(*search.service);
+  }
+  if (search.operation.has_value()) {
+    absl::StrAppend(&condition, " AND name = ", NextParam(params));
+    params.emplace_back(*search.operation);
+  }
+  if (search.min_duration.has_value()) {
+    absl::StrAppend(&condition, " AND duration_nano >= ", NextParam(params));
+    params.emplace_back(*search.min_duration);
+  }
+  if (search.max_duration.has_value()) {
+    absl::StrAppend(&condition, " AND duration_nano <= ", NextParam(params));
+    params.emplace_back(*search.max_duration);
+  }
+  if (search.status.has_value()) {
+    absl::StrAppend(&condition, " AND status_code = ", NextParam(params));
+    params.emplace_back(static_cast<int64_t>(*search.status));
+  }
+  if (search.kind.has_value()) {
+    absl::StrAppend(&condition, " AND kind = ", NextParam(params));
+    params.emplace_back(static_cast<int64_t>(*search.kind));
+  }
+  for (const auto& [key, value] : search.attributes) {
+    internal::AppendAttributeFilter(key, value, {"attr", "resource_attr"}, &condition, &params);
+  }
+  params.erase(params.begin(), params.begin() + 2);
+  match.span_columns = absl::StrCat("(", condition, ") AS f0");
+  // bool_or skips NULLs, so a span whose filter is NULL does not match, as
+  // in a WHERE clause.
+  match.having = "bool_or(f0)";
+  return SearchTracesBySql(pool, snapshot, data_dir, match, call);
+}
+
+absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(query::QueryPool& pool,
+                                                            const storage::Snapshot& snapshot,
+                                                            const std::string& data_dir,
+                                                            const TraceMatchSql& match,
+                                                            const CallOptions& call) {
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   // Windows are validated non-negative with start < end (params.h).
-  const uint64_t window_start = static_cast<uint64_t>(std::max<int64_t>(0, search.start));
-  const uint64_t window_end = static_cast<uint64_t>(std::max<int64_t>(0, search.end));
+  const uint64_t window_start = static_cast<uint64_t>(std::max<int64_t>(0, match.start));
+  const uint64_t window_end = static_cast<uint64_t>(std::max<int64_t>(0, match.end));
 
   // Pass 1: the newest `limit` matching traces and their summary starts, in
   // one scan of the columns the filters need (no join back to the spans).
   std::vector<query::QueryParam> params;
   params.emplace_back(window_start);
   params.emplace_back(window_end);
-  // $1, $2: the window.
-  std::string match = "true";
-  if (search.service.has_value()) {
-    absl::StrAppend(&match, " AND service_name = ", NextParam(params));
-    params.emplace_back(*search.service);
+  params.insert(params.end(), match.params.begin(), match.params.end());
+  constexpr char kWindow[] = "start_time_unix_nano >= $1 AND start_time_unix_nano < $2";
+  std::string spans_sql = absl::StrCat("SELECT trace_id, start_time_unix_nano, ",
+                                       match.span_columns, " FROM spans WHERE ", kWindow);
+  if (match.trace_columns) {
+    spans_sql = absl::StrCat("WITH ", TraceColumnsCte(),
+                             " SELECT s.trace_id, s.start_time_unix_nano, ", match.span_columns,
+                             " FROM spans s JOIN trace_columns USING (trace_id) WHERE s.", kWindow);
   }
-  if (search.operation.has_value()) {
-    absl::StrAppend(&match, " AND name = ", NextParam(params));
-    params.emplace_back(*search.operation);
-  }
-  if (search.min_duration.has_value()) {
-    absl::StrAppend(&match, " AND duration_nano >= ", NextParam(params));
-    params.emplace_back(*search.min_duration);
-  }
-  if (search.max_duration.has_value()) {
-    absl::StrAppend(&match, " AND duration_nano <= ", NextParam(params));
-    params.emplace_back(*search.max_duration);
-  }
-  if (search.status.has_value()) {
-    absl::StrAppend(&match, " AND status_code = ", NextParam(params));
-    params.emplace_back(static_cast<int64_t>(*search.status));
-  }
-  if (search.kind.has_value()) {
-    absl::StrAppend(&match, " AND kind = ", NextParam(params));
-    params.emplace_back(static_cast<int64_t>(*search.kind));
-  }
-  for (const auto& [key, value] : search.attributes) {
-    internal::AppendAttributeFilter(key, value, {"attr", "resource_attr"}, &match, &params);
-  }
-  // bool_or skips NULLs, so a span whose filter is NULL does not match, as
-  // in a WHERE clause. The limit is a validated integer, not request text.
-  const std::string top_sql = absl::StrCat(
-      "SELECT trace_id, min(start_time_unix_nano) AS start_ns FROM spans"
-      " WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
-      " GROUP BY trace_id HAVING bool_or(",
-      match, ") ORDER BY start_ns DESC, trace_id LIMIT ", search.limit);
+  // The limit is a validated integer, not request text.
+  const std::string top_sql =
+      absl::StrCat("SELECT trace_id, min(start_time_unix_nano) AS start_ns FROM (", spans_sql,
+                   ") GROUP BY trace_id HAVING ", match.having,
+                   " ORDER BY start_ns DESC, trace_id LIMIT ", match.limit);
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult top,
       pool.Run(ViewFilesFor(snapshot, data_dir, query::EventWindow{window_start, window_end}),
-               top_sql, Options(call, std::move(params), static_cast<size_t>(search.limit))));
+               top_sql, Options(call, std::move(params), static_cast<size_t>(match.limit))));
   STRATA_RETURN_IF_ERROR(CheckShape(top, 2, "trace search"));
   if (top.rows.empty()) return std::vector<TraceSummary>();
   std::string ids;
@@ -143,7 +184,7 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
       query::QueryResult result,
       pool.Run(ViewFilesFor(snapshot, data_dir, query::EventWindow{narrowed_start, window_end}),
                summary_sql,
-               Options(remaining, std::move(summary_params), static_cast<size_t>(search.limit))));
+               Options(remaining, std::move(summary_params), static_cast<size_t>(match.limit))));
   STRATA_RETURN_IF_ERROR(CheckShape(result, 10, "trace search"));
   if (result.rows.size() != top.rows.size()) {
     return absl::InternalError(absl::StrCat("trace search: ", top.rows.size(),

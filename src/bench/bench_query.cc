@@ -30,9 +30,9 @@ namespace {
 
 using Clock = BenchClock;
 
-// Writes `options.spans` spans of traffic over the last 24 hours, one
-// request (and so one batch) per slice of the day. Returns false on failure.
-bool BuildData(storage::Storage& storage, const BenchQueryOptions& options, uint64_t now) {
+}  // namespace
+
+bool BuildQueryData(storage::Storage& storage, const BenchQueryOptions& options, uint64_t now) {
   const int batches = std::max(1, options.batches);
   WrittenRows written;
   if (!WriteBatches(storage,
@@ -66,6 +66,8 @@ bool BuildData(storage::Storage& storage, const BenchQueryOptions& options, uint
              written_logs.seconds);
   return true;
 }
+
+namespace {
 
 struct SampledTrace {
   otlp::TraceId id{};
@@ -112,7 +114,7 @@ int RunBenchQuery(const BenchQueryOptions& options) {
   auto storage = storage::Storage::Open(fs, dir, storage_options);
   if (!storage.ok()) return FailStep("query", "open", storage.status());
   const double open_seconds = SecondsSince(open_start);
-  if (!options.reuse && !BuildData(**storage, options, build_now)) return 1;
+  if (!options.reuse && !BuildQueryData(**storage, options, build_now)) return 1;
 
   std::shared_ptr<const storage::Snapshot> snapshot = (*storage)->Pin();
   uint64_t spans = 0;

@@ -60,5 +60,10 @@ struct BenchQueryOptions {
 // the answers does not hold).
 int RunBenchQuery(const BenchQueryOptions& options);
 
+// Writes `options.spans` spans of traffic over the 24 hours before `now`,
+// one request (and so one batch) per slice of the day, and log records
+// (with a tenth as many spans) into the last hour. False on failure (said
+// in the log). `strata bench compat` builds its data the same way.
+bool BuildQueryData(storage::Storage& storage, const BenchQueryOptions& options, uint64_t now);
 
 }  // namespace strata::bench

@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "bench/bench_compact.h"
+#include "bench/bench_compat.h"
 #include "bench/bench_ingest.h"
 #include "bench/bench_query.h"
 #include "bench/bench_rollups.h"
@@ -57,6 +58,24 @@ Command RegisterBenchIngest(CLI::App* bench) {
   command->add_flag("--keep", options->keep, "Keep the working directory");
   AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
   return Command{command, [options] { return bench::RunBenchIngest(*options); }};
+}
+
+Command RegisterBenchCompat(CLI::App* bench) {
+  auto options = std::make_shared<bench::BenchCompatOptions>();
+  CLI::App* command = bench->add_subcommand(
+      "compat", "The compatible APIs' latency (Tempo) on a large data directory");
+  AddOption(command, "--spans", &options->spans, "Spans to write")->capture_default_str();
+  AddOption(command, "--batches", &options->batches, "Batches to write them in")
+      ->capture_default_str();
+  AddOption(command, "--dir", &options->data_dir,
+            "Data directory (default ./strata-bench-compat, removed after)");
+  command->add_flag("--keep", options->keep, "Keep the data directory");
+  command->add_flag("--reuse", options->reuse, "Query the data directory given by --dir as it is");
+  AddOption(command, "--runs", &options->runs, "Runs of each search and of the tag values")
+      ->capture_default_str();
+  AddOption(command, "--lookups", &options->lookups, "Trace ids looked up")->capture_default_str();
+  AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
+  return Command{command, [options] { return bench::RunBenchCompat(*options); }};
 }
 
 Command RegisterBenchQuery(CLI::App* bench) {
@@ -174,8 +193,8 @@ Command RegisterBenchRollups(CLI::App* bench) {
 std::vector<Command> RegisterBenchCommands(CLI::App* app) {
   CLI::App* bench = app->add_subcommand("bench", "Benchmarks that print numbers");
   bench->require_subcommand(1);
-  return {RegisterBenchWriter(bench), RegisterBenchIngest(bench), RegisterBenchQuery(bench),
-          RegisterBenchCompact(bench), RegisterBenchRollups(bench)};
+  return {RegisterBenchWriter(bench), RegisterBenchIngest(bench),  RegisterBenchQuery(bench),
+          RegisterBenchCompat(bench), RegisterBenchCompact(bench), RegisterBenchRollups(bench)};
 }
 
 }  // namespace strata::cli

@@ -19,8 +19,8 @@
 #include "common/runbook.h"
 #include "control/accounts.h"
 #include "control/sqlite_account_store.h"
+#include "control/sqlite_token_store.h"
 #include "control/token_authenticator.h"
-#include "control/token_store.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "query/query_pool.h"
@@ -28,6 +28,7 @@
 #include "server/http_adapter.h"
 #include "server/ingest_metrics.h"
 #include "server/ingest_service.h"
+#include "server/tls_context.h"
 #include "spdlog/spdlog.h"
 #include "storage/format/layout.h"
 #include "storage/storage.h"
@@ -109,28 +110,28 @@ struct ServerState {
   server::IngestMetrics metrics;
 };
 
-// Forwards /api/ and /jaeger/ requests (the REST API and Jaeger's query
-// API, docs/api.md), whatever their method, to the REST API once it
-// exists (the API listener starts before storage, tokens and the query
-// pool are open); its router alone says which methods a path takes. Once
-// shutdown begins, new requests are answered 503.
+// Forwards the REST API's requests (/api/ and the compatible APIs' prefixes,
+// docs/api.md), whatever their method, to the REST API once it exists (the
+// API listener starts before storage, tokens and the query pool are open);
+// its router alone says which methods a path takes. Once shutdown begins,
+// new requests are answered 503.
 void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
-  auto forward = [&state](server::HttpRequest request, server::HttpResponder responder) {
-    if (state.phase.load() == Phase::kDraining) {
-      responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));
-      return;
-    }
-    const server::HttpHandler* api = state.api.load();
-    if (api == nullptr) {
-      server::HttpResponse response = server::HttpResponse::Text(503, "recovering\n");
-      response.headers.emplace_back("Retry-After", "1");
-      responder.Respond(std::move(response));
-      return;
-    }
-    (*api)(std::move(request), std::move(responder));
-  };
-  router->Mount("/api/", forward);
-  router->Mount("/jaeger/", forward);
+  for (std::string_view prefix : {"/api/", "/tempo/", "/jaeger/"}) {
+    router->Mount(prefix, [&state](server::HttpRequest request, server::HttpResponder responder) {
+      if (state.phase.load() == Phase::kDraining) {
+        responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));
+        return;
+      }
+      const server::HttpHandler* api = state.api.load();
+      if (api == nullptr) {
+        server::HttpResponse response = server::HttpResponse::Text(503, "recovering\n");
+        response.headers.emplace_back("Retry-After", "1");
+        responder.Respond(std::move(response));
+        return;
+      }
+      (*api)(std::move(request), std::move(responder));
+    });
+  }
 }
 
 // The query engine's lines of /metrics.
@@ -194,16 +195,16 @@ void PrintFirstToken(const std::string& data_dir, const control::CreatedToken& c
 
 // While no account exists: the one-time link that creates the first admin,
 // on standard output whatever the log level.
-void PrintSetupLink(const std::string& api_address, const std::string& token) {
+void PrintSetupLink(const std::string& api_address, bool tls, const std::string& token) {
   absl::StatusOr<HostPort> bound = ParseHostPort(api_address);
   std::string host = bound.ok() ? bound->host : "localhost";
   if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") host = "localhost";
   fmt::print(
       "strata serve: no account exists yet. Open this link within 1 hour to create the first "
       "admin (it works once; restarting strata serve prints a new one):\n    "
-      "http://{}:{}/setup#token={}\nWithout a browser: POST /api/v1/auth/setup (docs/api.md) "
+      "{}://{}:{}/setup#token={}\nWithout a browser: POST /api/v1/auth/setup (docs/api.md) "
       "with this token.\n",
-      host, bound.ok() ? bound->port : 7520, token);
+      tls ? "https" : "http", host, bound.ok() ? bound->port : 7520, token);
   std::fflush(stdout);
 }
 
@@ -211,10 +212,48 @@ std::chrono::nanoseconds Remaining(SteadyClock::time_point deadline) {
   return std::max(std::chrono::nanoseconds(0), deadline - SteadyClock::now());
 }
 
+// --tls-cert and --tls-key come together.
+absl::Status ValidateTlsFlags(const ServeOptions& options) {
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{} is given without {}: TLS needs both the certificate and its private key (or neither "
+        "for plain text)",
+        options.tls_cert.empty() ? "--tls-key" : "--tls-cert",
+        options.tls_cert.empty() ? "--tls-cert" : "--tls-key"));
+  }
+  return absl::OkStatus();
+}
+
+// SIGHUP: reads the certificate and key again. A pair that cannot be used
+// is logged and the one in use stays, on every listener.
+void ReloadTls(server::TlsServerContext* tls, server::GrpcServer& grpc) {
+  if (tls == nullptr) {
+    spdlog::info("strata serve: received SIGHUP; TLS is off, so there is nothing to reload");
+    return;
+  }
+  if (absl::Status s = tls->Reload(); !s.ok()) {
+    spdlog::error("strata serve: received SIGHUP; kept the TLS certificate in use: {}",
+                  std::string(s.message()));
+    return;
+  }
+  if (absl::Status s = grpc.ReloadTls(tls->key_and_chain_pem()); !s.ok()) {
+    spdlog::error(
+        "strata serve: received SIGHUP; HTTPS uses the new TLS certificate but OTLP/gRPC keeps "
+        "the old one: {}",
+        std::string(s.message()));
+    return;
+  }
+  spdlog::info(
+      "strata serve: received SIGHUP; reloaded the TLS certificate ({}): new HTTPS connections "
+      "use it now, new OTLP/gRPC connections within {} s; open connections carry on",
+      tls->description(), server::GrpcServer::kTlsRefreshSeconds);
+}
+
 }  // namespace
 
 absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (options.data_dir.empty()) return absl::InvalidArgumentError("--data-dir must not be empty");
+  if (absl::Status s = ValidateTlsFlags(options); !s.ok()) return s;
   const std::pair<const char*, const std::string*> addresses[] = {
       {"--otlp-grpc-address", &options.otlp_grpc_address},
       {"--otlp-http-address", &options.otlp_http_address},
@@ -294,8 +333,14 @@ int RunServe(const ServeOptions& options) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  if (absl::Status s = ValidateTlsFlags(options); !s.ok()) {
+    spdlog::error("strata serve: {}; {}", std::string(s.message()),
+                  RunbookRef("tls-certificate-or-key-unusable"));
+    return 2;
+  }
   if (absl::Status s = ValidateServeOptions(options); !s.ok()) {
     spdlog::error("strata serve: {}; {}", std::string(s.message()),
                   RunbookRef("invalid-configuration"));
@@ -321,18 +366,36 @@ int RunServe(const ServeOptions& options) {
         *files);
   }
 
+  // TLS: read and checked before anything listens; one context serves both
+  // HTTP listeners, and gRPC gets the same pair.
+  std::shared_ptr<server::TlsServerContext> tls;
+  if (!options.tls_cert.empty()) {
+    absl::StatusOr<std::shared_ptr<server::TlsServerContext>> loaded =
+        server::TlsServerContext::Load(options.tls_cert, options.tls_key);
+    if (!loaded.ok()) {
+      // The message names the runbook section.
+      spdlog::error("strata serve: {}", std::string(loaded.status().message()));
+      return 2;
+    }
+    tls = std::move(*loaded);
+    spdlog::info("strata serve: TLS on every listener with {} (--tls-cert {}); SIGHUP reloads it",
+                 tls->description(), options.tls_cert);
+  }
+  const char* const tls_note = tls != nullptr ? " (TLS)" : "";
+
   ServerState state;
   server::HttpRouter api_routes;
   server::AddHealthRoutes(&api_routes, HealthChecksFor(state));
   AddApiForwarding(&api_routes, state);
   web::AddWebUiRoutes(&api_routes);
   absl::StatusOr<std::unique_ptr<server::HttpServer>> api = server::HttpServer::Start(
-      server::HttpServerOptions{.address = options.api_address}, std::move(api_routes).ToHandler());
+      server::HttpServerOptions{.address = options.api_address, .tls = tls},
+      std::move(api_routes).ToHandler());
   if (!api.ok()) {
     spdlog::error("strata serve: --api-address: {}", api.status().ToString());
     return 1;
   }
-  spdlog::info("strata serve: API listening on {}", (*api)->address());
+  spdlog::info("strata serve: API listening on {}{}", (*api)->address(), tls_note);
 
   PosixFileSystem fs;
   storage::StorageOptions storage_options;
@@ -380,8 +443,8 @@ int RunServe(const ServeOptions& options) {
       options.max_disk_bytes == 0 ? "off" : fmt::format("{} bytes", options.max_disk_bytes));
   state.storage.store(storage->get());
 
-  absl::StatusOr<std::unique_ptr<control::TokenStore>> tokens =
-      control::TokenStore::Open(storage::DataDirPaths(options.data_dir).ControlDb());
+  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> tokens =
+      control::SqliteTokenStore::Open(storage::DataDirPaths(options.data_dir).ControlDb());
   if (!tokens.ok()) {
     spdlog::error("strata serve: {}", tokens.status().ToString());
     return 1;
@@ -430,7 +493,7 @@ int RunServe(const ServeOptions& options) {
     spdlog::error("strata serve: cannot read the accounts: {}", setup.status().ToString());
     return 1;
   }
-  if (setup->has_value()) PrintSetupLink((*api)->address(), **setup);
+  if (setup->has_value()) PrintSetupLink((*api)->address(), tls != nullptr, **setup);
 
   const auto query_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::max(1.0, options.query_timeout_sec * 1000)));
@@ -463,6 +526,8 @@ int RunServe(const ServeOptions& options) {
       .accounts = &accounts,
       .saved_queries = &saved_queries,
       .tokens = tokens->get(),
+      // Over TLS the session cookie is __Host-strata_session with Secure.
+      .secure_cookies = tls != nullptr,
       // Checked by ValidateServeOptions.
       .trusted_proxies = api::ParseTrustedProxies(options.trusted_proxies).value(),
       .worker_threads = options.api_workers,
@@ -495,19 +560,21 @@ int RunServe(const ServeOptions& options) {
                   .max_wire_message_bytes = options.max_body_bytes,
                   .request_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::duration<double>(options.grpc_request_timeout_sec)),
-                  .memory_quota_bytes = options.grpc_memory_quota_bytes});
+                  .memory_quota_bytes = options.grpc_memory_quota_bytes,
+                  .tls_key_and_chain_pem = tls != nullptr ? tls->key_and_chain_pem() : ""});
   if (!grpc.ok()) {
     spdlog::error("strata serve: --otlp-grpc-address: {}", grpc.status().ToString());
     return 1;
   }
   const std::string grpc_host = ParseHostPort(options.otlp_grpc_address)->host;
-  spdlog::info("strata serve: OTLP/gRPC listening on {}:{}",
-               grpc_host.empty() ? "0.0.0.0" : grpc_host, (*grpc)->port());
+  spdlog::info("strata serve: OTLP/gRPC listening on {}:{}{}",
+               grpc_host.empty() ? "0.0.0.0" : grpc_host, (*grpc)->port(), tls_note);
 
   server::OtlpHttpOptions http_options;
   http_options.http.address = options.otlp_http_address;
   http_options.http.io_threads = options.http_io_threads;
   http_options.http.max_body_bytes = options.max_body_bytes;
+  http_options.http.tls = tls;
   http_options.max_decompressed_body_bytes = options.max_decompressed_body_bytes;
   absl::StatusOr<std::unique_ptr<server::HttpServer>> http =
       server::StartOtlpHttpServer(std::move(http_options), ingest);
@@ -516,14 +583,18 @@ int RunServe(const ServeOptions& options) {
     (*grpc)->Shutdown(std::chrono::nanoseconds(0));
     return 1;
   }
-  spdlog::info("strata serve: OTLP/HTTP listening on {}", (*http)->address());
+  spdlog::info("strata serve: OTLP/HTTP listening on {}{}", (*http)->address(), tls_note);
   state.phase.store(Phase::kReady);
   spdlog::info("strata serve: ready; waiting for SIGINT or SIGTERM");
 
   int received = 0;
-  if (sigwait(&signals, &received) != 0) {
-    spdlog::error("strata serve: sigwait failed");
-    return 1;
+  for (;;) {
+    if (sigwait(&signals, &received) != 0) {
+      spdlog::error("strata serve: sigwait failed");
+      return 1;
+    }
+    if (received != SIGHUP) break;
+    ReloadTls(tls.get(), **grpc);
   }
   const SteadyClock::time_point deadline =
       SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
@@ -586,6 +657,10 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
   AddFlag(command, env_names, "trusted-proxies", &options->trusted_proxies,
           "Reverse proxies (IPs or CIDR networks, comma-separated) whose X-Forwarded-For, "
           "-Proto and -Host the API believes");
+  AddFlag(command, env_names, "tls-cert", &options->tls_cert,
+          "PEM certificate chain: serve TLS on every listener (with --tls-key; SIGHUP reloads)");
+  AddFlag(command, env_names, "tls-key", &options->tls_key,
+          "PEM private key of --tls-cert (unencrypted)");
   AddFlag(command, env_names, "inflight-bytes-limit", &options->inflight_bytes_limit,
           "Memory held by admitted, unanswered exports (decoded rows, protobuf bodies); beyond it "
           "exports get 429 / RESOURCE_EXHAUSTED");

@@ -5,13 +5,13 @@
 // recovers the data directory, makes sure an ingest token exists (printing a
 // new one once), opens the query pool and the REST API (/api/v1/, answered
 // 503 "recovering" until then), then serves OTLP/gRPC and OTLP/HTTP until SIGINT or
-// SIGTERM. Shutdown stops accepting, refuses new queries, lets in-flight
-// exports and queries finish up to the drain timeout (then answers what is
-// left 503 and interrupts the queries), drains the writer and exits 0,
-// within the drain timeout plus one second (else it exits 1).
+// SIGTERM (SIGHUP reloads the TLS certificate). Shutdown stops accepting, refuses new queries, lets
+// in-flight exports and queries finish up to the drain timeout (then answers what is left 503 and
+// interrupts the queries), drains the writer and exits 0, within the drain timeout plus one second
+// (else it exits 1).
 //
 // Thread-safety: runs on the main thread; blocks SIGINT/SIGTERM in the
-// calling thread before any other thread starts, so the signals are taken
+// calling thread (and SIGHUP) before any other thread starts, so the signals are taken
 // with sigwait() and not by a handler.
 
 #include <cstdint>
@@ -81,6 +81,11 @@ struct ServeOptions {
   // addresses and CIDR networks, comma-separated (docs/operations.md,
   // "Behind a reverse proxy"). Empty: none.
   std::string trusted_proxies;
+  // TLS (docs/operations.md, "TLS"): a PEM certificate chain and its
+  // private key. Both or neither; with them the API (and web UI), OTLP/HTTP
+  // and OTLP/gRPC listeners serve TLS only, and SIGHUP reloads the pair.
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 // Checks the options; InvalidArgument names the bad one.

@@ -13,8 +13,8 @@
 #include "cli/control_data_dir.h"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
+#include "control/sqlite_token_store.h"
 #include "control/token_authenticator.h"
-#include "control/token_store.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "storage/commit/data_dir.h"
@@ -36,12 +36,12 @@ void PrintError(std::string_view command, const absl::Status& status) {
   fmt::print(stderr, "strata token {}: {}\n", command, std::string(status.message()));
 }
 
-absl::StatusOr<std::unique_ptr<control::TokenStore>> OpenStore(const TokenCommands& commands,
-                                                               bool may_initialize) {
+absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> OpenStore(const TokenCommands& commands,
+                                                                     bool may_initialize) {
   if (absl::Status s = PrepareControlDataDir(commands.data_dir, may_initialize); !s.ok()) {
     return s;
   }
-  return control::TokenStore::Open(storage::DataDirPaths(commands.data_dir).ControlDb());
+  return control::SqliteTokenStore::Open(storage::DataDirPaths(commands.data_dir).ControlDb());
 }
 
 std::string FormatUtc(absl::Time time) {
@@ -62,7 +62,7 @@ int RunCreate(const TokenCommands& commands) {
     PrintError("create", s);
     return kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
+  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> store =
       OpenStore(commands, /*may_initialize=*/true);
   if (!store.ok()) {
     PrintError("create", store.status());
@@ -81,7 +81,7 @@ int RunCreate(const TokenCommands& commands) {
 }
 
 int RunList(const TokenCommands& commands) {
-  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
+  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> store =
       OpenStore(commands, /*may_initialize=*/false);
   if (!store.ok()) {
     PrintError("list", store.status());
@@ -118,7 +118,7 @@ int RunList(const TokenCommands& commands) {
 }
 
 int RunRevoke(const TokenCommands& commands) {
-  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
+  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> store =
       OpenStore(commands, /*may_initialize=*/false);
   if (!store.ok()) {
     PrintError("revoke", store.status());

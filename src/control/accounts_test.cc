@@ -9,7 +9,7 @@
 #include "control/control_testing.h"
 #include "control/migrations.h"
 #include "control/sqlite_account_store.h"
-#include "control/token_store.h"
+#include "control/sqlite_token_store.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -430,7 +430,7 @@ TEST_F(AccountsMigrationTest, ADatabaseAtVersionOneKeepsItsTokensWhenAccountsArr
   auto version = SchemaVersion((*store)->db());
   ASSERT_TRUE(version.ok());
   EXPECT_EQ(*version, static_cast<int>(ControlMigrations().size()));
-  auto tokens = TokenStore::Open(path);
+  auto tokens = SqliteTokenStore::Open(path);
   ASSERT_TRUE(tokens.ok());
   auto live = (*tokens)->LoadLive();
   ASSERT_TRUE(live.ok());

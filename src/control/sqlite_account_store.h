@@ -19,7 +19,7 @@ namespace strata::control {
 
 class SqliteAccountStore final : public AccountStore {
  public:
-  // Opens the control database at `db_path` as TokenStore::Open() does
+  // Opens the control database at `db_path` as SqliteTokenStore::Open() does
   // (migrations applied, stamped `now`).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<SqliteAccountStore>> Open(
       const std::string& db_path, absl::Time now);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "control/control_testing.h"
+#include "control/sqlite_token_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,9 +24,9 @@ class TokenAuthenticatorTest : public testing::TempDirTest {
     store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
   }
-  std::unique_ptr<TokenStore> OpenStore() {
-    auto store = TokenStore::Open(dir() + "/control/strata.sqlite",
-                                  {.clock = [this] { return clock_.Now(); }});
+  std::unique_ptr<SqliteTokenStore> OpenStore() {
+    auto store = SqliteTokenStore::Open(dir() + "/control/strata.sqlite",
+                                        {.clock = [this] { return clock_.Now(); }});
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   }
@@ -43,7 +44,7 @@ class TokenAuthenticatorTest : public testing::TempDirTest {
   static auto Deadline() { return std::chrono::steady_clock::now() + std::chrono::seconds(20); }
 
   testing::ManualClock clock_{absl::FromUnixSeconds(1750000000)};
-  std::unique_ptr<TokenStore> store_;
+  std::unique_ptr<SqliteTokenStore> store_;
 };
 
 TEST_F(TokenAuthenticatorTest, LiveTokenAuthenticatesWithItsScope) {

@@ -1,27 +1,24 @@
 #pragma once
 
-// TokenStore keeps ingest, read and admin tokens in the control database,
-// <data>/control/strata.sqlite (docs/format/control-db.md, "tokens"). It
-// creates tokens (returning the token text exactly once; only its hash is
-// stored), lists them, revokes them, and gives TokenAuthenticator the live
-// ones. Revoked tokens are kept, with the time they were revoked, so a list
-// shows what existed; their names stay taken.
+// TokenStore: where ingest, read and admin tokens are kept. It creates
+// tokens (returning the token text exactly once; only its hash is stored),
+// lists them, revokes them, and gives TokenAuthenticator the live ones.
+// Revoked tokens are kept, with the time they were revoked, so a list shows
+// what existed; their names stay taken.
 //
-// Several processes may hold a TokenStore on one data directory at once:
-// the server (through its TokenAuthenticator) and `strata token` from a
-// shell. Each write is one SQLite transaction.
+// This is the interface a shared database can implement for several nodes;
+// a single node keeps its tokens in the control database
+// (SqliteTokenStore, sqlite_token_store.h).
 //
-// Thread-safety: safe for concurrent use (SqliteDb serializes statements).
+// Thread-safety: implementations are safe for concurrent use.
 //
-// Errors: Open() as below; Create(): InvalidArgument for a bad name
-// (ValidateTokenName), AlreadyExists for a name already used (revoked tokens
-// included); Revoke(): NotFound when no token has that id or name; every
-// method: SqliteDb's codes (Unavailable when another process holds the
-// database locked past the busy timeout) with context.
+// Errors: Create(): InvalidArgument for a bad name (ValidateTokenName),
+// AlreadyExists for a name already used (revoked tokens included);
+// Revoke(): NotFound when no token has that id or name; every method: the
+// store's own errors (for SQLite, Unavailable when another process holds
+// the database locked past the busy timeout) with context.
 
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,18 +27,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "control/sqlite_db.h"
 #include "control/token.h"
 
 namespace strata::control {
 
 // The token EnsureIngestToken() creates on first boot.
 inline constexpr char kDefaultIngestTokenName[] = "default-ingest";
-
-struct TokenStoreOptions {
-  // Stamps created_at and revoked_at; tests inject their own.
-  std::function<absl::Time()> clock = [] { return absl::Now(); };
-};
 
 // A token as listed: everything but its hash.
 struct TokenInfo {
@@ -74,57 +65,34 @@ struct RevokedToken {
 
 class TokenStore {
  public:
-  // Opens the control database at `db_path` (a data directory's
-  // control/strata.sqlite: storage::DataDirPaths::ControlDb()), creating
-  // its folder and the database if needed, and applies the control migrations. It does not
-  // check or initialise the data directory itself (the caller has done
-  // that: boot, or `strata token`). Errors: FailedPrecondition for a
-  // database newer than this binary (runbook #control-database-newer);
-  // otherwise the SqliteDb or filesystem error, naming the file and the
-  // runbook section #control-database-cannot-be-opened.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<TokenStore>> Open(
-      const std::string& db_path, TokenStoreOptions options = {});
-
-  TokenStore(const TokenStore&) = delete;
-  TokenStore& operator=(const TokenStore&) = delete;
-
-  const std::string& path() const { return db_->path(); }
+  virtual ~TokenStore() = default;
 
   // Creates a token named `name` with `scope` and returns its id and text.
-  [[nodiscard]] absl::StatusOr<CreatedToken> Create(std::string_view name, TokenScope scope);
+  [[nodiscard]] virtual absl::StatusOr<CreatedToken> Create(std::string_view name,
+                                                            TokenScope scope) = 0;
 
   // As Create(), but only when the store holds no token at all (revoked
-  // ones count); nullopt otherwise. Checked and created in one transaction.
-  [[nodiscard]] absl::StatusOr<std::optional<CreatedToken>> CreateIfNone(std::string_view name,
-                                                                         TokenScope scope);
+  // ones count); nullopt otherwise. Checked and created atomically.
+  [[nodiscard]] virtual absl::StatusOr<std::optional<CreatedToken>> CreateIfNone(
+      std::string_view name, TokenScope scope) = 0;
 
   // Every token, revoked ones included, by id.
-  [[nodiscard]] absl::StatusOr<std::vector<TokenInfo>> List();
+  [[nodiscard]] virtual absl::StatusOr<std::vector<TokenInfo>> List() = 0;
 
   // Revokes the token whose id (when `id_or_name` is all digits) or name is
   // given. Revoking a revoked token changes nothing and says so.
-  [[nodiscard]] absl::StatusOr<RevokedToken> Revoke(std::string_view id_or_name);
+  [[nodiscard]] virtual absl::StatusOr<RevokedToken> Revoke(std::string_view id_or_name) = 0;
 
   // The unrevoked tokens.
-  [[nodiscard]] absl::StatusOr<std::vector<LiveToken>> LoadLive();
+  [[nodiscard]] virtual absl::StatusOr<std::vector<LiveToken>> LoadLive() = 0;
 
   // Sets last_used_at of each token id to the given time, unless it is
   // already later. Ids that no longer exist are skipped.
-  [[nodiscard]] absl::Status RecordLastUsed(const absl::flat_hash_map<int64_t, absl::Time>& times);
+  [[nodiscard]] virtual absl::Status RecordLastUsed(
+      const absl::flat_hash_map<int64_t, absl::Time>& times) = 0;
 
   // How many tokens exist, revoked ones included.
-  [[nodiscard]] absl::StatusOr<int64_t> Count();
-
- private:
-  TokenStore(std::unique_ptr<SqliteDb> db, TokenStoreOptions options);
-
-  // Prefixes the database path and `what`, except to NotFound and
-  // AlreadyExists, whose messages are complete answers.
-  absl::Status Annotate(const absl::Status& status, std::string_view what) const;
-
-  // Constant after construction.
-  const std::unique_ptr<SqliteDb> db_;
-  const TokenStoreOptions options_;
+  [[nodiscard]] virtual absl::StatusOr<int64_t> Count() = 0;
 };
 
 // First boot: when the store holds no token at all, creates an ingest token

@@ -4,6 +4,7 @@
 
 #include "server/grpc_adapter.h"
 
+#include <fcntl.h>
 #include <grpc/compression.h>
 #include <grpc/grpc.h>
 #include <grpcpp/alarm.h>
@@ -13,14 +14,22 @@
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/channel_arguments.h>
 #include <grpcpp/support/status.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -203,6 +212,88 @@ absl::StatusOr<std::string> GrpcListenAddress(std::string_view address) {
   return fmt::format("{}:{}", parsed->host, port);
 }
 
+// The TLS pair gRPC's FileWatcherCertificateProvider reads, as an
+// in-memory file (memfd) at /proc/self/fd/<n>: the key is never copied to
+// disk, and Replace() switches to a new whole file in one step (dup3 onto
+// the same descriptor), so gRPC never reads half of an update. The watcher
+// reads the key "file" and the chain "file" (both this one) separately and
+// retries when a file's modification time changed in between; each new file
+// gets a later modification time than the last, so a read that straddles a
+// Replace() is retried rather than taken as a mismatched pair.
+// Thread-safety: Replace() and path() from any thread.
+class PemMemoryFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<PemMemoryFile>> Create(const std::string& pem) {
+    auto file = std::unique_ptr<PemMemoryFile>(new PemMemoryFile());
+    absl::StatusOr<int> fd = file->Write(pem);
+    if (!fd.ok()) return fd.status();
+    MutexLock lock(&file->mu_);
+    file->fd_ = *fd;
+    return file;
+  }
+  ~PemMemoryFile() {
+    MutexLock lock(&mu_);
+    if (fd_ >= 0) close(fd_);
+  }
+  PemMemoryFile(const PemMemoryFile&) = delete;
+  PemMemoryFile& operator=(const PemMemoryFile&) = delete;
+
+  std::string path() {
+    MutexLock lock(&mu_);
+    return fmt::format("/proc/self/fd/{}", fd_);
+  }
+
+  absl::Status Replace(const std::string& pem) {
+    absl::StatusOr<int> fresh = Write(pem);
+    if (!fresh.ok()) return fresh.status();
+    MutexLock lock(&mu_);
+    const int moved = dup3(*fresh, fd_, O_CLOEXEC);
+    const int error = errno;
+    close(*fresh);
+    if (moved < 0) {
+      return absl::InternalError(
+          fmt::format("cannot swap the TLS pair for OTLP/gRPC: dup3: {}", std::strerror(error)));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  PemMemoryFile() = default;
+
+  // A new memfd holding `pem`, with the next modification time.
+  absl::StatusOr<int> Write(const std::string& pem) ABSL_LOCKS_EXCLUDED(mu_) {
+    const int fd = memfd_create("strata-grpc-tls", MFD_CLOEXEC);
+    auto fail = [fd](const char* step) {
+      const int error = errno;
+      if (fd >= 0) close(fd);
+      return absl::InternalError(fmt::format("cannot hold the TLS pair for OTLP/gRPC: {}: {}", step,
+                                             std::strerror(error)));
+    };
+    if (fd < 0) return fail("memfd_create");
+    size_t done = 0;
+    while (done < pem.size()) {
+      const ssize_t n = write(fd, pem.data() + done, pem.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return fail("write");
+      done += static_cast<size_t>(n);
+    }
+    int64_t mtime;
+    {
+      MutexLock lock(&mu_);
+      last_mtime_sec_ = std::max<int64_t>(last_mtime_sec_ + 1, std::time(nullptr));
+      mtime = last_mtime_sec_;
+    }
+    const timespec times[2] = {{.tv_sec = static_cast<time_t>(mtime), .tv_nsec = 0},
+                               {.tv_sec = static_cast<time_t>(mtime), .tv_nsec = 0}};
+    if (futimens(fd, times) != 0) return fail("futimens");
+    return fd;
+  }
+
+  Mutex mu_;
+  int fd_ ABSL_GUARDED_BY(mu_) = -1;
+  int64_t last_mtime_sec_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -225,6 +316,12 @@ class GrpcServer::Impl {
   absl::Status Start(const GrpcServerOptions& options);
   void Shutdown(std::chrono::nanoseconds drain_timeout);
   uint16_t port() const { return static_cast<uint16_t>(port_); }
+  absl::Status ReloadTls(const std::string& key_and_chain_pem) {
+    if (tls_file_ == nullptr) {
+      return absl::FailedPreconditionError("OTLP/gRPC was started without TLS");
+    }
+    return tls_file_->Replace(key_and_chain_pem);
+  }
 
  private:
   // Hands every call, whatever its method, to a new ExportReactor.
@@ -242,6 +339,10 @@ class GrpcServer::Impl {
   IngestService& ingest_;
   const uint64_t max_message_bytes_;
   const std::chrono::nanoseconds request_timeout_;
+  // Set by Start() for TLS, then constant. Declared before server_ (and the
+  // file before the provider that reads it) so that they go after it.
+  std::unique_ptr<PemMemoryFile> tls_file_;
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> tls_provider_;
   // Declared before server_ so that it is destroyed after it.
   Service service_;
   // Set by Start(), then constant.
@@ -512,8 +613,22 @@ absl::Status GrpcServer::Impl::Start(const GrpcServerOptions& options) {
   grpc::ResourceQuota quota("strata-otlp-grpc");
   quota.Resize(static_cast<size_t>(options.memory_quota_bytes));
   builder.SetResourceQuota(quota);
-  // Plaintext: TLS is out of scope (grpc_adapter.h).
-  builder.AddListeningPort(*address, grpc::InsecureServerCredentials(), &port_);
+  // Plaintext, or TLS from the in-memory pair (grpc_adapter.h).
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options.tls_key_and_chain_pem.empty()) {
+    absl::StatusOr<std::unique_ptr<PemMemoryFile>> file =
+        PemMemoryFile::Create(options.tls_key_and_chain_pem);
+    if (!file.ok()) return file.status();
+    tls_file_ = std::move(*file);
+    const std::string path = tls_file_->path();
+    tls_provider_ = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+        path, path, GrpcServer::kTlsRefreshSeconds);
+    grpc::experimental::TlsServerCredentialsOptions tls_options(tls_provider_);
+    tls_options.watch_identity_key_cert_pairs();
+    tls_options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    credentials = grpc::experimental::TlsServerCredentials(tls_options);
+  }
+  builder.AddListeningPort(*address, credentials, &port_);
   builder.RegisterCallbackGenericService(&service_);
   // The message as received; the inflated size is checked by the reactor.
   builder.SetMaxReceiveMessageSize(static_cast<int>(wire_limit));
@@ -562,6 +677,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(IngestService& ing
 }
 
 uint16_t GrpcServer::port() const { return impl_->port(); }
+
+absl::Status GrpcServer::ReloadTls(const std::string& key_and_chain_pem) {
+  return impl_->ReloadTls(key_and_chain_pem);
+}
 
 void GrpcServer::Shutdown(std::chrono::nanoseconds drain_timeout) {
   impl_->Shutdown(drain_timeout);

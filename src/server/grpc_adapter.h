@@ -57,9 +57,14 @@
 // thread is allowed by gRPC. Each call's reactor is freed only after both
 // gRPC's OnDone and the storage answer have run, whichever comes last.
 //
-// Transport security: plaintext (insecure credentials). TLS is out of scope
-// for now; put strata behind a TLS-terminating proxy or a collector when
-// the network is untrusted.
+// Transport security: plaintext, or TLS when Options::tls_key_and_chain_pem
+// is set (gRPC's own TLS, no client certificates). gRPC takes its
+// certificate from a FileWatcherCertificateProvider, which reads its files
+// again every kTlsRefreshSeconds and uses what changed for new handshakes;
+// the "file" is an in-memory one (memfd) that this adapter owns and
+// ReloadTls() replaces in one step, so gRPC only ever sees a whole,
+// already-checked pair (serve.cc checks it with TlsServerContext first).
+// Connections already open keep their session.
 //
 // Thread-safety: safe for concurrent use. Owner: serve.cc. The IngestService
 // (and the storage engine and metrics behind it) must outlive the server.
@@ -104,6 +109,9 @@ struct GrpcServerOptions {
   // message of the largest size can arrive. (serve.cc:
   // --grpc-memory-quota-bytes.)
   uint64_t memory_quota_bytes = 1ull << 30;
+  // TLS: the certificate chain, then the unencrypted private key, in PEM
+  // (TlsServerContext::key_and_chain_pem()). Empty: plaintext.
+  std::string tls_key_and_chain_pem;
 };
 
 class GrpcServer {
@@ -118,6 +126,15 @@ class GrpcServer {
 
   // The port bound (the chosen one when the address asked for port 0).
   uint16_t port() const;
+
+  // How often gRPC looks for a new TLS pair.
+  static constexpr unsigned kTlsRefreshSeconds = 1;
+  // Serves `key_and_chain_pem` (as Options::tls_key_and_chain_pem) to
+  // handshakes that start once gRPC has read it, within
+  // kTlsRefreshSeconds. FailedPrecondition when the server was started
+  // without TLS; Internal when the in-memory file cannot be written (the
+  // old pair stays).
+  [[nodiscard]] absl::Status ReloadTls(const std::string& key_and_chain_pem);
 
   // Stops accepting calls (new ones fail UNAVAILABLE), lets calls in flight
   // finish for up to `drain_timeout`, then cancels the rest: their clients

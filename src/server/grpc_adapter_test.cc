@@ -21,6 +21,7 @@
 #include <grpcpp/support/byte_buffer.h>
 
 #include <atomic>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -36,6 +37,8 @@
 #include "server/ingest_metrics.h"
 #include "server/otlp_client.h"
 #include "server/partial_success_testing.h"
+#include "server/testing/test_ca.h"
+#include "server/tls_context.h"
 #include "storage/storage.h"
 #include "storage/testing/commit_testing.h"
 #include "workload/traffic_generator.h"
@@ -740,6 +743,69 @@ TEST_F(GrpcAdapterTest, StartRefusesBadAddressesAndAPortInUse) {
   EXPECT_THAT(std::string(second.status().message()), HasSubstr("#cannot-listen"));
   EXPECT_EQ(NewGrpcClient(OtlpClientOptions{.target = "nowhere"}).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// TLS: the pair is served to TLS clients only; ReloadTls() gives new
+// connections the new pair within kTlsRefreshSeconds while a connection
+// already open goes on working.
+TEST_F(GrpcAdapterTest, TlsServesThePairAndAReloadReachesNewConnectionsOnly) {
+  testing::TestPair a, b;
+  std::string log;
+  ASSERT_TRUE(testing::MakeTestPair(tmp_.path() + "/a", "grpc test CA A", &a, &log)) << log;
+  ASSERT_TRUE(testing::MakeTestPair(tmp_.path() + "/b", "grpc test CA B", &b, &log)) << log;
+  auto pair_a = TlsServerContext::Load(a.cert_pem, a.key_pem);
+  auto pair_b = TlsServerContext::Load(b.cert_pem, b.key_pem);
+  ASSERT_TRUE(pair_a.ok() && pair_b.ok());
+  Start({}, GrpcServerOptions{.tls_key_and_chain_pem = (*pair_a)->key_and_chain_pem()});
+
+  auto read_file = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string ca_a = read_file(a.ca_pem), ca_b = read_file(b.ca_pem);
+  // A channel of its own (its own connection) trusting `ca`, or plaintext.
+  auto channel = [&](const std::string& ca) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    auto credentials = ca.empty() ? grpc::InsecureChannelCredentials()
+                                  : grpc::SslCredentials({.pem_root_certs = ca});
+    return grpc::CreateCustomChannel(Target(), credentials, args);
+  };
+  const std::string payload = otlp::EncodeTracesProto(*generator_.Traces(3));
+  auto call = [&](const std::shared_ptr<grpc::Channel>& on) {
+    grpc::GenericStub stub(on);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    context.AddMetadata("authorization", "Bearer " + std::string(kToken));
+    grpc::Slice slice(payload);
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer response;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, TraceMethod(), grpc::StubOptions(), &request, &response,
+                   [&done](grpc::Status status) { done.set_value(std::move(status)); });
+    return done.get_future().get();
+  };
+
+  std::shared_ptr<grpc::Channel> open = channel(ca_a);
+  grpc::Status first = call(open);
+  ASSERT_TRUE(first.ok()) << first.error_message();
+  EXPECT_EQ(call(channel("")).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(call(channel(ca_b)).error_code(), grpc::StatusCode::UNAVAILABLE);
+
+  ASSERT_TRUE(server_->ReloadTls((*pair_b)->key_and_chain_pem()).ok());
+  // New connections trust B once gRPC has read the new pair.
+  EXPECT_TRUE(WaitUntil([&] { return call(channel(ca_b)).ok(); },
+                        std::chrono::seconds(GrpcServer::kTlsRefreshSeconds + 5)));
+  EXPECT_EQ(call(channel(ca_a)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  // The connection made before the reload carries on.
+  grpc::Status again = call(open);
+  EXPECT_TRUE(again.ok()) << again.error_message();
+  EXPECT_EQ(open->GetState(false), GRPC_CHANNEL_READY);
+}
+
+TEST_F(GrpcAdapterTest, ReloadTlsIsRefusedWithoutTls) {
+  Start();
+  EXPECT_EQ(server_->ReloadTls("pem").code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

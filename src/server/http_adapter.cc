@@ -1,6 +1,8 @@
 // Boost.Beast/Asio behind http_adapter.h (HttpServer, HttpResponder) and
-// NewHttpClient (otlp_client.h). The only file that includes Boost headers;
-// the router, health routes and OTLP/HTTP handler are in http_routes.cc.
+// NewHttpClient (otlp_client.h). The only file that includes Boost headers
+// (with http_transport.h, its private header for the connection's byte
+// stream, plain or TLS); the router, health routes and OTLP/HTTP handler are
+// in http_routes.cc, OpenSSL is behind tls_context.h.
 //
 // Server structure. One io_context runs on `io_threads` threads. The
 // acceptor lives on its own strand; every connection (HttpSession) lives on
@@ -63,9 +65,11 @@
 #include "common/mutex.h"
 #include "common/runbook.h"
 #include "fmt/format.h"
+#include "server/http_transport.h"
 #include "server/ingest.h"
 #include "server/otlp_client.h"
 #include "server/otlp_http_codec.h"
+#include "server/tls_context.h"
 
 namespace strata::server {
 
@@ -155,7 +159,8 @@ struct HttpExchange {
 // post first).
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(HttpServer::Impl* server, tcp::socket socket);
+  // `tls` null: plain HTTP.
+  HttpSession(HttpServer::Impl* server, tcp::socket socket, std::unique_ptr<TlsConnection> tls);
 
   // Entry points; any thread.
   void Start();
@@ -190,12 +195,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void PumpStream();
   void OnStreamWritten(const ErrorCode& ec);
   void Linger();
+  void HalfClose();
   void DiscardUntilClosed();
   void Close();
   void ReleaseBodyBytes();
 
   HttpServer::Impl* const server_;
-  beast::tcp_stream stream_;
+  HttpTransport stream_;
   // The client's IP address ("" when the socket could not say).
   std::string peer_address_;
   beast::flat_buffer buffer_;
@@ -337,8 +343,11 @@ std::shared_ptr<HttpStream> HttpExchange::DeliverStream(HttpResponse head,
   return stream;
 }
 
-HttpSession::HttpSession(HttpServer::Impl* server, tcp::socket socket)
-    : server_(server), stream_(std::move(socket)), deadline_timer_(stream_.get_executor()) {
+HttpSession::HttpSession(HttpServer::Impl* server, tcp::socket socket,
+                         std::unique_ptr<TlsConnection> tls)
+    : server_(server),
+      stream_(std::move(socket), std::move(tls)),
+      deadline_timer_(stream_.get_executor()) {
   beast::error_code ec;
   const tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
   if (!ec) peer_address_ = peer.address().to_string();
@@ -693,9 +702,24 @@ void HttpSession::Linger() {
   // a reset that can destroy the answer before the client reads it.
   if (stream_out_ != nullptr) stream_out_->MarkClosed();
   state_ = State::kClosing;
+  buffer_.consume(buffer_.size());
+  // Over TLS, end it properly first (close_notify), so the client can tell
+  // the answer was not cut short.
+  std::string close_notify = stream_.CloseNotify();
+  if (close_notify.empty()) return HalfClose();
+  auto bytes = std::make_shared<std::string>(std::move(close_notify));
+  stream_.expires_after(options().linger_timeout);
+  net::async_write(stream_.tcp(), net::buffer(*bytes),
+                   [self = shared_from_this(), bytes](const ErrorCode& ec, size_t) {
+                     if (self->state_ == State::kClosed) return;
+                     if (ec) return self->Close();
+                     self->HalfClose();
+                   });
+}
+
+void HttpSession::HalfClose() {
   ErrorCode ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  buffer_.consume(buffer_.size());
   stream_.expires_after(options().linger_timeout);
   DiscardUntilClosed();
 }
@@ -904,7 +928,15 @@ void HttpServer::Impl::OnAccept(const ErrorCode& ec, tcp::socket socket) {
   }
   ErrorCode ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  auto session = std::make_shared<internal::HttpSession>(this, std::move(socket));
+  std::unique_ptr<TlsConnection> tls;
+  if (options_.tls != nullptr) {
+    tls = options_.tls->NewConnection();
+    if (tls == nullptr) {  // out of memory: never fall back to plain text
+      socket.close(ignored);
+      return Accept();
+    }
+  }
+  auto session = std::make_shared<internal::HttpSession>(this, std::move(socket), std::move(tls));
   bool admitted = false;
   {
     MutexLock lock(&mu_);

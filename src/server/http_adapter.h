@@ -14,6 +14,11 @@
 //    protobuf or JSON; gzip) in front of an IngestService.
 //  * AddHealthRoutes: /healthz, /readyz and /metrics of the API listener.
 //
+// Either listener may serve HTTPS instead (HttpServerOptions::tls): TLS over
+// the same connections, with the same deadlines and limits
+// (http_transport.h; the certificate is tls_context.h's and reloads without
+// dropping connections).
+//
 // serve.cc starts both listeners, and on SIGTERM calls StopAccepting() on
 // them, then Shutdown(drain deadline) (in-flight requests finish, idle
 // keep-alive connections close), before draining storage.
@@ -46,6 +51,7 @@
 namespace strata::server {
 
 class IngestService;
+class TlsServerContext;
 
 struct HttpServerOptions {
   // "host:port", "[v6]:port" or ":port" (all interfaces); port 0 picks a
@@ -96,6 +102,11 @@ struct HttpServerOptions {
   // The Retry-After of the 503 that Shutdown() sends to requests still
   // being received or handled at the drain deadline.
   std::chrono::seconds shutdown_retry_after{1};
+  // HTTPS: every connection begins with a TLS handshake presenting this
+  // context's certificate (the one in use when the connection was
+  // accepted; TlsServerContext::Reload() changes it for later ones).
+  // Null: plain HTTP.
+  std::shared_ptr<const TlsServerContext> tls;
   // Observers, called on io threads; must be quick and must not block.
   // Open connections changed by `delta`.
   std::function<void(int64_t delta)> on_connections;

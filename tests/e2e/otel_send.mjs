@@ -4,11 +4,15 @@
 //
 // usage: node otel_send.mjs <grpc|http/protobuf|http/json> <host:port> <token> <run-id> [gzip]
 //
+// With STRATA_E2E_CA set to a PEM file, every exporter speaks TLS (https://,
+// gRPC's SSL credentials) and trusts only that CA.
+//
 // Spans, log records and data points are produced by the SDK itself (tracer,
 // logger and meter providers); each exporter's own export() is called with
 // them, so a refused export is seen as a failed ExportResult, which makes the
 // script exit 1 with the exporter's error.
 
+import { readFileSync } from 'node:fs';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { SeverityNumber } from '@opentelemetry/api-logs';
 import { SpanStatusCode } from '@opentelemetry/api';
@@ -37,16 +41,26 @@ if (!protocol || !target || !token || !runId) {
 }
 const compression = compressionArg === 'gzip' ? 'gzip' : 'none';
 
+const caPath = process.env.STRATA_E2E_CA;
+const ca = caPath ? readFileSync(caPath) : null;
+const scheme = ca ? 'https' : 'http';
+
 function exporterConfig(path) {
   if (protocol === 'grpc') {
     const metadata = new Metadata();
     metadata.set('authorization', `Bearer ${token}`);
-    return { url: `http://${target}`, metadata, compression, credentials: credentials.createInsecure() };
+    return {
+      url: `${scheme}://${target}`,
+      metadata,
+      compression,
+      credentials: ca ? credentials.createSsl(ca) : credentials.createInsecure(),
+    };
   }
   return {
-    url: `http://${target}${path}`,
+    url: `${scheme}://${target}${path}`,
     headers: { Authorization: `Bearer ${token}` },
     compression,
+    ...(ca ? { httpAgentOptions: { ca, keepAlive: true } } : {}),
   };
 }
 

@@ -69,6 +69,12 @@ ServerProcess::~ServerProcess() {
   if (!exited_) Kill();
 }
 
+void ServerProcess::Signal(int signal) { process_->Signal(signal); }
+
+bool ServerProcess::WaitForOutput(const std::string& needle, std::chrono::milliseconds timeout) {
+  return process_->WaitForOutput(needle, timeout);
+}
+
 int ServerProcess::Stop(std::chrono::milliseconds timeout) {
   process_->Signal(SIGTERM);
   exited_ = true;

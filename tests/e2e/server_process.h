@@ -45,6 +45,11 @@ class ServerProcess {
   const std::string& setup_token() const { return setup_token_; }
   const std::string& output() const { return process_->output(); }
 
+  // Sends `signal` (SIGHUP reloads the TLS certificate).
+  void Signal(int signal);
+  // Waits until the server's output holds `needle`.
+  bool WaitForOutput(const std::string& needle, std::chrono::milliseconds timeout);
+
   // SIGTERM and wait for the exit code (-1 on timeout).
   int Stop(std::chrono::milliseconds timeout = std::chrono::seconds(60));
   // SIGKILL and reap.

@@ -121,6 +121,9 @@ test('trace search finds a trace, and its waterfall shows, folds and details its
   assert.equal(await points.count(), 1);
   assert.match(await points.first().getAttribute('aria-label'), /^checkout: POST \/checkout, 120(\.0)? ms, started /);
   assert.equal(await points.first().getAttribute('href'), `/traces/${traceId}`);
+  // Drawn at the width it is shown at: the point is round, not stretched.
+  const dot = await points.first().locator('circle').boundingBox();
+  assert.ok(Math.abs(dot.width - dot.height) < 0.5, `a ${dot.width} x ${dot.height} point`);
   await screenshots('traces');
   await results.getByRole('link').click();
   await page.waitForURL(new RegExp(`/traces/${traceId}$`));
@@ -365,6 +368,24 @@ test('the SQL console loads its editor on demand, runs a query and downloads CSV
   await page.getByRole('link', { name: 'SQL', exact: true }).click();
   await page.locator('.cm-editor').waitFor();
   assert.ok(scripts.some((url) => /\/assets\/sql_editor-[A-Z0-9]+\.js$/.test(url)), scripts.join());
+  // The helpers the page lists are the ones the server expands: each runs.
+  await page.getByText('Helpers: an attribute by key').click();
+  const helpers = await page.getByRole('list', { name: 'SQL helpers' }).locator('code').allInnerTexts();
+  assert.equal(helpers.length, 21);
+  const refused = await page.evaluate(async (names) => {
+    const out = [];
+    for (const name of names) {
+      const call = name.replace('(key)', "('service.name')");
+      const answer = await fetch('/api/v1/sql', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Strata-Request': '1' },
+        body: JSON.stringify({ sql: `SELECT ${call} FROM spans LIMIT 1` }),
+      });
+      if (answer.status !== 200) out.push(`${call}: ${answer.status} ${await answer.text()}`);
+    }
+    return out;
+  }, helpers);
+  assert.deepEqual(refused, []);
   await page.getByRole('button', { name: 'Run' }).click();
   const result = page.getByRole('table', { name: 'Query result' });
   await result.locator('tbody tr').first().waitFor();
@@ -385,6 +406,11 @@ test('the SQL console loads its editor on demand, runs a query and downloads CSV
   // element as keys are typed (CodeMirror reads the text either way).
   const before = problems.length;
   await page.locator('.cm-content').click();
+  // The editor offers the helpers as completions.
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(' has_reso');
+  await page.locator('.cm-tooltip-autocomplete').getByText('has_resource_attr', { exact: true }).waitFor();
+  await page.keyboard.press('Escape');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('DROP VIEW spans');
   await page.keyboard.press('Control+Enter');

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { SaveQuery } from '../components/save_query';
 import { post, messageOf } from '../lib/api';
+import { SQL_HELPERS } from '../lib/sql_helpers';
 import { here, navigate, withParams } from '../lib/location';
 import { toCsv } from '../lib/values';
 import type { Editor } from './sql_editor';
@@ -91,6 +92,16 @@ export function SqlPage() {
       <p class="hint">
         Read-only SQL over the views {VIEWS.join(', ')} (docs/sql.md). Ctrl+Enter runs the query.
       </p>
+      <details class="sql-helpers">
+        <summary>Helpers: an attribute by key, e.g. attr_int('http.response.status_code')</summary>
+        <ul aria-label="SQL helpers">
+          {SQL_HELPERS.map((helper) => (
+            <li key={helper.name}>
+              <code>{helper.name}(key)</code> {helper.type}: {helper.info.replace(/^[^:]*: /, '')}
+            </li>
+          ))}
+        </ul>
+      </details>
       <div class="sql-editor" ref={box} />
       <p class="sql-actions">
         <button type="button" onClick={() => void run()} disabled={running}>

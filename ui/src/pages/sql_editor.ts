@@ -5,11 +5,13 @@
 // `style-src 'self'` refuses). Colours come from the page's CSS variables,
 // which reach into the shadow root.
 
+import type { CompletionContext, CompletionResult } from '@codemirror/autocomplete';
 import { sql, SQLite } from '@codemirror/lang-sql';
 import { basicSetup, EditorView } from 'codemirror';
 import { keymap } from '@codemirror/view';
 import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { tags } from '@lezer/highlight';
+import { SQL_HELPERS } from '../lib/sql_helpers';
 
 // Token colours from the theme palette (styles.css, --syntax-*), so both
 // themes keep readable contrast; CSS variables reach into the shadow root.
@@ -20,6 +22,24 @@ const highlightStyle = HighlightStyle.define([
   { tag: [tags.typeName, tags.function(tags.variableName), tags.standard(tags.name)], color: 'var(--syntax-name)' },
   { tag: [tags.comment, tags.lineComment, tags.blockComment], color: 'var(--syntax-comment)', fontStyle: 'italic' },
 ]);
+
+// strata's helpers as completions beside the views' columns: a helper's
+// name, its type, what it reads, inserted with its key's quotes.
+function helperCompletions(context: CompletionContext): CompletionResult | null {
+  const word = context.matchBefore(/\w+/);
+  if (word === null && !context.explicit) return null;
+  return {
+    from: word?.from ?? context.pos,
+    options: SQL_HELPERS.map((helper) => ({
+      label: helper.name,
+      type: 'function',
+      detail: helper.type,
+      info: helper.info,
+      apply: `${helper.name}('')`,
+    })),
+    validFor: /^\w*$/,
+  };
+}
 
 export interface Editor {
   text(): string;
@@ -45,6 +65,7 @@ export function createEditor(
       basicSetup,
       syntaxHighlighting(highlightStyle),
       sql({ dialect: SQLite, schema, upperCaseKeywords: true }),
+      SQLite.language.data.of({ autocomplete: helperCompletions }),
       EditorView.contentAttributes.of({ 'aria-label': 'SQL' }),
       EditorView.theme({
         '&': { backgroundColor: 'var(--bg)', color: 'var(--fg)', borderRadius: '8px' },

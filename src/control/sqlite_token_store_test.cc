@@ -1,4 +1,4 @@
-#include "control/token_store.h"
+#include "control/sqlite_token_store.h"
 
 #include <filesystem>
 #include <fstream>
@@ -19,9 +19,9 @@ using ::testing::Not;
 
 class TokenStoreTest : public testing::TempDirTest {
  protected:
-  std::unique_ptr<TokenStore> OpenStore() {
-    auto store = TokenStore::Open(dir() + "/control/strata.sqlite",
-                                  {.clock = [this] { return clock_.Now(); }});
+  std::unique_ptr<SqliteTokenStore> OpenStore() {
+    auto store = SqliteTokenStore::Open(dir() + "/control/strata.sqlite",
+                                        {.clock = [this] { return clock_.Now(); }});
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   }
@@ -225,7 +225,7 @@ TEST_F(TokenStoreTest, DatabaseFromANewerStrataIsRefused) {
                            {int64_t{1000}})
                     .ok());
   }
-  auto store = TokenStore::Open(dir() + "/control/strata.sqlite");
+  auto store = SqliteTokenStore::Open(dir() + "/control/strata.sqlite");
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(store.status().message()),
@@ -235,7 +235,7 @@ TEST_F(TokenStoreTest, DatabaseFromANewerStrataIsRefused) {
 TEST_F(TokenStoreTest, UnreadableDatabaseNamesTheFileAndTheRunbook) {
   std::filesystem::create_directories(dir() + "/control");
   { std::ofstream(dir() + "/control/strata.sqlite") << std::string(4096, 'x'); }
-  auto store = TokenStore::Open(dir() + "/control/strata.sqlite");
+  auto store = SqliteTokenStore::Open(dir() + "/control/strata.sqlite");
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("control/strata.sqlite"));

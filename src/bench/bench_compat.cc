@@ -1,0 +1,181 @@
+#include "bench/bench_compat.h"
+
+#include <filesystem>
+#include <vector>
+
+#include "api/attribute_discovery.h"
+#include "api/search.h"
+#include "api/tempo_answers.h"
+#include "api/traceql_search.h"
+#include "bench/bench_common.h"
+#include "bench/bench_query.h"
+#include "fmt/format.h"
+#include "io/posix_file_system.h"
+#include "otlp/encode.h"
+#include "query/query_pool.h"
+#include "query/view_files.h"
+#include "spdlog/spdlog.h"
+#include "storage/storage.h"
+#include "storage/trace_lookup.h"
+
+namespace strata::bench {
+
+int RunBenchCompat(const BenchCompatOptions& options) {
+  PosixFileSystem fs;
+  // Absolute: DuckDB may read only under the data directory, named by path.
+  const std::string dir =
+      std::filesystem::absolute(options.data_dir.empty() ? "strata-bench-compat" : options.data_dir)
+          .lexically_normal()
+          .string();
+  if (!options.reuse) {
+    if (auto exists = fs.Exists(dir); exists.ok() && *exists) {
+      if (!options.data_dir.empty()) {
+        spdlog::error("bench compat: {} exists; pass --reuse to query it, or another --dir", dir);
+        return 1;
+      }
+      (void)fs.RemoveAll(dir);
+    }
+  }
+  storage::StorageOptions storage_options;
+  storage_options.writer.max_requests_per_batch = 1;  // one batch per request
+  auto storage = storage::Storage::Open(fs, dir, storage_options);
+  if (!storage.ok()) return FailStep("compat", "open", storage.status());
+  if (!options.reuse) {
+    BenchQueryOptions build;
+    build.spans = options.spans;
+    build.batches = options.batches;
+    build.seed = options.seed;
+    if (!BuildQueryData(**storage, build, UnixNanosNow())) return 1;
+  }
+  const std::shared_ptr<const storage::Snapshot> snapshot = (*storage)->Pin();
+  auto pool = query::QueryPool::Open(query::QueryPoolOptions{.data_dir = dir});
+  if (!pool.ok()) return FailStep("compat", "query pool", pool.status());
+  const query::ViewFiles files = query::ViewFilesOf(*snapshot);
+  const query::QueryOptions slow{.deadline = std::chrono::minutes(10), .max_rows = 100'000};
+
+  // Untimed: the newest span start (the window's end), the service with the
+  // most errors in the last hour, and a sample of trace ids.
+  auto newest = (*pool)->Run(files, "SELECT max(start_time_unix_nano) FROM spans", slow);
+  if (!newest.ok() || newest->rows.empty() || !newest->rows[0][0]) {
+    return FailStep("compat", "newest span",
+                    newest.ok() ? absl::InternalError("no spans") : newest.status());
+  }
+  const int64_t end = std::stoll(*newest->rows[0][0]) + 1;
+  const int64_t start = end - static_cast<int64_t>(kHourNanos);
+  auto busiest = (*pool)->Run(
+      files,
+      fmt::format("SELECT service_name FROM spans WHERE start_time_unix_nano >= {} AND "
+                  "status_code = 2 GROUP BY 1 ORDER BY count(*) DESC LIMIT 1",
+                  start),
+      slow);
+  if (!busiest.ok() || busiest->rows.empty() || !busiest->rows[0][0]) {
+    return FailStep("compat", "a service with errors",
+                    busiest.ok() ? absl::InternalError("no errors") : busiest.status());
+  }
+  const std::string service = *busiest->rows[0][0];
+  auto sample = (*pool)->Run(
+      files,
+      fmt::format("SELECT DISTINCT hex(trace_id) FROM spans USING SAMPLE reservoir({} ROWS) "
+                  "REPEATABLE ({})",
+                  std::max(1, options.lookups), options.seed),
+      slow);
+  if (!sample.ok()) return FailStep("compat", "sampling trace ids", sample.status());
+
+  const api::CallOptions call{.deadline = std::chrono::seconds(60)};
+  const int runs = std::max(1, options.runs);
+  std::vector<double> tempo_s, tempo_duration_s, rest_s, tag_values_s;
+  size_t tempo_hits = 0, rest_hits = 0, tag_values = 0;
+  for (int run = 0; run < runs; ++run) {
+    api::TraceQLSearch search{.start = start, .end = end};
+    search.query = fmt::format(R"({{ resource.service.name = "{}" && status = error }})", service);
+    BenchClock::time_point t0 = BenchClock::now();
+    auto tempo = api::SearchTraceQL(**pool, *snapshot, dir, search, call);
+    tempo_s.push_back(SecondsSince(t0));
+    if (!tempo.ok()) return FailStep("compat", "TraceQL search", tempo.status());
+    tempo_hits = tempo->size();
+
+    search.query = fmt::format(
+        R"({{ resource.service.name = "{}" && status = error && duration > 10ms }})", service);
+    t0 = BenchClock::now();
+    auto with_duration = api::SearchTraceQL(**pool, *snapshot, dir, search, call);
+    tempo_duration_s.push_back(SecondsSince(t0));
+    if (!with_duration.ok()) return FailStep("compat", "TraceQL search", with_duration.status());
+
+    api::TraceSearch rest{.start = start, .end = end, .service = service, .status = 2};
+    t0 = BenchClock::now();
+    auto baseline = api::SearchTraces(**pool, *snapshot, dir, rest, call);
+    rest_s.push_back(SecondsSince(t0));
+    if (!baseline.ok()) return FailStep("compat", "REST search", baseline.status());
+    rest_hits = baseline->size();
+
+    api::AttributeDiscoveryQuery q{.signal = api::Signal::kSpans, .start = start, .end = end};
+    q.key = "service.name";
+    q.values = api::kDiscoveryValuesMax;
+    t0 = BenchClock::now();
+    auto values = api::DiscoverAttributes(**pool, *snapshot, dir, q, call);
+    tag_values_s.push_back(SecondsSince(t0));
+    if (!values.ok()) return FailStep("compat", "tag values", values.status());
+    tag_values = values->attributes.empty() ? 0 : values->attributes[0].values.size();
+  }
+  if (tempo_hits != rest_hits) {
+    spdlog::error("bench compat: TraceQL found {} traces, the REST search {}", tempo_hits,
+                  rest_hits);
+    return 1;
+  }
+
+  std::vector<double> proto_s, json_s;
+  size_t proto_bytes = 0;
+  for (const auto& row : sample->rows) {
+    auto id = api::ParseTempoTraceId(row[0].value_or(""));
+    if (!id.ok()) return FailStep("compat", "sampled id", id.status());
+    BenchClock::time_point t0 = BenchClock::now();
+    auto trace = storage::LookupTrace(fs, dir, *snapshot, *id, nullptr);
+    if (!trace.ok() || !trace->has_value()) {
+      return FailStep("compat", "trace lookup",
+                      trace.ok() ? absl::NotFoundError("a sampled trace") : trace.status());
+    }
+    proto_bytes += api::TempoTraceProto(otlp::EncodeTracesProto(**trace), true).size();
+    proto_s.push_back(SecondsSince(t0));
+    t0 = BenchClock::now();
+    auto again = storage::LookupTrace(fs, dir, *snapshot, *id, nullptr);
+    if (!again.ok() || !again->has_value())
+      return FailStep("compat", "trace lookup", again.status());
+    (void)otlp::EncodeTracesJson(**again);
+    json_s.push_back(SecondsSince(t0));
+  }
+
+  const double tempo_p50 = QuantileMs(tempo_s, 0.5);
+  const double tempo_duration_p50 = QuantileMs(tempo_duration_s, 0.5);
+  const double rest_p50 = QuantileMs(rest_s, 0.5);
+  const double tag_values_p50 = QuantileMs(tag_values_s, 0.5);
+  const double proto_p50 = QuantileMs(proto_s, 0.5);
+  const double json_p50 = QuantileMs(json_s, 0.5);
+  fmt::print("{:<56} {:>10}\n", "query (last hour; service " + service + ")", "p50 ms");
+  fmt::print("{:<56} {:>10.1f}   ({} traces; target 100)\n",
+             "Tempo search {service && status = error}", tempo_p50, tempo_hits);
+  fmt::print("{:<56} {:>10.1f}   (target 100)\n", "  the same && duration > 10ms",
+             tempo_duration_p50);
+  fmt::print("{:<56} {:>10.1f}   (TraceQL/REST {:.2f})\n",
+             "  baseline: GET /api/v1/traces?service=&status=error", rest_p50,
+             tempo_p50 / std::max(rest_p50, 1e-6));
+  fmt::print("{:<56} {:>10.1f}   ({} values; target 30)\n", "Tempo tag values, service.name",
+             tag_values_p50, tag_values);
+  fmt::print("{:<56} {:>10.3f}   ({} traces, {:.0f} bytes each; target 3)\n",
+             "Tempo trace by id, protobuf", proto_p50, proto_s.size(),
+             proto_s.empty() ? 0.0 : static_cast<double>(proto_bytes) / proto_s.size());
+  fmt::print("{:<56} {:>10.3f}   (protobuf/JSON {:.2f})\n",
+             "  baseline: GET /api/v1/traces/{id} (OTLP/JSON)", json_p50,
+             proto_p50 / std::max(json_p50, 1e-6));
+  fmt::print(
+      "{{\"tempo_search_p50_ms\":{:.1f},\"tempo_search_duration_p50_ms\":{:.1f},"
+      "\"rest_search_p50_ms\":{:.1f},\"tempo_tag_values_p50_ms\":{:.1f},"
+      "\"tempo_trace_p50_ms\":{:.3f},\"rest_trace_p50_ms\":{:.3f}}}\n",
+      tempo_p50, tempo_duration_p50, rest_p50, tag_values_p50, proto_p50, json_p50);
+  if (options.data_dir.empty() && !options.keep) {
+    storage->reset();
+    (void)fs.RemoveAll(dir);
+  }
+  return 0;
+}
+
+}  // namespace strata::bench
