@@ -45,6 +45,10 @@ constexpr RouteRule kRules[] = {
     {"GET", "/tempo/api/v2/search/tags", false, Access::kRead},
     {"GET", "/tempo/api/search/tag/", true, Access::kRead},
     {"GET", "/tempo/api/v2/search/tag/", true, Access::kRead},
+    // The MCP server (docs/mcp.md): agents send a read token.
+    {"POST", "/mcp", false, Access::kRead},
+    {"GET", "/mcp", false, Access::kRead},
+    {"DELETE", "/mcp", false, Access::kRead},
     // Signing in.
     {"GET", "/api/v1/auth/setup", false, Access::kPublic},
     {"POST", "/api/v1/auth/setup", false, Access::kPublic},

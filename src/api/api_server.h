@@ -46,6 +46,7 @@
 #include "api/access.h"
 #include "api/forwarded.h"
 #include "api/log_tail.h"
+#include "api/mcp_sessions.h"
 #include "api/params.h"
 #include "api/service_health.h"
 #include "api/service_map.h"
@@ -272,6 +273,34 @@ class Api {
                                                 const Caller& caller);
   // GET, PATCH and DELETE /api/v1/saved-queries/{id}.
   server::HttpResponse SavedQueryEndpoint(const server::HttpRequest& request, const Caller& caller);
+  // POST, GET and DELETE /mcp: the MCP server (mcp_endpoint.cc,
+  // docs/mcp.md). Each tool pins its own Snapshot.
+  server::HttpResponse McpEndpoint(const server::HttpRequest& request, const Caller& caller);
+  // The result JSON of one JSON-RPC request's `method`; a JSON-RPC error
+  // (code, message) otherwise.
+  struct McpOutcome {
+    std::string result;
+    int error_code = 0;
+    std::string error_message;
+  };
+  McpOutcome McpRequest(std::string_view method, std::string_view params_json);
+  // tools/call: the tool's text, or InvalidArgument/NotFound/... which the
+  // caller reports as a tool error (isError) the agent can read.
+  absl::StatusOr<std::string> McpCallTool(std::string_view name, QueryParams& args,
+                                          const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpServicesOverview(QueryParams& args,
+                                                  const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpGetTrace(QueryParams& args, const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpFindTraces(QueryParams& args, const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpSearchLogs(QueryParams& args, const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpRunSql(QueryParams& args, const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpServiceMap(QueryParams& args, const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpServicePerformance(QueryParams& args,
+                                                    const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpQueryMetrics(QueryParams& args, const storage::Snapshot& snapshot);
+  absl::StatusOr<std::string> McpInvestigateError(QueryParams& args,
+                                                  const storage::Snapshot& snapshot);
+
   // A signed-in answer: the user, with the session cookie set.
   server::HttpResponse SignedInResponse(const server::HttpRequest& request, int status,
                                         const control::SignedIn& signed_in) const;
@@ -298,6 +327,8 @@ class Api {
   // Edges resolved across batches (service_map.h); its thread is started
   // in the constructor and joined before the workers are.
   std::unique_ptr<ServiceMap> service_map_ = std::make_unique<ServiceMap>();
+  // The live MCP sessions (/mcp).
+  std::unique_ptr<McpSessions> mcp_sessions_ = std::make_unique<McpSessions>();
 };
 
 }  // namespace strata::api

@@ -12,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
 #include "cli/loadgen_cmd.h"
+#include "cli/mcp_cmd.h"
 #include "cli/quarantine_cmd.h"
 #include "cli/rollups_cmd.h"
 #include "cli/serve.h"
@@ -37,6 +38,7 @@ std::vector<Command> RegisterCommands(CLI::App* app, std::set<std::string>* env_
   std::vector<Command> commands = {RegisterServe(app, env_names), RegisterLoadgen(app, env_names)};
   for (Command& bench : RegisterBenchCommands(app)) commands.push_back(std::move(bench));
   commands.push_back(RegisterSql(app, env_names));
+  commands.push_back(RegisterMcp(app, env_names));
   for (Command& token : RegisterTokenCommands(app, env_names)) commands.push_back(std::move(token));
   for (Command& user : RegisterUserCommands(app, env_names)) commands.push_back(std::move(user));
   commands.push_back(RegisterVerify(app, env_names));

@@ -110,13 +110,13 @@ struct ServerState {
   server::IngestMetrics metrics;
 };
 
-// Forwards the REST API's requests (/api/ and the compatible APIs' prefixes,
-// docs/api.md), whatever their method, to the REST API once it exists (the
+// Forwards the REST API's requests (/api/, the compatible APIs' prefixes,
+// docs/api.md, and /mcp, docs/mcp.md), whatever their method, to the REST API once it exists (the
 // API listener starts before storage, tokens and the query pool are open);
 // its router alone says which methods a path takes. Once shutdown begins,
 // new requests are answered 503.
 void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
-  for (std::string_view prefix : {"/api/", "/tempo/", "/jaeger/"}) {
+  for (std::string_view prefix : {"/api/", "/tempo/", "/jaeger/", "/mcp"}) {
     router->Mount(prefix, [&state](server::HttpRequest request, server::HttpResponder responder) {
       if (state.phase.load() == Phase::kDraining) {
         responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));

@@ -1433,6 +1433,9 @@ absl::StatusOr<HttpResponse> HttpCall(std::string_view address, const HttpReques
   HttpResponse out;
   out.status = static_cast<int>(res.result_int());
   out.content_type = std::string(res[http::field::content_type]);
+  for (const auto& field : res) {
+    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
   out.body = std::move(res.body());
   return out;
 }

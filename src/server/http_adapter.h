@@ -392,9 +392,10 @@ void AddHealthRoutes(HttpRouter* router, HealthChecks checks);
 // ---- one-shot client ----
 
 // Sends one request to "host:port" over a fresh connection and returns the
-// answer (status, Content-Type, body; other fields dropped). For command
+// answer (status, Content-Type, header fields, body). For command
 // line tools such as `strata sql`; servers never call it. `request.body`
-// may be null. Unavailable when the connection fails, DeadlineExceeded past
+// may be null.
+// Unavailable when the connection fails, DeadlineExceeded past
 // `timeout`, InvalidArgument for a malformed address.
 [[nodiscard]] absl::StatusOr<HttpResponse> HttpCall(std::string_view address,
                                                     const HttpRequest& request,

@@ -1,0 +1,301 @@
+// POST, GET and DELETE /mcp: the MCP server's Streamable HTTP transport
+// (docs/mcp.md). Answers are plain JSON (one JSON-RPC response per POST);
+// no server-initiated stream is offered, so GET is 405.
+
+#include <variant>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/api_respond.h"
+#include "api/api_server.h"
+#include "api/mcp_jsonrpc.h"
+#include "api/mcp_tools.h"
+#include "otlp/json_writer.h"
+#include "simdjson.h"
+#include "storage/storage.h"
+
+namespace strata::api {
+namespace {
+
+constexpr std::string_view kSessionHeader = "Mcp-Session-Id";
+constexpr std::string_view kVersionHeader = "MCP-Protocol-Version";
+
+server::HttpResponse JsonRpcAnswer(int status, std::string body) {
+  server::HttpResponse response;
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = std::move(body);
+  return response;
+}
+
+// A JSON-RPC error in an HTTP error: for requests the transport refuses
+// before any method runs.
+server::HttpResponse TransportError(int status, std::string_view message,
+                                    std::string_view id = "null") {
+  return JsonRpcAnswer(status, JsonRpcErrorJson(id, kJsonRpcInvalidRequest, message));
+}
+
+void PercentEncode(std::string_view text, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (unsigned char c : text) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out->push_back(static_cast<char>(c));
+    } else {
+      out->push_back('%');
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 0xf]);
+    }
+  }
+}
+
+void AppendParam(std::string_view name, std::string_view value, std::string* query) {
+  if (!query->empty()) query->push_back('&');
+  PercentEncode(name, query);
+  query->push_back('=');
+  PercentEncode(value, query);
+}
+
+// A tool's arguments as the query parameters of the REST endpoints: each
+// member's string, integer or boolean text under its name, and each member
+// of `attributes` as attr.<key>. InvalidArgument for other shapes.
+absl::StatusOr<QueryParams> ArgumentsToParams(simdjson::dom::element arguments) {
+  std::string query;
+  simdjson::dom::object object;
+  if (arguments.get_object().get(object) != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError("arguments: must be an object");
+  }
+  for (simdjson::dom::key_value_pair member : object) {
+    const std::string_view name = member.key;
+    if (name == "attributes") {
+      simdjson::dom::object attributes;
+      if (member.value.get_object().get(attributes) != simdjson::SUCCESS) {
+        return absl::InvalidArgumentError("attributes: must be an object of strings");
+      }
+      for (simdjson::dom::key_value_pair attribute : attributes) {
+        std::string_view value;
+        if (attribute.value.get_string().get(value) != simdjson::SUCCESS) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("attributes.", std::string(attribute.key), ": must be a string"));
+        }
+        AppendParam(absl::StrCat("attr.", std::string(attribute.key)), value, &query);
+      }
+      continue;
+    }
+    std::string_view text;
+    int64_t integer = 0;
+    bool flag = false;
+    if (member.value.get_string().get(text) == simdjson::SUCCESS) {
+      AppendParam(name, text, &query);
+    } else if (member.value.get_int64().get(integer) == simdjson::SUCCESS) {
+      AppendParam(name, absl::StrCat(integer), &query);
+    } else if (member.value.get_bool().get(flag) == simdjson::SUCCESS) {
+      AppendParam(name, flag ? "true" : "false", &query);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(name), ": must be a string, an integer or a boolean"));
+    }
+  }
+  return QueryParams::Parse(query);
+}
+
+std::string TextContent(std::string_view text, bool is_error) {
+  std::string out = R"({"content":[{"type":"text","text":")";
+  otlp::JsonWriter::AppendEscaped(text, &out);
+  out.append(R"("}],"isError":)");
+  out.append(is_error ? "true}" : "false}");
+  return out;
+}
+
+}  // namespace
+
+server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const Caller& caller) {
+  // DNS rebinding: a browser page of another origin must not reach a
+  // local strata, so an Origin header must name this server.
+  if (const std::string_view origin = request.Header("Origin"); !origin.empty()) {
+    const RequestView view = View(request);
+    const std::string expected = absl::StrCat(view.secure ? "https://" : "http://", view.host);
+    if (!absl::EqualsIgnoreCase(absl::string_view(origin.data(), origin.size()), expected)) {
+      return TransportError(403, absl::StrCat("Origin ", QuoteForError(origin),
+                                              " is not this server's (", expected, ")"));
+    }
+  }
+  if (request.method == "GET") {
+    server::HttpResponse response = TransportError(
+        405, "this server offers no server-initiated stream; POST JSON-RPC messages to /mcp");
+    response.headers.emplace_back("Allow", "POST, DELETE");
+    return response;
+  }
+  const std::string_view session = request.Header(kSessionHeader);
+  if (request.method == "DELETE") {
+    if (session.empty()) return TransportError(400, "Mcp-Session-Id: required");
+    if (!mcp_sessions_->End(session)) return TransportError(404, "no such session");
+    return JsonRpcAnswer(200, "{}");
+  }
+  const std::string_view body = request.body != nullptr ? *request.body : std::string_view();
+  if (body.size() > kMaxJsonRpcMessageBytes) {
+    return TransportError(
+        413, absl::StrCat("the message is larger than ", kMaxJsonRpcMessageBytes, " bytes"));
+  }
+  std::variant<JsonRpcMessage, JsonRpcError> parsed = ParseJsonRpc(body);
+  if (const JsonRpcError* error = std::get_if<JsonRpcError>(&parsed)) {
+    return JsonRpcAnswer(400, JsonRpcErrorJson(error->id, error->code, error->message));
+  }
+  const JsonRpcMessage& message = std::get<JsonRpcMessage>(parsed);
+  const std::string_view version = request.Header(kVersionHeader);
+  if (!version.empty() && !IsMcpProtocolVersion(version)) {
+    return TransportError(
+        400, absl::StrCat("MCP-Protocol-Version: ", QuoteForError(version), " is not supported"),
+        message.id.empty() ? "null" : message.id);
+  }
+  const int64_t now = options_.now();
+  if (message.kind == JsonRpcMessage::Kind::kRequest && message.method == "initialize") {
+    simdjson::dom::parser parser;
+    simdjson::dom::element params;
+    std::string agreed(kMcpProtocolVersions[0]);
+    if (parser.parse(message.params).get(params) == simdjson::SUCCESS) {
+      std::string_view asked;
+      if (params["protocolVersion"].get_string().get(asked) == simdjson::SUCCESS &&
+          IsMcpProtocolVersion(asked)) {
+        agreed = std::string(asked);
+      }
+    }
+    const std::string id = mcp_sessions_->Create(now, agreed);
+    const std::string result = absl::StrCat(
+        R"({"protocolVersion":")", agreed,
+        R"(","capabilities":{"tools":{"listChanged":false},"resources":{"listChanged":false},)"
+        R"("prompts":{"listChanged":false}},"serverInfo":{"name":"strata","title":"strata",)"
+        R"("version":"1"},"instructions":"strata holds OpenTelemetry traces, logs and metrics. )"
+        R"(Start with services_overview, then service_performance or find_traces, get_trace )"
+        R"(and search_logs. Times are RFC 3339 UTC; durations are in ms."})");
+    server::HttpResponse response = JsonRpcAnswer(200, JsonRpcResultJson(message.id, result));
+    response.headers.emplace_back(std::string(kSessionHeader), id);
+    return response;
+  }
+  if (session.empty()) {
+    return TransportError(400, "Mcp-Session-Id: required (send initialize first)",
+                          message.id.empty() ? "null" : message.id);
+  }
+  if (!mcp_sessions_->Touch(session, now)) {
+    return TransportError(404, "no such session (it ended or expired); initialize again",
+                          message.id.empty() ? "null" : message.id);
+  }
+  if (message.kind != JsonRpcMessage::Kind::kRequest) {
+    server::HttpResponse accepted = JsonRpcAnswer(202, "");
+    return accepted;
+  }
+  McpOutcome outcome = McpRequest(message.method, message.params);
+  if (outcome.error_code != 0) {
+    return JsonRpcAnswer(200,
+                         JsonRpcErrorJson(message.id, outcome.error_code, outcome.error_message));
+  }
+  return JsonRpcAnswer(200, JsonRpcResultJson(message.id, outcome.result));
+}
+
+Api::McpOutcome Api::McpRequest(std::string_view method, std::string_view params_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element params;
+  if (parser.parse(params_json.data(), params_json.size()).get(params) != simdjson::SUCCESS) {
+    return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "params: not JSON"};
+  }
+  if (method == "ping") return McpOutcome{.result = "{}"};
+  if (method == "tools/list") return McpOutcome{.result = std::string(McpToolsListJson())};
+  if (method == "resources/list") {
+    return McpOutcome{.result = std::string(McpResourcesListJson())};
+  }
+  if (method == "resources/templates/list")
+    return McpOutcome{.result = R"({"resourceTemplates":[]})"};
+  if (method == "prompts/list") return McpOutcome{.result = std::string(McpPromptsListJson())};
+  if (method == "prompts/get") {
+    std::string_view name;
+    std::string_view service;
+    if (params["name"].get_string().get(name) != simdjson::SUCCESS) {
+      return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "name: required"};
+    }
+    if (params["arguments"]["service"].get_string().get(service) != simdjson::SUCCESS) {
+      return McpOutcome{.error_code = kJsonRpcInvalidParams,
+                        .error_message = "arguments.service: required"};
+    }
+    const std::string text = McpPromptText(name, service);
+    if (text.empty()) {
+      return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "no such prompt"};
+    }
+    std::string out = R"({"messages":[{"role":"user","content":{"type":"text","text":")";
+    otlp::JsonWriter::AppendEscaped(text, &out);
+    out.append(R"("}}]})");
+    return McpOutcome{.result = std::move(out)};
+  }
+  const bool is_tool = method == "tools/call";
+  if (!is_tool && method != "resources/read") {
+    return McpOutcome{.error_code = kJsonRpcMethodNotFound,
+                      .error_message = absl::StrCat("no such method: ", std::string(method))};
+  }
+  std::string_view name;
+  simdjson::dom::element arguments;
+  simdjson::dom::parser empty_parser;
+  if (is_tool) {
+    if (params["name"].get_string().get(name) != simdjson::SUCCESS) {
+      return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "name: required"};
+    }
+    if (params["arguments"].get(arguments) != simdjson::SUCCESS &&
+        empty_parser.parse(std::string_view("{}")).get(arguments) != simdjson::SUCCESS) {
+      return McpOutcome{.error_code = kJsonRpcInternalError, .error_message = "internal"};
+    }
+  } else {
+    std::string_view uri;
+    if (params["uri"].get_string().get(uri) != simdjson::SUCCESS) {
+      return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "uri: required"};
+    }
+    name = uri;
+  }
+  if (is_tool && !IsMcpTool(name)) {
+    return McpOutcome{.error_code = kJsonRpcInvalidParams,
+                      .error_message = absl::StrCat("no such tool: ", std::string(name))};
+  }
+  storage::Storage* storage = options_.storage ? options_.storage() : nullptr;
+  const bool ready = storage != nullptr && options_.pool != nullptr && options_.fs != nullptr;
+  if (!is_tool) {
+    std::string text;
+    std::string mime = "text/markdown";
+    if (name == "strata://docs/sql") {
+      text = std::string(McpSqlHelpText());
+    } else if (name == "strata://services" && ready) {
+      const std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+      absl::StatusOr<QueryParams> none = QueryParams::Parse("");
+      absl::StatusOr<std::string> services = McpServicesOverview(*none, *snapshot);
+      if (!services.ok()) {
+        return McpOutcome{.error_code = kJsonRpcInternalError,
+                          .error_message = std::string(services.status().message())};
+      }
+      text = *std::move(services);
+      mime = "application/json";
+    } else {
+      // -32002: the code the MCP specification gives a resource not found.
+      return McpOutcome{.error_code = -32002,
+                        .error_message = absl::StrCat("no such resource: ", std::string(name))};
+    }
+    std::string out = R"({"contents":[{"uri":")";
+    otlp::JsonWriter::AppendEscaped(name, &out);
+    out.append(R"(","mimeType":")").append(mime).append(R"(","text":")");
+    otlp::JsonWriter::AppendEscaped(text, &out);
+    out.append(R"("}]})");
+    return McpOutcome{.result = std::move(out)};
+  }
+  if (!ready) return McpOutcome{.result = TextContent("strata is recovering; retry shortly", true)};
+  absl::StatusOr<QueryParams> args = ArgumentsToParams(arguments);
+  if (!args.ok()) {
+    return McpOutcome{.result = TextContent(std::string(args.status().message()), true)};
+  }
+  // Pinned until the answer is built: nothing the tool reads is deleted.
+  const std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+  absl::StatusOr<std::string> text = McpCallTool(name, *args, *snapshot);
+  if (!text.ok()) {
+    return McpOutcome{.result =
+                          TextContent(absl::StrCat(absl::StatusCodeToString(text.status().code()),
+                                                   ": ", text.status().message()),
+                                      true)};
+  }
+  return McpOutcome{.result = TextContent(*text, false)};
+}
+
+}  // namespace strata::api
