@@ -27,4 +27,12 @@ std::string BoundedArray(const std::vector<std::string>& items, size_t budget, s
   return out;
 }
 
+void AppendJsonValue(otlp::JsonWriter& w, std::string* out, std::string_view json) {
+  // Null() writes the separator the writer owes and marks a value written;
+  // its "null" is then replaced by `json`.
+  w.Null();
+  out->resize(out->size() - 4);
+  out->append(json);
+}
+
 }  // namespace strata::api

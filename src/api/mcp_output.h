@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "otlp/json_writer.h"
+
 namespace strata::api {
 
 // The most bytes of JSON one tool call answers (docs/mcp.md, "Budgets").
@@ -24,5 +26,9 @@ double Milliseconds(int64_t ns);
 // A JSON array of `items` (each one JSON value) holding as many of them, in
 // order, as fit in `budget` bytes; `*shown` gets how many.
 std::string BoundedArray(const std::vector<std::string>& items, size_t budget, size_t* shown);
+
+// Writes `json`, one JSON value already written out, as the next value of
+// `w`, which writes into `out`.
+void AppendJsonValue(otlp::JsonWriter& w, std::string* out, std::string_view json);
 
 }  // namespace strata::api

@@ -119,7 +119,7 @@ void WriteList(JsonWriter& w, std::string* out, std::string_view key,
                std::vector<std::string>* notes, bool* truncated) {
   size_t shown = 0;
   w.Key(key);
-  out->append(BoundedArray(items, share, &shown));
+  AppendJsonValue(w, out, BoundedArray(items, share, &shown));
   if (shown < items.size()) {
     *truncated = true;
     notes->push_back(absl::StrCat(std::string(key), ": ", shown, " of ", items.size(),
@@ -359,7 +359,7 @@ absl::StatusOr<std::string> Api::McpSearchLogs(QueryParams& args,
   bool truncated = false;
   size_t shown = 0;
   w.Key("logs");
-  out.append(BoundedArray(items, Left(out, 1200), &shown));
+  AppendJsonValue(w, &out, BoundedArray(items, Left(out, 1200), &shown));
   // The next page starts after the last record shown: when the budget cut
   // the page, the cursor of the page would skip records, so say so.
   w.Key("next_cursor");
@@ -683,7 +683,7 @@ absl::StatusOr<std::string> Api::McpInvestigateError(QueryParams& args,
     TraceSummaryOptions summary;
     summary.budget_bytes = kMcpOutputBudgetBytes / 2;
     w.Key("trace");
-    out.append(TraceSummaryJson(*batch, summary));
+    AppendJsonValue(w, &out, TraceSummaryJson(*batch, summary));
     int64_t first = INT64_MAX;
     int64_t last = 0;
     for (size_t i = 0; i < batch->spans.size(); ++i) {

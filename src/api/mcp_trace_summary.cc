@@ -207,7 +207,7 @@ std::string TraceSummaryJson(const otlp::TraceBatch& trace, const TraceSummaryOp
   w.Key("error_span_count");
   w.Int(errors);
   w.Key("root");
-  out.append(view.SpanJson(root));
+  AppendJsonValue(w, &out, view.SpanJson(root));
   w.Key("spans_by_service");
   w.BeginObject();
   for (const auto& [name, count] : per_service) {
@@ -227,12 +227,12 @@ std::string TraceSummaryJson(const otlp::TraceBatch& trace, const TraceSummaryOp
   };
   size_t shown = 0;
   w.Key("critical_path");
-  out.append(BoundedArray(path, remaining() / 3, &shown));
+  AppendJsonValue(w, &out, BoundedArray(path, remaining() / 3, &shown));
   if (shown < path.size()) truncated = true;
   if (shown < path.size())
     notes.push_back(absl::StrCat("critical_path: first ", shown, " of ", path.size(), " spans"));
   w.Key("error_spans");
-  out.append(BoundedArray(error_spans, remaining() / 2, &shown));
+  AppendJsonValue(w, &out, BoundedArray(error_spans, remaining() / 2, &shown));
   if (shown < error_spans.size() || errors > static_cast<int64_t>(shown)) {
     truncated = true;
     notes.push_back(absl::StrCat("error_spans: ", shown, " of ", errors,
@@ -240,7 +240,8 @@ std::string TraceSummaryJson(const otlp::TraceBatch& trace, const TraceSummaryOp
                                  "(status_code = 2) or include_spans"));
   }
   w.Key("slowest_spans");
-  out.append(
+  AppendJsonValue(
+      w, &out,
       BoundedArray(slow_spans, options.include_spans ? remaining() / 3 : remaining(), &shown));
   if (options.include_spans) {
     std::vector<std::string> page;
@@ -249,7 +250,7 @@ std::string TraceSummaryJson(const otlp::TraceBatch& trace, const TraceSummaryOp
       page.push_back(view.SpanJson(by_start[k], /*with_parent=*/true));
     }
     w.Key("spans");
-    out.append(BoundedArray(page, remaining(), &shown));
+    AppendJsonValue(w, &out, BoundedArray(page, remaining(), &shown));
     w.Key("span_offset");
     w.Uint(options.span_offset);
     const size_t next = options.span_offset + shown;

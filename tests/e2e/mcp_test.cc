@@ -6,6 +6,7 @@
 // token, an ingest token, a revoked token).
 
 #include <chrono>
+#include <iostream>
 #include <string>
 #include <thread>
 
@@ -50,7 +51,7 @@ TEST(McpTest, SdkClientDrivesBothTransportsAndAgreesWithTheRestApi) {
   bool ready = false;
   while (!ready && std::chrono::steady_clock::now() < deadline) {
     ready = Read(base + "services", reader).find("\"name\"") != std::string::npos &&
-            Read(base + "logs?limit=1", reader).find("\"time\"") != std::string::npos &&
+            Read(base + "logs?limit=1", reader).find("\"time_unix_nano\"") != std::string::npos &&
             Read(base + "metrics/names", reader).find("\"name\"") != std::string::npos;
     if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -61,6 +62,7 @@ TEST(McpTest, SdkClientDrivesBothTransportsAndAgreesWithTheRestApi) {
                     ChildEnvironment());
   const int code = client.Wait(std::chrono::seconds(180));
   EXPECT_EQ(code, 0) << client.output();
+  std::cout << "mcp_client.mjs: " << client.output();
   EXPECT_THAT(client.output(), HasSubstr(R"("ok":true)")) << client.output();
   EXPECT_EQ(server.Stop(), 0) << server.output();
 }
