@@ -11,7 +11,6 @@
 namespace strata::api {
 namespace {
 
-using otlp::JsonWriter;
 using otlp::ValueType;
 
 constexpr std::string_view kServiceNameKey = "service.name";
@@ -43,7 +42,7 @@ void AppendPlainValue(const otlp::BatchBase& batch, const otlp::ValueColumns& va
     for (uint32_t i = children.begin; i < children.end(); ++i) {
       if (i != children.begin) out->push_back(',');
       out->push_back('"');
-      JsonWriter::AppendEscaped(batch.nested_attributes.key[i], out);
+      otlp::JsonWriter::AppendEscaped(batch.nested_attributes.key[i], out);
       out->append("\":");
       AppendPlainValue(batch, batch.nested_attributes.value, i, depth + 1, out);
     }
@@ -51,7 +50,7 @@ void AppendPlainValue(const otlp::BatchBase& batch, const otlp::ValueColumns& va
     return;
   }
   // A fresh writer: nothing before it at its level, so no comma.
-  JsonWriter w(out);
+  otlp::JsonWriter w(out);
   switch (type) {
     case ValueType::kString:
       w.String(values.str[row]);
@@ -81,7 +80,7 @@ std::string PlainValueText(const otlp::BatchBase& batch, const otlp::ValueColumn
   return out;
 }
 
-void WriteTag(JsonWriter* w, std::string_view key, std::string_view type) {
+void WriteTag(otlp::JsonWriter* w, std::string_view key, std::string_view type) {
   w->Key("key");
   w->String(key);
   w->Key("type");
@@ -89,7 +88,7 @@ void WriteTag(JsonWriter* w, std::string_view key, std::string_view type) {
   w->Key("value");
 }
 
-void StringTag(JsonWriter* w, std::string_view key, std::string_view value) {
+void StringTag(otlp::JsonWriter* w, std::string_view key, std::string_view value) {
   w->BeginObject();
   WriteTag(w, key, "string");
   w->String(value);
@@ -100,7 +99,7 @@ void StringTag(JsonWriter* w, std::string_view key, std::string_view value) {
 // doubles and bytes keep their types; arrays and maps are strings of their
 // JSON text; an empty value is the empty string.
 void AttributeTag(const otlp::BatchBase& batch, const otlp::AttributeColumns& attributes,
-                  size_t row, JsonWriter* w) {
+                  size_t row, otlp::JsonWriter* w) {
   const otlp::ValueColumns& values = attributes.value;
   const std::string_view key = attributes.key[row];
   w->BeginObject();
@@ -139,19 +138,21 @@ void AttributeTag(const otlp::BatchBase& batch, const otlp::AttributeColumns& at
 }
 
 void AttributeTags(const otlp::BatchBase& batch, const otlp::AttributeColumns& attributes,
-                   otlp::Range rows, std::string_view skip_key, JsonWriter* w) {
+                   otlp::Range rows, std::string_view skip_key, otlp::JsonWriter* w) {
   for (uint32_t i = rows.begin; i < rows.end(); ++i) {
     if (!skip_key.empty() && attributes.key[i] == skip_key) continue;
     AttributeTag(batch, attributes, i, w);
   }
 }
 
-void HexId(JsonWriter* w, const otlp::SpanId& id) { w->HexString(id.data(), id.size()); }
+void HexId(otlp::JsonWriter* w, const otlp::SpanId& id) { w->HexString(id.data(), id.size()); }
 
-void TraceIdString(JsonWriter* w, const otlp::TraceId& id) { w->String(JaegerTraceIdHex(id)); }
+void TraceIdString(otlp::JsonWriter* w, const otlp::TraceId& id) {
+  w->String(JaegerTraceIdHex(id));
+}
 
 // Writes the process of resource `resource`.
-void WriteProcess(const otlp::BatchBase& batch, uint32_t resource, JsonWriter* w) {
+void WriteProcess(const otlp::BatchBase& batch, uint32_t resource, otlp::JsonWriter* w) {
   const otlp::Range attributes = batch.resources.attributes[resource];
   std::optional<std::string_view> service;
   for (uint32_t i = attributes.begin; i < attributes.end(); ++i) {
@@ -177,12 +178,12 @@ void WriteProcess(const otlp::BatchBase& batch, uint32_t resource, JsonWriter* w
 // process).
 std::string ProcessJson(const otlp::BatchBase& batch, uint32_t resource) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   WriteProcess(batch, resource, &w);
   return out;
 }
 
-void WriteLogs(const otlp::TraceBatch& batch, otlp::Range events, JsonWriter* w) {
+void WriteLogs(const otlp::TraceBatch& batch, otlp::Range events, otlp::JsonWriter* w) {
   w->BeginArray();
   for (uint32_t e = events.begin; e < events.end(); ++e) {
     w->BeginObject();
@@ -207,7 +208,7 @@ void WriteLogs(const otlp::TraceBatch& batch, otlp::Range events, JsonWriter* w)
   w->EndArray();
 }
 
-void WriteSpanTags(const otlp::TraceBatch& batch, size_t s, JsonWriter* w) {
+void WriteSpanTags(const otlp::TraceBatch& batch, size_t s, otlp::JsonWriter* w) {
   const otlp::SpanColumns& spans = batch.spans;
   w->BeginArray();
   AttributeTags(batch, batch.span_attributes, spans.attributes[s], "", w);
@@ -234,7 +235,7 @@ void WriteSpanTags(const otlp::TraceBatch& batch, size_t s, JsonWriter* w) {
   w->EndArray();
 }
 
-void WriteReferences(const otlp::TraceBatch& batch, size_t s, JsonWriter* w) {
+void WriteReferences(const otlp::TraceBatch& batch, size_t s, otlp::JsonWriter* w) {
   const otlp::SpanColumns& spans = batch.spans;
   w->BeginArray();
   const otlp::SpanId zero{};
@@ -263,7 +264,7 @@ void WriteReferences(const otlp::TraceBatch& batch, size_t s, JsonWriter* w) {
 }
 
 void WriteSpan(const otlp::TraceBatch& batch, size_t s, std::string_view process_id,
-               JsonWriter* w) {
+               otlp::JsonWriter* w) {
   const otlp::SpanColumns& spans = batch.spans;
   w->BeginObject();
   w->Key("traceID");
@@ -297,7 +298,8 @@ void WriteSpan(const otlp::TraceBatch& batch, size_t s, std::string_view process
 }
 
 // Writes the trace made of `rows` (spans of one trace id).
-void WriteTrace(const otlp::TraceBatch& batch, const std::vector<uint32_t>& rows, JsonWriter* w) {
+void WriteTrace(const otlp::TraceBatch& batch, const std::vector<uint32_t>& rows,
+                otlp::JsonWriter* w) {
   // Processes by identity, numbered in order of first use; each written
   // from the first resource that has it.
   std::vector<uint32_t> processes;
@@ -382,7 +384,7 @@ std::optional<int32_t> JaegerSpanKindOf(std::string_view name) {
   return std::nullopt;
 }
 
-size_t WriteJaegerTraces(const otlp::TraceBatch& batch, JsonWriter* out) {
+size_t WriteJaegerTraces(const otlp::TraceBatch& batch, otlp::JsonWriter* out) {
   std::vector<otlp::TraceId> order;
   std::map<otlp::TraceId, std::vector<uint32_t>> rows;
   for (uint32_t s = 0; s < batch.spans.size(); ++s) {
@@ -396,7 +398,7 @@ size_t WriteJaegerTraces(const otlp::TraceBatch& batch, JsonWriter* out) {
 
 std::string JaegerTracesResponse(std::span<const otlp::TraceBatch> traces) {
   std::string data;
-  JsonWriter w(&data);
+  otlp::JsonWriter w(&data);
   w.BeginArray();
   size_t total = 0;
   for (const otlp::TraceBatch& batch : traces) {
@@ -408,7 +410,7 @@ std::string JaegerTracesResponse(std::span<const otlp::TraceBatch> traces) {
 
 std::string JaegerNamesResponse(const std::vector<std::string>& names) {
   std::string data;
-  JsonWriter w(&data);
+  otlp::JsonWriter w(&data);
   w.BeginArray();
   for (const std::string& name : names) w.String(name);
   w.EndArray();
@@ -417,7 +419,7 @@ std::string JaegerNamesResponse(const std::vector<std::string>& names) {
 
 std::string JaegerOperationsResponse(const std::vector<JaegerOperation>& operations) {
   std::string data;
-  JsonWriter w(&data);
+  otlp::JsonWriter w(&data);
   w.BeginArray();
   for (const JaegerOperation& operation : operations) {
     w.BeginObject();
@@ -433,7 +435,7 @@ std::string JaegerOperationsResponse(const std::vector<JaegerOperation>& operati
 
 std::string JaegerDependenciesResponse(const std::vector<JaegerDependency>& dependencies) {
   std::string data;
-  JsonWriter w(&data);
+  otlp::JsonWriter w(&data);
   w.BeginArray();
   for (const JaegerDependency& dependency : dependencies) {
     w.BeginObject();
@@ -451,7 +453,7 @@ std::string JaegerDependenciesResponse(const std::vector<JaegerDependency>& depe
 
 std::string JaegerErrorResponse(int code, std::string_view message) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("data");
   w.Null();

@@ -141,12 +141,7 @@ absl::StatusOr<std::optional<int64_t>> ParseJaegerLookback(std::string_view name
 }
 
 absl::StatusOr<otlp::TraceId> ParseJaegerTraceId(std::string_view value) {
-  if (value.empty() || value.size() > 32) {
-    return Bad("trace_id", Cat("not 1 to 32 hex digits: ", QuoteForError(value)));
-  }
-  std::string padded(32 - value.size(), '0');
-  padded.append(value);
-  return ParseTraceId("trace_id", padded);
+  return ParseTrimmedTraceId("trace_id", value);
 }
 
 absl::StatusOr<std::optional<std::string>> TakeJaegerParam(QueryParams& params,
@@ -157,28 +152,81 @@ absl::StatusOr<std::optional<std::string>> TakeJaegerParam(QueryParams& params,
   return value;
 }
 
+namespace {
+
+// A parameter's value into *text (nullopt when absent or empty).
+absl::Status TakeInto(QueryParams& params, std::string_view name,
+                      std::optional<std::string>* text) {
+  absl::StatusOr<std::optional<std::string>> value = TakeJaegerParam(params, name);
+  if (!value.ok()) return value.status();
+  *text = *std::move(value);
+  return absl::OkStatus();
+}
+
+// What the classic and the v3 searches share, under each API's names.
+struct SharedSearchNames {
+  std::string_view service;
+  std::string_view operation;
+  std::string_view tags;
+  std::string_view min_duration;
+  std::string_view max_duration;
+  std::string_view limit;
+};
+
+absl::Status TakeSharedSearch(QueryParams& params, const SharedSearchNames& names,
+                              TraceSearch* search) {
+  std::optional<std::string> text;
+  if (absl::Status s = TakeInto(params, names.service, &text); !s.ok()) return s;
+  search->service = text;
+  if (absl::Status s = TakeInto(params, names.operation, &text); !s.ok()) return s;
+  search->operation = text;
+  if (absl::Status s = TakeInto(params, names.tags, &text); !s.ok()) return s;
+  if (text.has_value()) {
+    absl::StatusOr<JaegerTags> tags = ParseJaegerTags(names.tags, *text);
+    if (!tags.ok()) return tags.status();
+    search->attributes = std::move(tags->attributes);
+    search->status = tags->status;
+    search->kind = tags->kind;
+  }
+  for (const std::string_view name : {names.min_duration, names.max_duration}) {
+    if (absl::Status s = TakeInto(params, name, &text); !s.ok()) return s;
+    if (!text.has_value()) continue;
+    absl::StatusOr<int64_t> nanos = ParseDuration(name, *text);
+    if (!nanos.ok()) return nanos.status();
+    (name == names.min_duration ? search->min_duration : search->max_duration) = *nanos;
+  }
+  if (search->min_duration.has_value() && search->max_duration.has_value() &&
+      *search->min_duration > *search->max_duration) {
+    return Bad(names.min_duration, Cat("above ", names.max_duration));
+  }
+  if (absl::Status s = TakeInto(params, names.limit, &text); !s.ok()) return s;
+  search->limit = kJaegerTraceLimit.default_value;
+  if (text.has_value()) {
+    absl::StatusOr<int64_t> limit =
+        ParseInteger(names.limit, *text, 1, kJaegerTraceLimit.max_value);
+    if (!limit.ok()) return limit.status();
+    search->limit = *limit;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<TraceSearch> TakeJaegerTraceSearch(QueryParams& params, const NowFunction& now) {
   TraceSearch search;
-  std::optional<std::string> text;
-  auto take = [&](std::string_view name) -> absl::Status {
-    absl::StatusOr<std::optional<std::string>> value = TakeJaegerParam(params, name);
-    if (!value.ok()) return value.status();
-    text = *std::move(value);
-    return absl::OkStatus();
-  };
-  if (absl::Status s = take("service"); !s.ok()) return s;
-  search.service = text;
-  if (absl::Status s = take("operation"); !s.ok()) return s;
-  search.operation = text;
-  if (absl::Status s = take("tags"); !s.ok()) return s;
-  if (text.has_value()) {
-    absl::StatusOr<JaegerTags> tags = ParseJaegerTags("tags", *text);
-    if (!tags.ok()) return tags.status();
-    search.attributes = std::move(tags->attributes);
-    search.status = tags->status;
-    search.kind = tags->kind;
+  if (absl::Status s = TakeSharedSearch(params,
+                                        {.service = "service",
+                                         .operation = "operation",
+                                         .tags = "tags",
+                                         .min_duration = "minDuration",
+                                         .max_duration = "maxDuration",
+                                         .limit = "limit"},
+                                        &search);
+      !s.ok()) {
+    return s;
   }
-  if (absl::Status s = take("spanKind"); !s.ok()) return s;
+  std::optional<std::string> text;
+  if (absl::Status s = TakeInto(params, "spanKind", &text); !s.ok()) return s;
   if (text.has_value()) {
     const std::optional<int32_t> kind = JaegerSpanKindOf(absl::AsciiStrToLower(*text));
     if (!kind.has_value()) {
@@ -187,18 +235,7 @@ absl::StatusOr<TraceSearch> TakeJaegerTraceSearch(QueryParams& params, const Now
     }
     search.kind = *kind;
   }
-  for (const std::string_view name : {"minDuration", "maxDuration"}) {
-    if (absl::Status s = take(name); !s.ok()) return s;
-    if (!text.has_value()) continue;
-    absl::StatusOr<int64_t> nanos = ParseDuration(name, *text);
-    if (!nanos.ok()) return nanos.status();
-    (name == "minDuration" ? search.min_duration : search.max_duration) = *nanos;
-  }
-  if (search.min_duration.has_value() && search.max_duration.has_value() &&
-      *search.min_duration > *search.max_duration) {
-    return Bad("minDuration", "above maxDuration");
-  }
-  if (absl::Status s = take("end"); !s.ok()) return s;
+  if (absl::Status s = TakeInto(params, "end", &text); !s.ok()) return s;
   if (text.has_value()) {
     absl::StatusOr<int64_t> end = ParseJaegerMicros("end", *text);
     if (!end.ok()) return end.status();
@@ -206,14 +243,14 @@ absl::StatusOr<TraceSearch> TakeJaegerTraceSearch(QueryParams& params, const Now
   } else {
     search.end = now();
   }
-  if (absl::Status s = take("lookback"); !s.ok()) return s;
+  if (absl::Status s = TakeInto(params, "lookback", &text); !s.ok()) return s;
   std::optional<int64_t> lookback;
   if (text.has_value()) {
     absl::StatusOr<std::optional<int64_t>> parsed = ParseJaegerLookback("lookback", *text);
     if (!parsed.ok()) return parsed.status();
     lookback = *parsed;
   }
-  if (absl::Status s = take("start"); !s.ok()) return s;
+  if (absl::Status s = TakeInto(params, "start", &text); !s.ok()) return s;
   if (text.has_value()) {
     absl::StatusOr<int64_t> start = ParseJaegerMicros("start", *text);
     if (!start.ok()) return start.status();
@@ -223,66 +260,34 @@ absl::StatusOr<TraceSearch> TakeJaegerTraceSearch(QueryParams& params, const Now
         std::max<int64_t>(0, search.end - lookback.value_or(kJaegerDefaultLookbackNanos));
   }
   if (search.start >= search.end) return Bad("start", "must be before end");
-  if (absl::Status s = take("limit"); !s.ok()) return s;
-  search.limit = kJaegerTraceLimit.default_value;
-  if (text.has_value()) {
-    absl::StatusOr<int64_t> limit = ParseInteger("limit", *text, 1, kJaegerTraceLimit.max_value);
-    if (!limit.ok()) return limit.status();
-    search.limit = *limit;
-  }
   return search;
 }
 
 absl::StatusOr<TraceSearch> TakeJaegerV3Search(QueryParams& params) {
   TraceSearch search;
-  std::optional<std::string> text;
-  auto take = [&](std::string_view name) -> absl::Status {
-    absl::StatusOr<std::optional<std::string>> value = TakeJaegerParam(params, name);
-    if (!value.ok()) return value.status();
-    text = *std::move(value);
-    return absl::OkStatus();
-  };
-  if (absl::Status s = take("query.service_name"); !s.ok()) return s;
-  search.service = text;
-  if (absl::Status s = take("query.operation_name"); !s.ok()) return s;
-  search.operation = text;
-  if (absl::Status s = take("query.attributes"); !s.ok()) return s;
-  if (text.has_value()) {
-    absl::StatusOr<JaegerTags> tags = ParseJaegerTags("query.attributes", *text);
-    if (!tags.ok()) return tags.status();
-    search.attributes = std::move(tags->attributes);
-    search.status = tags->status;
-    search.kind = tags->kind;
+  if (absl::Status s = TakeSharedSearch(params,
+                                        {.service = "query.service_name",
+                                         .operation = "query.operation_name",
+                                         .tags = "query.attributes",
+                                         .min_duration = "query.duration_min",
+                                         .max_duration = "query.duration_max",
+                                         .limit = "query.search_depth"},
+                                        &search);
+      !s.ok()) {
+    return s;
   }
+  std::optional<std::string> text;
   for (const std::string_view name : {"query.start_time_min", "query.start_time_max"}) {
-    if (absl::Status s = take(name); !s.ok()) return s;
+    if (absl::Status s = TakeInto(params, name, &text); !s.ok()) return s;
     if (!text.has_value()) return Bad(name, "required");
     absl::StatusOr<int64_t> time = ParseTime(name, *text);
     if (!time.ok()) return time.status();
     (name == "query.start_time_min" ? search.start : search.end) = *time;
   }
-  if (search.start >= search.end)
+  if (search.start >= search.end) {
     return Bad("query.start_time_min", "must be before start_time_max");
-  for (const std::string_view name : {"query.duration_min", "query.duration_max"}) {
-    if (absl::Status s = take(name); !s.ok()) return s;
-    if (!text.has_value()) continue;
-    absl::StatusOr<int64_t> nanos = ParseDuration(name, *text);
-    if (!nanos.ok()) return nanos.status();
-    (name == "query.duration_min" ? search.min_duration : search.max_duration) = *nanos;
   }
-  if (search.min_duration.has_value() && search.max_duration.has_value() &&
-      *search.min_duration > *search.max_duration) {
-    return Bad("query.duration_min", "above duration_max");
-  }
-  if (absl::Status s = take("query.search_depth"); !s.ok()) return s;
-  search.limit = kJaegerTraceLimit.default_value;
-  if (text.has_value()) {
-    absl::StatusOr<int64_t> limit =
-        ParseInteger("query.search_depth", *text, 1, kJaegerTraceLimit.max_value);
-    if (!limit.ok()) return limit.status();
-    search.limit = *limit;
-  }
-  if (absl::Status s = take("query.raw_traces"); !s.ok()) return s;
+  if (absl::Status s = TakeInto(params, "query.raw_traces", &text); !s.ok()) return s;
   if (text.has_value() && *text != "true" && *text != "false") {
     return Bad("query.raw_traces", Cat("not true or false: ", QuoteForError(*text)));
   }

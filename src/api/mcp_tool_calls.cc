@@ -26,8 +26,6 @@
 namespace strata::api {
 namespace {
 
-using otlp::JsonWriter;
-
 absl::Status TakeString(QueryParams& params, std::string_view name,
                         std::optional<std::string>* out) {
   STRATA_ASSIGN_OR_RETURN(*out, params.Take(name));
@@ -35,7 +33,7 @@ absl::Status TakeString(QueryParams& params, std::string_view name,
 }
 
 // The window of a tool: TakeWindow's (default: the last hour).
-void WriteWindow(JsonWriter& w, const TimeWindow& window) {
+void WriteWindow(otlp::JsonWriter& w, const TimeWindow& window) {
   w.Key("window");
   w.BeginObject();
   w.Key("start");
@@ -45,7 +43,7 @@ void WriteWindow(JsonWriter& w, const TimeWindow& window) {
   w.EndObject();
 }
 
-void WriteOptionalMs(JsonWriter& w, std::string_view key, std::optional<int64_t> ns) {
+void WriteOptionalMs(otlp::JsonWriter& w, std::string_view key, std::optional<int64_t> ns) {
   w.Key(key);
   if (ns.has_value()) {
     w.Double(Milliseconds(*ns));
@@ -55,7 +53,7 @@ void WriteOptionalMs(JsonWriter& w, std::string_view key, std::optional<int64_t>
 }
 
 // {"count","errors","error_rate","rate_per_s","mean_ms","p50_ms","p95_ms","p99_ms","max_ms"}
-void WriteRed(JsonWriter& w, const Red& red, double seconds) {
+void WriteRed(otlp::JsonWriter& w, const Red& red, double seconds) {
   w.BeginObject();
   w.Key("count");
   w.Int(red.count());
@@ -79,7 +77,7 @@ void WriteRed(JsonWriter& w, const Red& red, double seconds) {
 
 std::string TraceHitJson(const TraceSummary& t) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("trace_id");
   w.String(t.trace_id);
@@ -104,7 +102,7 @@ std::string TraceHitJson(const TraceSummary& t) {
 }
 
 // The end of an answer: "truncated" and "notes".
-void WriteNotes(JsonWriter& w, const std::vector<std::string>& notes, bool truncated) {
+void WriteNotes(otlp::JsonWriter& w, const std::vector<std::string>& notes, bool truncated) {
   w.Key("truncated");
   w.Bool(truncated);
   w.Key("notes");
@@ -114,7 +112,7 @@ void WriteNotes(JsonWriter& w, const std::vector<std::string>& notes, bool trunc
 }
 
 // A list under `key` held to what is left of the budget; a note when cut.
-void WriteList(JsonWriter& w, std::string* out, std::string_view key,
+void WriteList(otlp::JsonWriter& w, std::string* out, std::string_view key,
                const std::vector<std::string>& items, size_t share, std::string_view more,
                std::vector<std::string>* notes, bool* truncated) {
   size_t shown = 0;
@@ -154,7 +152,7 @@ std::string LogJson(const LogPage& page, const LogEntry& e) {
     body = absl::StrCat(body.substr(0, cut), " …(cut at 2000 bytes)");
   }
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("time");
   w.String(Rfc3339Utc(e.time));
@@ -211,7 +209,7 @@ absl::StatusOr<std::string> Api::McpServicesOverview(QueryParams& args,
   std::vector<std::string> items;
   for (const ServiceRed& s : services) {
     std::string item;
-    JsonWriter w(&item);
+    otlp::JsonWriter w(&item);
     w.BeginObject();
     w.Key("name");
     w.String(s.name);
@@ -235,7 +233,7 @@ absl::StatusOr<std::string> Api::McpServicesOverview(QueryParams& args,
     items.push_back(std::move(item));
   }
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   WriteWindow(w,
               TimeWindow{static_cast<int64_t>(minutes.first), static_cast<int64_t>(minutes.end)});
@@ -320,7 +318,7 @@ absl::StatusOr<std::string> Api::McpFindTraces(QueryParams& args,
   std::vector<std::string> items;
   for (const TraceSummary& t : traces) items.push_back(TraceHitJson(t));
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   WriteWindow(w, window);
   std::vector<std::string> notes;
@@ -352,7 +350,7 @@ absl::StatusOr<std::string> Api::McpSearchLogs(QueryParams& args,
   std::vector<std::string> items;
   for (const LogEntry& e : page.logs) items.push_back(LogJson(page, e));
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   WriteWindow(w, TimeWindow{search.start, search.end});
   std::vector<std::string> notes;
@@ -440,7 +438,7 @@ absl::StatusOr<std::string> Api::McpServiceMap(QueryParams& args,
   std::vector<std::string> items;
   for (const MapEdge* e : edges) {
     std::string item;
-    JsonWriter w(&item);
+    otlp::JsonWriter w(&item);
     w.BeginObject();
     w.Key("edge");
     w.String(EdgeName(map, *e));
@@ -453,7 +451,7 @@ absl::StatusOr<std::string> Api::McpServiceMap(QueryParams& args,
     items.push_back(std::move(item));
   }
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   WriteWindow(w,
               TimeWindow{static_cast<int64_t>(minutes.first), static_cast<int64_t>(minutes.end)});
@@ -504,7 +502,7 @@ absl::StatusOr<std::string> Api::McpServicePerformance(QueryParams& args,
   for (const OperationRed& o : operations) {
     if (operation_items.size() >= static_cast<size_t>(limit)) break;
     std::string item;
-    JsonWriter w(&item);
+    otlp::JsonWriter w(&item);
     w.BeginObject();
     w.Key("name");
     w.String(o.name);
@@ -519,7 +517,7 @@ absl::StatusOr<std::string> Api::McpServicePerformance(QueryParams& args,
   for (const EndpointRed& e : endpoints) {
     if (endpoint_items.size() >= static_cast<size_t>(limit)) break;
     std::string item;
-    JsonWriter w(&item);
+    otlp::JsonWriter w(&item);
     w.BeginObject();
     w.Key("endpoint");
     w.String(e.b.empty() ? e.a : absl::StrCat(e.a, " ", e.b));
@@ -555,7 +553,7 @@ absl::StatusOr<std::string> Api::McpServicePerformance(QueryParams& args,
   for (const TraceSummary& t : failed) failed_items.push_back(TraceHitJson(t));
 
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("service");
   w.String(service.name);
@@ -612,13 +610,13 @@ absl::StatusOr<std::string> Api::McpQueryMetrics(QueryParams& args,
   std::vector<std::string> items;
   for (const MetricSeries& s : series) {
     std::string item;
-    JsonWriter w(&item);
+    otlp::JsonWriter w(&item);
     w.BeginObject();
     w.Key("labels");
     w.BeginObject();
     for (const auto& [key, value] : s.labels) {
       std::string escaped;
-      JsonWriter::AppendEscaped(key, &escaped);
+      otlp::JsonWriter::AppendEscaped(key, &escaped);
       w.Key(escaped);
       w.String(value);
     }
@@ -636,7 +634,7 @@ absl::StatusOr<std::string> Api::McpQueryMetrics(QueryParams& args,
     items.push_back(std::move(item));
   }
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   w.Key("name");
   w.String(q.name);
@@ -666,7 +664,7 @@ absl::StatusOr<std::string> Api::McpInvestigateError(QueryParams& args,
     return absl::InvalidArgumentError("give exactly one of trace_id and service");
   }
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   std::vector<std::string> notes;
   bool truncated = false;

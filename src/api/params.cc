@@ -330,6 +330,15 @@ absl::StatusOr<otlp::TraceId> ParseTraceId(std::string_view name, std::string_vi
   return id;
 }
 
+absl::StatusOr<otlp::TraceId> ParseTrimmedTraceId(std::string_view name, std::string_view value) {
+  if (value.empty() || value.size() > 32) {
+    return Bad(name, absl::StrCat("not 1 to 32 hex digits: ", QuoteForError(value)));
+  }
+  std::string padded(32 - value.size(), '0');
+  padded.append(value);
+  return ParseTraceId(name, padded);
+}
+
 std::string TraceIdHex(const otlp::TraceId& id) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;

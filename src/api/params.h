@@ -89,6 +89,10 @@ class QueryParams {
 [[nodiscard]] absl::StatusOr<otlp::TraceId> ParseTraceId(std::string_view name,
                                                          std::string_view value);
 std::string TraceIdHex(const otlp::TraceId& id);
+// 1 to 32 hex digits, as Tempo and Jaeger print ids with their leading
+// zeros trimmed: padded back, then as ParseTraceId.
+[[nodiscard]] absl::StatusOr<otlp::TraceId> ParseTrimmedTraceId(std::string_view name,
+                                                                std::string_view value);
 
 // 1..24, or TRACE, DEBUG, INFO, WARN, ERROR, FATAL (any case; the lowest
 // number of the range: 1, 5, 9, 13, 17, 21).

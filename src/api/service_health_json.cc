@@ -7,14 +7,12 @@
 namespace strata::api {
 namespace {
 
-using otlp::JsonWriter;
-
 constexpr const char* kKindNames[] = {"UNSPECIFIED", "INTERNAL", "SERVER",
                                       "CLIENT",      "PRODUCER", "CONSUMER"};
 constexpr const char* kSeverityNames[] = {"unset", "trace", "debug", "info",
                                           "warn",  "error", "fatal"};
 
-void NullableDouble(JsonWriter& w, std::optional<double> v) {
+void NullableDouble(otlp::JsonWriter& w, std::optional<double> v) {
   if (v.has_value()) {
     w.Double(*v);
   } else {
@@ -22,7 +20,7 @@ void NullableDouble(JsonWriter& w, std::optional<double> v) {
   }
 }
 
-void NullableNanos(JsonWriter& w, std::optional<int64_t> v) {
+void NullableNanos(otlp::JsonWriter& w, std::optional<int64_t> v) {
   if (v.has_value()) {
     w.IntString(*v);
   } else {
@@ -44,7 +42,7 @@ std::optional<double> Ratio(int64_t part, int64_t whole) {
 // `errors` failed, their durations in `m` (a Red or edge measures: both
 // have Quantile(thousandths)).
 template <typename M>
-void RateAndQuantiles(JsonWriter& w, int64_t count, int64_t errors, const M& m,
+void RateAndQuantiles(otlp::JsonWriter& w, int64_t count, int64_t errors, const M& m,
                       const MinuteWindow& window) {
   w.Key("rate");
   NullableDouble(w, PerSecond(count, window));
@@ -55,12 +53,12 @@ void RateAndQuantiles(JsonWriter& w, int64_t count, int64_t errors, const M& m,
     NullableNanos(w, m.Quantile(q));
   }
 }
-void RateAndQuantiles(JsonWriter& w, const Red& red, const MinuteWindow& window) {
+void RateAndQuantiles(otlp::JsonWriter& w, const Red& red, const MinuteWindow& window) {
   RateAndQuantiles(w, red.count(), red.errors(), red, window);
 }
 
 // The measures of an operation or endpoint row.
-void SpanMeasures(JsonWriter& w, const Red& red, const MinuteWindow& window) {
+void SpanMeasures(otlp::JsonWriter& w, const Red& red, const MinuteWindow& window) {
   w.Key("span_count");
   w.Int(red.count());
   w.Key("error_count");
@@ -76,14 +74,14 @@ void SpanMeasures(JsonWriter& w, const Red& red, const MinuteWindow& window) {
   NullableNanos(w, red.count() == 0 ? std::nullopt : std::optional<int64_t>(red.duration_max()));
 }
 
-void Window(JsonWriter& w, const MinuteWindow& window) {
+void Window(otlp::JsonWriter& w, const MinuteWindow& window) {
   w.Key("start");
   w.UintString(window.first);
   w.Key("end");
   w.UintString(window.end);
 }
 
-void Service(JsonWriter& w, const ServiceSelector& service) {
+void Service(otlp::JsonWriter& w, const ServiceSelector& service) {
   w.Key("service");
   w.String(service.name);
   w.Key("namespace");
@@ -100,7 +98,7 @@ template <typename T, typename F>
 std::string ServiceListJson(const ServiceSelector& service, const MinuteWindow& window,
                             std::string_view list, const std::vector<T>& items, F&& item) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   Service(w, service);
   Window(w, window);
@@ -150,7 +148,7 @@ const char* EndpointTypeName(rollups::EndpointType type) {
 std::string ServicesJson(const std::vector<ServiceRed>& services, const MinuteWindow& window,
                          const HealthThresholds& thresholds) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   Window(w, window);
   w.Key("request_kinds");
@@ -200,7 +198,7 @@ std::string OperationsJson(const ServiceSelector& service,
                            const std::vector<OperationRed>& operations,
                            const MinuteWindow& window) {
   return ServiceListJson(service, window, "operations", operations,
-                         [&](JsonWriter& w, const OperationRed& o) {
+                         [&](otlp::JsonWriter& w, const OperationRed& o) {
                            w.Key("name");
                            w.String(o.name);
                            w.Key("kind");
@@ -212,7 +210,7 @@ std::string OperationsJson(const ServiceSelector& service,
 std::string EndpointsJson(const ServiceSelector& service, const std::vector<EndpointRed>& endpoints,
                           const MinuteWindow& window) {
   return ServiceListJson(service, window, "endpoints", endpoints,
-                         [&](JsonWriter& w, const EndpointRed& e) {
+                         [&](otlp::JsonWriter& w, const EndpointRed& e) {
                            w.Key("type");
                            w.String(EndpointTypeName(e.type));
                            w.Key("name");
@@ -230,7 +228,7 @@ std::string EndpointsJson(const ServiceSelector& service, const std::vector<Endp
 std::string RedSeriesJson(const std::vector<Red>& points, const MinuteWindow& window, uint64_t step,
                           const std::vector<uint8_t>& kinds) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   Window(w, window);
   w.Key("step_nano");
@@ -293,8 +291,8 @@ namespace {
 
 // Counts (under `calls` and `errors`), rate, error_rate and quantiles of
 // edge measures.
-void EdgeMeasuresJson(JsonWriter& w, const rollups::EdgeMeasures& m, const MinuteWindow& window,
-                      std::string_view calls, std::string_view errors) {
+void EdgeMeasuresJson(otlp::JsonWriter& w, const rollups::EdgeMeasures& m,
+                      const MinuteWindow& window, std::string_view calls, std::string_view errors) {
   w.Key(calls);
   w.Int(m.calls);
   w.Key(errors);
@@ -307,7 +305,7 @@ void EdgeMeasuresJson(JsonWriter& w, const rollups::EdgeMeasures& m, const Minut
 std::string ServiceMapJson(const ServiceMapAnswer& map, const MinuteWindow& window,
                            const rollups::EdgeResolverOptions& resolver) {
   std::string out;
-  JsonWriter w(&out);
+  otlp::JsonWriter w(&out);
   w.BeginObject();
   Window(w, window);
   w.Key("complete");

@@ -101,13 +101,7 @@ void WriteSpanSet(const TraceQLTrace& trace, otlp::JsonWriter& json) {
 }  // namespace
 
 absl::StatusOr<otlp::TraceId> ParseTempoTraceId(std::string_view text) {
-  if (text.empty() || text.size() > 32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("trace id: 1 to 32 hex digits, got ", QuoteForError(text)));
-  }
-  std::string padded(32 - text.size(), '0');
-  padded.append(text);
-  return ParseTraceId("trace id", padded);
+  return ParseTrimmedTraceId("trace id", text);
 }
 
 absl::StatusOr<int64_t> ParseUnixSeconds(std::string_view name, std::string_view value) {
