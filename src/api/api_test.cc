@@ -1242,14 +1242,14 @@ TEST_F(ApiTest, JaegerSearchAndTracesMatchTheTraceSearchAndDuckDb) {
     simdjson::dom::element doc;
     ASSERT_FALSE(parser.parse(jaeger.body).get(doc)) << jaeger.body.substr(0, 200);
     std::vector<std::string> ids;
-    for (simdjson::dom::element trace : doc["data"].get_array().value()) {
+    for (simdjson::dom::element trace : simdjson::dom::array(doc["data"].get_array().value())) {
       std::string id(std::string_view(trace["traceID"].get_string().value()));
       id.insert(0, 32 - id.size(), '0');
       ids.push_back(id);
       int64_t spans = 0, children = 0, follows = 0;
-      for (simdjson::dom::element span : trace["spans"].get_array().value()) {
+      for (simdjson::dom::element span : simdjson::dom::array(trace["spans"].get_array().value())) {
         ++spans;
-        for (simdjson::dom::element ref : span["references"].get_array().value()) {
+        for (simdjson::dom::element ref : simdjson::dom::array(span["references"].get_array().value())) {
           (std::string_view(ref["refType"].get_string().value()) == "CHILD_OF" ? children
                                                                                : follows)++;
         }

@@ -174,7 +174,7 @@ class JaegerApiTest : public ::testing::Test {
 
   static std::vector<std::string> Strings(simdjson::dom::element array) {
     std::vector<std::string> out;
-    for (simdjson::dom::element e : array.get_array().value()) out.push_back(Str(e));
+    for (simdjson::dom::element e : simdjson::dom::array(array.get_array().value())) out.push_back(Str(e));
     return out;
   }
 
@@ -191,7 +191,7 @@ class JaegerApiTest : public ::testing::Test {
     std::vector<std::string> ids;
     if (answer.status != 200) return ids;
     simdjson::dom::element doc = Json(answer);
-    for (simdjson::dom::element trace : doc["data"].get_array().value()) {
+    for (simdjson::dom::element trace : simdjson::dom::array(doc["data"].get_array().value())) {
       ids.push_back(Str(trace["traceID"].value()));
       EXPECT_EQ(trace["spans"].get_array().size(), 3u) << ids.back();
     }
@@ -257,7 +257,7 @@ TEST_F(JaegerApiTest, TraceByIdIsTheTraceSent) {
     EXPECT_EQ(Str(trace["traceID"].value()), t.jaeger_id());
     simdjson::dom::object processes = trace["processes"].get_object().value();
     std::map<std::string, simdjson::dom::element> spans;
-    for (simdjson::dom::element span : trace["spans"].get_array().value()) {
+    for (simdjson::dom::element span : simdjson::dom::array(trace["spans"].get_array().value())) {
       spans[Str(span["spanID"].value())] = span;
       EXPECT_EQ(Str(span["traceID"].value()), t.jaeger_id());
     }
@@ -281,7 +281,7 @@ TEST_F(JaegerApiTest, TraceByIdIsTheTraceSent) {
     }
     // Tags: typed attributes, then scope, kind and status.
     std::map<std::string, std::string> tags;
-    for (simdjson::dom::element tag : root["tags"].get_array().value()) {
+    for (simdjson::dom::element tag : simdjson::dom::array(root["tags"].get_array().value())) {
       tags[Str(tag["key"].value())] =
           Str(tag["type"].value()) + ":" + simdjson::to_string(tag["value"].value());
     }
@@ -449,9 +449,9 @@ TEST_F(JaegerApiTest, V3SearchFindsTheTracesTheFiltersDescribe) {
     if (answer.status != 200) return found;
     simdjson::dom::element doc = Json(answer);
     size_t spans = 0;
-    for (simdjson::dom::element resource : doc["result"]["resourceSpans"].get_array().value()) {
-      for (simdjson::dom::element scope : resource["scopeSpans"].get_array().value()) {
-        for (simdjson::dom::element span : scope["spans"].get_array().value()) {
+    for (simdjson::dom::element resource : simdjson::dom::array(doc["result"]["resourceSpans"].get_array().value())) {
+      for (simdjson::dom::element scope : simdjson::dom::array(resource["scopeSpans"].get_array().value())) {
+        for (simdjson::dom::element span : simdjson::dom::array(scope["spans"].get_array().value())) {
           found.insert(Str(span["traceId"].value()));
           ++spans;
         }
@@ -505,7 +505,7 @@ TEST_F(JaegerApiTest, SearchAnswerStopsAtTheSpanBudget) {
   ASSERT_EQ(classic.status, 200) << classic.body;
   simdjson::dom::element doc = Json(classic);
   std::vector<std::string> ids;
-  for (simdjson::dom::element trace : doc["data"].get_array().value()) {
+  for (simdjson::dom::element trace : simdjson::dom::array(doc["data"].get_array().value())) {
     ids.push_back(Str(trace["traceID"].value()));
   }
   // 3 spans, under 5: one more trace; 6 spans: no more.
