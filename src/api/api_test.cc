@@ -1249,7 +1249,8 @@ TEST_F(ApiTest, JaegerSearchAndTracesMatchTheTraceSearchAndDuckDb) {
       int64_t spans = 0, children = 0, follows = 0;
       for (simdjson::dom::element span : simdjson::dom::array(trace["spans"].get_array().value())) {
         ++spans;
-        for (simdjson::dom::element ref : simdjson::dom::array(span["references"].get_array().value())) {
+        for (simdjson::dom::element ref :
+             simdjson::dom::array(span["references"].get_array().value())) {
           (std::string_view(ref["refType"].get_string().value()) == "CHILD_OF" ? children
                                                                                : follows)++;
         }

@@ -174,7 +174,8 @@ class JaegerApiTest : public ::testing::Test {
 
   static std::vector<std::string> Strings(simdjson::dom::element array) {
     std::vector<std::string> out;
-    for (simdjson::dom::element e : simdjson::dom::array(array.get_array().value())) out.push_back(Str(e));
+    for (simdjson::dom::element e : simdjson::dom::array(array.get_array().value()))
+      out.push_back(Str(e));
     return out;
   }
 
@@ -449,9 +450,12 @@ TEST_F(JaegerApiTest, V3SearchFindsTheTracesTheFiltersDescribe) {
     if (answer.status != 200) return found;
     simdjson::dom::element doc = Json(answer);
     size_t spans = 0;
-    for (simdjson::dom::element resource : simdjson::dom::array(doc["result"]["resourceSpans"].get_array().value())) {
-      for (simdjson::dom::element scope : simdjson::dom::array(resource["scopeSpans"].get_array().value())) {
-        for (simdjson::dom::element span : simdjson::dom::array(scope["spans"].get_array().value())) {
+    for (simdjson::dom::element resource :
+         simdjson::dom::array(doc["result"]["resourceSpans"].get_array().value())) {
+      for (simdjson::dom::element scope :
+           simdjson::dom::array(resource["scopeSpans"].get_array().value())) {
+        for (simdjson::dom::element span :
+             simdjson::dom::array(scope["spans"].get_array().value())) {
           found.insert(Str(span["traceId"].value()));
           ++spans;
         }
