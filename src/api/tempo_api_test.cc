@@ -326,6 +326,23 @@ TEST_F(TempoApiTest, BadAndUnsupportedQueriesAreNamedBadRequests) {
   EXPECT_THAT(mismatch.body, HasSubstr("status takes"));
 }
 
+TEST_F(TempoApiTest, BadTagsTimesAndIdsAreNamedBadRequests) {
+  EXPECT_THAT(TagsToTraceQL(R"(a="unterminated)").status().message(),
+              HasSubstr("a quoted value that does not end"));
+  EXPECT_THAT(TagsToTraceQL("novalue").status().message(), HasSubstr("expected key=value"));
+  std::string many;
+  for (int i = 0; i < 51; ++i) many += fmt::format("k{}=v ", i);
+  EXPECT_THAT(TagsToTraceQL(many).status().message(), HasSubstr("more than 50 tags"));
+  EXPECT_EQ(*TagsToTraceQL("  "), "{}");
+  const HttpAnswer start = Get("/api/search?start=yesterday");
+  EXPECT_EQ(start.status, 400);
+  EXPECT_THAT(start.body, HasSubstr("start"));
+  EXPECT_EQ(Get("/api/search?start=200&end=100").status, 400);
+  EXPECT_EQ(Get("/api/search?tags=a%3D%22x").status, 400);
+  EXPECT_EQ(Get("/api/v2/traces/" + std::string(33, 'a')).status, 400);
+  EXPECT_EQ(Get("/api/v2/search/tag//values").status, 400);
+}
+
 TEST_F(TempoApiTest, LogfmtTagsSearchLikeTheirTraceQL) {
   EXPECT_EQ(Searched(*TagsToTraceQL("tenant=7")), Searched("{ .tenant = 7 }"));
   const HttpAnswer answer = Get("/api/search?tags=tenant%3D7&" + Window());
