@@ -22,6 +22,7 @@ apt_packages=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev
   libsodium-dev libboost1.74-dev zlib1g-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
+  libre2-dev
 )
 
 # Debian packages only the tests use (installed with --tests): the browser,

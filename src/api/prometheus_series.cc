@@ -1,0 +1,466 @@
+// MetricsSeriesSource (prometheus_series.h): OTLP points read through the
+// query pool and turned into Prometheus series in C++.
+//
+// A Select runs two queries: the catalog of OTLP metrics with a point in the
+// window (name, unit, type, monotonicity, temporality), whose Prometheus
+// names decide which OTLP metrics the `__name__` matchers want; then those
+// metrics' points in time order. Each point becomes one sample of one or
+// more series (a histogram point: one per bucket, `_sum` and `_count`), the
+// other matchers are applied to the finished label sets, and delta points
+// are summed into running totals so that rate() and increase() see
+// counters.
+
+#include "api/prometheus_series.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/prometheus_names.h"
+#include "common/status_macros.h"
+#include "re2/re2.h"
+
+namespace strata::api {
+namespace {
+
+namespace promql = compat::promql;
+using internal::CellDouble;
+using internal::CellInt;
+using internal::CellString;
+
+constexpr int kGauge = 5, kSum = 7, kHistogram = 9, kExponentialHistogram = 10, kSummary = 11;
+constexpr int kDelta = 1;
+constexpr int64_t kNoRecordedValue = 1;  // DataPointFlags.FLAG_NO_RECORDED_VALUE
+constexpr size_t kMaxQueryBytes = size_t{512} << 20;
+
+// A label matcher with its regular expression compiled (fully anchored, as
+// Prometheus anchors them).
+class Matcher {
+ public:
+  explicit Matcher(const promql::LabelMatcher& m) : m_(m) {
+    if (m.type == promql::MatchType::kRegexMatch || m.type == promql::MatchType::kRegexNoMatch) {
+      re_ = std::make_unique<RE2>(absl::StrCat("^(?:", m.value, ")$"), RE2::Quiet);
+    }
+  }
+  const std::string& name() const { return m_.name; }
+  absl::Status status() const {
+    if (re_ != nullptr && !re_->ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad regular expression \"", m_.value, "\": ", re_->error()));
+    }
+    return absl::OkStatus();
+  }
+  bool Matches(std::string_view value) const {
+    switch (m_.type) {
+      case promql::MatchType::kEqual:
+        return value == m_.value;
+      case promql::MatchType::kNotEqual:
+        return value != m_.value;
+      case promql::MatchType::kRegexMatch:
+        return RE2::FullMatch(value, *re_);
+      case promql::MatchType::kRegexNoMatch:
+        return !RE2::FullMatch(value, *re_);
+    }
+    return false;
+  }
+
+ private:
+  promql::LabelMatcher m_;
+  std::unique_ptr<RE2> re_;
+};
+
+std::string_view LabelValue(const promql::Labels& labels, std::string_view name) {
+  for (const auto& label : labels) {
+    if (label.name == name) return label.value;
+  }
+  return {};
+}
+
+// One OTLP metric of the catalog.
+struct CatalogEntry {
+  std::string otlp_name;
+  std::string unit;
+  int64_t type = 0;
+  bool monotonic = false;
+  int64_t temporality = 0;
+  std::string help;
+  PromKind kind = PromKind::kGauge;
+  std::string family;
+};
+
+PromKind KindOf(int64_t type, bool monotonic) {
+  switch (type) {
+    case kSum:
+      return monotonic ? PromKind::kCounter : PromKind::kGauge;
+    case kHistogram:
+    case kExponentialHistogram:
+      return PromKind::kHistogram;
+    case kSummary:
+      return PromKind::kSummary;
+    default:
+      return PromKind::kGauge;
+  }
+}
+
+// The series names an OTLP metric gives: the family itself (gauges,
+// counters, summary quantiles), `_bucket` (explicit histograms), `_sum`
+// and `_count` (histograms and summaries).
+std::vector<std::string> SeriesNames(const CatalogEntry& entry) {
+  switch (entry.kind) {
+    case PromKind::kHistogram:
+      if (entry.type == kHistogram) {
+        return {entry.family + "_bucket", entry.family + "_sum", entry.family + "_count"};
+      }
+      return {entry.family + "_sum", entry.family + "_count"};
+    case PromKind::kSummary:
+      return {entry.family, entry.family + "_sum", entry.family + "_count"};
+    default:
+      return {entry.family};
+  }
+}
+
+absl::StatusOr<std::vector<CatalogEntry>> ReadCatalog(query::QueryPool& pool,
+                                                      const query::ViewFiles& files,
+                                                      const CallOptions& call, int64_t min_ms,
+                                                      int64_t max_ms) {
+  std::vector<query::QueryParam> params;
+  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
+  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
+  constexpr char kSql[] =
+      "SELECT metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
+      " coalesce(aggregation_temporality, 0), coalesce(min(metric_description), '')"
+      " FROM metrics WHERE metric_name IS NOT NULL"
+      " AND time_unix_nano >= $1 AND time_unix_nano <= $2 GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3";
+  STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
+                          pool.Run(files, kSql, internal::Options(call, std::move(params), 0)));
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 6, "metric catalog"));
+  std::vector<CatalogEntry> out;
+  for (const auto& row : result.rows) {
+    CatalogEntry entry;
+    entry.otlp_name = CellString(row[0]);
+    entry.unit = CellString(row[1]);
+    STRATA_ASSIGN_OR_RETURN(entry.type, CellInt(row[2]));
+    entry.monotonic = CellString(row[3]) == "true";
+    STRATA_ASSIGN_OR_RETURN(entry.temporality, CellInt(row[4]));
+    entry.help = CellString(row[5]);
+    entry.kind = KindOf(entry.type, entry.monotonic);
+    entry.family = PromMetricName(entry.otlp_name, entry.unit, entry.kind);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+// "1,2.5,3" (array_to_string of a list) -> numbers.
+absl::StatusOr<std::vector<double>> NumberList(const std::optional<std::string>& cell) {
+  std::vector<double> out;
+  if (!cell.has_value() || cell->empty()) return out;
+  size_t begin = 0;
+  const std::string& text = *cell;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    STRATA_ASSIGN_OR_RETURN(double value, CellDouble(text.substr(begin, end - begin)));
+    out.push_back(value);
+    begin = end + 1;
+  }
+  return out;
+}
+
+// Prometheus's text for an `le` or `quantile` label value: the shortest
+// decimal that reads back as the same double, without an exponent.
+std::string BoundText(double value) {
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(value)) return "NaN";
+  char buffer[400];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed);
+  return std::string(buffer, ec == std::errc() ? end : buffer);
+}
+
+// Series being built, keyed by their labels.
+class SeriesBuilder {
+ public:
+  SeriesBuilder(const std::vector<Matcher>& matchers, const promql::SelectLimits& limits)
+      : matchers_(matchers), limits_(limits) {}
+
+  // Adds sample (t_ms, v) to the series `labels` (sorted by the caller) if
+  // the matchers accept it; `delta`: v is an increment since the previous
+  // sample of the series.
+  absl::Status Add(promql::Labels labels, int64_t t_ms, double v, bool delta, bool stale) {
+    std::string key;
+    for (const auto& label : labels) absl::StrAppend(&key, label.name, "\x1f", label.value, "\x1e");
+    auto found = index_.find(key);
+    if (found == index_.end()) {
+      for (const Matcher& matcher : matchers_) {
+        if (!matcher.Matches(LabelValue(labels, matcher.name()))) return absl::OkStatus();
+      }
+      if (limits_.max_series > 0 && static_cast<int64_t>(out_.size()) >= limits_.max_series) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the query selects more than ", limits_.max_series, " series; narrow its matchers"));
+      }
+      found = index_.emplace(std::move(key), out_.size()).first;
+      out_.push_back({std::move(labels), {}});
+      running_.push_back(0);
+    }
+    const size_t i = found->second;
+    promql::Series& series = out_[i];
+    double value = v;
+    if (stale) {
+      value = std::bit_cast<double>(promql::kStaleNaNBits);
+    } else if (delta) {
+      running_[i] += v;
+      value = running_[i];
+    }
+    if (!series.samples.empty() && series.samples.back().t_ms >= t_ms) {
+      // Points are read in time order; two in one millisecond keep the last.
+      series.samples.back().v = value;
+      return absl::OkStatus();
+    }
+    if (limits_.max_samples > 0 && ++samples_ > limits_.max_samples) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the query reads more than ", limits_.max_samples, " samples; narrow its range or matchers"));
+    }
+    series.samples.push_back({t_ms, value});
+    return absl::OkStatus();
+  }
+
+  std::vector<promql::Series> Finish() { return std::move(out_); }
+
+ private:
+  const std::vector<Matcher>& matchers_;
+  const promql::SelectLimits& limits_;
+  std::map<std::string, size_t> index_;
+  std::vector<promql::Series> out_;
+  std::vector<double> running_;
+  int64_t samples_ = 0;
+};
+
+promql::Labels Sorted(promql::Labels labels) {
+  std::sort(labels.begin(), labels.end(),
+            [](const promql::Label& a, const promql::Label& b) { return a.name < b.name; });
+  return labels;
+}
+
+// job and instance from the resource, as the specification says.
+void AddJobAndInstance(const std::string& service, const std::string& ns,
+                       const std::string& instance, promql::Labels* labels) {
+  if (!service.empty()) {
+    labels->push_back({"job", ns.empty() ? service : absl::StrCat(ns, "/", service)});
+  }
+  if (!instance.empty()) labels->push_back({"instance", instance});
+}
+
+// Attributes as labels: names translated, values of keys that translate to
+// the same name joined with ';' in key order; empty values dropped.
+void AddAttributes(std::string_view text, promql::Labels* labels) {
+  Attributes attributes = internal::SplitAttributeSet(text);
+  std::sort(attributes.begin(), attributes.end());
+  std::map<std::string, std::string> by_name;
+  for (const auto& [key, value] : attributes) {
+    if (value.empty()) continue;
+    std::string name = PromLabelName(key);
+    auto [it, inserted] = by_name.emplace(std::move(name), value);
+    if (!inserted) absl::StrAppend(&it->second, ";", value);
+  }
+  for (auto& [name, value] : by_name) {
+    if (name == "job" || name == "instance" || name == "__name__") continue;
+    labels->push_back({name, std::move(value)});
+  }
+}
+
+std::string ResourceKey(std::string_view key) {
+  return absl::StrCat("coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
+                      std::string(key), "')), '')");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
+    absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+    const promql::SelectLimits& limits) {
+  std::vector<Matcher> name_matchers, other_matchers;
+  for (const auto& m : matchers) {
+    (m.name == "__name__" ? name_matchers : other_matchers).emplace_back(m);
+  }
+  for (const auto* list : {&name_matchers, &other_matchers}) {
+    for (const Matcher& m : *list) STRATA_RETURN_IF_ERROR(m.status());
+  }
+  auto name_wanted = [&](std::string_view name) {
+    return std::all_of(name_matchers.begin(), name_matchers.end(),
+                       [&](const Matcher& m) { return m.Matches(name); });
+  };
+  const auto began = std::chrono::steady_clock::now();
+  STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
+                          ReadCatalog(pool_, files_, call_, min_ms, max_ms));
+  // OTLP name -> the entries (one per unit/type variant) whose series are wanted.
+  std::map<std::string, std::vector<const CatalogEntry*>> wanted;
+  for (const CatalogEntry& entry : catalog) {
+    for (const std::string& name : SeriesNames(entry)) {
+      if (name_wanted(name)) {
+        wanted[entry.otlp_name].push_back(&entry);
+        break;
+      }
+    }
+  }
+  SeriesBuilder builder(other_matchers, limits);
+  std::vector<query::QueryParam> params;
+  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
+  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
+  const size_t max_rows = limits.max_samples > 0 ? static_cast<size_t>(limits.max_samples) : 0;
+
+  if (!wanted.empty()) {
+    std::vector<std::string> placeholders;
+    for (const auto& [name, entries] : wanted) {
+      placeholders.push_back(internal::NextParam(params));
+      params.emplace_back(name);
+    }
+    const std::string sql = absl::StrCat(
+        "SELECT metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
+        " coalesce(aggregation_temporality, 0), coalesce(service_name, ''), ",
+        ResourceKey("service.namespace"), ", ", ResourceKey("service.instance.id"), ", ",
+        internal::AttributeSetSql("attr"),
+        ", time_unix_nano, coalesce(point_flags, 0),"
+        " coalesce(value_double, CAST(value_int AS DOUBLE)), \"count\", \"sum\","
+        " array_to_string(explicit_bounds, ','), array_to_string(bucket_counts, ','),"
+        " array_to_string(summary_quantile, ','), array_to_string(summary_value, ',')"
+        " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2"
+        " AND metric_name IN (",
+        absl::StrJoin(placeholders, ", "), ") ORDER BY time_unix_nano");
+    query::QueryOptions options =
+        internal::Options(internal::RemainingCall(call_, began), std::move(params), max_rows);
+    options.max_bytes = kMaxQueryBytes;
+    STRATA_ASSIGN_OR_RETURN(query::QueryResult result, pool_.Run(files_, sql, options));
+    if (result.truncated) {
+      return absl::ResourceExhaustedError(
+          "the query reads more points than its sample budget allows; narrow its range or "
+          "matchers");
+    }
+    STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 18, "metric points"));
+    for (const auto& row : result.rows) {
+      const std::string otlp_name = CellString(row[0]);
+      const std::string unit = CellString(row[1]);
+      STRATA_ASSIGN_OR_RETURN(const int64_t type, CellInt(row[2]));
+      const bool monotonic = CellString(row[3]) == "true";
+      STRATA_ASSIGN_OR_RETURN(const int64_t temporality, CellInt(row[4]));
+      const auto wanted_entries = wanted.find(otlp_name);
+      if (wanted_entries == wanted.end()) continue;
+      const auto& entries = wanted_entries->second;
+      auto entry = std::find_if(entries.begin(), entries.end(), [&](const CatalogEntry* e) {
+        return e->unit == unit && e->type == type && e->monotonic == monotonic &&
+               e->temporality == temporality;
+      });
+      if (entry == entries.end()) continue;  // a variant whose names were not asked for
+      const CatalogEntry& e = **entry;
+      promql::Labels base;
+      AddJobAndInstance(CellString(row[5]), CellString(row[6]), CellString(row[7]), &base);
+      AddAttributes(CellString(row[8]), &base);
+      STRATA_ASSIGN_OR_RETURN(const int64_t time_ns, CellInt(row[9]));
+      const int64_t t_ms = time_ns / 1'000'000;
+      STRATA_ASSIGN_OR_RETURN(const int64_t flags, CellInt(row[10]));
+      const bool stale = (flags & kNoRecordedValue) != 0;
+      const bool delta = temporality == kDelta;
+      auto emit = [&](const std::string& name, promql::Labels extra, double v,
+                      bool accumulate) -> absl::Status {
+        if (!name_wanted(name)) return absl::OkStatus();
+        promql::Labels labels = base;
+        labels.push_back({"__name__", name});
+        for (auto& label : extra) labels.push_back(std::move(label));
+        return builder.Add(Sorted(std::move(labels)), t_ms, v, accumulate, stale);
+      };
+      if (e.type == kGauge || e.type == kSum) {
+        STRATA_ASSIGN_OR_RETURN(const double v, CellDouble(row[11]));
+        STRATA_RETURN_IF_ERROR(emit(e.family, {}, v, delta && e.type == kSum));
+        continue;
+      }
+      STRATA_ASSIGN_OR_RETURN(const double count, CellDouble(row[12]));
+      STRATA_ASSIGN_OR_RETURN(const double sum, CellDouble(row[13]));
+      const bool accumulate = delta && e.type != kSummary;
+      if (!std::isnan(sum) || stale) {
+        STRATA_RETURN_IF_ERROR(emit(e.family + "_sum", {}, sum, accumulate));
+      }
+      STRATA_RETURN_IF_ERROR(emit(e.family + "_count", {}, count, accumulate));
+      if (e.type == kHistogram) {
+        STRATA_ASSIGN_OR_RETURN(std::vector<double> bounds, NumberList(row[14]));
+        STRATA_ASSIGN_OR_RETURN(std::vector<double> counts, NumberList(row[15]));
+        double cumulative = 0;
+        for (size_t i = 0; i < counts.size(); ++i) {
+          cumulative += counts[i];
+          const double le = i < bounds.size() ? bounds[i] : INFINITY;
+          STRATA_RETURN_IF_ERROR(emit(e.family + "_bucket", {{"le", BoundText(le)}}, cumulative,
+                                      accumulate));
+        }
+      } else if (e.type == kSummary) {
+        STRATA_ASSIGN_OR_RETURN(std::vector<double> quantiles, NumberList(row[16]));
+        STRATA_ASSIGN_OR_RETURN(std::vector<double> values, NumberList(row[17]));
+        for (size_t i = 0; i < quantiles.size() && i < values.size(); ++i) {
+          STRATA_RETURN_IF_ERROR(
+              emit(e.family, {{"quantile", BoundText(quantiles[i])}}, values[i], false));
+        }
+      }
+    }
+  }
+
+  if (name_wanted("target_info")) {
+    // One sample of value 1 per resource and point time: the resource's
+    // attributes other than those job and instance come from.
+    std::vector<query::QueryParam> info_params;
+    info_params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
+    info_params.emplace_back(
+        static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
+    const std::string sql = absl::StrCat(
+        "SELECT DISTINCT coalesce(service_name, ''), ", ResourceKey("service.namespace"), ", ",
+        ResourceKey("service.instance.id"), ", ", internal::AttributeSetSql("resource_attr"),
+        ", time_unix_nano // 1000000 FROM metrics WHERE true"
+        " AND time_unix_nano >= $1 AND time_unix_nano <= $2 ORDER BY 5");
+    query::QueryOptions options =
+        internal::Options(internal::RemainingCall(call_, began), std::move(info_params), max_rows);
+    options.max_bytes = kMaxQueryBytes;
+    STRATA_ASSIGN_OR_RETURN(query::QueryResult result, pool_.Run(files_, sql, options));
+    if (result.truncated) {
+      return absl::ResourceExhaustedError(
+          "target_info: more samples than the query's budget allows; narrow its range");
+    }
+    STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 5, "target_info"));
+    for (const auto& row : result.rows) {
+      promql::Labels labels;
+      AddJobAndInstance(CellString(row[0]), CellString(row[1]), CellString(row[2]), &labels);
+      Attributes resource = internal::SplitAttributeSet(CellString(row[3]));
+      std::string rest;
+      for (const auto& [key, value] : resource) {
+        if (key == "service.name" || key == "service.namespace" || key == "service.instance.id") {
+          continue;
+        }
+        absl::StrAppend(&rest, key, "\x1f", value, "\x1e");
+      }
+      AddAttributes(rest, &labels);
+      labels.push_back({"__name__", "target_info"});
+      STRATA_ASSIGN_OR_RETURN(const int64_t t_ms, CellInt(row[4]));
+      STRATA_RETURN_IF_ERROR(builder.Add(Sorted(std::move(labels)), t_ms, 1, false, false));
+    }
+  }
+  // Both queries read in time order, so every series' samples ascend.
+  return builder.Finish();
+}
+
+absl::StatusOr<std::vector<PromMetadata>> MetricsSeriesSource::Metadata(int64_t min_ms,
+                                                                        int64_t max_ms) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
+                          ReadCatalog(pool_, files_, call_, min_ms, max_ms));
+  std::map<std::string, PromMetadata> by_name;
+  for (const CatalogEntry& entry : catalog) {
+    static constexpr std::string_view kTypes[] = {"gauge", "counter", "histogram", "summary"};
+    PromMetadata one{entry.family, std::string(kTypes[static_cast<int>(entry.kind)]), entry.unit,
+                     entry.help};
+    by_name.emplace(entry.family, std::move(one));
+  }
+  std::vector<PromMetadata> out;
+  for (auto& [name, one] : by_name) out.push_back(std::move(one));
+  return out;
+}
+
+}  // namespace strata::api

@@ -1,0 +1,46 @@
+#pragma once
+
+// strata's metrics tables as Prometheus series (docs/prometheus.md, "How
+// OTLP metrics become series"): the SeriesSource the PromQL engine reads,
+// and the metadata the Prometheus API lists.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/search.h"
+#include "compat/promql/series_source.h"
+#include "query/query_pool.h"
+#include "query/view_files.h"
+
+namespace strata::api {
+
+// One metric family as /api/v1/metadata lists it.
+struct PromMetadata {
+  std::string name;  // the family name (without _bucket, _sum, _count)
+  std::string type;  // counter, gauge, histogram, summary
+  std::string unit;  // the OTLP unit as stored
+  std::string help;  // the OTLP description
+};
+
+class MetricsSeriesSource : public compat::promql::SeriesSource {
+ public:
+  // `pool`, `files` and `call` must outlive the source.
+  MetricsSeriesSource(query::QueryPool& pool, const query::ViewFiles& files,
+                      const CallOptions& call)
+      : pool_(pool), files_(files), call_(call) {}
+
+  absl::StatusOr<std::vector<compat::promql::Series>> Select(
+      absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+      const compat::promql::SelectLimits& limits) override;
+
+  // The families with a point in [min_ms, max_ms], by name.
+  absl::StatusOr<std::vector<PromMetadata>> Metadata(int64_t min_ms, int64_t max_ms);
+
+ private:
+  query::QueryPool& pool_;
+  const query::ViewFiles& files_;
+  const CallOptions& call_;
+};
+
+}  // namespace strata::api
