@@ -26,8 +26,9 @@ apt_packages=(
 )
 
 # Debian packages only the tests use (installed with --tests): the browser,
-# and the openssl command that makes the TLS tests' throwaway CA.
-apt_test_packages=(chromium openssl)
+# the openssl command that makes the TLS tests' throwaway CA, and Prometheus
+# (the PromQL oracle of tests/compat/promql_oracle.test.mjs).
+apt_test_packages=(chromium openssl prometheus)
 
 # Pinned npm packages: name@version, sha256 of the tarball npm delivers.
 npm_packages=(

@@ -22,6 +22,8 @@ namespace {
 using internal::CellDouble;
 using internal::CellInt;
 using internal::CellString;
+using internal::kExemplarsSql;
+using internal::ParseExemplars;
 
 constexpr int kGauge = 5, kSum = 7, kHistogram = 9, kExponentialHistogram = 10, kSummary = 11;
 constexpr int kCumulative = 2;
@@ -57,45 +59,6 @@ absl::StatusOr<std::vector<double>> ParseNumberList(const std::optional<std::str
     begin = end + 1;
   }
   return out;
-}
-
-// A point's exemplars as one text: "time|value|trace|span" joined by ';'
-// (value empty when the exemplar had none; ids lowercase hex or empty).
-constexpr char kExemplarsSql[] =
-    "array_to_string(list_transform(range(1, len(exemplar_time_unix_nano) + 1), lambda i:"
-    " CAST(exemplar_time_unix_nano[i] AS VARCHAR) || '|' ||"
-    " coalesce(CAST(exemplar_value_double[i] AS VARCHAR), CAST(exemplar_value_int[i] AS VARCHAR),"
-    " '') || '|' || coalesce(lower(hex(exemplar_trace_id[i])), '') || '|' ||"
-    " coalesce(lower(hex(exemplar_span_id[i])), '')), ';')";
-
-absl::Status ParseExemplars(std::string_view text, std::vector<MetricExemplar>* out) {
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find(';', begin);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view one = text.substr(begin, end - begin);
-    begin = end + 1;
-    std::string_view fields[4];
-    size_t field_begin = 0;
-    for (int f = 0; f < 4; ++f) {
-      size_t bar = f == 3 ? one.size() : one.find('|', field_begin);
-      if (bar == std::string_view::npos) {
-        return absl::InternalError(
-            absl::StrCat("metric query: bad exemplar \"", std::string(one), "\""));
-      }
-      fields[f] = one.substr(field_begin, bar - field_begin);
-      field_begin = bar + 1;
-    }
-    MetricExemplar exemplar;
-    STRATA_ASSIGN_OR_RETURN(exemplar.time, CellInt(std::string(fields[0])));
-    if (!fields[1].empty()) {
-      STRATA_ASSIGN_OR_RETURN(exemplar.value, CellDouble(std::string(fields[1])));
-    }
-    exemplar.trace_id = std::string(fields[2]);
-    exemplar.span_id = std::string(fields[3]);
-    out->push_back(std::move(exemplar));
-  }
-  return absl::OkStatus();
 }
 
 struct Bucket {

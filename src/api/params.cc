@@ -199,6 +199,16 @@ absl::StatusOr<std::optional<std::string>> QueryParams::Take(std::string_view na
   return found;
 }
 
+std::vector<std::string> QueryParams::TakeAll(std::string_view name) {
+  std::vector<std::string> out;
+  for (Entry& entry : entries_) {
+    if (entry.name != name) continue;
+    entry.used = true;
+    out.push_back(entry.value);
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> QueryParams::TakeAttributes() {
   return TakePrefixed("attr.");
 }

@@ -47,6 +47,10 @@ class QueryParams {
   // given more than once. Marks it used.
   [[nodiscard]] absl::StatusOr<std::optional<std::string>> Take(std::string_view name);
 
+  // Every value of `name` in order (`match[]` may be given many times);
+  // marks them used.
+  std::vector<std::string> TakeAll(std::string_view name);
+
   // Every `attr.<key>=<value>` pair in order (key without the prefix); marks
   // them used. InvalidArgument for an empty key.
   [[nodiscard]] absl::StatusOr<std::vector<std::pair<std::string, std::string>>> TakeAttributes();

@@ -283,6 +283,37 @@ std::string ResourceKey(std::string_view key) {
 absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
     absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
     const promql::SelectLimits& limits) {
+  return Collect(matchers, min_ms, max_ms, limits, Mode::kSamples, nullptr);
+}
+
+absl::StatusOr<std::vector<promql::Labels>> MetricsSeriesSource::SelectLabels(
+    absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+    int64_t max_series) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<promql::Series> series,
+                          Collect(matchers, min_ms, max_ms, {.max_series = max_series},
+                                  Mode::kLabels, nullptr));
+  std::vector<promql::Labels> out;
+  out.reserve(series.size());
+  for (auto& one : series) out.push_back(std::move(one.labels));
+  return out;
+}
+
+absl::StatusOr<std::vector<PromExemplars>> MetricsSeriesSource::Exemplars(
+    absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+    int64_t max_series) {
+  std::vector<PromExemplars> out;
+  STRATA_RETURN_IF_ERROR(Collect(matchers, min_ms, max_ms, {.max_series = max_series},
+                                 Mode::kExemplars, &out)
+                             .status());
+  return out;
+}
+
+absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
+    absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+    const promql::SelectLimits& limits, Mode mode, std::vector<PromExemplars>* exemplars_out) {
+  const bool labels_only = mode == Mode::kLabels;
+  // Exemplar mode: series key -> index in *exemplars_out.
+  std::map<std::string, size_t> exemplar_index;
   std::vector<Matcher> name_matchers, other_matchers;
   for (const auto& m : matchers) {
     (m.name == "__name__" ? name_matchers : other_matchers).emplace_back(m);
@@ -319,18 +350,30 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
       placeholders.push_back(internal::NextParam(params));
       params.emplace_back(name);
     }
+    // For label sets only: one row per distinct set, every value 0.
+    const std::string values =
+        labels_only
+            ? " 0, 0, 0.0, 0.0, CASE WHEN \"sum\" IS NULL THEN NULL ELSE 0.0 END,"
+              " array_to_string(explicit_bounds, ','),"
+              " array_to_string(list_transform(bucket_counts, lambda x: 0), ','),"
+              " array_to_string(summary_quantile, ','),"
+              " array_to_string(list_transform(summary_value, lambda x: 0), ',')"
+            : " time_unix_nano, coalesce(point_flags, 0),"
+              " coalesce(value_double, CAST(value_int AS DOUBLE)), \"count\", \"sum\","
+              " array_to_string(explicit_bounds, ','), array_to_string(bucket_counts, ','),"
+              " array_to_string(summary_quantile, ','), array_to_string(summary_value, ',')";
+    const std::string exemplars =
+        mode == Mode::kExemplars ? absl::StrCat(", ", internal::kExemplarsSql) : ", ''";
     const std::string sql = absl::StrCat(
-        "SELECT metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
+        labels_only ? "SELECT DISTINCT" : "SELECT",
+        " metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
         " coalesce(aggregation_temporality, 0), coalesce(service_name, ''), ",
         ResourceKey("service.namespace"), ", ", ResourceKey("service.instance.id"), ", ",
-        internal::AttributeSetSql("attr"),
-        ", time_unix_nano, coalesce(point_flags, 0),"
-        " coalesce(value_double, CAST(value_int AS DOUBLE)), \"count\", \"sum\","
-        " array_to_string(explicit_bounds, ','), array_to_string(bucket_counts, ','),"
-        " array_to_string(summary_quantile, ','), array_to_string(summary_value, ',')"
-        " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2"
+        internal::AttributeSetSql("attr"), ",", values, exemplars,
+        " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
+        mode == Mode::kExemplars ? " AND len(exemplar_time_unix_nano) > 0" : "",
         " AND metric_name IN (",
-        absl::StrJoin(placeholders, ", "), ") ORDER BY time_unix_nano");
+        absl::StrJoin(placeholders, ", "), ")", labels_only ? "" : " ORDER BY time_unix_nano");
     query::QueryOptions options =
         internal::Options(internal::RemainingCall(call_, began), std::move(params), max_rows);
     options.max_bytes = kMaxQueryBytes;
@@ -340,7 +383,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
           "the query reads more points than its sample budget allows; narrow its range or "
           "matchers");
     }
-    STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 18, "metric points"));
+    STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 19, "metric points"));
     for (const auto& row : result.rows) {
       const std::string otlp_name = CellString(row[0]);
       const std::string unit = CellString(row[1]);
@@ -363,6 +406,49 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
       const int64_t t_ms = time_ns / 1'000'000;
       STRATA_ASSIGN_OR_RETURN(const int64_t flags, CellInt(row[10]));
       const bool stale = (flags & kNoRecordedValue) != 0;
+      if (mode == Mode::kExemplars) {
+        std::vector<MetricExemplar> exemplars;
+        STRATA_RETURN_IF_ERROR(internal::ParseExemplars(CellString(row[18]), &exemplars));
+        STRATA_ASSIGN_OR_RETURN(std::vector<double> bounds, NumberList(row[14]));
+        for (MetricExemplar& exemplar : exemplars) {
+          if (exemplar.time < min_ms * 1'000'000 || exemplar.time > max_ms * 1'000'000 + 999'999) {
+            continue;
+          }
+          // The series an exemplar belongs to: the family's, or for a
+          // histogram the bucket that holds its value.
+          promql::Labels labels = base;
+          if (e.type == kHistogram) {
+            const double v = exemplar.value.value_or(0);
+            auto bound = std::find_if(bounds.begin(), bounds.end(), [&](double b) { return v <= b; });
+            labels.push_back({"__name__", e.family + "_bucket"});
+            labels.push_back({"le", BoundText(bound == bounds.end() ? INFINITY : *bound)});
+          } else if (e.type == kGauge || e.type == kSum) {
+            labels.push_back({"__name__", e.family});
+          } else {
+            continue;
+          }
+          if (!name_wanted(labels[labels.size() - (e.type == kHistogram ? 2 : 1)].value)) continue;
+          labels = Sorted(std::move(labels));
+          if (!std::all_of(other_matchers.begin(), other_matchers.end(), [&](const Matcher& m) {
+                return m.Matches(LabelValue(labels, m.name()));
+              })) {
+            continue;
+          }
+          std::string key;
+          for (const auto& label : labels) absl::StrAppend(&key, label.name, "\x1f", label.value, "\x1e");
+          auto [it, inserted] = exemplar_index.emplace(std::move(key), exemplars_out->size());
+          if (inserted) {
+            if (limits.max_series > 0 &&
+                static_cast<int64_t>(exemplars_out->size()) >= limits.max_series) {
+              return absl::ResourceExhaustedError(absl::StrCat(
+                  "the query's exemplars span more than ", limits.max_series, " series"));
+            }
+            exemplars_out->push_back({std::move(labels), {}});
+          }
+          (*exemplars_out)[it->second].exemplars.push_back(std::move(exemplar));
+        }
+        continue;
+      }
       const bool delta = temporality == kDelta;
       auto emit = [&](const std::string& name, promql::Labels extra, double v,
                       bool accumulate) -> absl::Status {
@@ -405,7 +491,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
     }
   }
 
-  if (name_wanted("target_info")) {
+  if (mode != Mode::kExemplars && name_wanted("target_info")) {
     // One sample of value 1 per resource and point time: the resource's
     // attributes other than those job and instance come from.
     std::vector<query::QueryParam> info_params;
@@ -415,8 +501,9 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
     const std::string sql = absl::StrCat(
         "SELECT DISTINCT coalesce(service_name, ''), ", ResourceKey("service.namespace"), ", ",
         ResourceKey("service.instance.id"), ", ", internal::AttributeSetSql("resource_attr"),
-        ", time_unix_nano // 1000000 FROM metrics WHERE true"
-        " AND time_unix_nano >= $1 AND time_unix_nano <= $2 ORDER BY 5");
+        labels_only ? ", 0" : ", time_unix_nano // 1000000",
+        " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
+        labels_only ? "" : " ORDER BY 5");
     query::QueryOptions options =
         internal::Options(internal::RemainingCall(call_, began), std::move(info_params), max_rows);
     options.max_bytes = kMaxQueryBytes;

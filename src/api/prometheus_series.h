@@ -23,6 +23,12 @@ struct PromMetadata {
   std::string help;  // the OTLP description
 };
 
+// The exemplars of one series.
+struct PromExemplars {
+  compat::promql::Labels series;
+  std::vector<MetricExemplar> exemplars;  // in the order the points were read (time)
+};
+
 class MetricsSeriesSource : public compat::promql::SeriesSource {
  public:
   // `pool`, `files` and `call` must outlive the source.
@@ -34,10 +40,31 @@ class MetricsSeriesSource : public compat::promql::SeriesSource {
       absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
       const compat::promql::SelectLimits& limits) override;
 
+  // The label sets Select would answer, without their samples (one
+  // DISTINCT query, not every point): for /api/v1/series, /labels and
+  // /label/{name}/values. At most `max_series` (0: no limit), else
+  // ResourceExhausted.
+  absl::StatusOr<std::vector<compat::promql::Labels>> SelectLabels(
+      absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+      int64_t max_series);
+
+  // The exemplars with a time in [min_ms, max_ms] of the series the
+  // matchers select: a gauge's or counter's on its series, a histogram's on
+  // the `_bucket` series whose bucket holds the exemplar's value.
+  absl::StatusOr<std::vector<PromExemplars>> Exemplars(
+      absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+      int64_t max_series);
+
   // The families with a point in [min_ms, max_ms], by name.
   absl::StatusOr<std::vector<PromMetadata>> Metadata(int64_t min_ms, int64_t max_ms);
 
  private:
+  enum class Mode { kSamples, kLabels, kExemplars };
+  absl::StatusOr<std::vector<compat::promql::Series>> Collect(
+      absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+      const compat::promql::SelectLimits& limits, Mode mode,
+      std::vector<PromExemplars>* exemplars_out);
+
   query::QueryPool& pool_;
   const query::ViewFiles& files_;
   const CallOptions& call_;

@@ -6,7 +6,9 @@
 
 #include <bit>
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "api/api_test_server.h"
 #include "api/params.h"
@@ -73,9 +75,15 @@ std::string MetricsJson(int64_t t0) {
   auto histogram = [&](int temporality) {
     return fmt::format(
         R"({{"name":"{}","unit":"s","histogram":{{"aggregationTemporality":{},"dataPoints":[)"
-        R"({{"timeUnixNano":"{}","count":"6","sum":2.5,"bucketCounts":["1","2","3"],"explicitBounds":[0.1,1]}},)"
+        R"({{"timeUnixNano":"{}","count":"6","sum":2.5,"bucketCounts":["1","2","3"],"explicitBounds":[0.1,1]{}}},)"
         R"({{"timeUnixNano":"{}","count":"4","sum":1.5,"bucketCounts":["2","1","1"],"explicitBounds":[0.1,1]}}]}}}})",
-        temporality == 2 ? "cumulative.duration" : "delta.duration", temporality, t(0), t(1));
+        temporality == 2 ? "cumulative.duration" : "delta.duration", temporality, t(0),
+        temporality == 2 ? fmt::format(R"(,"exemplars":[{{"timeUnixNano":"{}","asDouble":0.5,)"
+                                       R"("traceId":"0102030405060708090a0b0c0d0e0f10",)"
+                                       R"("spanId":"1112131415161718"}}])",
+                                       t(0))
+                         : "",
+        t(1));
   };
   return fmt::format(
       R"({{"resourceMetrics":[{{"resource":{{"attributes":[)"
@@ -154,6 +162,13 @@ class PrometheusSeriesTest : public ::testing::Test {
   int64_t t0_ = 0;
 };
 
+std::string_view LabelValue(const promql::Labels& labels, std::string_view name) {
+  for (const auto& label : labels) {
+    if (label.name == name) return label.value;
+  }
+  return {};
+}
+
 promql::LabelMatcher Name(promql::MatchType type, std::string value) {
   return {type, "__name__", std::move(value)};
 }
@@ -207,6 +222,61 @@ TEST_F(PrometheusSeriesTest, SummariesAndTargetInfo) {
   got = Select({Name(kEqual, "target_info")});
   EXPECT_EQ(got, (std::map<std::string, std::string>{
                      {"__name__=target_info,host_name=h1" + base, "0:1 10:1 20:1"}}));
+}
+
+TEST_F(PrometheusSeriesTest, LabelSetsAloneAreThoseOfTheSeries) {
+  using enum promql::MatchType;
+  const auto snapshot = storage_->Pin();
+  const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
+  CallOptions call;
+  MetricsSeriesSource source(*pool_, files, call);
+  for (const std::string regex : {".+", ".*duration.*", "target_info|rpc.*"}) {
+    const std::vector<promql::LabelMatcher> matchers = {Name(kRegexMatch, regex)};
+    auto series = source.Select(matchers, t0_ / 1'000'000 - 1000, t0_ / 1'000'000 + 100'000, {});
+    auto labels =
+        source.SelectLabels(matchers, t0_ / 1'000'000 - 1000, t0_ / 1'000'000 + 100'000, 0);
+    ASSERT_TRUE(series.ok() && labels.ok());
+    std::vector<promql::Labels> expected;
+    for (const auto& one : *series) expected.push_back(one.labels);
+    auto by_text = [](const promql::Labels& a, const promql::Labels& b) {
+      return std::lexicographical_compare(
+          a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+            return std::tie(x.name, x.value) < std::tie(y.name, y.value);
+          });
+    };
+    std::sort(expected.begin(), expected.end(), by_text);
+    std::sort(labels->begin(), labels->end(), by_text);
+    EXPECT_EQ(*labels, expected) << regex;
+    EXPECT_GT(labels->size(), 3u) << regex;
+  }
+}
+
+TEST_F(PrometheusSeriesTest, ExemplarsSitOnTheBucketThatHoldsThem) {
+  using enum promql::MatchType;
+  const auto snapshot = storage_->Pin();
+  const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
+  CallOptions call;
+  MetricsSeriesSource source(*pool_, files, call);
+  const int64_t t0_ms = t0_ / 1'000'000;
+  const std::vector<promql::LabelMatcher> matchers = {Name(kRegexMatch, ".*duration.*")};
+  auto got = source.Exemplars(matchers, t0_ms - 1000, t0_ms + 100'000, 0);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(LabelValue((*got)[0].series, "__name__"), "cumulative_duration_seconds_bucket");
+  EXPECT_EQ(LabelValue((*got)[0].series, "le"), "1");
+  ASSERT_EQ((*got)[0].exemplars.size(), 1u);
+  EXPECT_EQ((*got)[0].exemplars[0].trace_id, "0102030405060708090a0b0c0d0e0f10");
+  EXPECT_EQ((*got)[0].exemplars[0].span_id, "1112131415161718");
+  EXPECT_EQ((*got)[0].exemplars[0].value, 0.5);
+  // Outside the window, or with a matcher the series fails: none.
+  got = source.Exemplars(matchers, t0_ms + 1, t0_ms + 100'000, 0);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->empty());
+  const std::vector<promql::LabelMatcher> other_le = {Name(kRegexMatch, ".*duration.*"),
+                                                      {kEqual, "le", "0.1"}};
+  got = source.Exemplars(other_le, t0_ms - 1000, t0_ms + 100'000, 0);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->empty());
 }
 
 TEST_F(PrometheusSeriesTest, MatchersOnOtherLabelsAndBudgets) {

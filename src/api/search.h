@@ -330,6 +330,12 @@ CallOptions RemainingCall(const CallOptions& call, std::chrono::steady_clock::ti
 std::string AttributeSetSql(const std::string& prefix);
 Attributes SplitAttributeSet(std::string_view text);
 
+// SQL that renders a metrics row's exemplars as "time|value|trace|span"
+// joined by ';' (value empty when the exemplar had none; ids lowercase hex
+// or empty); and its inverse, appending to `out`.
+extern const char kExemplarsSql[];
+[[nodiscard]] absl::Status ParseExemplars(std::string_view text, std::vector<MetricExemplar>* out);
+
 }  // namespace internal
 
 }  // namespace strata::api
