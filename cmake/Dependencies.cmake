@@ -11,8 +11,9 @@ find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
-# RE2 for PromQL's and LogQL's regular expressions: the syntax of Go's
-# regexp package, which Prometheus and Loki use.
+# RE2 for PromQL's and LogQL's regular expressions (label matchers,
+# label_replace, line filters): its syntax and semantics are those of Go's
+# regexp, which Prometheus and Loki use.
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 if(STRATA_TESTS)
   find_package(GTest REQUIRED)

@@ -20,9 +20,8 @@ apt_packages=(
   pkg-config curl ca-certificates
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-  libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev
+  libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev libre2-dev
   libsodium-dev libboost1.74-dev zlib1g-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
-  libre2-dev
 )
 
 # Debian packages only the tests use (installed with --tests): the browser,

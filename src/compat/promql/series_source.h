@@ -60,9 +60,9 @@ class SeriesSource {
   // series lacks compares against the empty string, as in Prometheus), with
   // its samples whose time is in [min_ms, max_ms]. Series with no sample in
   // the range may be left out. Order of the series is unspecified.
-  virtual absl::StatusOr<std::vector<Series>> Select(
-      absl::Span<const LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
-      const SelectLimits& limits) = 0;
+  virtual absl::StatusOr<std::vector<Series>> Select(absl::Span<const LabelMatcher> matchers,
+                                                     int64_t min_ms, int64_t max_ms,
+                                                     const SelectLimits& limits) = 0;
 };
 
 }  // namespace strata::compat::promql
