@@ -65,6 +65,8 @@ class Storage;
 
 namespace strata::api {
 
+struct PromQuery;  // prometheus_query.h
+
 // The default of ApiOptions::sql_max_answer_bytes (`strata serve
 // --sql-max-answer-bytes`): 64 MiB.
 inline constexpr uint64_t kDefaultSqlMaxAnswerBytes = uint64_t{64} << 20;
@@ -231,6 +233,33 @@ class Api {
   // The Tempo API under /tempo (tempo_endpoints.cc, docs/tempo.md).
   void AddTempoRoutes(server::HttpRouter* router,
                       const std::function<server::HttpHandler(Endpoint)>& route);
+  // The Prometheus API (prometheus_endpoints.cc, docs/prometheus.md).
+  void AddPrometheusRoutes(server::HttpRouter* router,
+                           const std::function<server::HttpHandler(Endpoint)>& route);
+  server::HttpResponse PromQueryEndpoint(const server::HttpRequest& request,
+                                         const storage::Snapshot& snapshot);
+  server::HttpResponse PromQueryRangeEndpoint(const server::HttpRequest& request,
+                                              const storage::Snapshot& snapshot);
+  server::HttpResponse RunPromQuery(const server::HttpRequest& request,
+                                    const storage::Snapshot& snapshot, const PromQuery& query);
+  server::HttpResponse PromExemplarsEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot);
+  server::HttpResponse PromLabelsEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
+  server::HttpResponse PromLabelValuesEndpoint(const server::HttpRequest& request,
+                                               const storage::Snapshot& snapshot);
+  server::HttpResponse PromSeriesEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
+  server::HttpResponse PromMetadataEndpoint(const server::HttpRequest& request,
+                                            const storage::Snapshot& snapshot);
+  server::HttpResponse PromBuildInfoEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot);
+  server::HttpResponse PromRulesEndpoint(const server::HttpRequest& request,
+                                         const storage::Snapshot& snapshot);
+  server::HttpResponse PromAlertsEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
+  server::HttpResponse PromFormatQueryEndpoint(const server::HttpRequest& request,
+                                               const storage::Snapshot& snapshot);
   server::HttpResponse TempoEchoEndpoint(const server::HttpRequest& request,
                                          const storage::Snapshot& snapshot);
   server::HttpResponse TempoBuildInfoEndpoint(const server::HttpRequest& request,

@@ -32,12 +32,18 @@ std::vector<std::string> Words(std::string_view text, bool keep_colon) {
 // UCUM units as Prometheus names them (the specification's table).
 std::string_view MainUnit(std::string_view unit) {
   static constexpr std::pair<std::string_view, std::string_view> kUnits[] = {
-      {"d", "days"},          {"h", "hours"},         {"min", "minutes"},     {"s", "seconds"},
-      {"ms", "milliseconds"}, {"us", "microseconds"}, {"ns", "nanoseconds"},  {"By", "bytes"},
-      {"KiBy", "kibibytes"},  {"MiBy", "mebibytes"},  {"GiBy", "gibibytes"},  {"TiBy", "tibibytes"},
-      {"KBy", "kilobytes"},   {"MBy", "megabytes"},   {"GBy", "gigabytes"},   {"TBy", "terabytes"},
-      {"m", "meters"},        {"V", "volts"},         {"A", "amperes"},       {"J", "joules"},
-      {"W", "watts"},         {"g", "grams"},         {"Cel", "celsius"},     {"Hz", "hertz"},
+      {"d", "days"},          {"h", "hours"},
+      {"min", "minutes"},     {"s", "seconds"},
+      {"ms", "milliseconds"}, {"us", "microseconds"},
+      {"ns", "nanoseconds"},  {"By", "bytes"},
+      {"KiBy", "kibibytes"},  {"MiBy", "mebibytes"},
+      {"GiBy", "gibibytes"},  {"TiBy", "tibibytes"},
+      {"KBy", "kilobytes"},   {"MBy", "megabytes"},
+      {"GBy", "gigabytes"},   {"TBy", "terabytes"},
+      {"m", "meters"},        {"V", "volts"},
+      {"A", "amperes"},       {"J", "joules"},
+      {"W", "watts"},         {"g", "grams"},
+      {"Cel", "celsius"},     {"Hz", "hertz"},
       {"%", "percent"},       {"1", ""}};
   for (const auto& [ucum, name] : kUnits) {
     if (unit == ucum) return name;

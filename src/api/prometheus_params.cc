@@ -79,10 +79,13 @@ absl::StatusOr<int64_t> ParsePromDuration(std::string_view name, std::string_vie
     return static_cast<int64_t>(ms);
   }
   // Units in Prometheus's order, each at most once.
-  static constexpr std::pair<std::string_view, int64_t> kUnits[] = {
-      {"y", 365LL * 24 * 3600 * 1000}, {"w", 7LL * 24 * 3600 * 1000}, {"d", 24LL * 3600 * 1000},
-      {"h", 3600LL * 1000},            {"m", 60LL * 1000},            {"s", 1000},
-      {"ms", 1}};
+  static constexpr std::pair<std::string_view, int64_t> kUnits[] = {{"y", 365LL * 24 * 3600 * 1000},
+                                                                    {"w", 7LL * 24 * 3600 * 1000},
+                                                                    {"d", 24LL * 3600 * 1000},
+                                                                    {"h", 3600LL * 1000},
+                                                                    {"m", 60LL * 1000},
+                                                                    {"s", 1000},
+                                                                    {"ms", 1}};
   size_t pos = 0, next_unit = 0;
   __int128 total = 0;
   if (value.empty()) return Bad(name, "not a duration", value);

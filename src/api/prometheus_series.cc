@@ -222,8 +222,9 @@ class SeriesBuilder {
       return absl::OkStatus();
     }
     if (limits_.max_samples > 0 && ++samples_ > limits_.max_samples) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the query reads more than ", limits_.max_samples, " samples; narrow its range or matchers"));
+      return absl::ResourceExhaustedError(absl::StrCat("the query reads more than ",
+                                                       limits_.max_samples,
+                                                       " samples; narrow its range or matchers"));
     }
     series.samples.push_back({t_ms, value});
     return absl::OkStatus();
@@ -274,8 +275,9 @@ void AddAttributes(std::string_view text, promql::Labels* labels) {
 }
 
 std::string ResourceKey(std::string_view key) {
-  return absl::StrCat("coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
-                      std::string(key), "')), '')");
+  return absl::StrCat(
+      "coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
+      std::string(key), "')), '')");
 }
 
 }  // namespace
@@ -289,9 +291,9 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
 absl::StatusOr<std::vector<promql::Labels>> MetricsSeriesSource::SelectLabels(
     absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
     int64_t max_series) {
-  STRATA_ASSIGN_OR_RETURN(std::vector<promql::Series> series,
-                          Collect(matchers, min_ms, max_ms, {.max_series = max_series},
-                                  Mode::kLabels, nullptr));
+  STRATA_ASSIGN_OR_RETURN(
+      std::vector<promql::Series> series,
+      Collect(matchers, min_ms, max_ms, {.max_series = max_series}, Mode::kLabels, nullptr));
   std::vector<promql::Labels> out;
   out.reserve(series.size());
   for (auto& one : series) out.push_back(std::move(one.labels));
@@ -302,9 +304,9 @@ absl::StatusOr<std::vector<PromExemplars>> MetricsSeriesSource::Exemplars(
     absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
     int64_t max_series) {
   std::vector<PromExemplars> out;
-  STRATA_RETURN_IF_ERROR(Collect(matchers, min_ms, max_ms, {.max_series = max_series},
-                                 Mode::kExemplars, &out)
-                             .status());
+  STRATA_RETURN_IF_ERROR(
+      Collect(matchers, min_ms, max_ms, {.max_series = max_series}, Mode::kExemplars, &out)
+          .status());
   return out;
 }
 
@@ -372,8 +374,8 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
         internal::AttributeSetSql("attr"), ",", values, exemplars,
         " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
         mode == Mode::kExemplars ? " AND len(exemplar_time_unix_nano) > 0" : "",
-        " AND metric_name IN (",
-        absl::StrJoin(placeholders, ", "), ")", labels_only ? "" : " ORDER BY time_unix_nano");
+        " AND metric_name IN (", absl::StrJoin(placeholders, ", "), ")",
+        labels_only ? "" : " ORDER BY time_unix_nano");
     query::QueryOptions options =
         internal::Options(internal::RemainingCall(call_, began), std::move(params), max_rows);
     options.max_bytes = kMaxQueryBytes;
@@ -419,7 +421,8 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
           promql::Labels labels = base;
           if (e.type == kHistogram) {
             const double v = exemplar.value.value_or(0);
-            auto bound = std::find_if(bounds.begin(), bounds.end(), [&](double b) { return v <= b; });
+            auto bound =
+                std::find_if(bounds.begin(), bounds.end(), [&](double b) { return v <= b; });
             labels.push_back({"__name__", e.family + "_bucket"});
             labels.push_back({"le", BoundText(bound == bounds.end() ? INFINITY : *bound)});
           } else if (e.type == kGauge || e.type == kSum) {
@@ -435,7 +438,8 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
             continue;
           }
           std::string key;
-          for (const auto& label : labels) absl::StrAppend(&key, label.name, "\x1f", label.value, "\x1e");
+          for (const auto& label : labels)
+            absl::StrAppend(&key, label.name, "\x1f", label.value, "\x1e");
           auto [it, inserted] = exemplar_index.emplace(std::move(key), exemplars_out->size());
           if (inserted) {
             if (limits.max_series > 0 &&
@@ -477,8 +481,8 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
         for (size_t i = 0; i < counts.size(); ++i) {
           cumulative += counts[i];
           const double le = i < bounds.size() ? bounds[i] : INFINITY;
-          STRATA_RETURN_IF_ERROR(emit(e.family + "_bucket", {{"le", BoundText(le)}}, cumulative,
-                                      accumulate));
+          STRATA_RETURN_IF_ERROR(
+              emit(e.family + "_bucket", {{"le", BoundText(le)}}, cumulative, accumulate));
         }
       } else if (e.type == kSummary) {
         STRATA_ASSIGN_OR_RETURN(std::vector<double> quantiles, NumberList(row[16]));

@@ -4,9 +4,9 @@
 
 #include "api/prometheus_series.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
-#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -60,14 +60,13 @@ TEST(PromLabelNameTest, FollowsTheSpecification) {
 // and a delta histogram, and a summary; three points each, 10 s apart.
 std::string MetricsJson(int64_t t0) {
   auto t = [&](int i) { return std::to_string(t0 + i * 10 * kSecond); };
-  auto numbers = [&](const char* field, std::initializer_list<int> values,
-                     const char* attrs = "") {
+  auto numbers = [&](const char* field, std::initializer_list<int> values, const char* attrs = "") {
     std::string out;
     int i = 0;
     for (int v : values) {
-      out += fmt::format(R"({}{{"timeUnixNano":"{}","{}":{}{}}})", i == 0 ? "" : ",", t(i), field,
-                         field[2] == 'D' ? std::to_string(v) : "\"" + std::to_string(v) + "\"",
-                         attrs);
+      out +=
+          fmt::format(R"({}{{"timeUnixNano":"{}","{}":{}{}}})", i == 0 ? "" : ",", t(i), field,
+                      field[2] == 'D' ? std::to_string(v) : "\"" + std::to_string(v) + "\"", attrs);
       ++i;
     }
     return out;
@@ -186,25 +185,26 @@ TEST_F(PrometheusSeriesTest, GaugesAndCountersCarryJobInstanceAndAttributes) {
                       "0:10 10:15 20:40"}}));
   // Deltas become running totals.
   got = Select({Name(kEqual, "jobs_done_total")});
-  EXPECT_EQ(got, (std::map<std::string, std::string>{
-                     {"__name__=jobs_done_total,instance=i-1,job=shop/checkout", "0:5 10:8 20:10"}}));
+  EXPECT_EQ(got,
+            (std::map<std::string, std::string>{
+                {"__name__=jobs_done_total,instance=i-1,job=shop/checkout", "0:5 10:8 20:10"}}));
 }
 
 TEST_F(PrometheusSeriesTest, HistogramsAreBucketSumAndCountSeries) {
   using enum promql::MatchType;
   const std::string base = ",instance=i-1,job=shop/checkout";
   auto got = Select({Name(kRegexMatch, "cumulative_duration_seconds_.*")});
-  EXPECT_EQ(got, (std::map<std::string, std::string>{
-                     {"__name__=cumulative_duration_seconds_bucket" + base + ",le=+Inf", "0:6 10:4"},
-                     {"__name__=cumulative_duration_seconds_bucket" + base + ",le=0.1", "0:1 10:2"},
-                     {"__name__=cumulative_duration_seconds_bucket" + base + ",le=1", "0:3 10:3"},
-                     {"__name__=cumulative_duration_seconds_count" + base, "0:6 10:4"},
-                     {"__name__=cumulative_duration_seconds_sum" + base, "0:2.5 10:1.5"}}));
-  // A delta histogram's buckets, sum and count accumulate.
-  got = Select({Name(kRegexMatch, "delta_duration_seconds_.*"), {kEqual, "le", "1"}});
   EXPECT_EQ(got,
             (std::map<std::string, std::string>{
-                {"__name__=delta_duration_seconds_bucket" + base + ",le=1", "0:3 10:6"}}));
+                {"__name__=cumulative_duration_seconds_bucket" + base + ",le=+Inf", "0:6 10:4"},
+                {"__name__=cumulative_duration_seconds_bucket" + base + ",le=0.1", "0:1 10:2"},
+                {"__name__=cumulative_duration_seconds_bucket" + base + ",le=1", "0:3 10:3"},
+                {"__name__=cumulative_duration_seconds_count" + base, "0:6 10:4"},
+                {"__name__=cumulative_duration_seconds_sum" + base, "0:2.5 10:1.5"}}));
+  // A delta histogram's buckets, sum and count accumulate.
+  got = Select({Name(kRegexMatch, "delta_duration_seconds_.*"), {kEqual, "le", "1"}});
+  EXPECT_EQ(got, (std::map<std::string, std::string>{
+                     {"__name__=delta_duration_seconds_bucket" + base + ",le=1", "0:3 10:6"}}));
   got = Select({Name(kEqual, "delta_duration_seconds_sum")});
   EXPECT_EQ(got, (std::map<std::string, std::string>{
                      {"__name__=delta_duration_seconds_sum" + base, "0:2.5 10:4"}}));

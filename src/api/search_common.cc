@@ -4,8 +4,8 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "api/search.h"
+#include "common/status_macros.h"
 #include "query/view_files.h"
 
 namespace strata::api {

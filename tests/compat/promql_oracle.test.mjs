@@ -82,8 +82,9 @@ before(async () => {
     headers: { Cookie: cookie, 'Content-Type': 'application/json', 'X-Strata-Request': '1' },
     body: JSON.stringify({ name: 'oracle', scope: 'read' }),
   });
-  assert.equal(made.status, 201, await made.text());
-  token = (await made.json()).token;
+  const madeText = await made.text();
+  assert.equal(made.status, 201, madeText);
+  token = JSON.parse(madeText).token;
   for (const request of otlpRequests(model)) {
     const sent = await fetch(`${strata.otlpHttp}/v1/metrics`, {
       method: 'POST',
