@@ -83,7 +83,7 @@ step "query benchmark (quick, asan)"
 (cd build/asan && ./strata bench query --spans 400000 --batches 20 --lookups 300 --scans 3)
 
 step "compatible APIs benchmark (quick, asan)"
-(cd build/asan && ./strata bench compat --spans 200000 --batches 10 --runs 2 --lookups 20)
+(cd build/asan && ./strata bench compat --spans 200000 --batches 10 --runs 2 --lookups 20 --metric-points 20000)
 
 step "rollups benchmark (quick, asan)"
 (cd build/asan && ./strata bench rollups --spans 200000 --batches 20 --runs 3 --baseline-runs 1 \

@@ -8,6 +8,7 @@
 #include "api/tempo_answers.h"
 #include "api/traceql_search.h"
 #include "bench/bench_common.h"
+#include "bench/bench_promql.h"
 #include "bench/bench_query.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
@@ -47,9 +48,18 @@ int RunBenchCompat(const BenchCompatOptions& options) {
     build.seed = options.seed;
     if (!BuildQueryData(**storage, build, UnixNanosNow())) return 1;
   }
-  const std::shared_ptr<const storage::Snapshot> snapshot = (*storage)->Pin();
   auto pool = query::QueryPool::Open(query::QueryPoolOptions{.data_dir = dir});
   if (!pool.ok()) return FailStep("compat", "query pool", pool.status());
+  // PromQL on strata and on Prometheus holding the same samples (not with
+  // --reuse: the model would be written twice).
+  std::optional<PromqlBenchNumbers> promql;
+  if (options.metric_points > 0 && !options.reuse) {
+    auto measured = RunPromqlBench(**storage, **pool, dir, static_cast<int64_t>(UnixNanosNow()),
+                                   {.points = options.metric_points, .runs = options.runs});
+    if (!measured.ok()) return FailStep("compat", "PromQL", measured.status());
+    promql = *measured;
+  }
+  const std::shared_ptr<const storage::Snapshot> snapshot = (*storage)->Pin();
   const query::ViewFiles files = query::ViewFilesOf(*snapshot);
   const query::QueryOptions slow{.deadline = std::chrono::minutes(10), .max_rows = 100'000};
 
@@ -166,11 +176,37 @@ int RunBenchCompat(const BenchCompatOptions& options) {
   fmt::print("{:<56} {:>10.3f}   (protobuf/JSON {:.2f})\n",
              "  baseline: GET /api/v1/traces/{id} (OTLP/JSON)", json_p50,
              proto_p50 / std::max(json_p50, 1e-6));
+  std::string promql_json;
+  if (promql.has_value()) {
+    const PromqlBenchNumbers& p = *promql;
+    fmt::print("{:<56} {:>10}\n",
+               fmt::format("PromQL over {:.1f} h, 60 s step ({} points; Prometheus {} samples)",
+                           p.window_hours, p.points, p.prometheus_samples),
+               "p50 ms");
+    fmt::print("{:<56} {:>10.1f}   ({} series)\n", "  strata: sum by (job) (rate(..._count[5m]))",
+               p.strata_rate_p50_ms, p.rate_series);
+    fmt::print("{:<56} {:>10.1f}\n", "  Prometheus 2.42, the same", p.prometheus_rate_p50_ms);
+    fmt::print("{:<56} {:>10.1f}   ({} series)\n",
+               "  strata: histogram_quantile(0.99, sum by (le, job) ...)", p.strata_quantile_p50_ms,
+               p.quantile_series);
+    fmt::print("{:<56} {:>10.1f}\n", "  Prometheus 2.42, the same", p.prometheus_quantile_p50_ms);
+    const double ratio =
+        std::max(p.strata_rate_p50_ms / std::max(p.prometheus_rate_p50_ms, 1e-6),
+                 p.strata_quantile_p50_ms / std::max(p.prometheus_quantile_p50_ms, 1e-6));
+    fmt::print("{:<56} {:>10.2f}   (target at most 2)\n", "  promql_ratio (the slower of the two)",
+               ratio);
+    promql_json = fmt::format(
+        ",\"promql_rate_p50_ms\":{:.1f},\"prometheus_rate_p50_ms\":{:.1f},"
+        "\"promql_quantile_p50_ms\":{:.1f},\"prometheus_quantile_p50_ms\":{:.1f},"
+        "\"promql_ratio\":{:.2f}",
+        p.strata_rate_p50_ms, p.prometheus_rate_p50_ms, p.strata_quantile_p50_ms,
+        p.prometheus_quantile_p50_ms, ratio);
+  }
   fmt::print(
       "{{\"tempo_search_p50_ms\":{:.1f},\"tempo_search_duration_p50_ms\":{:.1f},"
       "\"rest_search_p50_ms\":{:.1f},\"tempo_tag_values_p50_ms\":{:.1f},"
-      "\"tempo_trace_p50_ms\":{:.3f},\"rest_trace_p50_ms\":{:.3f}}}\n",
-      tempo_p50, tempo_duration_p50, rest_p50, tag_values_p50, proto_p50, json_p50);
+      "\"tempo_trace_p50_ms\":{:.3f},\"rest_trace_p50_ms\":{:.3f}{}}}\n",
+      tempo_p50, tempo_duration_p50, rest_p50, tag_values_p50, proto_p50, json_p50, promql_json);
   if (options.data_dir.empty() && !options.keep) {
     storage->reset();
     (void)fs.RemoveAll(dir);

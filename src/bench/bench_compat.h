@@ -28,6 +28,8 @@ struct BenchCompatOptions {
   // Trace ids looked up.
   int lookups = 200;
   uint64_t seed = 1;
+  // OTLP metric points for the PromQL lines (bench_promql.h); 0: none.
+  uint64_t metric_points = 1'000'000;
 };
 
 int RunBenchCompat(const BenchCompatOptions& options);

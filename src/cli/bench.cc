@@ -63,7 +63,7 @@ Command RegisterBenchIngest(CLI::App* bench) {
 Command RegisterBenchCompat(CLI::App* bench) {
   auto options = std::make_shared<bench::BenchCompatOptions>();
   CLI::App* command = bench->add_subcommand(
-      "compat", "The compatible APIs' latency (Tempo) on a large data directory");
+      "compat", "The compatible APIs' latency (Tempo, PromQL) on a large data directory");
   AddOption(command, "--spans", &options->spans, "Spans to write")->capture_default_str();
   AddOption(command, "--batches", &options->batches, "Batches to write them in")
       ->capture_default_str();
@@ -75,6 +75,9 @@ Command RegisterBenchCompat(CLI::App* bench) {
       ->capture_default_str();
   AddOption(command, "--lookups", &options->lookups, "Trace ids looked up")->capture_default_str();
   AddOption(command, "--seed", &options->seed, "Traffic seed")->capture_default_str();
+  AddOption(command, "--metric-points", &options->metric_points,
+            "OTLP metric points for the PromQL lines, against a throwaway Prometheus (0: none)")
+      ->capture_default_str();
   return Command{command, [options] { return bench::RunBenchCompat(*options); }};
 }
 
