@@ -226,6 +226,7 @@ server::HttpResponse Api::CreateTokenEndpoint(const server::HttpRequest& request
                         control::ParseTokenScope(body.StringOr("scope")));
   const std::string name = body.StringOr("name");
   absl::StatusOr<control::CreatedToken> created = options_.tokens->Create(name, scope);
+  if (created.ok() && options_.tokens_changed) options_.tokens_changed();
   if (options_.accounts != nullptr) {
     options_.accounts->Audit(
         caller.Actor(), "token.create", fmt::format("token:{}", name),
@@ -247,6 +248,7 @@ server::HttpResponse Api::RevokeTokenEndpoint(const server::HttpRequest& request
   }
   absl::StatusOr<control::RevokedToken> revoked =
       options_.tokens->Revoke(std::to_string(id_and_rest.first));
+  if (revoked.ok() && options_.tokens_changed) options_.tokens_changed();
   if (options_.accounts != nullptr) {
     options_.accounts->Audit(
         caller.Actor(), "token.revoke", fmt::format("token:{}", id_and_rest.first),

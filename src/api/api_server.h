@@ -91,6 +91,10 @@ struct ApiOptions {
   control::SavedQueries* saved_queries = nullptr;
   // /api/v1/tokens. Null: those endpoints answer 503.
   control::TokenStore* tokens = nullptr;
+  // Called after a token is created or revoked through the API, so the
+  // change holds for the next request rather than after the authenticator's
+  // next refresh (serve: TokenAuthenticator::Refresh). May be empty.
+  std::function<void()> tokens_changed;
   // The API is served over TLS: the session cookie is
   // __Host-strata_session with Secure, and origins are https.
   bool secure_cookies = false;

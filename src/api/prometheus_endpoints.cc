@@ -41,6 +41,7 @@ server::HttpResponse PromError(const absl::Status& status) {
       type = "bad_data";
       break;
     case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kFailedPrecondition:
       http = 422;
       type = "execution";
       break;

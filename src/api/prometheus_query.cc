@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/prometheus_params.h"
 #include "common/status_macros.h"
+#include "compat/promql/engine.h"
 #include "compat/promql/parser.h"
 
 namespace strata::api {
@@ -96,7 +97,13 @@ absl::StatusOr<promql::QueryResult> EvaluatePromQuery(const PromQuery& query,
                                                       promql::SeriesSource& source,
                                                       int64_t deadline_ms) {
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<promql::Expr> expr, promql::ParsePromQL(query.text));
-  return absl::UnimplementedError("the PromQL evaluator has not landed yet");
+  promql::EngineOptions options;
+  options.max_series = kPromMaxSeries;
+  options.max_points = kPromMaxSamples;
+  options.max_steps = kMaxPromSteps + 1;
+  if (deadline_ms > 0) options.deadline = absl::Now() + absl::Milliseconds(deadline_ms);
+  if (query.step == 0) return promql::EvaluateInstant(source, *expr, query.start, options);
+  return promql::EvaluateRange(source, *expr, query.start, query.end, query.step, options);
 }
 
 std::vector<const promql::Expr*> SelectorsOf(const promql::Expr& expr) {

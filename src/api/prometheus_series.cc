@@ -192,8 +192,7 @@ class SeriesBuilder {
   // the matchers accept it; `delta`: v is an increment since the previous
   // sample of the series.
   absl::Status Add(promql::Labels labels, int64_t t_ms, double v, bool delta, bool stale) {
-    std::string key;
-    for (const auto& label : labels) absl::StrAppend(&key, label.name, "\x1f", label.value, "\x1e");
+    std::string key = KeyOf(labels);
     auto found = index_.find(key);
     if (found == index_.end()) {
       for (const Matcher& matcher : matchers_) {
@@ -203,9 +202,10 @@ class SeriesBuilder {
         return absl::ResourceExhaustedError(absl::StrCat(
             "the query selects more than ", limits_.max_series, " series; narrow its matchers"));
       }
+      const auto baseline = baselines_.find(key);
+      running_.push_back(baseline == baselines_.end() ? 0 : baseline->second);
       found = index_.emplace(std::move(key), out_.size()).first;
       out_.push_back({std::move(labels), {}});
-      running_.push_back(0);
     }
     const size_t i = found->second;
     promql::Series& series = out_[i];
@@ -230,9 +230,39 @@ class SeriesBuilder {
     return absl::OkStatus();
   }
 
-  std::vector<promql::Series> Finish() { return std::move(out_); }
+  // The running total a delta series starts from: the sum of its deltas
+  // before the window (call before its first Add).
+  void SetBaseline(const promql::Labels& labels, double total) {
+    baselines_[KeyOf(labels)] += total;
+  }
+
+  // The series in label order, as Prometheus's storage returns them (the
+  // order functions such as topk break ties by).
+  std::vector<promql::Series> Finish() {
+    std::vector<size_t> order(out_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const promql::Labels& x = out_[a].labels;
+      const promql::Labels& y = out_[b].labels;
+      return std::lexicographical_compare(
+          x.begin(), x.end(), y.begin(), y.end(), [](const promql::Label& l, const promql::Label& r) {
+            return std::tie(l.name, l.value) < std::tie(r.name, r.value);
+          });
+    });
+    std::vector<promql::Series> sorted;
+    sorted.reserve(out_.size());
+    for (size_t i : order) sorted.push_back(std::move(out_[i]));
+    return sorted;
+  }
 
  private:
+  static std::string KeyOf(const promql::Labels& labels) {
+    std::string key;
+    for (const auto& label : labels) absl::StrAppend(&key, label.name, "\x1f", label.value, "\x1e");
+    return key;
+  }
+
+  std::map<std::string, double> baselines_;
   const std::vector<Matcher>& matchers_;
   const promql::SelectLimits& limits_;
   std::map<std::string, size_t> index_;
@@ -278,6 +308,108 @@ std::string ResourceKey(std::string_view key) {
   return absl::StrCat(
       "coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
       std::string(key), "')), '')");
+}
+
+// The delta sums and histograms among `wanted`, by OTLP name.
+std::vector<std::string> DeltaNames(
+    const std::map<std::string, std::vector<const CatalogEntry*>>& wanted) {
+  std::vector<std::string> out;
+  for (const auto& [name, entries] : wanted) {
+    for (const CatalogEntry* e : entries) {
+      if (e->temporality == kDelta &&
+          (e->type == kSum || e->type == kHistogram || e->type == kExponentialHistogram)) {
+        out.push_back(name);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// Seeds `builder` with the running totals delta series have reached before
+// the window: the sum of every value, count, sum and bucket count before
+// `min_ms`, so that a delta counter's total counts from its first point ever
+// as an ingest-time conversion to cumulative would (and rate's zero-point
+// limit on extrapolation sees what Prometheus would).
+absl::Status AddDeltaBaselines(query::QueryPool& pool, const query::ViewFiles& files,
+                               const CallOptions& call, const std::vector<std::string>& names,
+                               const std::map<std::string, std::vector<const CatalogEntry*>>& wanted,
+                               int64_t min_ms, SeriesBuilder* builder) {
+  std::vector<query::QueryParam> params;
+  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
+  std::vector<std::string> placeholders;
+  for (const std::string& name : names) {
+    placeholders.push_back(internal::NextParam(params));
+    params.emplace_back(name);
+  }
+  const std::string identity = absl::StrCat(
+      "metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
+      " coalesce(service_name, ''), ",
+      ResourceKey("service.namespace"), ", ", ResourceKey("service.instance.id"), ", ",
+      internal::AttributeSetSql("attr"), " AS attrs, array_to_string(explicit_bounds, ',') AS bounds");
+  const std::string where = absl::StrCat(
+      " FROM metrics WHERE time_unix_nano < $1 AND aggregation_temporality = 1"
+      " AND metric_name IN (",
+      absl::StrJoin(placeholders, ", "), ")");
+  // Bucket -1: the value (sums) or the count, -2: the histogram's sum, k >= 0:
+  // bucket k's count.
+  const std::string sql = absl::StrCat(
+      "SELECT * FROM (SELECT ", identity,
+      ", -1 AS k, sum(coalesce(value_double, CAST(value_int AS DOUBLE), CAST(\"count\" AS DOUBLE)))",
+      where, " GROUP BY ALL UNION ALL SELECT ", identity, ", -2, sum(\"sum\")", where,
+      " AND \"sum\" IS NOT NULL GROUP BY ALL UNION ALL SELECT i.* EXCLUDE (c), sum(c) FROM (SELECT ",
+      identity, ", unnest(range(0, len(bucket_counts))) AS k, unnest(bucket_counts) AS c", where,
+      " AND bucket_counts IS NOT NULL) i GROUP BY ALL) ORDER BY ALL");
+  STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
+                          pool.Run(files, sql, internal::Options(call, std::move(params), 0)));
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 11, "delta baselines"));
+  // Cumulative bucket totals of the series being read, by its row's identity.
+  std::string last_identity;
+  double cumulative = 0;
+  for (const auto& row : result.rows) {
+    const std::string otlp_name = CellString(row[0]);
+    STRATA_ASSIGN_OR_RETURN(const int64_t type, CellInt(row[2]));
+    const bool monotonic = CellString(row[3]) == "true";
+    const auto found = wanted.find(otlp_name);
+    if (found == wanted.end()) continue;
+    auto entry = std::find_if(found->second.begin(), found->second.end(),
+                              [&](const CatalogEntry* e) {
+                                return e->unit == CellString(row[1]) && e->type == type &&
+                                       e->monotonic == monotonic && e->temporality == kDelta;
+                              });
+    if (entry == found->second.end()) continue;
+    const CatalogEntry& e = **entry;
+    promql::Labels labels;
+    AddJobAndInstance(CellString(row[4]), CellString(row[5]), CellString(row[6]), &labels);
+    AddAttributes(CellString(row[7]), &labels);
+    STRATA_ASSIGN_OR_RETURN(const int64_t k, CellInt(row[9]));
+    STRATA_ASSIGN_OR_RETURN(const double total, CellDouble(row[10]));
+    if (std::isnan(total)) continue;
+    if (e.type == kSum) {
+      labels.push_back({"__name__", e.family});
+    } else if (k == -1) {
+      labels.push_back({"__name__", e.family + "_count"});
+    } else if (k == -2) {
+      labels.push_back({"__name__", e.family + "_sum"});
+    } else {
+      // Buckets come in order of k within one identity: le is cumulative.
+      const std::string identity = absl::StrCat(CellString(row[0]), "\x1e", CellString(row[4]),
+                                                "\x1e", CellString(row[5]), "\x1e",
+                                                CellString(row[6]), "\x1e", CellString(row[7]),
+                                                "\x1e", CellString(row[8]));
+      if (identity != last_identity || k == 0) cumulative = 0;
+      last_identity = identity;
+      cumulative += total;
+      STRATA_ASSIGN_OR_RETURN(std::vector<double> bounds, NumberList(row[8]));
+      const double le = k < static_cast<int64_t>(bounds.size()) ? bounds[k] : INFINITY;
+      labels.push_back({"__name__", e.family + "_bucket"});
+      labels.push_back({"le", BoundText(le)});
+      builder->SetBaseline(Sorted(std::move(labels)), cumulative);
+      continue;
+    }
+    builder->SetBaseline(Sorted(std::move(labels)), total);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -341,6 +473,12 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
     }
   }
   SeriesBuilder builder(other_matchers, limits);
+  if (mode == Mode::kSamples) {
+    if (const std::vector<std::string> deltas = DeltaNames(wanted); !deltas.empty()) {
+      STRATA_RETURN_IF_ERROR(AddDeltaBaselines(pool_, files_, call_, deltas, wanted, min_ms,
+                                               &builder));
+    }
+  }
   std::vector<query::QueryParam> params;
   params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
   params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));

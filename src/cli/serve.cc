@@ -516,7 +516,7 @@ int RunServe(const ServeOptions& options) {
       (*pool)->options().memory_limit_bytes >> 20, (*pool)->options().threads,
       (*pool)->options().max_concurrent, options.query_timeout_sec);
   storage::Storage* const storage_ptr = storage->get();
-  const control::TokenAuthenticator* const auth_ptr = authenticator->get();
+  control::TokenAuthenticator* const auth_ptr = authenticator->get();
   auto rest_api = std::make_unique<api::Api>(api::ApiOptions{
       .storage = [storage_ptr] { return storage_ptr; },
       .pool = pool->get(),
@@ -526,6 +526,13 @@ int RunServe(const ServeOptions& options) {
       .accounts = &accounts,
       .saved_queries = &saved_queries,
       .tokens = tokens->get(),
+      .tokens_changed =
+          [auth_ptr] {
+            if (absl::Status s = auth_ptr->Refresh(); !s.ok()) {
+              spdlog::warn("strata serve: tokens changed, refresh failed (the next one retries): {}",
+                           s.ToString());
+            }
+          },
       // Over TLS the session cookie is __Host-strata_session with Secure.
       .secure_cookies = tls != nullptr,
       // Checked by ValidateServeOptions.
