@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/prometheus_names.h"
@@ -188,26 +189,32 @@ class SeriesBuilder {
   SeriesBuilder(const std::vector<Matcher>& matchers, const promql::SelectLimits& limits)
       : matchers_(matchers), limits_(limits) {}
 
-  // Adds sample (t_ms, v) to the series `labels` (sorted by the caller) if
-  // the matchers accept it; `delta`: v is an increment since the previous
-  // sample of the series.
-  absl::Status Add(promql::Labels labels, int64_t t_ms, double v, bool delta, bool stale) {
+  // The index of series `labels` (sorted by the caller), made if new;
+  // nullopt when the matchers refuse it. ResourceExhausted past the series
+  // budget.
+  absl::StatusOr<std::optional<size_t>> Intern(promql::Labels labels) {
     std::string key = KeyOf(labels);
-    auto found = index_.find(key);
-    if (found == index_.end()) {
-      for (const Matcher& matcher : matchers_) {
-        if (!matcher.Matches(LabelValue(labels, matcher.name()))) return absl::OkStatus();
+    if (auto found = index_.find(key); found != index_.end()) return found->second;
+    for (const Matcher& matcher : matchers_) {
+      if (!matcher.Matches(LabelValue(labels, matcher.name()))) {
+        index_.emplace(std::move(key), std::nullopt);
+        return std::nullopt;
       }
-      if (limits_.max_series > 0 && static_cast<int64_t>(out_.size()) >= limits_.max_series) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "the query selects more than ", limits_.max_series, " series; narrow its matchers"));
-      }
-      const auto baseline = baselines_.find(key);
-      running_.push_back(baseline == baselines_.end() ? 0 : baseline->second);
-      found = index_.emplace(std::move(key), out_.size()).first;
-      out_.push_back({std::move(labels), {}});
     }
-    const size_t i = found->second;
+    if (limits_.max_series > 0 && static_cast<int64_t>(out_.size()) >= limits_.max_series) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the query selects more than ", limits_.max_series, " series; narrow its matchers"));
+    }
+    const auto baseline = baselines_.find(key);
+    running_.push_back(baseline == baselines_.end() ? 0 : baseline->second);
+    index_.emplace(std::move(key), out_.size());
+    out_.push_back({std::move(labels), {}});
+    return out_.size() - 1;
+  }
+
+  // Adds sample (t_ms, v) to series `i`; `delta`: v is an increment since
+  // the series' previous sample.
+  absl::Status Append(size_t i, int64_t t_ms, double v, bool delta, bool stale) {
     promql::Series& series = out_[i];
     double value = v;
     if (stale) {
@@ -230,6 +237,12 @@ class SeriesBuilder {
     return absl::OkStatus();
   }
 
+  absl::Status Add(promql::Labels labels, int64_t t_ms, double v, bool delta, bool stale) {
+    STRATA_ASSIGN_OR_RETURN(const std::optional<size_t> i, Intern(std::move(labels)));
+    if (!i.has_value()) return absl::OkStatus();
+    return Append(*i, t_ms, v, delta, stale);
+  }
+
   // The running total a delta series starts from: the sum of its deltas
   // before the window (call before its first Add).
   void SetBaseline(const promql::Labels& labels, double total) {
@@ -244,10 +257,11 @@ class SeriesBuilder {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       const promql::Labels& x = out_[a].labels;
       const promql::Labels& y = out_[b].labels;
-      return std::lexicographical_compare(
-          x.begin(), x.end(), y.begin(), y.end(), [](const promql::Label& l, const promql::Label& r) {
-            return std::tie(l.name, l.value) < std::tie(r.name, r.value);
-          });
+      return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end(),
+                                          [](const promql::Label& l, const promql::Label& r) {
+                                            return std::tie(l.name, l.value) <
+                                                   std::tie(r.name, r.value);
+                                          });
     });
     std::vector<promql::Series> sorted;
     sorted.reserve(out_.size());
@@ -265,7 +279,7 @@ class SeriesBuilder {
   std::map<std::string, double> baselines_;
   const std::vector<Matcher>& matchers_;
   const promql::SelectLimits& limits_;
-  std::map<std::string, size_t> index_;
+  absl::flat_hash_map<std::string, std::optional<size_t>> index_;
   std::vector<promql::Series> out_;
   std::vector<double> running_;
   int64_t samples_ = 0;
@@ -331,10 +345,11 @@ std::vector<std::string> DeltaNames(
 // `min_ms`, so that a delta counter's total counts from its first point ever
 // as an ingest-time conversion to cumulative would (and rate's zero-point
 // limit on extrapolation sees what Prometheus would).
-absl::Status AddDeltaBaselines(query::QueryPool& pool, const query::ViewFiles& files,
-                               const CallOptions& call, const std::vector<std::string>& names,
-                               const std::map<std::string, std::vector<const CatalogEntry*>>& wanted,
-                               int64_t min_ms, SeriesBuilder* builder) {
+absl::Status AddDeltaBaselines(
+    query::QueryPool& pool, const query::ViewFiles& files, const CallOptions& call,
+    const std::vector<std::string>& names,
+    const std::map<std::string, std::vector<const CatalogEntry*>>& wanted, int64_t min_ms,
+    SeriesBuilder* builder) {
   std::vector<query::QueryParam> params;
   params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
   std::vector<std::string> placeholders;
@@ -346,7 +361,8 @@ absl::Status AddDeltaBaselines(query::QueryPool& pool, const query::ViewFiles& f
       "metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
       " coalesce(service_name, ''), ",
       ResourceKey("service.namespace"), ", ", ResourceKey("service.instance.id"), ", ",
-      internal::AttributeSetSql("attr"), " AS attrs, array_to_string(explicit_bounds, ',') AS bounds");
+      internal::AttributeSetSql("attr"),
+      " AS attrs, array_to_string(explicit_bounds, ',') AS bounds");
   const std::string where = absl::StrCat(
       " FROM metrics WHERE time_unix_nano < $1 AND aggregation_temporality = 1"
       " AND metric_name IN (",
@@ -355,9 +371,11 @@ absl::Status AddDeltaBaselines(query::QueryPool& pool, const query::ViewFiles& f
   // bucket k's count.
   const std::string sql = absl::StrCat(
       "SELECT * FROM (SELECT ", identity,
-      ", -1 AS k, sum(coalesce(value_double, CAST(value_int AS DOUBLE), CAST(\"count\" AS DOUBLE)))",
+      ", -1 AS k, sum(coalesce(value_double, CAST(value_int AS DOUBLE), CAST(\"count\" AS "
+      "DOUBLE)))",
       where, " GROUP BY ALL UNION ALL SELECT ", identity, ", -2, sum(\"sum\")", where,
-      " AND \"sum\" IS NOT NULL GROUP BY ALL UNION ALL SELECT i.* EXCLUDE (c), sum(c) FROM (SELECT ",
+      " AND \"sum\" IS NOT NULL GROUP BY ALL UNION ALL SELECT i.* EXCLUDE (c), sum(c) FROM "
+      "(SELECT ",
       identity, ", unnest(range(0, len(bucket_counts))) AS k, unnest(bucket_counts) AS c", where,
       " AND bucket_counts IS NOT NULL) i GROUP BY ALL) ORDER BY ALL");
   STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
@@ -372,11 +390,11 @@ absl::Status AddDeltaBaselines(query::QueryPool& pool, const query::ViewFiles& f
     const bool monotonic = CellString(row[3]) == "true";
     const auto found = wanted.find(otlp_name);
     if (found == wanted.end()) continue;
-    auto entry = std::find_if(found->second.begin(), found->second.end(),
-                              [&](const CatalogEntry* e) {
-                                return e->unit == CellString(row[1]) && e->type == type &&
-                                       e->monotonic == monotonic && e->temporality == kDelta;
-                              });
+    auto entry =
+        std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
+          return e->unit == CellString(row[1]) && e->type == type && e->monotonic == monotonic &&
+                 e->temporality == kDelta;
+        });
     if (entry == found->second.end()) continue;
     const CatalogEntry& e = **entry;
     promql::Labels labels;
@@ -393,10 +411,9 @@ absl::Status AddDeltaBaselines(query::QueryPool& pool, const query::ViewFiles& f
       labels.push_back({"__name__", e.family + "_sum"});
     } else {
       // Buckets come in order of k within one identity: le is cumulative.
-      const std::string identity = absl::StrCat(CellString(row[0]), "\x1e", CellString(row[4]),
-                                                "\x1e", CellString(row[5]), "\x1e",
-                                                CellString(row[6]), "\x1e", CellString(row[7]),
-                                                "\x1e", CellString(row[8]));
+      const std::string identity = absl::StrCat(
+          CellString(row[0]), "\x1e", CellString(row[4]), "\x1e", CellString(row[5]), "\x1e",
+          CellString(row[6]), "\x1e", CellString(row[7]), "\x1e", CellString(row[8]));
       if (identity != last_identity || k == 0) cumulative = 0;
       last_identity = identity;
       cumulative += total;
@@ -475,8 +492,8 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
   SeriesBuilder builder(other_matchers, limits);
   if (mode == Mode::kSamples) {
     if (const std::vector<std::string> deltas = DeltaNames(wanted); !deltas.empty()) {
-      STRATA_RETURN_IF_ERROR(AddDeltaBaselines(pool_, files_, call_, deltas, wanted, min_ms,
-                                               &builder));
+      STRATA_RETURN_IF_ERROR(
+          AddDeltaBaselines(pool_, files_, call_, deltas, wanted, min_ms, &builder));
     }
   }
   std::vector<query::QueryParam> params;
@@ -524,24 +541,45 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
           "matchers");
     }
     STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 19, "metric points"));
-    for (const auto& row : result.rows) {
-      const std::string otlp_name = CellString(row[0]);
-      const std::string unit = CellString(row[1]);
-      STRATA_ASSIGN_OR_RETURN(const int64_t type, CellInt(row[2]));
-      const bool monotonic = CellString(row[3]) == "true";
-      STRATA_ASSIGN_OR_RETURN(const int64_t temporality, CellInt(row[4]));
-      const auto wanted_entries = wanted.find(otlp_name);
-      if (wanted_entries == wanted.end()) continue;
-      const auto& entries = wanted_entries->second;
-      auto entry = std::find_if(entries.begin(), entries.end(), [&](const CatalogEntry* e) {
-        return e->unit == unit && e->type == type && e->monotonic == monotonic &&
-               e->temporality == temporality;
-      });
-      if (entry == entries.end()) continue;  // a variant whose names were not asked for
-      const CatalogEntry& e = **entry;
+    // What rows of one identity (metric, resource, attributes) share: the
+    // catalog entry, the labels, and the series each emitted name and label
+    // value goes to.
+    struct Identity {
+      const CatalogEntry* entry = nullptr;  // null: a variant not asked for
       promql::Labels base;
-      AddJobAndInstance(CellString(row[5]), CellString(row[6]), CellString(row[7]), &base);
-      AddAttributes(CellString(row[8]), &base);
+      absl::flat_hash_map<std::string, std::optional<size_t>> series;
+      std::string bounds_text;
+      std::vector<std::string> le;  // the `le` of each bucket of bounds_text
+    };
+    absl::flat_hash_map<std::string, Identity> identities;
+    std::string identity_key;
+    for (const auto& row : result.rows) {
+      identity_key.clear();
+      for (int c = 0; c <= 8; ++c) absl::StrAppend(&identity_key, CellString(row[c]), "\x1e");
+      auto [identity_it, fresh] = identities.try_emplace(identity_key);
+      Identity& identity = identity_it->second;
+      if (fresh) {
+        const std::string otlp_name = CellString(row[0]);
+        const std::string unit = CellString(row[1]);
+        STRATA_ASSIGN_OR_RETURN(const int64_t type, CellInt(row[2]));
+        const bool monotonic = CellString(row[3]) == "true";
+        STRATA_ASSIGN_OR_RETURN(const int64_t temporality, CellInt(row[4]));
+        if (const auto found = wanted.find(otlp_name); found != wanted.end()) {
+          const auto entry =
+              std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
+                return e->unit == unit && e->type == type && e->monotonic == monotonic &&
+                       e->temporality == temporality;
+              });
+          if (entry != found->second.end()) identity.entry = *entry;
+        }
+        AddJobAndInstance(CellString(row[5]), CellString(row[6]), CellString(row[7]),
+                          &identity.base);
+        AddAttributes(CellString(row[8]), &identity.base);
+      }
+      if (identity.entry == nullptr) continue;
+      const CatalogEntry& e = *identity.entry;
+      const int64_t temporality = e.temporality;
+      const promql::Labels& base = identity.base;
       STRATA_ASSIGN_OR_RETURN(const int64_t time_ns, CellInt(row[9]));
       const int64_t t_ms = time_ns / 1'000'000;
       STRATA_ASSIGN_OR_RETURN(const int64_t flags, CellInt(row[10]));
@@ -592,42 +630,58 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
         continue;
       }
       const bool delta = temporality == kDelta;
-      auto emit = [&](const std::string& name, promql::Labels extra, double v,
-                      bool accumulate) -> absl::Status {
-        if (!name_wanted(name)) return absl::OkStatus();
-        promql::Labels labels = base;
-        labels.push_back({"__name__", name});
-        for (auto& label : extra) labels.push_back(std::move(label));
-        return builder.Add(Sorted(std::move(labels)), t_ms, v, accumulate, stale);
+      // `suffix` after the family name; `extra`, when not empty, the value of
+      // label `extra_name` (le or quantile).
+      auto emit = [&](std::string_view suffix, std::string_view extra_name,
+                      const std::string& extra, double v, bool accumulate) -> absl::Status {
+        const std::string key = absl::StrCat(std::string(suffix), "\x1f", extra);
+        auto found = identity.series.find(key);
+        if (found == identity.series.end()) {
+          std::optional<size_t> index;
+          const std::string name = absl::StrCat(e.family, std::string(suffix));
+          if (name_wanted(name)) {
+            promql::Labels labels = base;
+            labels.push_back({"__name__", name});
+            if (!extra_name.empty()) labels.push_back({std::string(extra_name), extra});
+            STRATA_ASSIGN_OR_RETURN(index, builder.Intern(Sorted(std::move(labels))));
+          }
+          found = identity.series.emplace(key, index).first;
+        }
+        if (!found->second.has_value()) return absl::OkStatus();
+        return builder.Append(*found->second, t_ms, v, accumulate, stale);
       };
       if (e.type == kGauge || e.type == kSum) {
         STRATA_ASSIGN_OR_RETURN(const double v, CellDouble(row[11]));
-        STRATA_RETURN_IF_ERROR(emit(e.family, {}, v, delta && e.type == kSum));
+        STRATA_RETURN_IF_ERROR(emit("", "", "", v, delta && e.type == kSum));
         continue;
       }
       STRATA_ASSIGN_OR_RETURN(const double count, CellDouble(row[12]));
       STRATA_ASSIGN_OR_RETURN(const double sum, CellDouble(row[13]));
       const bool accumulate = delta && e.type != kSummary;
       if (!std::isnan(sum) || stale) {
-        STRATA_RETURN_IF_ERROR(emit(e.family + "_sum", {}, sum, accumulate));
+        STRATA_RETURN_IF_ERROR(emit("_sum", "", "", sum, accumulate));
       }
-      STRATA_RETURN_IF_ERROR(emit(e.family + "_count", {}, count, accumulate));
+      STRATA_RETURN_IF_ERROR(emit("_count", "", "", count, accumulate));
       if (e.type == kHistogram) {
-        STRATA_ASSIGN_OR_RETURN(std::vector<double> bounds, NumberList(row[14]));
+        if (CellString(row[14]) != identity.bounds_text || identity.le.empty()) {
+          identity.bounds_text = CellString(row[14]);
+          STRATA_ASSIGN_OR_RETURN(std::vector<double> bounds, NumberList(row[14]));
+          identity.le.clear();
+          for (double bound : bounds) identity.le.push_back(BoundText(bound));
+          identity.le.push_back("+Inf");
+        }
         STRATA_ASSIGN_OR_RETURN(std::vector<double> counts, NumberList(row[15]));
         double cumulative = 0;
         for (size_t i = 0; i < counts.size(); ++i) {
           cumulative += counts[i];
-          const double le = i < bounds.size() ? bounds[i] : INFINITY;
-          STRATA_RETURN_IF_ERROR(
-              emit(e.family + "_bucket", {{"le", BoundText(le)}}, cumulative, accumulate));
+          const std::string& le = identity.le[std::min(i, identity.le.size() - 1)];
+          STRATA_RETURN_IF_ERROR(emit("_bucket", "le", le, cumulative, accumulate));
         }
       } else if (e.type == kSummary) {
         STRATA_ASSIGN_OR_RETURN(std::vector<double> quantiles, NumberList(row[16]));
         STRATA_ASSIGN_OR_RETURN(std::vector<double> values, NumberList(row[17]));
         for (size_t i = 0; i < quantiles.size() && i < values.size(); ++i) {
-          STRATA_RETURN_IF_ERROR(
-              emit(e.family, {{"quantile", BoundText(quantiles[i])}}, values[i], false));
+          STRATA_RETURN_IF_ERROR(emit("", "quantile", BoundText(quantiles[i]), values[i], false));
         }
       }
     }
