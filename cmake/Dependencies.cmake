@@ -11,6 +11,9 @@ find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# RE2: LogQL's regular expressions (src/compat/logql), the syntax Loki's own
+# Go regexp package reads.
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 if(STRATA_TESTS)
   find_package(GTest REQUIRED)
 endif()

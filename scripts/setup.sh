@@ -20,7 +20,7 @@ apt_packages=(
   pkg-config curl ca-certificates
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-  libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev
+  libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev libre2-dev
   libsodium-dev libboost1.74-dev zlib1g-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
 )
 
@@ -158,6 +158,6 @@ install_e2e_clients
 install_ui_packages
 if $for_tests; then
   npm_ci_locked "$root/tests/ui" "the browser tests' playwright-core (tests/ui)"
-  npm_ci_locked "$root/tests/compat" "Grafana's TraceQL grammar for the compatibility tests (tests/compat)"
+  npm_ci_locked "$root/tests/compat" "Grafana's TraceQL and LogQL grammars for the compatibility tests (tests/compat)"
 fi
 echo "setup: ok"

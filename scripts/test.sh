@@ -56,8 +56,9 @@ node --test build/asan/ui-tests/
 STRATA_BINARY=build/asan/strata STRATA_UI_SCREENSHOTS=build/asan/ui-screenshots \
   node --test tests/ui/
 
-step "compatible APIs: TraceQL syntax against Grafana's grammar, Tempo's protobuf through protoc (asan)"
-STRATA_TRACEQL_SYNTAX=build/asan/src/compat/traceql/traceql_syntax STRATA_BINARY=build/asan/strata \
+step "compatible APIs: TraceQL and LogQL syntax against Grafana's grammars, Tempo's protobuf through protoc (asan)"
+STRATA_TRACEQL_SYNTAX=build/asan/src/compat/traceql/traceql_syntax \
+  STRATA_LOGQL_SYNTAX=build/asan/src/compat/logql/logql_syntax STRATA_BINARY=build/asan/strata \
   node --test tests/compat/
 
 step "fuzz (${fuzz_seconds}s per target)"
