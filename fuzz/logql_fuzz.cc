@@ -2,7 +2,10 @@
 // input is query text as a client sends it in /loki/api/v1/query_range?query=.
 // The parser must answer with an Expr or InvalidArgument and never crash; a
 // query it accepts must have a tree whose every node is whole, and the
-// checks must answer OK or InvalidArgument.
+// checks must answer OK or InvalidArgument. The pipeline of a log query
+// (its regular expressions, patterns, json paths and templates come from
+// the query too) must compile or be refused with InvalidArgument or
+// Unimplemented, and run over a few lines without crashing.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +13,7 @@
 
 #include "compat/logql/check.h"
 #include "compat/logql/parser.h"
+#include "compat/logql/pipeline.h"
 
 namespace {
 
@@ -76,5 +80,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckTree(**parsed);
   const absl::Status checked = strata::compat::logql::CheckLogQL(**parsed);
   if (!checked.ok() && !absl::IsInvalidArgument(checked)) __builtin_trap();
+  const auto pipeline = strata::compat::logql::LogPipeline::Compile((*parsed)->log.stages);
+  if (!pipeline.ok()) {
+    if (!absl::IsInvalidArgument(pipeline.status()) && !absl::IsUnimplemented(pipeline.status())) {
+      __builtin_trap();
+    }
+    return 0;
+  }
+  for (std::string_view text : {std::string_view(R"({"a":{"b":1},"c":"d","_entry":"e"})"),
+                                std::string_view("level=info msg=\"x y\" n=5 d=250ms"),
+                                std::string_view("\x1b[31mGET /x 200\x1b[0m"), text}) {
+    strata::compat::logql::LogLine line;
+    line.line = std::string(text);
+    line.stream = {{"service_name", "api"}};
+    line.metadata = {{"detected_level", "info"}};
+    (void)pipeline->Process(&line);
+  }
   return 0;
 }

@@ -394,6 +394,16 @@ TEST_F(LokiApiTest, MetricQueriesMatchDuckDb) {
   }
   ASSERT_FALSE(expected.empty());
   EXPECT_EQ(VectorOf(instant), expected);
+  // The same counts through the C++ pipeline (a parser stage keeps the
+  // query out of SQL).
+  const HttpAnswer parsed = Get(fmt::format(
+      "/query?query={}&time={}",
+      Encode(fmt::format(
+          R"(sum by (detected_level) (count_over_time({{service_name="{}"}} | logfmt [30m])))",
+          service)),
+      shared_->end));
+  ASSERT_EQ(parsed.status, 200) << parsed.body;
+  EXPECT_EQ(VectorOf(parsed), expected);
 
   // A range query: rate per service over 5 minutes at a 1-minute step.
   const int64_t step = 60 * kSecond;

@@ -196,6 +196,13 @@ bool MatcherPasses(const Matcher& matcher, const compat::logql::Labels& stream) 
 
 }  // namespace
 
+std::string LokiLineFiltersSql(const std::vector<Stage>& stages,
+                               std::vector<query::QueryParam>* params) {
+  std::string sql;
+  AppendLineFilterSql(stages, &sql, params);
+  return sql;
+}
+
 bool IsLokiStreamLabel(std::string_view label) {
   for (const LokiStreamAttribute& a : kLokiStreamAttributes) {
     if (a.label == label) return true;

@@ -81,6 +81,12 @@ using LokiVisitor = std::function<bool(compat::logql::LogLine&&)>;
 std::string LokiMatchersSql(const std::vector<compat::logql::Matcher>& matchers,
                             std::vector<query::QueryParam>* params);
 
+// " AND ..." for each line filter of `stages` that runs in SQL (those
+// before the first stage that changes the line), binding values in
+// `params`.
+std::string LokiLineFiltersSql(const std::vector<compat::logql::Stage>& stages,
+                               std::vector<query::QueryParam>* params);
+
 // The SQL (VARCHAR, '' when absent) of stream label `label` of a logs row.
 std::string LokiStreamLabelSql(std::string_view label);
 
