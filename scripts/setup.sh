@@ -159,6 +159,6 @@ install_e2e_clients
 install_ui_packages
 if $for_tests; then
   npm_ci_locked "$root/tests/ui" "the browser tests' playwright-core (tests/ui)"
-  npm_ci_locked "$root/tests/compat" "Grafana's TraceQL grammar for the compatibility tests (tests/compat)"
+  npm_ci_locked "$root/tests/compat" "Grafana's TraceQL and LogQL grammars for the compatibility tests (tests/compat)"
 fi
 echo "setup: ok"

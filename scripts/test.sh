@@ -56,9 +56,10 @@ node --test build/asan/ui-tests/
 STRATA_BINARY=build/asan/strata STRATA_UI_SCREENSHOTS=build/asan/ui-screenshots \
   node --test tests/ui/
 
-step "compatible APIs: TraceQL and PromQL syntax against Grafana's and Prometheus's grammars, Tempo's protobuf through protoc (asan)"
+step "compatible APIs: TraceQL, PromQL and LogQL syntax against Grafana's and Prometheus's grammars, Tempo's protobuf through protoc, PromQL against a real Prometheus (asan)"
 STRATA_TRACEQL_SYNTAX=build/asan/src/compat/traceql/traceql_syntax \
-  STRATA_PROMQL_SYNTAX=build/asan/src/compat/promql/promql_syntax STRATA_BINARY=build/asan/strata \
+  STRATA_PROMQL_SYNTAX=build/asan/src/compat/promql/promql_syntax \
+  STRATA_LOGQL_SYNTAX=build/asan/src/compat/logql/logql_syntax STRATA_BINARY=build/asan/strata \
   node --test tests/compat/
 
 step "fuzz (${fuzz_seconds}s per target)"

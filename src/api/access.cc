@@ -64,6 +64,14 @@ constexpr RouteRule kRules[] = {
     {"GET", "/tempo/api/v2/search/tags", false, Access::kRead},
     {"GET", "/tempo/api/search/tag/", true, Access::kRead},
     {"GET", "/tempo/api/v2/search/tag/", true, Access::kRead},
+    // The Loki API (loki_endpoints.cc).
+    {"GET", "/loki/api/v1/query_range", false, Access::kRead},
+    {"GET", "/loki/api/v1/query", false, Access::kRead},
+    {"GET", "/loki/api/v1/labels", false, Access::kRead},
+    {"GET", "/loki/api/v1/label", false, Access::kRead},
+    {"GET", "/loki/api/v1/label/", true, Access::kRead},
+    {"GET", "/loki/api/v1/series", false, Access::kRead},
+    {"GET", "/loki/api/v1/status/buildinfo", false, Access::kRead},
     // The MCP server (docs/mcp.md): agents send a read token.
     {"POST", "/mcp", false, Access::kRead},
     {"GET", "/mcp", false, Access::kRead},

@@ -167,6 +167,7 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->AddPrefix("GET", "/jaeger/api/v3/traces/", route(&Api::JaegerV3TraceEndpoint));
   AddTempoRoutes(router, route);
   AddPrometheusRoutes(router, route);
+  AddLokiRoutes(router, route);
   for (std::string_view method : {"POST", "GET", "DELETE"}) {
     router->Add(method, "/mcp", account(&Api::McpEndpoint));
   }

@@ -280,6 +280,24 @@ class Api {
   server::HttpResponse TempoTagValuesEndpoint(const server::HttpRequest& request,
                                               const storage::Snapshot& snapshot);
 
+  // The Loki API under /loki/api/v1 (loki_endpoints.cc, docs/loki.md);
+  // errors as Loki writes them (plain text).
+  void AddLokiRoutes(server::HttpRouter* router,
+                     const std::function<server::HttpHandler(Endpoint)>& route);
+  // /loki/api/v1/query_range and /loki/api/v1/query.
+  server::HttpResponse LokiQueryEndpoint(const server::HttpRequest& request,
+                                         const storage::Snapshot& snapshot);
+  // /loki/api/v1/labels and /loki/api/v1/label.
+  server::HttpResponse LokiLabelsEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
+  // /loki/api/v1/label/{name}/values.
+  server::HttpResponse LokiLabelValuesEndpoint(const server::HttpRequest& request,
+                                               const storage::Snapshot& snapshot);
+  server::HttpResponse LokiSeriesEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
+  server::HttpResponse LokiBuildInfoEndpoint(const server::HttpRequest& request,
+                                             const storage::Snapshot& snapshot);
+
   // Accounts (account_endpoints.cc).
   server::HttpResponse SetupStatusEndpoint(const server::HttpRequest& request,
                                            const Caller& caller);

@@ -4,12 +4,15 @@
 #include <vector>
 
 #include "api/attribute_discovery.h"
+#include "api/loki_logs.h"
+#include "api/loki_query.h"
 #include "api/search.h"
 #include "api/tempo_answers.h"
 #include "api/traceql_search.h"
 #include "bench/bench_common.h"
 #include "bench/bench_promql.h"
 #include "bench/bench_query.h"
+#include "compat/logql/parser.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
 #include "otlp/encode.h"
@@ -133,6 +136,49 @@ int RunBenchCompat(const BenchCompatOptions& options) {
     return 1;
   }
 
+  // LogQL (docs/loki.md): a line filter over the last hour as Grafana's
+  // log search asks it (1000 lines, newest first), and Grafana's log
+  // volume query over the 24 hours before the end at a 2-minute step.
+  const std::string logql_filter = fmt::format(R"({{service_name="{}"}} |= "error")", service);
+  const std::string logql_volume = fmt::format(
+      R"(sum by (level, detected_level) (count_over_time({{service_name="{}"}} | drop __error__ [2m])))",
+      service);
+  auto filter_expr = compat::logql::ParseLogQL(logql_filter);
+  auto volume_expr = compat::logql::ParseLogQL(logql_volume);
+  if (!filter_expr.ok() || !volume_expr.ok()) {
+    return FailStep("compat", "LogQL",
+                    filter_expr.ok() ? volume_expr.status() : filter_expr.status());
+  }
+  std::vector<double> logql_filter_s, logql_volume_s;
+  size_t logql_lines = 0;
+  int64_t logql_read = 0;
+  for (int run = 0; run < runs; ++run) {
+    api::LokiScan scan;
+    scan.matchers = &(*filter_expr)->log.matchers;
+    scan.stages = &(*filter_expr)->log.stages;
+    scan.start = start;
+    scan.end = end;
+    scan.wanted = 1000;
+    size_t lines = 0;
+    api::LokiScanStats scan_stats;
+    BenchClock::time_point t0 = BenchClock::now();
+    const absl::Status scanned = api::ScanLoki(
+        **pool, *snapshot, dir, scan, call,
+        [&](compat::logql::LogLine&&) { return ++lines < 1000; }, &scan_stats);
+    logql_filter_s.push_back(SecondsSince(t0));
+    if (!scanned.ok()) return FailStep("compat", "LogQL line filter", scanned);
+    logql_lines = lines;
+    logql_read = scan_stats.rows_read;
+    api::LokiMetricQuery volume{.expr = volume_expr->get(),
+                                .start = end - 24 * static_cast<int64_t>(kHourNanos),
+                                .end = end,
+                                .step = 120'000'000'000};
+    t0 = BenchClock::now();
+    auto answer = api::RunLokiMetricQuery(**pool, *snapshot, dir, volume, call, t0);
+    logql_volume_s.push_back(SecondsSince(t0));
+    if (!answer.ok()) return FailStep("compat", "LogQL volume", answer.status());
+  }
+
   std::vector<double> proto_s, json_s;
   size_t proto_bytes = 0;
   for (const auto& row : sample->rows) {
@@ -176,6 +222,13 @@ int RunBenchCompat(const BenchCompatOptions& options) {
   fmt::print("{:<56} {:>10.3f}   (protobuf/JSON {:.2f})\n",
              "  baseline: GET /api/v1/traces/{id} (OTLP/JSON)", json_p50,
              proto_p50 / std::max(json_p50, 1e-6));
+  const double logql_filter_p50 = QuantileMs(logql_filter_s, 0.5);
+  const double logql_volume_p50 = QuantileMs(logql_volume_s, 0.5);
+  fmt::print("{:<56} {:>10.1f}   ({} lines, {} records read; target 300)\n",
+             "LogQL {service_name} |= \"error\", last hour", logql_filter_p50, logql_lines,
+             logql_read);
+  fmt::print("{:<56} {:>10.1f}   (target 500)\n", "LogQL log volume query, 24 h, step 2m",
+             logql_volume_p50);
   std::string promql_json;
   if (promql.has_value()) {
     const PromqlBenchNumbers& p = *promql;
@@ -205,8 +258,10 @@ int RunBenchCompat(const BenchCompatOptions& options) {
   fmt::print(
       "{{\"tempo_search_p50_ms\":{:.1f},\"tempo_search_duration_p50_ms\":{:.1f},"
       "\"rest_search_p50_ms\":{:.1f},\"tempo_tag_values_p50_ms\":{:.1f},"
-      "\"tempo_trace_p50_ms\":{:.3f},\"rest_trace_p50_ms\":{:.3f}{}}}\n",
-      tempo_p50, tempo_duration_p50, rest_p50, tag_values_p50, proto_p50, json_p50, promql_json);
+      "\"tempo_trace_p50_ms\":{:.3f},\"rest_trace_p50_ms\":{:.3f},"
+      "\"logql_filter_p50_ms\":{:.1f},\"logql_volume_p50_ms\":{:.1f}{}}}\n",
+      tempo_p50, tempo_duration_p50, rest_p50, tag_values_p50, proto_p50, json_p50,
+      logql_filter_p50, logql_volume_p50, promql_json);
   if (options.data_dir.empty() && !options.keep) {
     storage->reset();
     (void)fs.RemoveAll(dir);

@@ -116,7 +116,8 @@ struct ServerState {
 // its router alone says which methods a path takes. Once shutdown begins,
 // new requests are answered 503.
 void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
-  for (std::string_view prefix : {"/api/", "/tempo/", "/jaeger/", "/prometheus/", "/mcp"}) {
+  for (std::string_view prefix :
+       {"/api/", "/tempo/", "/jaeger/", "/prometheus/", "/loki/", "/mcp"}) {
     router->Mount(prefix, [&state](server::HttpRequest request, server::HttpResponder responder) {
       if (state.phase.load() == Phase::kDraining) {
         responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));

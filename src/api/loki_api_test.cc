@@ -1,0 +1,505 @@
+// The Loki API end to end: generated traffic written through the real
+// storage engine, the Api's routes behind a real HttpServer, the requests
+// Grafana's Loki data source sends through curl, and the answers compared
+// with ground truth from DuckDB queries over all the Parquet files.
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/api_test_server.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+#include "server/http_testing.h"
+#include "simdjson.h"
+#include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
+#include "workload/traffic_generator.h"
+
+namespace strata::api {
+namespace {
+
+using server::testing::Curl;
+using server::testing::HttpAnswer;
+using ::testing::HasSubstr;
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr char kToken[] = "read-token";
+
+std::string Encode(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '_' || c == '-' || c == '.') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+class LokiApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { shared_ = new Shared(); }
+  static void TearDownTestSuite() {
+    delete shared_;
+    shared_ = nullptr;
+  }
+
+  struct Shared {
+    Shared() {
+      now = api::SystemNowUnixNano();
+      // Whole seconds, so that windows given in seconds are exact.
+      end = now / kSecond * kSecond;
+      data_dir = tmp.path() + "/data";
+      auto opened = storage::Storage::Open(fs, data_dir);
+      EXPECT_TRUE(opened.ok()) << opened.status();
+      storage = *std::move(opened);
+      workload::TrafficOptions traffic;
+      traffic.seed = 31;
+      traffic.start_time_unix_nano = static_cast<uint64_t>(end - 30 * 60 * kSecond);
+      traffic.trace_spacing_nanos = 3 * kSecond;
+      workload::TrafficGenerator generator(traffic);
+      for (int i = 0; i < 3; ++i) {
+        storage::WriteRequest request;
+        request.traces = generator.Traces(150);
+        request.logs = generator.Logs(600);
+        request.rows = 750;
+        request.bytes = 1 << 20;
+        EXPECT_TRUE(storage->Write(std::move(request)).ok());
+      }
+      served = test_support::StartLoopbackApi(storage.get(), &fs, data_dir, kToken);
+      auto engine = query::DuckDbEngine::Open({});
+      EXPECT_TRUE(engine.ok()) << engine.status();
+      truth = *std::move(engine);
+      test_support::CreateTruthViews(*truth, data_dir);
+    }
+    int64_t now = 0;
+    int64_t end = 0;
+    storage::testing::ScopedTempDir tmp{"loki_api"};
+    PosixFileSystem fs;
+    std::string data_dir;
+    std::unique_ptr<storage::Storage> storage;
+    test_support::LoopbackApi served;
+    std::unique_ptr<query::DuckDbEngine> truth;
+  };
+
+  static std::string Base() {
+    return fmt::format("http://{}/loki/api/v1", shared_->served.http_server->address());
+  }
+
+  // GET as Grafana sends it: the token as a basic-auth password.
+  static HttpAnswer Get(const std::string& path_and_query,
+                        const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"-u", std::string("grafana:") + kToken};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(Base() + path_and_query);
+    return Curl(args);
+  }
+
+  static int64_t Start() { return shared_->end - 3600 * kSecond; }
+
+  // The window as Loki's nanosecond parameters.
+  static std::string Window() { return fmt::format("start={}&end={}", Start(), shared_->end); }
+
+  static std::vector<std::vector<std::string>> Truth(const std::string& sql) {
+    auto result = shared_->truth->Query(sql);
+    EXPECT_TRUE(result.ok()) << result.status() << " for " << sql;
+    std::vector<std::vector<std::string>> rows;
+    if (result.ok()) {
+      for (const auto& row : result->rows) {
+        std::vector<std::string> cells;
+        for (const auto& cell : row) cells.push_back(cell.value_or(""));
+        rows.push_back(std::move(cells));
+      }
+    }
+    return rows;
+  }
+
+  static std::string TruthValue(const std::string& sql) {
+    auto rows = Truth(sql);
+    return rows.empty() ? "" : rows[0][0];
+  }
+
+  // The busiest service in the window.
+  static std::string Service() {
+    return TruthValue(fmt::format(
+        "SELECT service_name FROM logs WHERE time_unix_nano >= {} AND time_unix_nano < {} GROUP "
+        "BY 1 ORDER BY count(*) DESC, 1 LIMIT 1",
+        Start(), shared_->end));
+  }
+
+  struct Entry {
+    int64_t time = 0;
+    std::string line;
+    std::map<std::string, std::string> stream;
+    std::map<std::string, std::string> metadata;
+    std::map<std::string, std::string> parsed;
+  };
+
+  static std::map<std::string, std::string> LabelsOf(simdjson::dom::element object) {
+    std::map<std::string, std::string> labels;
+    simdjson::dom::object o;
+    if (object.get_object().get(o) != simdjson::SUCCESS) return labels;
+    for (auto field : o) {
+      labels[std::string(field.key)] = std::string(field.value.get_string().value());
+    }
+    return labels;
+  }
+
+  // The entries of a log query's answer, in the order of the answer's
+  // streams (callers sort them).
+  static std::vector<Entry> Entries(const HttpAnswer& answer) {
+    std::vector<Entry> entries;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (parser.parse(answer.body).get(doc) != simdjson::SUCCESS) {
+      ADD_FAILURE() << answer.body;
+      return entries;
+    }
+    EXPECT_EQ(std::string_view(doc["data"]["resultType"].get_string().value()), "streams");
+    for (simdjson::dom::element stream :
+         simdjson::dom::array(doc["data"]["result"].get_array().value())) {
+      const auto labels = LabelsOf(stream["stream"].value());
+      for (simdjson::dom::element value :
+           simdjson::dom::array(stream["values"].get_array().value())) {
+        simdjson::dom::array cells = value.get_array().value();
+        Entry e;
+        e.time = std::stoll(std::string(cells.at(0).get_string().value()));
+        e.line = std::string(cells.at(1).get_string().value());
+        e.stream = labels;
+        if (cells.size() > 2) {
+          simdjson::dom::element extra = cells.at(2).value();
+          simdjson::dom::element member;
+          if (extra["structuredMetadata"].get(member) == simdjson::SUCCESS) {
+            e.metadata = LabelsOf(member);
+          }
+          if (extra["parsed"].get(member) == simdjson::SUCCESS) e.parsed = LabelsOf(member);
+        }
+        entries.push_back(std::move(e));
+      }
+    }
+    return entries;
+  }
+
+  static std::vector<int64_t> Times(const std::vector<Entry>& entries, bool descending) {
+    std::vector<int64_t> times;
+    for (const Entry& e : entries) times.push_back(e.time);
+    std::sort(times.begin(), times.end());
+    if (descending) std::reverse(times.begin(), times.end());
+    return times;
+  }
+
+  static std::vector<int64_t> TruthTimes(const std::string& sql) {
+    std::vector<int64_t> times;
+    for (const auto& row : Truth(sql)) times.push_back(std::stoll(row[0]));
+    return times;
+  }
+
+  // {labels as "k=v,..." -> value} of a vector answer.
+  static std::map<std::string, double> VectorOf(const HttpAnswer& answer) {
+    std::map<std::string, double> out;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (parser.parse(answer.body).get(doc) != simdjson::SUCCESS) {
+      ADD_FAILURE() << answer.body;
+      return out;
+    }
+    EXPECT_EQ(std::string_view(doc["data"]["resultType"].get_string().value()), "vector")
+        << answer.body;
+    for (simdjson::dom::element sample :
+         simdjson::dom::array(doc["data"]["result"].get_array().value())) {
+      std::string key;
+      for (const auto& [k, v] : LabelsOf(sample["metric"].value())) key += k + "=" + v + ",";
+      out[key] = std::stod(std::string(sample["value"].at(1).get_string().value()));
+    }
+    return out;
+  }
+
+  static Shared* shared_;
+};
+
+LokiApiTest::Shared* LokiApiTest::shared_ = nullptr;
+
+TEST_F(LokiApiTest, BuildInfoAndSaveAndTestQuery) {
+  const HttpAnswer info = Get("/status/buildinfo");
+  EXPECT_EQ(info.status, 200);
+  EXPECT_THAT(info.body, HasSubstr("\"version\":\"3."));
+  // Grafana's Save & test: an instant query of vector(1)+vector(1).
+  const HttpAnswer test = Get("/query?query=" + Encode("vector(1)+vector(1)"));
+  ASSERT_EQ(test.status, 200) << test.body;
+  EXPECT_EQ(VectorOf(test), (std::map<std::string, double>{{"", 2}}));
+  // No credential: refused, as every read route.
+  EXPECT_EQ(Curl({Base() + "/status/buildinfo"}).status, 401);
+}
+
+TEST_F(LokiApiTest, LineFilterQueriesMatchDuckDbInBothDirections) {
+  const std::string service = Service();
+  ASSERT_FALSE(service.empty());
+  const std::string where = fmt::format(
+      "service_name = '{}' AND contains(body_str, 'request') AND time_unix_nano >= {} AND "
+      "time_unix_nano < {}",
+      service, Start(), shared_->end);
+  const int64_t total = std::stoll(TruthValue("SELECT count(*) FROM logs WHERE " + where));
+  ASSERT_GT(total, 20);
+  const std::string query = Encode(fmt::format(R"({{service_name="{}"}} |= "request")", service));
+  for (const bool forward : {false, true}) {
+    for (const int64_t limit : {int64_t{7}, total + 5}) {
+      const HttpAnswer answer =
+          Get(fmt::format("/query_range?query={}&{}&limit={}&direction={}", query, Window(), limit,
+                          forward ? "FORWARD" : "backward"));
+      ASSERT_EQ(answer.status, 200) << answer.body;
+      const std::vector<Entry> entries = Entries(answer);
+      EXPECT_EQ(Times(entries, !forward),
+                TruthTimes(fmt::format("SELECT time_unix_nano FROM logs WHERE {} ORDER BY 1 {} "
+                                       "LIMIT {}",
+                                       where, forward ? "ASC" : "DESC", limit)))
+          << "forward " << forward << " limit " << limit;
+      for (const Entry& e : entries) {
+        EXPECT_THAT(e.line, HasSubstr("request"));
+        EXPECT_EQ(e.stream.at("service_name"), service);
+      }
+    }
+  }
+}
+
+TEST_F(LokiApiTest, CategorizedLabelsPutOtlpFieldsInStructuredMetadata) {
+  const std::string service = Service();
+  const HttpAnswer answer =
+      Get(fmt::format("/query_range?query={}&{}&limit=50",
+                      Encode(fmt::format(R"({{service_name="{}"}})", service)), Window()),
+          {"-H", "X-Loki-Response-Encoding-Flags: categorize-labels"});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_THAT(answer.body, HasSubstr("\"encodingFlags\":[\"categorize-labels\"]"));
+  const std::vector<Entry> entries = Entries(answer);
+  ASSERT_EQ(entries.size(), 50u);
+  for (const Entry& e : entries) {
+    // Default resource attributes are stream labels; others are metadata.
+    EXPECT_EQ(e.stream.at("service_name"), service);
+    EXPECT_EQ(e.stream.at("k8s_namespace_name"), "shop");
+    EXPECT_EQ(e.stream.count("host_name"), 0u);
+    EXPECT_EQ(e.metadata.at("host_name"),
+              TruthValue(fmt::format("SELECT DISTINCT resource_attr_str[list_position("
+                                     "resource_attr_keys, 'host.name')] FROM logs "
+                                     "WHERE service_name = '{}'",
+                                     service)));
+    // The record the entry shows, by everything the entry says of it
+    // (records may share a time).
+    const int severity = std::stoi(e.metadata.at("severity_number"));
+    const char* levels[] = {"trace", "debug", "info", "warn", "error", "fatal"};
+    EXPECT_EQ(e.metadata.at("detected_level"), levels[(severity - 1) / 4]);
+    const std::string trace =
+        e.metadata.count("trace_id") != 0 ? e.metadata.at("trace_id") : std::string();
+    EXPECT_NE(TruthValue(fmt::format(
+                  "SELECT count(*) FROM logs WHERE time_unix_nano = {} AND service_name = '{}' "
+                  "AND body_str = '{}' AND severity_text = '{}' AND severity_number = {} AND "
+                  "coalesce(lower(hex(trace_id)), '') = '{}' AND "
+                  "attr_int[list_position(attr_keys, 'tenant.id')] = {}",
+                  e.time, service, e.line, e.metadata.at("severity_text"), severity, trace,
+                  e.metadata.at("tenant_id"))),
+              "0")
+        << e.time << " " << e.line;
+  }
+  // The plain form carries the same labels in the stream.
+  const HttpAnswer plain =
+      Get(fmt::format("/query_range?query={}&{}&limit=5",
+                      Encode(fmt::format(R"({{service_name="{}"}})", service)), Window()));
+  ASSERT_EQ(plain.status, 200);
+  EXPECT_THAT(plain.body, Not(HasSubstr("encodingFlags")));
+  for (const Entry& e : Entries(plain)) EXPECT_EQ(e.stream.count("detected_level"), 1u);
+}
+
+TEST_F(LokiApiTest, ParsersAndLabelFiltersMatchDuckDb) {
+  const std::string service = Service();
+  const std::string window =
+      fmt::format("time_unix_nano >= {} AND time_unix_nano < {}", Start(), shared_->end);
+  struct Case {
+    std::string logql;
+    std::string truth_where;
+  };
+  const std::vector<Case> cases = {
+      {fmt::format(R"({{service_name="{}"}} | detected_level="error")", service),
+       fmt::format("service_name = '{}' AND severity_number BETWEEN 17 AND 20", service)},
+      {fmt::format(R"({{service_name=~"{}|nothing"}} | severity_number >= 13)", service),
+       fmt::format("service_name = '{}' AND severity_number >= 13", service)},
+      {fmt::format(R"({{service_name="{}"}} != "request" |~ "fail|slow")", service),
+       fmt::format("service_name = '{}' AND NOT contains(body_str, 'request') AND "
+                   "regexp_matches(body_str, 'fail|slow')",
+                   service)},
+      {fmt::format(R"({{service_name="{}"}} | pattern "<verb> <_>" | verb="upstream")", service),
+       fmt::format("service_name = '{}' AND starts_with(body_str, 'upstream ')", service)},
+      {fmt::format(R"({{service_name="{}"}} | regexp "(?P<n>[0-9]+)ms" | n > 200)", service),
+       fmt::format("service_name = '{}' AND regexp_matches(body_str, '[0-9]+ms') AND "
+                   "TRY_CAST(regexp_extract(body_str, '([0-9]+)ms', 1) AS INTEGER) > 200",
+                   service)},
+      {fmt::format(R"({{service_name="{}"}} | tenant_id < 10 | drop trace_id)", service),
+       fmt::format("service_name = '{}' AND attr_int[list_position(attr_keys, 'tenant.id')] < 10",
+                   service)},
+  };
+  for (const Case& c : cases) {
+    const HttpAnswer answer =
+        Get(fmt::format("/query_range?query={}&{}&limit=5000", Encode(c.logql), Window()));
+    ASSERT_EQ(answer.status, 200) << c.logql << ": " << answer.body;
+    const auto expected = TruthTimes(fmt::format(
+        "SELECT time_unix_nano FROM logs WHERE {} AND {} ORDER BY 1 DESC", c.truth_where, window));
+    EXPECT_GT(expected.size(), 0u) << c.logql;
+    EXPECT_EQ(Times(Entries(answer), true), expected) << c.logql;
+  }
+}
+
+TEST_F(LokiApiTest, LineFormatAndJsonRewriteTheLine) {
+  const std::string service = Service();
+  const HttpAnswer answer = Get(fmt::format(
+      "/query_range?query={}&{}&limit=20",
+      Encode(fmt::format(
+          R"({{service_name="{}"}} | line_format "{{{{.detected_level | upper}}}}: {{{{.k8s_pod_name}}}}" | json)",
+          service)),
+      Window()));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const std::string pod = TruthValue(fmt::format(
+      "SELECT DISTINCT resource_attr_str[list_position(resource_attr_keys, 'k8s.pod.name')] "
+      "FROM logs WHERE service_name = '{}'",
+      service));
+  const std::vector<Entry> entries = Entries(answer);
+  ASSERT_EQ(entries.size(), 20u);
+  for (const Entry& e : entries) {
+    EXPECT_THAT(e.line, HasSubstr(": " + pod));
+    // The new line is no JSON: the json stage marks it.
+    EXPECT_EQ(e.stream.at("__error__"), "JSONParserErr");
+  }
+}
+
+TEST_F(LokiApiTest, MetricQueriesMatchDuckDb) {
+  const std::string service = Service();
+  // The volume query Grafana sends with every log search, instant at the
+  // end: the last minute's records by level.
+  const std::string volume = fmt::format(
+      R"(sum by (level, detected_level) (count_over_time({{service_name="{}"}} | drop __error__ [30m])))",
+      service);
+  const HttpAnswer instant =
+      Get(fmt::format("/query?query={}&time={}", Encode(volume), shared_->end));
+  ASSERT_EQ(instant.status, 200) << instant.body;
+  std::map<std::string, double> expected;
+  for (const auto& row : Truth(fmt::format(
+           "SELECT CASE (severity_number - 1) // 4 WHEN 0 THEN 'trace' WHEN 1 THEN 'debug' WHEN "
+           "2 THEN 'info' WHEN 3 THEN 'warn' WHEN 4 THEN 'error' ELSE 'fatal' END, count(*) FROM "
+           "logs WHERE service_name = '{}' AND time_unix_nano > {} AND time_unix_nano <= {} "
+           "GROUP BY 1",
+           service, shared_->end - 1800 * kSecond, shared_->end))) {
+    expected["detected_level=" + row[0] + ","] = std::stod(row[1]);
+  }
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(VectorOf(instant), expected);
+  // The same counts through the C++ pipeline (a parser stage keeps the
+  // query out of SQL).
+  const HttpAnswer parsed = Get(fmt::format(
+      "/query?query={}&time={}",
+      Encode(fmt::format(
+          R"(sum by (detected_level) (count_over_time({{service_name="{}"}} | logfmt [30m])))",
+          service)),
+      shared_->end));
+  ASSERT_EQ(parsed.status, 200) << parsed.body;
+  EXPECT_EQ(VectorOf(parsed), expected);
+
+  // A range query: rate per service over 5 minutes at a 1-minute step.
+  const int64_t step = 60 * kSecond;
+  const int64_t window = 300 * kSecond;
+  const HttpAnswer range = Get(fmt::format(
+      "/query_range?query={}&start={}&end={}&step=60",
+      Encode(R"(sum by (service_name) (rate({service_namespace="shop"} |= "request" [5m])))"),
+      Start(), shared_->end));
+  ASSERT_EQ(range.status, 200) << range.body;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(range.body).value();
+  EXPECT_EQ(std::string_view(doc["data"]["resultType"].get_string().value()), "matrix");
+  int checked = 0;
+  for (simdjson::dom::element series :
+       simdjson::dom::array(doc["data"]["result"].get_array().value())) {
+    const std::string name(series["metric"]["service_name"].get_string().value());
+    for (simdjson::dom::element point :
+         simdjson::dom::array(series["values"].get_array().value())) {
+      const double t = point.at(0).get_double().value();
+      const int64_t at = static_cast<int64_t>(std::llround(t)) * kSecond;
+      ASSERT_EQ((at - Start()) % step, 0);
+      const double rate = std::stod(std::string(point.at(1).get_string().value()));
+      const double truth = std::stod(TruthValue(fmt::format(
+          "SELECT count(*) / 300.0 FROM logs WHERE service_name = '{}' AND contains(body_str, "
+          "'request') AND time_unix_nano > {} AND time_unix_nano <= {}",
+          name, at - window, at)));
+      EXPECT_DOUBLE_EQ(rate, truth) << name << " at " << at;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 10);
+
+  // topk keeps the k largest.
+  const HttpAnswer top = Get(fmt::format(
+      "/query?query={}&time={}",
+      Encode(R"(topk(2, sum by (service_name) (count_over_time({service_namespace="shop"}[1h]))))"),
+      shared_->end));
+  ASSERT_EQ(top.status, 200) << top.body;
+  std::map<std::string, double> top_expected;
+  for (const auto& row :
+       Truth(fmt::format("SELECT service_name, count(*) FROM logs WHERE time_unix_nano > {} AND "
+                         "time_unix_nano <= {} GROUP BY 1 ORDER BY 2 DESC LIMIT 2",
+                         shared_->end - 3600 * kSecond, shared_->end))) {
+    top_expected["service_name=" + row[0] + ","] = std::stod(row[1]);
+  }
+  EXPECT_EQ(VectorOf(top), top_expected);
+}
+
+TEST_F(LokiApiTest, LabelsValuesAndSeries) {
+  const HttpAnswer labels = Get("/labels?" + Window());
+  ASSERT_EQ(labels.status, 200) << labels.body;
+  EXPECT_EQ(labels.body,
+            "{\"status\":\"success\",\"data\":[\"deployment_environment_name\","
+            "\"k8s_namespace_name\",\"k8s_pod_name\",\"service_name\",\"service_namespace\"]}");
+  const HttpAnswer values = Get("/label/service_name/values?" + Window());
+  ASSERT_EQ(values.status, 200) << values.body;
+  std::string expected = "{\"status\":\"success\",\"data\":[";
+  bool first = true;
+  for (const auto& row :
+       Truth(fmt::format("SELECT DISTINCT service_name FROM logs WHERE time_unix_nano >= {} AND "
+                         "time_unix_nano < {} ORDER BY 1",
+                         Start(), shared_->end))) {
+    expected += (first ? "\"" : ",\"") + row[0] + "\"";
+    first = false;
+  }
+  EXPECT_EQ(values.body, expected + "]}");
+  const std::string service = Service();
+  const HttpAnswer series = Get(fmt::format(
+      "/series?{}&match[]={}", Window(), Encode(fmt::format(R"({{service_name="{}"}})", service))));
+  ASSERT_EQ(series.status, 200) << series.body;
+  EXPECT_THAT(series.body, HasSubstr(fmt::format("\"service_name\":\"{}\"", service)));
+  EXPECT_THAT(series.body, HasSubstr("\"k8s_namespace_name\":\"shop\""));
+}
+
+TEST_F(LokiApiTest, ErrorsAreLokisPlainTextAnswers) {
+  const std::string w = Window();
+  for (const auto& [path, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"/query_range?query=" + Encode("{service_name=}") + "&" + w, "parse error"},
+           {"/query_range?query=" + Encode(R"({a=""})") + "&" + w, "at least one"},
+           {"/query_range?query=" + Encode(R"({service_name="x"})") + "&limit=6000&" + w,
+            "max entries limit"},
+           {"/query?query=" + Encode(R"({service_name="x"})"), "instant query type"},
+           {"/query_range?query=" + Encode(R"(count_over_time({service_name="x"}[1m]))") +
+                "&step=0.001&" + w,
+            "maximum resolution"},
+           {"/query_range?query=" + Encode(R"({service_name="x"})") + "&direction=up&" + w,
+            "direction"},
+           {"/query_range?query=" + Encode(R"(sum_over_time({service_name="x"}[1m]))") + "&" + w,
+            "unwrap"},
+       }) {
+    const HttpAnswer answer = Get(path);
+    EXPECT_EQ(answer.status, 400) << path << ": " << answer.body;
+    EXPECT_THAT(answer.body, HasSubstr(needle)) << path;
+    EXPECT_THAT(answer.Header("content-type"), HasSubstr("text/plain")) << path;
+  }
+}
+
+}  // namespace
+}  // namespace strata::api
