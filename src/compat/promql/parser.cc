@@ -868,6 +868,10 @@ absl::StatusOr<int64_t> ParseDurationMs(absl::string_view text) {
   if (i != text.size()) {
     return absl::InvalidArgumentError(absl::StrCat("not a valid duration string: \"", text, "\""));
   }
+  // Prometheus holds durations in nanoseconds: about 292 years at most.
+  if (total > std::numeric_limits<int64_t>::max() / 1000000) {
+    return absl::InvalidArgumentError("duration out of range");
+  }
   if (total == 0) return absl::InvalidArgumentError("duration must be greater than 0");
   return total;
 }
