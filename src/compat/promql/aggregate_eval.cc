@@ -33,53 +33,6 @@ struct Accumulator {
   std::vector<std::pair<double, int>> items;  // topk/bottomk/quantile: (value, series)
 };
 
-// topk and bottomk keep their k elements in a heap exactly as Prometheus
-// does (Go's container/heap with its Less), so that among equal values the
-// same series win: a min-heap for topk, a max-heap for bottomk, NaN at the
-// root; a new element replaces the root when it is better.
-bool HeapLess(const std::vector<std::pair<double, int>>& h, size_t i, size_t j, bool top) {
-  if (std::isnan(h[i].first)) return true;
-  return top ? h[i].first < h[j].first : h[i].first > h[j].first;
-}
-
-void HeapUp(std::vector<std::pair<double, int>>* h, size_t j, bool top) {
-  while (j > 0) {
-    const size_t i = (j - 1) / 2;
-    if (!HeapLess(*h, j, i, top)) break;
-    std::swap((*h)[i], (*h)[j]);
-    j = i;
-  }
-}
-
-bool HeapDown(std::vector<std::pair<double, int>>* h, size_t i0, bool top) {
-  size_t i = i0;
-  const size_t n = h->size();
-  while (true) {
-    const size_t j1 = 2 * i + 1;
-    if (j1 >= n) break;
-    size_t j = j1;
-    if (j1 + 1 < n && HeapLess(*h, j1 + 1, j1, top)) j = j1 + 1;
-    if (!HeapLess(*h, j, i, top)) break;
-    std::swap((*h)[i], (*h)[j]);
-    i = j;
-  }
-  return i > i0;
-}
-
-void HeapOffer(std::vector<std::pair<double, int>>* h, int64_t k, bool top, double v, int j) {
-  if (static_cast<int64_t>(h->size()) < k) {
-    h->emplace_back(v, j);
-    HeapUp(h, h->size() - 1, top);
-    return;
-  }
-  const double root = (*h)[0].first;
-  const bool better = top ? root < v : root > v;
-  if (better || (std::isnan(root) && !std::isnan(v))) {
-    (*h)[0] = {v, j};
-    if (k > 1 && !HeapDown(h, 0, top)) HeapUp(h, 0, top);
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<Value> Evaluator::EvalAggregate(const Expr& e, const StepRange& r) {
@@ -231,8 +184,6 @@ absl::StatusOr<Value> Evaluator::EvalAggregate(const Expr& e, const StepRange& r
         }
         case AggregateOp::kTopk:
         case AggregateOp::kBottomk:
-          HeapOffer(&a.items, k, e.aggregate == AggregateOp::kTopk, v, j);
-          break;
         case AggregateOp::kQuantile:
           a.items.emplace_back(v, j);
           break;
@@ -272,7 +223,9 @@ absl::StatusOr<Value> Evaluator::EvalAggregate(const Expr& e, const StepRange& r
             return top ? x.first > y.first : x.first < y.first;
           };
           std::stable_sort(a.items.begin(), a.items.end(), better);
-          for (size_t x = 0; x < a.items.size(); ++x) {
+          const size_t n =
+              std::min<size_t>(a.items.size(), static_cast<size_t>(std::min<int64_t>(k, 1 << 30)));
+          for (size_t x = 0; x < n; ++x) {
             const int j = a.items[x].second;
             result[static_cast<size_t>(j)].points.push_back(Point{t, a.items[x].first});
             if (i == 0) emitted.push_back(j);
