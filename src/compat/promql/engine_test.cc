@@ -143,5 +143,18 @@ TEST_F(PromQLEngineTest, AtModifierAndOffsetPinTheTime) {
   EXPECT_EQ(negative->vector[0].v, 180);
 }
 
+TEST_F(PromQLEngineTest, ExpressionsAsDeepAsTheParserAllowsEvaluate) {
+  std::string chain = "requests_total";
+  for (int i = 0; i < 450; ++i) chain += " + requests_total";
+  auto r = Instant(chain, 60000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->vector.size(), 2u);
+  std::string nested = "requests_total";
+  for (int i = 0; i < 240; ++i) nested = "abs(" + nested + ")";
+  r = Range(nested, 0, 600000, 60000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->matrix.size(), 2u);
+}
+
 }  // namespace
 }  // namespace strata::compat::promql
