@@ -18,9 +18,11 @@ class CountingSource : public InMemorySeriesSource {
                                              int64_t min_ms, int64_t max_ms,
                                              const SelectLimits& limits) override {
     ++selects;
+    limits_seen.push_back(limits);
     return InMemorySeriesSource::Select(matchers, min_ms, max_ms, limits);
   }
   int selects = 0;
+  std::vector<SelectLimits> limits_seen;
 };
 
 class PromQLEngineTest : public ::testing::Test {
@@ -102,6 +104,20 @@ TEST_F(PromQLEngineTest, BudgetsEndTheQueryWithResourceExhausted) {
   EngineOptions steps;
   r = Range("requests_total", 0, 3600000, 100, steps);
   EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+}
+
+TEST_F(PromQLEngineTest, SourcesAreGivenTheRemainingBudget) {
+  EngineOptions o;
+  o.max_series = 10;
+  o.max_points = 100000;
+  auto r = Instant("requests_total{job=\"1\"} + on(job) requests_total{job=\"1\"}", 60000, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(source_.limits_seen.size(), 2u);
+  EXPECT_EQ(source_.limits_seen[0].max_series, 10);
+  EXPECT_EQ(source_.limits_seen[0].max_samples, 100000);
+  // The first selector took one series and the samples of its lookback.
+  EXPECT_EQ(source_.limits_seen[1].max_series, 9);
+  EXPECT_LT(source_.limits_seen[1].max_samples, 100000);
 }
 
 TEST_F(PromQLEngineTest, DeadlineEndsTheQuery) {
