@@ -18,6 +18,9 @@ void SortMatrix(std::vector<MatrixSeries>* matrix) {
 
 absl::StatusOr<QueryResult> EvaluateInstant(SeriesSource& source, const Expr& expr, int64_t t_ms,
                                             const EngineOptions& options) {
+  if (t_ms < -kMaxQueryTimeMs || t_ms > kMaxQueryTimeMs) {
+    return absl::InvalidArgumentError("the query time is out of range");
+  }
   Evaluator ev(source, options, t_ms, t_ms);
   const StepRange r{t_ms, t_ms, 1};
   QueryResult result;

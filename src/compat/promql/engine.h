@@ -32,6 +32,10 @@
 
 namespace strata::compat::promql {
 
+// Query times (and `@` times) are confined to +-2^60 ms (36 million years),
+// so that no arithmetic on times overflows.
+inline constexpr int64_t kMaxQueryTimeMs = int64_t{1} << 60;
+
 struct EngineOptions {
   int64_t lookback_ms = 5 * 60 * 1000;
   // The step of a subquery written without one (`x[1h:]`), as Prometheus's
@@ -42,6 +46,8 @@ struct EngineOptions {
   // Samples all selectors may return together, and the points every
   // intermediate result holds, counted together: the bound on the query's
   // memory (as Prometheus's --query.max-samples, whose default this is).
+  // It also bounds the steps of a subquery. 0 means no bound: only for
+  // tests, never for queries from clients.
   int64_t max_points = 50'000'000;
   // Steps a range query may have ((end - start) / step + 1), as Prometheus
   // refuses more than 11000.

@@ -18,9 +18,11 @@ class CountingSource : public InMemorySeriesSource {
                                              int64_t min_ms, int64_t max_ms,
                                              const SelectLimits& limits) override {
     ++selects;
+    limits_seen.push_back(limits);
     return InMemorySeriesSource::Select(matchers, min_ms, max_ms, limits);
   }
   int selects = 0;
+  std::vector<SelectLimits> limits_seen;
 };
 
 class PromQLEngineTest : public ::testing::Test {
@@ -104,6 +106,20 @@ TEST_F(PromQLEngineTest, BudgetsEndTheQueryWithResourceExhausted) {
   EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
 }
 
+TEST_F(PromQLEngineTest, SourcesAreGivenTheRemainingBudget) {
+  EngineOptions o;
+  o.max_series = 10;
+  o.max_points = 100000;
+  auto r = Instant("requests_total{job=\"1\"} + on(job) requests_total{job=\"1\"}", 60000, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(source_.limits_seen.size(), 2u);
+  EXPECT_EQ(source_.limits_seen[0].max_series, 10);
+  EXPECT_EQ(source_.limits_seen[0].max_samples, 100000);
+  // The first selector took one series and the samples of its lookback.
+  EXPECT_EQ(source_.limits_seen[1].max_series, 9);
+  EXPECT_LT(source_.limits_seen[1].max_samples, 100000);
+}
+
 TEST_F(PromQLEngineTest, DeadlineEndsTheQuery) {
   EngineOptions o;
   o.deadline = absl::Now() - absl::Seconds(1);
@@ -141,6 +157,19 @@ TEST_F(PromQLEngineTest, AtModifierAndOffsetPinTheTime) {
   EXPECT_EQ(offset->vector[0].v, 60);
   auto negative = Instant("requests_total{job=\"1\"} offset -1m", 120000);
   EXPECT_EQ(negative->vector[0].v, 180);
+}
+
+TEST_F(PromQLEngineTest, ExpressionsAsDeepAsTheParserAllowsEvaluate) {
+  std::string chain = "requests_total";
+  for (int i = 0; i < 450; ++i) chain += " + requests_total";
+  auto r = Instant(chain, 60000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->vector.size(), 2u);
+  std::string nested = "requests_total";
+  for (int i = 0; i < 240; ++i) nested = "abs(" + nested + ")";
+  r = Range(nested, 0, 600000, 60000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->matrix.size(), 2u);
 }
 
 }  // namespace

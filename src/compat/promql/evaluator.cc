@@ -232,7 +232,9 @@ int64_t Evaluator::AtTime(const Expr& e) const {
     case AtKind::kEnd:
       return query_end_;
     default:
-      return e.at_ms;
+      // Far beyond any sample, and far enough from the ends of int64 that
+      // the arithmetic on times below cannot overflow.
+      return std::clamp(e.at_ms, -kMaxQueryTimeMs, kMaxQueryTimeMs);
   }
 }
 

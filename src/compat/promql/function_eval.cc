@@ -358,7 +358,6 @@ absl::StatusOr<Value> Evaluator::EvalRangeFunction(const Expr& e, const StepRang
       const int64_t t = r.Time(i);
       const int64_t end = input->WindowEnd(t);
       const int64_t start = end - input->range_ms;
-      if (input->has_at) lo = hi = 0;
       while (hi < s.size() && s[hi].t_ms <= end) ++hi;
       while (lo < hi && s[lo].t_ms < start) ++lo;
       if (lo >= hi) continue;

@@ -231,7 +231,13 @@ class Parser {
     if (!lhs.ok()) return lhs;
     std::unique_ptr<Expr> left = *std::move(lhs);
     BinaryOp op;
+    // Each operator of a left-associative chain nests the tree one level
+    // deeper, as parentheses do: the evaluator recurses as deep.
+    int chain = 0;
     while (PeekBinaryOp(&op) && Precedence(op) >= min_precedence) {
+      if (depth_ + ++chain > kMaxNestingDepth) {
+        return Error(Peek().pos, "expression nested too deeply");
+      }
       const size_t op_pos = Take().pos;
       auto node = std::make_unique<Expr>();
       node->kind = Expr::Kind::kBinary;
@@ -867,6 +873,10 @@ absl::StatusOr<int64_t> ParseDurationMs(absl::string_view text) {
   }
   if (i != text.size()) {
     return absl::InvalidArgumentError(absl::StrCat("not a valid duration string: \"", text, "\""));
+  }
+  // Prometheus holds durations in nanoseconds: about 292 years at most.
+  if (total > std::numeric_limits<int64_t>::max() / 1000000) {
+    return absl::InvalidArgumentError("duration out of range");
   }
   if (total == 0) return absl::InvalidArgumentError("duration must be greater than 0");
   return total;

@@ -142,6 +142,12 @@ TEST(PromQLParserTest, CommentsAndKeywordsAsNames) {
 TEST(PromQLParserTest, DeepNestingIsRefusedNotACrash) {
   std::string deep(100000, '(');
   EXPECT_FALSE(ParsePromQL(deep + "1" + std::string(100000, ')')).ok());
+  std::string chain = "x";
+  for (int i = 0; i < 100000; ++i) chain += "+x";
+  EXPECT_FALSE(ParsePromQL(chain).ok());
+  std::string long_enough = "x";
+  for (int i = 0; i < 300; ++i) long_enough += " + x";
+  EXPECT_TRUE(ParsePromQL(long_enough).ok());
 }
 
 }  // namespace
