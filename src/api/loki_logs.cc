@@ -48,6 +48,10 @@ using internal::NextParam;
 
 constexpr std::string_view kUnknownService = "unknown_service";
 
+// A record's line in SQL (the same text as the view's body_text).
+constexpr std::string_view kLineSql =
+    "(CASE WHEN body_type = 1 THEN body_str ELSE coalesce(body_text, '') END)";
+
 // The columns ScanLoki selects, in order.
 enum Column : size_t {
   kTime,
@@ -167,10 +171,11 @@ size_t AppendLineFilterSql(const std::vector<Stage>& stages, std::string* sql,
     const bool negated = op == LineFilterOp::kNotContains || op == LineFilterOp::kNotRegex;
     std::string any;
     for (const std::string& value : stage.line_filter.values) {
-      absl::StrAppend(
-          &any, any.empty() ? "" : " OR ",
-          regex ? "regexp_matches(coalesce(body_text, ''), " : "contains(coalesce(body_text, ''), ",
-          NextParam(*params), ")");
+      // A string body is its own text: the stored column, not the view's
+      // rendering of every body type, which costs a function call a row.
+      absl::StrAppend(&any, any.empty() ? "" : " OR ", regex ? "regexp_matches(" : "contains(",
+                      absl::string_view(kLineSql.data(), kLineSql.size()), ", ", NextParam(*params),
+                      ")");
       params->emplace_back(value);
     }
     absl::StrAppend(sql, negated ? " AND NOT (" : " AND (", any, ")");
@@ -237,7 +242,11 @@ std::string LokiMatchersSql(const std::vector<Matcher>& matchers,
     std::string condition;
     switch (matcher.op) {
       case MatchOp::kEq:
-        condition = absl::StrCat(value, " = ", param);
+        // The stored column itself where it gives the same answer, so that
+        // DuckDB prunes with its statistics and dictionaries.
+        condition = matcher.name == "service_name" && matcher.value != kUnknownService
+                        ? absl::StrCat("service_name = ", param)
+                        : absl::StrCat(value, " = ", param);
         break;
       case MatchOp::kNe:
         condition = absl::StrCat(value, " <> ", param);

@@ -323,9 +323,11 @@ absl::StatusOr<Value> EvalGroupedCountsInSql(Context& ctx, const Expr& sum, cons
   const bool bytes = inner.function == "bytes_over_time" || inner.function == "bytes_rate";
   const std::string low_param = internal::NextParam(params);
   params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, low)));
-  absl::StrAppend(&select, "(time_unix_nano - ", low_param, " - 1) // ", bucket, " AS b, ",
-                  bytes ? "sum(strlen(coalesce(body_text, '')))" : "count(*)",
-                  " FROM logs WHERE time_unix_nano > ", low_param);
+  absl::StrAppend(
+      &select, "(time_unix_nano - ", low_param, " - 1) // ", bucket, " AS b, ",
+      bytes ? "sum(strlen(CASE WHEN body_type = 1 THEN body_str ELSE coalesce(body_text, '') END))"
+            : "count(*)",
+      " FROM logs WHERE time_unix_nano > ", low_param);
   // Parameters are numbered in the order they are pushed: one step at a
   // time.
   const std::string high_param = internal::NextParam(params);

@@ -63,7 +63,7 @@ Command RegisterBenchIngest(CLI::App* bench) {
 Command RegisterBenchCompat(CLI::App* bench) {
   auto options = std::make_shared<bench::BenchCompatOptions>();
   CLI::App* command = bench->add_subcommand(
-      "compat", "The compatible APIs' latency (Tempo, PromQL) on a large data directory");
+      "compat", "The compatible APIs' latency (Tempo, Loki, Prometheus) on a large data directory");
   AddOption(command, "--spans", &options->spans, "Spans to write")->capture_default_str();
   AddOption(command, "--batches", &options->batches, "Batches to write them in")
       ->capture_default_str();
