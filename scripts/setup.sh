@@ -22,11 +22,15 @@ apt_packages=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev
   libsodium-dev libboost1.74-dev zlib1g-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
+  libcurl4-openssl-dev
 )
 
 # Debian packages only the tests use (installed with --tests): the browser,
-# and the openssl command that makes the TLS tests' throwaway CA.
-apt_test_packages=(chromium openssl)
+# the openssl command that makes the TLS tests' throwaway CA, and the
+# smallest Ceph that serves S3 for the object store tests
+# (scripts/radosgw.sh: one monitor, one in-memory OSD, the RADOS gateway;
+# radosgw brings ceph-common's `ceph` and `radosgw-admin`).
+apt_test_packages=(chromium openssl radosgw ceph-mon ceph-osd python3)
 
 # Pinned npm packages: name@version, sha256 of the tarball npm delivers.
 npm_packages=(
