@@ -8,11 +8,11 @@
 #                                  writing only under DIR (which must be empty
 #                                  or missing); creates an S3 user with
 #                                  generated keys and a bucket, and prints
-#                                  shell `export` lines: STRATA_TEST_S3_ENDPOINT,
-#                                  STRATA_TEST_S3_BUCKET,
-#                                  STRATA_TEST_S3_ACCESS_KEY_ID,
-#                                  STRATA_TEST_S3_SECRET_ACCESS_KEY,
-#                                  STRATA_TEST_S3_REGION (also in DIR/env).
+#                                  shell `export` lines: S3_TEST_ENDPOINT,
+#                                  S3_TEST_BUCKET,
+#                                  S3_TEST_ACCESS_KEY_ID,
+#                                  S3_TEST_SECRET_ACCESS_KEY,
+#                                  S3_TEST_REGION (also in DIR/env).
 #   scripts/radosgw.sh stop DIR    kills the three daemons (by the pids they
 #                                  wrote under DIR) and removes DIR.
 #   scripts/radosgw.sh run CMD...  start in a fresh temporary directory,
@@ -144,11 +144,11 @@ EOF
     -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" --aws-sigv4 "aws:amz:default:s3" \
     --user "$access_key:$secret_key" || die "could not create the bucket strata-test"
   cat >"$dir/env" <<EOF
-export STRATA_TEST_S3_ENDPOINT=http://127.0.0.1:$rgw_port
-export STRATA_TEST_S3_BUCKET=strata-test
-export STRATA_TEST_S3_REGION=default
-export STRATA_TEST_S3_ACCESS_KEY_ID=$access_key
-export STRATA_TEST_S3_SECRET_ACCESS_KEY=$secret_key
+export S3_TEST_ENDPOINT=http://127.0.0.1:$rgw_port
+export S3_TEST_BUCKET=strata-test
+export S3_TEST_REGION=default
+export S3_TEST_ACCESS_KEY_ID=$access_key
+export S3_TEST_SECRET_ACCESS_KEY=$secret_key
 EOF
   cat "$dir/env"
 }

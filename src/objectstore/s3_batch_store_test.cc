@@ -1,6 +1,6 @@
 // The S3 store against a real S3 server: the conformance suite, and what
 // only S3 has (credentials, buckets, retries, an upload cut off). The
-// server comes from the STRATA_TEST_S3_* variables scripts/radosgw.sh
+// server comes from the S3_TEST_* variables scripts/radosgw.sh
 // prints; ctest runs this binary through `scripts/radosgw.sh run`. Without
 // them every test FAILS (never skips): a CI run that lost its server must
 // not pass.
@@ -31,16 +31,16 @@ std::string Env(const char* name) {
 // The server's config, or a failed assertion naming what is missing.
 S3Config ServerConfig() {
   S3Config config;
-  config.endpoint = Env("STRATA_TEST_S3_ENDPOINT");
-  config.bucket = Env("STRATA_TEST_S3_BUCKET");
-  config.region = Env("STRATA_TEST_S3_REGION");
-  config.credentials.access_key_id = Env("STRATA_TEST_S3_ACCESS_KEY_ID");
-  config.credentials.secret_access_key = Env("STRATA_TEST_S3_SECRET_ACCESS_KEY");
+  config.endpoint = Env("S3_TEST_ENDPOINT");
+  config.bucket = Env("S3_TEST_BUCKET");
+  config.region = Env("S3_TEST_REGION");
+  config.credentials.access_key_id = Env("S3_TEST_ACCESS_KEY_ID");
+  config.credentials.secret_access_key = Env("S3_TEST_SECRET_ACCESS_KEY");
   if (config.region.empty()) config.region = "default";
   EXPECT_FALSE(config.endpoint.empty() || config.bucket.empty() ||
                config.credentials.access_key_id.empty())
       << "no S3 server: run these tests through `bash scripts/radosgw.sh run <test binary>`, "
-         "or export the STRATA_TEST_S3_* variables `scripts/radosgw.sh start DIR` prints";
+         "or export the S3_TEST_* variables `scripts/radosgw.sh start DIR` prints";
   config.backoff_initial = milliseconds(20);
   config.backoff_max = milliseconds(200);
   return config;
@@ -56,9 +56,9 @@ std::unique_ptr<S3BatchStore> MakeStore(S3Config config) {
 class RequireServer : public testing::Environment {
  public:
   void SetUp() override {
-    ASSERT_FALSE(Env("STRATA_TEST_S3_ENDPOINT").empty() || Env("STRATA_TEST_S3_BUCKET").empty())
+    ASSERT_FALSE(Env("S3_TEST_ENDPOINT").empty() || Env("S3_TEST_BUCKET").empty())
         << "no S3 server: run these tests through `bash scripts/radosgw.sh run <test binary>`, "
-           "or export the STRATA_TEST_S3_* variables `scripts/radosgw.sh start DIR` prints";
+           "or export the S3_TEST_* variables `scripts/radosgw.sh start DIR` prints";
   }
 };
 [[maybe_unused]] testing::Environment* const kRequireServer =
