@@ -93,5 +93,9 @@ step "rollups benchmark (quick, asan)"
 step "compaction benchmark (quick, asan)"
 (cd build/asan && ./strata bench compact --quick)
 
+step "object store benchmark (quick, asan, against a throwaway RADOS gateway)"
+(cd build/asan && bash "$root/scripts/radosgw.sh" run ./strata bench objectstore --objects 8 \
+  --object-bytes 1048576 --reads 20)
+
 step "all tests passed"
 echo "test.sh: ${SECONDS} s in all"
