@@ -44,6 +44,9 @@ find_package(Boost 1.74 REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(OpenSSL 3 REQUIRED)
 
+# The object store's S3 client (src/objectstore): libcurl for HTTP(S).
+find_package(CURL REQUIRED)
+
 # The control plane (src/control): libsodium for token randomness, hashing
 # and constant-time comparison.
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)

@@ -22,12 +22,16 @@ apt_packages=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev libre2-dev
   libsodium-dev libboost1.74-dev zlib1g-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
+  libcurl4-openssl-dev
 )
 
 # Debian packages only the tests use (installed with --tests): the browser,
-# the openssl command that makes the TLS tests' throwaway CA, and Prometheus
-# (the PromQL oracle of tests/compat/promql_oracle.test.mjs).
-apt_test_packages=(chromium openssl prometheus)
+# the openssl command that makes the TLS tests' throwaway CA, Prometheus
+# (the PromQL oracle of tests/compat/promql_oracle.test.mjs and bench
+# compat), and the smallest Ceph that serves S3 for the object store tests
+# (scripts/radosgw.sh: one monitor, one in-memory OSD, the RADOS gateway;
+# radosgw brings ceph-common's `ceph` and `radosgw-admin`).
+apt_test_packages=(chromium openssl prometheus radosgw ceph-mon ceph-osd python3)
 
 # Pinned npm packages: name@version, sha256 of the tarball npm delivers.
 npm_packages=(

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the full ctest suite under ASan+UBSan
 # (a Debug build of every target: unit tests, the end-to-end and hostile
-# suites against a real server, the layering check; the `debug` preset's
+# suites against a real server, the object store's conformance suite against
+# a throwaway RADOS gateway that ctest starts and stops around it with
+# scripts/radosgw.sh, the layering check; the `debug` preset's
 # tests are the same ones, so they are not run twice), the concurrency tests
 # under ThreadSanitizer, each libFuzzer target for a bounded time (two at a
 # time on two cores), and every benchmark in quick mode to prove it runs
@@ -92,6 +94,10 @@ step "rollups benchmark (quick, asan)"
 
 step "compaction benchmark (quick, asan)"
 (cd build/asan && ./strata bench compact --quick)
+
+step "object store benchmark (quick, asan, against a throwaway RADOS gateway)"
+(cd build/asan && bash "$root/scripts/radosgw.sh" run ./strata bench objectstore --objects 8 \
+  --object-bytes 1048576 --reads 20)
 
 step "all tests passed"
 echo "test.sh: ${SECONDS} s in all"

@@ -6,6 +6,7 @@
 #include "bench/bench_compact.h"
 #include "bench/bench_compat.h"
 #include "bench/bench_ingest.h"
+#include "bench/bench_objectstore.h"
 #include "bench/bench_query.h"
 #include "bench/bench_rollups.h"
 #include "bench/bench_writer.h"
@@ -191,13 +192,39 @@ Command RegisterBenchRollups(CLI::App* bench) {
   return Command{command, [options] { return bench::RunBenchRollups(*options); }};
 }
 
+Command RegisterBenchObjectStore(CLI::App* bench) {
+  auto options = std::make_shared<bench::BenchObjectStoreOptions>();
+  CLI::App* command = bench->add_subcommand(
+      "objectstore", "Put throughput of batch-sized objects: local disk against an S3 server");
+  AddOption(command, "--objects", &options->objects, "Objects to put")->capture_default_str();
+  AddOption(command, "--object-bytes", &options->object_bytes, "Bytes per object")
+      ->capture_default_str();
+  AddOption(command, "--concurrency", &options->concurrency, "Puts in flight")
+      ->capture_default_str();
+  AddOption(command, "--reads", &options->reads, "Ranged 64 KiB reads timed on each store")
+      ->capture_default_str();
+  AddOption(command, "--endpoint", &options->endpoint,
+            "S3 endpoint, http(s)://host:port (default: S3_TEST_ENDPOINT, which "
+            "scripts/radosgw.sh prints)");
+  AddOption(command, "--bucket", &options->bucket, "S3 bucket (default: S3_TEST_BUCKET)");
+  AddOption(command, "--region", &options->region,
+            "S3 region (default: S3_TEST_REGION, AWS_REGION, us-east-1)");
+  AddOption(command, "--addressing", &options->addressing, "path or virtual")
+      ->check(CLI::IsMember({"path", "virtual"}))
+      ->capture_default_str();
+  AddOption(command, "--dir", &options->dir,
+            "The local store's directory (default ./strata-bench-objects, removed after)");
+  return Command{command, [options] { return bench::RunBenchObjectStore(*options); }};
+}
+
 }  // namespace
 
 std::vector<Command> RegisterBenchCommands(CLI::App* app) {
   CLI::App* bench = app->add_subcommand("bench", "Benchmarks that print numbers");
   bench->require_subcommand(1);
-  return {RegisterBenchWriter(bench), RegisterBenchIngest(bench),  RegisterBenchQuery(bench),
-          RegisterBenchCompat(bench), RegisterBenchCompact(bench), RegisterBenchRollups(bench)};
+  return {RegisterBenchWriter(bench),     RegisterBenchIngest(bench),  RegisterBenchQuery(bench),
+          RegisterBenchCompat(bench),     RegisterBenchCompact(bench), RegisterBenchRollups(bench),
+          RegisterBenchObjectStore(bench)};
 }
 
 }  // namespace strata::cli

@@ -62,6 +62,11 @@ absl::StatusOr<std::string> RandomAccessFile::ReadExact(uint64_t offset, size_t 
   return out;
 }
 
+absl::Status FileSystem::LinkFile(const std::string& from, const std::string& to) {
+  return absl::UnimplementedError(
+      fmt::format("link {} to {}: this file system cannot link files", from, to));
+}
+
 absl::Status WriteFile(FileSystem& fs, const std::string& path, std::string_view data) {
   absl::StatusOr<std::unique_ptr<WritableFile>> file = fs.NewWritableFile(path);
   if (!file.ok()) return file.status();

@@ -123,6 +123,12 @@ class FileSystem {
   // rename(2): atomically replaces `to` (a file, or an empty directory when
   // `from` is a directory). Both paths must be on the same file system.
   [[nodiscard]] virtual absl::Status RenameFile(const std::string& from, const std::string& to) = 0;
+  // link(2): gives the file `from` the second name `to`; AlreadyExists (and
+  // nothing changed) if `to` exists. A create-only publish: write and sync a
+  // file under a private name, then link it into place. Both paths must be
+  // on the same file system; the new entry is durable after SyncDir() of
+  // `to`'s directory. Implementations that cannot link return Unimplemented.
+  [[nodiscard]] virtual absl::Status LinkFile(const std::string& from, const std::string& to);
   // fsync on the directory itself, making its entries durable.
   [[nodiscard]] virtual absl::Status SyncDir(const std::string& path) = 0;
 

@@ -35,6 +35,9 @@ class ForwardingFileSystem : public FileSystem {
   absl::Status RenameFile(const std::string& from, const std::string& to) override {
     return base_.RenameFile(from, to);
   }
+  absl::Status LinkFile(const std::string& from, const std::string& to) override {
+    return base_.LinkFile(from, to);
+  }
   absl::Status SyncDir(const std::string& path) override { return base_.SyncDir(path); }
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
     return base_.ListDir(path);

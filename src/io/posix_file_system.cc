@@ -244,6 +244,13 @@ absl::Status PosixFileSystem::RenameFile(const std::string& from, const std::str
   return absl::OkStatus();
 }
 
+absl::Status PosixFileSystem::LinkFile(const std::string& from, const std::string& to) {
+  if (RetryOnEintr([&] { return ::link(from.c_str(), to.c_str()); }) != 0) {
+    return ErrnoToStatus(errno, "link", fmt::format("{} to {}", from, to));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PosixFileSystem::SyncDir(const std::string& path) {
   int fd = RetryOnEintr([&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
   if (fd < 0) return ErrnoToStatus(errno, "open directory", path);

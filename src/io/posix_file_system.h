@@ -39,6 +39,7 @@ class PosixFileSystem final : public FileSystem {
       const std::string& path) override;
   absl::StatusOr<std::string> ReadFile(const std::string& path) override;
   absl::Status RenameFile(const std::string& from, const std::string& to) override;
+  absl::Status LinkFile(const std::string& from, const std::string& to) override;
   absl::Status SyncDir(const std::string& path) override;
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override;
   absl::Status CreateDir(const std::string& path) override;

@@ -1,8 +1,10 @@
 #pragma once
 
 // TLS for strata's listeners (`strata serve --tls-cert --tls-key`), on
-// OpenSSL. tls_context.cc is the only file of strata that includes OpenSSL
-// headers; nothing here exposes an OpenSSL type.
+// OpenSSL. tls_context.cc is strata's TLS adapter, the only file that
+// includes OpenSSL's TLS headers (objectstore/digests.cc, a layer below,
+// takes only libcrypto's hashes for S3 signing); nothing here exposes an
+// OpenSSL type.
 //
 //  * TlsServerContext: the certificate chain and private key the listeners
 //    present, read from two PEM files and checked to belong together.
