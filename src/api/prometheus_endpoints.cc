@@ -151,6 +151,27 @@ absl::StatusOr<std::vector<promql::Labels>> MatchedLabelSets(
   return std::vector<promql::Labels>(all.begin(), all.end());
 }
 
+// The label sets /series, /labels and /label/{name}/values answer from:
+// the request's match[] (required for /series), start and end.
+absl::StatusOr<std::vector<promql::Labels>> RequestedLabelSets(
+    const server::HttpRequest& request, query::QueryPool& pool, const query::ViewFiles& files,
+    const CallOptions& call, int64_t now_ms, bool match_required) {
+  STRATA_ASSIGN_OR_RETURN(QueryParams params, PromParams(request));
+  STRATA_ASSIGN_OR_RETURN(const auto window, PromWindow(params, now_ms));
+  STRATA_ASSIGN_OR_RETURN(const auto selectors, TakeMatchers(params, match_required));
+  MetricsSeriesSource source(pool, files, call);
+  return MatchedLabelSets(source, selectors, window.first, window.second);
+}
+
+std::string StringArrayJson(const std::set<std::string>& strings) {
+  std::string data;
+  otlp::JsonWriter json(&data);
+  json.BeginArray();
+  for (const std::string& one : strings) json.String(one);
+  json.EndArray();
+  return data;
+}
+
 void WriteLabels(otlp::JsonWriter& json, const promql::Labels& labels) {
   json.BeginObject();
   for (const auto& label : labels) {
@@ -226,24 +247,16 @@ server::HttpResponse Api::PromFormatQueryEndpoint(const server::HttpRequest& req
 
 server::HttpResponse Api::PromLabelsEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
-  PROM_ASSIGN_OR_RESPOND(QueryParams params, PromParams(request));
-  PROM_ASSIGN_OR_RESPOND(auto window, PromWindow(params, options_.now() / 1'000'000));
-  PROM_ASSIGN_OR_RESPOND(auto selectors, TakeMatchers(params, false));
   const query::ViewFiles files = FilesOf(snapshot);
-  const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource source(*options_.pool, files, call);
-  PROM_ASSIGN_OR_RESPOND(std::vector<promql::Labels> sets,
-                         MatchedLabelSets(source, selectors, window.first, window.second));
+  PROM_ASSIGN_OR_RESPOND(
+      const std::vector<promql::Labels> sets,
+      RequestedLabelSets(request, *options_.pool, files, CallOptions{options_.query_deadline},
+                         options_.now() / 1'000'000, false));
   std::set<std::string> names;
   for (const auto& labels : sets) {
     for (const auto& label : labels) names.insert(label.name);
   }
-  std::string data;
-  otlp::JsonWriter json(&data);
-  json.BeginArray();
-  for (const std::string& name : names) json.String(name);
-  json.EndArray();
-  return PromSuccess(request, data);
+  return PromSuccess(request, StringArrayJson(names));
 }
 
 server::HttpResponse Api::PromLabelValuesEndpoint(const server::HttpRequest& request,
@@ -259,38 +272,27 @@ server::HttpResponse Api::PromLabelValuesEndpoint(const server::HttpRequest& req
     return PromError(
         absl::InvalidArgumentError(absl::StrCat("invalid label name: \"", name, "\"")));
   }
-  PROM_ASSIGN_OR_RESPOND(QueryParams params, PromParams(request));
-  PROM_ASSIGN_OR_RESPOND(auto window, PromWindow(params, options_.now() / 1'000'000));
-  PROM_ASSIGN_OR_RESPOND(auto selectors, TakeMatchers(params, false));
   const query::ViewFiles files = FilesOf(snapshot);
-  const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource source(*options_.pool, files, call);
-  PROM_ASSIGN_OR_RESPOND(std::vector<promql::Labels> sets,
-                         MatchedLabelSets(source, selectors, window.first, window.second));
+  PROM_ASSIGN_OR_RESPOND(
+      const std::vector<promql::Labels> sets,
+      RequestedLabelSets(request, *options_.pool, files, CallOptions{options_.query_deadline},
+                         options_.now() / 1'000'000, false));
   std::set<std::string> values;
   for (const auto& labels : sets) {
     for (const auto& label : labels) {
       if (label.name == name) values.insert(label.value);
     }
   }
-  std::string data;
-  otlp::JsonWriter json(&data);
-  json.BeginArray();
-  for (const std::string& value : values) json.String(value);
-  json.EndArray();
-  return PromSuccess(request, data);
+  return PromSuccess(request, StringArrayJson(values));
 }
 
 server::HttpResponse Api::PromSeriesEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
-  PROM_ASSIGN_OR_RESPOND(QueryParams params, PromParams(request));
-  PROM_ASSIGN_OR_RESPOND(auto window, PromWindow(params, options_.now() / 1'000'000));
-  PROM_ASSIGN_OR_RESPOND(auto selectors, TakeMatchers(params, true));
   const query::ViewFiles files = FilesOf(snapshot);
-  const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource source(*options_.pool, files, call);
-  PROM_ASSIGN_OR_RESPOND(std::vector<promql::Labels> sets,
-                         MatchedLabelSets(source, selectors, window.first, window.second));
+  PROM_ASSIGN_OR_RESPOND(
+      const std::vector<promql::Labels> sets,
+      RequestedLabelSets(request, *options_.pool, files, CallOptions{options_.query_deadline},
+                         options_.now() / 1'000'000, true));
   std::string data;
   otlp::JsonWriter json(&data);
   json.BeginArray();

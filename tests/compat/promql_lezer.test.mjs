@@ -13,11 +13,11 @@
 // <source root>/../shared/compat/promql-v2.42.0); the test fails without them.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { grammarAccepts, syntaxAnswers } from './grammar_check.mjs';
 import { parser } from '@prometheus-io/lezer-promql';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -27,6 +27,8 @@ const program = process.env.STRATA_PROMQL_SYNTAX ??
 const testdata = process.env.STRATA_PROMQL_TESTDATA ??
   path.resolve(root, '../shared/compat/promql-v2.42.0');
 const corpus = JSON.parse(fs.readFileSync(path.join(here, 'promql_corpus.json'), 'utf8'));
+const lezerAccepts = (query) => grammarAccepts(parser, query);
+const strataAnswers = (queries) => syntaxAnswers(program, queries, 'hex');
 const differences = JSON.parse(fs.readFileSync(path.join(here, 'promql_lezer_differences.json'), 'utf8'));
 const prometheusRejects = new Set(differences.prometheus_rejects);
 const prometheusAccepts = new Set(differences.prometheus_accepts);
@@ -47,21 +49,6 @@ function testFileExpressions() {
   return expressions;
 }
 
-function lezerAccepts(query) {
-  let error = false;
-  parser.parse(query).iterate({ enter: (node) => { if (node.type.isError) error = true; } });
-  return !error;
-}
-
-function strataAnswers(queries) {
-  const input = queries.map((q) => Buffer.from(q, 'utf8').toString('hex')).join('\n') + '\n';
-  const run = spawnSync(program, [], { input, encoding: 'utf8', timeout: 60_000, maxBuffer: 1 << 26 });
-  assert.equal(run.status, 0, `${program} failed: ${run.stderr}`);
-  const lines = run.stdout.split('\n');
-  assert.equal(lines.pop(), '');
-  assert.equal(lines.length, queries.length);
-  return lines;
-}
 
 test('the corpus is large and has both sides of the question', () => {
   assert.ok(corpus.length >= 300, `only ${corpus.length} queries`);

@@ -9,11 +9,11 @@
 // STRATA_TRACEQL_SYNTAX: the program (default build/release's).
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { disagreements, grammarAccepts, syntaxAnswers } from './grammar_check.mjs';
 import { parser } from '@grafana/lezer-traceql';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -21,22 +21,9 @@ const root = path.resolve(here, '../..');
 const program = process.env.STRATA_TRACEQL_SYNTAX ??
   path.join(root, 'build/release/src/compat/traceql/traceql_syntax');
 const corpus = JSON.parse(fs.readFileSync(path.join(here, 'traceql_corpus.json'), 'utf8'));
+const grafanaAccepts = (query) => grammarAccepts(parser, query);
+const strataAnswers = (queries) => syntaxAnswers(program, queries, 'hex');
 
-function grafanaAccepts(query) {
-  let error = false;
-  parser.parse(query).iterate({ enter: (node) => { if (node.type.isError) error = true; } });
-  return !error;
-}
-
-function strataAnswers(queries) {
-  const input = queries.map((q) => Buffer.from(q, 'utf8').toString('hex')).join('\n') + '\n';
-  const run = spawnSync(program, [], { input, encoding: 'utf8', timeout: 60_000 });
-  assert.equal(run.status, 0, `${program} failed: ${run.stderr}`);
-  const lines = run.stdout.split('\n');
-  assert.equal(lines.pop(), '');
-  assert.equal(lines.length, queries.length);
-  return lines;
-}
 
 test('the corpus is large and has both sides of the question', () => {
   assert.ok(corpus.length >= 200, `only ${corpus.length} queries`);
@@ -47,16 +34,9 @@ test('the corpus is large and has both sides of the question', () => {
 
 test('strata and Grafana agree on what is TraceQL', () => {
   const answers = strataAnswers(corpus);
-  const disagreements = [];
-  let unsupported = 0;
-  corpus.forEach((query, i) => {
-    const strata = answers[i].startsWith('ok') || answers[i].startsWith('unsupported');
-    if (answers[i].startsWith('unsupported')) unsupported++;
-    if (strata !== grafanaAccepts(query)) {
-      disagreements.push(`${JSON.stringify(query)}: Grafana ${grafanaAccepts(query) ? 'accepts' : 'rejects'}, strata says ${answers[i]}`);
-    }
-  });
-  assert.deepEqual(disagreements, []);
+  const found = disagreements(parser, corpus, answers, 'Grafana');
+  const { unsupported } = found;
+  assert.deepEqual(found.disagreements, []);
   // Refusals by name are part of the contract: some queries must get them.
   assert.ok(unsupported >= 20, `only ${unsupported} unsupported`);
 });
