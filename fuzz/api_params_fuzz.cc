@@ -1,4 +1,5 @@
-// Fuzz target for the REST API's parameter parsing (src/api/params.cc): the
+// Fuzz target for the REST API's parameter parsing (src/api/params.cc, the
+// Prometheus API's times and durations included): the
 // input is an HTTP query string as a client sends it. Every parser must
 // return a value or InvalidArgument, never crash, a parsed trace id must
 // print back to the hex it came from, and a parsed log search cursor must
@@ -22,6 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseInteger("limit", query, 0, 1000);
   (void)ParseSeverity("severity_min", query);
   (void)ParseStatus("status", query);
+  if (absl::StatusOr<int64_t> ms = ParsePromTime("time", query); ms.ok() && *ms < 0) {
+    __builtin_trap();
+  }
+  if (absl::StatusOr<int64_t> ms = ParsePromDuration("step", query); ms.ok() && *ms <= 0) {
+    __builtin_trap();
+  }
   if (absl::StatusOr<strata::otlp::TraceId> id = ParseTraceId("trace_id", query); id.ok()) {
     std::string lower(query);
     for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);

@@ -85,6 +85,16 @@ class QueryParams {
 // of nanoseconds. Must be >= 0 and fit int64 nanoseconds.
 [[nodiscard]] absl::StatusOr<int64_t> ParseDuration(std::string_view name, std::string_view value);
 
+// A Prometheus time: unix seconds with an optional fraction
+// ("1700000000", "1700000000.123") or RFC 3339. In milliseconds, as
+// Prometheus keeps them (a fraction past the millisecond is rounded off).
+[[nodiscard]] absl::StatusOr<int64_t> ParsePromTime(std::string_view name, std::string_view value);
+
+// A Prometheus duration: seconds with an optional fraction ("15", "0.5") or
+// units ms s m h d w y in order ("1h30m", "5m"). In milliseconds; positive.
+[[nodiscard]] absl::StatusOr<int64_t> ParsePromDuration(std::string_view name,
+                                                        std::string_view value);
+
 // A decimal integer in [min, max].
 [[nodiscard]] absl::StatusOr<int64_t> ParseInteger(std::string_view name, std::string_view value,
                                                    int64_t min, int64_t max);

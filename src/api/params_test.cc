@@ -167,3 +167,32 @@ TEST(ParamsTest, LongValuesAreCutInMessages) {
 
 }  // namespace
 }  // namespace strata::api
+
+namespace strata::api {
+namespace {
+
+TEST(PromParamsTest, TimesAsPrometheusReadsThem) {
+  EXPECT_EQ(*ParsePromTime("time", "1700000000"), 1'700'000'000'000);
+  EXPECT_EQ(*ParsePromTime("time", "1700000000.1234"), 1'700'000'000'123);
+  EXPECT_EQ(*ParsePromTime("time", "2023-11-14T22:13:20.5Z"), 1'700'000'000'500);
+  EXPECT_EQ(*ParsePromTime("time", ".5"), 500);
+  for (const char* bad : {"", "-1", "abc", "1e3", "1700000000x", "99999999999999999"}) {
+    EXPECT_EQ(ParsePromTime("time", bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+TEST(PromParamsTest, DurationsAsPrometheusReadsThem) {
+  EXPECT_EQ(*ParsePromDuration("step", "15"), 15'000);
+  EXPECT_EQ(*ParsePromDuration("step", "0.5"), 500);
+  EXPECT_EQ(*ParsePromDuration("step", "1h30m"), 5'400'000);
+  EXPECT_EQ(*ParsePromDuration("step", "1d2h3m4s5ms"), 93'784'005);
+  EXPECT_EQ(*ParsePromDuration("step", "1y"), 365LL * 86'400'000);
+  for (const char* bad : {"", "0", "-5", "5x", "1m1h", "1h1h", "m", "1.5m", "0s"}) {
+    EXPECT_EQ(ParsePromDuration("step", bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+}  // namespace
+}  // namespace strata::api

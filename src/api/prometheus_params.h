@@ -1,10 +1,7 @@
 #pragma once
 
-// Parameters of the Prometheus API (docs/prometheus.md): its times, its
-// durations, and the form body Grafana posts.
-
-#include <cstdint>
-#include <string_view>
+// Parameters of the Prometheus API (docs/prometheus.md): the form body
+// Grafana posts. Its times and durations are parsed by params.h.
 
 #include "absl/status/statusor.h"
 #include "api/params.h"
@@ -16,15 +13,5 @@ namespace strata::api {
 // (application/x-www-form-urlencoded), the body's, as Prometheus merges
 // them.
 [[nodiscard]] absl::StatusOr<QueryParams> PromParams(const server::HttpRequest& request);
-
-// A Prometheus time: unix seconds with an optional fraction
-// ("1700000000", "1700000000.123") or RFC 3339. In milliseconds, as
-// Prometheus keeps them (a fraction past the millisecond is rounded off).
-[[nodiscard]] absl::StatusOr<int64_t> ParsePromTime(std::string_view name, std::string_view value);
-
-// A Prometheus duration: seconds with an optional fraction ("15", "0.5") or
-// units ms s m h d w y in order ("1h30m", "5m"). In milliseconds; positive.
-[[nodiscard]] absl::StatusOr<int64_t> ParsePromDuration(std::string_view name,
-                                                        std::string_view value);
 
 }  // namespace strata::api
