@@ -260,9 +260,9 @@ absl::StatusOr<std::string> ReadValidated(const RandomAccessFile& file, uint64_t
   return bytes;
 }
 
-class FileSource final : public TraceIndexSource {
+class IndexFileSource final : public TraceIndexSource {
  public:
-  explicit FileSource(const RandomAccessFile& file) : file_(file) {}
+  explicit IndexFileSource(const RandomAccessFile& file) : file_(file) {}
   const std::string& name() const override { return file_.path(); }
   absl::StatusOr<uint64_t> Size() const override { return file_.Size(); }
   absl::StatusOr<std::string_view> Read(uint64_t offset, size_t n,
@@ -405,12 +405,12 @@ absl::StatusOr<TraceIndex> TraceIndex::Open(std::string_view bytes, std::string_
 }
 
 absl::StatusOr<TraceIndex> TraceIndex::Open(const RandomAccessFile& file) {
-  return OpenSource(FileSource(file), /*keep_entries=*/true);
+  return OpenSource(IndexFileSource(file), /*keep_entries=*/true);
 }
 
 absl::StatusOr<TraceFilter> TraceFilter::Open(const RandomAccessFile& file) {
   STRATA_ASSIGN_OR_RETURN(TraceIndex index,
-                          TraceIndex::OpenSource(FileSource(file), /*keep_entries=*/false));
+                          TraceIndex::OpenSource(IndexFileSource(file), /*keep_entries=*/false));
   return std::move(index.filter_);
 }
 
