@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "common/status_macros.h"
+#include "common/utf8.h"
 #include "fmt/format.h"
 
 namespace strata::objectstore {
@@ -21,24 +22,6 @@ absl::Status Malformed(size_t offset, std::string_view what) {
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '_' || c == '.' || c == ':';
-}
-
-void AppendUtf8(uint32_t code_point, std::string& out) {
-  if (code_point < 0x80) {
-    out.push_back(static_cast<char>(code_point));
-  } else if (code_point < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (code_point >> 6)));
-    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else if (code_point < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (code_point >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (code_point >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  }
 }
 
 // Decodes the reference starting at xml[i] == '&' into `out`; returns the
@@ -79,7 +62,7 @@ absl::StatusOr<size_t> DecodeReference(std::string_view xml, size_t i, std::stri
     if (code_point == 0 || (code_point >= 0xD800 && code_point <= 0xDFFF)) {
       return Malformed(i, "character reference to no character");
     }
-    AppendUtf8(code_point, out);
+    AppendUtf8(code_point, &out);
   } else {
     return Malformed(i, "unknown entity");
   }

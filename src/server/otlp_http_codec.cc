@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "common/utf8.h"
 #include "fmt/format.h"
 #include "otlp/json_writer.h"
 #include "otlp/proto_wire.h"
@@ -17,24 +18,6 @@ void AppendVarint(uint64_t value, std::string* out) {
     value >>= 7;
   }
   out->push_back(static_cast<char>(value));
-}
-
-void AppendUtf8(uint32_t code_point, std::string* out) {
-  if (code_point < 0x80) {
-    out->push_back(static_cast<char>(code_point));
-  } else if (code_point < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (code_point >> 6)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else if (code_point < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (code_point >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (code_point >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  }
 }
 
 // Where the value of the first member named `key` starts in `json`, or npos.

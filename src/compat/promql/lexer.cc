@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "common/utf8.h"
 
 namespace strata::compat::promql {
 namespace {
@@ -15,24 +16,6 @@ int HexValue(char c) {
   if (IsDigit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return c - 'A' + 10;
-}
-
-void AppendUtf8(uint32_t rune, std::string* out) {
-  if (rune < 0x80) {
-    out->push_back(static_cast<char>(rune));
-  } else if (rune < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (rune >> 6)));
-    out->push_back(static_cast<char>(0x80 | (rune & 0x3F)));
-  } else if (rune < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (rune >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((rune >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (rune & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (rune >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((rune >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((rune >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (rune & 0x3F)));
-  }
 }
 
 // The length of the well-formed UTF-8 sequence at s[i], or 0.
