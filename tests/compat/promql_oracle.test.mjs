@@ -261,3 +261,39 @@ test('promtool, a Prometheus HTTP client, queries strata', () => {
   const series = run('series', `--start=${t0}`, `--end=${tEnd}`, '--match=target_info', url.href);
   assert.equal(series.trim().split('\n').length, 3, series);
 });
+
+test('bad requests are refused as Prometheus refuses them: same HTTP status and errorType', async () => {
+  const cases = [
+    ['query', {}],
+    ['query', { query: 'sum(' }],
+    ['query', { query: 'rate(process_memory_usage_bytes)' }],
+    ['query', { query: '1', time: 'yesterday' }],
+    ['query', { query: '1', timeout: 'soon' }],
+    ['query_range', { query: '1', start: t0, end: tEnd }],
+    ['query_range', { query: '1', start: t0, end: tEnd, step: '0' }],
+    ['query_range', { query: '1', start: tEnd, end: t0, step: '60' }],
+    ['query_range', { query: '1', start: 0, end: 1e9, step: '1' }],
+    ['query_range', { query: 'process_memory_usage_bytes[5m]', start: t0, end: tEnd, step: '60' }],
+    ['series', { start: t0, end: tEnd }],
+    ['series', { 'match[]': 'sum(x)', start: t0, end: tEnd }],
+  ];
+  const differ = [];
+  for (const [route, params] of cases) {
+    const [ours, theirs] = await Promise.all([ask('strata', route, params), ask('prometheus', route, params)]);
+    const what = `${route} ${JSON.stringify(params)}`;
+    if (theirs.status < 400) throw new Error(`Prometheus accepted ${what}: the case is no error case`);
+    if (ours.status !== theirs.status || ours.json.errorType !== theirs.json.errorType) {
+      differ.push(`${what}: strata ${ours.status} ${ours.json.errorType} (${ours.json.error}), ` +
+        `Prometheus ${theirs.status} ${theirs.json.errorType} (${theirs.json.error})`);
+    }
+  }
+  // Label values are GET only, in Prometheus and in strata.
+  const [a, b] = await Promise.all([
+    fetch(`${strata.api}/prometheus/api/v1/label/1bad/values`, { headers: { Authorization: `Bearer ${token}` } }),
+    fetch(`${promUrl}/api/v1/label/1bad/values`)]);
+  const [aj, bj] = [await a.json(), await b.json()];
+  if (a.status !== b.status || aj.errorType !== bj.errorType) {
+    differ.push(`label/1bad/values: strata ${a.status} ${aj.errorType}, Prometheus ${b.status} ${bj.errorType}`);
+  }
+  assert.deepEqual(differ, []);
+});
