@@ -16,6 +16,7 @@
 #include "api/prometheus_params.h"
 #include "api/prometheus_query.h"
 #include "api/prometheus_series.h"
+#include "api/prometheus_trace_metrics.h"
 #include "common/status_macros.h"
 #include "compat/promql/ast.h"
 #include "compat/promql/parser.h"
@@ -130,7 +131,7 @@ absl::StatusOr<std::vector<std::vector<promql::LabelMatcher>>> TakeMatchers(Quer
 
 // The label sets of every match[] selector, without repeats, sorted.
 absl::StatusOr<std::vector<promql::Labels>> MatchedLabelSets(
-    MetricsSeriesSource& source, const std::vector<std::vector<promql::LabelMatcher>>& selectors,
+    PromSeriesSources& source, const std::vector<std::vector<promql::LabelMatcher>>& selectors,
     int64_t start, int64_t end) {
   auto by_text = [](const promql::Labels& a, const promql::Labels& b) {
     return std::lexicographical_compare(
@@ -153,13 +154,13 @@ absl::StatusOr<std::vector<promql::Labels>> MatchedLabelSets(
 
 // The label sets /series, /labels and /label/{name}/values answer from:
 // the request's match[] (required for /series), start and end.
-absl::StatusOr<std::vector<promql::Labels>> RequestedLabelSets(
-    const server::HttpRequest& request, query::QueryPool& pool, const query::ViewFiles& files,
-    const CallOptions& call, int64_t now_ms, bool match_required) {
+absl::StatusOr<std::vector<promql::Labels>> RequestedLabelSets(const server::HttpRequest& request,
+                                                               PromSeriesSources& source,
+                                                               int64_t now_ms,
+                                                               bool match_required) {
   STRATA_ASSIGN_OR_RETURN(QueryParams params, PromParams(request));
   STRATA_ASSIGN_OR_RETURN(const auto window, PromWindow(params, now_ms));
   STRATA_ASSIGN_OR_RETURN(const auto selectors, TakeMatchers(params, match_required));
-  MetricsSeriesSource source(pool, files, call);
   return MatchedLabelSets(source, selectors, window.first, window.second);
 }
 
@@ -206,7 +207,9 @@ server::HttpResponse Api::RunPromQuery(const server::HttpRequest& request,
   }
   const query::ViewFiles files = FilesOf(snapshot);
   const CallOptions call{std::chrono::milliseconds(deadline_ms)};
-  MetricsSeriesSource source(*options_.pool, files, call);
+  MetricsSeriesSource metrics(*options_.pool, files, call);
+  TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
+  PromSeriesSources source(metrics, traces);
   PROM_ASSIGN_OR_RESPOND(const promql::QueryResult result,
                          EvaluatePromQuery(query, source, deadline_ms));
   return PromSuccess(request, promql::ResultDataJson(result));
@@ -248,10 +251,12 @@ server::HttpResponse Api::PromFormatQueryEndpoint(const server::HttpRequest& req
 server::HttpResponse Api::PromLabelsEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
   const query::ViewFiles files = FilesOf(snapshot);
-  PROM_ASSIGN_OR_RESPOND(
-      const std::vector<promql::Labels> sets,
-      RequestedLabelSets(request, *options_.pool, files, CallOptions{options_.query_deadline},
-                         options_.now() / 1'000'000, false));
+  const CallOptions call{options_.query_deadline};
+  MetricsSeriesSource metrics(*options_.pool, files, call);
+  TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
+  PromSeriesSources source(metrics, traces);
+  PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
+                         RequestedLabelSets(request, source, options_.now() / 1'000'000, false));
   std::set<std::string> names;
   for (const auto& labels : sets) {
     for (const auto& label : labels) names.insert(label.name);
@@ -273,10 +278,12 @@ server::HttpResponse Api::PromLabelValuesEndpoint(const server::HttpRequest& req
         absl::InvalidArgumentError(absl::StrCat("invalid label name: \"", name, "\"")));
   }
   const query::ViewFiles files = FilesOf(snapshot);
-  PROM_ASSIGN_OR_RESPOND(
-      const std::vector<promql::Labels> sets,
-      RequestedLabelSets(request, *options_.pool, files, CallOptions{options_.query_deadline},
-                         options_.now() / 1'000'000, false));
+  const CallOptions call{options_.query_deadline};
+  MetricsSeriesSource metrics(*options_.pool, files, call);
+  TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
+  PromSeriesSources source(metrics, traces);
+  PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
+                         RequestedLabelSets(request, source, options_.now() / 1'000'000, false));
   std::set<std::string> values;
   for (const auto& labels : sets) {
     for (const auto& label : labels) {
@@ -289,10 +296,12 @@ server::HttpResponse Api::PromLabelValuesEndpoint(const server::HttpRequest& req
 server::HttpResponse Api::PromSeriesEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
   const query::ViewFiles files = FilesOf(snapshot);
-  PROM_ASSIGN_OR_RESPOND(
-      const std::vector<promql::Labels> sets,
-      RequestedLabelSets(request, *options_.pool, files, CallOptions{options_.query_deadline},
-                         options_.now() / 1'000'000, true));
+  const CallOptions call{options_.query_deadline};
+  MetricsSeriesSource metrics(*options_.pool, files, call);
+  TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
+  PromSeriesSources source(metrics, traces);
+  PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
+                         RequestedLabelSets(request, source, options_.now() / 1'000'000, true));
   std::string data;
   otlp::JsonWriter json(&data);
   json.BeginArray();
@@ -312,7 +321,9 @@ server::HttpResponse Api::PromMetadataEndpoint(const server::HttpRequest& reques
   }
   const query::ViewFiles files = FilesOf(snapshot);
   const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource source(*options_.pool, files, call);
+  MetricsSeriesSource metrics(*options_.pool, files, call);
+  TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
+  PromSeriesSources source(metrics, traces);
   PROM_ASSIGN_OR_RESPOND(std::vector<PromMetadata> all,
                          source.Metadata(0, options_.now() / 1'000'000));
   std::string data;

@@ -219,6 +219,21 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, ui
   return todo.size() - next;
 }
 
+std::vector<MinuteEdge> ServiceMap::MinuteEdges(FileSystem& fs, const storage::Snapshot& snapshot,
+                                                uint64_t end) {
+  CatchUp(fs, snapshot, options_.answer_catch_up_spans);
+  std::vector<MinuteEdge> out;
+  MutexLock lock(&mu_);
+  const rollups::NodeTable& nodes = resolver_.nodes();
+  resolver_.ForEachMinute(0, end, [&](uint64_t minute, const auto& edges) {
+    for (const auto& [key, measures] : edges) {
+      out.push_back(
+          MinuteEdge{minute, nodes.at(key.source), nodes.at(key.target), key.type, measures});
+    }
+  });
+  return out;
+}
+
 ServiceMapAnswer ServiceMap::Answer(FileSystem& fs, const storage::Snapshot& snapshot,
                                     const MinuteWindow& window, const RollupSet& rollups,
                                     size_t limit) {

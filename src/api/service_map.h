@@ -92,6 +92,16 @@ std::string EdgeName(const ServiceMapAnswer& map, const MapEdge& edge);
 // with (it reads every span: not for serving).
 std::string ServiceMapReferenceSql(uint64_t first, uint64_t end);
 
+// The edges of one minute with their nodes by value (ServiceMap::
+// MinuteEdges).
+struct MinuteEdge {
+  uint64_t minute = 0;
+  rollups::Node source;
+  rollups::Node target;
+  rollups::EdgeType type = rollups::EdgeType::kCall;
+  rollups::EdgeMeasures measures;
+};
+
 class ServiceMap {
  public:
   explicit ServiceMap(ServiceMapOptions options = {});
@@ -119,6 +129,11 @@ class ServiceMap {
   ServiceMapAnswer Answer(FileSystem& fs, const storage::Snapshot& snapshot,
                           const MinuteWindow& window, const RollupSet& rollups,
                           size_t limit = 10'000) ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
+
+  // The edges of every minute before `end` the resolver holds, minutes
+  // ascending, after catching up on `snapshot` as Answer does.
+  std::vector<MinuteEdge> MinuteEdges(FileSystem& fs, const storage::Snapshot& snapshot,
+                                      uint64_t end) ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
 
  private:
   void Loop(std::function<storage::Storage*()> storage, FileSystem* fs) ABSL_LOCKS_EXCLUDED(mu_);

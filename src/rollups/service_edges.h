@@ -197,6 +197,14 @@ class EdgeResolver {
 
   // Edge measures over the minutes [first, end), merged.
   std::map<EdgeKey, EdgeMeasures> Edges(uint64_t first, uint64_t end) const;
+  // Each minute of [first, end) holding edges, ascending: `fn(minute,
+  // edges)` with that minute's measures by edge.
+  template <typename Fn>
+  void ForEachMinute(uint64_t first, uint64_t end, Fn fn) const {
+    for (auto it = minutes_.lower_bound(first); it != minutes_.end() && it->first < end; ++it) {
+      fn(it->first, it->second);
+    }
+  }
   // Drops the measures of minutes before `minute` (retention).
   void DropMinutesBefore(uint64_t minute);
 

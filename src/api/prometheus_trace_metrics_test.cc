@@ -1,0 +1,276 @@
+// The span-metrics and service-graph series over traces exported apart:
+// PromQL instant queries through PromSeriesSources answer, at every
+// minute, the counts DuckDB finds in the spans files started before that
+// minute (per operation and status, per `le` by the documented bucket
+// rule, per service-map edge by the map's reference query); series go
+// stale 15 minutes after their last count; and the names are listed
+// beside the metrics tables' by /series-style selects and metadata.
+
+#include "api/prometheus_trace_metrics.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/api_test_server.h"
+#include "api/prometheus_query.h"
+#include "api/service_health_json.h"
+#include "api/service_map_testing.h"
+#include "compat/promql/label_matcher.h"
+#include "compat/promql/result_json.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+#include "query/duckdb_engine.h"
+#include "rollups/duration_histogram.h"
+#include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
+
+namespace strata::api {
+namespace {
+
+namespace promql = compat::promql;
+namespace smt = service_map_testing;
+
+constexpr int64_t kT0 = 1'796'205'600'000'000'000;  // a whole minute
+constexpr int64_t kT0Ms = kT0 / 1'000'000;
+constexpr int64_t kMinuteMs = 60'000;
+
+using Counts = std::map<std::string, double>;
+
+class TraceMetricsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    tmp_ = new storage::testing::ScopedTempDir("trace-metrics");
+    data_dir_ = new std::string(tmp_->path() + "/data");
+    auto opened = storage::Storage::Open(fs_, *data_dir_);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    storage_ = opened->release();
+    // 60 traces, one every 7 s: spans over 7 minutes from kT0.
+    ASSERT_TRUE(smt::WriteExportedApart(*storage_, smt::Traces(60, kT0), 5).ok());
+    auto engine = query::DuckDbEngine::Open({});
+    ASSERT_TRUE(engine.ok());
+    engine_ = engine->release();
+    test_support::CreateTruthViews(*engine_, *data_dir_);
+    pool_ = test_support::OpenTestPool(*data_dir_, 1, 1).release();
+  }
+  static void TearDownTestSuite() {
+    delete pool_;
+    delete engine_;
+    storage_->Shutdown(std::chrono::seconds(5));
+    delete storage_;
+    delete data_dir_;
+    delete tmp_;
+  }
+
+  // The instant query `text` at `t_ms`, its series keyed by the values of
+  // `labels` joined with '|', zero values left out.
+  Counts Instant(const std::string& text, int64_t t_ms, const std::vector<std::string>& labels) {
+    std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+    const query::ViewFiles files = FilesFor(*snapshot);
+    const CallOptions call{std::chrono::seconds(30)};
+    MetricsSeriesSource metrics(*pool_, files, call);
+    TraceMetricsSource traces(rollups_, map_, fs_, *snapshot);
+    PromSeriesSources source(metrics, traces);
+    auto result = EvaluatePromQuery({text, t_ms, t_ms, 0, 0}, source, 0);
+    EXPECT_TRUE(result.ok()) << result.status();
+    Counts out;
+    if (!result.ok()) return out;
+    for (const auto& element : result->vector) {
+      if (element.v == 0) continue;
+      std::string key;
+      for (const std::string& name : labels) {
+        key += (key.empty() ? "" : "|") + promql::LabelValue(element.labels, name);
+      }
+      EXPECT_FALSE(out.contains(key)) << key;
+      out[key] = element.v;
+    }
+    return out;
+  }
+
+  static query::ViewFiles FilesFor(const storage::Snapshot& snapshot) {
+    return ViewFilesFor(snapshot, *data_dir_);
+  }
+
+  // Rows of `sql` over the truth views.
+  static std::vector<std::vector<std::string>> Truth(const std::string& sql) {
+    auto rows = engine_->Query(sql);
+    EXPECT_TRUE(rows.ok()) << rows.status() << "\n" << sql;
+    std::vector<std::vector<std::string>> out;
+    if (!rows.ok()) return out;
+    for (const auto& row : rows->rows) {
+      std::vector<std::string> cells;
+      for (const auto& cell : row) cells.push_back(cell.value_or(""));
+      out.push_back(std::move(cells));
+    }
+    return out;
+  }
+
+  // Spans started before minute `before_ms`, per operation and status.
+  static Counts CallsBefore(int64_t before_ms) {
+    Counts out;
+    for (const auto& row :
+         Truth(fmt::format("SELECT service_name, kind, name, status_code = 2, count(*) FROM spans "
+                           "WHERE start_time_unix_nano < {} GROUP BY ALL",
+                           before_ms * 1'000'000))) {
+      out[fmt::format("{}|{}|{}|{}", row[0], SpanKindName(std::stoi(row[1])), row[2],
+                      row[3] == "true" ? "STATUS_CODE_ERROR" : "STATUS_CODE_UNSET")] +=
+          std::stod(row[4]);
+    }
+    return out;
+  }
+
+  static inline storage::testing::ScopedTempDir* tmp_ = nullptr;
+  static inline std::string* data_dir_ = nullptr;
+  static inline PosixFileSystem fs_;
+  static inline storage::Storage* storage_ = nullptr;
+  static inline query::DuckDbEngine* engine_ = nullptr;
+  static inline query::QueryPool* pool_ = nullptr;
+  RollupCache rollups_;
+  ServiceMap map_;
+};
+
+TEST_F(TraceMetricsTest, CallsAtEveryMinuteEqualTheSpansStartedBeforeIt) {
+  const std::vector<std::string> labels = {"service", "span_kind", "span_name", "status_code"};
+  for (int minute = 1; minute <= 9; ++minute) {
+    // Anywhere in the minute: the sample of the minute's start.
+    const int64_t t = kT0Ms + minute * kMinuteMs + 17'000;
+    const Counts want = CallsBefore(kT0Ms + minute * kMinuteMs);
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(Instant("traces_spanmetrics_calls_total", t, labels), want) << "minute " << minute;
+  }
+  // Errors alone, by a matcher on the status.
+  Counts errors;
+  for (const auto& [key, count] : CallsBefore(kT0Ms + 10 * kMinuteMs)) {
+    if (key.ends_with("|STATUS_CODE_ERROR")) errors[key] = count;
+  }
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(Instant("traces_spanmetrics_calls_total{status_code=\"STATUS_CODE_ERROR\"}",
+                    kT0Ms + 10 * kMinuteMs, labels),
+            errors);
+}
+
+TEST_F(TraceMetricsTest, SeriesGoStaleFifteenMinutesAfterTheirLastCount) {
+  // The last spans start in minute 6 (60 traces 7 s apart): samples run
+  // to the end of minute 21, and the lookback keeps the last 5 minutes more.
+  const Counts all = CallsBefore(kT0Ms + 60 * kMinuteMs);
+  EXPECT_EQ(Instant("traces_spanmetrics_calls_total", kT0Ms + 26 * kMinuteMs,
+                    {"service", "span_kind", "span_name", "status_code"}),
+            all);
+  EXPECT_TRUE(
+      Instant("traces_spanmetrics_calls_total", kT0Ms + 28 * kMinuteMs, {"service"}).empty());
+  EXPECT_TRUE(Instant("traces_spanmetrics_calls_total", kT0Ms - kMinuteMs, {"service"}).empty());
+}
+
+TEST_F(TraceMetricsTest, LatencyBucketsCountDurationsByTheRollupBucketRule) {
+  const int64_t t = kT0Ms + 12 * kMinuteMs;
+  Counts want;
+  Counts want_sum;
+  for (const auto& row :
+       Truth(fmt::format("SELECT service_name, kind, name, duration_nano FROM spans WHERE "
+                         "start_time_unix_nano < {}",
+                         (t / kMinuteMs) * kMinuteMs * 1'000'000))) {
+    const std::string op = fmt::format("{}|{}|{}", row[0], SpanKindName(std::stoi(row[1])), row[2]);
+    const int64_t duration = std::stoll(row[3]);
+    const int64_t value = rollups::BucketValue(rollups::DurationBucket(duration));
+    for (int i = 0; i < kTraceLatencyBounds; ++i) {
+      const double bound = TraceLatencyBoundSeconds(i);
+      if (static_cast<double>(value) <= bound * 1e9) {
+        want[op + "|" + promql::FormatFloat(bound)] += 1;
+      }
+    }
+    want[op + "|+Inf"] += 1;
+    want_sum[op] += static_cast<double>(duration) / 1e9;
+  }
+  ASSERT_GT(want.size(), want_sum.size());
+  EXPECT_EQ(
+      Instant("traces_spanmetrics_latency_bucket", t, {"service", "span_kind", "span_name", "le"}),
+      want);
+  const Counts sums =
+      Instant("traces_spanmetrics_latency_sum", t, {"service", "span_kind", "span_name"});
+  ASSERT_EQ(sums.size(), want_sum.size());
+  for (const auto& [op, seconds] : want_sum) {
+    ASSERT_TRUE(sums.contains(op)) << op;
+    EXPECT_NEAR(sums.at(op), seconds, seconds * 1e-12) << op;
+  }
+  // histogram_quantile reads them.
+  EXPECT_FALSE(Instant("histogram_quantile(0.99, sum by (le, service) "
+                       "(traces_spanmetrics_latency_bucket))",
+                       t, {"service"})
+                   .empty());
+}
+
+TEST_F(TraceMetricsTest, ServiceGraphCountsEqualTheServiceMapReference) {
+  const int64_t t = kT0Ms + 12 * kMinuteMs;
+  const uint64_t end = static_cast<uint64_t>(t / kMinuteMs * kMinuteMs) * 1'000'000;
+  Counts calls;
+  Counts failed;
+  // Edge names: "<type>:<name> -> <type>:<name> <edge type>", services as
+  // "service:<namespace>/<name>".
+  auto node_name = [](std::string node) {
+    node = node.substr(node.find(':') + 1);
+    return node.starts_with("/") ? node.substr(1) : node;
+  };
+  for (const auto& row : Truth(ServiceMapReferenceSql(0, end))) {
+    const std::string& name = row[0];
+    const size_t arrow = name.find(" -> ");
+    const size_t type_at = name.rfind(' ');
+    const std::string source = name.substr(0, arrow);
+    const std::string target = name.substr(arrow + 4, type_at - arrow - 4);
+    const std::string type = name.substr(type_at + 1);
+    std::string connection;
+    if (type == "database") {
+      connection = "database";
+    } else if (type == "messaging") {
+      connection = "messaging_system";
+    } else if (!target.starts_with("service:")) {
+      connection = "virtual_node";
+    }
+    const std::string key =
+        fmt::format("{}|{}|{}", node_name(source), node_name(target), connection);
+    calls[key] += std::stod(row[1]);
+    if (std::stod(row[2]) != 0) failed[key] += std::stod(row[2]);
+  }
+  ASSERT_GE(calls.size(), 6u);
+  ASSERT_FALSE(failed.empty());
+  const std::vector<std::string> labels = {"client", "server", "connection_type"};
+  EXPECT_EQ(Instant("traces_service_graph_request_total", t, labels), calls);
+  EXPECT_EQ(Instant("traces_service_graph_request_failed_total", t, labels), failed);
+  EXPECT_EQ(Instant("traces_service_graph_request_server_seconds_count", t, labels), calls);
+  EXPECT_EQ(Instant("traces_service_graph_request_server_seconds_bucket{le=\"+Inf\"}", t, labels),
+            calls);
+}
+
+TEST_F(TraceMetricsTest, NamesAreListedBesideTheMetricsTablesAndSelectedByRegex) {
+  std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+  const query::ViewFiles files = FilesFor(*snapshot);
+  const CallOptions call{std::chrono::seconds(30)};
+  MetricsSeriesSource metrics(*pool_, files, call);
+  TraceMetricsSource traces(rollups_, map_, fs_, *snapshot);
+  PromSeriesSources source(metrics, traces);
+  auto sets = source.SelectLabels({{promql::MatchType::kRegexMatch, "__name__", "traces_.+_total"}},
+                                  kT0Ms, kT0Ms + 30 * kMinuteMs, 0);
+  ASSERT_TRUE(sets.ok()) << sets.status();
+  std::set<std::string> names;
+  for (const auto& labels : *sets) names.insert(promql::LabelValue(labels, "__name__"));
+  EXPECT_EQ(names, (std::set<std::string>{"traces_service_graph_request_failed_total",
+                                          "traces_service_graph_request_total",
+                                          "traces_spanmetrics_calls_total"}));
+  auto metadata = source.Metadata(kT0Ms, kT0Ms + 30 * kMinuteMs);
+  ASSERT_TRUE(metadata.ok()) << metadata.status();
+  std::set<std::string> families;
+  for (const auto& one : *metadata) families.insert(one.name + " " + one.type);
+  EXPECT_TRUE(families.contains("traces_spanmetrics_latency histogram"));
+  EXPECT_TRUE(families.contains("traces_service_graph_request_total counter"));
+  // A range query over the window: rate() of the running totals.
+  auto rate = EvaluatePromQuery({"sum(rate(traces_spanmetrics_calls_total[5m]))", kT0Ms,
+                                 kT0Ms + 20 * kMinuteMs, kMinuteMs, 0},
+                                source, 0);
+  ASSERT_TRUE(rate.ok()) << rate.status();
+  ASSERT_EQ(rate->matrix.size(), 1u);
+  EXPECT_GT(rate->matrix[0].points.size(), 5u);
+}
+
+}  // namespace
+}  // namespace strata::api
