@@ -330,6 +330,21 @@ TEST_F(JaegerApiTest, SearchFindsTheTracesTheFiltersDescribe) {
                 "limit=20&" +
                 Window()),
       Expected([](const KnownTrace& t) { return t.failed(); }));
+  // error=false: a span whose status is not ERROR.
+  EXPECT_EQ(SearchIds("service=frontend&operation=GET%20%2Fcart&tags=%7B%22error%22%3Afalse%7D&"
+                      "limit=20&" +
+                      Window()),
+            Expected([](const KnownTrace& t) { return !t.failed(); }));
+  // The older repeated tag=key:value form, alone and beside tags.
+  EXPECT_EQ(
+      SearchIds("service=frontend&operation=GET%20%2Fcart&tag=error:true&limit=20&" + Window()),
+      Expected([](const KnownTrace& t) { return t.failed(); }));
+  EXPECT_EQ(SearchIds("service=backend&tag=order.id:7&" + Window()),
+            Expected([](const KnownTrace& t) { return t.i == 7; }));
+  EXPECT_EQ(SearchIds("service=frontend&tag=http.status_code:500&tags=%7B%22span.kind%22%3A%22"
+                      "server%22%7D&" +
+                      Window()),
+            Expected([](const KnownTrace& t) { return t.failed(); }));
   EXPECT_EQ(SearchIds("service=frontend&minDuration=60ms&limit=20&" + Window()),
             Expected([](const KnownTrace& t) { return t.root_duration() >= 60 * kMilli; }));
   EXPECT_EQ(
@@ -382,6 +397,12 @@ TEST_F(JaegerApiTest, ErrorsComeInJaegersEnvelope) {
   HttpAnswer bad_tags = Grafana("/jaeger/api/traces?tags=error%3Dtrue");
   EXPECT_EQ(bad_tags.status, 400);
   EXPECT_THAT(bad_tags.body, HasSubstr(R"("msg":"tags: not a JSON object)"));
+  HttpAnswer bad_pair = Grafana("/jaeger/api/traces?service=frontend&tag=error");
+  EXPECT_EQ(bad_pair.status, 400);
+  EXPECT_THAT(bad_pair.body, HasSubstr(R"("msg":"tag: not key:value: )"));
+  HttpAnswer bad_error = Grafana("/jaeger/api/traces?service=frontend&tag=error:maybe");
+  EXPECT_EQ(bad_error.status, 400);
+  EXPECT_THAT(bad_error.body, HasSubstr(R"("msg":"tag: error: not true or false)"));
   HttpAnswer no_service = Grafana("/jaeger/api/operations");
   EXPECT_EQ(no_service.status, 400);
   HttpAnswer not_operations = Grafana("/jaeger/api/services/frontend/endpoints");

@@ -286,8 +286,13 @@ TEST(JaegerParamsTest, TagsMapOntoAttributesStatusAndKind) {
   auto ok = ParseJaegerTags("tags", R"({"otel.status_code":"OK"})");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->status, 1);
+  EXPECT_FALSE(ok->status_negated);
+  auto not_error = ParseJaegerTags("tags", R"({"error":false})");
+  ASSERT_TRUE(not_error.ok());
+  EXPECT_EQ(not_error->status, 2);
+  EXPECT_TRUE(not_error->status_negated);
   for (const char* bad :
-       {"[]", "{", R"({"a":[1]})", R"({"a":null})", R"({"":"x"})", R"({"error":"false"})",
+       {"[]", "{", R"({"a":[1]})", R"({"a":null})", R"({"":"x"})", R"({"error":"no"})",
         R"({"span.kind":"sideways"})", R"({"otel.status_code":"meh"})"}) {
     auto parsed = ParseJaegerTags("tags", bad);
     EXPECT_FALSE(parsed.ok()) << bad;
@@ -297,6 +302,17 @@ TEST(JaegerParamsTest, TagsMapOntoAttributesStatusAndKind) {
   for (size_t i = 0; i <= kMaxJaegerTags; ++i)
     many += fmt::format("{}\"k{}\":\"v\"", i ? "," : "", i);
   EXPECT_FALSE(ParseJaegerTags("tags", many + "}").ok());
+  // The repeated tag=key:value form: the value after the first ':'.
+  JaegerTags pairs;
+  ASSERT_TRUE(AddJaegerTagPairs("tag", {"url:http://x:80/a", "span.kind:server"}, &pairs).ok());
+  EXPECT_EQ(pairs.attributes, (Attributes{{"url", "http://x:80/a"}}));
+  EXPECT_EQ(pairs.kind, 2);
+  EXPECT_FALSE(AddJaegerTagPairs("tag", {"no-colon"}, &pairs).ok());
+  EXPECT_FALSE(AddJaegerTagPairs("tag", {":empty-key"}, &pairs).ok());
+  std::vector<std::string> too_many;
+  for (size_t i = 0; i <= kMaxJaegerTags; ++i) too_many.push_back(fmt::format("k{}:v", i));
+  JaegerTags full;
+  EXPECT_FALSE(AddJaegerTagPairs("tag", too_many, &full).ok());
 }
 
 TEST(JaegerParamsTest, SearchTakesJaegerUnits) {

@@ -38,14 +38,16 @@ constexpr int64_t kNanosPerDay = 86'400 * kNanosPerSecond;
 absl::StatusOr<bool> TakeWrittenTag(std::string_view name, const std::string& key,
                                     const std::string& value, JaegerTags* out) {
   if (key == "error") {
-    if (value != "true") {
-      return Bad(name, Cat("error: only \"true\" is searchable, not ", QuoteForError(value)));
+    if (value != "true" && value != "false") {
+      return Bad(name, Cat("error: not true or false: ", QuoteForError(value)));
     }
     out->status = 2;
+    out->status_negated = value == "false";
     return true;
   }
   if (key == "otel.status_code") {
     const std::string upper = absl::AsciiStrToUpper(value);
+    out->status_negated = false;
     if (upper == "UNSET") {
       out->status = 0;
     } else if (upper == "OK") {
@@ -70,7 +72,37 @@ absl::StatusOr<bool> TakeWrittenTag(std::string_view name, const std::string& ke
   return false;
 }
 
+// Adds one tag: a tag strata writes onto its column, any other as an
+// attribute; the entries counted against kMaxJaegerTags.
+absl::Status AddTag(std::string_view name, std::string key, std::string value, JaegerTags* out) {
+  if (out->attributes.size() + (out->status.has_value() ? 1 : 0) +
+          (out->kind.has_value() ? 1 : 0) >=
+      kMaxJaegerTags) {
+    return Bad(name, Cat("more than ", std::to_string(kMaxJaegerTags), " tags"));
+  }
+  if (key.empty()) return Bad(name, "empty tag key");
+  absl::StatusOr<bool> written = TakeWrittenTag(name, key, value, out);
+  if (!written.ok()) return written.status();
+  if (!*written) out->attributes.emplace_back(std::move(key), std::move(value));
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status AddJaegerTagPairs(std::string_view name, const std::vector<std::string>& pairs,
+                               JaegerTags* out) {
+  for (const std::string& pair : pairs) {
+    const size_t colon = pair.find(':');
+    if (colon == std::string::npos) {
+      return Bad(name, Cat("not key:value: ", QuoteForError(pair)));
+    }
+    if (absl::Status s = AddTag(name, pair.substr(0, colon), pair.substr(colon + 1), out);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<JaegerTags> ParseJaegerTags(std::string_view name, std::string_view text) {
   simdjson::dom::parser parser;
@@ -87,7 +119,6 @@ absl::StatusOr<JaegerTags> ParseJaegerTags(std::string_view name, std::string_vi
       return Bad(name, Cat("more than ", std::to_string(kMaxJaegerTags), " tags"));
     }
     std::string key(field.key);
-    if (key.empty()) return Bad(name, "empty tag key");
     std::string value;
     switch (field.value.type()) {
       case simdjson::dom::element_type::STRING:
@@ -108,9 +139,9 @@ absl::StatusOr<JaegerTags> ParseJaegerTags(std::string_view name, std::string_vi
       default:
         return Bad(name, Cat("tag ", QuoteForError(key), ": not a string, number or boolean"));
     }
-    absl::StatusOr<bool> written = TakeWrittenTag(name, key, value, &out);
-    if (!written.ok()) return written.status();
-    if (!*written) out.attributes.emplace_back(std::move(key), std::move(value));
+    if (absl::Status s = AddTag(name, std::move(key), std::move(value), &out); !s.ok()) {
+      return s;
+    }
   }
   return out;
 }
@@ -168,6 +199,7 @@ struct SharedSearchNames {
   std::string_view service;
   std::string_view operation;
   std::string_view tags;
+  std::string_view tag_pairs;  // "" when the API has no such parameter
   std::string_view min_duration;
   std::string_view max_duration;
   std::string_view limit;
@@ -181,13 +213,22 @@ absl::Status TakeSharedSearch(QueryParams& params, const SharedSearchNames& name
   if (absl::Status s = TakeInto(params, names.operation, &text); !s.ok()) return s;
   search->operation = text;
   if (absl::Status s = TakeInto(params, names.tags, &text); !s.ok()) return s;
+  JaegerTags tags;
   if (text.has_value()) {
-    absl::StatusOr<JaegerTags> tags = ParseJaegerTags(names.tags, *text);
-    if (!tags.ok()) return tags.status();
-    search->attributes = std::move(tags->attributes);
-    search->status = tags->status;
-    search->kind = tags->kind;
+    absl::StatusOr<JaegerTags> parsed = ParseJaegerTags(names.tags, *text);
+    if (!parsed.ok()) return parsed.status();
+    tags = *std::move(parsed);
   }
+  if (!names.tag_pairs.empty()) {
+    if (absl::Status s = AddJaegerTagPairs(names.tag_pairs, params.TakeAll(names.tag_pairs), &tags);
+        !s.ok()) {
+      return s;
+    }
+  }
+  search->attributes = std::move(tags.attributes);
+  search->status = tags.status;
+  search->status_negated = tags.status_negated;
+  search->kind = tags.kind;
   for (const std::string_view name : {names.min_duration, names.max_duration}) {
     if (absl::Status s = TakeInto(params, name, &text); !s.ok()) return s;
     if (!text.has_value()) continue;
@@ -218,6 +259,7 @@ absl::StatusOr<TraceSearch> TakeJaegerTraceSearch(QueryParams& params, const Now
                                         {.service = "service",
                                          .operation = "operation",
                                          .tags = "tags",
+                                         .tag_pairs = "tag",
                                          .min_duration = "minDuration",
                                          .max_duration = "maxDuration",
                                          .limit = "limit"},

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/params.h"
@@ -37,11 +38,12 @@ inline constexpr int64_t kJaegerDefaultLookbackNanos = 3600 * kNanosPerSecond;
 
 // What a tags object asks for: span attributes or resource attributes
 // (`attributes`), and the tags strata writes itself mapped back to the
-// columns they come from: `error` (true: status ERROR), `otel.status_code`
-// (OK / ERROR / UNSET) and `span.kind`.
+// columns they come from: `error` (true: status ERROR; false: any other
+// status), `otel.status_code` (OK / ERROR / UNSET) and `span.kind`.
 struct JaegerTags {
   Attributes attributes;
   std::optional<int32_t> status;
+  bool status_negated = false;  // a status other than `status`
   std::optional<int32_t> kind;
 };
 
@@ -51,6 +53,12 @@ struct JaegerTags {
 // / span.kind value.
 [[nodiscard]] absl::StatusOr<JaegerTags> ParseJaegerTags(std::string_view name,
                                                          std::string_view text);
+// Adds the repeated `tag` parameter's "key:value" pairs (the older form
+// Jaeger's API accepts; the value is what follows the first ':') to `out`,
+// with the limits and mappings of ParseJaegerTags.
+[[nodiscard]] absl::Status AddJaegerTagPairs(std::string_view name,
+                                             const std::vector<std::string>& pairs,
+                                             JaegerTags* out);
 
 // A decimal integer of microseconds, as unix nanoseconds.
 [[nodiscard]] absl::StatusOr<int64_t> ParseJaegerMicros(std::string_view name,

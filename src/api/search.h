@@ -64,6 +64,7 @@ struct TraceSearch {
   std::optional<int64_t> min_duration;   // duration_nano >= (ns)
   std::optional<int64_t> max_duration;   // duration_nano <= (ns)
   std::optional<int32_t> status;         // status_code =
+  bool status_negated = false;           // status_code <> (instead of =)
   std::optional<int32_t> kind;           // kind = (the Jaeger API's span.kind)
   Attributes attributes;
   int64_t limit = kTraceLimitDefault;

@@ -87,7 +87,9 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
     params.emplace_back(*search.max_duration);
   }
   if (search.status.has_value()) {
-    absl::StrAppend(&condition, " AND status_code = ", NextParam(params));
+    absl::StrAppend(
+        &condition,
+        search.status_negated ? " AND status_code <> " : " AND status_code = ", NextParam(params));
     params.emplace_back(static_cast<int64_t>(*search.status));
   }
   if (search.kind.has_value()) {
