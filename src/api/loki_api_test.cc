@@ -613,6 +613,72 @@ TEST_F(LokiApiTest, VolumeRangeMatchesDuckDbPerStep) {
             400);
 }
 
+TEST_F(LokiApiTest, DetectedLabelsCountDistinctValuesAsDuckDb) {
+  const HttpAnswer answer = Get(fmt::format("/detected_labels?query={}&{}",
+                                            Encode(R"({service_namespace="shop"})"), Window()));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  std::string expected = R"({"detectedLabels":[)";
+  bool first = true;
+  for (const auto& [label, attribute] : std::vector<std::pair<std::string, std::string>>{
+           {"deployment_environment_name", "deployment.environment.name"},
+           {"k8s_namespace_name", "k8s.namespace.name"},
+           {"k8s_pod_name", "k8s.pod.name"},
+           {"service_name", "service.name"},
+           {"service_namespace", "service.namespace"}}) {
+    const std::string count = TruthValue(fmt::format(
+        "SELECT count(DISTINCT resource_attr_str[list_position(resource_attr_keys, '{}')]) FROM "
+        "logs WHERE time_unix_nano >= {} AND time_unix_nano < {}",
+        attribute, Start(), shared_->end));
+    expected +=
+        fmt::format(R"({}{{"label":"{}","cardinality":{}}})", first ? "" : ",", label, count);
+    first = false;
+  }
+  EXPECT_EQ(answer.body, expected + "]}");
+}
+
+TEST_F(LokiApiTest, DetectedFieldsCountStructuredMetadataAsDuckDb) {
+  const std::string service = Service();
+  const std::string where =
+      fmt::format("service_name = '{}' AND time_unix_nano >= {} AND time_unix_nano < {}", service,
+                  Start(), shared_->end);
+  auto fields = [&](const std::string& extra) {
+    const HttpAnswer answer =
+        Get(fmt::format("/detected_fields?query={}&{}{}",
+                        Encode(fmt::format(R"({{service_name="{}"}})", service)), Window(), extra));
+    EXPECT_EQ(answer.status, 200) << answer.body;
+    std::map<std::string, std::pair<std::string, int64_t>> out;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (parser.parse(answer.body).get(doc) != simdjson::SUCCESS) return out;
+    for (simdjson::dom::element field : simdjson::dom::array(doc["fields"].get_array().value())) {
+      EXPECT_TRUE(field["parsers"].is_null()) << "no line of the traffic is JSON or logfmt";
+      out[std::string(field["label"].get_string().value())] = {
+          std::string(field["type"].get_string().value()), field["cardinality"].get_int64()};
+    }
+    return out;
+  };
+  const auto all = fields("&line_limit=5000");
+  EXPECT_EQ(all.at("tenant_id").first, "int");
+  EXPECT_EQ(all.at("tenant_id").second,
+            std::stoll(TruthValue("SELECT count(DISTINCT attr_int[list_position(attr_keys, "
+                                  "'tenant.id')]) FROM logs WHERE " +
+                                  where)));
+  EXPECT_EQ(all.at("detected_level").second,
+            std::stoll(TruthValue("SELECT count(DISTINCT (severity_number - 1) // 4) FROM logs "
+                                  "WHERE " +
+                                  where)));
+  EXPECT_EQ(all.at("trace_id").second,
+            std::stoll(TruthValue("SELECT count(DISTINCT trace_id) FROM logs WHERE " + where)));
+  // line_limit bounds the lines read: every record has its own observed
+  // time.
+  EXPECT_EQ(fields("&line_limit=7").at("observed_timestamp").second, 7);
+  EXPECT_EQ(fields("&line_limit=7&field_limit=3").size(), 3u);
+  EXPECT_EQ(
+      Get(fmt::format("/detected_fields?query={}&line_limit=9999", Encode(R"({service_name="x"})")))
+          .status,
+      400);
+}
+
 TEST_F(LokiApiTest, ErrorsAreLokisPlainTextAnswers) {
   const std::string w = Window();
   for (const auto& [path, needle] : std::vector<std::pair<std::string, std::string>>{

@@ -453,6 +453,8 @@ void Api::AddLokiRoutes(server::HttpRouter* router,
   router->Add("GET", "/loki/api/v1/index/stats", route(&Api::LokiIndexStatsEndpoint));
   router->Add("GET", "/loki/api/v1/index/volume", route(&Api::LokiVolumeEndpoint));
   router->Add("GET", "/loki/api/v1/index/volume_range", route(&Api::LokiVolumeEndpoint));
+  router->Add("GET", "/loki/api/v1/detected_labels", route(&Api::LokiDetectedLabelsEndpoint));
+  router->Add("GET", "/loki/api/v1/detected_fields", route(&Api::LokiDetectedFieldsEndpoint));
 }
 
 }  // namespace strata::api
