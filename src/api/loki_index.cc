@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <map>
 
-#include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/api_server.h"
@@ -32,7 +32,8 @@ using compat::logql::Labels;
 
 // The most (series, step) rows a volume_range query may group into.
 constexpr size_t kLokiVolumeRowsMax = 200'000;
-constexpr size_t kLokiTargetLabelsMax = std::size(kLokiStreamAttributes);
+// The most names targetLabels may list.
+constexpr size_t kLokiTargetLabelsMax = 64;
 
 std::string BytesSql() {
   const std::string_view line = LokiLineSql();
@@ -77,7 +78,7 @@ absl::StatusOr<std::vector<std::string>> TakeTargetLabels(QueryParams& params,
   } else {
     for (const compat::logql::Matcher& m : selector.log.matchers) names.push_back(m.name);
   }
-  if (names.size() > 4 * kLokiTargetLabelsMax) {
+  if (names.size() > kLokiTargetLabelsMax) {
     return absl::InvalidArgumentError("targetLabels: too many labels");
   }
   std::vector<std::string> labels;
@@ -133,11 +134,9 @@ struct VolumeSeries {
   int64_t total = 0;
 };
 
-// The vector or matrix answer of a volume query, the series with the
-// largest totals first.
-std::string VolumeJson(std::vector<VolumeSeries>& series, bool matrix) {
-  std::stable_sort(series.begin(), series.end(),
-                   [](const VolumeSeries& a, const VolumeSeries& b) { return a.total > b.total; });
+// The vector or matrix answer of a volume query, in the order of
+// `series`.
+std::string VolumeJson(const std::vector<VolumeSeries>& series, bool matrix) {
   std::string out;
   otlp::JsonWriter json(&out);
   json.BeginObject();
