@@ -297,6 +297,17 @@ class Api {
                                           const storage::Snapshot& snapshot);
   server::HttpResponse LokiBuildInfoEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot);
+  // /loki/api/v1/index/stats (loki_index.cc).
+  server::HttpResponse LokiIndexStatsEndpoint(const server::HttpRequest& request,
+                                              const storage::Snapshot& snapshot);
+  // /loki/api/v1/index/volume and /index/volume_range (loki_index.cc).
+  server::HttpResponse LokiVolumeEndpoint(const server::HttpRequest& request,
+                                          const storage::Snapshot& snapshot);
+  // /loki/api/v1/detected_labels and /detected_fields (loki_detected.cc).
+  server::HttpResponse LokiDetectedLabelsEndpoint(const server::HttpRequest& request,
+                                                  const storage::Snapshot& snapshot);
+  server::HttpResponse LokiDetectedFieldsEndpoint(const server::HttpRequest& request,
+                                                  const storage::Snapshot& snapshot);
 
   // Accounts (account_endpoints.cc).
   server::HttpResponse SetupStatusEndpoint(const server::HttpRequest& request,

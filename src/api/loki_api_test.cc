@@ -478,6 +478,207 @@ TEST_F(LokiApiTest, LabelsValuesAndSeries) {
   EXPECT_THAT(series.body, HasSubstr("\"k8s_namespace_name\":\"shop\""));
 }
 
+// The bytes, records and distinct stream-label sets of `where` over the
+// logs, and the batch files holding such records, from DuckDB.
+TEST_F(LokiApiTest, IndexStatsMatchDuckDb) {
+  const std::string service = Service();
+  const std::string logs_glob = shared_->data_dir + "/**/logs.parquet";
+  const std::string window_sql =
+      fmt::format("time_unix_nano >= {} AND time_unix_nano < {}", Start(), shared_->end);
+  for (const auto& [selector, where] : std::vector<std::pair<std::string, std::string>>{
+           {fmt::format(R"({{service_name="{}"}})", service),
+            fmt::format("service_name = '{}'", service)},
+           {R"({service_namespace="shop"} |= "ignored by the index")",
+            "resource_attr_str[list_position(resource_attr_keys, 'service.namespace')] = 'shop'"},
+       }) {
+    const HttpAnswer answer =
+        Get(fmt::format("/index/stats?query={}&{}", Encode(selector), Window()));
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    const auto truth = Truth(fmt::format(
+        "SELECT count(DISTINCT [service_name, {}]), count(*), sum(strlen(body_str)), "
+        "count(body_str) FROM logs WHERE {} AND {}",
+        [] {
+          std::string labels;
+          for (const char* a : {"service.namespace", "k8s.namespace.name", "k8s.pod.name",
+                                "deployment.environment.name"}) {
+            labels += fmt::format(
+                "{}coalesce(resource_attr_str[list_position(resource_attr_keys, '{}')], '')",
+                labels.empty() ? "" : ", ", a);
+          }
+          return labels;
+        }(),
+        where, window_sql));
+    ASSERT_EQ(truth.size(), 1u);
+    ASSERT_EQ(truth[0][1], truth[0][3]) << "every body is a string";
+    const std::string chunks = TruthValue(fmt::format(
+        "SELECT count(DISTINCT filename) FROM read_parquet('{}', filename = true) WHERE "
+        "row_kind = 0 AND {}",
+        logs_glob, window_sql));
+    EXPECT_EQ(answer.body, fmt::format(R"({{"streams":{},"chunks":{},"entries":{},"bytes":{}}})",
+                                       truth[0][0], chunks, truth[0][1], truth[0][2]))
+        << selector;
+    EXPECT_NE(truth[0][1], "0");
+  }
+  // A window with no records: all zero.
+  const HttpAnswer empty = Get(fmt::format("/index/stats?query={}&start={}&end={}",
+                                           Encode(R"({service_namespace="shop"})"),
+                                           Start() - 7200 * kSecond, Start() - 3600 * kSecond));
+  ASSERT_EQ(empty.status, 200) << empty.body;
+  EXPECT_EQ(empty.body, R"({"streams":0,"chunks":0,"entries":0,"bytes":0})");
+  EXPECT_EQ(Get("/index/stats?" + Window()).status, 400);
+}
+
+// Volumes are bytes of lines, grouped by the selector's labels, by
+// targetLabels, or per label name.
+TEST_F(LokiApiTest, VolumeMatchesDuckDbBytesBySeriesAndByLabel) {
+  const std::string window_sql =
+      fmt::format("time_unix_nano >= {} AND time_unix_nano < {}", Start(), shared_->end);
+  const std::string shop =
+      "resource_attr_str[list_position(resource_attr_keys, 'service.namespace')] = 'shop'";
+  const std::string selector = Encode(R"({service_namespace="shop"})");
+  auto bytes_by = [&](const std::string& group, const std::string& label, int limit) {
+    std::map<std::string, double> out;
+    for (const auto& row : Truth(fmt::format(
+             "SELECT {}, sum(strlen(body_str)) FROM logs WHERE {} AND {} GROUP BY 1 ORDER BY 2 "
+             "DESC LIMIT {}",
+             group, shop, window_sql, limit))) {
+      out[label + "=" + row[0] + ","] = std::stod(row[1]);
+    }
+    return out;
+  };
+  // By default, the labels the selector names.
+  const HttpAnswer all = Get(fmt::format("/index/volume?query={}&{}", selector, Window()));
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_EQ(VectorOf(all), bytes_by("'shop'", "service_namespace", 10));
+  // targetLabels, the largest first, limited.
+  const HttpAnswer by_service = Get(fmt::format(
+      "/index/volume?query={}&{}&targetLabels=service_name&limit=2", selector, Window()));
+  ASSERT_EQ(by_service.status, 200) << by_service.body;
+  const auto expected = bytes_by("service_name", "service_name", 2);
+  ASSERT_EQ(expected.size(), 2u);
+  EXPECT_EQ(VectorOf(by_service), expected);
+  // aggregateBy=labels: one series per label, with the empty value.
+  const HttpAnswer by_label =
+      Get(fmt::format("/index/volume?query={}&{}&targetLabels=service_name,k8s_pod_name,no_such"
+                      "&aggregateBy=labels",
+                      selector, Window()));
+  ASSERT_EQ(by_label.status, 200) << by_label.body;
+  const double total = bytes_by("'shop'", "service_namespace", 1).begin()->second;
+  EXPECT_EQ(VectorOf(by_label),
+            (std::map<std::string, double>{{"k8s_pod_name=,", total}, {"service_name=,", total}}));
+  for (const std::string bad : {"aggregateBy=streams", "limit=-1", "limit=5000"}) {
+    EXPECT_EQ(Get(fmt::format("/index/volume?query={}&{}&{}", selector, Window(), bad)).status, 400)
+        << bad;
+  }
+}
+
+TEST_F(LokiApiTest, VolumeRangeMatchesDuckDbPerStep) {
+  const int64_t step = 10 * kSecond;
+  // The records span the first minutes of the last half hour: a start
+  // inside them (the first point holds the step before it) and an end off
+  // the step grid (the last point is the last step before it).
+  const int64_t start = shared_->end - 1770 * kSecond;
+  const int64_t end = shared_->end - 1500 * kSecond - 7 * kSecond;
+  const HttpAnswer answer = Get(
+      fmt::format("/index/volume_range?query={}&start={}&end={}&step=10s&targetLabels=service_name",
+                  Encode(R"({service_namespace="shop"})"), start, end));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(answer.body).value();
+  EXPECT_EQ(std::string_view(doc["data"]["resultType"].get_string().value()), "matrix");
+  std::map<std::pair<std::string, int64_t>, std::string> got;
+  for (simdjson::dom::element series :
+       simdjson::dom::array(doc["data"]["result"].get_array().value())) {
+    const std::string name(series["metric"]["service_name"].get_string().value());
+    for (simdjson::dom::element point :
+         simdjson::dom::array(series["values"].get_array().value())) {
+      const int64_t at = std::llround(point.at(0).get_double().value()) * kSecond;
+      got[{name, at}] = std::string(point.at(1).get_string().value());
+    }
+  }
+  std::map<std::pair<std::string, int64_t>, std::string> expected;
+  for (int64_t t = start; t <= end; t += step) {
+    for (const auto& row : Truth(fmt::format(
+             "SELECT service_name, sum(strlen(body_str)) FROM logs WHERE time_unix_nano > {} AND "
+             "time_unix_nano <= {} GROUP BY 1",
+             t - step, t))) {
+      expected[{row[0], t}] = row[1];
+    }
+  }
+  EXPECT_GT(expected.size(), 10u);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(Get(fmt::format("/index/volume_range?query={}&{}&step=0.0001",
+                            Encode(R"({service_namespace="shop"})"), Window()))
+                .status,
+            400);
+}
+
+TEST_F(LokiApiTest, DetectedLabelsCountDistinctValuesAsDuckDb) {
+  const HttpAnswer answer = Get(fmt::format("/detected_labels?query={}&{}",
+                                            Encode(R"({service_namespace="shop"})"), Window()));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  std::string expected = R"({"detectedLabels":[)";
+  bool first = true;
+  for (const auto& [label, attribute] : std::vector<std::pair<std::string, std::string>>{
+           {"deployment_environment_name", "deployment.environment.name"},
+           {"k8s_namespace_name", "k8s.namespace.name"},
+           {"k8s_pod_name", "k8s.pod.name"},
+           {"service_name", "service.name"},
+           {"service_namespace", "service.namespace"}}) {
+    const std::string count = TruthValue(fmt::format(
+        "SELECT count(DISTINCT resource_attr_str[list_position(resource_attr_keys, '{}')]) FROM "
+        "logs WHERE time_unix_nano >= {} AND time_unix_nano < {}",
+        attribute, Start(), shared_->end));
+    expected +=
+        fmt::format(R"({}{{"label":"{}","cardinality":{}}})", first ? "" : ",", label, count);
+    first = false;
+  }
+  EXPECT_EQ(answer.body, expected + "]}");
+}
+
+TEST_F(LokiApiTest, DetectedFieldsCountStructuredMetadataAsDuckDb) {
+  const std::string service = Service();
+  const std::string where =
+      fmt::format("service_name = '{}' AND time_unix_nano >= {} AND time_unix_nano < {}", service,
+                  Start(), shared_->end);
+  auto fields = [&](const std::string& extra) {
+    const HttpAnswer answer =
+        Get(fmt::format("/detected_fields?query={}&{}{}",
+                        Encode(fmt::format(R"({{service_name="{}"}})", service)), Window(), extra));
+    EXPECT_EQ(answer.status, 200) << answer.body;
+    std::map<std::string, std::pair<std::string, int64_t>> out;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (parser.parse(answer.body).get(doc) != simdjson::SUCCESS) return out;
+    for (simdjson::dom::element field : simdjson::dom::array(doc["fields"].get_array().value())) {
+      EXPECT_TRUE(field["parsers"].is_null()) << "no line of the traffic is JSON or logfmt";
+      out[std::string(field["label"].get_string().value())] = {
+          std::string(field["type"].get_string().value()), field["cardinality"].get_int64()};
+    }
+    return out;
+  };
+  const auto all = fields("&line_limit=5000");
+  EXPECT_EQ(all.at("tenant_id").first, "int");
+  EXPECT_EQ(all.at("tenant_id").second,
+            std::stoll(TruthValue("SELECT count(DISTINCT attr_int[list_position(attr_keys, "
+                                  "'tenant.id')]) FROM logs WHERE " +
+                                  where)));
+  EXPECT_EQ(all.at("detected_level").second,
+            std::stoll(TruthValue("SELECT count(DISTINCT (severity_number - 1) // 4) FROM logs "
+                                  "WHERE " +
+                                  where)));
+  EXPECT_EQ(all.at("trace_id").second,
+            std::stoll(TruthValue("SELECT count(DISTINCT trace_id) FROM logs WHERE " + where)));
+  // line_limit bounds the lines read: every record has its own observed
+  // time.
+  EXPECT_EQ(fields("&line_limit=7").at("observed_timestamp").second, 7);
+  EXPECT_EQ(fields("&line_limit=7&field_limit=3").size(), 3u);
+  EXPECT_EQ(
+      Get(fmt::format("/detected_fields?query={}&line_limit=9999", Encode(R"({service_name="x"})")))
+          .status,
+      400);
+}
+
 TEST_F(LokiApiTest, ErrorsAreLokisPlainTextAnswers) {
   const std::string w = Window();
   for (const auto& [path, needle] : std::vector<std::pair<std::string, std::string>>{

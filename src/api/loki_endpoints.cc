@@ -12,6 +12,7 @@
 #include "api/api_respond.h"
 #include "api/api_server.h"
 #include "api/gzip_answer.h"
+#include "api/loki_http.h"
 #include "api/loki_logs.h"
 #include "api/loki_query.h"
 #include "api/params.h"
@@ -31,44 +32,6 @@ using compat::logql::LogLine;
 constexpr std::string_view kLokiLabelPrefix = "/loki/api/v1/label/";
 
 absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
-constexpr int64_t kNanos = 1'000'000'000;
-
-// Loki writes errors as text: the message and a newline.
-server::HttpResponse LokiError(const absl::Status& status) {
-  server::HttpResponse response;
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kUnimplemented:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kOutOfRange:
-      response.status = 400;
-      break;
-    case absl::StatusCode::kDeadlineExceeded:
-      response.status = 504;
-      break;
-    case absl::StatusCode::kUnavailable:
-      response.status = 503;
-      break;
-    default:
-      response.status = 500;
-  }
-  response.content_type = "text/plain; charset=utf-8";
-  response.body = absl::StrCat(status.message(), "\n");
-  return response;
-}
-
-#define LOKI_ASSIGN_OR_RESPOND(lhs, expr) \
-  LOKI_ASSIGN_IMPL(API_CONCAT(loki_or_, __LINE__), lhs, expr)
-#define LOKI_ASSIGN_IMPL(tmp, lhs, expr)         \
-  auto tmp = (expr);                             \
-  if (!tmp.ok()) return LokiError(tmp.status()); \
-  lhs = *std::move(tmp)
-#define LOKI_RETURN_IF_ERROR(expr)                          \
-  do {                                                      \
-    const absl::Status loki_status_ = (expr);               \
-    if (!loki_status_.ok()) return LokiError(loki_status_); \
-  } while (false)
 
 }  // namespace
 
@@ -87,7 +50,7 @@ absl::StatusOr<int64_t> ParseLokiTime(std::string_view name, std::string_view va
   int64_t integer = 0;
   if (absl::SimpleAtoi(Absl(value), &integer)) {
     if (integer < 0) return bad();
-    if (value.size() <= 10) return integer * kNanos;
+    if (value.size() <= 10) return integer * kLokiNanos;
     return integer;
   }
   absl::StatusOr<int64_t> time = ParseTime(name, value);
@@ -106,47 +69,6 @@ absl::StatusOr<int64_t> ParseLokiDuration(std::string_view name, std::string_vie
 }
 
 namespace {
-
-struct LokiWindow {
-  int64_t start = 0;
-  int64_t end = 0;
-};
-
-// start, end and since: the last hour by default.
-absl::StatusOr<LokiWindow> TakeLokiWindow(QueryParams& params, int64_t now) {
-  LokiWindow window;
-  window.end = now;
-  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> end, params.Take("end"));
-  if (end.has_value() && !end->empty()) {
-    STRATA_ASSIGN_OR_RETURN(window.end, ParseLokiTime("end", *end));
-  }
-  int64_t since = 3600 * kNanos;
-  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> since_text, params.Take("since"));
-  if (since_text.has_value() && !since_text->empty()) {
-    STRATA_ASSIGN_OR_RETURN(since, ParseLokiDuration("since", *since_text));
-  }
-  window.start = std::max<int64_t>(0, window.end - since);
-  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> start, params.Take("start"));
-  if (start.has_value() && !start->empty()) {
-    STRATA_ASSIGN_OR_RETURN(window.start, ParseLokiTime("start", *start));
-  }
-  if (window.end < window.start) {
-    return absl::InvalidArgumentError("end timestamp must not be before or equal to start time");
-  }
-  return window;
-}
-
-absl::StatusOr<std::unique_ptr<Expr>> ParseQuery(QueryParams& params) {
-  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> text, params.Take("query"));
-  if (!text.has_value() || text->empty()) {
-    return absl::InvalidArgumentError("parse error : syntax error: unexpected $end");
-  }
-  absl::StatusOr<std::unique_ptr<Expr>> expr = compat::logql::ParseLogQL(*text);
-  if (!expr.ok())
-    return absl::InvalidArgumentError(absl::StrCat("parse error ", expr.status().message()));
-  STRATA_RETURN_IF_ERROR(compat::logql::CheckLogQL(**expr));
-  return expr;
-}
 
 absl::StatusOr<int64_t> TakeLokiLimit(QueryParams& params) {
   STRATA_ASSIGN_OR_RETURN(std::optional<std::string> text, params.Take("limit"));
@@ -175,15 +97,6 @@ absl::StatusOr<bool> TakeForward(QueryParams& params) {
 bool Categorized(const server::HttpRequest& request) {
   return absl::AsciiStrToLower(std::string(request.Header("X-Loki-Response-Encoding-Flags")))
              .find("categorize-labels") != std::string::npos;
-}
-
-void WriteLabels(const Labels& labels, otlp::JsonWriter* json) {
-  json->BeginObject();
-  for (const auto& [name, value] : labels) {
-    json->Key(name);
-    json->String(value);
-  }
-  json->EndObject();
 }
 
 // The streams answer of a log query: `lines` in the order to show,
@@ -220,7 +133,7 @@ std::string StreamsJson(std::vector<LogLine>& lines, bool categorized,
   for (const Labels* key : order) {
     json.BeginObject();
     json.Key("stream");
-    WriteLabels(*key, &json);
+    WriteLokiLabels(*key, &json);
     json.Key("values");
     json.BeginArray();
     for (size_t i : streams[*key]) {
@@ -232,11 +145,11 @@ std::string StreamsJson(std::vector<LogLine>& lines, bool categorized,
         json.BeginObject();
         if (!line.metadata.empty()) {
           json.Key("structuredMetadata");
-          WriteLabels(line.metadata, &json);
+          WriteLokiLabels(line.metadata, &json);
         }
         if (!line.parsed.empty()) {
           json.Key("parsed");
-          WriteLabels(line.parsed, &json);
+          WriteLokiLabels(line.parsed, &json);
         }
         json.EndObject();
       }
@@ -282,7 +195,7 @@ server::HttpResponse Api::LokiQueryEndpoint(const server::HttpRequest& request,
   const bool instant = request.path() == "/loki/api/v1/query";
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   LOKI_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
-  LOKI_ASSIGN_OR_RESPOND(std::unique_ptr<Expr> expr, ParseQuery(params));
+  LOKI_ASSIGN_OR_RESPOND(std::unique_ptr<Expr> expr, TakeLokiQuery(params));
   LOKI_ASSIGN_OR_RESPOND(const int64_t limit, TakeLokiLimit(params));
   LOKI_ASSIGN_OR_RESPOND(const bool forward, TakeForward(params));
   LokiWindow window;
@@ -301,7 +214,8 @@ server::HttpResponse Api::LokiQueryEndpoint(const server::HttpRequest& request,
       LOKI_ASSIGN_OR_RESPOND(step, ParseLokiDuration("step", *step_text));
     } else {
       // Loki's default: the window over 250 points, at least a second.
-      step = std::max<int64_t>(kNanos, (window.end - window.start) / 250 / kNanos * kNanos);
+      step = std::max<int64_t>(kLokiNanos,
+                               (window.end - window.start) / 250 / kLokiNanos * kLokiNanos);
     }
   }
   const CallOptions call{options_.query_deadline};
@@ -352,19 +266,6 @@ server::HttpResponse Api::LokiQueryEndpoint(const server::HttpRequest& request,
 
 namespace {
 
-// The selector of an optional `query` parameter (labels, label values).
-absl::StatusOr<std::unique_ptr<Expr>> OptionalSelector(QueryParams& params, std::string_view name) {
-  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> text, params.Take(name));
-  if (!text.has_value() || text->empty()) return std::unique_ptr<Expr>();
-  absl::StatusOr<std::unique_ptr<Expr>> expr = compat::logql::ParseLogQL(*text);
-  if (!expr.ok())
-    return absl::InvalidArgumentError(absl::StrCat("parse error ", expr.status().message()));
-  if ((*expr)->kind != Expr::Kind::kLog) {
-    return absl::InvalidArgumentError(absl::StrCat(Absl(name), ": a stream selector is needed"));
-  }
-  return expr;
-}
-
 std::string DataArray(const std::vector<std::string>& values) {
   std::string out;
   otlp::JsonWriter json(&out);
@@ -379,38 +280,23 @@ std::string DataArray(const std::vector<std::string>& values) {
   return out;
 }
 
-std::string WindowSql(const LokiWindow& window, std::vector<query::QueryParam>* params) {
-  std::string sql = absl::StrCat("time_unix_nano >= ", internal::NextParam(*params));
-  params->emplace_back(static_cast<uint64_t>(window.start));
-  absl::StrAppend(&sql, " AND time_unix_nano < ", internal::NextParam(*params));
-  params->emplace_back(static_cast<uint64_t>(window.end));
-  return sql;
-}
-
-query::ViewFiles LogFiles(const storage::Snapshot& snapshot, const std::string& data_dir,
-                          const LokiWindow& window) {
-  return ViewFilesFor(
-      snapshot, data_dir, std::nullopt,
-      query::EventWindow{static_cast<uint64_t>(window.start), static_cast<uint64_t>(window.end)});
-}
-
 }  // namespace
 
 server::HttpResponse Api::LokiLabelsEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
   LOKI_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
   LOKI_ASSIGN_OR_RESPOND(const LokiWindow window, TakeLokiWindow(params, options_.now()));
-  LOKI_ASSIGN_OR_RESPOND(std::unique_ptr<Expr> selector, OptionalSelector(params, "query"));
+  LOKI_ASSIGN_OR_RESPOND(std::unique_ptr<Expr> selector, TakeLokiSelector(params, "query"));
   std::vector<query::QueryParam> sql_params;
   std::string sql = "SELECT count(*)";
   for (const LokiStreamAttribute& a : kLokiStreamAttributes) {
     absl::StrAppend(&sql, ", bool_or(", LokiStreamLabelSql(a.label), " <> '')");
   }
-  absl::StrAppend(&sql, " FROM logs WHERE ", WindowSql(window, &sql_params));
+  absl::StrAppend(&sql, " FROM logs WHERE ", LokiWindowSql(window, &sql_params));
   if (selector != nullptr) {
     absl::StrAppend(&sql, " AND ", LokiMatchersSql(selector->log.matchers, &sql_params));
   }
-  const query::ViewFiles files = LogFiles(snapshot, options_.data_dir, window);
+  const query::ViewFiles files = LokiLogFiles(snapshot, options_.data_dir, window);
   std::vector<std::string> names;
   if (!files.logs.empty()) {
     LOKI_ASSIGN_OR_RESPOND(
@@ -443,13 +329,13 @@ server::HttpResponse Api::LokiLabelValuesEndpoint(const server::HttpRequest& req
   LOKI_ASSIGN_OR_RESPOND(const std::string name, PercentDecode(rest));
   LOKI_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
   LOKI_ASSIGN_OR_RESPOND(const LokiWindow window, TakeLokiWindow(params, options_.now()));
-  LOKI_ASSIGN_OR_RESPOND(std::unique_ptr<Expr> selector, OptionalSelector(params, "query"));
+  LOKI_ASSIGN_OR_RESPOND(std::unique_ptr<Expr> selector, TakeLokiSelector(params, "query"));
   std::vector<std::string> values;
-  const query::ViewFiles files = LogFiles(snapshot, options_.data_dir, window);
+  const query::ViewFiles files = LokiLogFiles(snapshot, options_.data_dir, window);
   if (IsLokiStreamLabel(name) && !files.logs.empty()) {
     std::vector<query::QueryParam> sql_params;
     std::string sql = absl::StrCat("SELECT DISTINCT ", LokiStreamLabelSql(name),
-                                   " AS v FROM logs WHERE ", WindowSql(window, &sql_params));
+                                   " AS v FROM logs WHERE ", LokiWindowSql(window, &sql_params));
     if (selector != nullptr) {
       absl::StrAppend(&sql, " AND ", LokiMatchersSql(selector->log.matchers, &sql_params));
     }
@@ -480,7 +366,7 @@ server::HttpResponse Api::LokiSeriesEndpoint(const server::HttpRequest& request,
   for (size_t i = 0; i < std::size(kLokiStreamAttributes); ++i) {
     absl::StrAppend(&sql, i == 0 ? "" : ", ", LokiStreamLabelSql(kLokiStreamAttributes[i].label));
   }
-  absl::StrAppend(&sql, " FROM logs WHERE ", WindowSql(window, &sql_params), " AND (");
+  absl::StrAppend(&sql, " FROM logs WHERE ", LokiWindowSql(window, &sql_params), " AND (");
   for (size_t i = 0; i < matches.size(); ++i) {
     if (matches[i].first != "[]" && matches[i].first != "") {
       return LokiError(
@@ -499,7 +385,7 @@ server::HttpResponse Api::LokiSeriesEndpoint(const server::HttpRequest& request,
   }
   absl::StrAppend(&sql, ") LIMIT ", kLokiSeriesMax + 1);
   std::vector<Labels> series;
-  const query::ViewFiles files = LogFiles(snapshot, options_.data_dir, window);
+  const query::ViewFiles files = LokiLogFiles(snapshot, options_.data_dir, window);
   if (!files.logs.empty()) {
     LOKI_ASSIGN_OR_RESPOND(
         const query::QueryResult result,
@@ -528,7 +414,7 @@ server::HttpResponse Api::LokiSeriesEndpoint(const server::HttpRequest& request,
   json.String("success");
   json.Key("data");
   json.BeginArray();
-  for (const Labels& labels : series) WriteLabels(labels, &json);
+  for (const Labels& labels : series) WriteLokiLabels(labels, &json);
   json.EndArray();
   json.EndObject();
   return JsonAnswer(200, std::move(out));
@@ -564,6 +450,11 @@ void Api::AddLokiRoutes(server::HttpRouter* router,
   router->AddPrefix("GET", kLokiLabelPrefix, route(&Api::LokiLabelValuesEndpoint));
   router->Add("GET", "/loki/api/v1/series", route(&Api::LokiSeriesEndpoint));
   router->Add("GET", "/loki/api/v1/status/buildinfo", route(&Api::LokiBuildInfoEndpoint));
+  router->Add("GET", "/loki/api/v1/index/stats", route(&Api::LokiIndexStatsEndpoint));
+  router->Add("GET", "/loki/api/v1/index/volume", route(&Api::LokiVolumeEndpoint));
+  router->Add("GET", "/loki/api/v1/index/volume_range", route(&Api::LokiVolumeEndpoint));
+  router->Add("GET", "/loki/api/v1/detected_labels", route(&Api::LokiDetectedLabelsEndpoint));
+  router->Add("GET", "/loki/api/v1/detected_fields", route(&Api::LokiDetectedFieldsEndpoint));
 }
 
 }  // namespace strata::api

@@ -208,6 +208,8 @@ std::string LokiLineFiltersSql(const std::vector<Stage>& stages,
   return sql;
 }
 
+std::string_view LokiLineSql() { return kLineSql; }
+
 bool IsLokiStreamLabel(std::string_view label) {
   for (const LokiStreamAttribute& a : kLokiStreamAttributes) {
     if (a.label == label) return true;

@@ -90,6 +90,9 @@ std::string LokiLineFiltersSql(const std::vector<compat::logql::Stage>& stages,
 // The SQL (VARCHAR, '' when absent) of stream label `label` of a logs row.
 std::string LokiStreamLabelSql(std::string_view label);
 
+// The SQL (VARCHAR) of a logs row's line: the body as ScanLoki shows it.
+std::string_view LokiLineSql();
+
 // Whether `label` is one of the stream labels.
 bool IsLokiStreamLabel(std::string_view label);
 
