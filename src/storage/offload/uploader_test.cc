@@ -22,6 +22,7 @@
 #include "storage/format/object_layout.h"
 #include "storage/storage.h"
 #include "storage/testing/commit_testing.h"
+#include "storage/trace_lookup.h"
 
 namespace strata::storage {
 namespace {
@@ -44,7 +45,12 @@ class RecordingStore final : public objectstore::BatchStore {
     return status;
   }
   absl::StatusOr<std::string> Get(std::string_view key, uint64_t offset, uint64_t length) override {
-    return inner_.Get(key, offset, length);
+    absl::StatusOr<std::string> data = inner_.Get(key, offset, length);
+    if (data.ok()) {
+      ++gets;
+      get_bytes += data->size();
+    }
+    return data;
   }
   absl::StatusOr<objectstore::ObjectInfo> Head(std::string_view key) override {
     return inner_.Head(key);
@@ -65,6 +71,8 @@ class RecordingStore final : public objectstore::BatchStore {
   }
   std::atomic<int> fail_puts{0};
   std::atomic<bool> fail_lists{false};
+  std::atomic<uint64_t> gets{0};
+  std::atomic<uint64_t> get_bytes{0};
 
  private:
   objectstore::BatchStore& inner_;
@@ -261,6 +269,47 @@ TEST_F(UploaderTest, OpenRefusesAStoreThatDoesNotAnswer) {
   EXPECT_TRUE(absl::IsUnavailable(storage.status())) << storage.status();
   EXPECT_NE(storage.status().message().find("recording:local:"), std::string::npos)
       << storage.status();
+}
+
+TEST_F(UploaderTest, TraceLookupReadsOnlyTheRangesItNeedsFromTheStoreOnceTheLocalFileIsGone) {
+  RecordingStore store(*local_);
+  std::unique_ptr<Storage> storage = Open(store);
+  ASSERT_NE(storage, nullptr);
+  // Many spans per batch, so one trace's rows are a small part of the file.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(storage->Write(SpansRequest(i < 2 ? 100000 : 10, i)).ok());
+  WaitAll(*storage);
+  const std::shared_ptr<const Snapshot> snapshot = storage->Pin();
+  otlp::TraceId id{};
+
+  id[15] = 1008 & 0xff;
+  id[14] = 1008 >> 8;
+  const std::string data_dir = tmp_.path() + "/data";
+  auto local = LookupTrace(fs_, data_dir, *snapshot, id);
+  ASSERT_TRUE(local.ok() && local->has_value()) << local.status();
+  ASSERT_EQ((*local)->spans.size(), 2u)
+      << "trace 1008 is span 1007 of request 0 and span 7 of request 1";
+
+  uint64_t file_bytes = 0;  // of the two batches that hold the trace
+  for (const auto& batch : snapshot->batches()) {
+    if (batch != snapshot->batches().back()) file_bytes += batch->meta().spans_parquet->bytes;
+    ASSERT_TRUE(fs_.RemoveFile(JoinPath(batch->dir(), kSpansFileName)).ok());
+  }
+  auto without_store = LookupTrace(fs_, data_dir, *snapshot, id);
+  EXPECT_TRUE(absl::IsNotFound(without_store.status())) << without_store.status();
+  const uint64_t gets_before = store.gets;
+  auto remote =
+      LookupTrace(fs_, data_dir, *snapshot, id, nullptr, TraceLookupDetail::kFull, &store);
+  ASSERT_TRUE(remote.ok() && remote->has_value()) << remote.status();
+  EXPECT_EQ((*remote)->spans.span_id, (*local)->spans.span_id);
+  EXPECT_EQ((*remote)->spans.name, (*local)->spans.name);
+  EXPECT_GT(store.gets.load(), gets_before);
+  std::printf("read %llu bytes in %llu gets from 2 spans.parquet of %llu bytes\n",
+              static_cast<unsigned long long>(store.get_bytes.load()),
+              static_cast<unsigned long long>(store.gets.load() - gets_before),
+              static_cast<unsigned long long>(file_bytes));
+  EXPECT_LT(store.get_bytes.load(), file_bytes / 2)
+      << "ranged reads, not the whole spans.parquet of the batches";
 }
 
 }  // namespace
