@@ -10,10 +10,12 @@
 //     background upload to S3 (Storage with an object store): durable
 //     spans/s of each (acknowledged after the local fsync in both), their
 //     ratio `s3_ratio`, and how long the upload took to drain after the
-//     last acknowledgement. Then trace by id on the uploaded batches,
-//     which are still on local disk: `trace_warm_p50_ms`. There is no
-//     read-through cache yet, so nothing reads a batch from the store and
-//     `trace_cold_p50_ms` is null.
+//     last acknowledgement. Then trace by id on the uploaded batches:
+//     cold, with every spans.parquet moved aside as an eviction would
+//     leave it, so the lookup reads its ranges from S3 (the filter and
+//     spans.tidx stay local): `trace_cold_p50_ms`; then warm, from local
+//     disk: `trace_warm_p50_ms`. Both keep the footers a batch's first
+//     lookup parsed in memory, as a running server does.
 //
 // Prints tables and, last, one JSON line. Deletes what it wrote.
 //
