@@ -9,7 +9,8 @@
 // uploads, one batch is cut back to data files without meta.json (a crash
 // between the two), and after a restart the upload resumes: the batches
 // found in the store are not put again, the missing ones are, and the
-// store matches the data directory exactly.
+// store matches the data directory exactly. Last, `strata verify
+// --object-store` finds the copy whole, and then a deleted data object.
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -228,6 +229,26 @@ void RunOffloadScenario(const std::string& dir, const std::vector<std::string>& 
   ExpectStoreMatchesLocal(store, data);
   if (check_times) ExpectMetaWrittenLast(flags[1].substr(strlen("file://")));
   EXPECT_EQ(restarted.Stop(), 0);
+
+  // strata verify checks the remote copy: whole, then with a data object gone.
+  std::vector<std::string> verify = {"verify", "--data-dir", data};
+  verify.insert(verify.end(), flags.begin(), flags.end());
+  auto [verified, report] = RunStrata(verify);
+  EXPECT_EQ(verified, 0) << report;
+  EXPECT_NE(report.find(fmt::format("{} ok, 0 not uploaded, 0 incomplete, 0 mismatch, 0 unreadable",
+                                    local_batches)),
+            std::string::npos)
+      << report;
+  std::string data_key;
+  for (const std::string& key : ListAll(store)) {
+    if (key.ends_with("/spans.tidx")) data_key = key;
+  }
+  ASSERT_FALSE(data_key.empty());
+  ASSERT_TRUE(store.DeleteMany({data_key}).ok());
+  auto [damaged, damaged_report] = RunStrata(verify);
+  EXPECT_EQ(damaged, 3) << damaged_report;
+  EXPECT_NE(damaged_report.find("remote incomplete: spans.tidx is missing"), std::string::npos)
+      << damaged_report;
 }
 
 TEST(OffloadTest, FileStoreGetsEveryBatchAndResumesAfterSigkill) {
