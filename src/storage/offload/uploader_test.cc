@@ -20,6 +20,7 @@
 #include "otlp/decode.h"
 #include "storage/format/layout.h"
 #include "storage/format/object_layout.h"
+#include "storage/offload/remote_check.h"
 #include "storage/storage.h"
 #include "storage/testing/commit_testing.h"
 #include "storage/trace_lookup.h"
@@ -310,6 +311,35 @@ TEST_F(UploaderTest, TraceLookupReadsOnlyTheRangesItNeedsFromTheStoreOnceTheLoca
               static_cast<unsigned long long>(file_bytes));
   EXPECT_LT(store.get_bytes.load(), file_bytes / 2)
       << "ranged reads, not the whole spans.parquet of the batches";
+}
+
+TEST_F(UploaderTest, RemoteCheckTellsAWholeCopyFromALaggingOrDamagedOne) {
+  RecordingStore store(*local_);
+  std::unique_ptr<Storage> storage = Open(store);
+  ASSERT_NE(storage, nullptr);
+  ASSERT_TRUE(storage->Write(SpansRequest(50, 1)).ok());
+  WaitAll(*storage);
+  const std::shared_ptr<const Snapshot> snapshot = storage->Pin();
+  const LiveBatch& b = *snapshot->batches().front();
+  auto check = [&](bool deep) {
+    return CheckRemoteCopy(fs_, *local_, b.day(), b.id(), b.dir(), deep).status;
+  };
+  EXPECT_EQ(check(false), RemoteStatus::kOk);
+  EXPECT_EQ(check(true), RemoteStatus::kOk);
+  // The same size, other bytes: only --deep sees it.
+  const std::string spans_key = BatchObjectKey(b.day(), b.id(), kSpansFileName);
+  auto bytes = local_->Get(spans_key, 0, 1 << 30);
+  ASSERT_TRUE(bytes.ok());
+  std::string changed = *bytes;
+  changed[changed.size() / 2] ^= 1;
+  ASSERT_TRUE(local_->DeleteMany({spans_key}).ok());
+  ASSERT_TRUE(local_->PutIfAbsent(spans_key, changed).ok());
+  EXPECT_EQ(check(false), RemoteStatus::kOk);
+  EXPECT_EQ(check(true), RemoteStatus::kMismatch);
+  ASSERT_TRUE(local_->DeleteMany({spans_key}).ok());
+  EXPECT_EQ(check(false), RemoteStatus::kIncomplete);
+  ASSERT_TRUE(local_->DeleteMany({BatchObjectKey(b.day(), b.id(), kBatchMetaFileName)}).ok());
+  EXPECT_EQ(check(false), RemoteStatus::kNotUploaded);
 }
 
 }  // namespace
