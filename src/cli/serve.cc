@@ -476,6 +476,16 @@ int RunServe(const ServeOptions& options) {
       "day directories{}{}",
       (*storage)->Pin()->size(), report.removed_staging.size(), report.removed_days.size(),
       report.compaction.empty() ? "" : "; ", report.compaction);
+  if (const storage::Uploader* uploader = (*storage)->uploader(); uploader != nullptr) {
+    const storage::UploadStats upload = uploader->Stats();
+    spdlog::info(
+        "strata serve: offload to {}: {} live batches already there, {} to upload; "
+        "acknowledgement {}",
+        object_store->Describe(), upload.found_at_start, upload.batches_pending,
+        options.ack_after_upload ? "after the upload (--ack-after-upload)"
+                                 : "after the local fsync (data not yet uploaded is only on "
+                                   "this disk; see strata_upload_oldest_pending_age_seconds)");
+  }
   spdlog::info(
       "strata serve: maintenance: compaction {}, retention {}, disk cap {}",
       maintenance.compaction
