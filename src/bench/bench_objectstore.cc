@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <random>
 #include <thread>
 #include <vector>
@@ -14,6 +16,10 @@
 #include "objectstore/local_batch_store.h"
 #include "objectstore/s3_batch_store.h"
 #include "spdlog/spdlog.h"
+#include "storage/format/layout.h"
+#include "storage/storage.h"
+#include "storage/trace_lookup.h"
+#include "workload/traffic_generator.h"
 
 namespace strata::bench {
 namespace {
@@ -72,6 +78,150 @@ absl::StatusOr<std::vector<double>> ReadSome(BatchStore& store,
   return latencies;
 }
 
+// A RADOS gateway this run started (scripts/radosgw.sh start), stopped
+// when it goes.
+class StartedGateway {
+ public:
+  static absl::StatusOr<std::unique_ptr<StartedGateway>> Start(const std::string& script) {
+    char dir_template[] = "/tmp/strata-bench-rgw-XXXXXX";
+    if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp failed");
+    auto gateway = std::unique_ptr<StartedGateway>(new StartedGateway(script, dir_template));
+    fmt::print("objectstore: starting a RADOS gateway with {} (about 10 s)\n", script);
+    std::fflush(stdout);
+    const std::string command = fmt::format("bash '{}' start '{}/rgw' >'{}/start.log' 2>&1", script,
+                                            dir_template, dir_template);
+    if (std::system(command.c_str()) != 0) {
+      std::ifstream log(std::string(dir_template) + "/start.log");
+      return absl::UnavailableError(fmt::format(
+          "{} start failed: {}", script, std::string(std::istreambuf_iterator<char>(log), {})));
+    }
+    std::ifstream env(std::string(dir_template) + "/rgw/env");
+    std::string line;
+    while (std::getline(env, line)) {
+      if (line.starts_with("export ")) line = line.substr(7);
+      const size_t eq = line.find('=');
+      if (eq != std::string::npos) gateway->values_[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return gateway;
+  }
+  ~StartedGateway() {
+    (void)std::system(
+        fmt::format("bash '{}' stop '{}/rgw' >/dev/null 2>&1; rm -rf '{}'", script_, dir_, dir_)
+            .c_str());
+  }
+  std::string Get(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? "" : it->second;
+  }
+
+ private:
+  StartedGateway(std::string script, std::string dir)
+      : script_(std::move(script)), dir_(std::move(dir)) {}
+  std::string script_, dir_;
+  std::map<std::string, std::string> values_;
+};
+
+struct OffloadResult {
+  double local_spans_per_sec = 0;
+  double s3_spans_per_sec = 0;
+  double upload_drain_sec = 0;  // after the last acknowledgement
+  uint64_t batches = 0;
+  uint64_t uploaded_bytes = 0;
+  double trace_cold_p50_ms = 0;
+  double trace_cold_p99_ms = 0;
+  double trace_warm_p50_ms = 0;
+  double trace_warm_p99_ms = 0;
+};
+
+// Writes `spans` generated spans into a fresh data directory under `dir`,
+// with `store` as its object store when not null; returns spans/s, and
+// with a store waits for the upload and times trace lookups.
+absl::StatusOr<OffloadResult> WriteSpans(const BenchObjectStoreOptions& options,
+                                         const std::string& dir, objectstore::BatchStore* store,
+                                         OffloadResult result) {
+  PosixFileSystem fs;
+  workload::TrafficGenerator generator(workload::TrafficOptions{.seed = 1});
+  std::vector<std::unique_ptr<otlp::TraceBatch>> traces;
+  while (generator.spans_generated() < options.spans) {
+    traces.push_back(generator.Traces(std::max(1, options.request_spans)));
+  }
+  std::vector<otlp::TraceId> ids;
+  for (const auto& batch : traces) {
+    if (!batch->spans.trace_id.empty()) ids.push_back(batch->spans.trace_id[0]);
+  }
+  const uint64_t spans = generator.spans_generated();
+  storage::StorageOptions storage_options;
+  storage_options.object_store = store;
+  (void)fs.RemoveAll(dir);
+  auto storage = storage::Storage::Open(fs, dir, std::move(storage_options));
+  if (!storage.ok()) return storage.status();
+  const double seconds = Drive(**storage, options.clients, traces.size(), [&](size_t i) {
+    storage::WriteRequest r;
+    r.rows = traces[i]->spans.size();
+    r.bytes = r.rows * 400;  // about the OTLP protobuf size of a generated span
+    r.traces = std::move(traces[i]);
+    return r;
+  });
+  if (seconds < 0) return absl::InternalError("some requests failed");
+  const auto acked = BenchClock::now();
+  if (store == nullptr) {
+    result.local_spans_per_sec = spans / seconds;
+  } else {
+    result.s3_spans_per_sec = spans / seconds;
+    std::shared_ptr<const storage::Snapshot> snapshot = (*storage)->Pin();
+    for (const auto& batch : snapshot->batches()) {
+      absl::Status uploaded =
+          (*storage)->uploader()->WaitUploaded(batch->id(), std::chrono::minutes(10));
+      if (!uploaded.ok()) return uploaded;
+    }
+    result.upload_drain_sec = SecondsSince(acked);
+    result.batches = snapshot->size();
+    result.uploaded_bytes = (*storage)->uploader()->Stats().bytes_uploaded;
+    // Trace by id, first cold: every batch's spans.parquet moved aside (as
+    // an eviction would leave it: filter and spans.tidx local), so each
+    // lookup reads its ranges from the store; then warm, from local disk.
+    // Both with the lookup cache of a running server (footers parsed at a
+    // batch's first lookup are kept in memory).
+    auto time_lookups = [&](objectstore::BatchStore* from,
+                            std::vector<double>* latencies) -> absl::Status {
+      std::mt19937_64 random(3);
+      for (int i = 0; i < options.lookups && !ids.empty(); ++i) {
+        const otlp::TraceId& id = ids[random() % ids.size()];
+        const auto start = BenchClock::now();
+        auto trace = storage::LookupTrace(fs, dir, *snapshot, id, nullptr,
+                                          storage::TraceLookupDetail::kFull, from);
+        latencies->push_back(SecondsSince(start));
+        if (!trace.ok()) return trace.status();
+        if (!trace->has_value()) return absl::InternalError("a written trace was not found");
+      }
+      return absl::OkStatus();
+    };
+    auto move_spans = [&](bool aside) -> absl::Status {
+      for (const auto& batch : snapshot->batches()) {
+        const std::string path = batch->dir() + "/" + storage::kSpansFileName;
+        const std::string evicted = path + ".evicted";
+        absl::Status s = aside ? fs.RenameFile(path, evicted) : fs.RenameFile(evicted, path);
+        if (!s.ok()) return s;
+      }
+      return absl::OkStatus();
+    };
+    std::vector<double> cold, warm;
+    if (absl::Status s = move_spans(true); !s.ok()) return s;
+    absl::Status cold_status = time_lookups(store, &cold);
+    if (absl::Status s = move_spans(false); !s.ok()) return s;
+    if (!cold_status.ok()) return cold_status;
+    if (absl::Status s = time_lookups(nullptr, &warm); !s.ok()) return s;
+    result.trace_cold_p50_ms = QuantileMs(cold, 0.5);
+    result.trace_cold_p99_ms = QuantileMs(cold, 0.99);
+    result.trace_warm_p50_ms = QuantileMs(warm, 0.5);
+    result.trace_warm_p99_ms = QuantileMs(warm, 0.99);
+  }
+  (*storage)->Shutdown(std::chrono::seconds(10));
+  storage->reset();
+  (void)fs.RemoveAll(dir);
+  return result;
+}
+
 }  // namespace
 
 int RunBenchObjectStore(const BenchObjectStoreOptions& options) {
@@ -85,6 +235,17 @@ int RunBenchObjectStore(const BenchObjectStoreOptions& options) {
   objectstore::S3Config config;
   config.endpoint =
       options.endpoint.empty() ? EnvOr("S3_TEST_ENDPOINT", nullptr) : options.endpoint;
+  std::unique_ptr<StartedGateway> gateway;
+  if (config.endpoint.empty()) {
+    auto started = StartedGateway::Start(options.radosgw_script);
+    if (!started.ok()) return FailStep("objectstore", "starting a RADOS gateway", started.status());
+    gateway = *std::move(started);
+    config.endpoint = gateway->Get("S3_TEST_ENDPOINT");
+    setenv("S3_TEST_BUCKET", gateway->Get("S3_TEST_BUCKET").c_str(), 1);
+    setenv("S3_TEST_REGION", gateway->Get("S3_TEST_REGION").c_str(), 1);
+    setenv("S3_TEST_ACCESS_KEY_ID", gateway->Get("S3_TEST_ACCESS_KEY_ID").c_str(), 1);
+    setenv("S3_TEST_SECRET_ACCESS_KEY", gateway->Get("S3_TEST_SECRET_ACCESS_KEY").c_str(), 1);
+  }
   config.bucket = options.bucket.empty() ? EnvOr("S3_TEST_BUCKET", nullptr) : options.bucket;
   config.region = options.region.empty() ? EnvOr("S3_TEST_REGION", "AWS_REGION") : options.region;
   if (config.region.empty()) config.region = "us-east-1";
@@ -151,15 +312,62 @@ int RunBenchObjectStore(const BenchObjectStoreOptions& options) {
 
   absl::Status cleaned = (*s3)->DeleteMany(keys);
   if (!cleaned.ok()) spdlog::warn("bench objectstore: S3 cleanup: {}", cleaned.ToString());
+
+  // Offload: the same spans into a local data directory alone, then with
+  // background upload to S3 (under this run's own prefix).
+  OffloadResult offload;
+  if (options.spans > 0) {
+    objectstore::S3Config offload_config = config;
+    offload_config.prefix = run + "/";
+    auto offload_store = objectstore::S3BatchStore::Create(offload_config);
+    if (!offload_store.ok()) return FailStep("objectstore", "S3 config", offload_store.status());
+    auto local_run = WriteSpans(options, dir + "/data-local", nullptr, offload);
+    if (!local_run.ok()) return FailStep("objectstore", "local spans", local_run.status());
+    auto s3_run = WriteSpans(options, dir + "/data-s3", offload_store->get(), *local_run);
+    if (!s3_run.ok()) return FailStep("objectstore", "offloaded spans", s3_run.status());
+    offload = *s3_run;
+    // Remove what the offload phase uploaded.
+    std::vector<std::string> uploaded;
+    std::string next;
+    do {
+      auto page = (*offload_store)->List("telemetry/", next, objectstore::kMaxKeysPerPage);
+      if (!page.ok()) break;
+      for (const auto& object : page->objects) uploaded.push_back(object.key);
+      next = page->next;
+    } while (!next.empty());
+    if (absl::Status s = (*offload_store)->DeleteMany(uploaded); !s.ok()) {
+      spdlog::warn("bench objectstore: S3 cleanup: {}", s.ToString());
+    }
+    fmt::print("offload: {} spans in requests of {}, {} clients; {} batches, {:.1f} MiB uploaded\n",
+               options.spans, options.request_spans, options.clients, offload.batches,
+               offload.uploaded_bytes / double(1 << 20));
+    fmt::print("{:<44} {:>12}\n", "", "spans/s");
+    fmt::print("{:<44} {:>12.0f}\n", "local disk only (durable, fsync)",
+               offload.local_spans_per_sec);
+    fmt::print("{:<44} {:>12.0f}  (upload drained {:.2f} s after the last ack)\n",
+               "local + background upload to S3", offload.s3_spans_per_sec,
+               offload.upload_drain_sec);
+    fmt::print("trace by id, cold (spans.parquet ranges from S3): p50 {:.3f} ms, p99 {:.3f} ms\n",
+               offload.trace_cold_p50_ms, offload.trace_cold_p99_ms);
+    fmt::print("trace by id, warm (local disk): p50 {:.3f} ms, p99 {:.3f} ms\n",
+               offload.trace_warm_p50_ms, offload.trace_warm_p99_ms);
+  }
   if (options.dir.empty()) (void)fs.RemoveAll(dir);
+  const double s3_ratio =
+      offload.local_spans_per_sec > 0 ? offload.s3_spans_per_sec / offload.local_spans_per_sec : 0;
   fmt::print(
       "{{\"bench\":\"objectstore\",\"objects\":{},\"object_bytes\":{},\"concurrency\":{},"
       "\"local_puts_per_sec\":{:.2f},\"local_mib_per_sec\":{:.2f},\"s3_puts_per_sec\":{:.2f},"
-      "\"s3_mib_per_sec\":{:.2f},\"s3_ratio\":{:.3f},\"local_get_p50_ms\":{:.3f},"
-      "\"s3_get_p50_ms\":{:.3f},\"s3_get_p99_ms\":{:.3f}}}\n",
+      "\"s3_mib_per_sec\":{:.2f},\"put_ratio\":{:.3f},\"local_get_p50_ms\":{:.3f},"
+      "\"s3_get_p50_ms\":{:.3f},\"s3_get_p99_ms\":{:.3f},\"spans\":{},"
+      "\"local_spans_per_sec\":{:.0f},\"s3_spans_per_sec\":{:.0f},\"s3_ratio\":{:.3f},"
+      "\"upload_drain_sec\":{:.3f},\"trace_cold_p50_ms\":{:.3f},\"trace_cold_p99_ms\":{:.3f},"
+      "\"trace_warm_p50_ms\":{:.3f},\"trace_warm_p99_ms\":{:.3f}}}\n",
       options.objects, options.object_bytes, options.concurrency, local_puts,
       mib / local_put.seconds, s3_puts, mib / s3_put.seconds, s3_puts / local_puts, local_p50,
-      s3_p50, s3_p99);
+      s3_p50, s3_p99, options.spans, offload.local_spans_per_sec, offload.s3_spans_per_sec,
+      s3_ratio, offload.upload_drain_sec, offload.trace_cold_p50_ms, offload.trace_cold_p99_ms,
+      offload.trace_warm_p50_ms, offload.trace_warm_p99_ms);
   return 0;
 }
 

@@ -195,7 +195,8 @@ Command RegisterBenchRollups(CLI::App* bench) {
 Command RegisterBenchObjectStore(CLI::App* bench) {
   auto options = std::make_shared<bench::BenchObjectStoreOptions>();
   CLI::App* command = bench->add_subcommand(
-      "objectstore", "Put throughput of batch-sized objects: local disk against an S3 server");
+      "objectstore",
+      "Object store puts and offload: spans/s with background upload against local disk alone");
   AddOption(command, "--objects", &options->objects, "Objects to put")->capture_default_str();
   AddOption(command, "--object-bytes", &options->object_bytes, "Bytes per object")
       ->capture_default_str();
@@ -214,6 +215,17 @@ Command RegisterBenchObjectStore(CLI::App* bench) {
       ->capture_default_str();
   AddOption(command, "--dir", &options->dir,
             "The local store's directory (default ./strata-bench-objects, removed after)");
+  AddOption(command, "--spans", &options->spans,
+            "Spans written locally and with background upload (0: skip that phase)")
+      ->capture_default_str();
+  AddOption(command, "--request-spans", &options->request_spans, "Spans per request")
+      ->capture_default_str();
+  AddOption(command, "--clients", &options->clients, "Concurrent writing clients")
+      ->capture_default_str();
+  AddOption(command, "--lookups", &options->lookups, "Trace lookups timed")->capture_default_str();
+  AddOption(command, "--radosgw-script", &options->radosgw_script,
+            "Started (start DIR / stop DIR) when no S3 server is given")
+      ->capture_default_str();
   return Command{command, [options] { return bench::RunBenchObjectStore(*options); }};
 }
 

@@ -23,6 +23,7 @@
 #include "control/token_authenticator.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
+#include "objectstore/store_url.h"
 #include "query/query_pool.h"
 #include "server/grpc_adapter.h"
 #include "server/http_adapter.h"
@@ -165,10 +166,13 @@ server::HealthChecks HealthChecksFor(ServerState& state) {
               return state.metrics.RenderPrometheus(storage::GroupCommitWriterStats{}) +
                      QueryMetricsText(state.pool.load());
             }
+            std::optional<storage::UploadStats> upload;
+            if (storage->uploader() != nullptr) upload = storage->uploader()->Stats();
             return state.metrics.RenderPrometheus(
                        storage->WriterStats(),
                        server::StorageGauges{.live_batches = storage->Pin()->size(),
-                                             .maintenance = storage->GetMaintenanceStats()}) +
+                                             .maintenance = storage->GetMaintenanceStats(),
+                                             .upload = upload}) +
                    QueryMetricsText(state.pool.load());
           },
   };
@@ -279,6 +283,12 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   }
   if (!(options.drain_timeout_sec >= 0)) {
     return absl::InvalidArgumentError("--drain-timeout-sec must be >= 0");
+  }
+  if (options.ack_after_upload && options.object_store.empty()) {
+    return absl::InvalidArgumentError("--ack-after-upload needs --object-store");
+  }
+  if (!(options.ack_upload_timeout_sec > 0 && options.ack_upload_timeout_sec <= 3600)) {
+    return absl::InvalidArgumentError("--ack-upload-timeout-sec must be in (0, 3600]");
   }
   if (options.query_threads < 0) return absl::InvalidArgumentError("--query-threads must be >= 0");
   if (options.sql_max_answer_bytes == 0) {
@@ -413,11 +423,42 @@ int RunServe(const ServeOptions& options) {
   maintenance.on_error = [](const absl::Status& status) {
     spdlog::warn("strata serve: maintenance: {}", status.ToString());
   };
+  std::unique_ptr<objectstore::BatchStore> object_store;
+  if (!options.object_store.empty()) {
+    absl::StatusOr<std::unique_ptr<objectstore::BatchStore>> opened = objectstore::OpenObjectStore(
+        fs,
+        objectstore::ObjectStoreSettings{.url = options.object_store,
+                                         .endpoint = options.s3_endpoint,
+                                         .region = options.s3_region,
+                                         .addressing = options.s3_addressing,
+                                         .access_key_id = options.s3_access_key_id,
+                                         .secret_access_key = options.s3_secret_access_key},
+        objectstore::ProcessEnvironment());
+    if (!opened.ok()) {
+      spdlog::error("strata serve: {}; {}", std::string(opened.status().message()),
+                    RunbookRef("object-store-url-unusable"));
+      return 2;
+    }
+    object_store = *std::move(opened);
+    storage_options.object_store = object_store.get();
+    storage_options.ack_after_upload = options.ack_after_upload;
+    storage_options.ack_upload_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(options.ack_upload_timeout_sec));
+    storage_options.upload.on_error = [](const absl::Status& status) {
+      spdlog::warn("strata serve: offload: {} (retried)", status.ToString());
+    };
+  }
   // Absolute, so the files queries name lie under the one directory DuckDB
   // may read.
   const std::string data_path = ec ? options.data_dir : data_dir.lexically_normal().string();
   absl::StatusOr<std::unique_ptr<storage::Storage>> storage =
       storage::Storage::Open(fs, data_path, storage_options);
+  if (!storage.ok() && object_store != nullptr &&
+      storage.status().message().find("the object store") != std::string_view::npos) {
+    spdlog::error("strata serve: {}; {}", std::string(storage.status().message()),
+                  RunbookRef("object-store-does-not-answer"));
+    return 1;
+  }
   if (!storage.ok()) {
     // Recovery's refusals already name the runbook section.
     spdlog::error("strata serve: cannot open the data directory: {}", storage.status().ToString());
@@ -435,6 +476,16 @@ int RunServe(const ServeOptions& options) {
       "day directories{}{}",
       (*storage)->Pin()->size(), report.removed_staging.size(), report.removed_days.size(),
       report.compaction.empty() ? "" : "; ", report.compaction);
+  if (const storage::Uploader* uploader = (*storage)->uploader(); uploader != nullptr) {
+    const storage::UploadStats upload = uploader->Stats();
+    spdlog::info(
+        "strata serve: offload to {}: {} live batches already there, {} to upload; "
+        "acknowledgement {}",
+        object_store->Describe(), upload.found_at_start, upload.batches_pending,
+        options.ack_after_upload ? "after the upload (--ack-after-upload)"
+                                 : "after the local fsync (data not yet uploaded is only on "
+                                   "this disk; see strata_upload_oldest_pending_age_seconds)");
+  }
   spdlog::info(
       "strata serve: maintenance: compaction {}, retention {}, disk cap {}",
       maintenance.compaction
@@ -530,8 +581,9 @@ int RunServe(const ServeOptions& options) {
       .tokens_changed =
           [auth_ptr] {
             if (absl::Status s = auth_ptr->Refresh(); !s.ok()) {
-              spdlog::warn("strata serve: tokens changed, refresh failed (the next one retries): {}",
-                           s.ToString());
+              spdlog::warn(
+                  "strata serve: tokens changed, refresh failed (the next one retries): {}",
+                  s.ToString());
             }
           },
       // Over TLS the session cookie is __Host-strata_session with Secure.
@@ -714,6 +766,29 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
           "Batches a level of today's data needs before they are merged (0: no compaction)");
   AddFlag(command, env_names, "maintenance-interval-sec", &options->maintenance_interval_sec,
           "How often the idle maintenance thread looks for work");
+  AddFlag(command, env_names, "object-store", &options->object_store,
+          "Copy every committed batch to this object store in the background: "
+          "s3://<bucket>[/<prefix>] or file:///<path> (empty: none)");
+  AddFlag(command, env_names, "s3-endpoint", &options->s3_endpoint,
+          "S3 endpoint http(s)://host[:port] (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, "
+          "else AWS's for the region)");
+  AddFlag(command, env_names, "s3-region", &options->s3_region,
+          "S3 region (default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)");
+  AddFlag(command, env_names, "s3-addressing", &options->s3_addressing,
+          "path (bucket in the path, the default) or virtual (bucket in the host name)");
+  AddFlag(command, env_names, "s3-access-key-id", &options->s3_access_key_id,
+          "S3 access key id (default: AWS_ACCESS_KEY_ID)");
+  AddFlag(command, env_names, "s3-secret-access-key", &options->s3_secret_access_key,
+          "S3 secret key (default: AWS_SECRET_ACCESS_KEY; prefer a variable to a flag, which "
+          "other users can see in the process list)");
+  command
+      ->add_flag("--ack-after-upload", options->ack_after_upload,
+                 "Acknowledge an export only once its batch is in the object store")
+      ->envname(EnvironmentVariableOf("ack-after-upload"));
+  env_names->insert(EnvironmentVariableOf("ack-after-upload"));
+  AddFlag(command, env_names, "ack-upload-timeout-sec", &options->ack_upload_timeout_sec,
+          "With --ack-after-upload: how long an export waits for the upload before it is "
+          "answered 503 (its rows stay stored and are uploaded later)");
   return Command{command, [options] { return RunServe(*options); }};
 }
 

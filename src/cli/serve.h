@@ -86,6 +86,20 @@ struct ServeOptions {
   // and OTLP/gRPC listeners serve TLS only, and SIGHUP reloads the pair.
   std::string tls_cert;
   std::string tls_key;
+  // Offload (docs/operations.md, "Offload to an object store"): the store
+  // every committed batch is copied to (s3://bucket/prefix or
+  // file:///path; empty: none), the S3 settings that override the
+  // STRATA_S3_* / AWS_* variables, and whether an export is acknowledged
+  // only once its batch is in the store (waiting at most
+  // ack_upload_timeout_sec).
+  std::string object_store;
+  std::string s3_endpoint;
+  std::string s3_region;
+  std::string s3_addressing;
+  std::string s3_access_key_id;
+  std::string s3_secret_access_key;
+  bool ack_after_upload = false;
+  double ack_upload_timeout_sec = 30;
 };
 
 // Checks the options; InvalidArgument names the bad one.

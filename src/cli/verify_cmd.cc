@@ -13,6 +13,7 @@
 #include "otlp/json_writer.h"
 #include "query/parquet_file_check.h"
 #include "storage/check/verify.h"
+#include "storage/offload/remote_check.h"
 
 namespace strata::cli {
 namespace {
@@ -164,19 +165,68 @@ int RunVerify(const VerifyCommandOptions& options) {
   if (!options.json) verify.on_batch = PrintVerdict;
 
   PosixFileSystem fs;
+  std::unique_ptr<objectstore::BatchStore> store;
+  if (!options.object_store.url.empty()) {
+    absl::StatusOr<std::unique_ptr<objectstore::BatchStore>> opened =
+        objectstore::OpenObjectStore(fs, options.object_store, objectstore::ProcessEnvironment());
+    if (!opened.ok()) {
+      fmt::print(stderr, "strata verify: {}; {}\n", std::string(opened.status().message()),
+                 RunbookRef("object-store-url-unusable"));
+      return kExitUsage;
+    }
+    store = *std::move(opened);
+  }
   absl::StatusOr<VerifyReport> report = storage::VerifyDataDir(fs, options.data_dir, verify);
   if (!report.ok()) {
     fmt::print(stderr, "strata verify: {}\n", std::string(report.status().message()));
     return kExitFailure;
   }
+  std::string json = options.json ? ReportJson(options, *report) : "";
+  // The remote copy of every batch that is whole locally.
+  size_t remote_counts[5] = {};
+  if (store != nullptr) {
+    std::string remote_json;
+    for (const BatchVerdict& verdict : report->batches) {
+      if (verdict.status != BatchStatus::kOk) continue;
+      const storage::RemoteVerdict remote =
+          storage::CheckRemoteCopy(fs, *store, verdict.day, verdict.id, verdict.dir, options.deep);
+      ++remote_counts[static_cast<int>(remote.status)];
+      if (options.json) {
+        remote_json += fmt::format("{}{{\"id\":{},\"status\":{},\"key\":{},\"message\":{}}}",
+                                   remote_json.empty() ? "" : ",", Quote(verdict.id.ToString()),
+                                   Quote(storage::RemoteStatusName(remote.status)),
+                                   QuoteOrNull(remote.key), QuoteOrNull(remote.message));
+      } else {
+        fmt::print(
+            "{:<10}  {}  {}  remote {}{}\n",
+            remote.status == storage::RemoteStatus::kOk ? "ok" : "remote", verdict.day,
+            verdict.id.ToString(), storage::RemoteStatusName(remote.status),
+            remote.message.empty() ? "" : fmt::format(": {} ({})", remote.message, remote.key));
+      }
+    }
+    if (options.json) {
+      json.pop_back();  // the closing brace
+      json += fmt::format(",\"remote\":{{\"store\":{},\"batches\":[{}]}}}}",
+                          Quote(store->Describe()), remote_json);
+    }
+  }
   if (options.json) {
-    fmt::print("{}\n", ReportJson(options, *report));
+    fmt::print("{}\n", json);
   } else {
     PrintSummary(options, *report);
+    if (store != nullptr) {
+      fmt::print(
+          "remote copy in {}: {} ok, {} not uploaded, {} incomplete, {} mismatch, {} unreadable\n",
+          store->Describe(), remote_counts[0], remote_counts[1], remote_counts[2], remote_counts[3],
+          remote_counts[4]);
+    }
   }
-  if (report->Count(BatchStatus::kCorrupt) > 0 || !report->problems.empty()) {
+  if (report->Count(BatchStatus::kCorrupt) > 0 || !report->problems.empty() ||
+      remote_counts[static_cast<int>(storage::RemoteStatus::kIncomplete)] > 0 ||
+      remote_counts[static_cast<int>(storage::RemoteStatus::kMismatch)] > 0) {
     return kExitCorruption;
   }
+  if (remote_counts[static_cast<int>(storage::RemoteStatus::kUnreadable)] > 0) return kExitFailure;
   return report->Healthy() ? kExitOk : kExitFailure;
 }
 
@@ -189,6 +239,16 @@ Command RegisterVerify(CLI::App* app, std::set<std::string>* env_names) {
                     "Also decode every page (strata's reader and DuckDB), check sort order and "
                     "that spans.tidx agrees with the rows");
   command->add_flag("--json", options->json, "Print one JSON object instead of lines");
+  objectstore::ObjectStoreSettings& store = options->object_store;
+  AddFlag(command, env_names, "object-store", &store.url,
+          "Also check each batch's copy in this object store (s3://<bucket>[/<prefix>] or "
+          "file:///<path>; --deep also compares checksums)");
+  AddFlag(command, env_names, "s3-endpoint", &store.endpoint, "S3 endpoint http(s)://host[:port]");
+  AddFlag(command, env_names, "s3-region", &store.region, "S3 region");
+  AddFlag(command, env_names, "s3-addressing", &store.addressing, "path or virtual");
+  AddFlag(command, env_names, "s3-access-key-id", &store.access_key_id, "S3 access key id");
+  AddFlag(command, env_names, "s3-secret-access-key", &store.secret_access_key,
+          "S3 secret key (prefer AWS_SECRET_ACCESS_KEY)");
   return Command{command, [options] { return RunVerify(*options); }};
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "objectstore/store_url.h"
 
 namespace strata::cli {
 
@@ -26,6 +27,9 @@ struct VerifyCommandOptions {
   std::string data_dir = "strata-data";
   bool deep = false;
   bool json = false;
+  // With a URL: also check each batch's copy in this object store
+  // (storage/offload/remote_check.h).
+  objectstore::ObjectStoreSettings object_store;
 };
 
 int RunVerify(const VerifyCommandOptions& options);

@@ -10,11 +10,9 @@ namespace {
 constexpr auto kRelaxed = std::memory_order_relaxed;
 constexpr std::array<Signal, kSignalCount> kSignals = {Signal::kTraces, Signal::kLogs,
                                                        Signal::kMetrics};
-constexpr std::array<Transport, kTransportCount> kTransports = {Transport::kGrpc,
-                                                                Transport::kHttp};
+constexpr std::array<Transport, kTransportCount> kTransports = {Transport::kGrpc, Transport::kHttp};
 
-void Header(std::string* out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void Header(std::string* out, std::string_view name, std::string_view type, std::string_view help) {
   fmt::format_to(std::back_inserter(*out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
@@ -134,8 +132,8 @@ std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStat
   Header(&out, "strata_ingest_rows_total", "counter",
          "Rows (spans, log records, metric data points) acknowledged, by signal and transport.");
   for (Signal s : kSignals) {
-    for (Transport t : kTransports) line("strata_ingest_rows_total", signal_transport(s, t),
-                                         ingested_rows(s, t));
+    for (Transport t : kTransports)
+      line("strata_ingest_rows_total", signal_transport(s, t), ingested_rows(s, t));
   }
   Header(&out, "strata_ingest_bytes_total", "counter",
          "Request bytes as received (before decompression) of acknowledged exports.");
@@ -234,6 +232,34 @@ std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStat
   Header(&out, "strata_compaction_halted", "gauge",
          "1 when compaction stopped after a failure it could not undo (restart to resolve).");
   line("strata_compaction_halted", "", m.compaction_halted ? 1 : 0);
+
+  // Offload (docs/operations.md, "Offload to an object store").
+  if (storage.upload.has_value()) {
+    const storage::UploadStats& u = *storage.upload;
+    const std::tuple<const char*, const char*, const char*, uint64_t> upload[] = {
+        {"strata_upload_pending_batches", "gauge",
+         "Live batches not yet in the object store (lost with the local disk).", u.batches_pending},
+        {"strata_upload_pending_bytes", "gauge",
+         "Bytes of the data files of the batches not yet in the object store.", u.bytes_pending},
+        {"strata_uploaded_batches_total", "counter",
+         "Batches this process put in the object store (meta.json last).", u.batches_uploaded},
+        {"strata_uploaded_bytes_total", "counter", "Bytes this process put in the object store.",
+         u.bytes_uploaded},
+        {"strata_upload_failures_total", "counter",
+         "Failed upload or remote-delete attempts (each is retried).", u.failures},
+        {"strata_upload_deleted_batches_total", "counter",
+         "Remote copies deleted after their batch left the catalog.", u.batches_deleted},
+        {"strata_upload_found_at_start_batches", "gauge",
+         "Live batches already in the object store when this process started.", u.found_at_start},
+    };
+    for (const auto& [name, type, help, value] : upload) {
+      Header(&out, name, type, help);
+      line(name, "", value);
+    }
+    Header(&out, "strata_upload_oldest_pending_age_seconds", "gauge",
+           "Age of the oldest batch not yet in the object store (0: none pending).");
+    line("strata_upload_oldest_pending_age_seconds", "", u.oldest_pending_age_seconds);
+  }
   return out;
 }
 

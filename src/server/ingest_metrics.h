@@ -13,12 +13,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "otlp/batch.h"
 #include "server/ingest.h"
 #include "storage/commit/group_commit_writer.h"
 #include "storage/maintenance/maintenance.h"
+#include "storage/offload/uploader.h"
 
 namespace strata::server {
 
@@ -26,6 +28,8 @@ namespace strata::server {
 struct StorageGauges {
   uint64_t live_batches = 0;
   storage::MaintenanceStats maintenance;
+  // Offload's upload lag and counters; absent without --object-store.
+  std::optional<storage::UploadStats> upload;
 };
 
 class IngestMetrics {

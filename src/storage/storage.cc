@@ -57,15 +57,30 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
   dir_options.on_retire = [retired](const LiveBatch& batch) { retired->Push(batch); };
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<DataDir> dir,
                           OpenDataDir(fs, data_dir, std::move(dir_options)));
-  return std::unique_ptr<Storage>(
-      new Storage(std::move(dir), std::move(retired), std::move(lookup_cache), std::move(options)));
+  std::unique_ptr<Uploader> uploader;
+  if (options.object_store != nullptr) {
+    absl::StatusOr<std::unique_ptr<Uploader>> started =
+        Uploader::Start(fs, dir->catalog(), *options.object_store, options.upload);
+    if (!started.ok()) {
+      return absl::Status(
+          started.status().code(),
+          fmt::format("the object store {} does not answer: {}", options.object_store->Describe(),
+                      std::string(started.status().message())));
+    }
+    uploader = *std::move(started);
+  }
+  return std::unique_ptr<Storage>(new Storage(std::move(dir), std::move(uploader),
+                                              std::move(retired), std::move(lookup_cache),
+                                              std::move(options)));
 }
 
-Storage::Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatches> retired,
+Storage::Storage(std::unique_ptr<DataDir> data_dir, std::unique_ptr<Uploader> uploader,
+                 std::shared_ptr<RetiredBatches> retired,
                  std::shared_ptr<LookupCacheBudget> lookup_cache, StorageOptions options)
     : options_(std::move(options)),
       lookup_cache_(std::move(lookup_cache)),
       data_dir_(std::move(data_dir)),
+      uploader_(std::move(uploader)),
       log_feed_(options_.log_feed) {
   writer_ = std::make_unique<GroupCommitWriter>(
       options_.writer, [this](std::span<WriteRequest* const> group) { return CommitGroup(group); });
@@ -86,6 +101,9 @@ Storage::~Storage() { Shutdown(options_.writer.drain_timeout); }
 void Storage::Shutdown(std::chrono::nanoseconds timeout) {
   maintenance_->Stop();
   writer_->Shutdown(timeout);
+  // Pending uploads stay pending: the next start lists the store and
+  // uploads what is missing.
+  if (uploader_ != nullptr) uploader_->Stop();
 }
 
 std::unique_ptr<LogFeed::Subscription> Storage::SubscribeLogFeed(uint64_t* last_sequence) {
@@ -191,6 +209,18 @@ absl::Status Storage::CommitGroup(std::span<WriteRequest* const> group) {
   if (!published.ok()) {
     return absl::UnavailableError(fmt::format("batch {} committed but not published: {}", id_text,
                                               std::string(published.status().message())));
+  }
+  if (uploader_ != nullptr) {
+    uploader_->Notify();
+    if (options_.ack_after_upload) {
+      absl::Status uploaded = uploader_->WaitUploaded(*id, options_.ack_upload_timeout);
+      if (!uploaded.ok()) {
+        return CommittedButNotAcknowledged(fmt::format(
+            "{} (--ack-after-upload); it is stored on this server's disk and will be uploaded, "
+            "so a retry stores the rows twice",
+            std::string(uploaded.message())));
+      }
+    }
   }
   return absl::OkStatus();
 }

@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "common/mutex.h"
 #include "io/file_system.h"
+#include "objectstore/batch_store.h"
 #include "storage/commit/catalog.h"
 #include "storage/commit/data_dir.h"
 #include "storage/commit/group_commit_writer.h"
@@ -40,6 +41,7 @@
 #include "storage/index/trace_index.h"
 #include "storage/log_feed.h"
 #include "storage/maintenance/maintenance.h"
+#include "storage/offload/uploader.h"
 #include "storage/table/table_file.h"
 
 namespace strata::storage {
@@ -68,6 +70,17 @@ struct StorageOptions {
   // measuring what rollups cost at ingest (`strata bench rollups`) and for
   // testing data directories written before them.
   bool write_rollups = true;
+  // Offload (docs/operations.md, "Offload to an object store"): when set,
+  // every committed batch is also copied to this store in the background
+  // (offload/uploader.h). Must outlive the Storage.
+  objectstore::BatchStore* object_store = nullptr;
+  UploaderOptions upload;
+  // With an object store: a request is acknowledged only once its batch's
+  // meta.json is in the store, or answered Unavailable after
+  // `ack_upload_timeout` (its batch is committed locally all the same and
+  // is uploaded later).
+  bool ack_after_upload = false;
+  std::chrono::nanoseconds ack_upload_timeout = std::chrono::seconds(30);
 };
 
 class Storage {
@@ -102,6 +115,8 @@ class Storage {
   MaintenanceStats GetMaintenanceStats() const { return maintenance_->Stats(); }
   Maintenance& maintenance() { return *maintenance_; }
   const DataDir& data_dir() const { return *data_dir_; }
+  // The offload uploader, or null without an object store.
+  Uploader* uploader() const { return uploader_.get(); }
   // The lookup cache's budget (its limit and the bytes in use).
   const LookupCacheBudget& lookup_cache() const { return *lookup_cache_; }
   // Batches with log records, in publish order, for live tails.
@@ -114,8 +129,9 @@ class Storage {
       ABSL_LOCKS_EXCLUDED(feed_order_mu_);
 
  private:
-  Storage(std::unique_ptr<DataDir> data_dir, std::shared_ptr<RetiredBatches> retired,
-          std::shared_ptr<LookupCacheBudget> lookup_cache, StorageOptions options);
+  Storage(std::unique_ptr<DataDir> data_dir, std::unique_ptr<Uploader> uploader,
+          std::shared_ptr<RetiredBatches> retired, std::shared_ptr<LookupCacheBudget> lookup_cache,
+          StorageOptions options);
   // The writer's commit step.
   [[nodiscard]] absl::Status CommitGroup(std::span<WriteRequest* const> group);
 
@@ -124,6 +140,9 @@ class Storage {
   // it outlives the catalog (the states hold it too).
   const std::shared_ptr<LookupCacheBudget> lookup_cache_;
   std::unique_ptr<DataDir> data_dir_;
+  // Declared after data_dir_ (it reads the catalog) and before writer_
+  // (commit workers may wait on it).
+  std::unique_ptr<Uploader> uploader_;
   std::unique_ptr<GroupCommitWriter> writer_;
   std::unique_ptr<Maintenance> maintenance_;
   LogFeed log_feed_;

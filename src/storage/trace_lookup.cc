@@ -11,7 +11,9 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/file_reader.h"
+#include "storage/format/object_layout.h"
 #include "storage/index/trace_index.h"
+#include "storage/offload/object_source.h"
 #include "storage/storage.h"
 #include "storage/table/file_source.h"
 #include "storage/table/spans_table.h"
@@ -92,12 +94,24 @@ absl::StatusOr<std::unique_ptr<SpansRangeReader>> OpenSpans(const BatchLookupSta
 }
 
 // Appends the trace's rows of one batch to *out.
-absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
-                           const std::string& batch_id, const BatchLookupState& state,
-                           const TraceLocation& location, const otlp::TraceId& trace_id,
-                           TraceLookupDetail detail, otlp::TraceBatch* out) {
-  const std::string path = JoinPath(batch_dir, kSpansFileName);
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, path));
+absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir, const LiveBatch& batch,
+                           const BatchLookupState& state, const TraceLocation& location,
+                           const otlp::TraceId& trace_id, TraceLookupDetail detail,
+                           objectstore::BatchStore* object_store, otlp::TraceBatch* out) {
+  const std::string batch_id = batch.id().ToString();
+  std::string path = JoinPath(batch_dir, kSpansFileName);
+  std::unique_ptr<parquet::RandomAccessSource> source;
+  absl::StatusOr<std::unique_ptr<FileSource>> local = OpenFileSource(fs, path);
+  if (local.ok()) {
+    source = *std::move(local);
+  } else if (absl::IsNotFound(local.status()) && object_store != nullptr &&
+             batch.meta().spans_parquet.has_value()) {
+    // Offloaded and gone locally: ranged reads from the store.
+    path = BatchObjectKey(batch.day(), batch.id(), kSpansFileName);
+    source = std::make_unique<ObjectSource>(*object_store, path, batch.meta().spans_parquet->bytes);
+  } else {
+    return local.status();
+  }
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SpansRangeReader> reader,
                           OpenSpans(state, source.get(), batch_id, path));
   if (detail == TraceLookupDetail::kSkeleton) reader->SkipSpanDetails();
@@ -120,7 +134,8 @@ absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir,
 
 absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(
     FileSystem& fs, const std::string& data_dir, const Snapshot& snapshot,
-    const otlp::TraceId& trace_id, TraceLookupStats* stats, TraceLookupDetail detail) {
+    const otlp::TraceId& trace_id, TraceLookupStats* stats, TraceLookupDetail detail,
+    objectstore::BatchStore* object_store) {
   TraceLookupStats local;
   TraceLookupStats& s = stats != nullptr ? *stats : local;
   s = TraceLookupStats{};
@@ -140,8 +155,8 @@ absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(
     if (!location.has_value()) continue;
     ++s.batches_read;
     s.rows_read += location->end_row - location->first_row;
-    STRATA_RETURN_IF_ERROR(ReadBatchRows(fs, batch_dir, batch->id().ToString(), *state, *location,
-                                         trace_id, detail, &result));
+    STRATA_RETURN_IF_ERROR(ReadBatchRows(fs, batch_dir, *batch, *state, *location, trace_id, detail,
+                                         object_store, &result));
   }
   if (s.batches_read == 0) return std::nullopt;
   SortSpans(&result.spans);

@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "io/file_system.h"
+#include "objectstore/batch_store.h"
 #include "otlp/batch.h"
 #include "storage/commit/catalog.h"
 
@@ -55,9 +56,16 @@ enum class TraceLookupDetail {
 // relative to `data_dir` unless it is absolute or already starts with
 // `data_dir` (the committer and recovery record it with the data
 // directory in front).
+//
+// With `object_store` (offload), a batch whose local spans.parquet is gone
+// is read from the store instead, by ranged gets of only the footer,
+// indexes and pages the lookup needs (its filter and spans.tidx stay
+// local); its key is the object layout's. Without it such a batch fails
+// the lookup with the file system's NotFound, as before offload.
 [[nodiscard]] absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(
     FileSystem& fs, const std::string& data_dir, const Snapshot& snapshot,
     const otlp::TraceId& trace_id, TraceLookupStats* stats = nullptr,
-    TraceLookupDetail detail = TraceLookupDetail::kFull);
+    TraceLookupDetail detail = TraceLookupDetail::kFull,
+    objectstore::BatchStore* object_store = nullptr);
 
 }  // namespace strata::storage

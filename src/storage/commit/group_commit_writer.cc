@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "common/check.h"
 #include "fmt/format.h"
 
@@ -18,6 +19,8 @@ int DefaultWorkerCount() {
   const unsigned cores = std::thread::hardware_concurrency();
   return static_cast<int>(std::clamp(cores, 1u, 4u));
 }
+
+constexpr char kCommittedPayload[] = "strata.dev/committed-not-acknowledged";
 
 bool DefaultIsTransient(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ||
@@ -75,6 +78,16 @@ struct GroupCommitWriter::CommitOutcome {
   absl::Status status;
   bool permanent = false;
 };
+
+absl::Status CommittedButNotAcknowledged(std::string_view message) {
+  absl::Status status = absl::UnavailableError(std::string(message));
+  status.SetPayload(kCommittedPayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsCommittedButNotAcknowledged(const absl::Status& status) {
+  return status.GetPayload(kCommittedPayload).has_value();
+}
 
 GroupCommitWriter::GroupCommitWriter(Options options, CommitFn commit)
     : options_(std::move(options)), commit_(std::move(commit)) {
@@ -282,6 +295,8 @@ GroupCommitWriter::CommitOutcome GroupCommitWriter::CommitWithRetries(
     absl::Status status = CallCommit(group);
     ++attempts;
     if (status.ok()) return {};
+    // Stored already: answered as it is, never committed again.
+    if (IsCommittedButNotAcknowledged(status)) return {.status = std::move(status)};
     if (!IsTransient(status)) return {.status = std::move(status), .permanent = true};
     if (attempts > options_.max_commit_retries) {
       return {.status = absl::UnavailableError(fmt::format(

@@ -102,6 +102,14 @@ struct GroupCommitWriterStats {
   LatencyHistogram request_latency;  // admission to answer, per request
 };
 
+// The error a commit step returns when its batch is durable and published
+// but the requests must not be acknowledged yet (offload's
+// --ack-after-upload ran out of time): the writer answers the group with
+// it as Unavailable and never retries or splits it, since committing the
+// rows again would store them twice.
+absl::Status CommittedButNotAcknowledged(std::string_view message);
+bool IsCommittedButNotAcknowledged(const absl::Status& status);
+
 class GroupCommitWriter {
  public:
   // Commits one group: all its rows are durably published when it returns

@@ -4,10 +4,15 @@
 
 namespace strata::storage {
 
-std::string BatchObjectPrefix(std::string_view day, const BatchId& id) {
+std::string DayObjectPrefix(std::string_view day) {
   std::string prefix;
   prefix.append(kTelemetryDirName).append("/").append(kDaysDirName).append("/");
   prefix.append(kDayPartitionPrefix).append(day).append("/");
+  return prefix;
+}
+
+std::string BatchObjectPrefix(std::string_view day, const BatchId& id) {
+  std::string prefix = DayObjectPrefix(day);
   prefix.append(id.ToString()).append(kBatchDirSuffix).append("/");
   return prefix;
 }

@@ -17,6 +17,8 @@ namespace strata::storage {
 
 inline constexpr char kDayPartitionPrefix[] = "day=";
 
+// "telemetry/days/day=<day>/": the key prefix of a day's batches.
+std::string DayObjectPrefix(std::string_view day);
 // "telemetry/days/day=<day>/<id>.batch/": the key prefix of a batch.
 std::string BatchObjectPrefix(std::string_view day, const BatchId& id);
 // "telemetry/days/day=<day>/<id>.batch/<file>".
