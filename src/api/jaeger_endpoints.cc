@@ -16,6 +16,7 @@
 #include "api/gzip_answer.h"
 #include "api/jaeger_model.h"
 #include "api/jaeger_params.h"
+#include "api/jaeger_search.h"
 #include "api/jaeger_v3_answers.h"
 #include "common/status_macros.h"
 #include "storage/trace_lookup.h"
@@ -112,33 +113,6 @@ absl::StatusOr<int32_t> SpanKindParam(std::string_view name, const std::string& 
   return *kind;
 }
 
-// The whole of each trace a search finds, newest first, as Jaeger answers
-// (not only its spans in the window). A trace deleted since the search is
-// left out, and so are the traces after the one that brings the answer to
-// `max_spans` (whole traces of a large limit could be gigabytes).
-absl::StatusOr<std::vector<otlp::TraceBatch>> FindTraces(query::QueryPool& pool, FileSystem& fs,
-                                                         const std::string& data_dir,
-                                                         const storage::Snapshot& snapshot,
-                                                         const TraceSearch& search,
-                                                         const CallOptions& call,
-                                                         size_t max_spans) {
-  STRATA_ASSIGN_OR_RETURN(const std::vector<TraceSummary> summaries,
-                          SearchTraces(pool, snapshot, data_dir, search, call));
-  std::vector<otlp::TraceBatch> traces;
-  traces.reserve(summaries.size());
-  size_t spans = 0;
-  for (const TraceSummary& summary : summaries) {
-    if (spans >= max_spans) break;
-    STRATA_ASSIGN_OR_RETURN(const otlp::TraceId id, ParseTraceId("trace_id", summary.trace_id));
-    STRATA_ASSIGN_OR_RETURN(std::optional<otlp::TraceBatch> batch,
-                            storage::LookupTrace(fs, data_dir, snapshot, id, nullptr));
-    if (!batch.has_value()) continue;
-    spans += batch->spans.size();
-    traces.push_back(*std::move(batch));
-  }
-  return traces;
-}
-
 // The trace whose id is the last segment of `path` after `prefix`.
 absl::StatusOr<otlp::TraceBatch> TraceAt(FileSystem& fs, const std::string& data_dir,
                                          const storage::Snapshot& snapshot, std::string_view path,
@@ -225,8 +199,8 @@ server::HttpResponse Api::JaegerSearchEndpoint(const server::HttpRequest& reques
     if (options_.fs == nullptr) return absl::UnavailableError("recovering");
     STRATA_ASSIGN_OR_RETURN(
         const std::vector<otlp::TraceBatch> traces,
-        FindTraces(*options_.pool, *options_.fs, options_.data_dir, snapshot, search,
-                   CallOptions{options_.query_deadline}, options_.jaeger_max_search_spans));
+        FindJaegerTraces(*options_.pool, *options_.fs, options_.data_dir, snapshot, search,
+                         CallOptions{options_.query_deadline}, options_.jaeger_max_search_spans));
     return JaegerTracesResponse(traces);
   }());
 }
@@ -320,8 +294,8 @@ server::HttpResponse Api::JaegerV3SearchEndpoint(const server::HttpRequest& requ
     if (options_.fs == nullptr) return absl::UnavailableError("recovering");
     STRATA_ASSIGN_OR_RETURN(
         const std::vector<otlp::TraceBatch> traces,
-        FindTraces(*options_.pool, *options_.fs, options_.data_dir, snapshot, search,
-                   CallOptions{options_.query_deadline}, options_.jaeger_max_search_spans));
+        FindJaegerTraces(*options_.pool, *options_.fs, options_.data_dir, snapshot, search,
+                         CallOptions{options_.query_deadline}, options_.jaeger_max_search_spans));
     return JaegerV3TracesResponse(traces);
   }());
 }

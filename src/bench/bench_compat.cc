@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "api/attribute_discovery.h"
+#include "api/jaeger_model.h"
+#include "api/jaeger_search.h"
 #include "api/loki_logs.h"
 #include "api/loki_query.h"
 #include "api/search.h"
@@ -96,8 +98,8 @@ int RunBenchCompat(const BenchCompatOptions& options) {
 
   const api::CallOptions call{.deadline = std::chrono::seconds(60)};
   const int runs = std::max(1, options.runs);
-  std::vector<double> tempo_s, tempo_duration_s, rest_s, tag_values_s;
-  size_t tempo_hits = 0, rest_hits = 0, tag_values = 0;
+  std::vector<double> tempo_s, tempo_duration_s, rest_s, tag_values_s, jaeger_s;
+  size_t tempo_hits = 0, rest_hits = 0, tag_values = 0, jaeger_bytes = 0;
   for (int run = 0; run < runs; ++run) {
     api::TraceQLSearch search{.start = start, .end = end};
     search.query = fmt::format(R"({{ resource.service.name = "{}" && status = error }})", service);
@@ -120,6 +122,14 @@ int RunBenchCompat(const BenchCompatOptions& options) {
     rest_s.push_back(SecondsSince(t0));
     if (!baseline.ok()) return FailStep("compat", "REST search", baseline.status());
     rest_hits = baseline->size();
+
+    // Jaeger's search as Grafana sends it (service, tags {"error":"true"},
+    // limit 20): the same search, then each trace whole, as Jaeger JSON.
+    t0 = BenchClock::now();
+    auto jaeger = api::FindJaegerTraces(**pool, fs, dir, *snapshot, rest, call, 200'000);
+    if (!jaeger.ok()) return FailStep("compat", "Jaeger search", jaeger.status());
+    jaeger_bytes = api::JaegerTracesResponse(*jaeger).size();
+    jaeger_s.push_back(SecondsSince(t0));
 
     api::AttributeDiscoveryQuery q{.signal = api::Signal::kSpans, .start = start, .end = end};
     q.key = "service.name";
@@ -214,6 +224,9 @@ int RunBenchCompat(const BenchCompatOptions& options) {
   fmt::print("{:<56} {:>10.1f}   (TraceQL/REST {:.2f})\n",
              "  baseline: GET /api/v1/traces?service=&status=error", rest_p50,
              tempo_p50 / std::max(rest_p50, 1e-6));
+  const double jaeger_p50 = QuantileMs(jaeger_s, 0.5);
+  fmt::print("{:<56} {:>10.1f}   ({} bytes; target 100)\n",
+             "Jaeger search, service and error=true, whole traces", jaeger_p50, jaeger_bytes);
   fmt::print("{:<56} {:>10.1f}   ({} values; target 30)\n", "Tempo tag values, service.name",
              tag_values_p50, tag_values);
   fmt::print("{:<56} {:>10.3f}   ({} traces, {:.0f} bytes each; target 3)\n",
@@ -257,10 +270,11 @@ int RunBenchCompat(const BenchCompatOptions& options) {
   }
   fmt::print(
       "{{\"tempo_search_p50_ms\":{:.1f},\"tempo_search_duration_p50_ms\":{:.1f},"
-      "\"rest_search_p50_ms\":{:.1f},\"tempo_tag_values_p50_ms\":{:.1f},"
+      "\"rest_search_p50_ms\":{:.1f},\"jaeger_search_p50_ms\":{:.1f},"
+      "\"tempo_tag_values_p50_ms\":{:.1f},"
       "\"tempo_trace_p50_ms\":{:.3f},\"rest_trace_p50_ms\":{:.3f},"
       "\"logql_filter_p50_ms\":{:.1f},\"logql_volume_p50_ms\":{:.1f}{}}}\n",
-      tempo_p50, tempo_duration_p50, rest_p50, tag_values_p50, proto_p50, json_p50,
+      tempo_p50, tempo_duration_p50, rest_p50, jaeger_p50, tag_values_p50, proto_p50, json_p50,
       logql_filter_p50, logql_volume_p50, promql_json);
   if (options.data_dir.empty() && !options.keep) {
     storage->reset();
