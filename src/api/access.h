@@ -52,6 +52,9 @@ struct Caller {
   Kind kind = Kind::kAnonymous;
   control::TokenScope scope = control::TokenScope::kRead;  // when kToken
   control::SessionUser session;                            // when kSession
+  // When kToken and the token is an OAuth access token: its grant's id
+  // (oauth.h); 0 otherwise.
+  int64_t oauth_grant = 0;
   // How the audit log names the caller: "user:<email>", "token:<scope>",
   // "anonymous".
   std::string Actor() const;

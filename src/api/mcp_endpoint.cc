@@ -5,12 +5,14 @@
 #include <variant>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/api_respond.h"
 #include "api/api_server.h"
 #include "api/mcp_jsonrpc.h"
 #include "api/mcp_tools.h"
+#include "control/token.h"
 #include "otlp/json_writer.h"
 #include "simdjson.h"
 #include "storage/storage.h"
@@ -99,6 +101,25 @@ absl::StatusOr<QueryParams> ArgumentsToParams(simdjson::dom::element arguments) 
   return QueryParams::Parse(query);
 }
 
+// The credential a session is bound to: the hash of the token presented,
+// the browser session's id, or the OAuth grant an access token belongs to
+// (so a refreshed access token keeps the session).
+std::string McpCredentialKey(const server::HttpRequest& request, const Caller& caller) {
+  switch (caller.kind) {
+    case Caller::Kind::kToken: {
+      if (caller.oauth_grant != 0) return absl::StrCat("oauth:", caller.oauth_grant);
+      const control::TokenHash hash = control::HashToken(PresentedToken(request));
+      return absl::StrCat("token:", absl::BytesToHexString(absl::string_view(
+                                        reinterpret_cast<const char*>(hash.data()), hash.size())));
+    }
+    case Caller::Kind::kSession:
+      return absl::StrCat("session:", caller.session.session_id);
+    case Caller::Kind::kAnonymous:
+      break;
+  }
+  return "anonymous";
+}
+
 std::string TextContent(std::string_view text, bool is_error) {
   std::string out = R"({"content":[{"type":"text","text":")";
   otlp::JsonWriter::AppendEscaped(text, &out);
@@ -127,9 +148,10 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
     return response;
   }
   const std::string_view session = request.Header(kSessionHeader);
+  const std::string credential = McpCredentialKey(request, caller);
   if (request.method == "DELETE") {
     if (session.empty()) return TransportError(400, "Mcp-Session-Id: required");
-    if (!mcp_sessions_->End(session)) return TransportError(404, "no such session");
+    if (!mcp_sessions_->End(session, credential)) return TransportError(404, "no such session");
     return JsonRpcAnswer(200, "{}");
   }
   const std::string_view body = request.body != nullptr ? *request.body : std::string_view();
@@ -160,7 +182,7 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
         agreed = std::string(asked);
       }
     }
-    const std::string id = mcp_sessions_->Create(now, agreed);
+    const std::string id = mcp_sessions_->Create(now, agreed, credential);
     const std::string result = absl::StrCat(
         R"({"protocolVersion":")", agreed,
         R"(","capabilities":{"tools":{"listChanged":false},"resources":{"listChanged":false},)"
@@ -176,7 +198,7 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
     return TransportError(400, "Mcp-Session-Id: required (send initialize first)",
                           message.id.empty() ? "null" : message.id);
   }
-  if (!mcp_sessions_->Touch(session, now)) {
+  if (!mcp_sessions_->Touch(session, now, credential)) {
     return TransportError(404, "no such session (it ended or expired); initialize again",
                           message.id.empty() ? "null" : message.id);
   }

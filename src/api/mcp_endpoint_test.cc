@@ -22,6 +22,7 @@ using server::testing::Curl;
 using server::testing::HttpAnswer;
 
 constexpr char kToken[] = "mcp-test-read-token";
+constexpr char kOtherToken[] = "mcp-test-other-read-token";
 
 TEST(JsonRpcParseTest, MalformedJsonIsAParseError) {
   auto parsed = ParseJsonRpc("{\"jsonrpc\":\"2.0\",");
@@ -63,16 +64,27 @@ TEST(JsonRpcParseTest, RequestsNotificationsAndResponsesAreTold) {
 
 TEST(McpSessionsTest, IdleSessionsExpireAndTheOldestMakesRoom) {
   McpSessions sessions(McpSessionLimits{.max_sessions = 2, .idle_ns = 100});
-  const std::string a = sessions.Create(0, "2025-06-18");
-  const std::string b = sessions.Create(10, "2025-06-18");
+  const std::string a = sessions.Create(0, "2025-06-18", "token:a");
+  const std::string b = sessions.Create(10, "2025-06-18", "token:a");
   EXPECT_NE(a, b);
-  EXPECT_TRUE(sessions.Touch(a, 50));
-  const std::string c = sessions.Create(60, "2025-06-18");  // b is the least recently used
-  EXPECT_FALSE(sessions.Touch(b, 61));
-  EXPECT_TRUE(sessions.Touch(c, 61));
-  EXPECT_FALSE(sessions.Touch(a, 200));  // idle for 150 ns > 100
-  EXPECT_TRUE(sessions.End(c));
-  EXPECT_FALSE(sessions.End(c));
+  EXPECT_TRUE(sessions.Touch(a, 50, "token:a"));
+  const std::string c = sessions.Create(60, "2025-06-18", "token:a");  // b: least recently used
+  EXPECT_FALSE(sessions.Touch(b, 61, "token:a"));
+  EXPECT_TRUE(sessions.Touch(c, 61, "token:a"));
+  EXPECT_FALSE(sessions.Touch(a, 200, "token:a"));  // idle for 150 ns > 100
+  EXPECT_TRUE(sessions.End(c, "token:a"));
+  EXPECT_FALSE(sessions.End(c, "token:a"));
+}
+
+TEST(McpSessionsTest, ASessionAnswersOnlyTheCredentialThatMadeIt) {
+  McpSessions sessions;
+  const std::string a = sessions.Create(0, "2025-06-18", "token:aaaa");
+  EXPECT_FALSE(sessions.Touch(a, 1, "token:bbbb"));
+  EXPECT_FALSE(sessions.Touch(a, 1, "session:7"));
+  EXPECT_FALSE(sessions.Touch(a, 1, "token:aaa"));
+  EXPECT_FALSE(sessions.End(a, "token:bbbb"));
+  EXPECT_TRUE(sessions.Touch(a, 1, "token:aaaa"));  // the refusals did not end it
+  EXPECT_TRUE(sessions.End(a, "token:aaaa"));
 }
 
 class McpEndpointTest : public control::testing::TempDirTest {
@@ -82,7 +94,10 @@ class McpEndpointTest : public control::testing::TempDirTest {
     ApiOptions options;
     options.storage = [] { return nullptr; };
     options.data_dir = dir();
-    options.authenticate = AcceptOnlyToken(kToken);
+    options.authenticate = [](std::string_view token) -> absl::StatusOr<control::TokenScope> {
+      if (token == kToken || token == kOtherToken) return control::TokenScope::kRead;
+      return absl::UnauthenticatedError("unknown or revoked token");
+    };
     api_ = std::make_unique<Api>(std::move(options));
     server::HttpRouter router;
     api_->AddRoutes(&router);
@@ -171,6 +186,17 @@ TEST_F(McpEndpointTest, TheTransportChecksSessionsVersionsOriginsAndTokens) {
                   "--data-binary", "@" + big, base_})
                 .status,
             413);
+}
+
+TEST_F(McpEndpointTest, ASessionMadeWithOneTokenIsUnknownToAnother) {
+  const std::string header = "Mcp-Session-Id: " + Initialize();
+  const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+  const std::string other = std::string("Authorization: Bearer ") + kOtherToken;
+  HttpAnswer answer = Post(ping, {header, other}, /*token=*/false);
+  EXPECT_EQ(answer.status, 404) << answer.body;
+  EXPECT_EQ(Curl({"-X", "DELETE", "-H", other, "-H", header, base_}).status, 404);
+  // The same token still reaches it: the refusal ended nothing.
+  EXPECT_EQ(Post(ping, {header}).status, 200);
 }
 
 TEST_F(McpEndpointTest, ListsToolsResourcesAndPromptsAndSaysWhenRecovering) {
