@@ -335,6 +335,8 @@ class Api {
     std::string error_message;
   };
   McpOutcome McpRequest(std::string_view method, std::string_view params_json);
+  // completion/complete: service names for the prompts' `service` argument.
+  McpOutcome McpComplete(std::string_view params_json);
   // tools/call: the tool's text, or InvalidArgument/NotFound/... which the
   // caller reports as a tool error (isError) the agent can read.
   absl::StatusOr<std::string> McpCallTool(std::string_view name, QueryParams& args,

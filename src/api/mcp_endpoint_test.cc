@@ -174,6 +174,13 @@ TEST_F(McpEndpointTest, TheTransportChecksSessionsVersionsOriginsAndTokens) {
   EXPECT_EQ(Post(ping, {header, "MCP-Protocol-Version: 1999-01-01"}).status, 400);
   EXPECT_EQ(Post(ping, {header, "MCP-Protocol-Version: 2025-06-18"}).status, 200);
   EXPECT_EQ(Post(ping, {header, "Origin: http://evil.example"}).status, 403);
+  // DNS rebinding: Host and Origin agree, but name no loopback host.
+  EXPECT_EQ(Post(ping, {header, "Host: evil.example", "Origin: http://evil.example"}).status, 403);
+  const std::string port =
+      base_.substr(base_.rfind(':') + 1, base_.find("/mcp") - base_.rfind(':') - 1);
+  EXPECT_EQ(
+      Post(ping, {header, "Host: localhost:" + port, "Origin: http://localhost:" + port}).status,
+      200);
   HttpAnswer get = Curl({"-H", std::string("Authorization: Bearer ") + kToken, base_});
   EXPECT_EQ(get.status, 405);
   HttpAnswer end = Curl(
@@ -197,6 +204,27 @@ TEST_F(McpEndpointTest, ASessionMadeWithOneTokenIsUnknownToAnother) {
   EXPECT_EQ(Curl({"-X", "DELETE", "-H", other, "-H", header, base_}).status, 404);
   // The same token still reaches it: the refusal ended nothing.
   EXPECT_EQ(Post(ping, {header}).status, 200);
+}
+
+TEST_F(McpEndpointTest, SetsTheLogLevelAndCompletesWithNothingWithoutTelemetry) {
+  const std::string header = "Mcp-Session-Id: " + Initialize();
+  HttpAnswer level =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}})",
+           {header});
+  EXPECT_EQ(level.body, R"({"jsonrpc":"2.0","id":1,"result":{}})");
+  HttpAnswer bad =
+      Post(R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{}})", {header});
+  EXPECT_NE(bad.body.find("-32602"), std::string::npos) << bad.body;
+  HttpAnswer complete = Post(
+      R"({"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"why_is_service_slow"},"argument":{"name":"service","value":"ch"}}})",
+      {header});
+  EXPECT_EQ(
+      complete.body,
+      R"({"jsonrpc":"2.0","id":3,"result":{"completion":{"values":[],"total":0,"hasMore":false}}})");
+  HttpAnswer prompt = Post(
+      R"({"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"nope","arguments":{}}})",
+      {header});
+  EXPECT_NE(prompt.body.find("no such prompt: nope"), std::string::npos) << prompt.body;
 }
 
 TEST_F(McpEndpointTest, ListsToolsResourcesAndPromptsAndSaysWhenRecovering) {

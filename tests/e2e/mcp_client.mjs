@@ -73,6 +73,15 @@ async function checkTools(client, label) {
   assert.ok(overview.services.length > 0, 'no services');
   const busiest = overview.services[0].name;
 
+  // completion/complete: the prompts' service argument completes to the
+  // services with that prefix.
+  const completed = await client.complete({
+    ref: { type: 'ref/prompt', name: 'why_is_service_slow' },
+    argument: { name: 'service', value: busiest.slice(0, 2) },
+  });
+  assert.ok(completed.completion.values.includes(busiest), JSON.stringify(completed));
+  assert.ok(completed.completion.values.every((v) => v.startsWith(busiest.slice(0, 2))));
+
   // find_traces: the same trace ids as /api/v1/traces.
   const found = await call(client, 'find_traces', { ...windowArgs, service: busiest, limit: 10 });
   const restTraces = await rest(`/api/v1/traces?${restWindow}&service=${encodeURIComponent(busiest)}&limit=10`);
