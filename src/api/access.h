@@ -82,6 +82,11 @@ inline constexpr std::string_view kSecureSessionCookie = "__Host-strata_session"
 std::string SetSessionCookie(std::string_view token, absl::Duration lifetime, bool secure);
 std::string ClearSessionCookie(bool secure);
 
+// True for the OAuth endpoints that clients (not browsers) call: client
+// registration and the token endpoint. They take no cookie and set none,
+// so the browser rules do not apply to them.
+bool IsOAuthClientEndpoint(std::string_view path);
+
 // True for methods that change state (anything but GET, HEAD, OPTIONS).
 bool ChangesState(std::string_view method);
 // The browser rules above; PermissionDenied saying which one failed.
