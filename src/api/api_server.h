@@ -367,6 +367,10 @@ class Api {
                                                   const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpGetTrace(QueryParams& args, const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpFindTraces(QueryParams& args, const storage::Snapshot& snapshot);
+  // find_traces with a `traceql` query: the Tempo search's path.
+  absl::StatusOr<std::string> McpFindTracesByTraceQL(const std::string& traceql,
+                                                     const TimeWindow& window, QueryParams& args,
+                                                     const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpSearchLogs(QueryParams& args, const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpRunSql(QueryParams& args, const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpServiceMap(QueryParams& args, const storage::Snapshot& snapshot);

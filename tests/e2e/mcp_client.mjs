@@ -89,6 +89,16 @@ async function checkTools(client, label) {
     restTraces.traces.map((t) => t.trace_id).sort());
   assert.ok(found.traces.length > 0);
 
+  // find_traces with TraceQL: only traces with error spans, each saying
+  // how many of its spans matched; other filters beside it are refused.
+  const failing = await call(client, 'find_traces', { ...windowArgs, traceql: '{ status = error }', limit: 10 });
+  assert.ok(failing.traces.length > 0, 'no trace with an error span');
+  for (const t of failing.traces) {
+    assert.ok(t.matched_spans >= 1 && t.error_span_count >= t.matched_spans, JSON.stringify(t));
+  }
+  const mixed = await client.callTool({ name: 'find_traces', arguments: { traceql: '{ }', service: busiest } });
+  assert.equal(mixed.isError, true, 'traceql with service must be refused');
+
   // get_trace: the span count and root of /api/v1/traces/{id}.
   const traceId = found.traces[0].trace_id;
   const trace = await call(client, 'get_trace', { trace_id: traceId });
