@@ -81,6 +81,17 @@ constexpr RouteRule kRules[] = {
     {"POST", "/mcp", false, Access::kRead},
     {"GET", "/mcp", false, Access::kRead},
     {"DELETE", "/mcp", false, Access::kRead},
+    // OAuth 2.1 for /mcp (oauth_endpoints.cc): metadata, registration and
+    // the token endpoint are for anyone (clients before they hold a
+    // token); the authorization page handles the session itself (sign in
+    // first); the consent's answer needs a signed-in user.
+    {"GET", "/.well-known/oauth-protected-resource", false, Access::kPublic},
+    {"GET", "/.well-known/oauth-protected-resource/mcp", false, Access::kPublic},
+    {"GET", "/.well-known/oauth-authorization-server", false, Access::kPublic},
+    {"POST", "/oauth/register", false, Access::kPublic},
+    {"GET", "/oauth/authorize", false, Access::kPublic},
+    {"POST", "/oauth/authorize", false, Access::kSignedIn},
+    {"POST", "/oauth/token", false, Access::kPublic},
     // Signing in.
     {"GET", "/api/v1/auth/setup", false, Access::kPublic},
     {"POST", "/api/v1/auth/setup", false, Access::kPublic},
@@ -238,6 +249,10 @@ std::string SetSessionCookie(std::string_view token, absl::Duration lifetime, bo
 std::string ClearSessionCookie(bool secure) {
   return fmt::format("{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{}",
                      secure ? kSecureSessionCookie : kSessionCookie, secure ? "; Secure" : "");
+}
+
+bool IsOAuthClientEndpoint(std::string_view path) {
+  return path == "/oauth/register" || path == "/oauth/token";
 }
 
 bool ChangesState(std::string_view method) {

@@ -52,6 +52,9 @@ struct Caller {
   Kind kind = Kind::kAnonymous;
   control::TokenScope scope = control::TokenScope::kRead;  // when kToken
   control::SessionUser session;                            // when kSession
+  // When kToken and the token is an OAuth access token: its grant's id
+  // (oauth.h); 0 otherwise.
+  int64_t oauth_grant = 0;
   // How the audit log names the caller: "user:<email>", "token:<scope>",
   // "anonymous".
   std::string Actor() const;
@@ -78,6 +81,11 @@ inline constexpr std::string_view kSecureSessionCookie = "__Host-strata_session"
 // Set-Cookie values that set the session (valid `lifetime`) and clear it.
 std::string SetSessionCookie(std::string_view token, absl::Duration lifetime, bool secure);
 std::string ClearSessionCookie(bool secure);
+
+// True for the OAuth endpoints that clients (not browsers) call: client
+// registration and the token endpoint. They take no cookie and set none,
+// so the browser rules do not apply to them.
+bool IsOAuthClientEndpoint(std::string_view path);
 
 // True for methods that change state (anything but GET, HEAD, OPTIONS).
 bool ChangesState(std::string_view method);

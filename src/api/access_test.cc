@@ -429,5 +429,31 @@ TEST_F(AccessTest, PeopleSaveQueriesAndShareThemByRole) {
             403);
 }
 
+TEST_F(AccessTest, AnMcpSessionIsBoundToTheBrowserSessionOrTokenThatMadeIt) {
+  const control::SignedIn first = AddUser("first@example.com", control::Role::kViewer);
+  const control::SignedIn second = AddUser("second@example.com", control::Role::kViewer);
+  auto mcp = [&](const std::string& credential, const std::string& session,
+                 const std::string& body) {
+    std::vector<std::string> headers = {credential, "X-Strata-Request: 1",
+                                        "Content-Type: application/json"};
+    if (!session.empty()) headers.push_back("Mcp-Session-Id: " + session);
+    return Call("POST", "/mcp", headers, body);
+  };
+  const std::string a = "Cookie: " + CookieHeader(first.session_token);
+  const std::string b = "Cookie: " + CookieHeader(second.session_token);
+  const std::string token = "Authorization: Bearer " + token_[control::TokenScope::kRead];
+  HttpAnswer made = mcp(a, "",
+                        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":)"
+                        R"({"protocolVersion":"2025-06-18","capabilities":{},)"
+                        R"("clientInfo":{"name":"t","version":"1"}}})");
+  ASSERT_EQ(made.status, 200) << made.body;
+  const std::string id = made.Header("mcp-session-id");
+  ASSERT_FALSE(id.empty());
+  const std::string ping = R"({"jsonrpc":"2.0","id":2,"method":"ping"})";
+  EXPECT_EQ(mcp(b, id, ping).status, 404);
+  EXPECT_EQ(mcp(token, id, ping).status, 404);
+  EXPECT_EQ(mcp(a, id, ping).status, 200);
+}
+
 }  // namespace
 }  // namespace strata::api

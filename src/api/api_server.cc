@@ -171,6 +171,16 @@ void Api::AddRoutes(server::HttpRouter* router) {
   for (std::string_view method : {"POST", "GET", "DELETE"}) {
     router->Add(method, "/mcp", account(&Api::McpEndpoint));
   }
+  router->Add("GET", "/.well-known/oauth-protected-resource",
+              account(&Api::OAuthResourceMetadataEndpoint));
+  router->Add("GET", "/.well-known/oauth-protected-resource/mcp",
+              account(&Api::OAuthResourceMetadataEndpoint));
+  router->Add("GET", "/.well-known/oauth-authorization-server",
+              account(&Api::OAuthServerMetadataEndpoint));
+  router->Add("POST", "/oauth/register", account(&Api::OAuthRegisterEndpoint));
+  router->Add("GET", "/oauth/authorize", account(&Api::OAuthAuthorizePageEndpoint));
+  router->Add("POST", "/oauth/authorize", account(&Api::OAuthApproveEndpoint));
+  router->Add("POST", "/oauth/token", account(&Api::OAuthTokenEndpoint));
 
   router->Add("GET", "/api/v1/auth/setup", account(&Api::SetupStatusEndpoint));
   router->Add("POST", "/api/v1/auth/setup", account(&Api::SetupEndpoint));
@@ -205,6 +215,24 @@ control::RequestOrigin Api::OriginOf(const server::HttpRequest& request) const {
 absl::StatusOr<Caller> Api::ResolveCaller(const server::HttpRequest& request) {
   Caller caller;
   if (const std::string token = PresentedToken(request); !token.empty()) {
+    if (token.starts_with(control::kOAuthAccessPrefix)) {
+      // OAuth access tokens are for the MCP server alone, and only for the
+      // resource they were issued for (this server's /mcp URL).
+      if (request.path() != "/mcp" || options_.oauth == nullptr) {
+        return absl::UnauthenticatedError("an OAuth access token is accepted only at /mcp");
+      }
+      STRATA_ASSIGN_OR_RETURN(const std::optional<control::OAuthAccess> access,
+                              options_.oauth->ResolveAccess(token, McpResourceUrl(request),
+                                                            absl::FromUnixNanos(options_.now())));
+      if (!access.has_value()) {
+        return absl::UnauthenticatedError(
+            "the access token is unknown, expired, revoked or for another resource");
+      }
+      caller.kind = Caller::Kind::kToken;
+      caller.scope = control::TokenScope::kRead;
+      caller.oauth_grant = access->grant_id;
+      return caller;
+    }
     if (!options_.authenticate) return absl::UnauthenticatedError("no token is accepted");
     absl::StatusOr<control::TokenScope> scope = options_.authenticate(token);
     if (!scope.ok()) return scope.status();
@@ -246,8 +274,9 @@ absl::StatusOr<Caller> Api::Admit(const server::HttpRequest& request) {
     return caller.status();
   }
   if (*access == Access::kPublic) {
-    // The sign-in endpoints set the cookie: the browser rules apply.
-    if (ChangesState(request.method)) {
+    // The sign-in endpoints set the cookie: the browser rules apply. OAuth
+    // clients' endpoints neither read nor set it: no browser rules.
+    if (ChangesState(request.method) && !IsOAuthClientEndpoint(request.path())) {
       STRATA_RETURN_IF_ERROR(
           CheckBrowserRequest(request, View(request).secure, View(request).host));
     }
@@ -305,7 +334,21 @@ void Api::WorkerLoop() {
 
 server::HttpResponse Api::Run(const Job& job) {
   const absl::StatusOr<Caller> caller = Admit(job.request);
-  if (!caller.ok()) return ApiErrorResponse(caller.status());
+  if (!caller.ok()) {
+    server::HttpResponse refused = ApiErrorResponse(caller.status());
+    if (refused.status == 401 && job.request.path() == "/mcp" && options_.oauth != nullptr) {
+      // RFC 9728: where an MCP client finds how to get a token.
+      for (auto& [name, value] : refused.headers) {
+        if (name != "WWW-Authenticate") continue;
+        value = fmt::format(
+            R"(Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp", )"
+            R"(scope="read"{})",
+            BaseUrl(job.request),
+            PresentedToken(job.request).empty() ? "" : R"(, error="invalid_token")");
+      }
+    }
+    return refused;
+  }
   if (job.account_endpoint != nullptr) return (this->*job.account_endpoint)(job.request, *caller);
   const Endpoint endpoint = job.endpoint;
   const server::HttpRequest& request = job.request;

@@ -52,6 +52,7 @@
 #include "api/service_map.h"
 #include "common/mutex.h"
 #include "control/accounts.h"
+#include "control/oauth.h"
 #include "control/saved_queries.h"
 #include "control/token_store.h"
 #include "io/file_system.h"
@@ -91,6 +92,9 @@ struct ApiOptions {
   control::SavedQueries* saved_queries = nullptr;
   // /api/v1/tokens. Null: those endpoints answer 503.
   control::TokenStore* tokens = nullptr;
+  // OAuth 2.1 for /mcp (oauth_endpoints.cc). Null: its endpoints answer
+  // 404 and OAuth access tokens are refused.
+  control::OAuth* oauth = nullptr;
   // Called after a token is created or revoked through the API, so the
   // change holds for the next request rather than after the authenticator's
   // next refresh (serve: TokenAuthenticator::Refresh). May be empty.
@@ -346,6 +350,26 @@ class Api {
     std::string error_message;
   };
   McpOutcome McpRequest(std::string_view method, std::string_view params_json);
+  // OAuth 2.1 for /mcp (oauth_endpoints.cc, docs/mcp.md "Authorization").
+  server::HttpResponse OAuthResourceMetadataEndpoint(const server::HttpRequest& request,
+                                                     const Caller& caller);
+  server::HttpResponse OAuthServerMetadataEndpoint(const server::HttpRequest& request,
+                                                   const Caller& caller);
+  server::HttpResponse OAuthRegisterEndpoint(const server::HttpRequest& request,
+                                             const Caller& caller);
+  // GET /oauth/authorize: checks the request, sends a visitor to sign in,
+  // and shows a signed-in user the consent page.
+  server::HttpResponse OAuthAuthorizePageEndpoint(const server::HttpRequest& request,
+                                                  const Caller& caller);
+  // POST /oauth/authorize: the consent page's answer.
+  server::HttpResponse OAuthApproveEndpoint(const server::HttpRequest& request,
+                                            const Caller& caller);
+  server::HttpResponse OAuthTokenEndpoint(const server::HttpRequest& request, const Caller& caller);
+  // The /mcp URL as the client sees it: the resource OAuth access tokens
+  // are bound to.
+  std::string McpResourceUrl(const server::HttpRequest& request) const;
+  // completion/complete: service names for the prompts' `service` argument.
+  McpOutcome McpComplete(std::string_view params_json);
   // tools/call: the tool's text, or InvalidArgument/NotFound/... which the
   // caller reports as a tool error (isError) the agent can read.
   absl::StatusOr<std::string> McpCallTool(std::string_view name, QueryParams& args,
@@ -354,6 +378,10 @@ class Api {
                                                   const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpGetTrace(QueryParams& args, const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpFindTraces(QueryParams& args, const storage::Snapshot& snapshot);
+  // find_traces with a `traceql` query: the Tempo search's path.
+  absl::StatusOr<std::string> McpFindTracesByTraceQL(const std::string& traceql,
+                                                     const TimeWindow& window, QueryParams& args,
+                                                     const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpSearchLogs(QueryParams& args, const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpRunSql(QueryParams& args, const storage::Snapshot& snapshot);
   absl::StatusOr<std::string> McpServiceMap(QueryParams& args, const storage::Snapshot& snapshot);

@@ -2,15 +2,20 @@
 // (docs/mcp.md). Answers are plain JSON (one JSON-RPC response per POST);
 // no server-initiated stream is offered, so GET is 405.
 
+#include <set>
 #include <variant>
+#include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/api_respond.h"
 #include "api/api_server.h"
 #include "api/mcp_jsonrpc.h"
 #include "api/mcp_tools.h"
+#include "api/service_health.h"
+#include "control/token.h"
 #include "otlp/json_writer.h"
 #include "simdjson.h"
 #include "storage/storage.h"
@@ -99,6 +104,44 @@ absl::StatusOr<QueryParams> ArgumentsToParams(simdjson::dom::element arguments) 
   return QueryParams::Parse(query);
 }
 
+// The credential a session is bound to: the hash of the token presented,
+// the browser session's id, or the OAuth grant an access token belongs to
+// (so a refreshed access token keeps the session).
+std::string McpCredentialKey(const server::HttpRequest& request, const Caller& caller) {
+  switch (caller.kind) {
+    case Caller::Kind::kToken: {
+      if (caller.oauth_grant != 0) return absl::StrCat("oauth:", caller.oauth_grant);
+      const control::TokenHash hash = control::HashToken(PresentedToken(request));
+      return absl::StrCat("token:", absl::BytesToHexString(absl::string_view(
+                                        reinterpret_cast<const char*>(hash.data()), hash.size())));
+    }
+    case Caller::Kind::kSession:
+      return absl::StrCat("session:", caller.session.session_id);
+    case Caller::Kind::kAnonymous:
+      break;
+  }
+  return "anonymous";
+}
+
+// True for the names a browser uses for this machine: localhost,
+// 127.0.0.0/8 and [::1], with or without a port.
+bool IsLoopbackHost(std::string_view host) {
+  if (host.starts_with("[")) {
+    const size_t end = host.find(']');
+    return end != std::string_view::npos && host.substr(1, end - 1) == "::1";
+  }
+  host = host.substr(0, host.find(':'));
+  if (absl::EqualsIgnoreCase(absl::string_view(host.data(), host.size()), "localhost")) return true;
+  static const std::vector<IpNetwork> kLoopback = *ParseTrustedProxies("127.0.0.0/8");
+  return AddressIn(host, kLoopback);
+}
+
+// The host of an Origin ("http://host:port"), or "" when it has no scheme.
+std::string_view OriginHost(std::string_view origin) {
+  const size_t scheme = origin.find("://");
+  return scheme == std::string_view::npos ? std::string_view() : origin.substr(scheme + 3);
+}
+
 std::string TextContent(std::string_view text, bool is_error) {
   std::string out = R"({"content":[{"type":"text","text":")";
   otlp::JsonWriter::AppendEscaped(text, &out);
@@ -119,6 +162,17 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
       return TransportError(403, absl::StrCat("Origin ", QuoteForError(origin),
                                               " is not this server's (", expected, ")"));
     }
+    // DNS rebinding proper: a page of evil.example whose name now resolves
+    // to 127.0.0.1 sends Host and Origin evil.example, which agree. A
+    // browser on this machine reaches strata by a loopback name, so a
+    // loopback client whose Origin names another host is refused.
+    static const std::vector<IpNetwork> kLoopbackPeers = *ParseTrustedProxies("127.0.0.0/8, ::1");
+    if (AddressIn(view.address, kLoopbackPeers) && !IsLoopbackHost(OriginHost(origin))) {
+      return TransportError(
+          403, absl::StrCat("Origin ", QuoteForError(origin),
+                            " is not a loopback name, from a client on this machine: refused "
+                            "as DNS rebinding"));
+    }
   }
   if (request.method == "GET") {
     server::HttpResponse response = TransportError(
@@ -127,9 +181,10 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
     return response;
   }
   const std::string_view session = request.Header(kSessionHeader);
+  const std::string credential = McpCredentialKey(request, caller);
   if (request.method == "DELETE") {
     if (session.empty()) return TransportError(400, "Mcp-Session-Id: required");
-    if (!mcp_sessions_->End(session)) return TransportError(404, "no such session");
+    if (!mcp_sessions_->End(session, credential)) return TransportError(404, "no such session");
     return JsonRpcAnswer(200, "{}");
   }
   const std::string_view body = request.body != nullptr ? *request.body : std::string_view();
@@ -160,11 +215,11 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
         agreed = std::string(asked);
       }
     }
-    const std::string id = mcp_sessions_->Create(now, agreed);
+    const std::string id = mcp_sessions_->Create(now, agreed, credential);
     const std::string result = absl::StrCat(
         R"({"protocolVersion":")", agreed,
         R"(","capabilities":{"tools":{"listChanged":false},"resources":{"listChanged":false},)"
-        R"("prompts":{"listChanged":false}},"serverInfo":{"name":"strata","title":"strata",)"
+        R"("prompts":{"listChanged":false},"logging":{},"completions":{}},"serverInfo":{"name":"strata","title":"strata",)"
         R"("version":"1"},"instructions":"strata holds OpenTelemetry traces, logs and metrics. )"
         R"(Start with services_overview, then service_performance or find_traces, get_trace )"
         R"(and search_logs. Times are RFC 3339 UTC; durations are in ms."})");
@@ -176,7 +231,7 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
     return TransportError(400, "Mcp-Session-Id: required (send initialize first)",
                           message.id.empty() ? "null" : message.id);
   }
-  if (!mcp_sessions_->Touch(session, now)) {
+  if (!mcp_sessions_->Touch(session, now, credential)) {
     return TransportError(404, "no such session (it ended or expired); initialize again",
                           message.id.empty() ? "null" : message.id);
   }
@@ -192,6 +247,67 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
   return JsonRpcAnswer(200, JsonRpcResultJson(message.id, outcome.result));
 }
 
+Api::McpOutcome Api::McpComplete(std::string_view params_json) {
+  // Completes the prompts' `service` argument from the services with
+  // spans in the last 7 days (as Jaeger's service list); anything else
+  // has no completions.
+  constexpr size_t kMaxValues = 100;  // the specification's cap
+  constexpr int64_t kWindowNanos = int64_t{7} * 86'400 * 1'000'000'000;
+  simdjson::dom::parser parser;
+  simdjson::dom::element params;
+  if (parser.parse(params_json.data(), params_json.size()).get(params) != simdjson::SUCCESS) {
+    return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "params: not JSON"};
+  }
+  std::string_view type;
+  std::string_view name;
+  std::string_view argument;
+  std::string_view value;
+  if (params["ref"]["type"].get_string().get(type) != simdjson::SUCCESS ||
+      params["argument"]["name"].get_string().get(argument) != simdjson::SUCCESS ||
+      params["argument"]["value"].get_string().get(value) != simdjson::SUCCESS) {
+    return McpOutcome{.error_code = kJsonRpcInvalidParams,
+                      .error_message = "ref.type, argument.name and argument.value: required"};
+  }
+  std::vector<std::string> values;
+  size_t total = 0;
+  storage::Storage* storage = options_.storage ? options_.storage() : nullptr;
+  if (type == "ref/prompt" && params["ref"]["name"].get_string().get(name) == simdjson::SUCCESS &&
+      !McpPromptText(name, "-").empty() && argument == "service" && storage != nullptr &&
+      options_.fs != nullptr) {
+    const std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+    const int64_t end = options_.now() + int64_t{60} * 1'000'000'000;
+    const MinuteWindow minutes =
+        MinutesOf(static_cast<uint64_t>(std::max<int64_t>(0, end - kWindowNanos)),
+                  static_cast<uint64_t>(std::max<int64_t>(1, end)));
+    absl::StatusOr<RollupSet> rows = rollups_->ForWindow(*options_.fs, *snapshot, minutes);
+    if (!rows.ok()) {
+      return McpOutcome{.error_code = kJsonRpcInternalError,
+                        .error_message = std::string(rows.status().message())};
+    }
+    std::set<std::string> names;
+    for (const ServiceRed& service : ServicesRed(*rows, minutes)) {
+      if (service.spans.count() > 0 && service.name.starts_with(value)) {
+        names.insert(service.name);
+      }
+    }
+    total = names.size();
+    for (const std::string& service : names) {
+      if (values.size() == kMaxValues) break;
+      values.push_back(service);
+    }
+  }
+  std::string out = R"({"completion":{"values":[)";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out.push_back('"');
+    otlp::JsonWriter::AppendEscaped(values[i], &out);
+    out.push_back('"');
+  }
+  absl::StrAppend(&out, R"(],"total":)", total, R"(,"hasMore":)",
+                  total > values.size() ? "true" : "false", "}}");
+  return McpOutcome{.result = std::move(out)};
+}
+
 Api::McpOutcome Api::McpRequest(std::string_view method, std::string_view params_json) {
   simdjson::dom::parser parser;
   simdjson::dom::element params;
@@ -199,6 +315,16 @@ Api::McpOutcome Api::McpRequest(std::string_view method, std::string_view params
     return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "params: not JSON"};
   }
   if (method == "ping") return McpOutcome{.result = "{}"};
+  if (method == "logging/setLevel") {
+    // Accepted (the capability is declared) but strata sends no log
+    // notifications: it has no server-initiated stream.
+    std::string_view level;
+    if (params["level"].get_string().get(level) != simdjson::SUCCESS) {
+      return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "level: required"};
+    }
+    return McpOutcome{.result = "{}"};
+  }
+  if (method == "completion/complete") return McpComplete(params_json);
   if (method == "tools/list") return McpOutcome{.result = std::string(McpToolsListJson())};
   if (method == "resources/list") {
     return McpOutcome{.result = std::string(McpResourcesListJson())};
@@ -211,6 +337,10 @@ Api::McpOutcome Api::McpRequest(std::string_view method, std::string_view params
     std::string_view service;
     if (params["name"].get_string().get(name) != simdjson::SUCCESS) {
       return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "name: required"};
+    }
+    if (McpPromptText(name, "-").empty()) {
+      return McpOutcome{.error_code = kJsonRpcInvalidParams,
+                        .error_message = absl::StrCat("no such prompt: ", std::string(name))};
     }
     if (params["arguments"]["service"].get_string().get(service) != simdjson::SUCCESS) {
       return McpOutcome{.error_code = kJsonRpcInvalidParams,

@@ -22,6 +22,7 @@ using server::testing::Curl;
 using server::testing::HttpAnswer;
 
 constexpr char kToken[] = "mcp-test-read-token";
+constexpr char kOtherToken[] = "mcp-test-other-read-token";
 
 TEST(JsonRpcParseTest, MalformedJsonIsAParseError) {
   auto parsed = ParseJsonRpc("{\"jsonrpc\":\"2.0\",");
@@ -63,16 +64,27 @@ TEST(JsonRpcParseTest, RequestsNotificationsAndResponsesAreTold) {
 
 TEST(McpSessionsTest, IdleSessionsExpireAndTheOldestMakesRoom) {
   McpSessions sessions(McpSessionLimits{.max_sessions = 2, .idle_ns = 100});
-  const std::string a = sessions.Create(0, "2025-06-18");
-  const std::string b = sessions.Create(10, "2025-06-18");
+  const std::string a = sessions.Create(0, "2025-06-18", "token:a");
+  const std::string b = sessions.Create(10, "2025-06-18", "token:a");
   EXPECT_NE(a, b);
-  EXPECT_TRUE(sessions.Touch(a, 50));
-  const std::string c = sessions.Create(60, "2025-06-18");  // b is the least recently used
-  EXPECT_FALSE(sessions.Touch(b, 61));
-  EXPECT_TRUE(sessions.Touch(c, 61));
-  EXPECT_FALSE(sessions.Touch(a, 200));  // idle for 150 ns > 100
-  EXPECT_TRUE(sessions.End(c));
-  EXPECT_FALSE(sessions.End(c));
+  EXPECT_TRUE(sessions.Touch(a, 50, "token:a"));
+  const std::string c = sessions.Create(60, "2025-06-18", "token:a");  // b: least recently used
+  EXPECT_FALSE(sessions.Touch(b, 61, "token:a"));
+  EXPECT_TRUE(sessions.Touch(c, 61, "token:a"));
+  EXPECT_FALSE(sessions.Touch(a, 200, "token:a"));  // idle for 150 ns > 100
+  EXPECT_TRUE(sessions.End(c, "token:a"));
+  EXPECT_FALSE(sessions.End(c, "token:a"));
+}
+
+TEST(McpSessionsTest, ASessionAnswersOnlyTheCredentialThatMadeIt) {
+  McpSessions sessions;
+  const std::string a = sessions.Create(0, "2025-06-18", "token:aaaa");
+  EXPECT_FALSE(sessions.Touch(a, 1, "token:bbbb"));
+  EXPECT_FALSE(sessions.Touch(a, 1, "session:7"));
+  EXPECT_FALSE(sessions.Touch(a, 1, "token:aaa"));
+  EXPECT_FALSE(sessions.End(a, "token:bbbb"));
+  EXPECT_TRUE(sessions.Touch(a, 1, "token:aaaa"));  // the refusals did not end it
+  EXPECT_TRUE(sessions.End(a, "token:aaaa"));
 }
 
 class McpEndpointTest : public control::testing::TempDirTest {
@@ -82,7 +94,10 @@ class McpEndpointTest : public control::testing::TempDirTest {
     ApiOptions options;
     options.storage = [] { return nullptr; };
     options.data_dir = dir();
-    options.authenticate = AcceptOnlyToken(kToken);
+    options.authenticate = [](std::string_view token) -> absl::StatusOr<control::TokenScope> {
+      if (token == kToken || token == kOtherToken) return control::TokenScope::kRead;
+      return absl::UnauthenticatedError("unknown or revoked token");
+    };
     api_ = std::make_unique<Api>(std::move(options));
     server::HttpRouter router;
     api_->AddRoutes(&router);
@@ -159,6 +174,13 @@ TEST_F(McpEndpointTest, TheTransportChecksSessionsVersionsOriginsAndTokens) {
   EXPECT_EQ(Post(ping, {header, "MCP-Protocol-Version: 1999-01-01"}).status, 400);
   EXPECT_EQ(Post(ping, {header, "MCP-Protocol-Version: 2025-06-18"}).status, 200);
   EXPECT_EQ(Post(ping, {header, "Origin: http://evil.example"}).status, 403);
+  // DNS rebinding: Host and Origin agree, but name no loopback host.
+  EXPECT_EQ(Post(ping, {header, "Host: evil.example", "Origin: http://evil.example"}).status, 403);
+  const std::string port =
+      base_.substr(base_.rfind(':') + 1, base_.find("/mcp") - base_.rfind(':') - 1);
+  EXPECT_EQ(
+      Post(ping, {header, "Host: localhost:" + port, "Origin: http://localhost:" + port}).status,
+      200);
   HttpAnswer get = Curl({"-H", std::string("Authorization: Bearer ") + kToken, base_});
   EXPECT_EQ(get.status, 405);
   HttpAnswer end = Curl(
@@ -171,6 +193,38 @@ TEST_F(McpEndpointTest, TheTransportChecksSessionsVersionsOriginsAndTokens) {
                   "--data-binary", "@" + big, base_})
                 .status,
             413);
+}
+
+TEST_F(McpEndpointTest, ASessionMadeWithOneTokenIsUnknownToAnother) {
+  const std::string header = "Mcp-Session-Id: " + Initialize();
+  const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+  const std::string other = std::string("Authorization: Bearer ") + kOtherToken;
+  HttpAnswer answer = Post(ping, {header, other}, /*token=*/false);
+  EXPECT_EQ(answer.status, 404) << answer.body;
+  EXPECT_EQ(Curl({"-X", "DELETE", "-H", other, "-H", header, base_}).status, 404);
+  // The same token still reaches it: the refusal ended nothing.
+  EXPECT_EQ(Post(ping, {header}).status, 200);
+}
+
+TEST_F(McpEndpointTest, SetsTheLogLevelAndCompletesWithNothingWithoutTelemetry) {
+  const std::string header = "Mcp-Session-Id: " + Initialize();
+  HttpAnswer level =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}})",
+           {header});
+  EXPECT_EQ(level.body, R"({"jsonrpc":"2.0","id":1,"result":{}})");
+  HttpAnswer bad =
+      Post(R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{}})", {header});
+  EXPECT_NE(bad.body.find("-32602"), std::string::npos) << bad.body;
+  HttpAnswer complete = Post(
+      R"({"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"why_is_service_slow"},"argument":{"name":"service","value":"ch"}}})",
+      {header});
+  EXPECT_EQ(
+      complete.body,
+      R"({"jsonrpc":"2.0","id":3,"result":{"completion":{"values":[],"total":0,"hasMore":false}}})");
+  HttpAnswer prompt = Post(
+      R"({"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"nope","arguments":{}}})",
+      {header});
+  EXPECT_NE(prompt.body.find("no such prompt: nope"), std::string::npos) << prompt.body;
 }
 
 TEST_F(McpEndpointTest, ListsToolsResourcesAndPromptsAndSaysWhenRecovering) {

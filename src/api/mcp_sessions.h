@@ -7,6 +7,11 @@
 // the least recently used is ended to make room, so a client that leaks
 // sessions cannot lock others out.
 //
+// Each session is bound to the credential that made it (a token's hash, a
+// browser session's id, an OAuth grant): a request that names the session
+// with another credential is treated as naming no session at all, so a
+// leaked session id is worth nothing without its credential.
+//
 // Thread-safety: safe for concurrent use. Errors: none (Touch() says
 // whether the id names a live session).
 
@@ -31,20 +36,24 @@ class McpSessions {
   explicit McpSessions(McpSessionLimits limits = {}) : limits_(limits) {}
 
   // A new session's id (32 hex digits from a random source), live from
-  // `now_ns`, with the protocol version `initialize` agreed.
-  std::string Create(int64_t now_ns, std::string protocol_version) ABSL_LOCKS_EXCLUDED(mu_);
-  // True, and the session's idle clock restarted, when `id` is live at
-  // `now_ns`; `protocol_version` gets its version.
-  bool Touch(std::string_view id, int64_t now_ns, std::string* protocol_version = nullptr)
+  // `now_ns`, with the protocol version `initialize` agreed, bound to
+  // `credential` (McpCredentialKey() in mcp_endpoint.cc).
+  std::string Create(int64_t now_ns, std::string protocol_version, std::string credential)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Ends `id`; false when it was not live.
-  bool End(std::string_view id) ABSL_LOCKS_EXCLUDED(mu_);
+  // True, and the session's idle clock restarted, when `id` is live at
+  // `now_ns` and bound to `credential`; `protocol_version` gets its version.
+  bool Touch(std::string_view id, int64_t now_ns, std::string_view credential,
+             std::string* protocol_version = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends `id` when it is bound to `credential`; false when it was not live
+  // or is another credential's.
+  bool End(std::string_view id, std::string_view credential) ABSL_LOCKS_EXCLUDED(mu_);
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Session {
     int64_t last_used_ns = 0;
     std::string protocol_version;
+    std::string credential;
   };
   void DropIdle(int64_t now_ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -17,6 +17,7 @@
 #include "api/search.h"
 #include "api/service_health_json.h"
 #include "api/service_map.h"
+#include "api/traceql_search.h"
 #include "common/status_macros.h"
 #include "otlp/json_writer.h"
 #include "simdjson.h"
@@ -294,6 +295,9 @@ absl::StatusOr<std::string> Api::McpFindTraces(QueryParams& args,
   STRATA_ASSIGN_OR_RETURN(TimeWindow window, TakeWindow(args, options_.now));
   search.start = window.start;
   search.end = window.end;
+  std::optional<std::string> traceql;
+  STRATA_RETURN_IF_ERROR(TakeString(args, "traceql", &traceql));
+  if (traceql.has_value()) return McpFindTracesByTraceQL(*traceql, window, args, snapshot);
   STRATA_RETURN_IF_ERROR(TakeString(args, "service", &search.service));
   STRATA_RETURN_IF_ERROR(TakeString(args, "operation", &search.operation));
   std::optional<std::string> text;
@@ -329,6 +333,46 @@ absl::StatusOr<std::string> Api::McpFindTraces(QueryParams& args,
                                  "filters, or raise limit"));
   }
   WriteList(w, &out, "traces", items, Left(out), "lower limit or narrow the filters", &notes,
+            &truncated);
+  WriteNotes(w, notes, truncated);
+  w.EndObject();
+  return out;
+}
+
+absl::StatusOr<std::string> Api::McpFindTracesByTraceQL(const std::string& traceql,
+                                                        const TimeWindow& window, QueryParams& args,
+                                                        const storage::Snapshot& snapshot) {
+  TraceQLSearch search{.start = window.start, .end = window.end, .query = traceql};
+  STRATA_ASSIGN_OR_RETURN(search.limit, TakeLimit(args, Limit{kTraceLimitDefault, 100}));
+  // The other filters are TraceQL's to say: refuse them rather than drop them.
+  if (absl::Status left = args.Finish(); !left.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        left.message(), " (with traceql, say every filter in the query: { ... && ... })"));
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<TraceQLTrace> traces,
+                          SearchTraceQL(*options_.pool, snapshot, options_.data_dir, search,
+                                        CallOptions{options_.query_deadline}));
+  std::vector<std::string> items;
+  for (const TraceQLTrace& t : traces) {
+    std::string item = TraceHitJson(t.summary);
+    item.pop_back();  // the closing brace
+    absl::StrAppend(&item, R"(,"matched_spans":)", t.matched, "}");
+    items.push_back(std::move(item));
+  }
+  std::string out;
+  otlp::JsonWriter w(&out);
+  w.BeginObject();
+  WriteWindow(w, window);
+  w.Key("traceql");
+  w.String(traceql);
+  std::vector<std::string> notes;
+  bool truncated = false;
+  if (static_cast<int64_t>(traces.size()) == search.limit) {
+    notes.push_back(absl::StrCat("limit=", search.limit,
+                                 " traces reached; there may be more: narrow the window or the "
+                                 "query, or raise limit"));
+  }
+  WriteList(w, &out, "traces", items, Left(out), "lower limit or narrow the query", &notes,
             &truncated);
   WriteNotes(w, notes, truncated);
   w.EndObject();

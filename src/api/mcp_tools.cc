@@ -38,7 +38,8 @@ constexpr std::string_view kTools =
     R"j("description":"Search traces: by service, operation (span name), duration, status and )j"
     R"j(span attributes, newest first. Each hit: trace_id, root, start, duration_ms, spans, errors.",)j"
     R"j("inputSchema":{"type":"object","properties":{)j" STRATA_MCP_WINDOW
-    R"j(,"service":{"type":"string"},"operation":{"type":"string","description":"A span name"},)j"
+    R"j(,"traceql":{"type":"string","description":"A TraceQL query, e.g. { resource.service.name = \"checkout\" && duration > 500ms && status = error }. When given, the other filters are not allowed: say them in the query. Each hit then has matched_spans."},)j"
+    R"j("service":{"type":"string"},"operation":{"type":"string","description":"A span name"},)j"
     R"j("min_duration":{"type":"string","description":"e.g. 250ms, 1.5s"},)j"
     R"j("max_duration":{"type":"string","description":"e.g. 2s"},)j"
     R"j("status":{"type":"string","enum":["unset","ok","error"]},)j"

@@ -18,6 +18,7 @@
 #include "common/mutex.h"
 #include "common/runbook.h"
 #include "control/accounts.h"
+#include "control/oauth.h"
 #include "control/sqlite_account_store.h"
 #include "control/sqlite_token_store.h"
 #include "control/token_authenticator.h"
@@ -112,13 +113,13 @@ struct ServerState {
 };
 
 // Forwards the REST API's requests (/api/, the compatible APIs' prefixes,
-// docs/api.md, and /mcp, docs/mcp.md), whatever their method, to the REST API once it exists (the
-// API listener starts before storage, tokens and the query pool are open);
-// its router alone says which methods a path takes. Once shutdown begins,
-// new requests are answered 503.
+// docs/api.md, /mcp and its OAuth endpoints, docs/mcp.md), whatever their method, to the REST API
+// once it exists (the API listener starts before storage, tokens and the query pool are open); its
+// router alone says which methods a path takes. Once shutdown begins, new requests are answered
+// 503.
 void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
-  for (std::string_view prefix :
-       {"/api/", "/tempo/", "/jaeger/", "/prometheus/", "/loki/", "/mcp"}) {
+  for (std::string_view prefix : {"/api/", "/tempo/", "/jaeger/", "/prometheus/", "/loki/", "/mcp",
+                                  "/oauth/", "/.well-known/oauth-"}) {
     router->Mount(prefix, [&state](server::HttpRequest request, server::HttpResponder responder) {
       if (state.phase.load() == Phase::kDraining) {
         responder.Respond(api::ApiErrorResponse(absl::UnavailableError("shutting down")));
@@ -540,6 +541,13 @@ int RunServe(const ServeOptions& options) {
   };
   control::Accounts accounts(account_store->get(), std::move(account_options));
   control::SavedQueries saved_queries(account_store->get());
+  // The same database, whose migrations the account store just applied.
+  absl::StatusOr<std::unique_ptr<control::OAuth>> oauth =
+      control::OAuth::Open(storage::DataDirPaths(options.data_dir).ControlDb(), absl::Now());
+  if (!oauth.ok()) {
+    spdlog::error("strata serve: {}", oauth.status().ToString());
+    return 1;
+  }
   absl::StatusOr<std::optional<std::string>> setup = accounts.OpenSetup();
   if (!setup.ok()) {
     spdlog::error("strata serve: cannot read the accounts: {}", setup.status().ToString());
@@ -578,6 +586,7 @@ int RunServe(const ServeOptions& options) {
       .accounts = &accounts,
       .saved_queries = &saved_queries,
       .tokens = tokens->get(),
+      .oauth = oauth->get(),
       .tokens_changed =
           [auth_ptr] {
             if (absl::Status s = auth_ptr->Refresh(); !s.ok()) {

@@ -73,12 +73,31 @@ async function checkTools(client, label) {
   assert.ok(overview.services.length > 0, 'no services');
   const busiest = overview.services[0].name;
 
+  // completion/complete: the prompts' service argument completes to the
+  // services with that prefix.
+  const completed = await client.complete({
+    ref: { type: 'ref/prompt', name: 'why_is_service_slow' },
+    argument: { name: 'service', value: busiest.slice(0, 2) },
+  });
+  assert.ok(completed.completion.values.includes(busiest), JSON.stringify(completed));
+  assert.ok(completed.completion.values.every((v) => v.startsWith(busiest.slice(0, 2))));
+
   // find_traces: the same trace ids as /api/v1/traces.
   const found = await call(client, 'find_traces', { ...windowArgs, service: busiest, limit: 10 });
   const restTraces = await rest(`/api/v1/traces?${restWindow}&service=${encodeURIComponent(busiest)}&limit=10`);
   assert.deepEqual(found.traces.map((t) => t.trace_id).sort(),
     restTraces.traces.map((t) => t.trace_id).sort());
   assert.ok(found.traces.length > 0);
+
+  // find_traces with TraceQL: only traces with error spans, each saying
+  // how many of its spans matched; other filters beside it are refused.
+  const failing = await call(client, 'find_traces', { ...windowArgs, traceql: '{ status = error }', limit: 10 });
+  assert.ok(failing.traces.length > 0, 'no trace with an error span');
+  for (const t of failing.traces) {
+    assert.ok(t.matched_spans >= 1 && t.error_span_count >= t.matched_spans, JSON.stringify(t));
+  }
+  const mixed = await client.callTool({ name: 'find_traces', arguments: { traceql: '{ }', service: busiest } });
+  assert.equal(mixed.isError, true, 'traceql with service must be refused');
 
   // get_trace: the span count and root of /api/v1/traces/{id}.
   const traceId = found.traces[0].trace_id;

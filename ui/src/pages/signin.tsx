@@ -18,7 +18,10 @@ export function SignInPage() {
   const { busy, error, submit } = useSubmit(
     async () => {
       me.value = await post<User>('/api/v1/auth/login', { email, password });
-      navigate(afterSignIn(here.value.params.get('next')), true);
+      const next = afterSignIn(here.value.params.get('next'));
+      // The OAuth consent page (docs/mcp.md) is the server's, not the app's.
+      if (next.startsWith('/oauth/')) window.location.assign(next);
+      else navigate(next, true);
     },
     (caught) =>
       caught instanceof ApiError && caught.status === 429
