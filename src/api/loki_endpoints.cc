@@ -16,6 +16,7 @@
 #include "api/loki_logs.h"
 #include "api/loki_query.h"
 #include "api/params.h"
+#include "common/absl_view.h"
 #include "common/status_macros.h"
 #include "compat/logql/check.h"
 #include "compat/logql/literals.h"
@@ -30,8 +31,6 @@ using compat::logql::Labels;
 using compat::logql::LogLine;
 
 constexpr std::string_view kLokiLabelPrefix = "/loki/api/v1/label/";
-
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
 
 }  // namespace
 

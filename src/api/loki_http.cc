@@ -7,16 +7,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/loki_query.h"
+#include "common/absl_view.h"
 #include "common/status_macros.h"
 #include "compat/logql/check.h"
 #include "compat/logql/parser.h"
 
 namespace strata::api {
-namespace {
-
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
-
-}  // namespace
+namespace {}  // namespace
 
 server::HttpResponse LokiError(const absl::Status& status) {
   server::HttpResponse response;

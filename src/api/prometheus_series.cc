@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "api/prometheus_names.h"
 #include "common/status_macros.h"
+#include "compat/promql/label_matcher.h"
 #include "re2/re2.h"
 
 namespace strata::api {
@@ -75,13 +76,6 @@ class Matcher {
   promql::LabelMatcher m_;
   std::unique_ptr<RE2> re_;
 };
-
-std::string_view LabelValue(const promql::Labels& labels, std::string_view name) {
-  for (const auto& label : labels) {
-    if (label.name == name) return label.value;
-  }
-  return {};
-}
 
 // One OTLP metric of the catalog.
 struct CatalogEntry {
@@ -196,7 +190,7 @@ class SeriesBuilder {
     std::string key = KeyOf(labels);
     if (auto found = index_.find(key); found != index_.end()) return found->second;
     for (const Matcher& matcher : matchers_) {
-      if (!matcher.Matches(LabelValue(labels, matcher.name()))) {
+      if (!matcher.Matches(promql::LabelValue(labels, matcher.name()))) {
         index_.emplace(std::move(key), std::nullopt);
         return std::nullopt;
       }
@@ -284,12 +278,6 @@ class SeriesBuilder {
   std::vector<double> running_;
   int64_t samples_ = 0;
 };
-
-promql::Labels Sorted(promql::Labels labels) {
-  std::sort(labels.begin(), labels.end(),
-            [](const promql::Label& a, const promql::Label& b) { return a.name < b.name; });
-  return labels;
-}
 
 // job and instance from the resource, as the specification says.
 void AddJobAndInstance(const std::string& service, const std::string& ns,
@@ -421,10 +409,10 @@ absl::Status AddDeltaBaselines(
       const double le = k < static_cast<int64_t>(bounds.size()) ? bounds[k] : INFINITY;
       labels.push_back({"__name__", e.family + "_bucket"});
       labels.push_back({"le", BoundText(le)});
-      builder->SetBaseline(Sorted(std::move(labels)), cumulative);
+      builder->SetBaseline(promql::SortedByName(std::move(labels)), cumulative);
       continue;
     }
-    builder->SetBaseline(Sorted(std::move(labels)), total);
+    builder->SetBaseline(promql::SortedByName(std::move(labels)), total);
   }
   return absl::OkStatus();
 }
@@ -607,9 +595,9 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
             continue;
           }
           if (!name_wanted(labels[labels.size() - (e.type == kHistogram ? 2 : 1)].value)) continue;
-          labels = Sorted(std::move(labels));
+          labels = promql::SortedByName(std::move(labels));
           if (!std::all_of(other_matchers.begin(), other_matchers.end(), [&](const Matcher& m) {
-                return m.Matches(LabelValue(labels, m.name()));
+                return m.Matches(promql::LabelValue(labels, m.name()));
               })) {
             continue;
           }
@@ -643,7 +631,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
             promql::Labels labels = base;
             labels.push_back({"__name__", name});
             if (!extra_name.empty()) labels.push_back({std::string(extra_name), extra});
-            STRATA_ASSIGN_OR_RETURN(index, builder.Intern(Sorted(std::move(labels))));
+            STRATA_ASSIGN_OR_RETURN(index, builder.Intern(promql::SortedByName(std::move(labels))));
           }
           found = identity.series.emplace(key, index).first;
         }
@@ -723,7 +711,8 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
       AddAttributes(rest, &labels);
       labels.push_back({"__name__", "target_info"});
       STRATA_ASSIGN_OR_RETURN(const int64_t t_ms, CellInt(row[4]));
-      STRATA_RETURN_IF_ERROR(builder.Add(Sorted(std::move(labels)), t_ms, 1, false, false));
+      STRATA_RETURN_IF_ERROR(
+          builder.Add(promql::SortedByName(std::move(labels)), t_ms, 1, false, false));
     }
   }
   // Both queries read in time order, so every series' samples ascend.

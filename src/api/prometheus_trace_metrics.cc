@@ -188,12 +188,6 @@ bool FamilyWanted(absl::Span<const promql::LabelMatcher> matchers, Family family
   return false;
 }
 
-promql::Labels Sorted(promql::Labels labels) {
-  std::sort(labels.begin(), labels.end(),
-            [](const promql::Label& a, const promql::Label& b) { return a.name < b.name; });
-  return labels;
-}
-
 std::string KeyOf(const promql::Labels& labels) {
   std::string key;
   for (const auto& label : labels) absl::StrAppend(&key, label.name, "\x1f", label.value, "\x1e");
@@ -318,10 +312,10 @@ absl::StatusOr<std::vector<promql::Series>> TraceMetricsSource::Collect(
       for (const rollups::RollupRow& row : batch->rows) {
         const rollups::RollupKey& key = row.key;
         if (key.kind != rollups::RollupKind::kOperation || key.minute >= end) continue;
-        Base& base =
-            bases.Get(Family::kSpanMetrics, Sorted({{"service", key.service_name},
-                                                    {"span_kind", SpanKindName(key.span_kind)},
-                                                    {"span_name", key.span_name}}));
+        Base& base = bases.Get(Family::kSpanMetrics,
+                               promql::SortedByName({{"service", key.service_name},
+                                                     {"span_kind", SpanKindName(key.span_kind)},
+                                                     {"span_name", key.span_name}}));
         Bases::Count(base, key.minute, first, FromRollup(row.measures));
       }
     }
@@ -331,7 +325,7 @@ absl::StatusOr<std::vector<promql::Series>> TraceMetricsSource::Collect(
       promql::Labels labels = {{"client", edge.source.name}, {"server", edge.target.name}};
       const char* connection = ConnectionType(edge.target, edge.type);
       if (*connection != '\0') labels.push_back({"connection_type", connection});
-      Base& base = bases.Get(Family::kServiceGraph, Sorted(std::move(labels)));
+      Base& base = bases.Get(Family::kServiceGraph, promql::SortedByName(std::move(labels)));
       Bases::Count(base, edge.minute, first, FromEdge(edge.measures));
     }
   }
@@ -362,7 +356,7 @@ absl::StatusOr<std::vector<promql::Series>> TraceMetricsSource::Collect(
       promql::Labels labels = base.labels;
       labels.push_back({"__name__", output.name});
       if (!output.label.empty()) labels.push_back({output.label, output.value});
-      labels = Sorted(std::move(labels));
+      labels = promql::SortedByName(std::move(labels));
       if (!matcher_set.Matches(labels)) continue;
       if (limits.max_series > 0 && static_cast<int64_t>(out.size()) >= limits.max_series) {
         return absl::ResourceExhaustedError(absl::StrCat(

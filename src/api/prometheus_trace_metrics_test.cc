@@ -33,8 +33,8 @@ namespace {
 namespace promql = compat::promql;
 namespace smt = service_map_testing;
 
-constexpr int64_t kT0 = 1'796'205'600'000'000'000;  // a whole minute
-constexpr int64_t kT0Ms = kT0 / 1'000'000;
+constexpr int64_t kStart = 1'796'205'600'000'000'000;  // a whole minute
+constexpr int64_t kStartMs = kStart / 1'000'000;
 constexpr int64_t kMinuteMs = 60'000;
 
 using Counts = std::map<std::string, double>;
@@ -47,8 +47,8 @@ class TraceMetricsTest : public ::testing::Test {
     auto opened = storage::Storage::Open(fs_, *data_dir_);
     ASSERT_TRUE(opened.ok()) << opened.status();
     storage_ = opened->release();
-    // 60 traces, one every 7 s: spans over 7 minutes from kT0.
-    ASSERT_TRUE(smt::WriteExportedApart(*storage_, smt::Traces(60, kT0), 5).ok());
+    // 60 traces, one every 7 s: spans over 7 minutes from kStart.
+    ASSERT_TRUE(smt::WriteExportedApart(*storage_, smt::Traces(60, kStart), 5).ok());
     auto engine = query::DuckDbEngine::Open({});
     ASSERT_TRUE(engine.ok());
     engine_ = engine->release();
@@ -135,36 +135,36 @@ TEST_F(TraceMetricsTest, CallsAtEveryMinuteEqualTheSpansStartedBeforeIt) {
   const std::vector<std::string> labels = {"service", "span_kind", "span_name", "status_code"};
   for (int minute = 1; minute <= 9; ++minute) {
     // Anywhere in the minute: the sample of the minute's start.
-    const int64_t t = kT0Ms + minute * kMinuteMs + 17'000;
-    const Counts want = CallsBefore(kT0Ms + minute * kMinuteMs);
+    const int64_t t = kStartMs + minute * kMinuteMs + 17'000;
+    const Counts want = CallsBefore(kStartMs + minute * kMinuteMs);
     ASSERT_FALSE(want.empty());
     EXPECT_EQ(Instant("traces_spanmetrics_calls_total", t, labels), want) << "minute " << minute;
   }
   // Errors alone, by a matcher on the status.
   Counts errors;
-  for (const auto& [key, count] : CallsBefore(kT0Ms + 10 * kMinuteMs)) {
+  for (const auto& [key, count] : CallsBefore(kStartMs + 10 * kMinuteMs)) {
     if (key.ends_with("|STATUS_CODE_ERROR")) errors[key] = count;
   }
   ASSERT_FALSE(errors.empty());
   EXPECT_EQ(Instant("traces_spanmetrics_calls_total{status_code=\"STATUS_CODE_ERROR\"}",
-                    kT0Ms + 10 * kMinuteMs, labels),
+                    kStartMs + 10 * kMinuteMs, labels),
             errors);
 }
 
 TEST_F(TraceMetricsTest, SeriesGoStaleFifteenMinutesAfterTheirLastCount) {
   // The last spans start in minute 6 (60 traces 7 s apart): samples run
   // to the end of minute 21, and the lookback keeps the last 5 minutes more.
-  const Counts all = CallsBefore(kT0Ms + 60 * kMinuteMs);
-  EXPECT_EQ(Instant("traces_spanmetrics_calls_total", kT0Ms + 26 * kMinuteMs,
+  const Counts all = CallsBefore(kStartMs + 60 * kMinuteMs);
+  EXPECT_EQ(Instant("traces_spanmetrics_calls_total", kStartMs + 26 * kMinuteMs,
                     {"service", "span_kind", "span_name", "status_code"}),
             all);
   EXPECT_TRUE(
-      Instant("traces_spanmetrics_calls_total", kT0Ms + 28 * kMinuteMs, {"service"}).empty());
-  EXPECT_TRUE(Instant("traces_spanmetrics_calls_total", kT0Ms - kMinuteMs, {"service"}).empty());
+      Instant("traces_spanmetrics_calls_total", kStartMs + 28 * kMinuteMs, {"service"}).empty());
+  EXPECT_TRUE(Instant("traces_spanmetrics_calls_total", kStartMs - kMinuteMs, {"service"}).empty());
 }
 
 TEST_F(TraceMetricsTest, LatencyBucketsCountDurationsByTheRollupBucketRule) {
-  const int64_t t = kT0Ms + 12 * kMinuteMs;
+  const int64_t t = kStartMs + 12 * kMinuteMs;
   Counts want;
   Counts want_sum;
   for (const auto& row :
@@ -202,7 +202,7 @@ TEST_F(TraceMetricsTest, LatencyBucketsCountDurationsByTheRollupBucketRule) {
 }
 
 TEST_F(TraceMetricsTest, ServiceGraphCountsEqualTheServiceMapReference) {
-  const int64_t t = kT0Ms + 12 * kMinuteMs;
+  const int64_t t = kStartMs + 12 * kMinuteMs;
   const uint64_t end = static_cast<uint64_t>(t / kMinuteMs * kMinuteMs) * 1'000'000;
   Counts calls;
   Counts failed;
@@ -250,22 +250,22 @@ TEST_F(TraceMetricsTest, NamesAreListedBesideTheMetricsTablesAndSelectedByRegex)
   TraceMetricsSource traces(rollups_, map_, fs_, *snapshot);
   PromSeriesSources source(metrics, traces);
   auto sets = source.SelectLabels({{promql::MatchType::kRegexMatch, "__name__", "traces_.+_total"}},
-                                  kT0Ms, kT0Ms + 30 * kMinuteMs, 0);
+                                  kStartMs, kStartMs + 30 * kMinuteMs, 0);
   ASSERT_TRUE(sets.ok()) << sets.status();
   std::set<std::string> names;
   for (const auto& labels : *sets) names.insert(promql::LabelValue(labels, "__name__"));
   EXPECT_EQ(names, (std::set<std::string>{"traces_service_graph_request_failed_total",
                                           "traces_service_graph_request_total",
                                           "traces_spanmetrics_calls_total"}));
-  auto metadata = source.Metadata(kT0Ms, kT0Ms + 30 * kMinuteMs);
+  auto metadata = source.Metadata(kStartMs, kStartMs + 30 * kMinuteMs);
   ASSERT_TRUE(metadata.ok()) << metadata.status();
   std::set<std::string> families;
   for (const auto& one : *metadata) families.insert(one.name + " " + one.type);
   EXPECT_TRUE(families.contains("traces_spanmetrics_latency histogram"));
   EXPECT_TRUE(families.contains("traces_service_graph_request_total counter"));
   // A range query over the window: rate() of the running totals.
-  auto rate = EvaluatePromQuery({"sum(rate(traces_spanmetrics_calls_total[5m]))", kT0Ms,
-                                 kT0Ms + 20 * kMinuteMs, kMinuteMs, 0},
+  auto rate = EvaluatePromQuery({"sum(rate(traces_spanmetrics_calls_total[5m]))", kStartMs,
+                                 kStartMs + 20 * kMinuteMs, kMinuteMs, 0},
                                 source, 0);
   ASSERT_TRUE(rate.ok()) << rate.status();
   ASSERT_EQ(rate->matrix.size(), 1u);

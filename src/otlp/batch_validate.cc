@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "otlp/decode.h"
 
 namespace strata::otlp {
 namespace {
 
 // absl::StrCat takes absl::string_view, which is not std::string_view here.
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // A child table and every Range that points into it, from any column.
 struct RangeTable {
@@ -32,8 +32,8 @@ class Checker {
   void Columns(std::string_view table, std::initializer_list<size_t> sizes) {
     for (size_t n : sizes) {
       if (n != *sizes.begin()) {
-        return Fail(absl::StrCat(AV(table), ": columns differ in length (", *sizes.begin(), " vs ",
-                                 n, ")"));
+        return Fail(absl::StrCat(Absl(table), ": columns differ in length (", *sizes.begin(),
+                                 " vs ", n, ")"));
       }
     }
   }
@@ -46,8 +46,8 @@ class Checker {
 
   void Ref(std::string_view column, size_t row, Range r, RangeTable* target) {
     if (uint64_t{r.begin} + r.count > target->size) {
-      return Fail(absl::StrCat(AV(column), "[", row, "]: range [", r.begin, ", +", r.count,
-                               ") outside ", AV(target->name), " (", target->size, " rows)"));
+      return Fail(absl::StrCat(Absl(column), "[", row, "]: range [", r.begin, ", +", r.count,
+                               ") outside ", Absl(target->name), " (", target->size, " rows)"));
     }
     if (r.count > 0) target->ranges.push_back(r);
   }
@@ -57,8 +57,8 @@ class Checker {
                std::string_view target) {
     for (size_t i = 0; i < indexes.size(); ++i) {
       if (indexes[i] >= size) {
-        return Fail(absl::StrCat(AV(column), "[", i, "] = ", indexes[i], ": no such row in ", AV(target),
-                                 " (", size, " rows)"));
+        return Fail(absl::StrCat(Absl(column), "[", i, "] = ", indexes[i], ": no such row in ",
+                                 Absl(target), " (", size, " rows)"));
       }
     }
   }
@@ -70,7 +70,7 @@ class Checker {
     if (!std::is_sorted(rs.begin(), rs.end(), by_begin)) std::sort(rs.begin(), rs.end(), by_begin);
     for (size_t i = 1; i < rs.size(); ++i) {
       if (uint64_t{rs[i - 1].begin} + rs[i - 1].count > rs[i].begin) {
-        return Fail(absl::StrCat(AV(t->name), ": rows ", rs[i].begin,
+        return Fail(absl::StrCat(Absl(t->name), ": rows ", rs[i].begin,
                                  " are covered by two parents' ranges"));
       }
     }
@@ -82,7 +82,7 @@ class Checker {
     Columns(column, {v.type.size(), v.str.size(), v.bits.size()});
     for (size_t i = 0; i < v.size() && ok(); ++i) {
       if (v.type[i] > ValueType::kBytes) {
-        return Fail(absl::StrCat(AV(column), "[", i, "]: unknown value type ",
+        return Fail(absl::StrCat(Absl(column), "[", i, "]: unknown value type ",
                                  static_cast<int>(v.type[i])));
       }
       if (v.type[i] == ValueType::kArray) Ref(column, i, v.children_at(i), nested_values);
@@ -135,22 +135,20 @@ class BaseChecker {
     c_.Refs("resources.attributes", r.attributes, &resource_attributes_);
     c_.Refs("resources.entity_refs", r.entity_refs, &entity_refs_);
     const EntityRefColumns& e = b_.entity_refs;
-    c_.Columns("entity_refs", {e.schema_url.size(), e.type.size(), e.id_keys.size(),
-                               e.description_keys.size()});
+    c_.Columns("entity_refs",
+               {e.schema_url.size(), e.type.size(), e.id_keys.size(), e.description_keys.size()});
     c_.Refs("entity_refs.id_keys", e.id_keys, &entity_keys_);
     c_.Refs("entity_refs.description_keys", e.description_keys, &entity_keys_);
     const ScopeColumns& s = b_.scopes;
-    c_.Columns("scopes", {s.resource.size(), s.name.size(), s.version.size(),
-                          s.attributes.size(), s.dropped_attributes_count.size(),
-                          s.schema_url.size()});
+    c_.Columns("scopes", {s.resource.size(), s.name.size(), s.version.size(), s.attributes.size(),
+                          s.dropped_attributes_count.size(), s.schema_url.size()});
     c_.Indexes("scopes.resource", s.resource, r.attributes.size(), "resources");
     c_.Refs("scopes.attributes", s.attributes, &scope_attributes_);
     c_.Attributes("resource_attributes", b_.resource_attributes, &nested_values_,
                   &nested_attributes_);
     c_.Attributes("scope_attributes", b_.scope_attributes, &nested_values_, &nested_attributes_);
     c_.Values("nested_values", b_.nested_values, &nested_values_, &nested_attributes_);
-    c_.Attributes("nested_attributes", b_.nested_attributes, &nested_values_,
-                  &nested_attributes_);
+    c_.Attributes("nested_attributes", b_.nested_attributes, &nested_values_, &nested_attributes_);
     for (RangeTable* t : {&resource_attributes_, &entity_refs_, &entity_keys_, &scope_attributes_,
                           &nested_values_, &nested_attributes_}) {
       if (c_.ok()) c_.Disjoint(t);
@@ -214,11 +212,11 @@ absl::Status ValidateBatch(const LogBatch& b) {
   BaseChecker base(b);
   Checker& c = base.checker();
   const LogRecordColumns& l = b.logs;
-  c.Columns("logs", {l.scope.size(), l.time_unix_nano.size(), l.observed_time_unix_nano.size(),
-                     l.severity_number.size(), l.severity_text.size(), l.body.size(),
-                     l.attributes.size(), l.dropped_attributes_count.size(), l.flags.size(),
-                     l.trace_id.size(), l.has_trace_id.size(), l.span_id.size(),
-                     l.has_span_id.size(), l.event_name.size()});
+  c.Columns("logs",
+            {l.scope.size(), l.time_unix_nano.size(), l.observed_time_unix_nano.size(),
+             l.severity_number.size(), l.severity_text.size(), l.body.size(), l.attributes.size(),
+             l.dropped_attributes_count.size(), l.flags.size(), l.trace_id.size(),
+             l.has_trace_id.size(), l.span_id.size(), l.has_span_id.size(), l.event_name.size()});
   c.Indexes("logs.scope", l.scope, b.scopes.size(), "scopes");
   RangeTable log_attributes = TableOf("log_attributes", b.log_attributes.size());
   c.Refs("logs.attributes", l.attributes, &log_attributes);
@@ -273,16 +271,16 @@ struct MetricTables {
 
 void CheckPointBase(Checker& c, std::string_view table, const PointColumnsBase& p,
                     const MetricBatch& b, MetricTables* t, std::initializer_list<size_t> more) {
-  std::vector<size_t> sizes = {p.metric.size(), p.attributes.size(),
-                               p.start_time_unix_nano.size(), p.time_unix_nano.size(),
-                               p.flags.size(), p.exemplars.size()};
+  std::vector<size_t> sizes = {
+      p.metric.size(),         p.attributes.size(), p.start_time_unix_nano.size(),
+      p.time_unix_nano.size(), p.flags.size(),      p.exemplars.size()};
   sizes.insert(sizes.end(), more.begin(), more.end());
   for (size_t n : sizes) {
-    if (n != sizes[0]) return c.Fail(absl::StrCat(AV(table), ": columns differ in length"));
+    if (n != sizes[0]) return c.Fail(absl::StrCat(Absl(table), ": columns differ in length"));
   }
-  c.Indexes(absl::StrCat(AV(table), ".metric"), p.metric, b.metrics.size(), "metrics");
-  c.Refs(absl::StrCat(AV(table), ".attributes"), p.attributes, &t->point_attributes);
-  c.Refs(absl::StrCat(AV(table), ".exemplars"), p.exemplars, &t->exemplars);
+  c.Indexes(absl::StrCat(Absl(table), ".metric"), p.metric, b.metrics.size(), "metrics");
+  c.Refs(absl::StrCat(Absl(table), ".attributes"), p.attributes, &t->point_attributes);
+  c.Refs(absl::StrCat(Absl(table), ".exemplars"), p.exemplars, &t->exemplars);
 }
 
 // Each metric's points lie in the table of its type and name it as their metric.
@@ -295,14 +293,15 @@ void CheckMetricPoints(Checker& c, const MetricBatch& b, MetricTables* t) {
       if (type != MetricType::kUnset) {
         return c.Fail(absl::StrCat("metrics[", i, "]: unknown type ", static_cast<int>(type)));
       }
-      if (m.points[i].count != 0) return c.Fail(absl::StrCat("metrics[", i, "]: unset with points"));
+      if (m.points[i].count != 0)
+        return c.Fail(absl::StrCat("metrics[", i, "]: unset with points"));
       continue;
     }
     c.Ref("metrics.points", i, m.points[i], t->PointsOf(type));
     for (uint32_t p = m.points[i].begin; p < m.points[i].end() && c.ok(); ++p) {
       if (p < points->metric.size() && points->metric[p] != i) {
-        c.Fail(absl::StrCat("metrics[", i, "]: point ", p, " belongs to metric ",
-                            points->metric[p]));
+        c.Fail(
+            absl::StrCat("metrics[", i, "]: point ", p, " belongs to metric ", points->metric[p]));
       }
     }
   }
@@ -311,7 +310,7 @@ void CheckMetricPoints(Checker& c, const MetricBatch& b, MetricTables* t) {
 void CheckNumberTypes(Checker& c, std::string_view column, const std::vector<NumberType>& types) {
   for (size_t i = 0; i < types.size(); ++i) {
     if (types[i] > NumberType::kInt) {
-      return c.Fail(absl::StrCat(AV(column), "[", i, "]: unknown number type"));
+      return c.Fail(absl::StrCat(Absl(column), "[", i, "]: unknown number type"));
     }
   }
 }
@@ -339,11 +338,11 @@ absl::Status ValidateBatch(const MetricBatch& b) {
   c.Refs("histogram_points.bucket_counts", h.bucket_counts, &t.bucket_counts);
   c.Refs("histogram_points.explicit_bounds", h.explicit_bounds, &t.explicit_bounds);
   const ExponentialPointColumns& x = b.exponential_points;
-  CheckPointBase(c, "exponential_points", x, b, &t,
-                 {x.count.size(), x.sum.size(), x.min.size(), x.max.size(), x.present.size(),
-                  x.scale.size(), x.zero_count.size(), x.zero_threshold.size(),
-                  x.positive_offset.size(), x.positive_bucket_counts.size(),
-                  x.negative_offset.size(), x.negative_bucket_counts.size()});
+  CheckPointBase(
+      c, "exponential_points", x, b, &t,
+      {x.count.size(), x.sum.size(), x.min.size(), x.max.size(), x.present.size(), x.scale.size(),
+       x.zero_count.size(), x.zero_threshold.size(), x.positive_offset.size(),
+       x.positive_bucket_counts.size(), x.negative_offset.size(), x.negative_bucket_counts.size()});
   c.Refs("exponential_points.positive_bucket_counts", x.positive_bucket_counts, &t.bucket_counts);
   c.Refs("exponential_points.negative_bucket_counts", x.negative_bucket_counts, &t.bucket_counts);
   const SummaryPointColumns& s = b.summary_points;

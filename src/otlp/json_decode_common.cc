@@ -11,6 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "common/check.h"
 
 namespace strata::otlp::json_internal {
@@ -104,7 +105,6 @@ const FieldTable& NoFields() {
 // ------------------------------------------------------------ text helpers
 
 // absl here is built without std::string_view aliasing absl::string_view.
-absl::string_view AsAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -365,7 +365,7 @@ absl::Status JsonReader::ErrorAt(const PathFrame& f, const char* at, std::string
   if (at != nullptr && at >= input_.data() && at <= input_.data() + input_.size()) {
     offset = static_cast<size_t>(at - input_.data());
   }
-  absl::StrAppend(&message, AsAbsl(what), " (at byte ", offset, ")");
+  absl::StrAppend(&message, Absl(what), " (at byte ", offset, ")");
   return absl::InvalidArgumentError(message);
 }
 
@@ -405,8 +405,7 @@ absl::Status JsonReader::SyntaxError(const PathFrame& f, simdjson::error_code co
 
 absl::Status JsonReader::TypeError(const PathFrame& f, simdjson::error_code code,
                                    std::string_view expected) const {
-  if (code == simdjson::INCORRECT_TYPE)
-    return Error(f, absl::StrCat("expected ", AsAbsl(expected)));
+  if (code == simdjson::INCORRECT_TYPE) return Error(f, absl::StrCat("expected ", Absl(expected)));
   return SyntaxError(f, code);
 }
 
@@ -608,7 +607,7 @@ absl::Status JsonReader::Enum(od::value& v, const PathFrame& f, EnumNames names,
         }
       }
       return Error(f, absl::StrCat("unknown enum value name \"",
-                                   absl::CHexEscape(AsAbsl(name.substr(0, 64))), "\""));
+                                   absl::CHexEscape(Absl(name.substr(0, 64))), "\""));
     }
   }
   return Int32(v, f, out);

@@ -4,12 +4,12 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 
 namespace strata::otlp::internal {
 namespace {
 
 // absl::StrCat takes Debian's absl::string_view, not std::string_view.
-absl::string_view View(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 template <size_t N>
 bool AllZero(const std::array<uint8_t, N>& id) {
@@ -20,10 +20,10 @@ bool AllZero(const std::array<uint8_t, N>& id) {
 template <size_t N>
 std::string RequiredIdProblem(std::string_view field, IdLength length,
                               const std::array<uint8_t, N>& id) {
-  if (length.bytes == 0) return absl::StrCat(View(field), " is missing");
+  if (length.bytes == 0) return absl::StrCat(Absl(field), " is missing");
   if (length.bytes != N)
-    return absl::StrCat(View(field), " has ", length.bytes, " bytes, want ", N);
-  if (AllZero(id)) return absl::StrCat(View(field), " is all zero");
+    return absl::StrCat(Absl(field), " has ", length.bytes, " bytes, want ", N);
+  if (AllZero(id)) return absl::StrCat(Absl(field), " is all zero");
   return {};
 }
 
@@ -76,8 +76,8 @@ bool AcceptSpan(TraceBatch* b, const SpanMark& mark, const SpanRow& row, IdLengt
   } else if (link.found) {
     reason = RowRejectReason::kLinkId;
     problem = link.bytes == 0
-                  ? absl::StrCat("links[", link.link_index, "].", View(link.field), " is missing")
-                  : absl::StrCat("links[", link.link_index, "].", View(link.field), " has ",
+                  ? absl::StrCat("links[", link.link_index, "].", Absl(link.field), " is missing")
+                  : absl::StrCat("links[", link.link_index, "].", Absl(link.field), " has ",
                                  link.bytes, " bytes, want ", link.field == "trace_id" ? 16 : 8);
   } else {
     return true;

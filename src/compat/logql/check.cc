@@ -5,13 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/absl_view.h"
 #include "common/status_macros.h"
 #include "re2/re2.h"
 
 namespace strata::compat::logql {
 namespace {
-
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
 
 absl::Status Invalid(std::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("LogQL: ", Absl(what)));

@@ -8,14 +8,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/absl_view.h"
 #include "common/status_macros.h"
 #include "compat/logql/lexer.h"
 #include "compat/logql/literals.h"
 
 namespace strata::compat::logql {
 namespace {
-
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
 
 using ExprPtr = std::unique_ptr<Expr>;
 using FilterPtr = std::unique_ptr<LabelFilter>;

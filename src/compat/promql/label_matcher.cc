@@ -1,5 +1,7 @@
 #include "compat/promql/label_matcher.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace strata::compat::promql {
@@ -49,6 +51,12 @@ bool MatcherSet::Matches(const Labels& labels) const {
     if (!ok) return false;
   }
   return true;
+}
+
+Labels SortedByName(Labels labels) {
+  std::sort(labels.begin(), labels.end(),
+            [](const Label& a, const Label& b) { return a.name < b.name; });
+  return labels;
 }
 
 }  // namespace strata::compat::promql

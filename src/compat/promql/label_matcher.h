@@ -33,6 +33,9 @@ class MatcherSet {
   std::vector<Compiled> matchers_;
 };
 
+// `labels` sorted by name (the order Labels keeps).
+Labels SortedByName(Labels labels);
+
 // The value of label `name` in sorted `labels`, or "" when absent.
 const std::string& LabelValue(const Labels& labels, absl::string_view name);
 

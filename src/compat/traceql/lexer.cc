@@ -6,11 +6,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/absl_view.h"
 
 namespace strata::compat::traceql {
 namespace {
-
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
 
 struct Operator {
   std::string_view text;

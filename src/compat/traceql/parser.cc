@@ -7,13 +7,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/absl_view.h"
 #include "common/status_macros.h"
 #include "compat/traceql/lexer.h"
 
 namespace strata::compat::traceql {
 namespace {
-
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
 
 using FieldPtr = std::unique_ptr<FieldExpr>;
 using SpansetPtr = std::unique_ptr<SpansetExpr>;

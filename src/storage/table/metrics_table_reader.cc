@@ -20,7 +20,6 @@
 namespace strata::storage {
 namespace {
 
-using metrics_internal::ColumnName;
 using metrics_internal::HasTemporality;
 using metrics_internal::IsFamilyColumn;
 using metrics_internal::IsKnownMetricType;
@@ -101,7 +100,7 @@ class MetricsTableReader {
 
  private:
   absl::Status Fail(int column, size_t row, std::string_view what) const {
-    return ColumnDataLoss(file_name_, ColumnName(column), first_row_ + row, what);
+    return ColumnDataLoss(file_name_, metrics_internal::ColumnName(column), first_row_ + row, what);
   }
   bool IsNull(int column, size_t row) const {
     return c_[column].is_list ? c_[column].is_null_list(row) : c_[column].is_null(row);
