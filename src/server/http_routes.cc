@@ -14,6 +14,7 @@
 #include "server/ingest.h"
 #include "server/ingest_metrics.h"
 #include "server/ingest_service.h"
+#include "server/loki_push_http.h"
 #include "server/otlp_http_codec.h"
 
 namespace strata::server {
@@ -178,6 +179,10 @@ class OtlpHttpHandler {
 };
 
 void OtlpHttpHandler::operator()(HttpRequest request, HttpResponder responder) const {
+  if (request.path() == kLokiPushPath) {
+    HandleLokiPush(ingest_, max_decompressed_body_bytes_, std::move(request), std::move(responder));
+    return;
+  }
   const std::optional<Signal> signal = SignalForHttpPath(request.path());
   if (!signal.has_value()) {
     responder.Respond(HttpResponse::Text(
