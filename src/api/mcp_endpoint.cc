@@ -14,6 +14,7 @@
 #include "api/api_server.h"
 #include "api/mcp_jsonrpc.h"
 #include "api/mcp_tools.h"
+#include "api/params.h"
 #include "api/service_health.h"
 #include "control/token.h"
 #include "otlp/json_writer.h"
@@ -39,19 +40,6 @@ server::HttpResponse JsonRpcAnswer(int status, std::string body) {
 server::HttpResponse TransportError(int status, std::string_view message,
                                     std::string_view id = "null") {
   return JsonRpcAnswer(status, JsonRpcErrorJson(id, kJsonRpcInvalidRequest, message));
-}
-
-void PercentEncode(std::string_view text, std::string* out) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  for (unsigned char c : text) {
-    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out->push_back(static_cast<char>(c));
-    } else {
-      out->push_back('%');
-      out->push_back(kHex[c >> 4]);
-      out->push_back(kHex[c & 0xf]);
-    }
-  }
 }
 
 void AppendParam(std::string_view name, std::string_view value, std::string* query) {

@@ -16,6 +16,7 @@
 #include "api/api_server.h"
 #include "api/oauth_requests.h"
 #include "api/params.h"
+#include "common/markup_escape.h"
 #include "control/oauth.h"
 #include "control/token.h"
 #include "fmt/format.h"
@@ -75,45 +76,6 @@ server::HttpResponse OAuthError(const absl::Status& status) {
   }
   return OAuthJson(http, Cat(R"({"error":)", Quoted(code), R"(,"error_description":)",
                              Quoted(description), "}"));
-}
-
-void PercentEncode(std::string_view text, std::string* out) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  for (unsigned char c : text) {
-    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out->push_back(static_cast<char>(c));
-    } else {
-      out->push_back('%');
-      out->push_back(kHex[c >> 4]);
-      out->push_back(kHex[c & 0xf]);
-    }
-  }
-}
-
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
 }
 
 // `uri` with `params` added to its query.
@@ -224,7 +186,7 @@ server::HttpResponse ErrorPage(const absl::Status& status) {
   response.body =
       Cat("<!doctype html><meta charset=utf-8><title>strata: authorization refused</title>"
           "<h1>This authorization request is refused</h1><p>",
-          HtmlEscape(std::string(status.message())), "</p>");
+          EscapeMarkup(std::string(status.message())), "</p>");
   return response;
 }
 
@@ -308,7 +270,7 @@ server::HttpResponse Api::OAuthAuthorizePageEndpoint(const server::HttpRequest& 
   // session) can approve.
   const std::string nonce = control::GenerateSecret();
   auto hidden = [](std::string_view name, std::string_view value) {
-    return Cat("<input type=hidden name=\"", name, "\" value=\"", HtmlEscape(value), "\">");
+    return Cat("<input type=hidden name=\"", name, "\" value=\"", EscapeMarkup(value), "\">");
   };
   server::HttpResponse response;
   response.status = 200;
@@ -326,9 +288,9 @@ server::HttpResponse Api::OAuthAuthorizePageEndpoint(const server::HttpRequest& 
           "<style>body{font:16px system-ui;max-width:36em;margin:3em auto}"
           "button{font:inherit;padding:.4em 1.2em;margin-right:1em}</style>"
           "<h1>Allow access to strata?</h1><p><b>",
-          HtmlEscape(name), "</b> asks to read this strata's telemetry through its MCP server (",
-          HtmlEscape(checked.resource), ") as <b>", HtmlEscape(caller.session.user.email),
-          "</b>. It will be sent back to <code>", HtmlEscape(checked.redirect_uri),
+          EscapeMarkup(name), "</b> asks to read this strata's telemetry through its MCP server (",
+          EscapeMarkup(checked.resource), ") as <b>", EscapeMarkup(caller.session.user.email),
+          "</b>. It will be sent back to <code>", EscapeMarkup(checked.redirect_uri),
           "</code>.</p><p>Access is read-only and lasts until the grant is revoked.</p>"
           "<form id=consent>",
           hidden("client_id", checked.client.client_id),

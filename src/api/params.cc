@@ -138,6 +138,19 @@ std::string QuoteForError(std::string_view value) {
   return out;
 }
 
+void PercentEncode(std::string_view text, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (unsigned char c : text) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out->push_back(static_cast<char>(c));
+    } else {
+      out->push_back('%');
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 0xf]);
+    }
+  }
+}
+
 absl::StatusOr<std::string> PercentDecode(std::string_view text) {
   std::string out;
   out.reserve(text.size());

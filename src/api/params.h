@@ -74,6 +74,9 @@ class QueryParams {
 
 // Decodes %XX escapes and '+'. InvalidArgument for a bad escape.
 [[nodiscard]] absl::StatusOr<std::string> PercentDecode(std::string_view text);
+// Appends `text` to `out` with every byte but the unreserved ones (letters,
+// digits, '-', '_', '.', '~') as %XX: for a query parameter's name or value.
+void PercentEncode(std::string_view text, std::string* out);
 
 // RFC 3339 ("2026-11-30T06:00:00Z", "2026-11-30T07:00:00.250+01:00"; 'T' or
 // 't' or ' ', 'Z' or 'z', any number of fraction digits, nanoseconds kept

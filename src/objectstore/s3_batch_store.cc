@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
+#include "common/markup_escape.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "objectstore/digests.h"
@@ -261,7 +262,7 @@ absl::Status S3BatchStore::DeleteMany(const std::vector<std::string>& keys) {
     size_t end = std::min(keys.size(), start + kMaxKeysPerPage);
     std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>";
     for (size_t i = start; i < end; ++i) {
-      body += "<Object><Key>" + XmlEscape(config_.prefix + keys[i]) + "</Key></Object>";
+      body += "<Object><Key>" + EscapeMarkup(config_.prefix + keys[i]) + "</Key></Object>";
     }
     body += "</Delete>";
     Call call;

@@ -48,7 +48,4 @@ struct DeleteError {
 // The <Error> entries of a DeleteResult (empty when every key was deleted).
 [[nodiscard]] absl::StatusOr<std::vector<DeleteError>> ParseDeleteResult(std::string_view xml);
 
-// Escapes &, <, >, " and ' for character data and attribute values.
-std::string XmlEscape(std::string_view text);
-
 }  // namespace strata::objectstore

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/markup_escape.h"
+
 namespace strata::objectstore {
 namespace {
 
@@ -89,7 +91,7 @@ TEST(S3XmlTest, RefusesMalformedAndHostileInput) {
 
 TEST(S3XmlTest, EscapeRoundTripsThroughTheParser) {
   std::string key = "a&b<c>\"d'e";
-  auto body = ParseS3Error("<Error><Code>" + XmlEscape(key) + "</Code></Error>");
+  auto body = ParseS3Error("<Error><Code>" + EscapeMarkup(key) + "</Code></Error>");
   ASSERT_TRUE(body.ok()) << body.status();
   EXPECT_EQ(body->code, key);
 }
