@@ -6,18 +6,11 @@
 
 #include "absl/strings/ascii.h"
 #include "api/jaeger_model.h"
+#include "common/cat.h"
 #include "simdjson.h"
 
 namespace strata::api {
 namespace {
-
-// The parts one after another (this absl's StrCat takes no std::string_view).
-template <typename... Parts>
-std::string Cat(const Parts&... parts) {
-  std::string out;
-  (out.append(std::string_view(parts)), ...);
-  return out;
-}
 
 absl::Status Bad(std::string_view name, std::string_view why) {
   return absl::InvalidArgumentError(Cat(name, ": ", why));

@@ -16,6 +16,7 @@
 #include "api/api_server.h"
 #include "api/oauth_requests.h"
 #include "api/params.h"
+#include "common/cat.h"
 #include "common/markup_escape.h"
 #include "control/oauth.h"
 #include "control/token.h"
@@ -24,15 +25,6 @@
 
 namespace strata::api {
 namespace {
-
-// Concatenates strings, string_views and numbers (absl::StrCat takes no
-// std::string_view in this abseil).
-template <typename... Parts>
-std::string Cat(const Parts&... parts) {
-  std::string out;
-  (fmt::format_to(std::back_inserter(out), "{}", parts), ...);
-  return out;
-}
 
 constexpr size_t kMaxFormBytes = 16 * 1024;
 constexpr size_t kMaxStateBytes = 1024;

@@ -5,20 +5,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/cat.h"
 #include "fmt/format.h"
 #include "simdjson.h"
 
 namespace strata::api {
 namespace {
-
-// Concatenates strings, string_views and numbers (absl::StrCat takes no
-// std::string_view in this abseil).
-template <typename... Parts>
-std::string Cat(const Parts&... parts) {
-  std::string out;
-  (fmt::format_to(std::back_inserter(out), "{}", parts), ...);
-  return out;
-}
 
 absl::Status Metadata(std::string_view why) {
   return absl::InvalidArgumentError(Cat("invalid_client_metadata: ", why));
