@@ -1,7 +1,7 @@
 // Fuzz target for the object store's S3 XML reader (src/objectstore/
 // s3_xml.cc): any bytes give a result or an InvalidArgument error from each
 // of the three parsers, never a crash; a listing that says it is truncated
-// always carries a continuation token; and a key put through XmlEscape()
+// always carries a continuation token; and a key put through EscapeMarkup()
 // reads back unchanged.
 
 #include <cstddef>
@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/markup_escape.h"
 #include "objectstore/s3_xml.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -35,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (c == '\r') representable = false;  // fine either way; kept simple
   }
   if (representable) {
-    auto round = ParseS3Error("<Error><Code>" + XmlEscape(text) + "</Code></Error>");
+    auto round = ParseS3Error("<Error><Code>" + strata::EscapeMarkup(text) + "</Code></Error>");
     if (!round.ok() || round->code != text.substr(0, 256)) std::abort();
   }
   return 0;
