@@ -30,8 +30,10 @@ apt_packages=(
 # (the PromQL oracle of tests/compat/promql_oracle.test.mjs and bench
 # compat), and the smallest Ceph that serves S3 for the object store tests
 # (scripts/radosgw.sh: one monitor, one in-memory OSD, the RADOS gateway;
-# radosgw brings ceph-common's `ceph` and `radosgw-admin`).
-apt_test_packages=(chromium openssl prometheus radosgw ceph-mon ceph-osd python3)
+# radosgw brings ceph-common's `ceph` and `radosgw-admin`), and libsnappy1v5,
+# the reference the Snappy decoder's tests compare with (loaded with
+# dlopen by the test only; strata never links it).
+apt_test_packages=(chromium openssl prometheus radosgw ceph-mon ceph-osd python3 libsnappy1v5)
 
 # Pinned npm packages: name@version, sha256 of the tarball npm delivers.
 npm_packages=(
