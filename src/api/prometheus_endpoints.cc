@@ -154,13 +154,14 @@ absl::StatusOr<std::vector<promql::Labels>> MatchedLabelSets(
 
 // The label sets /series, /labels and /label/{name}/values answer from:
 // the request's match[] (required for /series), start and end.
-absl::StatusOr<std::vector<promql::Labels>> RequestedLabelSets(const server::HttpRequest& request,
-                                                               PromSeriesSources& source,
-                                                               int64_t now_ms,
-                                                               bool match_required) {
+absl::StatusOr<std::vector<promql::Labels>> RequestedLabelSets(
+    const server::HttpRequest& request, query::QueryPool& pool, const query::ViewFiles& files,
+    const CallOptions& call, TraceMetricsSource& traces, int64_t now_ms, bool match_required) {
   STRATA_ASSIGN_OR_RETURN(QueryParams params, PromParams(request));
   STRATA_ASSIGN_OR_RETURN(const auto window, PromWindow(params, now_ms));
   STRATA_ASSIGN_OR_RETURN(const auto selectors, TakeMatchers(params, match_required));
+  MetricsSeriesSource metrics(pool, files, call);
+  PromSeriesSources source(metrics, traces);
   return MatchedLabelSets(source, selectors, window.first, window.second);
 }
 
@@ -250,13 +251,11 @@ server::HttpResponse Api::PromFormatQueryEndpoint(const server::HttpRequest& req
 
 server::HttpResponse Api::PromLabelsEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
-  const query::ViewFiles files = FilesOf(snapshot);
-  const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource metrics(*options_.pool, files, call);
   TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
-  PromSeriesSources source(metrics, traces);
   PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
-                         RequestedLabelSets(request, source, options_.now() / 1'000'000, false));
+                         RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
+                                            CallOptions{options_.query_deadline}, traces,
+                                            options_.now() / 1'000'000, false));
   std::set<std::string> names;
   for (const auto& labels : sets) {
     for (const auto& label : labels) names.insert(label.name);
@@ -277,13 +276,11 @@ server::HttpResponse Api::PromLabelValuesEndpoint(const server::HttpRequest& req
     return PromError(
         absl::InvalidArgumentError(absl::StrCat("invalid label name: \"", name, "\"")));
   }
-  const query::ViewFiles files = FilesOf(snapshot);
-  const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource metrics(*options_.pool, files, call);
   TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
-  PromSeriesSources source(metrics, traces);
   PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
-                         RequestedLabelSets(request, source, options_.now() / 1'000'000, false));
+                         RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
+                                            CallOptions{options_.query_deadline}, traces,
+                                            options_.now() / 1'000'000, false));
   std::set<std::string> values;
   for (const auto& labels : sets) {
     for (const auto& label : labels) {
@@ -295,13 +292,11 @@ server::HttpResponse Api::PromLabelValuesEndpoint(const server::HttpRequest& req
 
 server::HttpResponse Api::PromSeriesEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
-  const query::ViewFiles files = FilesOf(snapshot);
-  const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource metrics(*options_.pool, files, call);
   TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
-  PromSeriesSources source(metrics, traces);
   PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
-                         RequestedLabelSets(request, source, options_.now() / 1'000'000, true));
+                         RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
+                                            CallOptions{options_.query_deadline}, traces,
+                                            options_.now() / 1'000'000, true));
   std::string data;
   otlp::JsonWriter json(&data);
   json.BeginArray();
