@@ -272,5 +272,22 @@ TEST_F(TraceMetricsTest, NamesAreListedBesideTheMetricsTablesAndSelectedByRegex)
   EXPECT_GT(rate->matrix[0].points.size(), 5u);
 }
 
+TEST_F(TraceMetricsTest, SelectsPastTheSeriesOrSampleBudgetAreRefused) {
+  std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+  TraceMetricsSource traces(rollups_, map_, fs_, *snapshot);
+  const std::vector<promql::LabelMatcher> all = {
+      {promql::MatchType::kRegexMatch, "__name__", "traces_.+"}};
+  const int64_t from = kStartMs, to = kStartMs + 20 * kMinuteMs;
+  auto fine = traces.Select(all, from, to, {});
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  ASSERT_GT(fine->size(), 3u);
+  auto series = traces.Select(all, from, to, {.max_series = 3});
+  EXPECT_TRUE(absl::IsResourceExhausted(series.status())) << series.status();
+  auto samples = traces.Select(all, from, to, {.max_samples = 10});
+  EXPECT_TRUE(absl::IsResourceExhausted(samples.status())) << samples.status();
+  auto labels = traces.SelectLabels(all, from, to, 3);
+  EXPECT_TRUE(absl::IsResourceExhausted(labels.status())) << labels.status();
+}
+
 }  // namespace
 }  // namespace strata::api
