@@ -89,12 +89,18 @@ struct TraceSummary {
 // summary covers all of the trace's spans in the window. Newest first (by
 // summary start, then trace id), at most `limit`.
 //
-// Two queries over `snapshot`'s files (paths as ViewFilesFor makes them):
-// the first scans the spans files meeting the window once for the newest
-// matching traces and their summary starts; the second builds those
-// traces' summaries from only the spans files meeting [oldest summary
-// start, end), since no span of theirs in the window starts earlier.
-// A nonzero `call.deadline` bounds both together.
+// Queries over `snapshot`'s files (paths as ViewFilesFor makes them).
+// Pass 1 finds the newest matching traces and their summary starts,
+// reading the batches of the window newest first in up to three rounds
+// (about a sixteenth of the window's span rows, a quarter, then all). A
+// round over the newest batches answers when it finds `limit` traces that
+// start after every span of the batches it left out and that no batch it
+// left out holds (their filters and trace indexes, storage::
+// BatchHoldsTrace): each such trace is whole in what the round read, and
+// any trace it did not find starts earlier. Pass 2 builds the summaries
+// from only the batches the traces are in that meet [oldest summary start,
+// end), since no span of theirs in the window starts earlier. A nonzero
+// `call.deadline` bounds all of them together.
 [[nodiscard]] absl::StatusOr<std::vector<TraceSummary>> SearchTraces(
     query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
     const TraceSearch& search, const CallOptions& call = {});
@@ -116,9 +122,12 @@ struct TraceMatchSql {
   int64_t limit = kTraceLimitDefault;
 };
 
+// With `summary_files`, it is set to the spans files the summaries were
+// built from: every span the traces have in the window is in them.
 [[nodiscard]] absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
     query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
-    const TraceMatchSql& match, const CallOptions& call = {});
+    const TraceMatchSql& match, const CallOptions& call = {},
+    std::vector<std::string>* summary_files = nullptr);
 
 // `trace_columns AS (...)`: per trace with spans in the window ($1, $2),
 // trace_root_name, trace_root_service (the root: its span with no parent,

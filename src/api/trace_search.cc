@@ -10,6 +10,8 @@
 #include "absl/strings/str_split.h"
 #include "api/search.h"
 #include "common/status_macros.h"
+#include "io/posix_file_system.h"
+#include "storage/trace_lookup.h"
 
 namespace strata::api {
 namespace {
@@ -38,6 +40,87 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseServiceSpans(
     out.emplace_back(absl::HexStringToBytes(hex), count);
   }
   return out;
+}
+
+// A batch whose spans meet the search window.
+struct WindowBatch {
+  const storage::LiveBatch* batch = nullptr;
+  uint64_t newest = 0;  // its newest span start in the window
+  uint64_t rows = 0;    // its span rows
+  std::string path;     // its spans.parquet, as ViewFilesFor names it
+};
+
+// The batches with spans in [start, end), newest first (by their newest
+// span start), as ViewFilesFor chooses them.
+std::vector<WindowBatch> NewestFirst(const storage::Snapshot& snapshot, const std::string& data_dir,
+                                     uint64_t start, uint64_t end) {
+  std::vector<WindowBatch> out;
+  for (const auto& batch : snapshot.batches()) {
+    const storage::BatchMeta& meta = batch->meta();
+    if (!meta.spans_parquet.has_value() || !meta.spans.event_time.has_value()) continue;
+    const storage::NanosRange& times = *meta.spans.event_time;
+    if (times.max < start || times.min >= end) continue;
+    std::string path = batch->dir() + "/spans.parquet";
+    if (!path.starts_with('/')) path = absl::StrCat(data_dir, "/", path);
+    out.push_back({.batch = batch.get(),
+                   .newest = std::min(times.max, end - 1),
+                   .rows = meta.spans.rows,
+                   .path = std::move(path)});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const WindowBatch& a, const WindowBatch& b) { return a.newest > b.newest; });
+  return out;
+}
+
+// How many of the newest batches each round of pass 1 reads: about a
+// sixteenth of the window's span rows, then a quarter, then all. Spans
+// arrive roughly in time order, so the newest matching traces are usually
+// whole in the first round; a search that matches little reads about 1.3
+// times the rows of a single scan of the window.
+std::vector<size_t> NewestRounds(const std::vector<WindowBatch>& batches) {
+  uint64_t total = 0;
+  for (const WindowBatch& b : batches) total += b.rows;
+  std::vector<size_t> rounds;
+  for (const uint64_t share : {total / 16, total / 4}) {
+    size_t prefix = 0;
+    uint64_t rows = 0;
+    while (prefix < batches.size() && (prefix == 0 || rows < share)) rows += batches[prefix++].rows;
+    if (prefix < batches.size() && (rounds.empty() || prefix > rounds.back())) {
+      rounds.push_back(prefix);
+    }
+  }
+  rounds.push_back(batches.size());
+  return rounds;
+}
+
+std::vector<std::string> PathsOf(const std::vector<WindowBatch>& batches, size_t prefix) {
+  std::vector<std::string> out;
+  out.reserve(prefix);
+  for (size_t i = 0; i < prefix; ++i) out.push_back(batches[i].path);
+  return out;
+}
+
+// Whether no batch from `prefix` on holds a span of any trace in `top`
+// (its first column, the id in hex): then the rows of batches[0, prefix)
+// alone gave each of them its whole summary start and filter result.
+absl::StatusOr<bool> OnlyIn(FileSystem& fs, const std::string& data_dir,
+                            const query::QueryResult& top, const std::vector<WindowBatch>& batches,
+                            size_t prefix) {
+  for (const auto& row : top.rows) {
+    const std::string bytes = absl::HexStringToBytes(CellString(row[0]));
+    otlp::TraceId id{};
+    if (bytes.size() != id.size()) {
+      return absl::InternalError(
+          absl::StrCat("trace search: a trace id of ", bytes.size(), " bytes"));
+    }
+    std::copy(bytes.begin(), bytes.end(), id.begin());
+    for (size_t i = prefix; i < batches.size(); ++i) {
+      STRATA_ASSIGN_OR_RETURN(const bool holds,
+                              storage::BatchHoldsTrace(fs, data_dir, *batches[i].batch, id));
+      if (holds) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -107,22 +190,25 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
   return SearchTracesBySql(pool, snapshot, data_dir, match, call);
 }
 
-absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(query::QueryPool& pool,
-                                                            const storage::Snapshot& snapshot,
-                                                            const std::string& data_dir,
-                                                            const TraceMatchSql& match,
-                                                            const CallOptions& call) {
+absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
+    query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
+    const TraceMatchSql& match, const CallOptions& call, std::vector<std::string>* summary_files) {
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   // Windows are validated non-negative with start < end (params.h).
   const uint64_t window_start = static_cast<uint64_t>(std::max<int64_t>(0, match.start));
   const uint64_t window_end = static_cast<uint64_t>(std::max<int64_t>(0, match.end));
+  query::ViewFiles files =
+      ViewFilesFor(snapshot, data_dir, query::EventWindow{window_start, window_end});
+  const std::vector<WindowBatch> batches =
+      NewestFirst(snapshot, data_dir, window_start, window_end);
 
-  // Pass 1: the newest `limit` matching traces and their summary starts, in
-  // one scan of the columns the filters need (no join back to the spans).
-  std::vector<query::QueryParam> params;
-  params.emplace_back(window_start);
-  params.emplace_back(window_end);
-  params.insert(params.end(), match.params.begin(), match.params.end());
+  // Pass 1: the newest `limit` matching traces and their summary starts
+  // (no join back to the spans), from the newest batches first
+  // (NewestRounds()).
+  std::vector<query::QueryParam> base_params;
+  base_params.emplace_back(window_start);
+  base_params.emplace_back(window_end);
+  base_params.insert(base_params.end(), match.params.begin(), match.params.end());
   constexpr char kWindow[] = "start_time_unix_nano >= $1 AND start_time_unix_nano < $2";
   std::string spans_sql = absl::StrCat("SELECT trace_id, start_time_unix_nano, ",
                                        match.span_columns, " FROM spans WHERE ", kWindow);
@@ -131,16 +217,39 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(query::QueryPool& po
                              " SELECT s.trace_id, s.start_time_unix_nano, ", match.span_columns,
                              " FROM spans s JOIN trace_columns USING (trace_id) WHERE s.", kWindow);
   }
-  // The limit is a validated integer, not request text.
-  const std::string top_sql =
-      absl::StrCat("SELECT trace_id, min(start_time_unix_nano) AS start_ns FROM (", spans_sql,
-                   ") GROUP BY trace_id HAVING ", match.having,
-                   " ORDER BY start_ns DESC, trace_id LIMIT ", match.limit);
-  STRATA_ASSIGN_OR_RETURN(
-      query::QueryResult top,
-      pool.Run(ViewFilesFor(snapshot, data_dir, query::EventWindow{window_start, window_end}),
-               top_sql, Options(call, std::move(params), static_cast<size_t>(match.limit))));
-  STRATA_RETURN_IF_ERROR(CheckShape(top, 2, "trace search"));
+  const std::string newer_param = NextParam(base_params);
+  PosixFileSystem fs;
+  query::QueryResult top;
+  size_t read = batches.size();  // batches[0, read) hold every span of the traces found
+  for (const size_t prefix : NewestRounds(batches)) {
+    const bool last = prefix == batches.size();
+    std::vector<query::QueryParam> params = base_params;
+    // A trace whose matching spans are all in older batches starts no later
+    // than the newest span of those batches: only traces starting after it
+    // can be told apart here.
+    std::string having = match.having;
+    if (!last) {
+      absl::StrAppend(&having, " AND min(start_time_unix_nano) > ", newer_param);
+      params.emplace_back(batches[prefix].newest);
+    }
+    // The limit is a validated integer, not request text.
+    const std::string top_sql =
+        absl::StrCat("SELECT trace_id, min(start_time_unix_nano) AS start_ns FROM (", spans_sql,
+                     ") GROUP BY trace_id HAVING ", having,
+                     " ORDER BY start_ns DESC, trace_id LIMIT ", match.limit);
+    files.spans = PathsOf(batches, prefix);
+    STRATA_ASSIGN_OR_RETURN(
+        top, pool.Run(files, top_sql,
+                      Options(internal::RemainingCall(call, began), std::move(params),
+                              static_cast<size_t>(match.limit))));
+    STRATA_RETURN_IF_ERROR(CheckShape(top, 2, "trace search"));
+    if (last) break;
+    STRATA_ASSIGN_OR_RETURN(const bool whole, OnlyIn(fs, data_dir, top, batches, prefix));
+    if (whole && static_cast<int64_t>(top.rows.size()) == match.limit) {
+      read = prefix;
+      break;
+    }
+  }
   if (top.rows.empty()) return std::vector<TraceSummary>();
   std::string ids;
   int64_t oldest_start = INT64_MAX;
@@ -182,10 +291,13 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(query::QueryPool& po
       " JOIN svc ON agg.trace_id = svc.trace_id"
       " ORDER BY agg.start_ns DESC, agg.trace_id";
   const CallOptions remaining = internal::RemainingCall(call, began);
+  std::vector<WindowBatch> narrowed(batches.begin(), batches.begin() + read);
+  std::erase_if(narrowed, [&](const WindowBatch& b) { return b.newest < narrowed_start; });
+  files.spans = PathsOf(narrowed, narrowed.size());
+  if (summary_files != nullptr) *summary_files = files.spans;
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult result,
-      pool.Run(ViewFilesFor(snapshot, data_dir, query::EventWindow{narrowed_start, window_end}),
-               summary_sql,
+      pool.Run(files, summary_sql,
                Options(remaining, std::move(summary_params), static_cast<size_t>(match.limit))));
   STRATA_RETURN_IF_ERROR(CheckShape(result, 10, "trace search"));
   if (result.rows.size() != top.rows.size()) {

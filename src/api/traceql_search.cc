@@ -80,13 +80,16 @@ absl::StatusOr<std::vector<TraceQLTrace>> SearchTraceQL(query::QueryPool& pool,
       absl::StrAppend(&match.having, " AND ", duration, " <= $", match.params.size() + 2);
     }
   }
+  // The spans files that hold every span of the traces found: the
+  // matched spans below are read from them alone.
+  query::ViewFiles files = ViewFilesFor(snapshot, data_dir);
   STRATA_ASSIGN_OR_RETURN(std::vector<TraceSummary> summaries,
-                          SearchTracesBySql(pool, snapshot, data_dir, match, call));
+                          SearchTracesBySql(pool, snapshot, data_dir, match, call, &files.spans));
   std::vector<TraceQLTrace> out;
   if (summaries.empty()) return out;
 
   // The matched spans of those traces: every span of theirs in the window
-  // starts at or after the oldest summary start.
+  // is in `files` and starts at or after the oldest summary start.
   const uint64_t window_start = static_cast<uint64_t>(std::max<int64_t>(0, search.start));
   const uint64_t window_end = static_cast<uint64_t>(std::max<int64_t>(0, search.end));
   int64_t oldest = INT64_MAX;
@@ -130,8 +133,7 @@ absl::StatusOr<std::vector<TraceQLTrace>> SearchTraceQL(query::QueryPool& pool,
   const size_t columns = 7 + selected_sql.size();
   STRATA_ASSIGN_OR_RETURN(
       query::QueryResult rows,
-      pool.Run(ViewFilesFor(snapshot, data_dir, query::EventWindow{narrowed, window_end}),
-               spans_sql,
+      pool.Run(files, spans_sql,
                Options(internal::RemainingCall(call, began), std::move(span_params),
                        summaries.size() * static_cast<size_t>(search.spans_per_set))));
   STRATA_RETURN_IF_ERROR(CheckShape(rows, columns, "TraceQL search"));

@@ -130,7 +130,30 @@ absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir, const L
   return absl::OkStatus();
 }
 
+// The trace's rows in the batch whose directory is `batch_dir`, by a
+// binary search of its spans.tidx.
+absl::StatusOr<std::optional<TraceLocation>> FindInIndex(FileSystem& fs,
+                                                         const std::string& batch_dir,
+                                                         const BatchLookupState& state,
+                                                         const otlp::TraceId& trace_id) {
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> index,
+                          fs.NewRandomAccessFile(JoinPath(batch_dir, kTraceIndexFileName)));
+  return state.filter().Find(*index, trace_id);
+}
+
 }  // namespace
+
+absl::StatusOr<bool> BatchHoldsTrace(FileSystem& fs, const std::string& data_dir,
+                                     const LiveBatch& batch, const otlp::TraceId& trace_id) {
+  const BatchLookupState* state = BatchLookupStateOf(batch);
+  // Without a lookup state there is nothing to test: only a batch with no
+  // spans has none.
+  if (state == nullptr) return batch.meta().spans_parquet.has_value();
+  if (!state->filter().MayContain(trace_id)) return false;
+  STRATA_ASSIGN_OR_RETURN(const std::optional<TraceLocation> location,
+                          FindInIndex(fs, BatchPath(data_dir, batch.dir()), *state, trace_id));
+  return location.has_value();
+}
 
 absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(
     FileSystem& fs, const std::string& data_dir, const Snapshot& snapshot,
@@ -143,15 +166,11 @@ absl::StatusOr<std::optional<otlp::TraceBatch>> LookupTrace(
   otlp::TraceBatch result;
   for (const std::shared_ptr<const LiveBatch>& batch : snapshot.batches()) {
     const BatchLookupState* state = BatchLookupStateOf(*batch);
-    if (state == nullptr) continue;
-    const TraceFilter* filter = &state->filter();
-    if (!filter->MayContain(trace_id)) continue;
+    if (state == nullptr || !state->filter().MayContain(trace_id)) continue;
     ++s.filter_matches;
     const std::string batch_dir = BatchPath(data_dir, batch->dir());
-    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> index,
-                            fs.NewRandomAccessFile(JoinPath(batch_dir, kTraceIndexFileName)));
     STRATA_ASSIGN_OR_RETURN(const std::optional<TraceLocation> location,
-                            filter->Find(*index, trace_id));
+                            FindInIndex(fs, batch_dir, *state, trace_id));
     if (!location.has_value()) continue;
     ++s.batches_read;
     s.rows_read += location->end_row - location->first_row;

@@ -68,4 +68,12 @@ enum class TraceLookupDetail {
     TraceLookupDetail detail = TraceLookupDetail::kFull,
     objectstore::BatchStore* object_store = nullptr);
 
+// Whether `batch` holds a span of `trace_id`: its in-memory filter, then,
+// on "maybe", a binary search of its spans.tidx (no Parquet is read). A
+// batch with spans but no lookup state answers true (it cannot be ruled
+// out). Errors: as LookupTrace's for the index.
+[[nodiscard]] absl::StatusOr<bool> BatchHoldsTrace(FileSystem& fs, const std::string& data_dir,
+                                                   const LiveBatch& batch,
+                                                   const otlp::TraceId& trace_id);
+
 }  // namespace strata::storage
