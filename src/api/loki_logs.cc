@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/loki_http.h"
 #include "common/status_macros.h"
 #include "query/duckdb_engine.h"
 #include "simdjson.h"
@@ -280,6 +281,37 @@ std::string LokiDetectedLevel(int64_t severity_number, std::string_view severity
   return "unknown";
 }
 
+namespace {
+
+// The times of the records in `window` meeting `condition`, taken in
+// `order` (with its limit): the least and the greatest, as a window that
+// holds them all; nullopt when no record matches.
+absl::StatusOr<std::optional<LokiWindow>> ChunkTimes(
+    query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
+    const std::string& condition, const std::vector<query::QueryParam>& base_params,
+    const LokiWindow& window, const std::string& order, const CallOptions& call,
+    LokiScanStats* stats) {
+  const query::ViewFiles files = LokiLogFiles(snapshot, data_dir, window);
+  if (files.logs.empty()) return std::nullopt;
+  std::vector<query::QueryParam> params = base_params;
+  const std::string sql = absl::StrCat(
+      "SELECT min(time_unix_nano), max(time_unix_nano), count(*) FROM (SELECT time_unix_nano"
+      " FROM logs WHERE ",
+      LokiWindowSql(window, &params), " AND ", condition, order, ")");
+  ++stats->queries;
+  STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
+                          pool.Run(files, sql, internal::Options(call, std::move(params), 1)));
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 3, "Loki log scan"));
+  if (result.rows.size() != 1) return absl::InternalError("Loki log scan: no row of times");
+  STRATA_ASSIGN_OR_RETURN(const int64_t count, CellInt(result.rows[0][2]));
+  if (count == 0) return std::nullopt;
+  STRATA_ASSIGN_OR_RETURN(const int64_t first, CellInt(result.rows[0][0]));
+  STRATA_ASSIGN_OR_RETURN(const int64_t last, CellInt(result.rows[0][1]));
+  return LokiWindow{first, last + 1};
+}
+
+}  // namespace
+
 absl::Status ScanLoki(query::QueryPool& pool, const storage::Snapshot& snapshot,
                       const std::string& data_dir, const LokiScan& scan, const CallOptions& call,
                       const LokiVisitor& visit, LokiScanStats* stats) {
@@ -308,23 +340,26 @@ absl::Status ScanLoki(query::QueryPool& pool, const storage::Snapshot& snapshot,
     while (chunk_low < chunk_high) {
       int64_t chunk = kLokiScanChunkRows;
       if (all_in_sql && scan.wanted > 0) chunk = std::max<int64_t>(1, scan.wanted - taken);
+      // First the times of the chunk's records, from only the columns the
+      // conditions read; then the records themselves, from only those
+      // times. The wide columns (attribute lists, structured bodies) cost
+      // far more to read than the conditions do, and a chunk where nothing
+      // matches needs none of them.
+      const std::string order = absl::StrCat(" ORDER BY time_unix_nano ",
+                                             scan.forward ? "ASC" : "DESC", " LIMIT ", chunk);
+      STRATA_ASSIGN_OR_RETURN(
+          const std::optional<LokiWindow> times,
+          ChunkTimes(pool, snapshot, data_dir, condition, base_params,
+                     {std::max<int64_t>(0, chunk_low), std::max<int64_t>(0, chunk_high)}, order,
+                     internal::RemainingCall(call, began), stats));
+      if (!times.has_value()) break;
       std::vector<query::QueryParam> params = base_params;
       std::string sql = absl::StrCat(absl::string_view(kSelect.data(), kSelect.size()),
-                                     "time_unix_nano >= ", NextParam(params));
-      params.emplace_back(static_cast<uint64_t>(chunk_low));
-      absl::StrAppend(&sql, " AND time_unix_nano < ", NextParam(params));
-      params.emplace_back(static_cast<uint64_t>(chunk_high));
-      absl::StrAppend(&sql, " AND ", condition, " ORDER BY time_unix_nano ",
-                      scan.forward ? "ASC" : "DESC", " LIMIT ", chunk);
-      const query::ViewFiles files =
-          ViewFilesFor(snapshot, data_dir, std::nullopt,
-                       query::EventWindow{static_cast<uint64_t>(std::max<int64_t>(0, chunk_low)),
-                                          static_cast<uint64_t>(std::max<int64_t>(0, chunk_high))});
-      if (files.logs.empty()) break;
+                                     LokiWindowSql(*times, &params), " AND ", condition, order);
       ++stats->queries;
       STRATA_ASSIGN_OR_RETURN(
           query::QueryResult result,
-          pool.Run(files, sql,
+          pool.Run(LokiLogFiles(snapshot, data_dir, *times), sql,
                    internal::Options(internal::RemainingCall(call, began), std::move(params),
                                      static_cast<size_t>(chunk))));
       STRATA_RETURN_IF_ERROR(internal::CheckShape(result, kColumnCount, "Loki log scan"));
