@@ -28,8 +28,10 @@ const LiveBatch* Snapshot::Find(const BatchId& id) const {
 }
 
 absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Create(std::vector<BatchRecord> initial,
-                                                         RetireCallback on_retire) {
-  auto retire = std::make_shared<RetireState>(RetireState{std::move(on_retire)});
+                                                         RetireCallback on_retire,
+                                                         ReplaceCallback on_replace) {
+  auto retire =
+      std::make_shared<RetireState>(RetireState{std::move(on_retire), std::move(on_replace)});
   const Snapshot empty(0, {});
   std::unique_ptr<Catalog> catalog(new Catalog(retire, nullptr));
   absl::StatusOr<std::shared_ptr<const Snapshot>> first =
@@ -58,6 +60,8 @@ std::shared_ptr<const LiveBatch> Catalog::MakeLiveBatch(BatchRecord record) cons
         if (batch->retired_.load(std::memory_order_acquire) && retire->callback) {
           retire->callback(*batch);
         }
+        if (batch->successor_ != nullptr && retire->on_replace) retire->on_replace(*batch);
+        // Releases the successor only now (invariant 4).
         delete batch;
       });
 }
@@ -120,6 +124,37 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Catalog::Publish(
     for (const BatchId& id : remove) {
       previous->Find(id)->retired_.store(true, std::memory_order_release);
     }
+    std::shared_ptr<const Snapshot> replaced = next;
+    {
+      MutexLock current_lock(&current_mu_);
+      current_.swap(replaced);
+    }
+  }
+  return next;
+}
+
+absl::StatusOr<std::shared_ptr<const Snapshot>> Catalog::Replace(BatchRecord record) {
+  // Released only after both locks, as in Publish().
+  std::shared_ptr<const Snapshot> previous;
+  std::shared_ptr<const Snapshot> next;
+  {
+    MutexLock publish_lock(&publish_mu_);
+    previous = Pin();
+    const std::vector<std::shared_ptr<const LiveBatch>>& batches = previous->batches();
+    auto it = std::lower_bound(batches.begin(), batches.end(), record.id, IdLess);
+    if (it == batches.end() || (*it)->id() != record.id) {
+      return absl::NotFoundError(
+          fmt::format("replace: batch {} is not live", record.id.ToString()));
+    }
+    if (record.day != (*it)->day() || record.dir != (*it)->dir()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "replace: batch {} moves from {} to {}", record.id.ToString(), (*it)->dir(), record.dir));
+    }
+    std::vector<std::shared_ptr<const LiveBatch>> batches_next = batches;
+    std::shared_ptr<const LiveBatch> successor = MakeLiveBatch(std::move(record));
+    batches_next[it - batches.begin()] = successor;
+    (*it)->successor_ = std::move(successor);
+    next = std::make_shared<const Snapshot>(previous->sequence() + 1, std::move(batches_next));
     std::shared_ptr<const Snapshot> replaced = next;
     {
       MutexLock current_lock(&current_mu_);

@@ -19,6 +19,14 @@
 // the maintenance thread). It never runs for a batch that was not removed,
 // and never twice.
 //
+// Replacing. Replace() publishes a Snapshot in which a live batch is named
+// by a new record of the same id (eviction of its local data files marks
+// it so). The old LiveBatch is not retired: once the last reference to it
+// is gone, the catalog's ReplaceCallback runs with it, so the files only
+// it names can be deleted then, as for a retired batch. The old LiveBatch
+// keeps its successor alive, so a successor removed later is retired only
+// after every reader of the old one let go.
+//
 // Invariants:
 //   1. A Snapshot never changes after it is published; its batches are
 //      sorted by id, ids are unique.
@@ -26,12 +34,17 @@
 //   3. A retired batch is never named by a Snapshot published after its
 //      removal, and the RetireCallback runs for it exactly once, only after
 //      no Snapshot or pointer names it any more.
+//   4. The ReplaceCallback runs exactly once for each replaced LiveBatch,
+//      only after no Snapshot or pointer names it, and before the
+//      RetireCallback of any later record of its id.
 //
 // Thread-safety: Catalog is safe for concurrent use; Snapshot and LiveBatch
 // are immutable and may be shared freely. Errors: Publish() returns
 // AlreadyExists for an added id that is live, NotFound for a removed id that
 // is not, InvalidArgument for an id added or removed twice in one call; a
-// refused Publish() changes nothing.
+// refused Publish() changes nothing. Replace() returns NotFound for an id
+// that is not live and InvalidArgument for a record whose day or directory
+// differs from the live one's.
 
 #include <atomic>
 #include <cstdint>
@@ -83,6 +96,11 @@ class LiveBatch {
   // lets go of the Snapshot naming it; read by the last owner's deleter.
   // Atomic because the two may be different threads with no lock between.
   mutable std::atomic<bool> retired_{false};
+  // Set once by the Replace() that replaces the batch, before the swap;
+  // the last owner's deleter reads (and releases) it. The shared_ptr
+  // count's release and acquire on the last decrement order the two, as
+  // for retired_.
+  mutable std::shared_ptr<const LiveBatch> successor_;
 };
 
 class Snapshot {
@@ -108,11 +126,14 @@ class Snapshot {
 class Catalog {
  public:
   using RetireCallback = std::function<void(const LiveBatch&)>;
+  // Runs as the RetireCallback does (any thread, quick, non-blocking).
+  using ReplaceCallback = std::function<void(const LiveBatch&)>;
 
   // The first Snapshot (sequence 0) holds `initial` (in any order). Fails
-  // like Publish() for repeated ids. `on_retire` may be empty.
+  // like Publish() for repeated ids. Either callback may be empty.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Catalog>> Create(
-      std::vector<BatchRecord> initial, RetireCallback on_retire);
+      std::vector<BatchRecord> initial, RetireCallback on_retire,
+      ReplaceCallback on_replace = nullptr);
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
 
@@ -125,11 +146,18 @@ class Catalog {
       std::vector<BatchRecord> add, const std::vector<BatchId>& remove)
       ABSL_LOCKS_EXCLUDED(publish_mu_, current_mu_);
 
+  // Publishes a Snapshot in which the live batch `record.id` is `record`
+  // (same day and directory) and returns it. The old record is replaced,
+  // not retired.
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<const Snapshot>> Replace(BatchRecord record)
+      ABSL_LOCKS_EXCLUDED(publish_mu_, current_mu_);
+
  private:
   // Shared with every LiveBatch's deleter, so a batch outliving the catalog
   // still reaches the callback.
   struct RetireState {
     RetireCallback callback;
+    ReplaceCallback on_replace;
   };
 
   Catalog(std::shared_ptr<RetireState> retire, std::shared_ptr<const Snapshot> first);

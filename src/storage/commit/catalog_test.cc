@@ -184,6 +184,48 @@ TEST(CatalogTest, AttachmentTravelsWithTheBatch) {
   EXPECT_EQ(snapshot->Find(IdAt(2))->attachment(), nullptr);
 }
 
+TEST(CatalogTest, ReplacedRecordRunsTheReplaceCallbackWhenItsLastReaderLetsGo) {
+  std::vector<std::string> events;
+  Mutex mu;
+  const auto note = [&](std::string what) {
+    return [&, what](const LiveBatch& batch) {
+      MutexLock lock(&mu);
+      events.push_back(fmt::format("{} {} {}", what, batch.id().stamp_micros() - kStampMicros,
+                                   batch.attachment() == nullptr ? "old" : "new"));
+    };
+  };
+  auto catalog = *Catalog::Create({Record(1), Record(2)}, note("retire"), note("replace"));
+  std::shared_ptr<const Snapshot> reader = catalog->Pin();
+  auto replaced = catalog->Replace(Record(1, std::make_shared<const std::string>("evicted")));
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_EQ((*replaced)->sequence(), 1u);
+  EXPECT_THAT(Offsets(**replaced), ElementsAre(1, 2));
+  EXPECT_NE(catalog->Pin()->Find(IdAt(1))->attachment(), nullptr);
+  EXPECT_EQ(reader->Find(IdAt(1))->attachment(), nullptr);  // the pinned one is unchanged
+  // Removing the new record while the old one is pinned retires nothing yet.
+  ASSERT_TRUE(catalog->Publish({}, {IdAt(1)}).ok());
+  replaced->reset();
+  EXPECT_THAT(events, IsEmpty());
+  reader.reset();
+  // The old record first, then the new one it kept alive.
+  EXPECT_THAT(events, ElementsAre("replace 1 old", "retire 1 new"));
+  // A replaced record nobody pins is released at once, and a live record
+  // never retires.
+  ASSERT_TRUE(catalog->Replace(Record(2, std::make_shared<const std::string>("x"))).ok());
+  EXPECT_THAT(events, ElementsAre("replace 1 old", "retire 1 new", "replace 2 old"));
+  catalog.reset();
+  EXPECT_EQ(events.size(), 3u);
+}
+
+TEST(CatalogTest, ReplaceRefusesAnIdNotLiveOrAMovedRecord) {
+  auto catalog = *Catalog::Create({Record(1)}, nullptr);
+  EXPECT_TRUE(absl::IsNotFound(catalog->Replace(Record(2)).status()));
+  BatchRecord moved = Record(1);
+  moved.dir = "elsewhere";
+  EXPECT_TRUE(absl::IsInvalidArgument(catalog->Replace(moved).status()));
+  EXPECT_EQ(catalog->Pin()->sequence(), 0u);
+}
+
 // Readers pin snapshots and mark each batch they see as in use while they
 // hold the snapshot; publishers add and remove batches. The retire hook
 // checks that no reader is using the batch it retires, and that each
