@@ -495,7 +495,9 @@ LogTail::Step LogTail::ServeFormatted(Tailer& t) {
       t.stream->Close(server::kWebSocketInternalError, "a tailed row does not read back");
       return Step::kDone;
     }
-    absl::StatusOr<bool> taken = format.Add(row, /*dropped=*/!room());
+    const bool drop = !room();
+    absl::StatusOr<bool> taken = format.Add(row, drop);
+    if (taken.ok() && *taken && drop) records_missed_.fetch_add(1, std::memory_order_relaxed);
     if (!taken.ok()) {
       t.stream->Close(server::kWebSocketInternalError, std::string(taken.status().message()));
       return Step::kDone;

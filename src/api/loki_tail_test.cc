@@ -174,10 +174,12 @@ class LokiTailTest : public ::testing::Test {
 
   std::unique_ptr<WebSocketClient> Tail(const std::string& query,
                                         WebSocketClient::Headers headers = {},
-                                        const char* token = kReadToken) {
+                                        const char* token = kReadToken,
+                                        int receive_buffer_bytes = 0) {
     if (token != nullptr) headers.emplace_back("Authorization", std::string("Bearer ") + token);
-    return std::make_unique<WebSocketClient>(
-        http_server_->port(), "/loki/api/v1/tail?query=" + Escape(query), headers, kWait);
+    return std::make_unique<WebSocketClient>(http_server_->port(),
+                                             "/loki/api/v1/tail?query=" + Escape(query), headers,
+                                             kWait, receive_buffer_bytes);
   }
 
   // Entries up to and including the one whose line is `sentinel`.
@@ -259,6 +261,61 @@ TEST_F(LokiTailTest, PipelineStagesAfterTheFiltersApply) {
   Export("api", {"end"}, "yes");
   EXPECT_EQ(Lines(EntriesThrough(*client, "yes:end")),
             (std::vector<std::string>{"yes:b", "yes:end"}));
+}
+
+TEST_F(LokiTailTest, ASlowClientGetsDroppedEntriesAndTheQueueStaysUnderItsCap) {
+  LogTailOptions options;
+  options.max_queued_bytes = 16 << 10;
+  options.chunk_bytes = 4 << 10;
+  StartServer(options);
+  // A small receive window, and no reads until the tail has dropped records.
+  std::unique_ptr<WebSocketClient> client =
+      Tail(R"({service_name="slow"})", {}, kReadToken, /*receive_buffer_bytes=*/4096);
+  ASSERT_TRUE(client->ok());
+  uint64_t sent = 0;
+  const Clock::time_point deadline = Clock::now() + kWait;
+  while (api_->LogTailStatistics().records_missed == 0 && Clock::now() < deadline) {
+    std::vector<std::string> bodies;
+    for (int k = 0; k < 20; ++k)
+      bodies.push_back(fmt::format("{:05}-{}", sent++, std::string(400, 'z')));
+    Export("slow", bodies);
+  }
+  ASSERT_GT(api_->LogTailStatistics().records_missed, 0u);
+  // Every record the tail handled is delivered or missed; read until the
+  // delivered ones add up.
+  std::vector<Entry> delivered;
+  size_t reported = 0;
+  const Clock::time_point read_deadline = Clock::now() + kWait;
+  while (Clock::now() < read_deadline) {
+    const LogTailStats stats = api_->LogTailStatistics();
+    if (stats.records_missed + delivered.size() == sent) break;
+    std::optional<std::string> message = client->Read(
+        std::chrono::duration_cast<std::chrono::milliseconds>(read_deadline - Clock::now()));
+    ASSERT_TRUE(message.has_value())
+        << delivered.size() << " of " << sent << "; the tail sent " << stats.records_sent
+        << ", missed " << stats.records_missed << (client->closed() ? ", closed" : "");
+    for (Entry& e : EntriesOf(*message, &reported)) delivered.push_back(std::move(e));
+  }
+  // The tail thread counts a message after handing it over, so the client
+  // may read it first.
+  const Clock::time_point count_deadline = Clock::now() + kWait;
+  while (api_->LogTailStatistics().records_sent != delivered.size() &&
+         Clock::now() < count_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const LogTailStats stats = api_->LogTailStatistics();
+  EXPECT_EQ(stats.records_sent, delivered.size());
+  EXPECT_EQ(delivered.size() + stats.records_missed, sent);
+  EXPECT_LE(stats.max_queued_bytes, options.max_queued_bytes);
+  // The client was told (dropped_entries lists up to 100 a message).
+  EXPECT_GE(reported, 1u);
+  EXPECT_LE(reported, stats.records_missed);
+  for (size_t i = 1; i < delivered.size(); ++i) {
+    EXPECT_LT(delivered[i - 1].line, delivered[i].line);
+  }
+  // And the tail goes on live.
+  Export("slow", {"zzzzz-live"});
+  EXPECT_EQ(EntriesThrough(*client, "zzzzz-live").back().line, "zzzzz-live");
 }
 
 TEST_F(LokiTailTest, UnauthenticatedIsRefusedBeforeTheUpgrade) {

@@ -33,13 +33,21 @@ class WebSocketClient {
   // Connects to 127.0.0.1:`port` and asks to upgrade GET `target` with
   // `headers`, within `timeout`. status() is the answer's HTTP status: 101
   // when the server accepted (ok()), else its refusal (0: no answer).
+  // `receive_buffer_bytes` > 0 sets SO_RCVBUF before connecting, so a
+  // client that does not read stalls the server soon.
   WebSocketClient(uint16_t port, const std::string& target, const Headers& headers,
-                  std::chrono::milliseconds timeout)
+                  std::chrono::milliseconds timeout, int receive_buffer_bytes = 0)
       : ws_(context_) {
     namespace beast = boost::beast;
     namespace websocket = beast::websocket;
     beast::error_code ec;
     beast::get_lowest_layer(ws_).expires_after(timeout);
+    auto& socket = beast::get_lowest_layer(ws_).socket();
+    socket.open(boost::asio::ip::tcp::v4(), ec);
+    if (ec) return;
+    if (receive_buffer_bytes > 0) {
+      socket.set_option(boost::asio::socket_base::receive_buffer_size(receive_buffer_bytes), ec);
+    }
     beast::get_lowest_layer(ws_).socket().connect(
         {boost::asio::ip::make_address("127.0.0.1"), port}, ec);
     if (ec) return;
