@@ -14,8 +14,8 @@
 //    "dropped_entries":[{"labels":{labels},"timestamp":"<ns>"},...]}
 // with the labels of the plain (not categorized) query_range answer.
 // Records the client was too slow to take are listed in dropped_entries
-// (at most kLokiTailDroppedMax per message; the rest only counted in
-// strata_log_tail_records_missed_total).
+// (at most kLokiTailDroppedMax per message; the rest only counted, in
+// LogTailStats::records_missed).
 //
 // Thread-safety: a LokiTailFormat has a single owner (the tail thread).
 

@@ -2,6 +2,7 @@
 // codec so that the codec's fuzz target needs nothing of the HTTP server.
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "server/http_adapter.h"
 #include "server/websocket_frame.h"
