@@ -77,6 +77,7 @@ constexpr RouteRule kRules[] = {
     {"GET", "/loki/api/v1/index/volume_range", false, Access::kRead},
     {"GET", "/loki/api/v1/detected_labels", false, Access::kRead},
     {"GET", "/loki/api/v1/detected_fields", false, Access::kRead},
+    {"GET", "/loki/api/v1/tail", false, Access::kRead},
     // The MCP server (docs/mcp.md): agents send a read token.
     {"POST", "/mcp", false, Access::kRead},
     {"GET", "/mcp", false, Access::kRead},

@@ -284,6 +284,14 @@ class Api {
   server::HttpResponse TempoTagValuesEndpoint(const server::HttpRequest& request,
                                               const storage::Snapshot& snapshot);
 
+  // DNS rebinding and cross-site WebSockets: an Origin header, when
+  // present, must name this server, and a loopback client's a loopback
+  // name (mcp_endpoint.cc). PermissionDenied otherwise.
+  absl::Status CheckOwnOrigin(const server::HttpRequest& request) const;
+  // GET /loki/api/v1/tail (loki_tail.cc): admits, checks the Origin and the
+  // query, then upgrades to a WebSocket served by the LogTail's thread.
+  void LokiTail(server::HttpRequest request, server::HttpResponder responder);
+
   // The Loki API under /loki/api/v1 (loki_endpoints.cc, docs/loki.md);
   // errors as Loki writes them (plain text).
   void AddLokiRoutes(server::HttpRouter* router,

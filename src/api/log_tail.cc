@@ -16,6 +16,8 @@
 #include "common/status_macros.h"
 #include "otlp/json_writer.h"
 #include "query/duckdb_engine.h"
+#include "query/friendly_views.h"
+#include "server/websocket_frame.h"
 #include "storage/format/batch_id.h"
 #include "storage/format/layout.h"
 #include "storage/storage.h"
@@ -73,6 +75,9 @@ struct LogTail::Tailer {
   // A `reset` event to send before anything else, when not empty.
   std::string reset_reason;
   Clock::time_point last_write;
+  // A formatted tail: how it selects and writes, and whose it is.
+  std::unique_ptr<TailFormat> format;
+  std::string owner;
 };
 
 // A query's answer: the rows (with the feed index of each row's batch in
@@ -165,6 +170,83 @@ void LogTail::Start(storage::Storage* storage, const server::HttpRequest& reques
   waker_->Wake();
 }
 
+absl::Status LogTail::StartFormatted(storage::Storage* storage, std::unique_ptr<TailFormat> format,
+                                     std::string owner, server::HttpResponse head,
+                                     server::HttpStreamOptions stream_options,
+                                     server::HttpResponder& responder) {
+  if (storage == nullptr || pool_ == nullptr) return absl::UnavailableError("recovering");
+  auto tailer = std::make_unique<Tailer>();
+  tailer->format = std::move(format);
+  tailer->owner = std::move(owner);
+  {
+    MutexLock lock(&mu_);
+    if (stopping_) return absl::UnavailableError("the server is shutting down");
+    if (formatted_ >= options_.formatted_max_connections) {
+      return absl::ResourceExhaustedError(absl::StrCat("too many live tails: at most ",
+                                                       options_.formatted_max_connections,
+                                                       " at once; retry later"));
+    }
+    int& mine = formatted_by_owner_[tailer->owner];
+    if (mine >= options_.formatted_max_per_owner) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("too many live tails for this token: at most ",
+                       options_.formatted_max_per_owner, " at once; retry later"));
+    }
+    ++mine;
+    ++formatted_;
+    streams_.fetch_add(1, std::memory_order_relaxed);
+    storage::LogFeed* feed = &storage->log_feed();
+    if (std::find(listened_.begin(), listened_.end(), feed) == listened_.end()) {
+      feed->SetListener([waker = waker_] { waker->Wake(); });
+      listened_.push_back(feed);
+    }
+    tailer->feed = feed;
+  }
+  uint64_t last_sequence = 0;
+  tailer->subscription = storage->SubscribeLogFeed(&last_sequence);
+  tailer->next_sequence = last_sequence + 1;
+  // A closed stream gives its place back at once, not at the next
+  // heartbeat.
+  stream_options.on_closed = [waker = waker_] { waker->Wake(); };
+  tailer->stream = responder.Stream(std::move(head), stream_options);
+  if (tailer->stream == nullptr) {
+    Finish(*tailer, "");
+    return absl::OkStatus();  // the connection went away: nobody to answer
+  }
+  tailer->last_write = Clock::now();
+  {
+    MutexLock lock(&mu_);
+    if (!stopping_) {
+      arrived_.push_back(std::move(tailer));
+      tailer = nullptr;
+    }
+  }
+  if (tailer != nullptr) {
+    Finish(*tailer, "the server is shutting down");
+    return absl::OkStatus();
+  }
+  waker_->Wake();
+  return absl::OkStatus();
+}
+
+void LogTail::Finish(Tailer& t, std::string_view reason) {
+  if (t.stream != nullptr) {
+    if (t.format != nullptr && !reason.empty()) {
+      t.stream->Close(reason == "the server is shutting down" ? server::kWebSocketGoingAway
+                                                              : server::kWebSocketInternalError,
+                      reason);
+    } else {
+      t.stream->End();
+    }
+  }
+  streams_.fetch_sub(1, std::memory_order_relaxed);
+  if (t.format == nullptr) return;
+  MutexLock lock(&mu_);
+  --formatted_;
+  auto it = formatted_by_owner_.find(t.owner);
+  if (it != formatted_by_owner_.end() && --it->second <= 0) formatted_by_owner_.erase(it);
+}
+
 void LogTail::Stop() {
   {
     MutexLock lock(&mu_);
@@ -221,10 +303,9 @@ void LogTail::Loop() {
     for (storage::LogFeed* feed : feeds) feed->Prune();
     wanted = Step::kIdle;
     for (auto it = tailers.begin(); it != tailers.end();) {
-      const Step step = Serve(**it);
+      const Step step = (*it)->format != nullptr ? ServeFormatted(**it) : Serve(**it);
       if (step == Step::kDone) {
-        (*it)->stream->End();
-        streams_.fetch_sub(1, std::memory_order_relaxed);
+        Finish(**it, "");
         it = tailers.erase(it);
         continue;
       }
@@ -233,9 +314,10 @@ void LogTail::Loop() {
     }
   }
   for (auto& t : tailers) {
-    t->stream->Write(Event("end", ReasonJson("the server is shutting down")));
-    t->stream->End();
-    streams_.fetch_sub(1, std::memory_order_relaxed);
+    if (t->format == nullptr) {
+      t->stream->Write(Event("end", ReasonJson("the server is shutting down")));
+    }
+    Finish(*t, "the server is shutting down");
   }
 }
 
@@ -352,6 +434,89 @@ LogTail::Step LogTail::Serve(Tailer& t) {
   return Step::kMore;
 }
 
+LogTail::Step LogTail::ServeFormatted(Tailer& t) {
+  using WriteResult = server::HttpStream::WriteResult;
+  if (t.stream->closed()) return Step::kDone;
+  TailFormat& format = *t.format;
+  const uint64_t cap = t.stream->max_queued_bytes();
+  auto room = [&] { return t.stream->queued_bytes() <= cap / 2; };
+  // Sends the message so far (or, with no room, makes its records dropped
+  // ones, told in a later message). False when the stream closed.
+  auto flush = [&]() -> bool {
+    if (!room()) {
+      records_missed_.fetch_add(format.pending_records(), std::memory_order_relaxed);
+      format.Refused();
+      return true;
+    }
+    const std::string message = format.Message();
+    if (message.empty()) return true;
+    const WriteResult result = t.stream->Write(message);
+    if (result == WriteResult::kClosed) return false;
+    if (result == WriteResult::kFull) {
+      records_missed_.fetch_add(format.pending_records(), std::memory_order_relaxed);
+      format.Refused();
+      return true;
+    }
+    records_sent_.fetch_add(format.pending_records(), std::memory_order_relaxed);
+    format.Sent();
+    t.last_write = Clock::now();
+    NoteQueued(t.stream->queued_bytes());
+    return true;
+  };
+  uint64_t first_kept = 0;
+  std::vector<storage::FedLogBatch> batches =
+      t.feed->After(t.next_sequence - 1, options_.batches_per_query, &first_kept);
+  if (t.next_sequence < first_kept) {
+    // The feed dropped batches this tail had not read: it cannot list them.
+    t.next_sequence = first_kept;
+    t.next_row = 0;
+    return Step::kMore;
+  }
+  if (batches.empty()) {
+    if (!flush()) return Step::kDone;  // dropped entries still to tell
+    if (Clock::now() - t.last_write >= options_.heartbeat) {
+      if (t.stream->Ping() == WriteResult::kClosed) return Step::kDone;
+      t.last_write = Clock::now();
+    }
+    return format.Message().empty() ? Step::kIdle : Step::kRecheck;
+  }
+  absl::StatusOr<Rows> read = Query(t, batches, /*count_only=*/false);
+  if (!read.ok() && Transient(read.status())) return Step::kRecheck;
+  if (!read.ok()) {
+    t.stream->Close(server::kWebSocketInternalError, std::string(read.status().message()));
+    return Step::kDone;
+  }
+  const size_t cells = read->rows.empty() ? 0 : read->rows.front().size();
+  for (const auto& row : read->rows) {
+    absl::StatusOr<int64_t> index = internal::CellInt(row[cells - 2]);
+    absl::StatusOr<int64_t> file_row = internal::CellInt(row[cells - 1]);
+    if (!index.ok() || !file_row.ok() || *index < 0 ||
+        static_cast<size_t>(*index) >= batches.size()) {
+      t.stream->Close(server::kWebSocketInternalError, "a tailed row does not read back");
+      return Step::kDone;
+    }
+    const bool drop = !room();
+    absl::StatusOr<bool> taken = format.Add(row, drop);
+    if (taken.ok() && *taken && drop) records_missed_.fetch_add(1, std::memory_order_relaxed);
+    if (!taken.ok()) {
+      t.stream->Close(server::kWebSocketInternalError, std::string(taken.status().message()));
+      return Step::kDone;
+    }
+    t.next_sequence = batches[static_cast<size_t>(*index)].sequence;
+    t.next_row = static_cast<uint64_t>(*file_row) + 1;
+    if (format.pending_bytes() >= options_.chunk_bytes && !flush()) return Step::kDone;
+  }
+  if (!flush()) return Step::kDone;
+  if (read->rows.size() < options_.rows_per_query) {
+    t.next_sequence = batches.back().sequence + 1;
+    t.next_row = 0;
+    if (batches.size() < options_.batches_per_query) {
+      return format.Message().empty() ? Step::kIdle : Step::kRecheck;
+    }
+  }
+  return Step::kMore;
+}
+
 absl::StatusOr<LogTail::Rows> LogTail::Query(const Tailer& t,
                                              const std::vector<storage::FedLogBatch>& batches,
                                              bool count_only) const {
@@ -367,6 +532,27 @@ absl::StatusOr<LogTail::Rows> LogTail::Query(const Tailer& t,
       absl::StrAppend(&sources, " WHERE file_row_number >= ", internal::NextParam(params));
       params.emplace_back(static_cast<int64_t>(t.next_row));
     }
+  }
+  if (t.format != nullptr) {
+    // The logs view's columns over the new batches (as query_pool.cc's
+    // view), then the format's condition.
+    const std::string view = absl::StrCat("(SELECT *", query::FriendlyColumnsSql("logs"),
+                                          " FROM (SELECT *, file_row_number AS row_key FROM (",
+                                          sources, ")) WHERE row_kind = 0)");
+    const std::string condition = t.format->ConditionSql(&params);
+    const std::string sql = absl::StrCat(
+        "SELECT ", t.format->ColumnsSql(), ", tail_batch, row_key FROM ", view, " WHERE ",
+        condition, " ORDER BY tail_batch, row_key LIMIT ", options_.rows_per_query);
+    STRATA_ASSIGN_OR_RETURN(
+        query::QueryResult result,
+        pool_->Run(query::ViewFiles{}, sql,
+                   internal::Options(call_, std::move(params), options_.rows_per_query)));
+    Rows out;
+    if (!result.rows.empty() && result.rows.front().size() < 3) {
+      return absl::InternalError("log tail: too few columns");
+    }
+    out.rows = std::move(result.rows);
+    return out;
   }
   const std::string filters = internal::LogRecordFilterSql(t.filter, &params);
   const std::string from = absl::StrCat("(SELECT *, file_row_number AS row_key FROM (", sources,

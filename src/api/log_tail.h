@@ -28,6 +28,16 @@
 // batches at a time. A comment line goes out every `heartbeat` when
 // nothing else did.
 //
+// Formatted tails. The same thread, feed and queries also serve tails in
+// another form: StartFormatted() takes a TailFormat (the Loki tail over a
+// WebSocket, loki_tail.h) that says which rows to select and how to write
+// them. Such a tail reads the rows of new batches as above; while its queue
+// is more than half full the rows it reads are handed to the format as
+// dropped (it reports them, Loki's dropped_entries) instead of written; a
+// ping goes out every `heartbeat`; Stop() closes it with 1001. Formatted
+// tails have their own limits: `formatted_max_connections` at once and
+// `formatted_max_per_owner` per owner (the caller's token).
+//
 // Thread-safety: safe for concurrent use. Start() runs on io threads and
 // does not block. The storage engines handed to Start() must outlive the
 // LogTail (serve destroys the Api first). Errors: requests are answered
@@ -38,7 +48,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +68,34 @@ class Storage;
 
 namespace strata::api {
 
+// How a formatted tail selects and writes records. Made by the endpoint,
+// then used by the tail thread only.
+class TailFormat {
+ public:
+  virtual ~TailFormat() = default;
+  // What to select from a row of the logs view (every stored and friendly
+  // column is in scope), comma-separated; the row handed to Add() starts
+  // with these cells.
+  virtual std::string ColumnsSql() const = 0;
+  // The condition a row must meet, binding values in `params`.
+  virtual std::string ConditionSql(std::vector<query::QueryParam>* params) const = 0;
+  // Takes a selected row into the next message (or not, when the rest of
+  // the filter drops it); `dropped`: the client is too slow, remember it
+  // as dropped instead. Returns whether the row was taken.
+  [[nodiscard]] virtual absl::StatusOr<bool> Add(const std::vector<std::optional<std::string>>& row,
+                                                 bool dropped) = 0;
+  // Bytes of the next message so far (a message is sent when it passes
+  // LogTailOptions::chunk_bytes and after each query).
+  virtual size_t pending_bytes() const = 0;
+  // Records in the next message.
+  virtual size_t pending_records() const = 0;
+  // The next message (records and dropped ones), "" when there is nothing
+  // to say. Sent() clears it; Refused() moves its records to the dropped.
+  virtual std::string Message() const = 0;
+  virtual void Sent() = 0;
+  virtual void Refused() = 0;
+};
+
 struct LogTailOptions {
   // Open tail streams; one more is answered 503 with Retry-After.
   int max_connections = 16;
@@ -69,6 +109,10 @@ struct LogTailOptions {
   size_t batches_per_query = 64;
   // Events are written in chunks of about this many bytes.
   size_t chunk_bytes = 64 << 10;
+  // Formatted tails (the Loki tail): open at once, and per owner. One more
+  // is refused with ResourceExhausted (429) before it starts.
+  int formatted_max_connections = 16;
+  int formatted_max_per_owner = 4;
 };
 
 struct LogTailStats {
@@ -96,6 +140,18 @@ class LogTail {
   void Start(storage::Storage* storage, const server::HttpRequest& request,
              server::HttpResponder responder) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Starts a formatted tail of `owner` from the live edge: answers with
+  // `head` and `stream_options` (a WebSocket upgrade), then what `format`
+  // writes. Returns an error without touching `responder` when it cannot
+  // start: Unavailable (recovering, stopping), ResourceExhausted (over
+  // a limit).
+  [[nodiscard]] absl::Status StartFormatted(storage::Storage* storage,
+                                            std::unique_ptr<TailFormat> format, std::string owner,
+                                            server::HttpResponse head,
+                                            server::HttpStreamOptions stream_options,
+                                            server::HttpResponder& responder)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // Ends every stream (an `end` event, then the last chunk) and refuses
   // new ones with 503; joins the tail thread. Later calls return at once.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
@@ -118,6 +174,10 @@ class LogTail {
   // One step of `t`: notices, new records (or a count of those skipped for
   // a slow client), a heartbeat.
   Step Serve(Tailer& t);
+  Step ServeFormatted(Tailer& t);
+  // `t` is over: its stream ends (`reason` says why on a formatted one)
+  // and it no longer counts against the limits.
+  void Finish(Tailer& t, std::string_view reason) ABSL_LOCKS_EXCLUDED(mu_);
   // The matching rows (or their count) of `batches` from `t`'s position.
   absl::StatusOr<Rows> Query(const Tailer& t, const std::vector<storage::FedLogBatch>& batches,
                              bool count_only) const;
@@ -155,6 +215,9 @@ class LogTail {
   // Streams Start() made that the tail thread has not taken yet.
   std::vector<std::unique_ptr<Tailer>> arrived_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Formatted tails open, in all and per owner.
+  int formatted_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, int> formatted_by_owner_ ABSL_GUARDED_BY(mu_);
   // The feeds whose listener wakes this tail (one per storage engine).
   std::vector<storage::LogFeed*> listened_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;

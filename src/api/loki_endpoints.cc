@@ -98,26 +98,9 @@ bool Categorized(const server::HttpRequest& request) {
              .find("categorize-labels") != std::string::npos;
 }
 
-// The streams answer of a log query: `lines` in the order to show,
-// grouped by stream (all labels, or with categorize-labels the stream
-// labels alone and the others beside each entry).
+// The streams answer of a log query (WriteLokiStreams), with its stats.
 std::string StreamsJson(std::vector<LogLine>& lines, bool categorized,
                         const LokiQueryStats& stats) {
-  std::map<Labels, std::vector<size_t>> streams;
-  std::vector<const Labels*> order;
-  std::vector<Labels> merged(lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    LogLine& line = lines[i];
-    if (!categorized) {
-      merged[i] = line.stream;
-      for (const auto& [k, v] : line.metadata) merged[i][k] = v;
-      for (const auto& [k, v] : line.parsed) merged[i][k] = v;
-    }
-    const Labels& key = categorized ? line.stream : merged[i];
-    auto [it, inserted] = streams.try_emplace(key);
-    if (inserted) order.push_back(&it->first);
-    it->second.push_back(i);
-  }
   std::string out;
   otlp::JsonWriter json(&out);
   json.BeginObject();
@@ -128,6 +111,38 @@ std::string StreamsJson(std::vector<LogLine>& lines, bool categorized,
   json.Key("resultType");
   json.String("streams");
   json.Key("result");
+  WriteLokiStreams(lines, categorized, &json);
+  WriteLokiStats(stats, &json);
+  if (categorized) {
+    json.Key("encodingFlags");
+    json.BeginArray();
+    json.String("categorize-labels");
+    json.EndArray();
+  }
+  json.EndObject();
+  json.EndObject();
+  return out;
+}
+
+}  // namespace
+
+void WriteLokiStreams(const std::vector<LogLine>& lines, bool categorized, otlp::JsonWriter* out) {
+  otlp::JsonWriter& json = *out;
+  std::map<Labels, std::vector<size_t>> streams;
+  std::vector<const Labels*> order;
+  std::vector<Labels> merged(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const LogLine& line = lines[i];
+    if (!categorized) {
+      merged[i] = line.stream;
+      for (const auto& [k, v] : line.metadata) merged[i][k] = v;
+      for (const auto& [k, v] : line.parsed) merged[i][k] = v;
+    }
+    const Labels& key = categorized ? line.stream : merged[i];
+    auto [it, inserted] = streams.try_emplace(key);
+    if (inserted) order.push_back(&it->first);
+    it->second.push_back(i);
+  }
   json.BeginArray();
   for (const Labels* key : order) {
     json.BeginObject();
@@ -158,19 +173,7 @@ std::string StreamsJson(std::vector<LogLine>& lines, bool categorized,
     json.EndObject();
   }
   json.EndArray();
-  WriteLokiStats(stats, &json);
-  if (categorized) {
-    json.Key("encodingFlags");
-    json.BeginArray();
-    json.String("categorize-labels");
-    json.EndArray();
-  }
-  json.EndObject();
-  json.EndObject();
-  return out;
 }
-
-}  // namespace
 
 void WriteLokiStats(const LokiQueryStats& stats, otlp::JsonWriter* json) {
   json->Key("stats");
@@ -454,6 +457,11 @@ void Api::AddLokiRoutes(server::HttpRouter* router,
   router->Add("GET", "/loki/api/v1/index/volume_range", route(&Api::LokiVolumeEndpoint));
   router->Add("GET", "/loki/api/v1/detected_labels", route(&Api::LokiDetectedLabelsEndpoint));
   router->Add("GET", "/loki/api/v1/detected_fields", route(&Api::LokiDetectedFieldsEndpoint));
+  // No worker: LogTail's own thread serves the WebSocket.
+  router->Add("GET", "/loki/api/v1/tail",
+              [this](server::HttpRequest request, server::HttpResponder responder) {
+                LokiTail(std::move(request), std::move(responder));
+              });
 }
 
 }  // namespace strata::api

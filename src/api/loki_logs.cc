@@ -72,10 +72,10 @@ enum Column : size_t {
   kColumnCount,
 };
 
-constexpr std::string_view kSelect =
-    "SELECT time_unix_nano, observed_time_unix_nano, coalesce(body_text, ''), service_name, "
+constexpr std::string_view kColumns =
+    "time_unix_nano, observed_time_unix_nano, coalesce(body_text, ''), service_name, "
     "resource_attributes, scope_name, scope_version, scope_attributes, attributes, trace_id_hex, "
-    "span_id_hex, severity_text, severity_number, flags FROM logs WHERE ";
+    "span_id_hex, severity_text, severity_number, flags";
 
 // An attribute value as a label value: a string as it is, anything else
 // its JSON text.
@@ -210,6 +210,44 @@ std::string LokiLineFiltersSql(const std::vector<Stage>& stages,
 }
 
 std::string_view LokiLineSql() { return kLineSql; }
+
+absl::StatusOr<std::unique_ptr<LokiRowFilter>> LokiRowFilter::Compile(
+    const std::vector<Matcher>& matchers, const std::vector<Stage>& stages) {
+  std::vector<query::QueryParam> params;
+  std::string condition;
+  const size_t first_left = AppendLineFilterSql(stages, &condition, &params);
+  STRATA_ASSIGN_OR_RETURN(compat::logql::LogPipeline pipeline,
+                          compat::logql::LogPipeline::Compile(stages, first_left));
+  return std::unique_ptr<LokiRowFilter>(new LokiRowFilter(matchers, stages, std::move(pipeline)));
+}
+
+LokiRowFilter::LokiRowFilter(const std::vector<Matcher>& matchers, const std::vector<Stage>& stages,
+                             compat::logql::LogPipeline pipeline)
+    : matchers_(matchers),
+      stages_(stages),
+      pipeline_(std::move(pipeline)),
+      parser_(std::make_unique<simdjson::dom::parser>()) {}
+
+LokiRowFilter::~LokiRowFilter() = default;
+
+std::string_view LokiRowFilter::ColumnsSql() { return kColumns; }
+
+std::string LokiRowFilter::ConditionSql(std::vector<query::QueryParam>* params) const {
+  std::string sql = LokiMatchersSql(matchers_, params);
+  AppendLineFilterSql(stages_, &sql, params);
+  return sql;
+}
+
+absl::StatusOr<std::optional<LogLine>> LokiRowFilter::Read(
+    const std::vector<std::optional<std::string>>& row) {
+  if (row.size() < kColumnCount) return absl::InternalError("a Loki row has too few columns");
+  STRATA_ASSIGN_OR_RETURN(LogLine line, LineOfRow(row, parser_.get()));
+  for (const Matcher& matcher : matchers_) {
+    if (!MatcherPasses(matcher, line.stream)) return std::nullopt;
+  }
+  if (!pipeline_.Process(&line)) return std::nullopt;
+  return line;
+}
 
 bool IsLokiStreamLabel(std::string_view label) {
   for (const LokiStreamAttribute& a : kLokiStreamAttributes) {
@@ -354,8 +392,9 @@ absl::Status ScanLoki(query::QueryPool& pool, const storage::Snapshot& snapshot,
                      internal::RemainingCall(call, began), stats));
       if (!times.has_value()) break;
       std::vector<query::QueryParam> params = base_params;
-      std::string sql = absl::StrCat(absl::string_view(kSelect.data(), kSelect.size()),
-                                     LokiWindowSql(*times, &params), " AND ", condition, order);
+      std::string sql = absl::StrCat("SELECT ", absl::string_view(kColumns.data(), kColumns.size()),
+                                     " FROM logs WHERE ", LokiWindowSql(*times, &params), " AND ",
+                                     condition, order);
       ++stats->queries;
       STRATA_ASSIGN_OR_RETURN(
           query::QueryResult result,

@@ -29,6 +29,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,7 +39,12 @@
 #include "api/search.h"
 #include "compat/logql/ast.h"
 #include "compat/logql/pipeline.h"
+#include "otlp/json_writer.h"
 #include "query/query_pool.h"
+
+namespace simdjson::dom {
+class parser;
+}
 
 namespace strata::api {
 
@@ -95,6 +102,49 @@ std::string_view LokiLineSql();
 
 // Whether `label` is one of the stream labels.
 bool IsLokiStreamLabel(std::string_view label);
+
+// The stream matchers and pipeline of a log query, for rows read one query
+// at a time outside ScanLoki (the live tail, loki_tail.h): the columns and
+// condition to select rows of the logs view with (the matchers and the line
+// filters that run in SQL), and the rest in C++. Single owner.
+class LokiRowFilter {
+ public:
+  // `matchers` and `stages` must outlive the filter.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<LokiRowFilter>> Compile(
+      const std::vector<compat::logql::Matcher>& matchers,
+      const std::vector<compat::logql::Stage>& stages);
+  ~LokiRowFilter();
+  LokiRowFilter(const LokiRowFilter&) = delete;
+  LokiRowFilter& operator=(const LokiRowFilter&) = delete;
+
+  // The columns Read() needs first in a row, comma-separated.
+  static std::string_view ColumnsSql();
+  // The condition over the logs view's columns, binding its values in
+  // `params` after those already there.
+  std::string ConditionSql(std::vector<query::QueryParam>* params) const;
+  // The line of a row that starts with ColumnsSql()'s cells, or nullopt
+  // when the matchers or the pipeline drop it.
+  [[nodiscard]] absl::StatusOr<std::optional<compat::logql::LogLine>> Read(
+      const std::vector<std::optional<std::string>>& row);
+
+ private:
+  LokiRowFilter(const std::vector<compat::logql::Matcher>& matchers,
+                const std::vector<compat::logql::Stage>& stages,
+                compat::logql::LogPipeline pipeline);
+
+  // The query's, which the caller keeps alive (the pipeline refers to its
+  // stages too).
+  const std::vector<compat::logql::Matcher>& matchers_;
+  const std::vector<compat::logql::Stage>& stages_;
+  const compat::logql::LogPipeline pipeline_;
+  std::unique_ptr<simdjson::dom::parser> parser_;
+};
+
+// The "result" array of a streams answer: `lines` in the order given,
+// grouped by stream (all labels, or with categorize-labels the stream
+// labels alone and the others beside each entry).
+void WriteLokiStreams(const std::vector<compat::logql::LogLine>& lines, bool categorized,
+                      otlp::JsonWriter* json);
 
 // detected_level of a record.
 std::string LokiDetectedLevel(int64_t severity_number, std::string_view severity_text);

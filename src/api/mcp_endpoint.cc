@@ -140,15 +140,15 @@ std::string TextContent(std::string_view text, bool is_error) {
 
 }  // namespace
 
-server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const Caller& caller) {
+absl::Status Api::CheckOwnOrigin(const server::HttpRequest& request) const {
   // DNS rebinding: a browser page of another origin must not reach a
   // local strata, so an Origin header must name this server.
   if (const std::string_view origin = request.Header("Origin"); !origin.empty()) {
     const RequestView view = View(request);
     const std::string expected = absl::StrCat(view.secure ? "https://" : "http://", view.host);
     if (!absl::EqualsIgnoreCase(absl::string_view(origin.data(), origin.size()), expected)) {
-      return TransportError(403, absl::StrCat("Origin ", QuoteForError(origin),
-                                              " is not this server's (", expected, ")"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("Origin ", QuoteForError(origin), " is not this server's (", expected, ")"));
     }
     // DNS rebinding proper: a page of evil.example whose name now resolves
     // to 127.0.0.1 sends Host and Origin evil.example, which agree. A
@@ -156,11 +156,18 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
     // loopback client whose Origin names another host is refused.
     static const std::vector<IpNetwork> kLoopbackPeers = *ParseTrustedProxies("127.0.0.0/8, ::1");
     if (AddressIn(view.address, kLoopbackPeers) && !IsLoopbackHost(OriginHost(origin))) {
-      return TransportError(
-          403, absl::StrCat("Origin ", QuoteForError(origin),
-                            " is not a loopback name, from a client on this machine: refused "
-                            "as DNS rebinding"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("Origin ", QuoteForError(origin),
+                       " is not a loopback name, from a client on this machine: refused "
+                       "as DNS rebinding"));
     }
+  }
+  return absl::OkStatus();
+}
+
+server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const Caller& caller) {
+  if (absl::Status own = CheckOwnOrigin(request); !own.ok()) {
+    return TransportError(403, std::string(own.message()));
   }
   if (request.method == "GET") {
     server::HttpResponse response = TransportError(

@@ -298,6 +298,10 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (options.log_tail_max_connections < 0) {
     return absl::InvalidArgumentError("--log-tail-max-connections must be >= 0");
   }
+  if (options.loki_tail_max_connections < 0 || options.loki_tail_max_per_token < 0) {
+    return absl::InvalidArgumentError(
+        "--loki-tail-max-connections and --loki-tail-max-per-token must be >= 0");
+  }
   if (options.log_tail_max_queued_bytes < 4096) {
     return absl::InvalidArgumentError("--log-tail-max-queued-bytes must be at least 4096");
   }
@@ -603,7 +607,9 @@ int RunServe(const ServeOptions& options) {
       .query_deadline = query_timeout,
       .sql_max_answer_bytes = options.sql_max_answer_bytes,
       .log_tail = {.max_connections = options.log_tail_max_connections,
-                   .max_queued_bytes = options.log_tail_max_queued_bytes},
+                   .max_queued_bytes = options.log_tail_max_queued_bytes,
+                   .formatted_max_connections = options.loki_tail_max_connections,
+                   .formatted_max_per_owner = options.loki_tail_max_per_token},
   });
   server::HttpRouter rest_routes;
   rest_api->AddRoutes(&rest_routes);
@@ -764,6 +770,11 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
   AddFlag(command, env_names, "log-tail-max-queued-bytes", &options->log_tail_max_queued_bytes,
           "Bytes a live log tail may hold for a slow client; past half of it records are "
           "skipped and counted in a `missed` event");
+  AddFlag(command, env_names, "loki-tail-max-connections", &options->loki_tail_max_connections,
+          "Loki live tails (GET /loki/api/v1/tail, WebSocket) open at once; more are answered "
+          "429 (0: none)");
+  AddFlag(command, env_names, "loki-tail-max-per-token", &options->loki_tail_max_per_token,
+          "Loki live tails one token may hold open at once; more are answered 429");
   AddFlag(command, env_names, "lookup-cache-bytes", &options->lookup_cache_bytes,
           "Memory trace lookups may keep for the batches' parsed footers and dictionary pages "
           "(0: none)");

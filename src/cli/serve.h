@@ -59,6 +59,10 @@ struct ServeOptions {
   // stream's bytes waiting for a slow client.
   int log_tail_max_connections = 16;
   uint64_t log_tail_max_queued_bytes = 1 << 20;
+  // Loki live tails (GET /loki/api/v1/tail, WebSocket): at once, and per
+  // token; more are answered 429.
+  int loki_tail_max_connections = 16;
+  int loki_tail_max_per_token = 4;
   // What trace lookups may cache across all batches: their spans.parquet
   // footers and OffsetIndexes (docs/operations.md, "Querying").
   uint64_t lookup_cache_bytes = 64 << 20;

@@ -54,6 +54,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/core/detail/base64.hpp>
+#include <boost/beast/core/detail/sha1.hpp>
 #include <boost/beast/http.hpp>
 #include <deque>
 #include <optional>
@@ -70,6 +72,7 @@
 #include "server/otlp_client.h"
 #include "server/otlp_http_codec.h"
 #include "server/tls_context.h"
+#include "server/websocket_frame.h"
 
 namespace strata::server {
 
@@ -166,11 +169,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void Start();
   void Refuse();
   void Deliver(uint64_t sequence, HttpResponse response);
-  void DeliverStream(uint64_t sequence, HttpResponse head, std::shared_ptr<HttpStream> stream);
+  void DeliverStream(uint64_t sequence, HttpResponse head, std::shared_ptr<HttpStream> stream,
+                     uint64_t max_client_frame_bytes);
   // A chunk of the stream: `framed` as it goes on the wire, `payload` the
   // bytes the stream counted for it.
   void StreamAppend(std::string framed, uint64_t payload);
-  void StreamEnd();
+  // `last`: a WebSocket's close frame ("" for the default).
+  void StreamEnd(std::string last);
   void Drain();
   void Abandon();
   void ForceClose();
@@ -191,8 +196,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnRequestDeadline(const ErrorCode& ec, uint64_t sequence);
   void Write(HttpResponse response, bool close);
   void OnWritten(const ErrorCode& ec, bool keep_alive);
-  void OnStreamStart(uint64_t sequence, HttpResponse head, std::shared_ptr<HttpStream> stream);
+  void OnStreamStart(uint64_t sequence, HttpResponse head, std::shared_ptr<HttpStream> stream,
+                     uint64_t max_client_frame_bytes);
   void PumpStream();
+  // WebSocket: handles the client's frames in buffer_, then reads more.
+  void ReadWebSocket();
+  void OnWebSocketRead(const ErrorCode& ec, size_t bytes);
+  // WebSocket: ends the stream with `close_frame` after what is queued; the
+  // producer sees the stream closed at once.
+  void EndWebSocket(std::string close_frame);
   void OnStreamWritten(const ErrorCode& ec);
   void Linger();
   void HalfClose();
@@ -229,6 +241,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool stream_writing_ = false;
   bool stream_ending_ = false;     // End() or the drain: finish after the queue
   bool stream_last_sent_ = false;  // the last chunk is queued
+  // kStreaming over a WebSocket: the close frame to send last ("" until
+  // chosen: 1000, or 1001 at the drain), the client's frame limit, and
+  // whether the read of the client's frames is outstanding.
+  bool websocket_ = false;
+  std::string websocket_close_;
+  uint64_t websocket_max_frame_ = 0;
+  bool websocket_reading_ = false;
 };
 
 }  // namespace internal
@@ -338,8 +357,9 @@ std::shared_ptr<HttpStream> HttpExchange::DeliverStream(HttpResponse head,
   if (!gate->open) return nullptr;
   std::shared_ptr<HttpSession> target = session.lock();
   if (target == nullptr) return nullptr;
-  auto stream = std::make_shared<HttpStream>(gate, session, options.max_queued_bytes);
-  target->DeliverStream(sequence, std::move(head), stream);
+  auto stream = std::make_shared<HttpStream>(gate, session, options.max_queued_bytes,
+                                             options.websocket, options.on_closed);
+  target->DeliverStream(sequence, std::move(head), stream, options.max_client_frame_bytes);
   return stream;
 }
 
@@ -380,10 +400,11 @@ void HttpSession::Deliver(uint64_t sequence, HttpResponse response) {
 }
 
 void HttpSession::DeliverStream(uint64_t sequence, HttpResponse head,
-                                std::shared_ptr<HttpStream> stream) {
+                                std::shared_ptr<HttpStream> stream,
+                                uint64_t max_client_frame_bytes) {
   net::post(stream_.get_executor(), [self = shared_from_this(), sequence, head = std::move(head),
-                                     stream = std::move(stream)]() mutable {
-    self->OnStreamStart(sequence, std::move(head), std::move(stream));
+                                     stream = std::move(stream), max_client_frame_bytes]() mutable {
+    self->OnStreamStart(sequence, std::move(head), std::move(stream), max_client_frame_bytes);
   });
 }
 
@@ -396,9 +417,10 @@ void HttpSession::StreamAppend(std::string framed, uint64_t payload) {
             });
 }
 
-void HttpSession::StreamEnd() {
-  net::post(stream_.get_executor(), [self = shared_from_this()] {
+void HttpSession::StreamEnd(std::string last) {
+  net::post(stream_.get_executor(), [self = shared_from_this(), last = std::move(last)]() mutable {
     if (self->state_ != State::kStreaming) return;
+    if (self->websocket_close_.empty()) self->websocket_close_ = std::move(last);
     self->stream_ending_ = true;
     self->PumpStream();
   });
@@ -408,6 +430,10 @@ void HttpSession::Drain() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     if (self->state_ == State::kIdle) self->Close();
     if (self->state_ == State::kStreaming) {
+      if (self->websocket_close_.empty()) {
+        self->websocket_close_ =
+            WebSocketCloseFrame(kWebSocketGoingAway, "the server is shutting down");
+      }
       self->stream_ending_ = true;
       self->PumpStream();
     }
@@ -646,7 +672,8 @@ void HttpSession::OnWritten(const ErrorCode& ec, bool keep_alive) {
 }
 
 void HttpSession::OnStreamStart(uint64_t sequence, HttpResponse head,
-                                std::shared_ptr<HttpStream> stream) {
+                                std::shared_ptr<HttpStream> stream,
+                                uint64_t max_client_frame_bytes) {
   if (state_ != State::kHandling || sequence != sequence_) {
     stream->MarkClosed();  // too late: the deadline's 504 went out instead
     return;
@@ -661,6 +688,20 @@ void HttpSession::OnStreamStart(uint64_t sequence, HttpResponse head,
       std::string_view(http::obsolete_reason(static_cast<http::status>(head.status))), kServerName);
   if (!head.content_type.empty()) wire += fmt::format("Content-Type: {}\r\n", head.content_type);
   for (const auto& [name, value] : head.headers) wire += fmt::format("{}: {}\r\n", name, value);
+  if (stream_out_->websocket()) {
+    // The upgrade's head carries its own Upgrade and Connection fields, and
+    // no body: the frames follow.
+    websocket_ = true;
+    websocket_max_frame_ = max_client_frame_bytes;
+    wire += "\r\n";
+    stream_chunks_.emplace_back(std::move(wire), 0);
+    if (server_->draining()) {
+      websocket_close_ = WebSocketCloseFrame(kWebSocketGoingAway, "the server is shutting down");
+      stream_ending_ = true;
+    }
+    PumpStream();
+    return ReadWebSocket();
+  }
   wire += "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
   if (!head.body.empty()) wire += fmt::format("{:x}\r\n{}\r\n", head.body.size(), head.body);
   stream_chunks_.emplace_back(std::move(wire), 0);
@@ -674,7 +715,13 @@ void HttpSession::PumpStream() {
     if (!stream_ending_) return;
     if (stream_last_sent_) return Linger();
     stream_last_sent_ = true;
-    stream_chunks_.emplace_back("0\r\n\r\n", 0);
+    if (websocket_) {
+      if (websocket_close_.empty())
+        websocket_close_ = WebSocketCloseFrame(kWebSocketNormalClose, "");
+      stream_chunks_.emplace_back(websocket_close_, 0);
+    } else {
+      stream_chunks_.emplace_back("0\r\n\r\n", 0);
+    }
   }
   stream_writing_ = true;
   stream_.expires_after(options().stream_write_timeout);
@@ -693,6 +740,77 @@ void HttpSession::OnStreamWritten(const ErrorCode& ec) {
   }
   stream_out_->Written(stream_chunks_.front().second);
   stream_chunks_.pop_front();
+  PumpStream();
+}
+
+namespace {
+
+std::string_view StatusText(const absl::Status& status) {
+  return std::string_view(status.message().data(), status.message().size());
+}
+
+}  // namespace
+
+void HttpSession::ReadWebSocket() {
+  if (state_ != State::kStreaming || websocket_reading_) return;
+  for (;;) {
+    const auto* data = static_cast<const char*>(buffer_.data().data());
+    absl::StatusOr<std::optional<WebSocketClientFrame>> frame =
+        ParseClientFrame(std::string_view(data, buffer_.size()), websocket_max_frame_);
+    if (!frame.ok()) {
+      const uint16_t code = absl::IsResourceExhausted(frame.status()) ? kWebSocketMessageTooBig
+                                                                      : kWebSocketProtocolError;
+      return EndWebSocket(WebSocketCloseFrame(code, StatusText(frame.status())));
+    }
+    if (!frame->has_value()) break;
+    WebSocketClientFrame f = std::move(**frame);
+    buffer_.consume(f.consumed);
+    if (f.opcode == WebSocketOpcode::kPing) {
+      if (!stream_ending_) {
+        stream_chunks_.emplace_back(WebSocketFrame(WebSocketOpcode::kPong, f.payload), 0);
+        PumpStream();
+      }
+    } else if (f.opcode == WebSocketOpcode::kClose) {
+      // Echo the client's code (RFC 6455 5.5.1); the stream is over.
+      absl::StatusOr<WebSocketClose> close = ParseClosePayload(f.payload);
+      if (!close.ok()) {
+        return EndWebSocket(
+            WebSocketCloseFrame(kWebSocketProtocolError, StatusText(close.status())));
+      }
+      return EndWebSocket(
+          WebSocketCloseFrame(close->code == 1005 ? kWebSocketNormalClose : close->code, ""));
+    }
+    // Pongs and data messages are read and dropped: this endpoint only sends.
+  }
+  websocket_reading_ = true;
+  stream_.async_read_some(buffer_.prepare(kSmallReadBytes),
+                          [self = shared_from_this()](const ErrorCode& ec, size_t bytes) {
+                            self->OnWebSocketRead(ec, bytes);
+                          });
+}
+
+void HttpSession::OnWebSocketRead(const ErrorCode& ec, size_t bytes) {
+  websocket_reading_ = false;
+  if (state_ == State::kClosed) return;
+  // HalfClose() left the discarding of what the client still sends to
+  // this read.
+  if (state_ == State::kClosing) return DiscardUntilClosed();
+  if (ec) {
+    if (ec == beast::error::timeout) server_->CountTimeout();
+    return Close();
+  }
+  buffer_.commit(bytes);
+  if (stream_ending_) return;  // a close is on its way; Linger() reads the rest
+  ReadWebSocket();
+}
+
+void HttpSession::EndWebSocket(std::string close_frame) {
+  if (stream_out_ != nullptr) stream_out_->MarkClosed();
+  if (state_ != State::kStreaming) return;
+  if (!stream_ending_) {
+    websocket_close_ = std::move(close_frame);
+    stream_ending_ = true;
+  }
   PumpStream();
 }
 
@@ -721,6 +839,9 @@ void HttpSession::HalfClose() {
   ErrorCode ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
   stream_.expires_after(options().linger_timeout);
+  // A WebSocket's read of the client's frames may still be outstanding: it
+  // goes on discarding when it completes (one read at a time).
+  if (websocket_reading_) return;
   DiscardUntilClosed();
 }
 
@@ -796,18 +917,28 @@ std::shared_ptr<HttpStream> HttpResponder::Stream(HttpResponse head, HttpStreamO
 // HttpStream
 
 HttpStream::HttpStream(std::shared_ptr<internal::Gate> gate,
-                       std::weak_ptr<internal::HttpSession> session, uint64_t max_queued_bytes)
-    : gate_(std::move(gate)), session_(std::move(session)), max_queued_bytes_(max_queued_bytes) {}
+                       std::weak_ptr<internal::HttpSession> session, uint64_t max_queued_bytes,
+                       bool websocket, std::function<void()> on_closed)
+    : gate_(std::move(gate)),
+      session_(std::move(session)),
+      max_queued_bytes_(max_queued_bytes),
+      websocket_(websocket),
+      on_closed_(std::move(on_closed)) {}
 
 HttpStream::WriteResult HttpStream::Write(std::string_view bytes) {
   if (closed()) return WriteResult::kClosed;
   if (bytes.empty()) return WriteResult::kQueued;
   const uint64_t queued = queued_bytes();
   if (queued > 0 && queued + bytes.size() > max_queued_bytes_) return WriteResult::kFull;
-  std::string framed = fmt::format("{:x}\r\n", bytes.size());
-  framed.reserve(framed.size() + bytes.size() + 2);
-  framed.append(bytes);
-  framed += "\r\n";
+  std::string framed;
+  if (websocket_) {
+    framed = WebSocketFrame(WebSocketOpcode::kText, bytes);
+  } else {
+    framed = fmt::format("{:x}\r\n", bytes.size());
+    framed.reserve(framed.size() + bytes.size() + 2);
+    framed.append(bytes);
+    framed += "\r\n";
+  }
   MutexLock lock(&gate_->mu);
   std::shared_ptr<internal::HttpSession> session = session_.lock();
   if (!gate_->open || session == nullptr) {
@@ -826,7 +957,46 @@ void HttpStream::End() {
     MarkClosed();
     return;
   }
-  session->StreamEnd();
+  session->StreamEnd("");
+}
+
+void HttpStream::Close(uint16_t code, std::string_view reason) {
+  MutexLock lock(&gate_->mu);
+  std::shared_ptr<internal::HttpSession> session = session_.lock();
+  if (!gate_->open || session == nullptr) {
+    MarkClosed();
+    return;
+  }
+  session->StreamEnd(websocket_ ? WebSocketCloseFrame(code, reason) : std::string());
+}
+
+HttpStream::WriteResult HttpStream::Ping() {
+  if (!websocket_ || closed()) return WriteResult::kClosed;
+  MutexLock lock(&gate_->mu);
+  std::shared_ptr<internal::HttpSession> session = session_.lock();
+  if (!gate_->open || session == nullptr) {
+    MarkClosed();
+    return WriteResult::kClosed;
+  }
+  session->StreamAppend(WebSocketFrame(WebSocketOpcode::kPing, ""), 0);
+  return WriteResult::kQueued;
+}
+
+// ---------------------------------------------------------------------------
+// WebSocket handshake
+
+std::string WebSocketAcceptValue(std::string_view key) {
+  // RFC 6455 section 1.3's GUID.
+  constexpr std::string_view kGuid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+  beast::detail::sha1_context context;
+  beast::detail::init(context);
+  beast::detail::update(context, key.data(), key.size());
+  beast::detail::update(context, kGuid.data(), kGuid.size());
+  unsigned char digest[beast::detail::sha1_context::digest_size];
+  beast::detail::finish(context, digest);
+  std::string out(beast::detail::base64::encoded_size(sizeof(digest)), '\0');
+  out.resize(beast::detail::base64::encode(out.data(), digest, sizeof(digest)));
+  return out;
 }
 
 // ---------------------------------------------------------------------------

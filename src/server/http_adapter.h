@@ -160,6 +160,21 @@ struct HttpStreamOptions {
   // so a client that reads slowly costs at most this much memory (or one
   // write, when a single write is larger and the queue is empty).
   uint64_t max_queued_bytes = 1 << 20;
+  // The answer upgrades the connection to a WebSocket (RFC 6455): `head` is
+  // WebSocketUpgradeHead()'s 101 (websocket_frame.h), written without a
+  // body; each Write() is then one text message, Ping() a ping, End() a
+  // close frame (Close() with a code and reason), and the server's drain a
+  // close with 1001. The client's frames are read meanwhile: pings are
+  // answered, a close is echoed (the stream then closes), data messages are
+  // discarded, and a frame longer than max_client_frame_bytes ends the
+  // connection with 1009 (a protocol error with 1002).
+  bool websocket = false;
+  uint64_t max_client_frame_bytes = 4096;
+  // Called once when the stream closes (the client went away or closed,
+  // the server drained, End()), from whichever thread noticed: so a
+  // producer that waits for data can let go of the stream at once. Must be
+  // quick and must not call back into the stream.
+  std::function<void()> on_closed;
 };
 
 // The body of a streamed response (Server-Sent Events and the like), made
@@ -184,14 +199,23 @@ class HttpStream {
 
   // Made by HttpResponder::Stream().
   HttpStream(std::shared_ptr<internal::Gate> gate, std::weak_ptr<internal::HttpSession> session,
-             uint64_t max_queued_bytes);
+             uint64_t max_queued_bytes, bool websocket = false,
+             std::function<void()> on_closed = nullptr);
   HttpStream(const HttpStream&) = delete;
   HttpStream& operator=(const HttpStream&) = delete;
 
   // Queues `bytes` as one chunk (nothing for an empty string).
   WriteResult Write(std::string_view bytes);
-  // Ends the body after what is queued; the connection then closes.
+  // Ends the body after what is queued; the connection then closes. On a
+  // WebSocket: a close frame with 1000.
   void End();
+  // WebSocket only: a close frame with `code` and `reason` (cut to 123
+  // bytes) after what is queued.
+  void Close(uint16_t code, std::string_view reason);
+  // WebSocket only: queues a ping (keepalive; the client's pong is read and
+  // dropped). kClosed on a plain stream.
+  WriteResult Ping();
+  bool websocket() const { return websocket_; }
 
   // Bytes handed to Write() and not yet written to the socket.
   uint64_t queued_bytes() const { return queued_bytes_.load(std::memory_order_acquire); }
@@ -204,12 +228,16 @@ class HttpStream {
 
   // Io thread: `bytes` of a chunk reached the socket.
   void Written(uint64_t bytes) { queued_bytes_.fetch_sub(bytes, std::memory_order_acq_rel); }
-  void MarkClosed() { closed_.store(true, std::memory_order_release); }
+  void MarkClosed() {
+    if (!closed_.exchange(true, std::memory_order_acq_rel) && on_closed_) on_closed_();
+  }
 
   // Constant after construction.
   const std::shared_ptr<internal::Gate> gate_;
   const std::weak_ptr<internal::HttpSession> session_;
   const uint64_t max_queued_bytes_;
+  const bool websocket_;
+  const std::function<void()> on_closed_;
   // Atomics rather than a lock: the producer adds, the connection's strand
   // subtracts, and each side only needs the current sum (the producer is
   // the only one that adds, so its check-then-add cannot overshoot).
