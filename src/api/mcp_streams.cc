@@ -71,28 +71,29 @@ void McpStreams::Open(const std::string& session, const std::string& credential,
   }
   SessionState& state = sessions_[session];
   if (state.credential.empty()) state.credential = credential;
-  if (state.stream != nullptr && !state.stream->closed()) {
-    responder.Respond(Refusal(
-        409, "this session already has an open GET stream; at most one is served per session"));
-    return;
-  }
-  CloseStreamLocked(state);
+  if (state.stream != nullptr && state.stream->closed()) CloseStreamLocked(state);
+  // This session's own open stream is replaced below: it does not count.
+  const int own = state.stream != nullptr ? 1 : 0;
   if (resume.has_value() && *resume > state.last_id) {
     responder.Respond(
         Refusal(400, absl::StrCat("Last-Event-ID: ", *resume, " was never sent in this session")));
     return;
   }
-  if (stats_.streams >= limits_.max_streams) {
+  if (stats_.streams - own >= limits_.max_streams) {
     responder.Respond(Refusal(
         503, absl::StrCat("too many open MCP streams: at most ", limits_.max_streams, " at once")));
     return;
   }
-  if (OpenStreamsLocked(credential) >= limits_.max_streams_per_credential) {
+  if (OpenStreamsLocked(credential) - own >= limits_.max_streams_per_credential) {
     responder.Respond(Refusal(429, absl::StrCat("too many open MCP streams for this credential: "
                                                 "at most ",
                                                 limits_.max_streams_per_credential)));
     return;
   }
+  // A new GET of the session replaces its open stream: a client whose
+  // connection dropped reconnects at once, before the server noticed
+  // the drop (which it may only see at the next write).
+  CloseStreamLocked(state);
   server::HttpResponse head;
   head.content_type = "text/event-stream";
   head.headers.emplace_back("Cache-Control", "no-cache");

@@ -23,9 +23,10 @@
 // that `max_queued_bytes` would be passed is ended; the client reconnects
 // with Last-Event-ID and is replayed what it missed.
 //
-// Bounds. One open stream per session (another GET while it is open: 409),
-// `max_streams_per_credential` per credential (429) and `max_streams` in
-// all (503). A session's state is dropped when the session ends (End(),
+// Bounds. One open stream per session: another GET of the session replaces
+// it (the old one ends), since a client reconnects after a drop the server
+// may not have seen yet. `max_streams_per_credential` per credential (429)
+// and `max_streams` in all (503). A session's state is dropped when the session ends (End(),
 // on DELETE) and, by the keepalive thread, when `live` says it is gone
 // (expired or evicted); `live` is asked with `streaming` true for a
 // session with an open stream, which keeps the session from idling out.
@@ -90,7 +91,7 @@ class McpStreams {
 
   // Opens the GET stream of `session` (live and bound to `credential`:
   // the caller checked), resuming after `last_event_id` when not empty,
-  // or answers the refusal (400, 409, 429, 503) as a JSON-RPC error.
+  // or answers the refusal (400, 429, 503) as a JSON-RPC error.
   void Open(const std::string& session, const std::string& credential,
             std::string_view last_event_id, server::HttpResponder responder)
       ABSL_LOCKS_EXCLUDED(mu_);
