@@ -102,7 +102,11 @@ std::function<absl::StatusOr<control::TokenScope>(std::string_view)> AcceptOnlyT
 Api::Api(ApiOptions options)
     : options_(std::move(options)),
       tail_(std::make_unique<LogTail>(options_.log_tail, options_.pool, options_.data_dir,
-                                      CallOptions{options_.query_deadline})) {
+                                      CallOptions{options_.query_deadline})),
+      mcp_streams_(std::make_unique<McpStreams>(
+          options_.mcp_streams, [this](std::string_view session, bool streaming) {
+            return mcp_sessions_->Live(session, options_.now(), streaming);
+          })) {
   const int threads = std::max(1, options_.worker_threads);
   workers_.reserve(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -111,6 +115,7 @@ Api::Api(ApiOptions options)
 
 Api::~Api() {
   tail_->Stop();
+  mcp_streams_->Stop();
   std::deque<Job> left;
   {
     MutexLock lock(&mu_);
@@ -168,9 +173,12 @@ void Api::AddRoutes(server::HttpRouter* router) {
   AddTempoRoutes(router, route);
   AddPrometheusRoutes(router, route);
   AddLokiRoutes(router, route);
-  for (std::string_view method : {"POST", "GET", "DELETE"}) {
+  for (std::string_view method : {"POST", "DELETE"}) {
     router->Add(method, "/mcp", account(&Api::McpEndpoint));
   }
+  router->Add("GET", "/mcp", [this](server::HttpRequest request, server::HttpResponder responder) {
+    McpStreamEndpoint(std::move(request), std::move(responder));
+  });
   router->Add("GET", "/.well-known/oauth-protected-resource",
               account(&Api::OAuthResourceMetadataEndpoint));
   router->Add("GET", "/.well-known/oauth-protected-resource/mcp",
@@ -303,6 +311,22 @@ void Api::TailLogs(server::HttpRequest request, server::HttpResponder responder)
   tail_->Start(options_.storage ? options_.storage() : nullptr, request, std::move(responder));
 }
 
+server::HttpResponse Api::RefusalOf(const server::HttpRequest& request,
+                                    const absl::Status& status) const {
+  server::HttpResponse refused = ApiErrorResponse(status);
+  if (refused.status == 401 && request.path() == "/mcp" && options_.oauth != nullptr) {
+    // RFC 9728: where an MCP client finds how to get a token.
+    for (auto& [name, value] : refused.headers) {
+      if (name != "WWW-Authenticate") continue;
+      value = fmt::format(
+          R"(Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp", )"
+          R"(scope="read"{})",
+          BaseUrl(request), PresentedToken(request).empty() ? "" : R"(, error="invalid_token")");
+    }
+  }
+  return refused;
+}
+
 void Api::Dispatch(Job job) {
   if (!Enqueue(job)) {
     job.responder.Respond(
@@ -334,21 +358,7 @@ void Api::WorkerLoop() {
 
 server::HttpResponse Api::Run(const Job& job) {
   const absl::StatusOr<Caller> caller = Admit(job.request);
-  if (!caller.ok()) {
-    server::HttpResponse refused = ApiErrorResponse(caller.status());
-    if (refused.status == 401 && job.request.path() == "/mcp" && options_.oauth != nullptr) {
-      // RFC 9728: where an MCP client finds how to get a token.
-      for (auto& [name, value] : refused.headers) {
-        if (name != "WWW-Authenticate") continue;
-        value = fmt::format(
-            R"(Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp", )"
-            R"(scope="read"{})",
-            BaseUrl(job.request),
-            PresentedToken(job.request).empty() ? "" : R"(, error="invalid_token")");
-      }
-    }
-    return refused;
-  }
+  if (!caller.ok()) return RefusalOf(job.request, caller.status());
   if (job.account_endpoint != nullptr) return (this->*job.account_endpoint)(job.request, *caller);
   const Endpoint endpoint = job.endpoint;
   const server::HttpRequest& request = job.request;

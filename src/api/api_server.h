@@ -36,6 +36,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -47,6 +48,7 @@
 #include "api/forwarded.h"
 #include "api/log_tail.h"
 #include "api/mcp_sessions.h"
+#include "api/mcp_streams.h"
 #include "api/params.h"
 #include "api/service_health.h"
 #include "api/service_map.h"
@@ -116,6 +118,8 @@ struct ApiOptions {
   uint64_t sql_max_answer_bytes = kDefaultSqlMaxAnswerBytes;
   // GET /api/v1/logs/tail (log_tail.h).
   LogTailOptions log_tail;
+  // GET /mcp: the MCP server's server-initiated streams (mcp_streams.h).
+  McpStreamLimits mcp_streams;
   // Most spans of one Jaeger trace search's answer: traces after the one
   // that reaches it are left out (docs/api.md, GET /jaeger/api/traces).
   size_t jaeger_max_search_spans = 200'000;
@@ -149,6 +153,10 @@ class Api {
   // it starts to drain).
   void StopLogTails() { tail_->Stop(); }
   LogTailStats LogTailStatistics() const { return tail_->Stats(); }
+  // Ends every open GET /mcp stream and refuses new ones (serve calls it
+  // when it starts to drain).
+  void StopMcpStreams() { mcp_streams_->Stop(); }
+  McpStreamStats McpStreamStatistics() const { return mcp_streams_->Stats(); }
 
  private:
   // Telemetry endpoints read a pinned Snapshot; account endpoints need
@@ -350,6 +358,13 @@ class Api {
   // POST, GET and DELETE /mcp: the MCP server (mcp_endpoint.cc,
   // docs/mcp.md). Each tool pins its own Snapshot.
   server::HttpResponse McpEndpoint(const server::HttpRequest& request, const Caller& caller);
+  // GET /mcp: admits the request (on the io thread, as TailLogs), checks
+  // its Origin and session, then opens the session's stream (McpStreams).
+  void McpStreamEndpoint(server::HttpRequest request, server::HttpResponder responder);
+  // The answer to a request Admit() refused; on /mcp a 401 names the
+  // protected-resource metadata (RFC 9728).
+  server::HttpResponse RefusalOf(const server::HttpRequest& request,
+                                 const absl::Status& status) const;
   // The result JSON of one JSON-RPC request's `method`; a JSON-RPC error
   // (code, message) otherwise.
   struct McpOutcome {
@@ -427,6 +442,9 @@ class Api {
   std::unique_ptr<ServiceMap> service_map_ = std::make_unique<ServiceMap>();
   // The live MCP sessions (/mcp).
   std::unique_ptr<McpSessions> mcp_sessions_ = std::make_unique<McpSessions>();
+  // Their server-initiated messages and GET streams; its keepalive thread
+  // is started in the constructor and joined in the destructor.
+  std::unique_ptr<McpStreams> mcp_streams_;
 };
 
 }  // namespace strata::api

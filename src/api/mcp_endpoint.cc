@@ -1,7 +1,11 @@
 // POST, GET and DELETE /mcp: the MCP server's Streamable HTTP transport
-// (docs/mcp.md). Answers are plain JSON (one JSON-RPC response per POST);
-// no server-initiated stream is offered, so GET is 405.
+// (docs/mcp.md). A POST is answered with plain JSON (one JSON-RPC response
+// per request); GET opens the session's stream of server-initiated
+// messages (mcp_streams.h), which carries the log notifications of
+// logging/setLevel.
 
+#include <chrono>
+#include <optional>
 #include <set>
 #include <variant>
 #include <vector>
@@ -13,6 +17,7 @@
 #include "api/api_respond.h"
 #include "api/api_server.h"
 #include "api/mcp_jsonrpc.h"
+#include "api/mcp_streams.h"
 #include "api/mcp_tools.h"
 #include "api/params.h"
 #include "api/service_health.h"
@@ -165,21 +170,46 @@ absl::Status Api::CheckOwnOrigin(const server::HttpRequest& request) const {
   return absl::OkStatus();
 }
 
+void Api::McpStreamEndpoint(server::HttpRequest request, server::HttpResponder responder) {
+  const absl::StatusOr<Caller> caller = Admit(request);
+  if (!caller.ok()) {
+    responder.Respond(RefusalOf(request, caller.status()));
+    return;
+  }
+  if (absl::Status own = CheckOwnOrigin(request); !own.ok()) {
+    responder.Respond(TransportError(403, std::string(own.message())));
+    return;
+  }
+  const std::string_view version = request.Header(kVersionHeader);
+  if (!version.empty() && !IsMcpProtocolVersion(version)) {
+    responder.Respond(TransportError(
+        400, absl::StrCat("MCP-Protocol-Version: ", QuoteForError(version), " is not supported")));
+    return;
+  }
+  const std::string session(request.Header(kSessionHeader));
+  if (session.empty()) {
+    responder.Respond(TransportError(400, "Mcp-Session-Id: required (send initialize first)"));
+    return;
+  }
+  const std::string credential = McpCredentialKey(request, *caller);
+  if (!mcp_sessions_->Touch(session, options_.now(), credential)) {
+    responder.Respond(
+        TransportError(404, "no such session (it ended or expired); initialize again"));
+    return;
+  }
+  mcp_streams_->Open(session, credential, request.Header("Last-Event-ID"), std::move(responder));
+}
+
 server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const Caller& caller) {
   if (absl::Status own = CheckOwnOrigin(request); !own.ok()) {
     return TransportError(403, std::string(own.message()));
   }
-  if (request.method == "GET") {
-    server::HttpResponse response = TransportError(
-        405, "this server offers no server-initiated stream; POST JSON-RPC messages to /mcp");
-    response.headers.emplace_back("Allow", "POST, DELETE");
-    return response;
-  }
-  const std::string_view session = request.Header(kSessionHeader);
+  const std::string session(request.Header(kSessionHeader));
   const std::string credential = McpCredentialKey(request, caller);
   if (request.method == "DELETE") {
     if (session.empty()) return TransportError(400, "Mcp-Session-Id: required");
     if (!mcp_sessions_->End(session, credential)) return TransportError(404, "no such session");
+    mcp_streams_->End(session);
     return JsonRpcAnswer(200, "{}");
   }
   const std::string_view body = request.body != nullptr ? *request.body : std::string_view();
@@ -234,10 +264,35 @@ server::HttpResponse Api::McpEndpoint(const server::HttpRequest& request, const 
     server::HttpResponse accepted = JsonRpcAnswer(202, "");
     return accepted;
   }
+  const auto started = std::chrono::steady_clock::now();
   McpOutcome outcome = McpRequest(message.method, message.params);
   if (outcome.error_code != 0) {
     return JsonRpcAnswer(200,
                          JsonRpcErrorJson(message.id, outcome.error_code, outcome.error_message));
+  }
+  if (message.method == "logging/setLevel" || message.method == "tools/call") {
+    simdjson::dom::parser parser;
+    simdjson::dom::element params;
+    std::string_view text;
+    if (parser.parse(message.params).get(params) != simdjson::SUCCESS) {
+      // McpRequest parsed it already: not reached.
+    } else if (message.method == "logging/setLevel") {
+      if (params["level"].get_string().get(text) == simdjson::SUCCESS) {
+        mcp_streams_->SetLogLevel(session, text);
+      }
+    } else if (params["name"].get_string().get(text) == simdjson::SUCCESS) {
+      // One log message per tool call: which tool, how long, how large.
+      const bool failed = outcome.result.ends_with(R"("isError":true})");
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+              .count();
+      std::string data = R"({"tool":")";
+      otlp::JsonWriter::AppendEscaped(text, &data);
+      absl::StrAppend(&data, R"(","duration_ms":)", static_cast<int64_t>(ms + 0.5),
+                      R"(,"result_bytes":)", outcome.result.size(), R"(,"is_error":)",
+                      failed ? "true" : "false", "}");
+      mcp_streams_->Log(session, failed ? "warning" : "info", "strata.tools", data);
+    }
   }
   return JsonRpcAnswer(200, JsonRpcResultJson(message.id, outcome.result));
 }
@@ -311,11 +366,18 @@ Api::McpOutcome Api::McpRequest(std::string_view method, std::string_view params
   }
   if (method == "ping") return McpOutcome{.result = "{}"};
   if (method == "logging/setLevel") {
-    // Accepted (the capability is declared) but strata sends no log
-    // notifications: it has no server-initiated stream.
+    // McpEndpoint records the level for the session; its log messages go
+    // out on the session's GET stream (mcp_streams.h).
     std::string_view level;
     if (params["level"].get_string().get(level) != simdjson::SUCCESS) {
       return McpOutcome{.error_code = kJsonRpcInvalidParams, .error_message = "level: required"};
+    }
+    if (McpLogLevelRank(level) < 0) {
+      return McpOutcome{.error_code = kJsonRpcInvalidParams,
+                        .error_message = absl::StrCat("level: ", QuoteForError(level),
+                                                      " is not an MCP log level (debug, info, "
+                                                      "notice, warning, error, critical, alert, "
+                                                      "emergency)")};
     }
     return McpOutcome{.result = "{}"};
   }

@@ -181,8 +181,18 @@ TEST_F(McpEndpointTest, TheTransportChecksSessionsVersionsOriginsAndTokens) {
   EXPECT_EQ(
       Post(ping, {header, "Host: localhost:" + port, "Origin: http://localhost:" + port}).status,
       200);
-  HttpAnswer get = Curl({"-H", std::string("Authorization: Bearer ") + kToken, base_});
-  EXPECT_EQ(get.status, 405);
+  // GET opens the session's stream: it needs a session, a live one of
+  // this credential, and a credential.
+  EXPECT_EQ(Curl({"-H", std::string("Authorization: Bearer ") + kToken, base_}).status, 400);
+  EXPECT_EQ(Curl({"-H", std::string("Authorization: Bearer ") + kToken, "-H",
+                  "Mcp-Session-Id: 00000000000000000000000000000000", base_})
+                .status,
+            404);
+  EXPECT_EQ(Curl({"-H", header, base_}).status, 401);
+  EXPECT_EQ(Curl({"-H", std::string("Authorization: Bearer ") + kToken, "-H", header, "-H",
+                  "Last-Event-ID: x", base_})
+                .status,
+            400);
   HttpAnswer end = Curl(
       {"-X", "DELETE", "-H", std::string("Authorization: Bearer ") + kToken, "-H", header, base_});
   EXPECT_EQ(end.status, 200);

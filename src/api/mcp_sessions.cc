@@ -60,6 +60,18 @@ bool McpSessions::End(std::string_view id, std::string_view credential) {
   return true;
 }
 
+bool McpSessions::Live(std::string_view id, int64_t now_ns, bool touch) {
+  MutexLock lock(&mu_);
+  auto it = sessions_.find(std::string(id));
+  if (it == sessions_.end()) return false;
+  if (now_ns - it->second.last_used_ns > limits_.idle_ns) {
+    sessions_.erase(it);
+    return false;
+  }
+  if (touch) it->second.last_used_ns = now_ns;
+  return true;
+}
+
 size_t McpSessions::size() const {
   MutexLock lock(&mu_);
   return sessions_.size();

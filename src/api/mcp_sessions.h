@@ -47,6 +47,9 @@ class McpSessions {
   // Ends `id` when it is bound to `credential`; false when it was not live
   // or is another credential's.
   bool End(std::string_view id, std::string_view credential) ABSL_LOCKS_EXCLUDED(mu_);
+  // True when `id` is live at `now_ns` (whatever its credential); `touch`
+  // restarts its idle clock (a session with an open GET stream is in use).
+  bool Live(std::string_view id, int64_t now_ns, bool touch) ABSL_LOCKS_EXCLUDED(mu_);
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:

@@ -681,6 +681,10 @@ int RunServe(const ServeOptions& options) {
   // Live tails end now (an `end` event, then the last chunk), not when the
   // API listener closes after the drain.
   rest_api->StopLogTails();
+  // So do the MCP sessions' GET streams: a client resumes them elsewhere
+  // (or after the restart, with a new session) rather than holding the
+  // drain open.
+  rest_api->StopMcpStreams();
   // No query starts any more; running ones may finish until the deadline,
   // then are interrupted and answered 503.
   (*pool)->Close(deadline);

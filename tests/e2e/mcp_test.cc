@@ -67,5 +67,31 @@ TEST(McpTest, SdkClientDrivesBothTransportsAndAgreesWithTheRestApi) {
   EXPECT_EQ(server.Stop(), 0) << server.output();
 }
 
+TEST(McpTest, GetStreamCarriesLogNotificationsAndResumesWithLastEventId) {
+  TempDir dir("e2e-mcp-streams");
+  const std::string data = dir.path() + "/data";
+  ServerProcess server(data);
+  ASSERT_TRUE(server.ready()) << server.output();
+  const std::string reader = CreateToken(data, "mcp-streams", "read");
+  const std::string other = CreateToken(data, "mcp-streams-other", "read");
+  ASSERT_FALSE(reader.empty());
+  ASSERT_FALSE(other.empty());
+  // Wait (60 s at most) until the new tokens are loaded.
+  const std::string services = "http://" + server.api_address() + "/api/v1/services";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Curl({"-H", "Authorization: Bearer " + other, services}).first != 200 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  Subprocess client({STRATA_NODE, std::string(STRATA_E2E_DIR) + "/mcp_streams.mjs",
+                     server.api_address(), reader, other},
+                    ChildEnvironment());
+  EXPECT_EQ(client.Wait(std::chrono::seconds(120)), 0) << client.output();
+  std::cout << "mcp_streams.mjs: " << client.output();
+  EXPECT_THAT(client.output(), HasSubstr(R"("ok":true)")) << client.output();
+  // The drain ends the streams; it must not wait for them.
+  EXPECT_EQ(server.Stop(), 0) << server.output();
+}
+
 }  // namespace
 }  // namespace strata::testing
