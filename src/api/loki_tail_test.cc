@@ -276,7 +276,7 @@ TEST_F(LokiTailTest, ASlowClientGetsDroppedEntriesAndTheQueueStaysUnderItsCap) {
   const Clock::time_point deadline = Clock::now() + kWait;
   while (api_->LogTailStatistics().records_missed == 0 && Clock::now() < deadline) {
     std::vector<std::string> bodies;
-    for (int k = 0; k < 20; ++k)
+    for (int k = 0; k < 200; ++k)
       bodies.push_back(fmt::format("{:05}-{}", sent++, std::string(400, 'z')));
     Export("slow", bodies);
   }
