@@ -350,6 +350,13 @@ absl::StatusOr<std::optional<LokiWindow>> ChunkTimes(
 
 }  // namespace
 
+compat::logql::Labels LokiAllLabels(const compat::logql::LogLine& line) {
+  compat::logql::Labels labels = line.stream;
+  for (const auto& [k, v] : line.metadata) labels[k] = v;
+  for (const auto& [k, v] : line.parsed) labels[k] = v;
+  return labels;
+}
+
 absl::Status ScanLoki(query::QueryPool& pool, const storage::Snapshot& snapshot,
                       const std::string& data_dir, const LokiScan& scan, const CallOptions& call,
                       const LokiVisitor& visit, LokiScanStats* stats) {

@@ -140,6 +140,11 @@ class LokiRowFilter {
   std::unique_ptr<simdjson::dom::parser> parser_;
 };
 
+// The labels a record shows under in the plain streams answer and in
+// metric grouping: stream labels, structured metadata and parsed labels
+// together (a later kind wins a name).
+compat::logql::Labels LokiAllLabels(const compat::logql::LogLine& line);
+
 // The "result" array of a streams answer: `lines` in the order given,
 // grouped by stream (all labels, or with categorize-labels the stream
 // labels alone and the others beside each entry).

@@ -69,13 +69,6 @@ Labels Grouped(const Labels& labels, const compat::logql::Grouping& grouping) {
   return out;
 }
 
-Labels AllLabels(const LogLine& line) {
-  Labels labels = line.stream;
-  for (const auto& [k, v] : line.metadata) labels[k] = v;
-  for (const auto& [k, v] : line.parsed) labels[k] = v;
-  return labels;
-}
-
 // The unwrapped value of `line`, or nullopt with __error__ set.
 std::optional<double> Unwrapped(const compat::logql::Unwrap& unwrap, LogLine* line) {
   const std::string* text = line->Find(unwrap.label);
@@ -195,7 +188,7 @@ absl::StatusOr<Value> EvalRange(Context& ctx, const Expr& expr,
               "; add | __error__=\"\" to drop such lines"));
           return false;
         }
-        Labels key = AllLabels(line);
+        Labels key = LokiAllLabels(line);
         key.erase("__error__");
         key.erase("__error_details__");
         if (sum_grouping != nullptr) key = Grouped(key, *sum_grouping);

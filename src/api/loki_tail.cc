@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/api_server.h"
 #include "api/loki_http.h"
+#include "api/loki_logs.h"
 #include "api/loki_query.h"
 #include "api/params.h"
 #include "common/status_macros.h"
@@ -17,15 +18,6 @@ namespace {
 using compat::logql::Expr;
 using compat::logql::Labels;
 using compat::logql::LogLine;
-
-// The labels a record shows under in the plain streams answer: stream
-// labels, structured metadata and parsed labels together.
-Labels AllLabels(const LogLine& line) {
-  Labels all = line.stream;
-  for (const auto& [k, v] : line.metadata) all[k] = v;
-  for (const auto& [k, v] : line.parsed) all[k] = v;
-  return all;
-}
 
 // The largest client frame: clients only send close, ping and pong (125
 // bytes at most); a little more leaves room for a stray small message.
@@ -78,7 +70,7 @@ absl::StatusOr<bool> LokiTailFormat::Add(const std::vector<std::optional<std::st
 }
 
 void LokiTailFormat::Drop(const LogLine& line) {
-  if (dropped_.size() < kLokiTailDroppedMax) dropped_.emplace_back(AllLabels(line), line.time);
+  if (dropped_.size() < kLokiTailDroppedMax) dropped_.emplace_back(LokiAllLabels(line), line.time);
 }
 
 std::string LokiTailFormat::Message() const {
