@@ -98,6 +98,22 @@ LogTail::LogTail(LogTailOptions options, query::QueryPool* pool, std::string dat
 
 LogTail::~LogTail() { Stop(); }
 
+void LogTail::AttachLocked(storage::Storage* storage, Tailer* tailer) {
+  streams_.fetch_add(1, std::memory_order_relaxed);
+  storage::LogFeed* feed = &storage->log_feed();
+  if (std::find(listened_.begin(), listened_.end(), feed) == listened_.end()) {
+    feed->SetListener([waker = waker_] { waker->Wake(); });
+    listened_.push_back(feed);
+  }
+  tailer->feed = feed;
+}
+
+void LogTail::Subscribe(storage::Storage* storage, Tailer* tailer) {
+  uint64_t last_sequence = 0;
+  tailer->subscription = storage->SubscribeLogFeed(&last_sequence);
+  tailer->next_sequence = last_sequence + 1;
+}
+
 void LogTail::Start(storage::Storage* storage, const server::HttpRequest& request,
                     server::HttpResponder responder) {
   auto fail = [&](const absl::Status& status) { responder.Respond(ApiErrorResponse(status)); };
@@ -124,17 +140,9 @@ void LogTail::Start(storage::Storage* storage, const server::HttpRequest& reques
       return fail(absl::UnavailableError(absl::StrCat(
           "too many live tails: at most ", options_.max_connections, " at once; retry later")));
     }
-    streams_.fetch_add(1, std::memory_order_relaxed);
-    storage::LogFeed* feed = &storage->log_feed();
-    if (std::find(listened_.begin(), listened_.end(), feed) == listened_.end()) {
-      feed->SetListener([waker = waker_] { waker->Wake(); });
-      listened_.push_back(feed);
-    }
-    tailer->feed = feed;
+    AttachLocked(storage, tailer.get());
   }
-  uint64_t last_sequence = 0;
-  tailer->subscription = storage->SubscribeLogFeed(&last_sequence);
-  tailer->next_sequence = last_sequence + 1;
+  Subscribe(storage, tailer.get());
   if (resume.has_value()) {
     const std::optional<uint64_t> sequence = tailer->feed->SequenceOf(resume->batch);
     if (sequence.has_value()) {
@@ -194,17 +202,9 @@ absl::Status LogTail::StartFormatted(storage::Storage* storage, std::unique_ptr<
     }
     ++mine;
     ++formatted_;
-    streams_.fetch_add(1, std::memory_order_relaxed);
-    storage::LogFeed* feed = &storage->log_feed();
-    if (std::find(listened_.begin(), listened_.end(), feed) == listened_.end()) {
-      feed->SetListener([waker = waker_] { waker->Wake(); });
-      listened_.push_back(feed);
-    }
-    tailer->feed = feed;
+    AttachLocked(storage, tailer.get());
   }
-  uint64_t last_sequence = 0;
-  tailer->subscription = storage->SubscribeLogFeed(&last_sequence);
-  tailer->next_sequence = last_sequence + 1;
+  Subscribe(storage, tailer.get());
   // A closed stream gives its place back at once, not at the next
   // heartbeat.
   stream_options.on_closed = [waker = waker_] { waker->Wake(); };

@@ -171,6 +171,11 @@ class LogTail {
   };
 
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Counts a new stream and has the waker listen to `storage`'s log feed
+  // (once per feed); the tailer reads that feed.
+  void AttachLocked(storage::Storage* storage, Tailer* tailer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Subscribes the tailer to its feed, from the next record on.
+  static void Subscribe(storage::Storage* storage, Tailer* tailer);
   // One step of `t`: notices, new records (or a count of those skipped for
   // a slow client), a heartbeat.
   Step Serve(Tailer& t);
