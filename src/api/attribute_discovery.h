@@ -15,6 +15,12 @@
 // the whole window: every batch meeting it read, and fewer rows than the
 // cap found.
 //
+// With a key, a row counts the key once per family: its first occurrence
+// there. A promoted key held by a single column (query::PromotedColumnOf)
+// is read from that column, without the attribute lists, when the
+// batches read recorded no promotion miss for it and no sampled row has
+// the key in the other family (then the lists give the same answer).
+//
 // Thread-safety: reentrant. Errors: the pool's; Internal when a result does
 // not have the expected shape.
 

@@ -69,6 +69,23 @@ std::string HandWrittenLogsJson(int64_t t0, std::string_view service,
       service, records);
 }
 
+// Spans that take attribute discovery's key= answers off their promoted
+// columns: http.route as an int (a promotion miss) and service.name as a
+// span attribute, beside the resource's.
+std::string OddSpansJson(int64_t t0) {
+  return fmt::format(
+      R"({{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"service.name","value":)"
+      R"({{"stringValue":"odd"}}}}]}},"scopeSpans":[{{"scope":{{"name":"t"}},"spans":[)"
+      R"({{"traceId":"5b8efff798038103d269b633813fc60d","spanId":"eee19b7ec3c1b175","name":"a",)"
+      R"("startTimeUnixNano":"{0}","endTimeUnixNano":"{1}","attributes":[)"
+      R"({{"key":"http.route","value":{{"intValue":"7"}}}}]}},)"
+      R"({{"traceId":"5b8efff798038103d269b633813fc60d","spanId":"eee19b7ec3c1b176","name":"b",)"
+      R"("startTimeUnixNano":"{0}","endTimeUnixNano":"{1}","attributes":[)"
+      R"({{"key":"service.name","value":{{"stringValue":"inner"}}}},)"
+      R"({{"key":"http.route","value":{{"stringValue":"/odd"}}}}]}}]}}]}}]}})",
+      t0, t0 + kSecond);
+}
+
 // A gauge whose points carry exemplars: with ids and a double, with an int
 // and no ids, and a point with none.
 std::string ExemplarMetricsJson(int64_t t0) {
@@ -107,6 +124,15 @@ class LogVolumeTest : public ::testing::Test {
       // The oldest logs batch alone carries "old.only.key".
       WriteLogsJson(HandWrittenLogsJson(old_start, "hand-old",
                                         R"({"key":"old.only.key","value":{"intValue":"1"}})"));
+      auto odd = std::make_unique<otlp::TraceBatch>();
+      const absl::Status odd_decoded =
+          otlp::DecodeTracesJson(OddSpansJson(old_start + kSecond), odd.get());
+      EXPECT_TRUE(odd_decoded.ok()) << odd_decoded;
+      storage::WriteRequest odd_request;
+      odd_request.traces = std::move(odd);
+      odd_request.rows = 2;
+      odd_request.bytes = 4096;
+      EXPECT_TRUE(storage->Write(std::move(odd_request)).ok());
       workload::TrafficOptions traffic;
       traffic.seed = 19;
       traffic.start_time_unix_nano = static_cast<uint64_t>(now - 45 * kMinute);
@@ -630,9 +656,8 @@ TEST_F(AttributeDiscoveryTest, SpansAndMetricsMatchDuckDbWhenTheSampleIsComplete
       simdjson::dom::element sample;
       const Discovered found = Parse(answer, &sample, parser);
       EXPECT_TRUE(sample["complete"].get_bool().value()) << answer.body;
-      // Three generated batches, and for metrics the exemplar batch.
-      EXPECT_EQ(sample["batches_read"].get_int64().value(), signal == "spans" ? 3 : 4)
-          << answer.body;
+      // Three generated batches, and the odd spans or the exemplar batch.
+      EXPECT_EQ(sample["batches_read"].get_int64().value(), 4) << answer.body;
       const std::string where =
           fmt::format("{0} >= {1} AND {0} < {2}{3}", time, shared_->start, shared_->end,
                       service.empty() ? "" : " AND service_name = '" + service + "'");
@@ -672,6 +697,68 @@ TEST_F(AttributeDiscoveryTest, LogsReadOnlyTheNewestBatches) {
                                         shared_->old_start, old_end),
                             kDiscoveryValuesDefault));
   EXPECT_EQ(found.at({"attribute", "old.only.key"}).types, "int");
+}
+
+// key= reads a key's first occurrence per family, through the promoted
+// column where one holds it: service.name on every signal, http.route on
+// spans. Every key the full answer finds must come back alike with key=,
+// in a window of generated traffic alone (promoted columns answer) and in
+// one with the odd spans (a promotion miss and a span attribute
+// service.name send both keys back to the lists). The generated and
+// hand-written attribute sets repeat no key, so the reference counts every
+// occurrence.
+TEST_F(AttributeDiscoveryTest, KeyAnswersAgreeWithDuckDbOnEveryPath) {
+  for (const auto& [signal, time] :
+       {std::pair<std::string, std::string>{"spans", "start_time_unix_nano"},
+        {"logs", "time_unix_nano"},
+        {"metrics", "time_unix_nano"}}) {
+    // Windows whose sample is complete: six logs batches meet the whole
+    // window, and the answer reads the newest four.
+    std::vector<std::pair<int64_t, int64_t>> windows = {
+        {shared_->start, shared_->end}, {shared_->old_start + 10 * kSecond, shared_->end}};
+    if (signal == "logs") {
+      windows = {{shared_->end - 6 * kMinute, shared_->end},
+                 {shared_->old_start, shared_->old_start + 10 * kSecond}};
+    }
+    for (const auto& [start, end] : windows) {
+      const std::string window = fmt::format("start={}&end={}", start, end);
+      const std::string where = fmt::format("{0} >= {1} AND {0} < {2}", time, start, end);
+      const Discovered expected = Expected(signal, where, 100);
+      // The promoted keys, and a few through the lists.
+      std::set<std::string> keys = {"service.name", "service.version", "http.route"};
+      for (const auto& [family_key, entry] : expected) {
+        if (keys.size() < 7) keys.insert(family_key.second);
+      }
+      ASSERT_EQ(expected.count({"resource", "service.name"}), 1u) << signal;
+      if (signal == "spans") ASSERT_EQ(expected.count({"attribute", "http.route"}), 1u);
+      for (const std::string& key : keys) {
+        std::string encoded;
+        PercentEncode(key, &encoded);
+        HttpAnswer answer = Get(fmt::format("/api/v1/attributes?signal={}&key={}&values=100&{}",
+                                            signal, encoded, window));
+        ASSERT_EQ(answer.status, 200) << answer.body;
+        simdjson::dom::parser parser;
+        simdjson::dom::element sample;
+        const Discovered found = Parse(answer, &sample, parser);
+        Discovered want;
+        for (const auto& [family_key, entry] : expected) {
+          if (family_key.second == key) want[family_key] = entry;
+        }
+        EXPECT_TRUE(sample["complete"].get_bool().value()) << answer.body;
+        EXPECT_EQ(found, want) << signal << " " << key << " from " << start;
+        EXPECT_EQ(
+            sample["rows"].get_int64().value(),
+            std::stoll(Truth(fmt::format("SELECT count(*) FROM {} WHERE {}", signal, where))[0][0]))
+            << signal << " " << key;
+      }
+    }
+  }
+  // The odd spans are in the first window only, and change both keys.
+  const std::string where = fmt::format("start_time_unix_nano >= {} AND start_time_unix_nano < {}",
+                                        shared_->start, shared_->end);
+  const Discovered expected = Expected("spans", where, 100);
+  EXPECT_EQ(expected.at({"attribute", "http.route"}).types, "int,string");
+  EXPECT_EQ(expected.count({"attribute", "service.name"}), 1u);
 }
 
 TEST_F(AttributeDiscoveryTest, KeyLimitAndValuesParameters) {

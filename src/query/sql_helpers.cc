@@ -155,6 +155,16 @@ absl::StatusOr<size_t> CallEnd(std::string_view sql, const HelperCall& call) {
 
 }  // namespace
 
+std::string_view PromotedColumnOf(std::string_view prefix, std::string_view key) {
+  for (const Family& family : Families()) {
+    if (family.prefix != prefix) continue;
+    for (const auto& [promoted_key, column] : family.promoted) {
+      if (promoted_key == key) return column;
+    }
+  }
+  return {};
+}
+
 const std::vector<std::string>& HelperNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;

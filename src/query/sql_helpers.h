@@ -57,6 +57,13 @@ const std::vector<std::string>& HelperNames();
                                                           std::string_view qualifier,
                                                           std::string_view key);
 
+// The promoted column that holds exactly the string value of `key`'s first
+// occurrence in family `prefix` ("attr", "resource_attr"), when its type
+// is string (docs/sql.md, "Promoted keys"), or empty. Spans' attribute
+// columns are stored; the logs and metrics views compute them from the
+// lists.
+std::string_view PromotedColumnOf(std::string_view prefix, std::string_view key);
+
 // `sql` with every call in `calls` (calls of helpers; others are ignored)
 // replaced by its expression, in parentheses. Each call's text is checked
 // against what the parser reported: [qualifier.]name, '(', the string
