@@ -30,9 +30,10 @@ struct LoopbackApi {
   std::unique_ptr<server::HttpServer> http_server;
 };
 
-// (Re)creates views `spans`, `logs` and `metrics` in `engine` over every
-// such table file under `data_dir` now (their data rows only): the ground
-// truth tests compare answers with. Returns the number of spans files.
+// (Re)creates views `spans`, `logs` and `metrics` (and the same as
+// `spans_stored`, ...) in `engine` over every such table file under
+// `data_dir` now (their data rows only): the ground truth tests compare
+// answers with. Returns the number of spans files.
 inline size_t CreateTruthViews(query::DuckDbEngine& engine, const std::string& data_dir) {
   std::map<std::string, std::vector<std::string>> files;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir)) {
@@ -47,6 +48,8 @@ inline size_t CreateTruthViews(query::DuckDbEngine& engine, const std::string& d
     auto created =
         engine.Query("CREATE OR REPLACE VIEW " + table + " AS SELECT * FROM read_parquet([" +
                      joined + "]) WHERE row_kind = 0");
+    EXPECT_TRUE(created.ok()) << created.status();
+    created = engine.Query("CREATE OR REPLACE VIEW " + table + "_stored AS SELECT * FROM " + table);
     EXPECT_TRUE(created.ok()) << created.status();
   }
   return files["spans"].size();

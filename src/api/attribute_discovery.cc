@@ -25,13 +25,13 @@ struct SignalTable {
 SignalTable TableOf(Signal signal) {
   switch (signal) {
     case Signal::kSpans:
-      return {"spans", "start_time_unix_nano"};
+      return {"spans_stored", "start_time_unix_nano"};
     case Signal::kLogs:
-      return {"logs", "time_unix_nano"};
+      return {"logs_stored", "time_unix_nano"};
     case Signal::kMetrics:
-      return {"metrics", "time_unix_nano"};
+      return {"metrics_stored", "time_unix_nano"};
   }
-  return {"spans", "start_time_unix_nano"};
+  return {"spans_stored", "start_time_unix_nano"};
 }
 
 std::string_view TypeName(int64_t code) {

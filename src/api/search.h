@@ -122,12 +122,30 @@ struct TraceMatchSql {
   int64_t limit = kTraceLimitDefault;
 };
 
-// With `summary_files`, it is set to the spans files the summaries were
-// built from: every span the traces have in the window is in them.
 [[nodiscard]] absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
     query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
-    const TraceMatchSql& match, const CallOptions& call = {},
-    std::vector<std::string>* summary_files = nullptr);
+    const TraceMatchSql& match, const CallOptions& call = {});
+
+// SearchTracesBySql in its two steps, for callers that read more of the
+// same traces beside the summaries (the TraceQL search's matched spans).
+struct FoundTraces {
+  // (trace id in hex, earliest span start in the window), newest first.
+  std::vector<std::pair<std::string, int64_t>> traces;
+  int64_t oldest_start = INT64_MAX;  // of `traces`
+  int64_t end = 0;                   // the window's
+  // The view files whose spans list holds every span the traces have in
+  // [oldest_start, end): the batches they are in that meet it.
+  query::ViewFiles files;
+};
+// Pass 1.
+[[nodiscard]] absl::StatusOr<FoundTraces> FindTracesBySql(query::QueryPool& pool,
+                                                          const storage::Snapshot& snapshot,
+                                                          const std::string& data_dir,
+                                                          const TraceMatchSql& match,
+                                                          const CallOptions& call = {});
+// Pass 2: the summaries of `found`'s traces, in its order.
+[[nodiscard]] absl::StatusOr<std::vector<TraceSummary>> SummarizeTraces(
+    query::QueryPool& pool, const FoundTraces& found, const CallOptions& call = {});
 
 // `trace_columns AS (...)`: per trace with spans in the window ($1, $2),
 // trace_root_name, trace_root_service (the root: its span with no parent,

@@ -135,7 +135,7 @@ std::string TraceColumnsCte() {
          " AS trace_root_service,"
          " max(CAST(start_time_unix_nano AS HUGEINT) + duration_nano) - min(start_time_unix_nano)"
          " AS trace_duration_nano"
-         " FROM spans WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
+         " FROM spans_stored WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
          " GROUP BY trace_id)";
 }
 
@@ -190,9 +190,10 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTraces(query::QueryPool& pool,
   return SearchTracesBySql(pool, snapshot, data_dir, match, call);
 }
 
-absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
-    query::QueryPool& pool, const storage::Snapshot& snapshot, const std::string& data_dir,
-    const TraceMatchSql& match, const CallOptions& call, std::vector<std::string>* summary_files) {
+absl::StatusOr<FoundTraces> FindTracesBySql(query::QueryPool& pool,
+                                            const storage::Snapshot& snapshot,
+                                            const std::string& data_dir, const TraceMatchSql& match,
+                                            const CallOptions& call) {
   const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
   // Windows are validated non-negative with start < end (params.h).
   const uint64_t window_start = static_cast<uint64_t>(std::max<int64_t>(0, match.start));
@@ -211,11 +212,12 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
   base_params.insert(base_params.end(), match.params.begin(), match.params.end());
   constexpr char kWindow[] = "start_time_unix_nano >= $1 AND start_time_unix_nano < $2";
   std::string spans_sql = absl::StrCat("SELECT trace_id, start_time_unix_nano, ",
-                                       match.span_columns, " FROM spans WHERE ", kWindow);
+                                       match.span_columns, " FROM spans_stored WHERE ", kWindow);
   if (match.trace_columns) {
-    spans_sql = absl::StrCat("WITH ", TraceColumnsCte(),
-                             " SELECT s.trace_id, s.start_time_unix_nano, ", match.span_columns,
-                             " FROM spans s JOIN trace_columns USING (trace_id) WHERE s.", kWindow);
+    spans_sql =
+        absl::StrCat("WITH ", TraceColumnsCte(), " SELECT s.trace_id, s.start_time_unix_nano, ",
+                     match.span_columns,
+                     " FROM spans_stored s JOIN trace_columns USING (trace_id) WHERE s.", kWindow);
   }
   const std::string newer_param = NextParam(base_params);
   PosixFileSystem fs;
@@ -250,28 +252,40 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
       break;
     }
   }
-  if (top.rows.empty()) return std::vector<TraceSummary>();
-  std::string ids;
-  int64_t oldest_start = INT64_MAX;
+  FoundTraces found;
+  found.end = match.end;
+  if (top.rows.empty()) return found;
   for (const auto& row : top.rows) {
-    absl::StrAppend(&ids, ids.empty() ? "" : ",", CellString(row[0]));
     STRATA_ASSIGN_OR_RETURN(const int64_t start, CellInt(row[1]));
-    oldest_start = std::min(oldest_start, start);
+    found.traces.emplace_back(CellString(row[0]), start);
+    found.oldest_start = std::min(found.oldest_start, start);
   }
+  // Every span the traces have in the window starts at or after the
+  // oldest of their starts, so only the batches whose spans meet
+  // [oldest_start, end) hold them: for the newest traces, usually the last
+  // batch or two instead of the whole window.
+  const uint64_t narrowed_start = static_cast<uint64_t>(std::max<int64_t>(0, found.oldest_start));
+  std::vector<WindowBatch> narrowed(batches.begin(), batches.begin() + read);
+  std::erase_if(narrowed, [&](const WindowBatch& b) { return b.newest < narrowed_start; });
+  files.spans = PathsOf(narrowed, narrowed.size());
+  found.files = std::move(files);
+  return found;
+}
 
-  // Pass 2: the summaries of those traces. Every span they have in the
-  // window starts at or after the oldest summary start, so only the
-  // batches whose spans meet [oldest_start, end) are read: for the newest
-  // traces, usually the last batch or two instead of the whole window.
-  const uint64_t narrowed_start = static_cast<uint64_t>(std::max<int64_t>(0, oldest_start));
+absl::StatusOr<std::vector<TraceSummary>> SummarizeTraces(query::QueryPool& pool,
+                                                          const FoundTraces& found,
+                                                          const CallOptions& call) {
+  if (found.traces.empty()) return std::vector<TraceSummary>();
+  std::string ids;
+  for (const auto& [id, start] : found.traces) absl::StrAppend(&ids, ids.empty() ? "" : ",", id);
   std::vector<query::QueryParam> summary_params;
-  summary_params.emplace_back(narrowed_start);
-  summary_params.emplace_back(window_end);
+  summary_params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, found.oldest_start)));
+  summary_params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, found.end)));
   summary_params.emplace_back(std::move(ids));
   const std::string summary_sql =
       "WITH t AS (SELECT trace_id, span_id, parent_span_id, name, service_name, status_code,"
       " start_time_unix_nano AS s, CAST(start_time_unix_nano AS HUGEINT) + duration_nano AS e"
-      " FROM spans WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
+      " FROM spans_stored WHERE start_time_unix_nano >= $1 AND start_time_unix_nano < $2"
       " AND trace_id IN (SELECT unhex(unnest(string_split($3, ','))))),"
       " agg AS (SELECT trace_id, min(s) AS start_ns, max(e) - min(s) AS duration_ns,"
       " count(*) AS span_count, count(*) FILTER (WHERE status_code = 2) AS error_count,"
@@ -290,18 +304,12 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
       " FROM agg JOIN root ON agg.trace_id = root.trace_id AND root.rn = 1"
       " JOIN svc ON agg.trace_id = svc.trace_id"
       " ORDER BY agg.start_ns DESC, agg.trace_id";
-  const CallOptions remaining = internal::RemainingCall(call, began);
-  std::vector<WindowBatch> narrowed(batches.begin(), batches.begin() + read);
-  std::erase_if(narrowed, [&](const WindowBatch& b) { return b.newest < narrowed_start; });
-  files.spans = PathsOf(narrowed, narrowed.size());
-  if (summary_files != nullptr) *summary_files = files.spans;
-  STRATA_ASSIGN_OR_RETURN(
-      query::QueryResult result,
-      pool.Run(files, summary_sql,
-               Options(remaining, std::move(summary_params), static_cast<size_t>(match.limit))));
+  STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
+                          pool.Run(found.files, summary_sql,
+                                   Options(call, std::move(summary_params), found.traces.size())));
   STRATA_RETURN_IF_ERROR(CheckShape(result, 10, "trace search"));
-  if (result.rows.size() != top.rows.size()) {
-    return absl::InternalError(absl::StrCat("trace search: ", top.rows.size(),
+  if (result.rows.size() != found.traces.size()) {
+    return absl::InternalError(absl::StrCat("trace search: ", found.traces.size(),
                                             " traces matched but ", result.rows.size(),
                                             " summaries came back"));
   }
@@ -325,6 +333,17 @@ absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(
     out.push_back(std::move(summary));
   }
   return out;
+}
+
+absl::StatusOr<std::vector<TraceSummary>> SearchTracesBySql(query::QueryPool& pool,
+                                                            const storage::Snapshot& snapshot,
+                                                            const std::string& data_dir,
+                                                            const TraceMatchSql& match,
+                                                            const CallOptions& call) {
+  const std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+  STRATA_ASSIGN_OR_RETURN(const FoundTraces found,
+                          FindTracesBySql(pool, snapshot, data_dir, match, call));
+  return SummarizeTraces(pool, found, internal::RemainingCall(call, began));
 }
 
 }  // namespace strata::api

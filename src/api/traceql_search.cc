@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
@@ -80,25 +81,18 @@ absl::StatusOr<std::vector<TraceQLTrace>> SearchTraceQL(query::QueryPool& pool,
       absl::StrAppend(&match.having, " AND ", duration, " <= $", match.params.size() + 2);
     }
   }
-  // The spans files that hold every span of the traces found: the
-  // matched spans below are read from them alone.
-  query::ViewFiles files = ViewFilesFor(snapshot, data_dir);
-  STRATA_ASSIGN_OR_RETURN(std::vector<TraceSummary> summaries,
-                          SearchTracesBySql(pool, snapshot, data_dir, match, call, &files.spans));
+  STRATA_ASSIGN_OR_RETURN(const FoundTraces found,
+                          FindTracesBySql(pool, snapshot, data_dir, match, call));
   std::vector<TraceQLTrace> out;
-  if (summaries.empty()) return out;
+  if (found.traces.empty()) return out;
 
   // The matched spans of those traces: every span of theirs in the window
-  // is in `files` and starts at or after the oldest summary start.
+  // is in `found.files` and starts at or after the oldest of their starts.
   const uint64_t window_start = static_cast<uint64_t>(std::max<int64_t>(0, search.start));
   const uint64_t window_end = static_cast<uint64_t>(std::max<int64_t>(0, search.end));
-  int64_t oldest = INT64_MAX;
   std::string ids;
-  for (const TraceSummary& summary : summaries) {
-    oldest = std::min(oldest, summary.start);
-    absl::StrAppend(&ids, ids.empty() ? "" : ",", summary.trace_id);
-  }
-  const uint64_t narrowed = static_cast<uint64_t>(std::max<int64_t>(0, oldest));
+  for (const auto& [id, start] : found.traces) absl::StrAppend(&ids, ids.empty() ? "" : ",", id);
+  const uint64_t narrowed = static_cast<uint64_t>(std::max<int64_t>(0, found.oldest_start));
   std::vector<query::QueryParam> span_params;
   span_params.emplace_back(window_start);
   span_params.emplace_back(window_end);
@@ -116,8 +110,8 @@ absl::StatusOr<std::vector<TraceQLTrace>> SearchTraceQL(query::QueryPool& pool,
   const std::string from =
       sql.needs_trace_columns
           ? absl::StrCat("WITH ", TraceColumnsCte(),
-                         " SELECT * FROM spans s JOIN trace_columns USING (trace_id)")
-          : "SELECT * FROM spans s";
+                         " SELECT * FROM spans_stored s JOIN trace_columns USING (trace_id)")
+          : "SELECT * FROM spans_stored s";
   // Spans in trace order: the limit per trace keeps the earliest.
   const std::string spans_sql = absl::StrCat(
       "SELECT lower(hex(trace_id)), lower(hex(span_id)), name, service_name,"
@@ -131,15 +125,24 @@ absl::StatusOr<std::vector<TraceQLTrace>> SearchTraceQL(query::QueryPool& pool,
       " span_id) <= ",
       search.spans_per_set, " ORDER BY 1, 5, 2");
   const size_t columns = 7 + selected_sql.size();
-  STRATA_ASSIGN_OR_RETURN(
-      query::QueryResult rows,
-      pool.Run(files, spans_sql,
-               Options(internal::RemainingCall(call, began), std::move(span_params),
-                       summaries.size() * static_cast<size_t>(search.spans_per_set))));
+  // The summaries and the matched spans read the same few batches; each
+  // scan of one batch runs on one thread, so the two run side by side
+  // (the pool bounds how many queries run at once).
+  const CallOptions remaining = internal::RemainingCall(call, began);
+  std::future<absl::StatusOr<query::QueryResult>> matched = std::async(
+      std::launch::async, [&pool, &found, &spans_sql, &span_params, &remaining, &search] {
+        return pool.Run(found.files, spans_sql,
+                        Options(remaining, std::move(span_params),
+                                found.traces.size() * static_cast<size_t>(search.spans_per_set)));
+      });
+  absl::StatusOr<std::vector<TraceSummary>> summaries = SummarizeTraces(pool, found, remaining);
+  absl::StatusOr<query::QueryResult> matched_rows = matched.get();
+  STRATA_RETURN_IF_ERROR(summaries.status());
+  STRATA_ASSIGN_OR_RETURN(query::QueryResult rows, std::move(matched_rows));
   STRATA_RETURN_IF_ERROR(CheckShape(rows, columns, "TraceQL search"));
   absl::flat_hash_map<std::string, size_t> position;
-  out.reserve(summaries.size());
-  for (TraceSummary& summary : summaries) {
+  out.reserve(summaries->size());
+  for (TraceSummary& summary : *summaries) {
     position[summary.trace_id] = out.size();
     out.push_back(TraceQLTrace{.summary = std::move(summary)});
   }

@@ -6,9 +6,10 @@
 // matched, up to `spans_per_set` of them (the earliest), with how many
 // matched and the values of the fields `| select(...)` names.
 //
-// Three queries over a pinned Snapshot: the traces (SearchTracesBySql),
-// their summaries, and their matched spans (only the batches meeting
-// [oldest summary start, end)).
+// Three queries over a pinned Snapshot: the traces (FindTracesBySql),
+// then side by side (a second thread) their summaries (SummarizeTraces)
+// and their matched spans, both from only the batches those traces are
+// in that meet [oldest trace start, end).
 //
 // Thread-safety: reentrant. Errors: InvalidArgument or Unimplemented from
 // the TraceQL parser and translation (compat/traceql/), the pool's.

@@ -85,7 +85,11 @@ uint64_t SmallestLimitUpTo(const std::string& base, std::string_view path, std::
 }
 
 // "CREATE OR REPLACE TEMP VIEW <name> ..." over `files`: the real rows
-// without row_kind, or, with no files, no rows of the same columns.
+// without row_kind, or, with no files, no rows of the same columns. A
+// table with placeholder rows (spans, logs, metrics) gets two views:
+// <name>_stored, its storage columns alone, and <name>, those plus the
+// friendly columns (docs/sql.md, "The views"); strata's own queries that
+// need no friendly column name the first, which binds faster.
 absl::StatusOr<std::string> ViewSql(std::string_view name,
                                     const std::vector<parquet::ColumnSpec>& columns,
                                     const std::vector<std::string>& files) {
@@ -96,38 +100,39 @@ absl::StatusOr<std::string> ViewSql(std::string_view name,
   // The rollups view resolves rows that point at other rows of their file
   // (RollupsResolvedSql), so it reads each file's row numbers too.
   const bool rollups = name == "rollups";
-  if (!files.empty()) {
-    std::string list;
-    for (const std::string& file : files) list += (list.empty() ? "" : ", ") + SqlLiteral(file);
-    if (rollups) {
-      const std::string stored =
-          fmt::format("read_parquet([{}], filename = true, file_row_number = true)", list);
-      return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM ({});\n", name,
-                         FriendlyColumnsSql(name), RollupsResolvedSql(stored));
+  std::string list;
+  for (const std::string& file : files) list += (list.empty() ? "" : ", ") + SqlLiteral(file);
+  std::string select;  // with no files, typed NULLs of every column
+  if (files.empty()) {
+    for (size_t c = row_kind ? 1 : 0; c < columns.size(); ++c) {
+      absl::StatusOr<std::string> type = DuckDbTypeName(columns[c]);
+      if (!type.ok()) return type.status();
+      select += fmt::format("{}CAST(NULL AS {}) AS \"{}\"", select.empty() ? "" : ", ", *type,
+                            columns[c].name);
     }
-    return fmt::format(
-        "CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT * {}FROM "
-        "read_parquet([{}]){});\n",
-        name, FriendlyColumnsSql(name), row_kind ? "EXCLUDE (row_kind) " : "", list,
-        row_kind ? " WHERE row_kind = 0" : "");
-  }
-  std::string select;
-  for (size_t c = row_kind ? 1 : 0; c < columns.size(); ++c) {
-    absl::StatusOr<std::string> type = DuckDbTypeName(columns[c]);
-    if (!type.ok()) return type.status();
-    select += fmt::format("{}CAST(NULL AS {}) AS \"{}\"", select.empty() ? "" : ", ", *type,
-                          columns[c].name);
   }
   if (rollups) {
-    const std::string stored = fmt::format(
-        "(SELECT {}, CAST(NULL AS VARCHAR) AS filename, CAST(NULL AS BIGINT) AS "
-        "file_row_number WHERE false)",
-        select);
+    const std::string stored =
+        files.empty()
+            ? fmt::format(
+                  "(SELECT {}, CAST(NULL AS VARCHAR) AS filename, CAST(NULL AS BIGINT) AS "
+                  "file_row_number WHERE false)",
+                  select)
+            : fmt::format("read_parquet([{}], filename = true, file_row_number = true)", list);
     return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM ({});\n", name,
                        FriendlyColumnsSql(name), RollupsResolvedSql(stored));
   }
-  return fmt::format("CREATE OR REPLACE TEMP VIEW {} AS SELECT *{} FROM (SELECT {} WHERE false);\n",
-                     name, FriendlyColumnsSql(name), select);
+  const std::string stored = files.empty() ? fmt::format("SELECT {} WHERE false", select)
+                             : row_kind
+                                 ? fmt::format(
+                                       "SELECT * EXCLUDE (row_kind) FROM read_parquet([{}]) WHERE "
+                                       "row_kind = 0",
+                                       list)
+                                 : fmt::format("SELECT * FROM read_parquet([{}])", list);
+  return fmt::format(
+      "CREATE OR REPLACE TEMP VIEW {0}_stored AS {1};\n"
+      "CREATE OR REPLACE TEMP VIEW {0} AS SELECT *{2} FROM {0}_stored;\n",
+      name, stored, FriendlyColumnsSql(name));
 }
 
 // The views to (re)build for `files`: all of them, or with `built` (the
