@@ -124,15 +124,12 @@ class LogVolumeTest : public ::testing::Test {
       // The oldest logs batch alone carries "old.only.key".
       WriteLogsJson(HandWrittenLogsJson(old_start, "hand-old",
                                         R"({"key":"old.only.key","value":{"intValue":"1"}})"));
-      auto odd = std::make_unique<otlp::TraceBatch>();
-      const absl::Status odd_decoded =
-          otlp::DecodeTracesJson(OddSpansJson(old_start + kSecond), odd.get());
-      EXPECT_TRUE(odd_decoded.ok()) << odd_decoded;
-      storage::WriteRequest odd_request;
-      odd_request.traces = std::move(odd);
-      odd_request.rows = 2;
-      odd_request.bytes = 4096;
-      EXPECT_TRUE(storage->Write(std::move(odd_request)).ok());
+      storage::WriteRequest odd;
+      odd.traces = Decoded<otlp::TraceBatch>(OddSpansJson(old_start + kSecond),
+                                             [](std::string_view json, otlp::TraceBatch* batch) {
+                                               return otlp::DecodeTracesJson(json, batch);
+                                             });
+      Write(std::move(odd), 2);
       workload::TrafficOptions traffic;
       traffic.seed = 19;
       traffic.start_time_unix_nano = static_cast<uint64_t>(now - 45 * kMinute);
@@ -149,15 +146,12 @@ class LogVolumeTest : public ::testing::Test {
         EXPECT_TRUE(storage->Write(std::move(request)).ok());
       }
       exemplar_t0 = now - 20 * kMinute;
-      auto metrics = std::make_unique<otlp::MetricBatch>();
-      const absl::Status decoded =
-          otlp::DecodeMetricsJson(ExemplarMetricsJson(exemplar_t0), metrics.get());
-      EXPECT_TRUE(decoded.ok()) << decoded;
-      storage::WriteRequest metrics_request;
-      metrics_request.metrics = std::move(metrics);
-      metrics_request.rows = 3;
-      metrics_request.bytes = 4096;
-      EXPECT_TRUE(storage->Write(std::move(metrics_request)).ok());
+      storage::WriteRequest exemplars;
+      exemplars.metrics = Decoded<otlp::MetricBatch>(
+          ExemplarMetricsJson(exemplar_t0), [](std::string_view json, otlp::MetricBatch* batch) {
+            return otlp::DecodeMetricsJson(json, batch);
+          });
+      Write(std::move(exemplars), 3);
       WriteLogsJson(HandWrittenLogsJson(now - 5 * kMinute, "hand", ""));
       WriteLogsJson(HandWrittenLogsJson(now - 2 * kMinute, "hand", ""));
 
@@ -182,16 +176,29 @@ class LogVolumeTest : public ::testing::Test {
       storage.reset();
     }
 
-    void WriteLogsJson(const std::string& json) {
-      auto batch = std::make_unique<otlp::LogBatch>();
-      const absl::Status decoded = otlp::DecodeLogsJson(json, batch.get());
+    // `json` decoded by `decode` (a test failure when it does not decode).
+    template <typename Batch, typename Decode>
+    static std::unique_ptr<Batch> Decoded(const std::string& json, Decode decode) {
+      auto batch = std::make_unique<Batch>();
+      const absl::Status decoded = decode(json, batch.get());
       EXPECT_TRUE(decoded.ok()) << decoded;
-      sent_logs_json.push_back(otlp::EncodeLogsJson(*batch));
-      storage::WriteRequest request;
-      request.logs = std::move(batch);
-      request.rows = 5;
+      return batch;
+    }
+
+    void Write(storage::WriteRequest request, uint64_t rows) {
+      request.rows = rows;
       request.bytes = 4096;
       EXPECT_TRUE(storage->Write(std::move(request)).ok());
+    }
+
+    void WriteLogsJson(const std::string& json) {
+      storage::WriteRequest request;
+      request.logs =
+          Decoded<otlp::LogBatch>(json, [](std::string_view text, otlp::LogBatch* batch) {
+            return otlp::DecodeLogsJson(text, batch);
+          });
+      sent_logs_json.push_back(otlp::EncodeLogsJson(*request.logs));
+      Write(std::move(request), 5);
     }
 
     PosixFileSystem fs;
