@@ -231,6 +231,16 @@ test('the flame graph draws the trace by depth and selects a span by click', asy
   await page.reload();
   await panel.getByRole('heading', { name: 'authorize' }).waitFor();
   await page.locator('canvas.flame-canvas').waitFor();
+  // The keyboard, from authorize: up to charge, left to lookup (no
+  // children: down stays), Home to reserve, up to the root, down to its
+  // earliest child, End to charge, down to its earliest child.
+  await page.locator('div.flame').focus();
+  for (const [key, n] of [['ArrowUp', 3], ['ArrowLeft', 2], ['ArrowDown', 2], ['Home', 1],
+    ['ArrowUp', 0], ['ArrowDown', 1], ['End', 3], ['ArrowDown', 4]]) {
+    await page.keyboard.press(key);
+    await page.waitForURL(new RegExp(`span=${id(n)}`));
+  }
+  await panel.getByRole('heading', { name: 'audit' }).waitFor();
 });
 
 test('self time per operation: duration less the children, most first', async () => {

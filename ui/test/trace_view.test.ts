@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { criticalPath } from '../src/lib/critical_path';
 import { operationStats, selfTimes } from '../src/lib/self_time';
 import { inOrder, matchSpans, positions, stepMatch, withAncestors } from '../src/lib/span_search';
-import { levels, spanAt, tickStep } from '../src/lib/timeline';
+import { flameKey, levels, spanAt, tickStep } from '../src/lib/timeline';
 import { buildTree, type CompactTrace, visibleRows } from '../src/lib/trace';
 
 // A span: [id, parent id, start, duration] and optionally service and name.
@@ -232,6 +232,25 @@ test('flame graph: levels by depth in start order, and the span under a point', 
   assert.equal(spanAt(tree, byDepth[1], 65, 6), 3);      // near enough to b4's start
   assert.equal(spanAt(tree, byDepth[2], 79, 0), 4);
   assert.equal(spanAt(tree, byDepth[0], 150, 0), -1);
+});
+
+test('flame graph keys: parent, earliest child, neighbours on the level, its ends', () => {
+  const tree = buildTree(trace(searched));
+  const byDepth = levels(tree);  // [[0], [1, 3], [2, 4]]; 2 is 1's child, 4 is 3's
+  assert.equal(flameKey(tree, byDepth, -1, 'ArrowDown'), 0);
+  assert.equal(flameKey(tree, byDepth, 0, 'ArrowDown'), 1);
+  assert.equal(flameKey(tree, byDepth, 0, 'ArrowUp'), 0);
+  assert.equal(flameKey(tree, byDepth, 1, 'ArrowRight'), 3);
+  assert.equal(flameKey(tree, byDepth, 3, 'ArrowRight'), 3);
+  assert.equal(flameKey(tree, byDepth, 3, 'ArrowLeft'), 1);
+  assert.equal(flameKey(tree, byDepth, 1, 'ArrowLeft'), 1);
+  // Across parents on one level.
+  assert.equal(flameKey(tree, byDepth, 2, 'ArrowRight'), 4);
+  assert.equal(flameKey(tree, byDepth, 4, 'ArrowUp'), 3);
+  assert.equal(flameKey(tree, byDepth, 4, 'ArrowDown'), 4);
+  assert.equal(flameKey(tree, byDepth, 4, 'Home'), 2);
+  assert.equal(flameKey(tree, byDepth, 2, 'End'), 4);
+  assert.equal(flameKey(tree, byDepth, 2, 'Enter'), null);
 });
 
 import { treeKey } from '../src/lib/tree_keys';

@@ -1,10 +1,12 @@
 // The trace as a flame graph on a canvas: one level per depth, each span a
 // box placed by its start and as wide as its duration. Only the levels in
-// view are drawn; a click selects the span under the pointer.
+// view are drawn; a click selects the span under the pointer, and with the
+// graph focused the arrow keys, Home and End move the selection
+// (timeline.ts, flameKey).
 
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { osScheme, theme } from '../lib/theme';
-import { levels, spanAt } from '../lib/timeline';
+import { flameKey, levels, spanAt } from '../lib/timeline';
 import type { CompactTrace, SpanTree } from '../lib/trace';
 import { type BarMarks, drawAxis, drawFlame, palette, prepare } from './trace_canvas';
 import { paintOnScroll } from '../lib/paint_on_scroll';
@@ -70,12 +72,26 @@ export function FlameGraph(props: {
     if (span >= 0) props.onSelect(span);
   };
 
+  const onKeyDown = (event: KeyboardEvent) => {
+    const element = scroller.current;
+    const next = flameKey(tree, byDepth, marks.selected, event.key);
+    if (next === null || !element) return;
+    event.preventDefault();
+    if (next < 0 || next === marks.selected) return;
+    // The new box's level in view.
+    const top = tree.depth[next] * LEVEL_HEIGHT;
+    if (top < element.scrollTop) element.scrollTop = top;
+    else if (top + LEVEL_HEIGHT > element.scrollTop + viewHeight) element.scrollTop = top + LEVEL_HEIGHT - viewHeight;
+    props.onSelect(next);
+  };
+
   return (
     <div class="flame-frame">
       <div class="flame-axis" aria-hidden="true">
         <canvas ref={axis} />
       </div>
-      <div class="flame" ref={scroller} style={{ height: `${viewHeight}px` }} tabIndex={0} aria-label="Flame graph levels">
+      <div class="flame" ref={scroller} style={{ height: `${viewHeight}px` }} tabIndex={0}
+        aria-label="Flame graph levels: arrow keys, Home and End move the selection" onKeyDown={onKeyDown}>
         <canvas
           ref={canvas}
           class="flame-canvas"

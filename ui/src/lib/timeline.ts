@@ -51,3 +51,39 @@ export function spanAt(tree: SpanTree, level: readonly number[], at: number, sla
   }
   return near;
 }
+
+// The span the flame graph selects after `key` (KeyboardEvent.key) from
+// `selected` (-1 for none): ArrowUp the parent, ArrowDown the earliest
+// child, ArrowLeft and ArrowRight the box before and after it on its level
+// (whatever its parent), Home and End the first and last of the level.
+// With nothing selected, any of them selects the first root. The same span
+// when there is nowhere to go; null for a key it does not handle.
+export function flameKey(tree: SpanTree, byDepth: readonly number[][], selected: number,
+  key: string): number | null {
+  if (!['ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(key)) return null;
+  if (selected < 0 || selected >= tree.depth.length) return byDepth.length > 0 ? byDepth[0][0] : -1;
+  const level = byDepth[tree.depth[selected]];
+  // Its place in the level: the first of its start, then on to it.
+  let at = 0;
+  for (let lo = 0, hi = level.length; lo < hi;) {
+    const mid = (lo + hi) >> 1;
+    if (tree.start[level[mid]] < tree.start[selected]) lo = mid + 1;
+    else hi = mid;
+    at = lo;
+  }
+  while (at < level.length && level[at] !== selected) at += 1;
+  switch (key) {
+    case 'ArrowUp':
+      return tree.parent[selected] >= 0 ? tree.parent[selected] : selected;
+    case 'ArrowDown':
+      return tree.children[selected].length > 0 ? tree.children[selected][0] : selected;
+    case 'ArrowLeft':
+      return at > 0 && at < level.length ? level[at - 1] : selected;
+    case 'ArrowRight':
+      return at + 1 < level.length ? level[at + 1] : selected;
+    case 'Home':
+      return level[0];
+    default:
+      return level[level.length - 1];
+  }
+}
