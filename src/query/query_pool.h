@@ -85,7 +85,14 @@ struct ViewFiles {
   std::vector<std::string> metrics;
   // rollups.parquet of the batches that have one (meta.json format 2).
   std::vector<std::string> rollups;
-  friend bool operator==(const ViewFiles&, const ViewFiles&) = default;
+  // Keeps the cached copies of evicted batches' files listed above while
+  // the query runs (storage/offload/data_file_resolver.h); empty when
+  // every file is local.
+  std::vector<std::shared_ptr<const void>> holds;
+  friend bool operator==(const ViewFiles& a, const ViewFiles& b) {
+    return a.sequence == b.sequence && a.spans == b.spans && a.logs == b.logs &&
+           a.metrics == b.metrics && a.rollups == b.rollups;
+  }
 };
 
 // QueryParam (a bound parameter: std::string binds VARCHAR, Blob binds
