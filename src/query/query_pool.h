@@ -8,7 +8,8 @@
 //     process's TZ;
 //   * memory_limit (default DefaultQueryMemoryLimit()) and threads;
 //   * temp_directory <data dir>/query/tmp for spilling;
-//   * allowed_directories = [<data dir>/telemetry/days/] (not the whole
+//   * allowed_directories = [<data dir>/telemetry/days/, <data
+//     dir>/query/cache/ (copies of evicted batches' files)] (not the whole
 //     data directory: control/strata.sqlite holds password and token
 //     hashes), enable_external_access = false, autoinstall/autoload of
 //     extensions off, then lock_configuration = true, so SQL can neither
