@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "otlp/json_writer.h"
 #include "query/sql_helpers.h"
+#include "storage/offload/data_file_resolver.h"
 
 namespace strata::api {
 namespace {
@@ -50,6 +51,8 @@ query::ViewFiles NewestFiles(const storage::Snapshot& snapshot, const std::strin
     uint64_t newest = 0;
     std::string path;
     const storage::SignalMeta* signal = nullptr;
+    const storage::LiveBatch* batch = nullptr;
+    const char* file = "";
   };
   std::vector<Candidate> candidates;
   const auto start = static_cast<uint64_t>(std::max<int64_t>(0, q.start));
@@ -82,7 +85,8 @@ query::ViewFiles NewestFiles(const storage::Snapshot& snapshot, const std::strin
     }
     std::string path = absl::StrCat(batch->dir(), "/", file);
     if (!path.starts_with('/')) path = absl::StrCat(data_dir, "/", path);
-    candidates.push_back(Candidate{signal->event_time->max, std::move(path), signal});
+    candidates.push_back(
+        Candidate{signal->event_time->max, std::move(path), signal, batch.get(), file});
   }
   *in_window = static_cast<int64_t>(candidates.size());
   const size_t keep = std::min(candidates.size(), kDiscoveryBatches);
@@ -96,7 +100,17 @@ query::ViewFiles NewestFiles(const storage::Snapshot& snapshot, const std::strin
                                                                : &files.metrics;
   *key_misses = 0;
   for (size_t i = 0; i < keep; ++i) {
-    list->push_back(std::move(candidates[i].path));
+    // An evicted batch's file is read from its cached copy, held with the
+    // files; one that cannot be fetched keeps its (missing) local path, so
+    // the query fails naming it.
+    absl::StatusOr<storage::ResolvedFile> resolved =
+        storage::ResolveDataFile(*candidates[i].batch, candidates[i].file);
+    if (resolved.ok() && resolved->hold != nullptr) {
+      list->push_back(std::move(resolved->path));
+      files.holds.push_back(std::move(resolved->hold));
+    } else {
+      list->push_back(std::move(candidates[i].path));
+    }
     if (q.key.has_value()) {
       const auto misses = candidates[i].signal->promotion_misses.find(*q.key);
       if (misses != candidates[i].signal->promotion_misses.end()) *key_misses += misses->second;

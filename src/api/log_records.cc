@@ -12,6 +12,7 @@
 #include "api/trace_path.h"
 #include "common/status_macros.h"
 #include "storage/format/layout.h"
+#include "storage/offload/data_file_resolver.h"
 #include "storage/table/file_source.h"
 #include "storage/table/logs_table.h"
 
@@ -214,7 +215,8 @@ std::map<std::string, std::string> LogsFileBatchIds(const storage::Snapshot& sna
   std::map<std::string, std::string> out;
   for (const auto& batch : snapshot.batches()) {
     if (!batch->meta().logs_parquet.has_value()) continue;
-    std::string path = absl::StrCat(batch->dir(), "/", storage::kLogsFileName);
+    // The name the logs view listed it by (a cached copy when evicted).
+    std::string path = storage::DataFilePathOf(*batch, storage::kLogsFileName);
     if (!path.starts_with('/')) path = absl::StrCat(data_dir, "/", path);
     out.emplace(std::move(path), batch->id().ToString());
   }

@@ -20,6 +20,7 @@
 #include "server/websocket_frame.h"
 #include "storage/format/batch_id.h"
 #include "storage/format/layout.h"
+#include "storage/offload/data_file_resolver.h"
 #include "storage/storage.h"
 
 namespace strata::api {
@@ -522,8 +523,13 @@ absl::StatusOr<LogTail::Rows> LogTail::Query(const Tailer& t,
                                              bool count_only) const {
   std::vector<query::QueryParam> params;
   std::string sources;
+  // Cached copies of evicted batches' files, kept until the query is done.
+  std::vector<std::shared_ptr<const void>> holds;
   for (size_t i = 0; i < batches.size(); ++i) {
-    std::string path = absl::StrCat(batches[i].batch->dir(), "/", storage::kLogsFileName);
+    STRATA_ASSIGN_OR_RETURN(storage::ResolvedFile resolved,
+                            storage::ResolveDataFile(*batches[i].batch, storage::kLogsFileName));
+    if (resolved.hold != nullptr) holds.push_back(std::move(resolved.hold));
+    std::string path = std::move(resolved.path);
     if (!path.starts_with('/')) path = absl::StrCat(data_dir_, "/", path);
     absl::StrAppend(&sources, i == 0 ? "" : " UNION ALL ", "SELECT ", i,
                     " AS tail_batch, * FROM read_parquet(", query::SqlLiteral(path),

@@ -10,6 +10,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "common/status_macros.h"
+#include "storage/format/layout.h"
+#include "storage/offload/data_file_resolver.h"
+#include "storage/table/file_source.h"
 #include "storage/table/rollups_table.h"
 
 namespace strata::api {
@@ -140,8 +143,18 @@ absl::StatusOr<std::vector<RollupCache::Rows>> RollupCache::ForWindow(
   // Read outside the lock; two requests may read one batch at once, and
   // the second to finish keeps its copy (they are equal).
   for (const storage::LiveBatch* batch : missing) {
-    STRATA_ASSIGN_OR_RETURN(rollups::RollupRows rows,
-                            storage::ReadBatchRollups(fs, batch->dir(), batch->meta()));
+    rollups::RollupRows rows;
+    if (batch->meta().rollups_parquet.has_value()) {
+      // An evicted batch's rollups come from its cached copy.
+      STRATA_ASSIGN_OR_RETURN(storage::ResolvedFile file,
+                              storage::ResolveDataFile(*batch, storage::kRollupsFileName));
+      STRATA_ASSIGN_OR_RETURN(auto source, storage::OpenFileSource(fs, file.path));
+      STRATA_ASSIGN_OR_RETURN(
+          rows, storage::ReadRollupsTable(source.get(), batch->meta().id, storage::kRollupsFileName,
+                                          batch->meta().format));
+    } else {
+      STRATA_ASSIGN_OR_RETURN(rows, storage::ReadBatchRollups(fs, batch->dir(), batch->meta()));
+    }
     out.push_back(std::make_shared<const BatchRollups>(std::move(rows)));
     MutexLock lock(&mu_);
     by_batch_[batch->meta().id] = out.back();

@@ -12,6 +12,8 @@
 #include "common/status_macros.h"
 #include "io/posix_file_system.h"
 #include "spdlog/spdlog.h"
+#include "storage/format/layout.h"
+#include "storage/offload/data_file_resolver.h"
 #include "storage/trace_lookup.h"
 
 namespace strata::api {
@@ -61,7 +63,9 @@ std::vector<WindowBatch> NewestFirst(const storage::Snapshot& snapshot, const st
     if (!meta.spans_parquet.has_value() || !meta.spans.event_time.has_value()) continue;
     const storage::NanosRange& times = *meta.spans.event_time;
     if (times.max < start || times.min >= end) continue;
-    std::string path = batch->dir() + "/spans.parquet";
+    // As ViewFilesFor names it (a cached copy when evicted, held by the
+    // search's ViewFiles).
+    std::string path = storage::DataFilePathOf(*batch, storage::kSpansFileName);
     if (!path.starts_with('/')) path = absl::StrCat(data_dir, "/", path);
     out.push_back({.batch = batch.get(),
                    .newest = std::min(times.max, end - 1),

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
 #include "api/api_server.h"
 #include "cli/flags.h"
 #include "common/host_port.h"
@@ -169,11 +171,19 @@ server::HealthChecks HealthChecksFor(ServerState& state) {
             }
             std::optional<storage::UploadStats> upload;
             if (storage->uploader() != nullptr) upload = storage->uploader()->Stats();
+            std::optional<storage::EvictionStats> eviction;
+            std::optional<storage::ReadCacheStats> cache;
+            if (storage->evictor() != nullptr) {
+              eviction = storage->evictor()->Stats();
+              cache = storage->resolver()->CacheStats();
+            }
             return state.metrics.RenderPrometheus(
                        storage->WriterStats(),
                        server::StorageGauges{.live_batches = storage->Pin()->size(),
                                              .maintenance = storage->GetMaintenanceStats(),
-                                             .upload = upload}) +
+                                             .upload = upload,
+                                             .eviction = eviction,
+                                             .cache = cache}) +
                    QueryMetricsText(state.pool.load());
           },
   };
@@ -257,6 +267,38 @@ void ReloadTls(server::TlsServerContext* tls, server::GrpcServer& grpc) {
 
 }  // namespace
 
+absl::StatusOr<int64_t> ParseEvictAfter(std::string_view text) {
+  const auto bad = [text] {
+    return absl::InvalidArgumentError(fmt::format(
+        "--evict-after {:?}: expected a positive whole number and a unit: 90s, 30m, 6h, 7d",
+        std::string(text)));
+  };
+  if (text.size() < 2 || text.size() > 12) return bad();
+  int64_t unit = 0;
+  switch (text.back()) {
+    case 's':
+      unit = 1'000'000;
+      break;
+    case 'm':
+      unit = 60'000'000;
+      break;
+    case 'h':
+      unit = 3'600'000'000;
+      break;
+    case 'd':
+      unit = 86'400'000'000;
+      break;
+    default:
+      return bad();
+  }
+  int64_t n = 0;
+  const std::string_view digits = text.substr(0, text.size() - 1);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  // At most ten digits: the product stays far below INT64_MAX.
+  if (ec != std::errc() || end != digits.data() + digits.size() || n <= 0) return bad();
+  return n * unit;
+}
+
 absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (options.data_dir.empty()) return absl::InvalidArgumentError("--data-dir must not be empty");
   if (absl::Status s = ValidateTlsFlags(options); !s.ok()) return s;
@@ -287,6 +329,14 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   }
   if (options.ack_after_upload && options.object_store.empty()) {
     return absl::InvalidArgumentError("--ack-after-upload needs --object-store");
+  }
+  if ((!options.evict_after.empty() || options.cache_size != 0) && options.object_store.empty()) {
+    return absl::InvalidArgumentError("--evict-after and --cache-size need --object-store");
+  }
+  if (!options.evict_after.empty()) {
+    if (absl::StatusOr<int64_t> parsed = ParseEvictAfter(options.evict_after); !parsed.ok()) {
+      return parsed.status();
+    }
   }
   if (!(options.ack_upload_timeout_sec > 0 && options.ack_upload_timeout_sec <= 3600)) {
     return absl::InvalidArgumentError("--ack-upload-timeout-sec must be in (0, 3600]");
@@ -358,8 +408,10 @@ int RunServe(const ServeOptions& options) {
     return 2;
   }
   if (absl::Status s = ValidateServeOptions(options); !s.ok()) {
-    spdlog::error("strata serve: {}; {}", std::string(s.message()),
-                  RunbookRef("invalid-configuration"));
+    const bool eviction = absl::StartsWith(s.message(), "--evict-after");
+    spdlog::error(
+        "strata serve: {}; {}", std::string(s.message()),
+        RunbookRef(eviction ? "eviction-needs-an-object-store" : "invalid-configuration"));
     return 2;
   }
   std::error_code ec;
@@ -452,6 +504,14 @@ int RunServe(const ServeOptions& options) {
     storage_options.upload.on_error = [](const absl::Status& status) {
       spdlog::warn("strata serve: offload: {} (retried)", status.ToString());
     };
+    if (!options.evict_after.empty()) {
+      storage_options.evict_after =
+          std::chrono::microseconds(*ParseEvictAfter(options.evict_after));
+      if (options.cache_size != 0) storage_options.cache_bytes = options.cache_size;
+      storage_options.on_evict_error = [](const absl::Status& status) {
+        spdlog::warn("strata serve: eviction: {} (retried)", status.ToString());
+      };
+    }
   }
   // Absolute, so the files queries name lie under the one directory DuckDB
   // may read.
@@ -805,6 +865,11 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
   AddFlag(command, env_names, "s3-secret-access-key", &options->s3_secret_access_key,
           "S3 secret key (default: AWS_SECRET_ACCESS_KEY; prefer a variable to a flag, which "
           "other users can see in the process list)");
+  AddFlag(command, env_names, "evict-after", &options->evict_after,
+          "With --object-store: remove the local Parquet files of uploaded batches older than "
+          "this (90s, 30m, 6h, 7d) and read them back through the cache (empty: never)");
+  AddFlag(command, env_names, "cache-size", &options->cache_size,
+          "With --evict-after: bytes of evicted files kept in <data>/query/cache (0: 1 GiB)");
   command
       ->add_flag("--ack-after-upload", options->ack_after_upload,
                  "Acknowledge an export only once its batch is in the object store")

@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "cli/command.h"
 
 namespace strata::cli {
@@ -104,7 +106,18 @@ struct ServeOptions {
   std::string s3_secret_access_key;
   bool ack_after_upload = false;
   double ack_upload_timeout_sec = 30;
+  // Eviction (docs/operations.md, "Evicting local copies"), with an object
+  // store only: the local Parquet files of uploaded batches older than
+  // evict_after ("<n>s", "<n>m", "<n>h" or "<n>d"; empty: never) are
+  // removed and read back through a local cache of cache_size bytes (0:
+  // the default, 1 GiB).
+  std::string evict_after;
+  uint64_t cache_size = 0;
 };
+
+// --evict-after's value in microseconds: a positive whole number and a
+// unit (s, m, h, d). InvalidArgument otherwise.
+[[nodiscard]] absl::StatusOr<int64_t> ParseEvictAfter(std::string_view text);
 
 // Checks the options; InvalidArgument names the bad one.
 [[nodiscard]] absl::Status ValidateServeOptions(const ServeOptions& options);

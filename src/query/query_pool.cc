@@ -408,7 +408,10 @@ absl::StatusOr<std::unique_ptr<QueryPool>> QueryPool::Open(const QueryPoolOption
         fmt::format("query pool: cannot create {}: {}", temp_directory, error.message()));
   }
   QueryDatabaseOptions database_options;
-  database_options.allowed_directories = {o.data_dir + "/telemetry/days/"};
+  // And the read cache of evicted batches' files (storage/offload/
+  // data_file_resolver.h): copies of published batch data, nothing else.
+  database_options.allowed_directories = {o.data_dir + "/telemetry/days/",
+                                          o.data_dir + "/query/cache/"};
   database_options.temp_directory = temp_directory;
   database_options.memory_limit_bytes = o.memory_limit_bytes;
   database_options.threads = o.threads;

@@ -8,7 +8,8 @@
 //     process's TZ;
 //   * memory_limit (default DefaultQueryMemoryLimit()) and threads;
 //   * temp_directory <data dir>/query/tmp for spilling;
-//   * allowed_directories = [<data dir>/telemetry/days/] (not the whole
+//   * allowed_directories = [<data dir>/telemetry/days/, <data
+//     dir>/query/cache/ (copies of evicted batches' files)] (not the whole
 //     data directory: control/strata.sqlite holds password and token
 //     hashes), enable_external_access = false, autoinstall/autoload of
 //     extensions off, then lock_configuration = true, so SQL can neither
@@ -85,7 +86,14 @@ struct ViewFiles {
   std::vector<std::string> metrics;
   // rollups.parquet of the batches that have one (meta.json format 2).
   std::vector<std::string> rollups;
-  friend bool operator==(const ViewFiles&, const ViewFiles&) = default;
+  // Keeps the cached copies of evicted batches' files listed above while
+  // the query runs (storage/offload/data_file_resolver.h); empty when
+  // every file is local.
+  std::vector<std::shared_ptr<const void>> holds;
+  friend bool operator==(const ViewFiles& a, const ViewFiles& b) {
+    return a.sequence == b.sequence && a.spans == b.spans && a.logs == b.logs &&
+           a.metrics == b.metrics && a.rollups == b.rollups;
+  }
 };
 
 // QueryParam (a bound parameter: std::string binds VARCHAR, Blob binds

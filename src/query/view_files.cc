@@ -1,6 +1,10 @@
 #include "query/view_files.h"
 
 #include <string>
+#include <utility>
+
+#include "storage/format/layout.h"
+#include "storage/offload/data_file_resolver.h"
 
 namespace strata::query {
 
@@ -13,6 +17,21 @@ bool MeetsWindow(const storage::SignalMeta& signal, const std::optional<EventWin
   return signal.event_time->max >= window->start && signal.event_time->min < window->end;
 }
 
+// Appends `file` of `batch` to `list`: its local path, or the cached copy
+// of an evicted batch's file (held in `files`). A copy that cannot be
+// fetched is listed by its local path, which is gone, so the query fails
+// naming it instead of answering without the batch's rows.
+void Add(const storage::LiveBatch& batch, const char* file, std::vector<std::string>* list,
+         ViewFiles* files) {
+  absl::StatusOr<storage::ResolvedFile> resolved = storage::ResolveDataFile(batch, file);
+  if (!resolved.ok()) {
+    list->push_back(batch.dir() + "/" + file);
+    return;
+  }
+  list->push_back(std::move(resolved->path));
+  if (resolved->hold != nullptr) files->holds.push_back(std::move(resolved->hold));
+}
+
 }  // namespace
 
 ViewFiles ViewFilesOf(const storage::Snapshot& snapshot, std::optional<EventWindow> spans_window,
@@ -22,22 +41,22 @@ ViewFiles ViewFilesOf(const storage::Snapshot& snapshot, std::optional<EventWind
   for (const auto& batch : snapshot.batches()) {
     const storage::BatchMeta& meta = batch->meta();
     if (meta.spans_parquet.has_value() && MeetsWindow(meta.spans, spans_window)) {
-      files.spans.push_back(batch->dir() + "/spans.parquet");
+      Add(*batch, storage::kSpansFileName, &files.spans, &files);
     }
     // meta.json counts a record whose time_unix_nano is 0 at its observed
     // time, and only a window that starts at 0 holds time 0: such a window
     // lists every logs file.
     if (meta.logs_parquet.has_value() && ((logs_window.has_value() && logs_window->start == 0) ||
                                           MeetsWindow(meta.logs, logs_window))) {
-      files.logs.push_back(batch->dir() + "/logs.parquet");
+      Add(*batch, storage::kLogsFileName, &files.logs, &files);
     }
     if (meta.metrics_parquet.has_value()) {
-      files.metrics.push_back(batch->dir() + "/metrics.parquet");
+      Add(*batch, storage::kMetricsFileName, &files.metrics, &files);
     }
     // The view reads one layout: format 2 files (rollups-parquet.md,
     // "Format 2 layout") stay out of it, as format 1 batches have none.
     if (meta.rollups_parquet.has_value() && meta.format >= storage::kBatchMetaFormat) {
-      files.rollups.push_back(batch->dir() + "/rollups.parquet");
+      Add(*batch, storage::kRollupsFileName, &files.rollups, &files);
     }
   }
   return files;

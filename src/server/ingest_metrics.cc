@@ -260,6 +260,36 @@ std::string IngestMetrics::RenderPrometheus(const storage::GroupCommitWriterStat
            "Age of the oldest batch not yet in the object store (0: none pending).");
     line("strata_upload_oldest_pending_age_seconds", "", u.oldest_pending_age_seconds);
   }
+  // Eviction (docs/operations.md, "Evicting local copies").
+  if (storage.eviction.has_value() && storage.cache.has_value()) {
+    const storage::EvictionStats& e = *storage.eviction;
+    const storage::ReadCacheStats& c = *storage.cache;
+    const std::tuple<const char*, const char*, const char*, uint64_t> eviction[] = {
+        {"strata_evicted_batches", "gauge",
+         "Batches counted evicted since the process started, boot's included (their Parquet "
+         "files are read from the object store).",
+         e.batches_marked},
+        {"strata_evicted_batches_total", "counter",
+         "Batches whose local Parquet files this process removed.", e.batches_evicted},
+        {"strata_evicted_bytes_total", "counter",
+         "Bytes of local Parquet files this process removed.", e.bytes_evicted},
+        {"strata_eviction_failures_total", "counter", "Failed eviction steps (each is retried).",
+         e.failures},
+        {"strata_read_cache_hits_total", "counter",
+         "Evicted files a reader found whole in the read cache.", c.hits},
+        {"strata_read_cache_misses_total", "counter",
+         "Evicted files downloaded into the read cache (or waited for).", c.misses},
+        {"strata_read_cache_fetched_bytes_total", "counter",
+         "Bytes downloaded into the read cache.", c.bytes_fetched},
+        {"strata_read_cache_bytes", "gauge", "Bytes of whole files in the read cache.",
+         c.bytes_cached},
+        {"strata_read_cache_files", "gauge", "Whole files in the read cache.", c.files_cached},
+    };
+    for (const auto& [name, type, help, value] : eviction) {
+      Header(&out, name, type, help);
+      line(name, "", value);
+    }
+  }
   return out;
 }
 

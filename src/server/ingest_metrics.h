@@ -20,6 +20,8 @@
 #include "server/ingest.h"
 #include "storage/commit/group_commit_writer.h"
 #include "storage/maintenance/maintenance.h"
+#include "storage/offload/evictor.h"
+#include "storage/offload/read_cache.h"
 #include "storage/offload/uploader.h"
 
 namespace strata::server {
@@ -30,6 +32,9 @@ struct StorageGauges {
   storage::MaintenanceStats maintenance;
   // Offload's upload lag and counters; absent without --object-store.
   std::optional<storage::UploadStats> upload;
+  // Eviction and its read cache; absent without --evict-after.
+  std::optional<storage::EvictionStats> eviction;
+  std::optional<storage::ReadCacheStats> cache;
 };
 
 class IngestMetrics {

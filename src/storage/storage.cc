@@ -4,11 +4,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/path.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/file_reader.h"
 #include "rollups/rollup_rows.h"
 #include "storage/check/batch_contents.h"
+#include "storage/format/evicted_marker.h"
 #include "storage/table/file_source.h"
 #include "storage/table/logs_table.h"
 #include "storage/table/metrics_table.h"
@@ -23,6 +25,9 @@ constexpr size_t kRollupsThreadRows = 10'000;
 
 // Row-group size of compaction output (the merge's writer buffers one).
 constexpr size_t kMergeRowGroupBytes = size_t{64} << 20;
+
+// The ReadCache's folder under query/ (docs/format/layout.md).
+constexpr char kCacheDirName[] = "cache";
 
 // The attachment loader of a Storage whose lookup cache is `budget`.
 BatchAttachmentLoader LookupStateLoader(std::shared_ptr<LookupCacheBudget> budget) {
@@ -69,9 +74,41 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
     }
     uploader = *std::move(started);
   }
-  return std::unique_ptr<Storage>(new Storage(std::move(dir), std::move(uploader),
-                                              std::move(retired), std::move(lookup_cache),
-                                              std::move(options)));
+  std::unique_ptr<DataFileResolver> resolver;
+  if (uploader != nullptr && options.evict_after.count() > 0) {
+    const std::string cache_dir =
+        JoinPath(DataDirPaths(data_dir).Top(kQueryDirName), kCacheDirName);
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<ReadCache> cache,
+                            ReadCache::Open(fs, cache_dir, *options.object_store,
+                                            ReadCacheOptions{.max_bytes = options.cache_bytes}));
+    resolver = std::make_unique<DataFileResolver>(std::move(cache), *options.object_store);
+  }
+  if (resolver != nullptr) {
+    // Installed before maintenance starts, with the batches boot found
+    // evicted, so compaction never takes one as an input.
+    for (const std::shared_ptr<const LiveBatch>& batch : dir->catalog().Pin()->batches()) {
+      STRATA_ASSIGN_OR_RETURN(const bool evicted, HasEvictedMarker(fs, batch->dir()));
+      if (evicted) resolver->MarkEvicted(batch->id());
+    }
+    InstallDataFileResolver(resolver.get());
+    options.maintenance.policy.keep_out = [](const LiveBatch& batch) {
+      const DataFileResolver* installed = InstalledDataFileResolver();
+      return installed != nullptr && installed->IsEvicted(batch.id());
+    };
+  }
+  std::unique_ptr<Storage> storage(new Storage(std::move(dir), std::move(uploader),
+                                               std::move(retired), std::move(lookup_cache),
+                                               std::move(options)));
+  if (resolver != nullptr) {
+    storage->resolver_ = std::move(resolver);
+    storage->evictor_ =
+        Evictor::Start(fs, storage->data_dir_->catalog(), *storage->uploader_, *storage->resolver_,
+                       EvictorOptions{.evict_after = storage->options_.evict_after,
+                                      .poll_interval = storage->options_.evict_poll_interval,
+                                      .clock = storage->options_.clock,
+                                      .on_error = storage->options_.on_evict_error});
+  }
+  return storage;
 }
 
 Storage::Storage(std::unique_ptr<DataDir> data_dir, std::unique_ptr<Uploader> uploader,
@@ -96,10 +133,16 @@ Storage::Storage(std::unique_ptr<DataDir> data_dir, std::unique_ptr<Uploader> up
   if (options_.start_maintenance) maintenance_->Start();
 }
 
-Storage::~Storage() { Shutdown(options_.writer.drain_timeout); }
+Storage::~Storage() {
+  Shutdown(options_.writer.drain_timeout);
+  if (resolver_ != nullptr && InstalledDataFileResolver() == resolver_.get()) {
+    InstallDataFileResolver(nullptr);
+  }
+}
 
 void Storage::Shutdown(std::chrono::nanoseconds timeout) {
   maintenance_->Stop();
+  if (evictor_ != nullptr) evictor_->Stop();
   writer_->Shutdown(timeout);
   // Pending uploads stay pending: the next start lists the store and
   // uploads what is missing.

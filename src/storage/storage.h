@@ -41,6 +41,8 @@
 #include "storage/index/trace_index.h"
 #include "storage/log_feed.h"
 #include "storage/maintenance/maintenance.h"
+#include "storage/offload/data_file_resolver.h"
+#include "storage/offload/evictor.h"
 #include "storage/offload/uploader.h"
 #include "storage/table/table_file.h"
 
@@ -81,6 +83,15 @@ struct StorageOptions {
   // is uploaded later).
   bool ack_after_upload = false;
   std::chrono::nanoseconds ack_upload_timeout = std::chrono::seconds(30);
+  // Eviction (docs/operations.md, "Evicting local copies"; offload/
+  // evictor.h), with an object store only: the local Parquet files of
+  // uploaded batches older than `evict_after` are removed, and readers get
+  // them back through a ReadCache of `cache_bytes` under
+  // <data>/query/cache/. 0 leaves every local file alone.
+  std::chrono::microseconds evict_after{0};
+  uint64_t cache_bytes = uint64_t{1} << 30;
+  std::chrono::milliseconds evict_poll_interval{1000};
+  std::function<void(const absl::Status&)> on_evict_error;
 };
 
 class Storage {
@@ -117,6 +128,9 @@ class Storage {
   const DataDir& data_dir() const { return *data_dir_; }
   // The offload uploader, or null without an object store.
   Uploader* uploader() const { return uploader_.get(); }
+  // Eviction's parts, or null while it is off.
+  const Evictor* evictor() const { return evictor_.get(); }
+  const DataFileResolver* resolver() const { return resolver_.get(); }
   // The lookup cache's budget (its limit and the bytes in use).
   const LookupCacheBudget& lookup_cache() const { return *lookup_cache_; }
   // Batches with log records, in publish order, for live tails.
@@ -143,6 +157,10 @@ class Storage {
   // Declared after data_dir_ (it reads the catalog) and before writer_
   // (commit workers may wait on it).
   std::unique_ptr<Uploader> uploader_;
+  // Installed as the process's resolver while the Storage lives; the
+  // evictor is stopped first.
+  std::unique_ptr<DataFileResolver> resolver_;
+  std::unique_ptr<Evictor> evictor_;
   std::unique_ptr<GroupCommitWriter> writer_;
   std::unique_ptr<Maintenance> maintenance_;
   LogFeed log_feed_;

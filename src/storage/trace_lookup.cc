@@ -104,6 +104,14 @@ absl::Status ReadBatchRows(FileSystem& fs, const std::string& batch_dir, const L
   absl::StatusOr<std::unique_ptr<FileSource>> local = OpenFileSource(fs, path);
   if (local.ok()) {
     source = *std::move(local);
+  } else if (absl::IsNotFound(local.status()) && object_store == nullptr &&
+             InstalledDataFileResolver() != nullptr &&
+             InstalledDataFileResolver()->IsEvicted(batch.id())) {
+    // Evicted (offload/evictor.h): ranged reads from the store the
+    // resolver reads from, which is offload's.
+    path = BatchObjectKey(batch.day(), batch.id(), kSpansFileName);
+    source = std::make_unique<ObjectSource>(InstalledDataFileResolver()->store(), path,
+                                            batch.meta().spans_parquet->bytes);
   } else if (absl::IsNotFound(local.status()) && object_store != nullptr &&
              batch.meta().spans_parquet.has_value()) {
     // Offloaded and gone locally: ranged reads from the store.

@@ -12,6 +12,7 @@
 #include "storage/check/batch_contents.h"
 #include "storage/check/deep_checks.h"
 #include "storage/format/batch_meta.h"
+#include "storage/format/evicted_marker.h"
 #include "storage/format/format_file.h"
 #include "storage/index/trace_index.h"
 #include "storage/table/file_source.h"
@@ -34,6 +35,17 @@ class BatchChecker {
   Outcome Run(const std::string& day, const BatchId& id) {
     absl::StatusOr<BatchMeta> meta = ReadBatchMeta(fs_, dir_, day, id);
     if (!meta.ok()) return Failure{"meta.json", kBatchMetaFileName, meta.status()};
+    // An evicted batch (meta-json.md rule 11) has only meta.json and
+    // spans.tidx here; its Parquet files are checked in the object store
+    // (--object-store).
+    absl::StatusOr<bool> evicted = HasEvictedMarker(fs_, dir_);
+    if (!evicted.ok()) return Failure{"files", kEvictedMarkerFileName, evicted.status()};
+    if (*evicted) {
+      if (absl::Status files = CheckEvictedBatchFiles(fs_, dir_, *meta); !files.ok()) {
+        return Failure{"files", kEvictedMarkerFileName, files};
+      }
+      return std::nullopt;
+    }
     std::string failed_file;
     if (absl::Status files = CheckBatchFiles(fs_, dir_, *meta, &failed_file); !files.ok()) {
       return Failure{"files", failed_file, files};

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -18,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "io/posix_file_system.h"
+#include "storage/format/evicted_marker.h"
 #include "storage/testing/commit_testing.h"
 
 namespace strata::storage {
@@ -490,6 +492,58 @@ TEST_F(CorruptBatchTest, ExtraFileIsUndeclared) {
 TEST_F(CorruptBatchTest, MissingFileIsNamed) {
   ASSERT_TRUE(posix_.RemoveFile(File("metrics.parquet")).ok());
   ExpectCorrupt("metrics.parquet is missing");
+}
+
+// ---- EVICTED (meta-json.md rule 11) ----
+
+TEST_F(CorruptBatchTest, EvictedBatchWithMissingAndPartialParquetFilesBoots) {
+  const std::string id = std::filesystem::path(batch_dir_).stem().string();
+  ASSERT_TRUE(WriteEvictedMarker(posix_, batch_dir_, id).ok());
+  ASSERT_TRUE(posix_.RemoveFile(File("spans.parquet")).ok());
+  ASSERT_TRUE(posix_.RemoveFile(File("metrics.parquet")).ok());
+  std::string logs = *posix_.ReadFile(File("logs.parquet"));
+  logs.resize(logs.size() / 2);  // a crash in the middle of the removals
+  ASSERT_TRUE(WriteFile(posix_, File("logs.parquet"), logs).ok());
+  std::unique_ptr<DataDir> dir = OpenOk();
+  ASSERT_NE(dir, nullptr);
+  EXPECT_EQ(Served(*dir), (std::vector<int64_t>{0, 1}));
+}
+
+TEST_F(CorruptBatchTest, WithoutTheMarkerAMissingParquetFileIsStillCorrupt) {
+  const std::string id = std::filesystem::path(batch_dir_).stem().string();
+  // A crash before the rename leaves only the temporary: the batch must
+  // be whole, and boot removes the temporary.
+  ASSERT_TRUE(WriteFile(posix_, File("EVICTED.tmp"), id + "\n").ok());
+  {
+    std::unique_ptr<DataDir> dir = OpenOk();
+    ASSERT_NE(dir, nullptr);
+  }
+  EXPECT_FALSE(*posix_.Exists(File("EVICTED.tmp")));
+  ASSERT_TRUE(WriteFile(posix_, File("EVICTED.tmp"), id + "\n").ok());
+  ASSERT_TRUE(posix_.RemoveFile(File("spans.parquet")).ok());
+  ExpectCorrupt("spans.parquet is missing");
+}
+
+TEST_F(CorruptBatchTest, EvictedBatchKeepsItsTraceIndexChecked) {
+  const std::string id = std::filesystem::path(batch_dir_).stem().string();
+  ASSERT_TRUE(WriteEvictedMarker(posix_, batch_dir_, id).ok());
+  ASSERT_TRUE(posix_.RemoveFile(File("spans.parquet")).ok());
+  std::string tidx = *posix_.ReadFile(File("spans.tidx"));
+  tidx.pop_back();
+  ASSERT_TRUE(WriteFile(posix_, File("spans.tidx"), tidx).ok());
+  ExpectCorrupt("rule 11 (EVICTED)");
+}
+
+TEST_F(CorruptBatchTest, EvictedMarkerNamingAnotherBatchIsCorrupt) {
+  ASSERT_TRUE(WriteFile(posix_, File("EVICTED"), "00000000000000000000000\n").ok());
+  ExpectCorrupt("does not name this batch");
+}
+
+TEST_F(CorruptBatchTest, EvictedBatchWithAnUndeclaredFileIsCorrupt) {
+  const std::string id = std::filesystem::path(batch_dir_).stem().string();
+  ASSERT_TRUE(WriteEvictedMarker(posix_, batch_dir_, id).ok());
+  ASSERT_TRUE(WriteFile(posix_, File("spans.parquet.tmp"), "x").ok());
+  ExpectCorrupt("holds \"spans.parquet.tmp\", which files does not name");
 }
 
 TEST_F(CorruptBatchTest, MissingMetaJson) {

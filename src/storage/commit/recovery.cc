@@ -10,6 +10,7 @@
 #include "common/runbook.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
+#include "storage/format/evicted_marker.h"
 
 namespace strata::storage {
 namespace {
@@ -259,8 +260,17 @@ absl::StatusOr<BatchRecord> CheckBatch(FileSystem& fs, const std::string& dir,
                                        const std::string& day, const BatchId& id,
                                        const RecoveryOptions& options) {
   STRATA_ASSIGN_OR_RETURN(BatchMeta meta, ReadBatchMeta(fs, dir, day, id));
-  STRATA_RETURN_IF_ERROR(CheckBatchFiles(fs, dir, meta));
-  if (options.validate_batch) STRATA_RETURN_IF_ERROR(options.validate_batch(fs, dir, meta));
+  // An eviction that crashed before its rename left the batch whole.
+  STRATA_RETURN_IF_ERROR(RemoveEvictedMarkerTemp(fs, dir));
+  STRATA_ASSIGN_OR_RETURN(const bool evicted, HasEvictedMarker(fs, dir));
+  if (evicted) {
+    // Rule 11: the Parquet files may be gone or partial; their footers
+    // were checked before eviction and their objects are in the store.
+    STRATA_RETURN_IF_ERROR(CheckEvictedBatchFiles(fs, dir, meta));
+  } else {
+    STRATA_RETURN_IF_ERROR(CheckBatchFiles(fs, dir, meta));
+    if (options.validate_batch) STRATA_RETURN_IF_ERROR(options.validate_batch(fs, dir, meta));
+  }
   std::shared_ptr<const void> attachment;
   if (options.load_attachment) {
     STRATA_ASSIGN_OR_RETURN(attachment, options.load_attachment(fs, dir, meta));
@@ -281,8 +291,8 @@ absl::Status ListTopLevelStrays(FileSystem& fs, const DataDirPaths& paths,
             kTelemetryDirNames.end()) {
       continue;
     }
-    strays.push_back({.path = name,
-                      .expected = "staging/, days/, quarantine/ or the compaction marker"});
+    strays.push_back(
+        {.path = name, .expected = "staging/, days/, quarantine/ or the compaction marker"});
   }
   return absl::OkStatus();
 }

@@ -81,6 +81,7 @@ std::optional<CompactionGroup> PlanCompaction(const Snapshot& snapshot,
   for (const std::shared_ptr<const LiveBatch>& batch : snapshot.batches()) {
     const int generation = batch->id().generation();
     if (generation >= kMaxGeneration) continue;
+    if (policy.keep_out && policy.keep_out(*batch)) continue;
     levels[{batch->day(), generation}].push_back(batch.get());
     owners[{batch->day(), generation}].push_back(batch);
   }

@@ -58,6 +58,9 @@ struct CompactionPolicy {
   size_t max_inputs = 32;
   uint64_t max_rows = 20'000'000;
   uint64_t max_bytes = uint64_t{1} << 30;
+  // Batches never taken as inputs (evicted ones, whose files are in the
+  // object store only; offload/evictor.h). Empty: none.
+  std::function<bool(const LiveBatch&)> keep_out;
 };
 
 // Batches of one day and generation, sorted by id, to merge into one.

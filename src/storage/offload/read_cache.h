@@ -115,6 +115,8 @@ class ReadCache {
   // character keys never hold, so distinct keys get distinct names).
   // Temporaries are named "~<n>.tmp"; no cache name starts with '~'.
   static std::string NameOf(const std::string& key);
+  // The path of the cache file `name` (whether or not it is cached).
+  std::string PathOf(const std::string& name) const { return dir_ + "/" + name; }
 
  private:
   friend class CachedFile;
@@ -137,7 +139,6 @@ class ReadCache {
   void Release(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
   // Removes least recently used unheld files until the bound holds.
   void TrimLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::string PathOf(const std::string& name) const { return dir_ + "/" + name; }
 
   // Constant after construction.
   FileSystem& fs_;

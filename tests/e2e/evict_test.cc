@@ -1,0 +1,178 @@
+// Eviction end to end (docs/operations.md, "Evicting local copies"):
+// `strata serve --object-store file://... --evict-after 1s`. The test
+// ingests with strata loadgen into a server without eviction, records
+// every trace by id and SQL counts, restarts with eviction, waits (polling
+// /metrics, never sleeping for luck) until every live batch is evicted,
+// checks that no Parquet file is left in the data directory and that every
+// answer is the same, then restarts once more (boot honours the EVICTED
+// markers) and checks again.
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "e2e/server_process.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+
+namespace strata::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double Sample(const std::string& page, const std::string& name) {
+  std::istringstream lines(page);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.starts_with(name + " ")) return std::stod(line.substr(name.size() + 1));
+  }
+  return -1;
+}
+
+std::string Metrics(const ServerProcess& server) {
+  auto [status, page] = Curl({"http://" + server.api_address() + "/metrics"});
+  return status == 200 ? page : "";
+}
+
+bool WaitForMetrics(const ServerProcess& server,
+                    const std::function<bool(const std::string&)>& done) {
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (Clock::now() < deadline) {
+    if (done(Metrics(server))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+std::string Sql(const std::string& api, const std::string& token, const std::string& sql) {
+  auto [status, body] =
+      Curl({"-X", "POST", "-H", "Authorization: Bearer " + token, "-H", "Content-Type: text/plain",
+            "--data-binary", sql, "http://" + api + "/api/v1/sql"});
+  EXPECT_EQ(status, 200) << body;
+  const size_t rows = body.find("\"rows\":");
+  return rows == std::string::npos ? body : body.substr(rows);
+}
+
+// What the test compares across evictions and restarts.
+struct Answers {
+  std::string span_count, log_count, per_trace;
+  std::map<std::string, std::string> traces;  // id -> body of GET /api/v1/traces/<id>
+};
+
+Answers Read(const ServerProcess& server, const std::string& reader) {
+  Answers a;
+  const std::string api = server.api_address();
+  a.span_count = Sql(api, reader, "SELECT count(*) FROM spans");
+  a.log_count = Sql(api, reader, "SELECT count(*) FROM logs");
+  a.per_trace = Sql(api, reader,
+                    "SELECT lower(hex(trace_id)), count(*) FROM spans "
+                    "GROUP BY 1 ORDER BY 1");
+  const std::regex id(R"(\["([0-9a-f]{32})\")");
+  for (std::sregex_iterator it(a.per_trace.begin(), a.per_trace.end(), id), end; it != end; ++it) {
+    const std::string trace = (*it)[1].str();
+    auto [code, body] = Curl(
+        {"-H", "Authorization: Bearer " + reader, "http://" + api + "/api/v1/traces/" + trace});
+    EXPECT_EQ(code, 200) << trace << ": " << body;
+    a.traces[trace] = body;
+  }
+  return a;
+}
+
+void ExpectSame(const Answers& want, const Answers& got, const std::string& when) {
+  EXPECT_EQ(got.span_count, want.span_count) << when;
+  EXPECT_EQ(got.log_count, want.log_count) << when;
+  EXPECT_EQ(got.per_trace, want.per_trace) << when;
+  ASSERT_EQ(got.traces.size(), want.traces.size()) << when;
+  for (const auto& [id, body] : want.traces) {
+    EXPECT_EQ(got.traces.at(id), body) << when << ": trace " << id;
+  }
+}
+
+// Parquet files and EVICTED markers under the data directory's days.
+std::pair<int, int> CountLocal(const std::string& data) {
+  int parquet = 0, markers = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(data + "/telemetry/days")) {
+    if (entry.path().extension() == ".parquet") ++parquet;
+    if (entry.path().filename() == "EVICTED") ++markers;
+  }
+  return {parquet, markers};
+}
+
+TEST(EvictTest, EvictedBatchesAnswerAsBeforeAndAfterRestart) {
+  TempDir dir("e2e-evict");
+  const std::string data = dir.path() + "/data";
+  const std::string root = dir.path() + "/store";
+  fs::create_directories(root);
+  const std::string ingest = CreateToken(data, "ingest", "ingest");
+  const std::string reader = CreateToken(data, "reader", "read");
+  ASSERT_FALSE(ingest.empty());
+  ASSERT_FALSE(reader.empty());
+  const std::vector<std::string> offload = {"--object-store", "file://" + root,
+                                            "--compaction-min-inputs", "0"};
+  std::vector<std::string> evicting = offload;
+  evicting.insert(evicting.end(), {"--evict-after", "1s"});
+
+  Answers before;
+  double live = 0;
+  {
+    ServerProcess server(data, offload);
+    ASSERT_TRUE(server.ready()) << server.output();
+    Subprocess loadgen(
+        {STRATA_BINARY, "loadgen", "--protocol", "http/protobuf", "--target", server.http_address(),
+         "--token", ingest, "--signals", "traces,logs", "--request-spans", "100", "--concurrency",
+         "4", "--max-requests", "30", "--duration", "30", "--quiet"},
+        ChildEnvironment());
+    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
+    ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
+      live = Sample(page, "strata_live_batches");
+      return Sample(page, "strata_upload_pending_batches") == 0 && live > 0 &&
+             Sample(page, "strata_inflight_requests") == 0;
+    })) << Metrics(server);
+    // No eviction without the flag.
+    EXPECT_EQ(Sample(Metrics(server), "strata_evicted_batches_total"), -1);
+    before = Read(server, reader);
+    ASSERT_GT(before.traces.size(), 10u);
+    EXPECT_EQ(server.Stop(), 0) << server.output();
+  }
+  EXPECT_EQ(CountLocal(data).second, 0);
+  {
+    ServerProcess server(data, evicting);
+    ASSERT_TRUE(server.ready()) << server.output();
+    ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
+      return Sample(page, "strata_evicted_batches_total") == live;
+    })) << Metrics(server);
+    const auto [parquet, markers] = CountLocal(data);
+    EXPECT_EQ(parquet, 0);
+    EXPECT_EQ(markers, live);
+    ExpectSame(before, Read(server, reader), "after eviction");
+    const std::string page = Metrics(server);
+    EXPECT_GT(Sample(page, "strata_read_cache_misses_total"), 0) << page;
+    EXPECT_GT(Sample(page, "strata_evicted_bytes_total"), 0) << page;
+    // The cache answers the second time.
+    ExpectSame(before, Read(server, reader), "from the cache");
+    EXPECT_GT(Sample(Metrics(server), "strata_read_cache_hits_total"), 0);
+    EXPECT_EQ(server.Stop(), 0) << server.output();
+  }
+  {
+    ServerProcess server(data, evicting);
+    ASSERT_TRUE(server.ready()) << server.output();
+    EXPECT_EQ(Sample(Metrics(server), "strata_evicted_batches"), live);
+    ExpectSame(before, Read(server, reader), "after a restart");
+    EXPECT_EQ(server.Stop(), 0) << server.output();
+  }
+  // Eviction needs an object store: a clear refusal naming the runbook.
+  auto [code, out] = RunStrata({"serve", "--data-dir", data, "--evict-after", "1s"});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--evict-after and --cache-size need --object-store"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("eviction-needs-an-object-store"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace strata::testing
