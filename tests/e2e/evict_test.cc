@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "e2e/metrics_page.h"
 #include "e2e/server_process.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -25,30 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double Sample(const std::string& page, const std::string& name) {
-  std::istringstream lines(page);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.starts_with(name + " ")) return std::stod(line.substr(name.size() + 1));
-  }
-  return -1;
-}
-
-std::string Metrics(const ServerProcess& server) {
-  auto [status, page] = Curl({"http://" + server.api_address() + "/metrics"});
-  return status == 200 ? page : "";
-}
-
-bool WaitForMetrics(const ServerProcess& server,
-                    const std::function<bool(const std::string&)>& done) {
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  while (Clock::now() < deadline) {
-    if (done(Metrics(server))) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 std::string Sql(const std::string& api, const std::string& token, const std::string& sql) {
   auto [status, body] =
@@ -130,12 +107,12 @@ TEST(EvictTest, EvictedBatchesAnswerAsBeforeAndAfterRestart) {
         ChildEnvironment());
     ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
     ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
-      live = Sample(page, "strata_live_batches");
-      return Sample(page, "strata_upload_pending_batches") == 0 && live > 0 &&
-             Sample(page, "strata_inflight_requests") == 0;
-    })) << Metrics(server);
+      live = MetricSample(page, "strata_live_batches");
+      return MetricSample(page, "strata_upload_pending_batches") == 0 && live > 0 &&
+             MetricSample(page, "strata_inflight_requests") == 0;
+    })) << MetricsPage(server);
     // No eviction without the flag.
-    EXPECT_EQ(Sample(Metrics(server), "strata_evicted_batches_total"), -1);
+    EXPECT_EQ(MetricSample(MetricsPage(server), "strata_evicted_batches_total"), -1);
     before = Read(server, reader);
     ASSERT_GT(before.traces.size(), 10u);
     EXPECT_EQ(server.Stop(), 0) << server.output();
@@ -145,24 +122,24 @@ TEST(EvictTest, EvictedBatchesAnswerAsBeforeAndAfterRestart) {
     ServerProcess server(data, evicting);
     ASSERT_TRUE(server.ready()) << server.output();
     ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
-      return Sample(page, "strata_evicted_batches_total") == live;
-    })) << Metrics(server);
+      return MetricSample(page, "strata_evicted_batches_total") == live;
+    })) << MetricsPage(server);
     const auto [parquet, markers] = CountLocal(data);
     EXPECT_EQ(parquet, 0);
     EXPECT_EQ(markers, live);
     ExpectSame(before, Read(server, reader), "after eviction");
-    const std::string page = Metrics(server);
-    EXPECT_GT(Sample(page, "strata_read_cache_misses_total"), 0) << page;
-    EXPECT_GT(Sample(page, "strata_evicted_bytes_total"), 0) << page;
+    const std::string page = MetricsPage(server);
+    EXPECT_GT(MetricSample(page, "strata_read_cache_misses_total"), 0) << page;
+    EXPECT_GT(MetricSample(page, "strata_evicted_bytes_total"), 0) << page;
     // The cache answers the second time.
     ExpectSame(before, Read(server, reader), "from the cache");
-    EXPECT_GT(Sample(Metrics(server), "strata_read_cache_hits_total"), 0);
+    EXPECT_GT(MetricSample(MetricsPage(server), "strata_read_cache_hits_total"), 0);
     EXPECT_EQ(server.Stop(), 0) << server.output();
   }
   {
     ServerProcess server(data, evicting);
     ASSERT_TRUE(server.ready()) << server.output();
-    EXPECT_EQ(Sample(Metrics(server), "strata_evicted_batches"), live);
+    EXPECT_EQ(MetricSample(MetricsPage(server), "strata_evicted_batches"), live);
     ExpectSame(before, Read(server, reader), "after a restart");
     EXPECT_EQ(server.Stop(), 0) << server.output();
   }

@@ -28,6 +28,7 @@
 #include <sstream>
 #include <thread>
 
+#include "e2e/metrics_page.h"
 #include "e2e/server_process.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -41,38 +42,13 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// The value of an unlabelled sample in a /metrics page, or -1.
-double Sample(const std::string& page, const std::string& name) {
-  std::istringstream lines(page);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.starts_with(name + " ")) return std::stod(line.substr(name.size() + 1));
-  }
-  return -1;
-}
-
-std::string Metrics(const ServerProcess& server) {
-  auto [status, page] = Curl({"http://" + server.api_address() + "/metrics"});
-  return status == 200 ? page : "";
-}
-
-// Polls /metrics until `done` holds for it (20 s at most).
-bool WaitForMetrics(const ServerProcess& server,
-                    const std::function<bool(const std::string&)>& done) {
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (Clock::now() < deadline) {
-    if (done(Metrics(server))) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 // Every live batch uploaded: nothing pending and the catalog is what the
 // data directory holds (no batch still on its way in).
 bool UploadCaughtUp(const ServerProcess& server) {
   return WaitForMetrics(server, [](const std::string& page) {
-    return Sample(page, "strata_upload_pending_batches") == 0 &&
-           Sample(page, "strata_live_batches") > 0 && Sample(page, "strata_inflight_requests") == 0;
+    return MetricSample(page, "strata_upload_pending_batches") == 0 &&
+           MetricSample(page, "strata_live_batches") > 0 &&
+           MetricSample(page, "strata_inflight_requests") == 0;
   });
 }
 
@@ -179,15 +155,15 @@ void RunOffloadScenario(const std::string& dir, const std::vector<std::string>& 
     token = server.first_token();
     auto loadgen = StartLoadgen(server, token, 120, 30);
     ASSERT_EQ(loadgen->Wait(std::chrono::seconds(60)), 0) << loadgen->output();
-    ASSERT_TRUE(UploadCaughtUp(server)) << Metrics(server);
+    ASSERT_TRUE(UploadCaughtUp(server)) << MetricsPage(server);
     ExpectStoreMatchesLocal(store, data);
     if (check_times) ExpectMetaWrittenLast(flags[1].substr(strlen("file://")));
 
     // SIGKILL while it ingests and uploads.
     auto more = StartLoadgen(server, token, 100000, 30);
-    const double before = Sample(Metrics(server), "strata_uploaded_batches_total");
+    const double before = MetricSample(MetricsPage(server), "strata_uploaded_batches_total");
     ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
-      return Sample(page, "strata_uploaded_batches_total") >= before + 3;
+      return MetricSample(page, "strata_uploaded_batches_total") >= before + 3;
     }));
     server.Kill();
     more->Signal(SIGKILL);
@@ -218,12 +194,13 @@ void RunOffloadScenario(const std::string& dir, const std::vector<std::string>& 
 
   ServerProcess restarted(data, all_flags);
   ASSERT_TRUE(restarted.ready()) << restarted.output();
-  ASSERT_TRUE(UploadCaughtUp(restarted)) << Metrics(restarted);
-  const std::string page = Metrics(restarted);
-  EXPECT_EQ(Sample(page, "strata_live_batches"), static_cast<double>(local_batches)) << page;
-  EXPECT_EQ(Sample(page, "strata_upload_found_at_start_batches"), static_cast<double>(in_store))
+  ASSERT_TRUE(UploadCaughtUp(restarted)) << MetricsPage(restarted);
+  const std::string page = MetricsPage(restarted);
+  EXPECT_EQ(MetricSample(page, "strata_live_batches"), static_cast<double>(local_batches)) << page;
+  EXPECT_EQ(MetricSample(page, "strata_upload_found_at_start_batches"),
+            static_cast<double>(in_store))
       << "the batches already in the store are counted as uploaded";
-  EXPECT_EQ(Sample(page, "strata_uploaded_batches_total"),
+  EXPECT_EQ(MetricSample(page, "strata_uploaded_batches_total"),
             static_cast<double>(local_batches - in_store))
       << "only the batches missing from the store are put";
   ExpectStoreMatchesLocal(store, data);
