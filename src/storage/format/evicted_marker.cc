@@ -13,7 +13,7 @@ namespace {
 
 // A marker is an id (23 characters) and a newline; anything much longer is
 // not one strata wrote.
-constexpr uint64_t kMaxMarkerBytes = 64;
+constexpr uint64_t kMaxEvictedMarkerBytes = 64;
 
 absl::Status EvictedError(std::string_view id, std::string_view what) {
   return absl::DataLossError(fmt::format("batch {}: meta.json rule 11 (EVICTED): {}", id, what));
@@ -54,7 +54,7 @@ absl::Status CheckEvictedBatchFiles(FileSystem& fs, const std::string& batch_dir
                                     const BatchMeta& meta) {
   const std::string marker_path = JoinPath(batch_dir, kEvictedMarkerFileName);
   STRATA_ASSIGN_OR_RETURN(const uint64_t marker_size, fs.FileSize(marker_path));
-  if (marker_size > kMaxMarkerBytes) {
+  if (marker_size > kMaxEvictedMarkerBytes) {
     return EvictedError(meta.id, fmt::format("{} is {} bytes long", marker_path, marker_size));
   }
   STRATA_ASSIGN_OR_RETURN(const std::string marker, fs.ReadFile(marker_path));
