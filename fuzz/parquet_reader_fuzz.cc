@@ -2,7 +2,8 @@
 // footer, metadata validation) and a bounded Read of every column, then the
 // same through a shared layout (ReadLayout: every OffsetIndex parsed and
 // validated up front, as trace lookups cache it) and a dictionary page
-// cache, read twice so the second read decodes the cached pages. Any crash,
+// cache, read twice so the second read decodes the cached pages; and
+// ChunkMayHold on the byte-array chunks. Any crash,
 // sanitizer report or unbounded allocation is a bug; errors are expected.
 
 #include <cstddef>
@@ -51,6 +52,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t end = rows < 4096 ? rows : 4096;
   (void)(*reader)->Read(columns, 0, end);
   if (rows > 2) (void)(*reader)->Read(columns, rows / 2, rows / 2 + 1);
+  // ChunkMayHold on every BYTE_ARRAY chunk (page headers and dictionary,
+  // and a whole small chunk), for the first few row groups.
+  const size_t groups = (*reader)->metadata().row_groups.size();
+  for (size_t g = 0; g < groups && g < 4; ++g) {
+    for (size_t c = 0; c < (*reader)->columns().size(); ++c) {
+      if ((*reader)->columns()[c].type != strata::parquet::PhysicalType::kByteArray) continue;
+      (void)(*reader)->ChunkMayHold(static_cast<int>(g), static_cast<int>(c), "level", 1 << 16);
+    }
+  }
 
   auto layout = strata::parquet::FileReader::ReadLayout(&source, options);
   if (!layout.ok()) return 0;

@@ -8,6 +8,8 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "api/loki_logs.h"
@@ -16,6 +18,7 @@
 #include "compat/logql/check.h"
 #include "compat/logql/pipeline.h"
 #include "re2/re2.h"
+#include "storage/table/key_presence.h"
 
 namespace strata::api {
 namespace {
@@ -308,40 +311,73 @@ absl::StatusOr<Value> EvalGroupedCountsInSql(Context& ctx, const Expr& sum, cons
     return absl::InvalidArgumentError(
         "the range and step are too fine for the window; use a coarser step");
   }
-  std::vector<query::QueryParam> params;
-  std::string select = "SELECT ";
-  for (const std::string& name : sum.grouping.labels) {
-    absl::StrAppend(&select, *GroupLabelSql(name), ", ");
-  }
   const bool bytes = inner.function == "bytes_over_time" || inner.function == "bytes_rate";
-  const std::string low_param = internal::NextParam(params);
-  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, low)));
-  absl::StrAppend(
-      &select, "(time_unix_nano - ", low_param, " - 1) // ", bucket, " AS b, ",
-      bytes ? "sum(strlen(CASE WHEN body_type = 1 THEN body_str ELSE coalesce(body_text, '') END))"
+  // The counts of the records of `part`'s log files; `level_absent`: no
+  // file of the part holds a `level` key, so the label is '' without
+  // reading the key lists.
+  auto count = [&](const query::ViewFiles& part,
+                   bool level_absent) -> absl::StatusOr<query::QueryResult> {
+    std::vector<query::QueryParam> params;
+    std::string select = "SELECT ";
+    for (const std::string& name : sum.grouping.labels) {
+      absl::StrAppend(&select, level_absent && name == "level" ? "''" : *GroupLabelSql(name), ", ");
+    }
+    const std::string low_param = internal::NextParam(params);
+    params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, low)));
+    absl::StrAppend(
+        &select, "(time_unix_nano - ", low_param, " - 1) // ", bucket, " AS b, ",
+        bytes
+            ? "sum(strlen(CASE WHEN body_type = 1 THEN body_str ELSE coalesce(body_text, '') END))"
             : "count(*)",
-      " FROM logs WHERE time_unix_nano > ", low_param);
-  // Parameters are numbered in the order they are pushed: one step at a
-  // time.
-  const std::string high_param = internal::NextParam(params);
-  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, high)));
-  const std::string matchers = LokiMatchersSql(inner.log.matchers, &params);
-  const std::string line_filters = LokiLineFiltersSql(inner.log.stages, &params);
-  absl::StrAppend(&select, " AND time_unix_nano <= ", high_param, " AND ", matchers, line_filters,
-                  " GROUP BY ALL");
+        " FROM logs WHERE time_unix_nano > ", low_param);
+    // Parameters are numbered in the order they are pushed: one step at a
+    // time.
+    const std::string high_param = internal::NextParam(params);
+    params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, high)));
+    const std::string matchers = LokiMatchersSql(inner.log.matchers, &params);
+    const std::string line_filters = LokiLineFiltersSql(inner.log.stages, &params);
+    absl::StrAppend(&select, " AND time_unix_nano <= ", high_param, " AND ", matchers, line_filters,
+                    " GROUP BY ALL");
+    const size_t max_rows =
+        kLokiSeriesMax * static_cast<size_t>(std::min<int64_t>(buckets, 100'000));
+    ++ctx.stats.queries;
+    return ctx.pool->Run(part, select,
+                         internal::Options(internal::RemainingCall(ctx.call, ctx.began),
+                                           std::move(params), max_rows));
+  };
   const query::ViewFiles files =
       ViewFilesFor(*ctx.snapshot, *ctx.data_dir, std::nullopt,
                    query::EventWindow{static_cast<uint64_t>(std::max<int64_t>(0, low)),
                                       static_cast<uint64_t>(std::max<int64_t>(0, high + 1))});
   Value out;
   if (files.logs.empty()) return out;
-  const size_t max_rows = kLokiSeriesMax * static_cast<size_t>(std::min<int64_t>(buckets, 100'000));
-  ++ctx.stats.queries;
-  STRATA_ASSIGN_OR_RETURN(
-      query::QueryResult result,
-      ctx.pool->Run(files, select,
-                    internal::Options(internal::RemainingCall(ctx.call, ctx.began),
-                                      std::move(params), max_rows)));
+  query::QueryResult result;
+  if (std::find(sum.grouping.labels.begin(), sum.grouping.labels.end(), "level") ==
+      sum.grouping.labels.end()) {
+    STRATA_ASSIGN_OR_RETURN(result, count(files, false));
+  } else {
+    // Grafana's volume query groups by `level`, which costs three key
+    // lists per record: the files that cannot hold the key skip them.
+    static constexpr std::string_view kKeyLists[] = {"resource_attr_keys", "scope_attr_keys",
+                                                     "attr_keys"};
+    query::ViewFiles with = files;
+    query::ViewFiles without = files;
+    with.logs.clear();
+    without.logs.clear();
+    for (const std::string& path : files.logs) {
+      (storage::FileMayHoldKey(path, kKeyLists, "level") ? with : without).logs.push_back(path);
+    }
+    for (const auto& [part, level_absent] :
+         {std::pair<const query::ViewFiles*, bool>{&with, false}, {&without, true}}) {
+      if (part->logs.empty()) continue;
+      STRATA_ASSIGN_OR_RETURN(query::QueryResult rows, count(*part, level_absent));
+      if (result.rows.empty()) {
+        result = std::move(rows);
+      } else {
+        for (auto& row : rows.rows) result.rows.push_back(std::move(row));
+      }
+    }
+  }
   const size_t labels = sum.grouping.labels.size();
   STRATA_RETURN_IF_ERROR(internal::CheckShape(result, labels + 2, "Loki grouped counts"));
   std::map<Labels, std::map<int64_t, double>> counts;

@@ -401,6 +401,80 @@ absl::StatusOr<ColumnVector> FileReader::ReadColumn(int column, int64_t row_begi
   return std::move(result[0]);
 }
 
+absl::StatusOr<bool> FileReader::ChunkMayHold(int row_group, int column, std::string_view value,
+                                              int64_t max_read_bytes) {
+  if (row_group < 0 || static_cast<size_t>(row_group) >= layout_->metadata.row_groups.size() ||
+      column < 0 || static_cast<size_t>(column) >= layout_->columns.size()) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: no chunk ({}, {})", options_.file_name, row_group, column));
+  }
+  const ColumnSpec& spec = layout_->columns[static_cast<size_t>(column)];
+  if (spec.type != PhysicalType::kByteArray) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: column '{}' is not BYTE_ARRAY", options_.file_name, spec.name));
+  }
+  const ColumnChunk& chunk = layout_->metadata.row_groups[static_cast<size_t>(row_group)]
+                                 .columns[static_cast<size_t>(column)];
+  const ColumnMetaData& meta = *chunk.meta_data;
+  // Unsigned byte order, as Parquet orders BYTE_ARRAY statistics.
+  auto before = [](std::string_view a, std::string_view b) {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+      return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
+    });
+  };
+  if (meta.statistics) {
+    const Statistics& stats = *meta.statistics;
+    if (stats.min_value && before(value, *stats.min_value)) return false;
+    if (stats.max_value && before(*stats.max_value, value)) return false;
+  }
+  // A small chunk the dictionary cannot settle (none, or PLAIN pages
+  // after it) is read whole and its values compared.
+  auto read_values = [&]() -> absl::StatusOr<bool> {
+    const int64_t group_rows =
+        layout_->metadata.row_groups[static_cast<size_t>(row_group)].num_rows;
+    if (meta.total_compressed_size > max_read_bytes || group_rows > kMayHoldReadRowsMax)
+      return true;
+    int64_t first_row = 0;
+    for (int g = 0; g < row_group; ++g) {
+      first_row += layout_->metadata.row_groups[static_cast<size_t>(g)].num_rows;
+    }
+    STRATA_ASSIGN_OR_RETURN(
+        ColumnVector values,
+        ReadColumn(
+            column, first_row,
+            first_row + layout_->metadata.row_groups[static_cast<size_t>(row_group)].num_rows));
+    for (size_t i = 0; i < values.element_count(); ++i) {
+      if (!values.is_null(i) && values.bytes_at(i) == value) return true;
+    }
+    return false;
+  };
+  if (!meta.dictionary_page_offset || !chunk.offset_index_offset) return read_values();
+  STRATA_ASSIGN_OR_RETURN(const OffsetIndex* index, LoadOffsetIndex(row_group, column));
+  for (const PageLocation& page : index->page_locations) {
+    PageHeader header;
+    int64_t header_size = 0;
+    STRATA_RETURN_IF_ERROR(ReadPageHeader(page.offset, page.offset + page.compressed_page_size,
+                                          &header, &header_size));
+    if (header.type != PageType::kDataPage || !header.data_page_header ||
+        (header.data_page_header->encoding != Encoding::kRleDictionary &&
+         header.data_page_header->encoding != Encoding::kPlainDictionary)) {
+      return read_values();  // a PLAIN page (the dictionary's fallback) may hold anything
+    }
+  }
+  Dictionary dictionary;
+  STRATA_RETURN_IF_ERROR(ReadIndexedDictionary(row_group, column, &dictionary));
+  const std::string_view body = dictionary.body;
+  for (const uint32_t at : dictionary.page->starts) {
+    uint32_t length;
+    if (at > body.size() || body.size() - at < 4 ||
+        (std::memcpy(&length, body.data() + at, 4), length > body.size() - at - 4)) {
+      return Corrupt(*meta.dictionary_page_offset, "dictionary page: an entry runs past the page");
+    }
+    if (body.substr(at + 4, length) == value) return true;
+  }
+  return false;
+}
+
 absl::Status FileReader::ReadPageHeader(int64_t offset, int64_t chunk_end, PageHeader* header,
                                         int64_t* header_size) {
   const int64_t limit =

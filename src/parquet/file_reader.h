@@ -183,6 +183,19 @@ class FileReader {
   [[nodiscard]] absl::StatusOr<ColumnVector> ReadColumn(int column, int64_t row_begin,
                                                         int64_t row_end);
 
+  // Whether a row of chunk (row_group, column), a BYTE_ARRAY column flat or
+  // a list's elements, may hold `value`: false when the chunk's
+  // min_value/max_value statistics exclude it, or when every data page is
+  // dictionary-encoded (read from the OffsetIndex and each page's header)
+  // and the dictionary lacks it. Otherwise a chunk of at most
+  // `max_read_bytes` compressed and kMayHoldReadRowsMax rows (one without
+  // a dictionary, or whose dictionary fell back to PLAIN, or without an
+  // OffsetIndex) is read and answers exactly; a larger one answers true. InvalidArgument for a bad
+  // index or another physical type; the reads' errors.
+  static constexpr int64_t kMayHoldReadRowsMax = 1 << 21;  // rows of a chunk read whole
+  [[nodiscard]] absl::StatusOr<bool> ChunkMayHold(int row_group, int column, std::string_view value,
+                                                  int64_t max_read_bytes);
+
  private:
   // A chunk's dictionary page, decompressed and checked but not decoded:
   // values are copied out as pages name them.
