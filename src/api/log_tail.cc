@@ -79,6 +79,8 @@ struct LogTail::Tailer {
   // A formatted tail: how it selects and writes, and whose it is.
   std::unique_ptr<TailFormat> format;
   std::string owner;
+  // The snapshot a formatted tail's history is read from, until it is.
+  std::shared_ptr<const storage::Snapshot> history;
 };
 
 // A query's answer: the rows (with the feed index of each row's batch in
@@ -111,7 +113,9 @@ void LogTail::AttachLocked(storage::Storage* storage, Tailer* tailer) {
 
 void LogTail::Subscribe(storage::Storage* storage, Tailer* tailer) {
   uint64_t last_sequence = 0;
-  tailer->subscription = storage->SubscribeLogFeed(&last_sequence);
+  const bool history = tailer->format != nullptr && tailer->format->wants_history();
+  tailer->subscription =
+      storage->SubscribeLogFeed(&last_sequence, history ? &tailer->history : nullptr);
   tailer->next_sequence = last_sequence + 1;
 }
 
@@ -137,7 +141,8 @@ void LogTail::Start(storage::Storage* storage, const server::HttpRequest& reques
   {
     MutexLock lock(&mu_);
     if (stopping_) return fail(absl::UnavailableError("the server is shutting down"));
-    if (streams_.load(std::memory_order_relaxed) >= options_.max_connections) {
+    // Formatted tails have their own limits.
+    if (streams_.load(std::memory_order_relaxed) - formatted_ >= options_.max_connections) {
       return fail(absl::UnavailableError(absl::StrCat(
           "too many live tails: at most ", options_.max_connections, " at once; retry later")));
     }
@@ -206,6 +211,7 @@ absl::Status LogTail::StartFormatted(storage::Storage* storage, std::unique_ptr<
     AttachLocked(storage, tailer.get());
   }
   Subscribe(storage, tailer.get());
+  if (options_.TEST_after_subscribe) options_.TEST_after_subscribe();
   // A closed stream gives its place back at once, not at the next
   // heartbeat.
   stream_options.on_closed = [waker = waker_] { waker->Wake(); };
@@ -240,9 +246,14 @@ void LogTail::Finish(Tailer& t, std::string_view reason) {
       t.stream->End();
     }
   }
-  streams_.fetch_sub(1, std::memory_order_relaxed);
-  if (t.format == nullptr) return;
+  if (t.format == nullptr) {
+    streams_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  // Both counts change under mu_, so that Start() sees the plain tails'
+  // count (their difference) exactly.
   MutexLock lock(&mu_);
+  streams_.fetch_sub(1, std::memory_order_relaxed);
   --formatted_;
   auto it = formatted_by_owner_.find(t.owner);
   if (it != formatted_by_owner_.end() && --it->second <= 0) formatted_by_owner_.erase(it);
@@ -262,10 +273,25 @@ void LogTail::Stop() {
 }
 
 LogTailStats LogTail::Stats() const {
+  int64_t streams = 0;
+  int64_t formatted = 0;
+  {
+    // Both open counts change under mu_ for formatted tails.
+    MutexLock lock(&mu_);
+    streams = streams_.load(std::memory_order_relaxed);
+    formatted = formatted_;
+  }
+  const uint64_t plain_sent = records_sent_.load(std::memory_order_relaxed);
+  const uint64_t plain_missed = records_missed_.load(std::memory_order_relaxed);
+  const uint64_t formatted_sent = formatted_records_sent_.load(std::memory_order_relaxed);
+  const uint64_t formatted_dropped = formatted_records_dropped_.load(std::memory_order_relaxed);
   return LogTailStats{
-      .streams = streams_.load(std::memory_order_relaxed),
-      .records_sent = records_sent_.load(std::memory_order_relaxed),
-      .records_missed = records_missed_.load(std::memory_order_relaxed),
+      .streams = streams,
+      .records_sent = plain_sent + formatted_sent,
+      .records_missed = plain_missed + formatted_dropped,
+      .formatted_streams = formatted,
+      .formatted_records_sent = formatted_sent,
+      .formatted_records_dropped = formatted_dropped,
       .missed_events = missed_events_.load(std::memory_order_relaxed),
       .max_queued_bytes = max_queued_bytes_.load(std::memory_order_relaxed),
   };
@@ -441,11 +467,17 @@ LogTail::Step LogTail::ServeFormatted(Tailer& t) {
   TailFormat& format = *t.format;
   const uint64_t cap = t.stream->max_queued_bytes();
   auto room = [&] { return t.stream->queued_bytes() <= cap / 2; };
+  auto sent = [&](uint64_t records) {
+    formatted_records_sent_.fetch_add(records, std::memory_order_relaxed);
+  };
+  auto dropped = [&](uint64_t records) {
+    formatted_records_dropped_.fetch_add(records, std::memory_order_relaxed);
+  };
   // Sends the message so far (or, with no room, makes its records dropped
   // ones, told in a later message). False when the stream closed.
   auto flush = [&]() -> bool {
     if (!room()) {
-      records_missed_.fetch_add(format.pending_records(), std::memory_order_relaxed);
+      dropped(format.pending_records());
       format.Refused();
       return true;
     }
@@ -454,16 +486,32 @@ LogTail::Step LogTail::ServeFormatted(Tailer& t) {
     const WriteResult result = t.stream->Write(message);
     if (result == WriteResult::kClosed) return false;
     if (result == WriteResult::kFull) {
-      records_missed_.fetch_add(format.pending_records(), std::memory_order_relaxed);
+      dropped(format.pending_records());
       format.Refused();
       return true;
     }
-    records_sent_.fetch_add(format.pending_records(), std::memory_order_relaxed);
+    sent(format.pending_records());
     format.Sent();
     t.last_write = Clock::now();
     NoteQueued(t.stream->queued_bytes());
     return true;
   };
+  if (t.history != nullptr) {
+    const absl::Status read = format.ReadHistory(*pool_, *t.history, data_dir_, call_);
+    if (!read.ok() && Transient(read)) return Step::kRecheck;
+    if (!read.ok()) {
+      t.stream->Close(server::kWebSocketInternalError, std::string(read.message()));
+      return Step::kDone;
+    }
+    t.history = nullptr;  // lets go of the snapshot's files
+  }
+  // The past, a message at a time while the client keeps up; the live
+  // records wait in the feed meanwhile.
+  while (format.history_left()) {
+    if (!room()) return Step::kRecheck;
+    format.TakeHistory(options_.chunk_bytes);
+    if (!flush()) return Step::kDone;
+  }
   uint64_t first_kept = 0;
   std::vector<storage::FedLogBatch> batches =
       t.feed->After(t.next_sequence - 1, options_.batches_per_query, &first_kept);
@@ -498,7 +546,7 @@ LogTail::Step LogTail::ServeFormatted(Tailer& t) {
     }
     const bool drop = !room();
     absl::StatusOr<bool> taken = format.Add(row, drop);
-    if (taken.ok() && *taken && drop) records_missed_.fetch_add(1, std::memory_order_relaxed);
+    if (taken.ok() && *taken && drop) dropped(1);
     if (!taken.ok()) {
       t.stream->Close(server::kWebSocketInternalError, std::string(taken.status().message()));
       return Step::kDone;

@@ -36,7 +36,12 @@
 // dropped (it reports them, Loki's dropped_entries) instead of written; a
 // ping goes out every `heartbeat`; Stop() closes it with 1001. Formatted
 // tails have their own limits: `formatted_max_connections` at once and
-// `formatted_max_per_owner` per owner (the caller's token).
+// `formatted_max_per_owner` per owner (the caller's token). A format may
+// ask for the past first (TailFormat::wants_history): the tail then pins
+// the storage Snapshot at the moment it subscribes to the feed, reads the
+// past from it, and sends it a message at a time before the first live
+// record, so the past and the live records meet without a gap or a
+// repeat.
 //
 // Thread-safety: safe for concurrent use. Start() runs on io threads and
 // does not block. The storage engines handed to Start() must outlive the
@@ -48,6 +53,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -94,6 +100,26 @@ class TailFormat {
   virtual std::string Message() const = 0;
   virtual void Sent() = 0;
   virtual void Refused() = 0;
+  // Whether the tail starts with records of the past (the Loki tail's
+  // `start` and `limit`); then ReadHistory() runs once, before any live
+  // record, over the Snapshot pinned when the tail subscribed to the feed
+  // (Storage::SubscribeLogFeed): it holds exactly the records published
+  // before the first live one, so none is lost or sent twice at the seam.
+  virtual bool wants_history() const { return false; }
+  // Reads the past records for TakeHistory(). Nothing is kept when it
+  // fails.
+  [[nodiscard]] virtual absl::Status ReadHistory(query::QueryPool& /*pool*/,
+                                                 const storage::Snapshot& /*snapshot*/,
+                                                 const std::string& /*data_dir*/,
+                                                 const CallOptions& /*call*/) {
+    return absl::OkStatus();
+  }
+  // Moves past records, oldest first, into the next message until it
+  // holds about `bytes` (at least one record); returns whether any are
+  // left. The tail sends them a message at a time, while the client keeps
+  // up, before any live record.
+  virtual bool TakeHistory(size_t /*bytes*/) { return false; }
+  virtual bool history_left() const { return false; }
 };
 
 struct LogTailOptions {
@@ -113,12 +139,21 @@ struct LogTailOptions {
   // is refused with ResourceExhausted (429) before it starts.
   int formatted_max_connections = 16;
   int formatted_max_per_owner = 4;
+  // Runs on the caller's thread right after a formatted tail subscribed
+  // to the feed, before the tail thread reads anything for it (tests
+  // write records there to check that none is lost or repeated).
+  std::function<void()> TEST_after_subscribe;
 };
 
+// Totals over every tail; the formatted_ fields count the formatted tails
+// (the Loki tail) alone.
 struct LogTailStats {
   int64_t streams = 0;          // open now
   uint64_t records_sent = 0;    // events with a record, handed to streams
   uint64_t records_missed = 0;  // matching records skipped for slow clients
+  int64_t formatted_streams = 0;
+  uint64_t formatted_records_sent = 0;
+  uint64_t formatted_records_dropped = 0;
   uint64_t missed_events = 0;
   // The most bytes any stream had queued right after a write the tail made
   // (never above LogTailOptions::max_queued_bytes, or one chunk when the
@@ -156,7 +191,7 @@ class LogTail {
   // new ones with 503; joins the tail thread. Later calls return at once.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
-  LogTailStats Stats() const;
+  LogTailStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Tailer;
@@ -209,8 +244,12 @@ class LogTail {
 
   // Statistics: relaxed atomics, read by Stats() only.
   std::atomic<int64_t> streams_{0};
+  // Of the plain tails (Start()); the formatted ones count theirs in
+  // formatted_records_*.
   std::atomic<uint64_t> records_sent_{0};
   std::atomic<uint64_t> records_missed_{0};
+  std::atomic<uint64_t> formatted_records_sent_{0};
+  std::atomic<uint64_t> formatted_records_dropped_{0};
   std::atomic<uint64_t> missed_events_{0};
   std::atomic<uint64_t> max_queued_bytes_{0};
 

@@ -1,5 +1,8 @@
 #include "api/loki_tail.h"
 
+#include <algorithm>
+#include <deque>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -33,13 +36,14 @@ server::HttpResponse TooMany(const absl::Status& status) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LokiTailFormat>> LokiTailFormat::Make(
-    std::unique_ptr<compat::logql::Expr> query) {
+    std::unique_ptr<compat::logql::Expr> query, std::optional<LokiTailHistory> history) {
   if (query == nullptr || query->kind != Expr::Kind::kLog) {
     return absl::InvalidArgumentError(
         "tail: only log queries can be tailed (a stream selector and line filters or other "
         "pipeline stages), not metric queries");
   }
   std::unique_ptr<LokiTailFormat> format(new LokiTailFormat(std::move(query)));
+  format->history_ = history;
   STRATA_ASSIGN_OR_RETURN(format->filter_, LokiRowFilter::Compile(format->query_->log.matchers,
                                                                   format->query_->log.stages));
   return format;
@@ -62,11 +66,64 @@ absl::StatusOr<bool> LokiTailFormat::Add(const std::vector<std::optional<std::st
     Drop(*line);
     return true;
   }
-  // The line and about what its labels add to the message.
-  pending_bytes_ += line->line.size() + 64;
-  for (const auto& [k, v] : line->stream) pending_bytes_ += k.size() + v.size();
-  pending_.push_back(*std::move(line));
+  Take(*std::move(line));
   return true;
+}
+
+void LokiTailFormat::Take(LogLine line) {
+  // The line and about what its labels add to the message.
+  pending_bytes_ += line.line.size() + 64;
+  for (const auto& [k, v] : line.stream) pending_bytes_ += k.size() + v.size();
+  pending_.push_back(std::move(line));
+}
+
+absl::Status LokiTailFormat::ReadHistory(query::QueryPool& pool, const storage::Snapshot& snapshot,
+                                         const std::string& data_dir, const CallOptions& call) {
+  if (!history_.has_value() || history_->limit <= 0 || history_->start >= history_->end) {
+    return absl::OkStatus();
+  }
+  const size_t limit = static_cast<size_t>(history_->limit);
+  // The newest `limit`, read newest first.
+  std::vector<LogLine> lines;
+  size_t bytes = 0;
+  LokiScanStats stats;
+  const absl::Status scanned = ScanLoki(
+      pool, snapshot, data_dir,
+      {.matchers = &query_->log.matchers,
+       .stages = &query_->log.stages,
+       .start = history_->start,
+       .end = history_->end,
+       .forward = false,
+       .wanted = history_->limit},
+      call,
+      [&](LogLine&& line) {
+        bytes += line.line.size();
+        lines.push_back(std::move(line));
+        return lines.size() < limit && bytes < kLokiTailHistoryBytesMax;
+      },
+      &stats);
+  // Past the scan budget, the lines read are still the newest that match
+  // (the scan goes newest first): the replay is those. Any other error
+  // (a busy pool is retried) keeps nothing.
+  if (!scanned.ok() &&
+      !(absl::IsResourceExhausted(scanned) && stats.rows_read > kLokiScanRowsMax)) {
+    return scanned;
+  }
+  // Oldest first; records of one timestamp stay in the scan's order (the
+  // order they were stored in), as the live tail sends them.
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const LogLine& a, const LogLine& b) { return a.time < b.time; });
+  history_lines_ = std::deque<LogLine>(std::make_move_iterator(lines.begin()),
+                                       std::make_move_iterator(lines.end()));
+  return absl::OkStatus();
+}
+
+bool LokiTailFormat::TakeHistory(size_t bytes) {
+  while (!history_lines_.empty() && (pending_.empty() || pending_bytes_ < bytes)) {
+    Take(std::move(history_lines_.front()));
+    history_lines_.pop_front();
+  }
+  return !history_lines_.empty();
 }
 
 void LokiTailFormat::Drop(const LogLine& line) {
@@ -124,19 +181,21 @@ void Api::LokiTail(server::HttpRequest request, server::HttpResponder responder)
   if (!params.ok()) return refuse(params.status());
   absl::StatusOr<std::unique_ptr<Expr>> query = TakeLokiQuery(*params);
   if (!query.ok()) return refuse(query.status());
-  // limit bounds Loki's replay of the past, start says from when: strata's
-  // tail starts at the live edge, so both are only checked.
-  if (absl::StatusOr<int64_t> limit =
-          TakeLokiCount(*params, "limit", kLokiLimitDefault, kLokiLimitMax);
-      !limit.ok()) {
-    return refuse(limit.status());
-  }
+  // Loki's replay of the past: up to `limit` records timed at or after
+  // `start` (default an hour ago), then the live ones.
+  const absl::StatusOr<int64_t> limit =
+      TakeLokiCount(*params, "limit", kLokiLimitDefault, kLokiLimitMax);
+  if (!limit.ok()) return refuse(limit.status());
+  const int64_t now = options_.now();
+  LokiTailHistory history{.start = now - kLokiTailHistoryDefault,
+                          .end = now + kLokiTailHistoryDefault,
+                          .limit = *limit};
   if (absl::StatusOr<std::optional<std::string>> start = params->Take("start"); !start.ok()) {
     return refuse(start.status());
   } else if (start->has_value() && !(*start)->empty()) {
-    if (absl::StatusOr<int64_t> time = ParseLokiTime("start", **start); !time.ok()) {
-      return refuse(time.status());
-    }
+    absl::StatusOr<int64_t> time = ParseLokiTime("start", **start);
+    if (!time.ok()) return refuse(time.status());
+    history.start = *time;
   }
   // delay_for lets Loki wait for late entries; strata sends records once
   // they are published, in order, so no delay is needed.
@@ -144,7 +203,8 @@ void Api::LokiTail(server::HttpRequest request, server::HttpResponder responder)
       !delay.ok()) {
     return refuse(delay.status());
   }
-  absl::StatusOr<std::unique_ptr<LokiTailFormat>> format = LokiTailFormat::Make(*std::move(query));
+  absl::StatusOr<std::unique_ptr<LokiTailFormat>> format =
+      LokiTailFormat::Make(*std::move(query), history);
   if (!format.ok()) return refuse(format.status());
   absl::StatusOr<server::HttpResponse> head = server::WebSocketUpgradeHead(request);
   if (!head.ok()) return refuse(head.status());

@@ -9,14 +9,19 @@
 // socket with 1001. Waits are on conditions with deadlines; a sentinel
 // record marks "everything before it was handled".
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <future>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "api/api_server.h"
 #include "api/api_test_server.h"
+#include "api/log_tail_metrics.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
@@ -24,6 +29,7 @@
 #include "server/http_adapter.h"
 #include "server/ingest_metrics.h"
 #include "server/ingest_service.h"
+#include "server/testing/sse_client.h"
 #include "server/testing/websocket_client.h"
 #include "simdjson.h"
 #include "storage/storage.h"
@@ -151,8 +157,14 @@ class LokiTailTest : public ::testing::Test {
 
   void Export(const std::string& service, const std::vector<std::string>& bodies,
               const std::string& attr = "") {
+    ExportAt(service, bodies, SystemNowUnixNano(), attr);
+  }
+
+  // As Export(), the records timed `time` (unix ns).
+  void ExportAt(const std::string& service, const std::vector<std::string>& bodies, int64_t time,
+                const std::string& attr = "") {
     std::promise<server::ExportOutcome> outcome;
-    std::string body = RequestJson(service, bodies, attr, SystemNowUnixNano());
+    std::string body = RequestJson(service, bodies, attr, time);
     const uint64_t wire_bytes = body.size();
     ingest_->Export(server::Signal::kLogs, server::Encoding::kJson, server::Transport::kHttp,
                     std::make_shared<const std::string>(std::move(body)), wire_bytes,
@@ -173,14 +185,21 @@ class LokiTailTest : public ::testing::Test {
     return out;
   }
 
+  // A tail of `query`; `params` ("&limit=3...") follow it in the target.
+  // Without `start` and `limit` the replay is of the last hour, which is
+  // empty unless a test exported records before the tail.
   std::unique_ptr<WebSocketClient> Tail(const std::string& query,
                                         WebSocketClient::Headers headers = {},
                                         const char* token = kReadToken,
-                                        int receive_buffer_bytes = 0) {
+                                        int receive_buffer_bytes = 0,
+                                        const std::string& params = "") {
     if (token != nullptr) headers.emplace_back("Authorization", std::string("Bearer ") + token);
     return std::make_unique<WebSocketClient>(http_server_->port(),
-                                             "/loki/api/v1/tail?query=" + Escape(query), headers,
-                                             kWait, receive_buffer_bytes);
+                                             "/loki/api/v1/tail?query=" + Escape(query) + params,
+                                             headers, kWait, receive_buffer_bytes);
+  }
+  std::unique_ptr<WebSocketClient> TailWith(const std::string& query, const std::string& params) {
+    return Tail(query, {}, kReadToken, 0, params);
   }
 
   // Entries up to and including the one whose line is `sentinel`.
@@ -330,6 +349,202 @@ TEST_F(LokiTailTest, ASlowClientGetsDroppedEntriesAndTheQueueStaysUnderItsCap) {
   // lists up to 100 a message, on the messages after the misses).
   EXPECT_GE(reported, 1u);
   EXPECT_LE(reported, stats.records_missed);
+  // /metrics says the same.
+  const LogTailStats now = api_->LogTailStatistics();
+  EXPECT_EQ(now.formatted_records_dropped, stats.records_missed);
+  EXPECT_NE(
+      LogTailMetricsText(now).find(fmt::format(
+          "strata_log_tail_records_dropped_total{{api=\"loki\"}} {}\n", stats.records_missed)),
+      std::string::npos)
+      << LogTailMetricsText(now);
+}
+
+// ---- the replay of the past (start, limit) ----
+
+TEST_F(LokiTailTest, TheReplayIsTheNewestLimitMatchingEntriesSinceStartOldestFirst) {
+  StartServer({.formatted_max_per_owner = 8});
+  const int64_t now = SystemNowUnixNano();
+  constexpr int64_t kMinute = 60'000'000'000;
+  ExportAt("h", {"h-0"}, now - 180 * kMinute);  // before both starts below
+  for (int i = 1; i <= 5; ++i) ExportAt("h", {fmt::format("h-{}", i)}, now - 30 * kMinute + i);
+  ExportAt("h", {"h-skip"}, now - 20 * kMinute);       // the line filter drops it
+  ExportAt("other", {"h-other"}, now - 20 * kMinute);  // the selector does
+  ExportAt("h", {"h-6"}, now - 10 * kMinute);
+  const std::string query = R"({service_name="h"} != "skip")";
+
+  // limit 3 since 2 hours ago: the newest three, oldest first, then live.
+  std::unique_ptr<WebSocketClient> three =
+      TailWith(query, fmt::format("&limit=3&start={}", now - 120 * kMinute));
+  ASSERT_TRUE(three->ok()) << three->status() << " " << three->body();
+  // No start: the last hour (h-0 is older); limit 100 by default.
+  std::unique_ptr<WebSocketClient> hour = TailWith(query, "");
+  ASSERT_TRUE(hour->ok()) << hour->status() << " " << hour->body();
+  // start as Loki also takes it, in RFC 3339 (here 4 hours ago: h-0 too).
+  const absl::Time four_hours_ago = absl::FromUnixNanos(now - 240 * kMinute);
+  std::unique_ptr<WebSocketClient> rfc3339 = TailWith(
+      query, "&start=" +
+                 Escape(absl::FormatTime(absl::RFC3339_full, four_hours_ago, absl::UTCTimeZone())));
+  ASSERT_TRUE(rfc3339->ok()) << rfc3339->status() << " " << rfc3339->body();
+  // start after every stored record: no replay.
+  std::unique_ptr<WebSocketClient> later =
+      TailWith(query, fmt::format("&start={}", now - 5 * kMinute));
+  ASSERT_TRUE(later->ok()) << later->status() << " " << later->body();
+
+  Export("h", {"h-live"});
+  EXPECT_EQ(Lines(EntriesThrough(*three, "h-live")),
+            (std::vector<std::string>{"h-4", "h-5", "h-6", "h-live"}));
+  EXPECT_EQ(Lines(EntriesThrough(*hour, "h-live")),
+            (std::vector<std::string>{"h-1", "h-2", "h-3", "h-4", "h-5", "h-6", "h-live"}));
+  const std::vector<Entry> all = EntriesThrough(*rfc3339, "h-live");
+  EXPECT_EQ(Lines(all),
+            (std::vector<std::string>{"h-0", "h-1", "h-2", "h-3", "h-4", "h-5", "h-6", "h-live"}));
+  EXPECT_EQ(Lines(EntriesThrough(*later, "h-live")), (std::vector<std::string>{"h-live"}));
+  // Replayed entries carry their own time and labels, as live ones do.
+  ASSERT_EQ(all.size(), 8u);
+  EXPECT_EQ(all[0].time, std::to_string(now - 180 * kMinute));
+  EXPECT_EQ(all[1].labels.at("service_name"), "h");
+}
+
+TEST_F(LokiTailTest, TheReplayRunsThePipelineAndIsSentAMessageAtATime) {
+  LogTailOptions options;
+  options.chunk_bytes = 1024;  // about 20 entries a message
+  StartServer(options);
+  const int64_t now = SystemNowUnixNano();
+  std::vector<std::string> bodies;
+  for (int i = 0; i < 300; ++i) bodies.push_back(fmt::format("r-{:03}", i));
+  ExportAt("p", bodies, now - 60'000'000'000, "yes");
+  ExportAt("p", {"r-no"}, now - 30'000'000'000, "no");
+  std::unique_ptr<WebSocketClient> client =
+      TailWith(R"({service_name="p"} | k="yes" | line_format "{{.k}}:{{__line__}}")", "&limit=250");
+  ASSERT_TRUE(client->ok()) << client->status() << " " << client->body();
+  std::vector<std::string> lines;
+  int messages = 0;
+  const Clock::time_point deadline = Clock::now() + kWait;
+  while (lines.size() < 250 && Clock::now() < deadline) {
+    std::optional<std::string> message = client->Read(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    ASSERT_TRUE(message.has_value()) << lines.size();
+    ++messages;
+    for (const Entry& e : EntriesOf(*message)) lines.push_back(e.line);
+  }
+  ASSERT_EQ(lines.size(), 250u);
+  // The newest 250 of the 300 (all at one time: the file order breaks the
+  // tie), oldest first, with the pipeline's line.
+  std::set<std::string> distinct(lines.begin(), lines.end());
+  EXPECT_EQ(distinct.size(), 250u);
+  for (const std::string& line : lines) EXPECT_TRUE(line.starts_with("yes:r-")) << line;
+  // Records of one time in the order they were stored.
+  EXPECT_TRUE(std::is_sorted(lines.begin(), lines.end()));
+  EXPECT_GT(messages, 5);
+}
+
+TEST_F(LokiTailTest, RecordsStoredWhileTheTailSubscribesArriveExactlyOnce) {
+  // The hook runs when the tail has subscribed to the feed and before its
+  // replay is read: a record stored there is published after the pinned
+  // snapshot, so it must come live and only live. A replay read from a
+  // snapshot pinned any later would send it twice; one pinned earlier
+  // would lose the records published between the pin and the
+  // subscription.
+  LogTailOptions options;
+  std::atomic<int> subscribed{0};
+  options.TEST_after_subscribe = [this, &subscribed] {
+    const int n = ++subscribed;
+    Export("s", {fmt::format("seam-{}", n)});
+  };
+  StartServer(options);
+  Export("s", {"before-1", "before-2"});
+  std::unique_ptr<WebSocketClient> first = TailWith(R"({service_name="s"})", "&limit=100");
+  ASSERT_TRUE(first->ok()) << first->status() << " " << first->body();
+  std::unique_ptr<WebSocketClient> second = TailWith(R"({service_name="s"})", "&limit=100");
+  ASSERT_TRUE(second->ok()) << second->status() << " " << second->body();
+  Export("s", {"after"});
+  EXPECT_EQ(Lines(EntriesThrough(*first, "after")),
+            (std::vector<std::string>{"before-1", "before-2", "seam-1", "seam-2", "after"}));
+  // The second subscribed after seam-1 was stored: it is in its replay.
+  EXPECT_EQ(Lines(EntriesThrough(*second, "after")),
+            (std::vector<std::string>{"before-1", "before-2", "seam-1", "seam-2", "after"}));
+}
+
+TEST_F(LokiTailTest, RecordsStoredDuringManyConnectsArriveOnceEach) {
+  // A writer stores numbered records all the while tails connect; each
+  // tail's replay and live records together must be a run of consecutive
+  // numbers: no gap, no repeat at the seam, wherever it fell.
+  StartServer({.formatted_max_per_owner = 8});
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::thread writer([&] {
+    while (!stop.load()) {
+      const int n = written.load();
+      Export("w", {fmt::format("w-{:06}", n)});
+      written.store(n + 1);
+    }
+  });
+  std::vector<std::unique_ptr<WebSocketClient>> tails;
+  for (int i = 0; i < 8; ++i) {
+    const int at_least = written.load() + 2;
+    while (written.load() < at_least) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    tails.push_back(TailWith(R"({service_name="w"})", "&limit=5000"));
+    EXPECT_TRUE(tails.back()->ok()) << tails.back()->status();
+    if (!tails.back()->ok()) break;
+  }
+  const int last_seen = written.load() + 3;
+  while (written.load() < last_seen) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  stop.store(true);
+  writer.join();
+  Export("w", {"w-end"});
+  ASSERT_EQ(tails.size(), 8u);
+  for (size_t t = 0; t < tails.size(); ++t) {
+    const std::vector<std::string> lines = Lines(EntriesThrough(*tails[t], "w-end"));
+    ASSERT_GE(lines.size(), 2u);
+    for (size_t i = 0; i + 2 < lines.size(); ++i) {
+      ASSERT_EQ(std::stoi(lines[i + 1].substr(2)), std::stoi(lines[i].substr(2)) + 1)
+          << "tail " << t << " at " << i << ": " << lines[i] << " then " << lines[i + 1];
+    }
+    EXPECT_EQ(lines.front(), "w-000000") << "tail " << t;
+  }
+}
+
+// ---- metrics ----
+
+TEST_F(LokiTailTest, MetricsCountOpenTailsAndTheirRecords) {
+  StartServer({.max_connections = 1});
+  const int64_t now = SystemNowUnixNano();
+  ExportAt("m", {"past-1", "past-2"}, now - 1'000'000'000);
+  std::unique_ptr<WebSocketClient> a = TailWith(R"({service_name="m"})", "");
+  std::unique_ptr<WebSocketClient> b = TailWith(R"({service_name="m"})", "&limit=1");
+  ASSERT_TRUE(a->ok() && b->ok());
+  // The Loki tails do not take the plain tails' places.
+  std::unique_ptr<server::testing::SseClient> plain = std::make_unique<server::testing::SseClient>(
+      http_server_->port(), "/api/v1/logs/tail",
+      server::testing::SseClient::Headers{{"Authorization", std::string("Bearer ") + kReadToken}},
+      kWait, 0);
+  ASSERT_TRUE(plain->ok());
+  EXPECT_EQ(plain->head().status, 200);
+  Export("m", {"live"});
+  EntriesThrough(*a, "live");
+  EntriesThrough(*b, "live");
+  // a: 2 replayed + 1 live; b: 1 + 1. Counted after handing over, so the
+  // client may read first.
+  const Clock::time_point deadline = Clock::now() + kWait;
+  while (api_->LogTailStatistics().formatted_records_sent < 5 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const std::string text = LogTailMetricsText(api_->LogTailStatistics());
+  EXPECT_NE(text.find("strata_log_tails{api=\"loki\"} 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("strata_log_tails{api=\"strata\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("strata_log_tail_records_sent_total{api=\"loki\"} 5\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("strata_log_tail_records_dropped_total{api=\"loki\"} 0\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# TYPE strata_log_tail_records_sent_total counter\n"), std::string::npos);
+  ASSERT_TRUE(a->Close(kWait));
+  const Clock::time_point closed_deadline = Clock::now() + kWait;
+  while (api_->LogTailStatistics().formatted_streams != 1 && Clock::now() < closed_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_NE(
+      LogTailMetricsText(api_->LogTailStatistics()).find("strata_log_tails{api=\"loki\"} 1\n"),
+      std::string::npos);
 }
 
 TEST_F(LokiTailTest, UnauthenticatedIsRefusedBeforeTheUpgrade) {

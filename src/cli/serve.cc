@@ -15,6 +15,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "api/api_server.h"
+#include "api/log_tail_metrics.h"
 #include "cli/flags.h"
 #include "common/host_port.h"
 #include "common/mutex.h"
@@ -111,6 +112,8 @@ struct ServerState {
   std::atomic<const server::HttpHandler*> api{nullptr};
   // For /metrics, set once the query engine is open.
   std::atomic<const query::QueryPool*> pool{nullptr};
+  // For /metrics (the live tails'), set with `pool`.
+  std::atomic<const api::Api*> rest_api{nullptr};
   server::IngestMetrics metrics;
 };
 
@@ -139,14 +142,19 @@ void AddApiForwarding(server::HttpRouter* router, ServerState& state) {
   }
 }
 
-// The query engine's lines of /metrics.
-std::string QueryMetricsText(const query::QueryPool* pool) {
+// The query engine's lines of /metrics, and the live tails'.
+std::string QueryMetricsText(const ServerState& state) {
+  const query::QueryPool* pool = state.pool.load();
   if (pool == nullptr) return "";
-  return fmt::format(
+  std::string out = fmt::format(
       "# HELP strata_queries_running SQL queries holding a query connection.\n"
       "# TYPE strata_queries_running gauge\n"
       "strata_queries_running {}\n",
       pool->RunningQueries());
+  if (const api::Api* rest_api = state.rest_api.load(); rest_api != nullptr) {
+    out += api::LogTailMetricsText(rest_api->LogTailStatistics());
+  }
+  return out;
 }
 
 server::HealthChecks HealthChecksFor(ServerState& state) {
@@ -167,7 +175,7 @@ server::HealthChecks HealthChecksFor(ServerState& state) {
             const storage::Storage* storage = state.storage.load();
             if (storage == nullptr) {
               return state.metrics.RenderPrometheus(storage::GroupCommitWriterStats{}) +
-                     QueryMetricsText(state.pool.load());
+                     QueryMetricsText(state);
             }
             std::optional<storage::UploadStats> upload;
             if (storage->uploader() != nullptr) upload = storage->uploader()->Stats();
@@ -184,7 +192,7 @@ server::HealthChecks HealthChecksFor(ServerState& state) {
                                              .upload = upload,
                                              .eviction = eviction,
                                              .cache = cache}) +
-                   QueryMetricsText(state.pool.load());
+                   QueryMetricsText(state);
           },
   };
 }
@@ -676,6 +684,7 @@ int RunServe(const ServeOptions& options) {
   const server::HttpHandler rest_handler = std::move(rest_routes).ToHandler();
   state.api.store(&rest_handler);
   state.pool.store(pool->get());
+  state.rest_api.store(rest_api.get());
   // Whichever way this function returns, the API listener stops (no handler
   // runs any more) before the REST API and the engines it reads go.
   std::chrono::nanoseconds api_drain = std::chrono::seconds(1);
@@ -683,6 +692,7 @@ int RunServe(const ServeOptions& options) {
     (*api)->Shutdown(api_drain);
     state.api.store(nullptr);
     state.pool.store(nullptr);
+    state.rest_api.store(nullptr);
   };
 
   server::IngestService ingest(

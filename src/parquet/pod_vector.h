@@ -51,8 +51,10 @@ class PodVector {
   }
   // Appends `count` copies of value. A short fill (the levels of a list
   // row) stores kSlack values, which the slack past the capacity has room
-  // for, so it needs no memset call.
+  // for, so it needs no memset call. Appending none writes nothing: a
+  // vector that never grew has no slack to write into.
   void Append(size_t count, T value) {
+    if (count == 0) return;
     if (capacity_ - size_ < count) Grow(size_ + count);
     T* at = data_.get() + size_;
     if (count <= kSlack) {

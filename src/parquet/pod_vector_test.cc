@@ -70,5 +70,17 @@ TEST(PodVectorTest, StartsEmptyAndIndexes) {
   EXPECT_EQ(pod[2], 7);
 }
 
+TEST(PodVectorTest, AppendingNoValuesToAVectorThatNeverGrewWritesNothing) {
+  // The column writer appends the levels of an empty run when a column's
+  // first value leaves the dictionary (a log body longer than a page).
+  PodVector<uint8_t> pod;
+  pod.Append(size_t{0}, uint8_t{1});
+  EXPECT_TRUE(pod.empty());
+  EXPECT_EQ(pod.data(), nullptr);
+  pod.Append(2, 1);
+  pod.Append(size_t{0}, uint8_t{5});
+  EXPECT_EQ(pod.size(), 2u);
+}
+
 }  // namespace
 }  // namespace strata::parquet

@@ -81,6 +81,14 @@ void HandleLokiPush(IngestService& ingest, uint64_t max_decompressed_body_bytes,
       (identity || AsciiEqualsIgnoreCase(content_encoding, "snappy"))) {
     absl::StatusOr<std::string> inflated =
         otlp::SnappyUncompress(*request.body, max_decompressed_body_bytes);
+    if (!inflated.ok() && absl::IsOutOfRange(inflated.status())) {
+      // A block that says it decompresses past the limit (413), refused
+      // before anything is allocated.
+      refuse(RejectReason::kBodyTooLarge,
+             absl::OutOfRangeError(fmt::format("the protobuf push is too large: {}",
+                                               std::string(inflated.status().message()))));
+      return;
+    }
     if (!inflated.ok()) {
       refuse(RejectReason::kInvalidArgument,
              absl::InvalidArgumentError(fmt::format("the protobuf push is not a Snappy block: {}",

@@ -1,6 +1,8 @@
 // POST /loki/api/v1/push on the OTLP/HTTP listener, end to end through curl
-// into a real storage engine: JSON and Snappy-compressed protobuf pushes
-// stored as OTLP log records, refusals storing nothing.
+// into a real storage engine: JSON (plain and gzip) and Snappy-compressed
+// protobuf pushes stored as OTLP log records, refusals storing nothing,
+// bodies that inflate past the limit (gzip and Snappy bombs) refused with
+// 413 without being inflated beyond it.
 
 #include "server/loki_push_http.h"
 
@@ -12,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "otlp/batch.h"
+#include "server/gzip.h"
 #include "server/http_testing.h"
 #include "server/partial_success_testing.h"
 
@@ -168,6 +171,65 @@ TEST_F(LokiPushHttpTest, RefusalsStoreNothing) {
   answer =
       Post(kLokiPushPath, json, {"Content-Type: application/json", "Authorization: Bearer wrong"});
   EXPECT_EQ(answer.status, 401) << answer.body;
+  EXPECT_EQ(StoredRows(Signal::kLogs), 0u);
+}
+
+TEST_F(LokiPushHttpTest, GzipJsonPushesAreInflatedWithinTheDecompressedBodyLimit) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());  // 1 MiB on the wire, 4 MiB inflated
+  const std::string json =
+      R"({"streams":[{"stream":{"service_name":"zip"},"values":[)"
+      R"(["1700000000000000001","gzipped line one"],["1700000000000000002","gzipped line two"]]}]})";
+  HttpAnswer answer = Post(kLokiPushPath, Gzip(json),
+                           {"Content-Type: application/json", "Content-Encoding: gzip", kAuth});
+  ASSERT_EQ(answer.status, 204) << answer.body;
+  EXPECT_EQ(StoredRows(Signal::kLogs), 2u);
+  std::vector<std::string> bodies;
+  for (const otlp::LogBatch& batch : testing::ReadStoredLogs(fs_, *storage_->Pin())) {
+    for (size_t i = 0; i < batch.logs.size(); ++i) {
+      bodies.emplace_back(batch.logs.body.str[i]);
+      EXPECT_EQ(ResourceAttribute(batch, i, "service.name"), "zip");
+    }
+  }
+  EXPECT_THAT(bodies, ::testing::UnorderedElementsAre("gzipped line one", "gzipped line two"));
+
+  // A gzip bomb: 8 MiB of JSON (one long line) is a few KiB compressed,
+  // well under the wire limit, and twice the inflated limit.
+  const std::string huge = R"({"streams":[{"stream":{"service_name":"zip"},"values":[)"
+                           R"(["1700000000000000003",")" +
+                           std::string(8 << 20, 'a') + R"("]]}]})";
+  const std::string bomb = Gzip(huge, 9);
+  ASSERT_LT(bomb.size(), 64u << 10);
+  answer = Post(kLokiPushPath, bomb,
+                {"Content-Type: application/json", "Content-Encoding: gzip", kAuth});
+  EXPECT_EQ(answer.status, 413) << answer.body;
+  EXPECT_THAT(answer.body, HasSubstr("decompresses to more than the limit of 4194304 bytes"));
+  EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kHttp, RejectReason::kBodyTooLarge), 1u);
+  // A body that is not gzip at all is a 400, not a 413.
+  answer = Post(kLokiPushPath, "not gzip",
+                {"Content-Type: application/json", "Content-Encoding: gzip", kAuth});
+  EXPECT_EQ(answer.status, 400) << answer.body;
+  // Just under the limit inflated: stored.
+  const std::string fits = R"({"streams":[{"stream":{"service_name":"zip"},"values":[)"
+                           R"(["1700000000000000004",")" +
+                           std::string(200 << 10, 'b') + R"("]]}]})";
+  answer = Post(kLokiPushPath, Gzip(fits),
+                {"Content-Type: application/json", "Content-Encoding: x-gzip", kAuth});
+  EXPECT_EQ(answer.status, 204) << answer.body;
+  EXPECT_EQ(StoredRows(Signal::kLogs), 3u);
+}
+
+TEST_F(LokiPushHttpTest, ASnappyBlockThatInflatesPastTheLimitIs413) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  // A block that declares 64 MiB: refused from its header, before any
+  // allocation.
+  std::string bomb;
+  Varint(&bomb, 64u << 20);
+  bomb += SnappyLiterals("x").substr(1);
+  HttpAnswer answer = Post(kLokiPushPath, bomb, {"Content-Type: application/x-protobuf", kAuth});
+  EXPECT_EQ(answer.status, 413) << answer.body;
+  EXPECT_THAT(answer.body, HasSubstr("the protobuf push is too large"));
+  EXPECT_THAT(answer.body, HasSubstr("above the limit of 4194304"));
+  EXPECT_EQ(metrics_.rejected(Signal::kLogs, Transport::kHttp, RejectReason::kBodyTooLarge), 1u);
   EXPECT_EQ(StoredRows(Signal::kLogs), 0u);
 }
 

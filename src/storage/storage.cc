@@ -149,10 +149,12 @@ void Storage::Shutdown(std::chrono::nanoseconds timeout) {
   if (uploader_ != nullptr) uploader_->Stop();
 }
 
-std::unique_ptr<LogFeed::Subscription> Storage::SubscribeLogFeed(uint64_t* last_sequence) {
+std::unique_ptr<LogFeed::Subscription> Storage::SubscribeLogFeed(
+    uint64_t* last_sequence, std::shared_ptr<const Snapshot>* pinned) {
   MutexLock lock(&feed_order_mu_);
   std::unique_ptr<LogFeed::Subscription> subscription = log_feed_.Subscribe();
   *last_sequence = log_feed_.last_sequence();
+  if (pinned != nullptr) *pinned = Pin();
   return subscription;
 }
 

@@ -138,8 +138,12 @@ class Storage {
   // Registers a reader of log_feed() and sets `*last_sequence` to the
   // newest batch's sequence number in it: every log batch published after
   // this call is appended after that number, none before it (both happen
-  // under the lock that orders the appends).
-  std::unique_ptr<LogFeed::Subscription> SubscribeLogFeed(uint64_t* last_sequence)
+  // under the lock that orders the appends). With `pinned`, also pins the
+  // Snapshot of that moment there: it holds every log record of the feed's
+  // batches up to `*last_sequence` and none after, so a reader that reads
+  // it and then the feed sees each record once (the Loki tail's history).
+  std::unique_ptr<LogFeed::Subscription> SubscribeLogFeed(
+      uint64_t* last_sequence, std::shared_ptr<const Snapshot>* pinned = nullptr)
       ABSL_LOCKS_EXCLUDED(feed_order_mu_);
 
  private:

@@ -1,13 +1,15 @@
 // GET /loki/api/v1/tail against a running `strata serve`, with a real
 // WebSocket client (Boost.Beast's): records exported over OTLP/HTTP after
-// the tail opened arrive filtered and in order, and SIGTERM closes the
-// tail with 1001 while the process still drains and exits cleanly.
+// the tail opened arrive filtered and in order, /metrics counts the open
+// tail and the records it sent, and SIGTERM closes the tail with 1001
+// while the process still drains and exits cleanly.
 
 #include <chrono>
 #include <csignal>
 #include <string>
 #include <thread>
 
+#include "e2e/metrics_page.h"
 #include "e2e/server_process.h"
 #include "gtest/gtest.h"
 #include "server/testing/websocket_client.h"
@@ -67,6 +69,16 @@ TEST(LokiTailE2eTest, ExportedRecordsArriveFilteredAndSigtermClosesTheTail) {
   EXPECT_NE(received.find(R"("service_name":"e2e-tail")"), std::string::npos) << received;
   EXPECT_LT(received.find("keep-1"), received.find("keep-3")) << received;
   EXPECT_EQ(received.find("drop-2"), std::string::npos) << received;
+  // The tail thread counts a message once it handed it over, which may be
+  // after the client read it.
+  std::string page;
+  EXPECT_TRUE(WaitForMetrics(server, [&](const std::string& p) {
+    page = p;
+    return MetricSample(p, R"(strata_log_tail_records_sent_total{api="loki"})") == 2;
+  })) << page;
+  EXPECT_EQ(MetricSample(page, R"(strata_log_tails{api="loki"})"), 1) << page;
+  EXPECT_EQ(MetricSample(page, R"(strata_log_tails{api="strata"})"), 0) << page;
+  EXPECT_EQ(MetricSample(page, R"(strata_log_tail_records_dropped_total{api="loki"})"), 0) << page;
 
   server.Signal(SIGTERM);
   EXPECT_FALSE(client->Read(kWait).has_value());
