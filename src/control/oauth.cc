@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_join.h"
@@ -13,6 +14,13 @@
 
 namespace strata::control {
 namespace {
+
+// The WHERE clause of the clients no user has consented to: no code was
+// issued for them and no grant made.
+constexpr std::string_view kUnusedClient =
+    "WHERE NOT EXISTS (SELECT 1 FROM oauth_codes WHERE oauth_codes.client_id = "
+    "oauth_clients.client_id) AND NOT EXISTS (SELECT 1 FROM oauth_grants WHERE "
+    "oauth_grants.client_id = oauth_clients.client_id)";
 
 // Compares two strings in time that depends only on their lengths.
 bool SameText(std::string_view a, std::string_view b) {
@@ -57,6 +65,20 @@ absl::StatusOr<OAuthClient> OAuth::RegisterClient(std::string_view name,
                      .redirect_uris = redirect_uris,
                      .created_at = now};
   STRATA_RETURN_IF_ERROR(db_->InTransaction([&](SqliteDb::Transaction& txn) -> absl::Status {
+    STRATA_ASSIGN_OR_RETURN(
+        const SqlRows unused_rows,
+        txn.Query(fmt::format("SELECT COUNT(*) FROM oauth_clients {}", kUnusedClient)));
+    STRATA_ASSIGN_OR_RETURN(
+        const int64_t unused,
+        ColumnInt(unused_rows.empty() ? std::nullopt : unused_rows[0][0], "COUNT(*)"));
+    const int64_t keep = static_cast<int64_t>(std::max<size_t>(1, options_.max_unused_clients)) - 1;
+    if (unused > keep) {
+      STRATA_RETURN_IF_ERROR(
+          txn.Exec(fmt::format("DELETE FROM oauth_clients WHERE id IN "
+                               "(SELECT id FROM oauth_clients {} ORDER BY id LIMIT ?)",
+                               kUnusedClient),
+                   {unused - keep}));
+    }
     STRATA_ASSIGN_OR_RETURN(const SqlRows rows, txn.Query("SELECT COUNT(*) FROM oauth_clients"));
     STRATA_ASSIGN_OR_RETURN(const int64_t count,
                             ColumnInt(rows.empty() ? std::nullopt : rows[0][0], "COUNT(*)"));
@@ -69,6 +91,13 @@ absl::StatusOr<OAuthClient> OAuth::RegisterClient(std::string_view name,
         {client.client_id, client.name, absl::StrJoin(redirect_uris, "\n"), DbMillis(now)});
   }));
   return client;
+}
+
+absl::StatusOr<int64_t> OAuth::UnusedClients() {
+  STRATA_ASSIGN_OR_RETURN(
+      const SqlRows rows,
+      db_->Query(fmt::format("SELECT COUNT(*) FROM oauth_clients {}", kUnusedClient)));
+  return ColumnInt(rows.empty() ? std::nullopt : rows[0][0], "COUNT(*)");
 }
 
 absl::StatusOr<OAuthClient> OAuth::GetClient(std::string_view client_id) {
