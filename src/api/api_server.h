@@ -359,6 +359,12 @@ class Api {
                                                 const Caller& caller);
   // GET, PATCH and DELETE /api/v1/saved-queries/{id}.
   server::HttpResponse SavedQueryEndpoint(const server::HttpRequest& request, const Caller& caller);
+  // The signed-in user's OAuth grants (oauth_grant_endpoints.cc): list,
+  // and DELETE .../{id} to revoke one.
+  server::HttpResponse ListOAuthGrantsEndpoint(const server::HttpRequest& request,
+                                               const Caller& caller);
+  server::HttpResponse RevokeOAuthGrantEndpoint(const server::HttpRequest& request,
+                                                const Caller& caller);
   // POST, GET and DELETE /mcp: the MCP server (mcp_endpoint.cc,
   // docs/mcp.md). Each tool pins its own Snapshot.
   server::HttpResponse McpEndpoint(const server::HttpRequest& request, const Caller& caller);

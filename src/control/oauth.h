@@ -81,6 +81,18 @@ struct OAuthTokens {
   absl::Duration expires_in;
 };
 
+// A user's live grant (one consent to one client), for listing it.
+struct OAuthGrant {
+  int64_t id = 0;
+  std::string client_id;
+  std::string client_name;
+  std::string resource;
+  absl::Time created_at;
+  // When its newest access token was issued (the consent or the last
+  // refresh).
+  absl::Time last_issued_at;
+};
+
 // The grant behind a live access token.
 struct OAuthAccess {
   int64_t grant_id = 0;
@@ -125,6 +137,12 @@ class OAuth {
   // is still active; nullopt otherwise.
   [[nodiscard]] absl::StatusOr<std::optional<OAuthAccess>> ResolveAccess(
       std::string_view access_token, std::string_view resource, absl::Time now);
+
+  // `user_id`'s grants that are not revoked, newest first (at most 1,000).
+  [[nodiscard]] absl::StatusOr<std::vector<OAuthGrant>> ListGrants(int64_t user_id);
+  // Revokes `user_id`'s grant `grant_id`: its access and refresh tokens
+  // stop working at once. NotFound unless it is a live grant of that user.
+  [[nodiscard]] absl::Status RevokeGrant(int64_t user_id, int64_t grant_id, absl::Time now);
 
   // Clients no user has consented to (no code, no grant).
   [[nodiscard]] absl::StatusOr<int64_t> UnusedClients();
