@@ -101,6 +101,8 @@ constexpr RouteRule kRules[] = {
     {"POST", "/api/v1/auth/logout", false, Access::kSignedIn},
     {"GET", "/api/v1/auth/me", false, Access::kSignedIn},
     {"POST", "/api/v1/auth/me/password", false, Access::kSignedIn},
+    {"GET", "/api/v1/auth/me/oauth-grants", false, Access::kSignedIn},
+    {"DELETE", "/api/v1/auth/me/oauth-grants/", true, Access::kSignedIn},
     // Administration.
     {"GET", "/api/v1/users", false, Access::kAdmin},
     {"POST", "/api/v1/users", false, Access::kAdmin},

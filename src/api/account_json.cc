@@ -113,6 +113,25 @@ std::string TokensJson(const std::vector<control::TokenInfo>& tokens) {
   return ListJson("tokens", tokens, WriteToken);
 }
 
+void WriteOAuthGrant(otlp::JsonWriter& w, const control::OAuthGrant& grant) {
+  w.BeginObject();
+  w.Key("id");
+  w.Int(grant.id);
+  w.Key("client_id");
+  w.String(grant.client_id);
+  w.Key("client_name");
+  w.String(grant.client_name);
+  w.Key("resource");
+  w.String(grant.resource);
+  TimeMember(w, "created_at", grant.created_at);
+  TimeMember(w, "last_issued_at", grant.last_issued_at);
+  w.EndObject();
+}
+
+std::string OAuthGrantsJson(const std::vector<control::OAuthGrant>& grants) {
+  return ListJson("grants", grants, WriteOAuthGrant);
+}
+
 std::string TokenInfoJson(const control::TokenInfo& token) {
   std::string out;
   otlp::JsonWriter w(&out);

@@ -9,6 +9,7 @@
 
 #include "control/account_store.h"
 #include "control/accounts.h"
+#include "control/oauth.h"
 #include "control/token_store.h"
 
 namespace strata::api {
@@ -34,6 +35,9 @@ std::string CreatedTokenJson(const control::CreatedToken& created, std::string_v
 std::string SavedQueryJson(const control::SavedQuery& query);
 // {"saved_queries": [...]}.
 std::string SavedQueriesJson(const std::vector<control::SavedQuery>& queries);
+// {"grants": [{"id", "client_id", "client_name", "resource", "created_at",
+// "last_issued_at"}]}.
+std::string OAuthGrantsJson(const std::vector<control::OAuthGrant>& grants);
 // {"events": [...], "next_before": id or null}.
 std::string AuditJson(const std::vector<control::AuditEvent>& events, bool more);
 

@@ -197,6 +197,9 @@ void Api::AddRoutes(server::HttpRouter* router) {
   router->Add("POST", "/api/v1/auth/logout", account(&Api::LogoutEndpoint));
   router->Add("GET", "/api/v1/auth/me", account(&Api::MeEndpoint));
   router->Add("POST", "/api/v1/auth/me/password", account(&Api::ChangePasswordEndpoint));
+  router->Add("GET", "/api/v1/auth/me/oauth-grants", account(&Api::ListOAuthGrantsEndpoint));
+  router->AddPrefix("DELETE", "/api/v1/auth/me/oauth-grants/",
+                    account(&Api::RevokeOAuthGrantEndpoint));
   router->Add("GET", "/api/v1/users", account(&Api::ListUsersEndpoint));
   router->Add("POST", "/api/v1/users", account(&Api::CreateUserEndpoint));
   for (std::string_view method : {"PATCH", "DELETE", "POST"}) {

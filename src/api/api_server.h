@@ -55,6 +55,7 @@
 #include "common/mutex.h"
 #include "control/accounts.h"
 #include "control/oauth.h"
+#include "control/rate_limiter.h"
 #include "control/saved_queries.h"
 #include "control/token_store.h"
 #include "io/file_system.h"
@@ -97,6 +98,9 @@ struct ApiOptions {
   // OAuth 2.1 for /mcp (oauth_endpoints.cc). Null: its endpoints answer
   // 404 and OAuth access tokens are refused.
   control::OAuth* oauth = nullptr;
+  // POST /oauth/register per client address (docs/api.md, "OAuth client
+  // registration limits"): over it, 429 with Retry-After.
+  control::RateLimits oauth_registrations;
   // Called after a token is created or revoked through the API, so the
   // change holds for the next request rather than after the authenticator's
   // next refresh (serve: TokenAuthenticator::Refresh). May be empty.
@@ -355,6 +359,12 @@ class Api {
                                                 const Caller& caller);
   // GET, PATCH and DELETE /api/v1/saved-queries/{id}.
   server::HttpResponse SavedQueryEndpoint(const server::HttpRequest& request, const Caller& caller);
+  // The signed-in user's OAuth grants (oauth_grant_endpoints.cc): list,
+  // and DELETE .../{id} to revoke one.
+  server::HttpResponse ListOAuthGrantsEndpoint(const server::HttpRequest& request,
+                                               const Caller& caller);
+  server::HttpResponse RevokeOAuthGrantEndpoint(const server::HttpRequest& request,
+                                                const Caller& caller);
   // POST, GET and DELETE /mcp: the MCP server (mcp_endpoint.cc,
   // docs/mcp.md). Each tool pins its own Snapshot.
   server::HttpResponse McpEndpoint(const server::HttpRequest& request, const Caller& caller);
@@ -445,6 +455,8 @@ class Api {
   // Their server-initiated messages and GET streams; its keepalive thread
   // is started in the constructor and joined in the destructor.
   std::unique_ptr<McpStreams> mcp_streams_;
+  // POST /oauth/register per client address.
+  control::RateLimiter oauth_register_limiter_{options_.oauth_registrations};
 };
 
 }  // namespace strata::api

@@ -5,6 +5,7 @@
 // the token endpoint (authorization_code and refresh_token). The rules for
 // codes, grants and tokens are control/oauth.h's.
 
+#include <algorithm>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -220,6 +221,22 @@ server::HttpResponse Api::OAuthRegisterEndpoint(const server::HttpRequest& reque
   const std::string_view body = request.body != nullptr ? *request.body : std::string_view();
   absl::StatusOr<ClientRegistration> registration = ParseClientRegistration(body);
   if (!registration.ok()) return OAuthError(registration.status());
+  // Registration is public and each one is stored: one address gets a
+  // bounded number per window (the unused ones are capped in all by
+  // OAuthOptions::max_unused_clients).
+  const absl::Duration wait =
+      oauth_register_limiter_.Take(View(request).address, absl::FromUnixNanos(options_.now()));
+  if (wait > absl::ZeroDuration()) {
+    const int64_t seconds =
+        std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(wait, absl::Seconds(1))));
+    server::HttpResponse refused = OAuthError(absl::ResourceExhaustedError(
+        fmt::format("temporarily_unavailable: too many client registrations from this "
+                    "address (at most {} per {} s)",
+                    options_.oauth_registrations.max_per_window,
+                    absl::ToInt64Seconds(options_.oauth_registrations.window))));
+    refused.headers.emplace_back("Retry-After", std::to_string(seconds));
+    return refused;
+  }
   absl::StatusOr<control::OAuthClient> client = options_.oauth->RegisterClient(
       registration->name, registration->redirect_uris, absl::FromUnixNanos(options_.now()));
   if (!client.ok()) return OAuthError(client.status());

@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_join.h"
@@ -14,6 +15,13 @@
 namespace strata::control {
 namespace {
 
+// The WHERE clause of the clients no user has consented to: no code was
+// issued for them and no grant made.
+constexpr std::string_view kUnusedClient =
+    "WHERE NOT EXISTS (SELECT 1 FROM oauth_codes WHERE oauth_codes.client_id = "
+    "oauth_clients.client_id) AND NOT EXISTS (SELECT 1 FROM oauth_grants WHERE "
+    "oauth_grants.client_id = oauth_clients.client_id)";
+
 // Compares two strings in time that depends only on their lengths.
 bool SameText(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -25,7 +33,7 @@ absl::Status InvalidGrant(std::string_view why) {
   return absl::UnauthenticatedError(fmt::format("invalid_grant: {}", why));
 }
 
-absl::Status RevokeGrant(SqliteDb::Transaction& txn, int64_t grant_id, absl::Time now) {
+absl::Status RevokeGrantIn(SqliteDb::Transaction& txn, int64_t grant_id, absl::Time now) {
   return txn.Exec("UPDATE oauth_grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                   {DbMillis(now), grant_id});
 }
@@ -57,6 +65,20 @@ absl::StatusOr<OAuthClient> OAuth::RegisterClient(std::string_view name,
                      .redirect_uris = redirect_uris,
                      .created_at = now};
   STRATA_RETURN_IF_ERROR(db_->InTransaction([&](SqliteDb::Transaction& txn) -> absl::Status {
+    STRATA_ASSIGN_OR_RETURN(
+        const SqlRows unused_rows,
+        txn.Query(fmt::format("SELECT COUNT(*) FROM oauth_clients {}", kUnusedClient)));
+    STRATA_ASSIGN_OR_RETURN(
+        const int64_t unused,
+        ColumnInt(unused_rows.empty() ? std::nullopt : unused_rows[0][0], "COUNT(*)"));
+    const int64_t keep = static_cast<int64_t>(std::max<size_t>(1, options_.max_unused_clients)) - 1;
+    if (unused > keep) {
+      STRATA_RETURN_IF_ERROR(
+          txn.Exec(fmt::format("DELETE FROM oauth_clients WHERE id IN "
+                               "(SELECT id FROM oauth_clients {} ORDER BY id LIMIT ?)",
+                               kUnusedClient),
+                   {unused - keep}));
+    }
     STRATA_ASSIGN_OR_RETURN(const SqlRows rows, txn.Query("SELECT COUNT(*) FROM oauth_clients"));
     STRATA_ASSIGN_OR_RETURN(const int64_t count,
                             ColumnInt(rows.empty() ? std::nullopt : rows[0][0], "COUNT(*)"));
@@ -69,6 +91,53 @@ absl::StatusOr<OAuthClient> OAuth::RegisterClient(std::string_view name,
         {client.client_id, client.name, absl::StrJoin(redirect_uris, "\n"), DbMillis(now)});
   }));
   return client;
+}
+
+absl::StatusOr<std::vector<OAuthGrant>> OAuth::ListGrants(int64_t user_id) {
+  STRATA_ASSIGN_OR_RETURN(
+      const SqlRows rows,
+      db_->Query("SELECT oauth_grants.id, oauth_grants.client_id, oauth_clients.name, "
+                 "oauth_grants.resource, oauth_grants.created_at, "
+                 "(SELECT MAX(created_at) FROM oauth_tokens WHERE oauth_tokens.grant_id = "
+                 "oauth_grants.id AND kind = 'access') "
+                 "FROM oauth_grants JOIN oauth_clients USING (client_id) "
+                 "WHERE oauth_grants.user_id = ? AND oauth_grants.revoked_at IS NULL "
+                 "ORDER BY oauth_grants.id DESC LIMIT 1000",
+                 {user_id}));
+  std::vector<OAuthGrant> grants;
+  grants.reserve(rows.size());
+  for (const auto& row : rows) {
+    OAuthGrant grant;
+    STRATA_ASSIGN_OR_RETURN(grant.id, ColumnInt(row[0], "oauth_grants.id"));
+    grant.client_id = row[1].value_or("");
+    grant.client_name = row[2].value_or("");
+    grant.resource = row[3].value_or("");
+    STRATA_ASSIGN_OR_RETURN(grant.created_at, ColumnTime(row[4], "oauth_grants.created_at"));
+    grant.last_issued_at = grant.created_at;
+    if (row[5].has_value()) {
+      STRATA_ASSIGN_OR_RETURN(grant.last_issued_at, ColumnTime(row[5], "oauth_tokens.created_at"));
+    }
+    grants.push_back(std::move(grant));
+  }
+  return grants;
+}
+
+absl::Status OAuth::RevokeGrant(int64_t user_id, int64_t grant_id, absl::Time now) {
+  return db_->InTransaction([&](SqliteDb::Transaction& txn) -> absl::Status {
+    STRATA_ASSIGN_OR_RETURN(
+        const SqlRows rows,
+        txn.Query("SELECT id FROM oauth_grants WHERE id = ? AND user_id = ? AND revoked_at IS NULL",
+                  {grant_id, user_id}));
+    if (rows.empty()) return absl::NotFoundError(fmt::format("no grant {} of yours", grant_id));
+    return RevokeGrantIn(txn, grant_id, now);
+  });
+}
+
+absl::StatusOr<int64_t> OAuth::UnusedClients() {
+  STRATA_ASSIGN_OR_RETURN(
+      const SqlRows rows,
+      db_->Query(fmt::format("SELECT COUNT(*) FROM oauth_clients {}", kUnusedClient)));
+  return ColumnInt(rows.empty() ? std::nullopt : rows[0][0], "COUNT(*)");
 }
 
 absl::StatusOr<OAuthClient> OAuth::GetClient(std::string_view client_id) {
@@ -156,7 +225,7 @@ absl::StatusOr<OAuthTokens> OAuth::ExchangeCode(std::string_view code, std::stri
       // Used before: whatever it bought is revoked.
       if (row[9].has_value()) {
         STRATA_ASSIGN_OR_RETURN(const int64_t grant, ColumnInt(row[9], "oauth_codes.grant_id"));
-        STRATA_RETURN_IF_ERROR(RevokeGrant(txn, grant, now));
+        STRATA_RETURN_IF_ERROR(RevokeGrantIn(txn, grant, now));
       }
       refused = InvalidGrant("the code was used already; the tokens it gave are revoked");
       return absl::OkStatus();
@@ -225,7 +294,7 @@ absl::StatusOr<OAuthTokens> OAuth::Refresh(std::string_view refresh_token,
     } else if (row[7].has_value()) {
       refused = InvalidGrant("the grant was revoked");
     } else if (row[3].has_value()) {
-      STRATA_RETURN_IF_ERROR(RevokeGrant(txn, grant_id, now));
+      STRATA_RETURN_IF_ERROR(RevokeGrantIn(txn, grant_id, now));
       refused = InvalidGrant("the refresh token was used already; its grant is revoked");
     } else if (now >= expires) {
       refused = InvalidGrant("the refresh token has expired");

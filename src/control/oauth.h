@@ -49,6 +49,11 @@ inline constexpr std::string_view kOAuthClientPrefix = "strata_client_";
 
 struct OAuthOptions {
   size_t max_clients = 1000;
+  // Registered clients no user has consented to (no code, no grant): at
+  // most this many (>= 1); a registration past it deletes the oldest of
+  // them, so that public registrations neither grow the table nor lock
+  // out the next client.
+  size_t max_unused_clients = 100;
   absl::Duration code_lifetime = absl::Seconds(60);
   absl::Duration access_lifetime = absl::Hours(1);
   absl::Duration refresh_lifetime = absl::Hours(24 * 30);
@@ -76,6 +81,18 @@ struct OAuthTokens {
   absl::Duration expires_in;
 };
 
+// A user's live grant (one consent to one client), for listing it.
+struct OAuthGrant {
+  int64_t id = 0;
+  std::string client_id;
+  std::string client_name;
+  std::string resource;
+  absl::Time created_at;
+  // When its newest access token was issued (the consent or the last
+  // refresh).
+  absl::Time last_issued_at;
+};
+
 // The grant behind a live access token.
 struct OAuthAccess {
   int64_t grant_id = 0;
@@ -93,7 +110,8 @@ class OAuth {
                                                                    OAuthOptions options = {});
 
   // Registers a public client; `redirect_uris` are checked by the caller
-  // (oauth_requests.h). ResourceExhausted past max_clients.
+  // (oauth_requests.h). Deletes the oldest unused clients past
+  // max_unused_clients - 1 first. ResourceExhausted past max_clients.
   [[nodiscard]] absl::StatusOr<OAuthClient> RegisterClient(
       std::string_view name, const std::vector<std::string>& redirect_uris, absl::Time now);
   // NotFound ("invalid_client") for an unknown id.
@@ -119,6 +137,15 @@ class OAuth {
   // is still active; nullopt otherwise.
   [[nodiscard]] absl::StatusOr<std::optional<OAuthAccess>> ResolveAccess(
       std::string_view access_token, std::string_view resource, absl::Time now);
+
+  // `user_id`'s grants that are not revoked, newest first (at most 1,000).
+  [[nodiscard]] absl::StatusOr<std::vector<OAuthGrant>> ListGrants(int64_t user_id);
+  // Revokes `user_id`'s grant `grant_id`: its access and refresh tokens
+  // stop working at once. NotFound unless it is a live grant of that user.
+  [[nodiscard]] absl::Status RevokeGrant(int64_t user_id, int64_t grant_id, absl::Time now);
+
+  // Clients no user has consented to (no code, no grant).
+  [[nodiscard]] absl::StatusOr<int64_t> UnusedClients();
 
   // For tests: the database.
   SqliteDb& db() { return *db_; }

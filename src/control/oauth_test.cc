@@ -4,8 +4,10 @@
 
 #include "control/oauth.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "control/control_testing.h"
 #include "control/sqlite_account_store.h"
@@ -112,6 +114,52 @@ TEST_F(OAuthTest, DeactivatedUsersTokensStopWorking) {
   ASSERT_TRUE(access.ok());
   EXPECT_FALSE(access->has_value());
   EXPECT_FALSE(oauth_->Refresh(tokens->refresh_token, client_id_, kResource, now_).ok());
+}
+
+TEST_F(OAuthTest, ClientsNoUserConsentedToAreCappedOldestFirst) {
+  // The fixture's client becomes used: a user consented (a grant).
+  ASSERT_TRUE(
+      oauth_->ExchangeCode(Code(now_), client_id_, kRedirect, kVerifier, kResource, now_).ok());
+  auto capped = OAuth::Open(dir() + "/control/strata.sqlite", now_,
+                            OAuthOptions{.max_clients = 10, .max_unused_clients = 3});
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  OAuth& oauth = **capped;
+  std::vector<std::string> unused;
+  for (int i = 0; i < 6; ++i) {
+    auto client = oauth.RegisterClient("unused", {kRedirect}, now_ + absl::Seconds(i));
+    ASSERT_TRUE(client.ok()) << client.status();
+    unused.push_back(client->client_id);
+    EXPECT_EQ(oauth.UnusedClients().value_or(-1), std::min(i + 1, 3)) << i;
+  }
+  // The three oldest unused clients made room; the used one stays.
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(oauth.GetClient(unused[i]).ok(), i >= 3) << i;
+  }
+  EXPECT_TRUE(oauth.GetClient(client_id_).ok());
+  // A client with a code waiting for its exchange is in use too.
+  auto approved = oauth.IssueCode(OAuthApproval{.client_id = unused[3],
+                                                .user_id = user_id_,
+                                                .redirect_uri = kRedirect,
+                                                .code_challenge = PkceChallenge(kVerifier),
+                                                .resource = kResource},
+                                  now_);
+  ASSERT_TRUE(approved.ok()) << approved.status();
+  ASSERT_TRUE(oauth.RegisterClient("unused", {kRedirect}, now_ + absl::Seconds(7)).ok());
+  ASSERT_TRUE(oauth.RegisterClient("unused", {kRedirect}, now_ + absl::Seconds(8)).ok());
+  EXPECT_TRUE(oauth.GetClient(unused[3]).ok());
+  EXPECT_FALSE(oauth.GetClient(unused[4]).ok());
+  EXPECT_EQ(oauth.UnusedClients().value_or(-1), 3);
+}
+
+TEST_F(OAuthTest, UsedClientsStillCountAgainstTheTotal) {
+  ASSERT_TRUE(
+      oauth_->ExchangeCode(Code(now_), client_id_, kRedirect, kVerifier, kResource, now_).ok());
+  auto capped = OAuth::Open(dir() + "/control/strata.sqlite", now_,
+                            OAuthOptions{.max_clients = 2, .max_unused_clients = 5});
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  ASSERT_TRUE((*capped)->RegisterClient("second", {kRedirect}, now_).ok());
+  auto third = (*capped)->RegisterClient("third", {kRedirect}, now_);
+  EXPECT_TRUE(absl::IsResourceExhausted(third.status())) << third.status();
 }
 
 }  // namespace
