@@ -217,7 +217,7 @@ struct ResourceRow {
 struct ResourceColumns {
   std::vector<Range> attributes;  // into Batch::resource_attributes
   std::vector<uint32_t> dropped_attributes_count;
-  std::vector<Range> entity_refs;         // into Batch::entity_refs
+  std::vector<Range> entity_refs;            // into Batch::entity_refs
   std::vector<std::string_view> schema_url;  // Resource{Spans,Logs,Metrics}.schema_url
 
   size_t size() const { return attributes.size(); }
@@ -264,13 +264,15 @@ struct ScopeColumns {
 // batch (docs/otlp.md, "Rejected rows", lists the rules). The numbers name
 // the reasons in RowRejections::by_reason and are not stored anywhere.
 enum class RowRejectReason : uint8_t {
-  kTraceId = 0,            // span trace_id missing, not 16 bytes, or all zero
-  kSpanId = 1,             // span span_id missing, not 8 bytes, or all zero
-  kParentSpanId = 2,       // span parent_span_id neither empty nor 8 bytes
-  kLinkId = 3,             // a link's trace_id or span_id missing or of the wrong length
-  kHistogramBuckets = 4,   // bucket_counts neither empty nor explicit_bounds + 1 long
+  kTraceId = 0,           // span trace_id missing, not 16 bytes, or all zero
+  kSpanId = 1,            // span span_id missing, not 8 bytes, or all zero
+  kParentSpanId = 2,      // span parent_span_id neither empty nor 8 bytes
+  kLinkId = 3,            // a link's trace_id or span_id missing or of the wrong length
+  kHistogramBuckets = 4,  // bucket_counts neither empty nor explicit_bounds + 1 long
+  kLokiStreamLabels = 5,  // a Loki push stream's label set unreadable or over the label limit
+  kLokiEntry = 6,         // a Loki push entry over the line or metadata limit, or a bad time
 };
-inline constexpr size_t kRowRejectReasonCount = 5;
+inline constexpr size_t kRowRejectReasonCount = 7;
 
 // The rows the decoders rejected while decoding into a batch. `rows` counts
 // spans, log records or data points, as OTLP's partial_success does;
@@ -501,7 +503,7 @@ struct LogRecordColumns {
   std::vector<uint64_t> observed_time_unix_nano;
   std::vector<int32_t> severity_number;  // SeverityNumber value as sent
   std::vector<std::string_view> severity_text;
-  ValueColumns body;  // one row per log record; kEmpty when absent
+  ValueColumns body;              // one row per log record; kEmpty when absent
   std::vector<Range> attributes;  // into LogBatch::log_attributes
   std::vector<uint32_t> dropped_attributes_count;
   std::vector<uint32_t> flags;
@@ -621,7 +623,7 @@ struct PointRowBase {
 
 // Fields every data point type has.
 struct PointColumnsBase {
-  std::vector<uint32_t> metric;  // row in MetricBatch::metrics
+  std::vector<uint32_t> metric;   // row in MetricBatch::metrics
   std::vector<Range> attributes;  // into MetricBatch::point_attributes
   std::vector<uint64_t> start_time_unix_nano;
   std::vector<uint64_t> time_unix_nano;

@@ -14,10 +14,21 @@
 // JSON: {"streams":[{"stream":{"k":"v"},"values":[["<ns>","<line>",
 //        {"k":"v"}]]}]}, the timestamp a string of unix nanoseconds.
 //
-// Limits (LokiPushLimits): streams, entries, labels per stream or entry and
-// bytes per line are capped; past a cap the push is refused with
-// ResourceExhausted, a malformed body with InvalidArgument. Unknown
-// protobuf fields and JSON members are skipped.
+// Limits (LokiPushLimits): the streams and entries of a push are capped;
+// past either cap the whole push is refused with ResourceExhausted, and a
+// body that does not parse with InvalidArgument. Unknown protobuf fields
+// and JSON members are skipped.
+//
+// Partial pushes: as Loki does, a well-formed push keeps what it can store
+// and counts the rest in LokiPush::rejected (docs/loki.md, "Push"):
+//   - a stream whose label set does not parse (the protobuf form's text)
+//     or holds more than labels_max labels is dropped with its entries
+//     (RowRejectReason::kLokiStreamLabels);
+//   - an entry whose line is over line_bytes_max bytes, with more than
+//     labels_max metadata pairs, or (protobuf) with a timestamp out of range
+//     is dropped (RowRejectReason::kLokiEntry).
+// Dropped entries still count against entries_max, so the work a push
+// costs stays bounded.
 //
 // Thread-safety: reentrant.
 
@@ -29,6 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "otlp/batch.h"
 
 namespace strata::otlp {
 
@@ -46,8 +58,9 @@ struct LokiPushStream {
 };
 
 struct LokiPush {
-  std::vector<LokiPushStream> streams;
-  size_t entries = 0;
+  std::vector<LokiPushStream> streams;  // only what can be stored
+  size_t entries = 0;                   // entries in `streams`
+  RowRejections rejected;               // entries dropped, with the first reason
 };
 
 struct LokiPushLimits {

@@ -169,11 +169,90 @@ TEST(LokiPushTest, DecodesTheJsonFormWithStructuredMetadata) {
               absl::StatusCode::kInvalidArgument)
         << bad;
   }
-  EXPECT_EQ(DecodeLokiPushJson(R"({"streams":[{"stream":{},"values":[["1","toolong"]]}]})",
-                               LokiPushLimits{.line_bytes_max = 3})
+  EXPECT_EQ(DecodeLokiPushJson(R"({"streams":[{"stream":{},"values":[["1","a"],["2","b"]]}]})",
+                               LokiPushLimits{.entries_max = 1})
                 .status()
                 .code(),
             absl::StatusCode::kResourceExhausted);
+}
+
+// As Loki does: a stream whose labels cannot be stored is dropped whole, an
+// entry over a per-entry limit alone; the rest is kept, and the drops are
+// counted with the first reason.
+TEST(LokiPushTest, JsonPushKeepsWhatCanBeStoredAndCountsTheRest) {
+  const LokiPushLimits limits{.labels_max = 2, .line_bytes_max = 4};
+  const absl::StatusOr<LokiPush> push = DecodeLokiPushJson(
+      R"({"streams":[)"
+      R"({"stream":{"a":"1"},"values":[["1","ok"],["2","toolong"],["3","ok2",{"x":"1","y":"2","z":"3"}],["4","ok3"]]},)"
+      R"({"stream":{"a":"1","b":"2","c":"3"},"values":[["5","gone"],["6","gone"]]},)"
+      R"({"stream":{"b":"2"},"values":[["7","kept"]]}]})",
+      limits);
+  ASSERT_TRUE(push.ok()) << push.status();
+  ASSERT_EQ(push->streams.size(), 2u);
+  EXPECT_EQ(push->entries, 3u);
+  ASSERT_EQ(push->streams[0].entries.size(), 2u);
+  EXPECT_EQ(push->streams[0].entries[0].line, "ok");
+  EXPECT_EQ(push->streams[0].entries[1].line, "ok3");
+  EXPECT_EQ(push->streams[1].labels, (LokiLabelPairs{{"b", "2"}}));
+  EXPECT_EQ(push->streams[1].entries[0].line, "kept");
+  EXPECT_EQ(push->rejected.rows, 4u);
+  EXPECT_EQ(push->rejected.by_reason[static_cast<size_t>(RowRejectReason::kLokiEntry)], 2u);
+  EXPECT_EQ(push->rejected.by_reason[static_cast<size_t>(RowRejectReason::kLokiStreamLabels)], 2u);
+  EXPECT_EQ(push->rejected.first_message,
+            "stream 0, entry 1: a line of 7 bytes is over the limit of 4");
+  // Dropped entries count against the cap on entries.
+  EXPECT_EQ(
+      DecodeLokiPushJson(R"({"streams":[{"stream":{},"values":[["1","toolong"],["2","a"]]}]})",
+                         LokiPushLimits{.entries_max = 1, .line_bytes_max = 3})
+          .status()
+          .code(),
+      absl::StatusCode::kResourceExhausted);
+}
+
+TEST(LokiPushTest, ProtobufPushKeepsWhatCanBeStoredAndCountsTheRest) {
+  PushSchema schema;
+  std::unique_ptr<google::protobuf::Message> request = schema.New("PushRequest");
+  const auto* rd = request->GetDescriptor();
+  // Streams: good labels; unparsable labels; too many labels; good labels
+  // given after the entries (protobuf allows any order).
+  const char* label_sets[] = {R"({a="1"})", R"({a=1})", R"({a="1",b="2",c="3"})", R"({d="4"})"};
+  for (const char* labels : label_sets) {
+    auto* stream =
+        request->GetReflection()->AddMessage(request.get(), rd->FindFieldByName("streams"));
+    const auto* sd = stream->GetDescriptor();
+    for (int e = 0; e < 3; ++e) {
+      auto* entry = stream->GetReflection()->AddMessage(stream, sd->FindFieldByName("entries"));
+      const auto* ed = entry->GetDescriptor();
+      auto* ts = entry->GetReflection()->MutableMessage(entry, ed->FindFieldByName("timestamp"));
+      // Entry 2 of every stream has a time past year 2255.
+      ts->GetReflection()->SetInt64(ts, ts->GetDescriptor()->FindFieldByName("seconds"),
+                                    e == 2 ? 9'100'000'000 : 1'764'800'000 + e);
+      // Entry 1 of every stream has a line over the limit.
+      entry->GetReflection()->SetString(entry, ed->FindFieldByName("line"),
+                                        e == 1 ? "too long" : "ok");
+    }
+    stream->GetReflection()->SetString(stream, sd->FindFieldByName("labels"), labels);
+  }
+  const std::string bytes = request->SerializeAsString();
+  const absl::StatusOr<LokiPush> push =
+      DecodeLokiPushProto(bytes, LokiPushLimits{.labels_max = 2, .line_bytes_max = 4});
+  ASSERT_TRUE(push.ok()) << push.status();
+  ASSERT_EQ(push->streams.size(), 2u);
+  EXPECT_EQ(push->streams[0].labels, (LokiLabelPairs{{"a", "1"}}));
+  EXPECT_EQ(push->streams[1].labels, (LokiLabelPairs{{"d", "4"}}));
+  EXPECT_EQ(push->entries, 2u);
+  for (const LokiPushStream& stream : push->streams) {
+    ASSERT_EQ(stream.entries.size(), 1u);
+    EXPECT_EQ(stream.entries[0].line, "ok");
+    EXPECT_EQ(stream.entries[0].time_unix_nano, 1'764'800'000'000'000'000);
+  }
+  // Streams 1 and 2: 2 entries each left after their own drops; every
+  // stream: entries 1 and 2.
+  EXPECT_EQ(push->rejected.rows, 10u);
+  EXPECT_EQ(push->rejected.by_reason[static_cast<size_t>(RowRejectReason::kLokiEntry)], 8u);
+  EXPECT_EQ(push->rejected.by_reason[static_cast<size_t>(RowRejectReason::kLokiStreamLabels)], 2u);
+  EXPECT_EQ(push->rejected.first_message,
+            "stream 0, entry 1: a line of 8 bytes is over the limit of 4");
 }
 
 TEST(LokiPushTest, LabelSets) {

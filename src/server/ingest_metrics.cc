@@ -47,6 +47,8 @@ constexpr RowReasonLabel kRowReasonLabels[] = {
     {Signal::kTraces, otlp::RowRejectReason::kParentSpanId, "parent_span_id"},
     {Signal::kTraces, otlp::RowRejectReason::kLinkId, "link_id"},
     {Signal::kMetrics, otlp::RowRejectReason::kHistogramBuckets, "histogram_buckets"},
+    {Signal::kLogs, otlp::RowRejectReason::kLokiStreamLabels, "loki_stream_labels"},
+    {Signal::kLogs, otlp::RowRejectReason::kLokiEntry, "loki_entry"},
 };
 static_assert(std::size(kRowReasonLabels) == otlp::kRowRejectReasonCount);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -31,6 +32,14 @@ HttpResponse ErrorText(const absl::Status& status, std::chrono::seconds retry_af
   }
   if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
   return response;
+}
+
+// The 400 text of a push with dropped entries.
+std::string RejectedEntriesText(const otlp::LokiPush& push) {
+  return fmt::format(
+      "{} of {} entries of the Loki push were dropped and {} stored; the first dropped: {}",
+      push.rejected.rows, push.rejected.rows + push.entries, push.entries,
+      push.rejected.first_message);
 }
 
 }  // namespace
@@ -129,6 +138,12 @@ void HandleLokiPush(IngestService& ingest, uint64_t max_decompressed_body_bytes,
   absl::StatusOr<otlp::LokiPush> push = *encoding == Encoding::kProtobuf
                                             ? otlp::DecodeLokiPushProto(body, limits)
                                             : otlp::DecodeLokiPushJson(body, limits);
+  if (push.ok() && push->entries == 0 && !push->rejected.empty()) {
+    // Nothing of it can be stored.
+    metrics.CountRejectedRows(Signal::kLogs, Transport::kHttp, push->rejected);
+    refuse(RejectReason::kInvalidArgument, absl::InvalidArgumentError(RejectedEntriesText(*push)));
+    return;
+  }
   absl::StatusOr<std::string> otlp_json =
       push.ok() ? otlp::LokiPushToOtlpLogsJson(*push) : push.status();
   if (!otlp_json.ok()) {
@@ -139,19 +154,27 @@ void HandleLokiPush(IngestService& ingest, uint64_t max_decompressed_body_bytes,
                                                   std::string(otlp_json.status().message()))));
     return;
   }
-  ingest.Export(
-      Signal::kLogs, Encoding::kJson, Transport::kHttp,
-      std::make_shared<const std::string>(std::move(*otlp_json)), wire_bytes,
-      [&metrics, responder = std::move(responder), arrival](ExportOutcome outcome) mutable {
-        HttpResponse response;
-        if (outcome.status.ok()) {
-          response.status = 204;
-        } else {
-          response = ErrorText(outcome.status, outcome.retry_after);
-        }
-        metrics.ObserveExportLatency(Transport::kHttp, Clock::now() - arrival);
-        responder.Respond(std::move(response));
-      });
+  // As Loki does, what can be stored is stored, and the answer is then 400
+  // naming what was dropped (the client must not retry the push whole).
+  std::optional<std::string> partial;
+  if (!push->rejected.empty()) partial = RejectedEntriesText(*push);
+  const otlp::RowRejections rejected = std::move(push->rejected);
+  ingest.Export(Signal::kLogs, Encoding::kJson, Transport::kHttp,
+                std::make_shared<const std::string>(std::move(*otlp_json)), wire_bytes,
+                [&metrics, responder = std::move(responder), arrival, partial = std::move(partial),
+                 rejected](ExportOutcome outcome) mutable {
+                  HttpResponse response;
+                  if (!outcome.status.ok()) {
+                    response = ErrorText(outcome.status, outcome.retry_after);
+                  } else if (partial.has_value()) {
+                    metrics.CountRejectedRows(Signal::kLogs, Transport::kHttp, rejected);
+                    response = HttpResponse::Text(400, *partial + "\n");
+                  } else {
+                    response.status = 204;
+                  }
+                  metrics.ObserveExportLatency(Transport::kHttp, Clock::now() - arrival);
+                  responder.Respond(std::move(response));
+                });
 }
 
 }  // namespace strata::server

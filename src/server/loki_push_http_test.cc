@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "otlp/batch.h"
@@ -172,6 +173,52 @@ TEST_F(LokiPushHttpTest, RefusalsStoreNothing) {
       Post(kLokiPushPath, json, {"Content-Type: application/json", "Authorization: Bearer wrong"});
   EXPECT_EQ(answer.status, 401) << answer.body;
   EXPECT_EQ(StoredRows(Signal::kLogs), 0u);
+}
+
+// As Loki does: a push whose streams are partly unstorable stores the rest
+// and answers 400 naming what it dropped; one with nothing storable stores
+// nothing.
+TEST_F(LokiPushHttpTest, APartlyStorablePushStoresTheRestAndAnswers400) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const std::string long_line(300 * 1024, 'x');
+  std::string labels = "{";
+  for (int i = 0; i < 65; ++i) labels += fmt::format("{}\"l{}\":\"v\"", i ? "," : "", i);
+  labels += "}";
+  const std::string json = fmt::format(
+      R"({{"streams":[{{"stream":{{"service_name":"cart"}},"values":[["1700000000000000001","kept 1"],)"
+      R"(["1700000000000000002","{}"],["1700000000000000003","kept 2"]]}},)"
+      R"({{"stream":{},"values":[["1700000000000000004","dropped with its stream"]]}}]}})",
+      long_line, labels);
+  HttpAnswer answer = Post(kLokiPushPath, json, {"Content-Type: application/json", kAuth});
+  EXPECT_EQ(answer.status, 400) << answer.body;
+  EXPECT_THAT(answer.body, HasSubstr("2 of 4 entries of the Loki push were dropped and 2 stored"));
+  EXPECT_THAT(answer.body, HasSubstr("stream 0, entry 1: a line of 307200 bytes"));
+  EXPECT_EQ(StoredRows(Signal::kLogs), 2u);
+  std::vector<std::string> bodies;
+  for (const otlp::LogBatch& batch : testing::ReadStoredLogs(fs_, *storage_->Pin())) {
+    for (size_t i = 0; i < batch.logs.size(); ++i) {
+      bodies.emplace_back(batch.logs.body.str[i]);
+    }
+  }
+  EXPECT_THAT(bodies, ::testing::UnorderedElementsAre("kept 1", "kept 2"));
+  EXPECT_EQ(
+      metrics_.rejected_rows(Signal::kLogs, Transport::kHttp, otlp::RowRejectReason::kLokiEntry),
+      1u);
+  EXPECT_EQ(metrics_.rejected_rows(Signal::kLogs, Transport::kHttp,
+                                   otlp::RowRejectReason::kLokiStreamLabels),
+            1u);
+
+  // Nothing storable: 400, nothing stored.
+  answer = Post(
+      kLokiPushPath,
+      fmt::format(R"({{"streams":[{{"stream":{{"a":"b"}},"values":[["1","{}"]]}}]}})", long_line),
+      {"Content-Type: application/json", kAuth});
+  EXPECT_EQ(answer.status, 400) << answer.body;
+  EXPECT_THAT(answer.body, HasSubstr("1 of 1 entries of the Loki push were dropped and 0 stored"));
+  EXPECT_EQ(StoredRows(Signal::kLogs), 2u);
+  EXPECT_EQ(
+      metrics_.rejected_rows(Signal::kLogs, Transport::kHttp, otlp::RowRejectReason::kLokiEntry),
+      2u);
 }
 
 TEST_F(LokiPushHttpTest, GzipJsonPushesAreInflatedWithinTheDecompressedBodyLimit) {
