@@ -4,8 +4,10 @@
 // text (sql_helpers.cc). The input's first four bytes place one helper call
 // (its offset and its key's offset) in the rest, which is both the SQL
 // text and the stored value. Neither may crash; an expansion that succeeds
-// must have checked that a quote opens the key.
+// must have checked that a quote opens the key, and TextContains must answer
+// as searching AppendText's text would.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,9 +22,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data) + 4, size - 4);
   ValueJsonWriter writer;
   std::string json;
+  // The needle: the first data[0] % 8 bytes of the value, so it often
+  // occurs in its text.
+  const std::string_view needle = text.substr(0, std::min<size_t>(text.size(), data[0] % 8));
   for (uint8_t type : {5, 6, 7}) {
     json.clear();
-    (void)writer.AppendValue(StoredValue{.type = type, .bytes = text}, &json);
+    const StoredValue value{.type = type, .bytes = text};
+    (void)writer.AppendValue(value, &json);
+    // TextContains answers as searching AppendText's text, and fails when
+    // it fails.
+    std::string full;
+    const bool written = writer.AppendText(value, &full).ok();
+    const absl::StatusOr<bool> contains = writer.TextContains(value, needle);
+    if (contains.ok() != written && !needle.empty()) __builtin_trap();
+    if (written && contains.ok() && *contains != (full.find(needle) != std::string::npos)) {
+      __builtin_trap();
+    }
   }
   HelperCall call;
   call.location = text.empty() ? 0 : data[0] % (text.size() + 1);

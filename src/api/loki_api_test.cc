@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
 #include "otlp/decode.h"
+#include "query/value_json.h"
 #include "server/http_testing.h"
 #include "simdjson.h"
 #include "storage/storage.h"
@@ -85,6 +86,18 @@ class LokiApiTest : public ::testing::Test {
         request.bytes = static_cast<int64_t>(json.size());
         EXPECT_TRUE(storage->Write(std::move(request)).ok());
       }
+      {
+        // Service "bodies": kvlist, array and other non-string bodies, for
+        // the line filters that search their JSON text.
+        const std::string json = BodiesJson(end);
+        auto batch = std::make_unique<otlp::LogBatch>();
+        EXPECT_TRUE(otlp::DecodeLogsJson(json, batch.get()).ok());
+        storage::WriteRequest request;
+        request.logs = std::move(batch);
+        request.rows = 6;
+        request.bytes = static_cast<int64_t>(json.size());
+        EXPECT_TRUE(storage->Write(std::move(request)).ok());
+      }
       served = test_support::StartLoopbackApi(storage.get(), &fs, data_dir, kToken);
       auto engine = query::DuckDbEngine::Open({});
       EXPECT_TRUE(engine.ok()) << engine.status();
@@ -117,6 +130,32 @@ class LokiApiTest : public ::testing::Test {
           service, attr("level", R"({"intValue":"3"})"), record(6, 13, ""),
           record(7, 5, attr("level", R"({"stringValue":"debug"})")), record(8, 21, ""),
           record(9, 9, attr("other", R"({"stringValue":"x"})")));
+    }
+
+    // OTLP/JSON logs of service "bodies" two minutes before `end`, one body
+    // of each kind: a kvlist with escapes, unicode, numbers, a literal and
+    // bytes inside, an array, an int, a double, bytes, and a string.
+    static std::string BodiesJson(int64_t end) {
+      const std::string bodies[] = {
+          R"({"kvlistValue":{"values":[{"key":"message","value":{"stringValue":"payment failed\n\"card\" declined"}},)"
+          R"({"key":"code","value":{"intValue":"402"}},{"key":"user","value":{"kvlistValue":{"values":[)"
+          R"({"key":"name","value":{"stringValue":"Алиса"}},{"key":"vip","value":{"boolValue":true}}]}}},)"
+          R"({"key":"raw","value":{"bytesValue":"AAH+/w=="}}]}})",
+          R"({"arrayValue":{"values":[{"stringValue":"retry"},{"doubleValue":67.5},{"stringValue":"tab\there"}]}})",
+          R"({"intValue":"402"})",
+          R"({"doubleValue":2.0})",
+          R"({"bytesValue":"AAH+/w=="})",
+          R"({"stringValue":"payment failed plain"})",
+      };
+      std::string records;
+      for (size_t i = 0; i < std::size(bodies); ++i) {
+        records += fmt::format(R"({}{{"timeUnixNano":"{}","severityNumber":9,"body":{}}})",
+                               i == 0 ? "" : ",",
+                               end - 120 * kSecond + static_cast<int64_t>(i) * kSecond, bodies[i]);
+      }
+      return fmt::format(
+          R"({{"resourceLogs":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"bodies"}}}}]}},"scopeLogs":[{{"logRecords":[{}]}}]}}]}})",
+          records);
     }
 
     int64_t now = 0;
@@ -306,6 +345,65 @@ TEST_F(LokiApiTest, LineFilterQueriesMatchDuckDbInBothDirections) {
       }
     }
   }
+}
+
+// A line filter on a body that is not a string searches its JSON text,
+// the logs view's body_text, whatever the needle: inside a string (with
+// escapes and unicode), a key, a number, a literal, base64, or across
+// tokens (JSON's own punctuation).
+TEST_F(LokiApiTest, LineFiltersSearchTheJsonTextOfStructuredBodies) {
+  // The truth: each stored body of service "bodies" read by plain DuckDB
+  // and written as text by query::ValueJsonWriter (the logs view's
+  // body_text), then searched.
+  std::vector<std::string> texts;
+  for (const std::vector<std::string>& row :
+       Truth("SELECT body_type, coalesce(body_str, ''), coalesce(body_int, 0), "
+             "coalesce(body_double, 0), coalesce(body_bool, false), coalesce(hex(body_bytes), '') "
+             "FROM logs WHERE service_name = 'bodies'")) {
+    const int type = std::stoi(row[0]);
+    if (type == 1) {
+      texts.push_back(row[1]);
+      continue;
+    }
+    std::string bytes;
+    for (size_t i = 0; i + 1 < row[5].size(); i += 2) {
+      bytes.push_back(static_cast<char>(std::stoi(row[5].substr(i, 2), nullptr, 16)));
+    }
+    query::ValueJsonWriter writer;
+    std::string text;
+    ASSERT_TRUE(writer
+                    .AppendText({.type = static_cast<uint8_t>(type),
+                                 .int_value = std::stoll(row[2]),
+                                 .double_value = std::stod(row[3]),
+                                 .bool_value = row[4] == "true",
+                                 .bytes = bytes},
+                                &text)
+                    .ok());
+    texts.push_back(text);
+  }
+  ASSERT_EQ(texts.size(), 6u);
+  int matched_some = 0;
+  for (const std::string needle :
+       {"payment failed", "declined", "\\\"card", "\\n\\\"", "Алиса", "lis", "402", "67.5", "2.0",
+        "AAH+", "rue", "message", "\":402,\"user\":{", "ab\\t", "b\\th", "no such text"}) {
+    const size_t want = std::count_if(texts.begin(), texts.end(), [&](const std::string& text) {
+      return text.find(needle) != std::string::npos;
+    });
+    std::string escaped;
+    for (const char c : needle) {
+      if (c == '"' || c == '\\') escaped.push_back('\\');
+      escaped.push_back(c);
+    }
+    const HttpAnswer answer = Get(fmt::format(
+        "/query_range?query={}&{}&limit=100",
+        Encode(fmt::format(R"({{service_name="bodies"}} |= "{}")", escaped)), Window()));
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    const std::vector<Entry> entries = Entries(answer);
+    EXPECT_EQ(entries.size(), want) << needle;
+    for (const Entry& e : entries) EXPECT_THAT(e.line, HasSubstr(needle));
+    if (!entries.empty()) ++matched_some;
+  }
+  EXPECT_GE(matched_some, 14);
 }
 
 TEST_F(LokiApiTest, CategorizedLabelsPutOtlpFieldsInStructuredMetadata) {

@@ -174,9 +174,18 @@ size_t AppendLineFilterSql(const std::vector<Stage>& stages, std::string* sql,
     for (const std::string& value : stage.line_filter.values) {
       // A string body is its own text: the stored column, not the view's
       // rendering of every body type, which costs a function call a row.
-      absl::StrAppend(&any, any.empty() ? "" : " OR ", regex ? "regexp_matches(" : "contains(",
-                      absl::string_view(kLineSql.data(), kLineSql.size()), ", ", NextParam(*params),
-                      ")");
+      const std::string param = NextParam(*params);
+      if (regex) {
+        absl::StrAppend(&any, any.empty() ? "" : " OR ", "regexp_matches(",
+                        absl::string_view(kLineSql.data(), kLineSql.size()), ", ", param, ")");
+      } else {
+        // Any other body is searched token by token, without writing its
+        // JSON text (the same answer as contains() on kLineSql).
+        absl::StrAppend(&any, any.empty() ? "" : " OR ", "(CASE WHEN body_type = 1 THEN contains(",
+                        "body_str, ", param,
+                        ") ELSE otlp_value_text_contains(body_type, body_str, ",
+                        "body_int, body_double, body_bool, body_bytes, ", param, ") END)");
+      }
       params->emplace_back(value);
     }
     absl::StrAppend(sql, negated ? " AND NOT (" : " AND (", any, ")");

@@ -636,6 +636,41 @@ void OtlpValue(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector
   }
 }
 
+// otlp_value_text_contains(type, str, int, double, bool, bytes, needle
+// VARCHAR): contains(coalesce(otlp_value_text(...), ''), needle), answered
+// by ValueJsonWriter::TextContains without writing the text of arrays and
+// kvlists (docs/sql.md); NULL when the needle is.
+void OtlpValueTextContains(duckdb_function_info info, duckdb_data_chunk input,
+                           duckdb_vector output) {
+  const idx_t rows = duckdb_data_chunk_get_size(input);
+  std::vector<InputVector> in;
+  for (idx_t c = 0; c < 7; ++c) in.emplace_back(duckdb_data_chunk_get_vector(input, c));
+  duckdb_vector_ensure_validity_writable(output);
+  uint64_t* output_validity = duckdb_vector_get_validity(output);
+  auto* out = static_cast<bool*>(duckdb_vector_get_data(output));
+  ValueJsonWriter writer;
+  for (idx_t row = 0; row < rows; ++row) {
+    if (!in[6].Valid(row)) {
+      duckdb_validity_set_row_invalid(output_validity, row);
+      continue;
+    }
+    const std::string_view needle = in[6].Text(row);
+    const std::optional<StoredValue> value = StoredValueAt(in, 0, row);
+    if (!value.has_value()) {
+      out[row] = needle.empty();
+      continue;
+    }
+    absl::StatusOr<bool> contains = writer.TextContains(*value, needle);
+    if (!contains.ok()) {
+      const std::string message =
+          absl::StrCat("otlp_value_text_contains: ", contains.status().message());
+      duckdb_scalar_function_set_error(info, message.c_str());
+      return;
+    }
+    out[row] = *contains;
+  }
+}
+
 // Appends, as one JSON object, the attributes at positions [first, first +
 // count) of a row's attribute family: `family` points at its seven list
 // inputs (keys, types, str, int, double, bool, bytes; docs/format/
@@ -897,6 +932,13 @@ absl::Status RegisterFunctions(duckdb_connection connection) {
   }
   if (absl::Status s =
           RegisterFunction(connection, "otlp_value_text", value, varchar.get(), OtlpValue<true>);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<duckdb_logical_type> value_and_needle = value;
+  value_and_needle.push_back(varchar.get());
+  if (absl::Status s = RegisterFunction(connection, "otlp_value_text_contains", value_and_needle,
+                                        boolean.get(), OtlpValueTextContains);
       !s.ok()) {
     return s;
   }

@@ -89,6 +89,19 @@ void ValueJsonWriter::AppendDecoded(const otlp::ValueColumns& values, size_t row
   out->append("null");
 }
 
+absl::Status ValueJsonWriter::DecodeNested(std::string_view bytes) {
+  // Emptied, not replaced: the columns keep their capacity from one value
+  // to the next, so a value costs no allocation once the largest has been
+  // seen.
+  scratch_.nested_values.Resize(0);
+  scratch_.nested_attributes.Resize(0);
+  otlp::ValueRow row;
+  if (absl::Status s = otlp::DecodeAnyValueProto(bytes, &scratch_, &row); !s.ok()) return s;
+  top_.Resize(0);
+  top_.Append(row);
+  return absl::OkStatus();
+}
+
 absl::Status ValueJsonWriter::AppendValue(const StoredValue& value, std::string* out) {
   if (value.type > 7) {
     return absl::InvalidArgumentError("stored value: type code outside 0..7");
@@ -112,15 +125,8 @@ absl::Status ValueJsonWriter::AppendValue(const StoredValue& value, std::string*
       break;
     case 5:
     case 6: {
-      scratch_.nested_values = {};
-      scratch_.nested_attributes = {};
-      otlp::ValueRow row;
-      if (absl::Status s = otlp::DecodeAnyValueProto(value.bytes, &scratch_, &row); !s.ok()) {
-        return s;
-      }
-      otlp::ValueColumns top;
-      top.Append(row);
-      AppendDecoded(top, 0, 0, out);
+      if (absl::Status s = DecodeNested(value.bytes); !s.ok()) return s;
+      AppendDecoded(top_, 0, 0, out);
       break;
     }
     case 7:
@@ -138,6 +144,70 @@ absl::Status ValueJsonWriter::AppendText(const StoredValue& value, std::string* 
     return absl::OkStatus();
   }
   return AppendValue(value, out);
+}
+
+bool ValueJsonWriter::EscapedContains(std::string_view s, std::string_view needle) {
+  bool verbatim = true;  // escaping leaves `s` as it is
+  for (const char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x80 || c == '"' || c == '\\') {
+      verbatim = false;
+      break;
+    }
+  }
+  if (verbatim) return s.find(needle) != std::string_view::npos;
+  token_.clear();
+  otlp::JsonWriter::AppendEscaped(s, &token_);
+  return token_.find(needle) != std::string::npos;
+}
+
+bool ValueJsonWriter::DecodedContains(const otlp::ValueColumns& values, size_t row, int depth,
+                                      std::string_view needle) {
+  STRATA_CHECK(depth < kMaxDepth, "decoded AnyValue children form a cycle");
+  switch (values.type[row]) {
+    case otlp::ValueType::kString:
+      return EscapedContains(values.str[row], needle);
+    case otlp::ValueType::kArray: {
+      const otlp::Range children = values.children_at(row);
+      for (uint32_t c = children.begin; c < children.end(); ++c) {
+        if (DecodedContains(scratch_.nested_values, c, depth + 1, needle)) return true;
+      }
+      return false;
+    }
+    case otlp::ValueType::kKvList: {
+      const otlp::Range children = values.children_at(row);
+      for (uint32_t c = children.begin; c < children.end(); ++c) {
+        if (EscapedContains(scratch_.nested_attributes.key[c], needle) ||
+            DecodedContains(scratch_.nested_attributes.value, c, depth + 1, needle)) {
+          return true;
+        }
+      }
+      return false;
+    }
+    default:
+      // A number, a literal or a base64 string: short, written whole.
+      token_.clear();
+      AppendDecoded(values, row, depth, &token_);
+      return token_.find(needle) != std::string::npos;
+  }
+}
+
+absl::StatusOr<bool> ValueJsonWriter::TextContains(const StoredValue& value,
+                                                   std::string_view needle) {
+  if (value.type > 7) {
+    return absl::InvalidArgumentError("stored value: type code outside 0..7");
+  }
+  if (needle.empty()) return true;
+  if (value.type == 0) return false;  // no text: searched as ""
+  if (value.type == 1 && value.present) return value.str.find(needle) != std::string_view::npos;
+  const bool nested = (value.type == 5 || value.type == 6) && value.present;
+  if (nested && needle.find_first_of("\"{}[],:") == std::string_view::npos) {
+    if (absl::Status s = DecodeNested(value.bytes); !s.ok()) return s;
+    return DecodedContains(top_, 0, 0, needle);
+  }
+  token_.clear();
+  if (absl::Status s = AppendText(value, &token_); !s.ok()) return s;
+  return token_.find(needle) != std::string::npos;
 }
 
 }  // namespace strata::query

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "otlp/batch.h"
 
 namespace strata::query {
@@ -52,11 +53,35 @@ class ValueJsonWriter {
   // it is, anything else as its JSON text.
   [[nodiscard]] absl::Status AppendText(const StoredValue& value, std::string* out);
 
+  // Whether the text form of `value` (AppendText's; "" for an empty value,
+  // which has none) contains `needle`, exactly as searching that text
+  // would say, and with AppendText's errors. For an array or kvlist and a
+  // needle without JSON's structural characters (`"{}[],:`), a match can
+  // only lie inside one token of the text (a string's escaped bytes, a
+  // number, a literal, a base64 string), so the tokens are searched one by
+  // one and the text is never written; any other needle searches the
+  // written text. The empty needle is found in any value, even one whose
+  // bytes do not decode.
+  [[nodiscard]] absl::StatusOr<bool> TextContains(const StoredValue& value,
+                                                  std::string_view needle);
+
  private:
   void AppendDecoded(const otlp::ValueColumns& values, size_t row, int depth, std::string* out);
+  // Decodes an array or kvlist (types 5 and 6) into scratch_ and top_.
+  [[nodiscard]] absl::Status DecodeNested(std::string_view bytes);
+  // Whether one token of the decoded value at `row`, or of its children,
+  // contains `needle` (which has no structural character).
+  bool DecodedContains(const otlp::ValueColumns& values, size_t row, int depth,
+                       std::string_view needle);
+  // Whether `s`, escaped as inside a JSON string, contains `needle`.
+  bool EscapedContains(std::string_view s, std::string_view needle);
 
-  // Scratch space for decoded arrays and kvlists, reused between values.
+  // Scratch space for decoded arrays and kvlists, and the top value of
+  // one, reused between values.
   otlp::BatchBase scratch_;
+  otlp::ValueColumns top_;
+  // One token's text, reused.
+  std::string token_;
 };
 
 }  // namespace strata::query

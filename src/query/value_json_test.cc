@@ -5,7 +5,11 @@
 
 #include <bit>
 #include <cmath>
+#include <deque>
 #include <limits>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "otlp/any_value_codec.h"
@@ -72,6 +76,142 @@ TEST(ValueJsonTest, BytesThatDoNotDecodeAreAnError) {
   std::string out;
   EXPECT_FALSE(writer.AppendValue({.type = 6, .bytes = "\x32\x05\x0a"}, &out).ok());
   EXPECT_FALSE(writer.AppendValue({.type = 9}, &out).ok());
+}
+
+// A random value of any type into `batch` (children) and the returned row;
+// strings mix letters with bytes JSON escapes, multi-byte UTF-8 and a
+// malformed byte.
+otlp::ValueRow RandomValue(std::mt19937& rng, otlp::BatchBase* batch, int depth,
+                           std::deque<std::string>* texts) {
+  static constexpr std::string_view kPieces[] = {
+      "a", "error", "n",    "u", "b",   "rue", "\"", "\\", "\n", "\t", "\x01", "\x1f",
+      "é", "😀",     "\xff", " ", "402", "NaN", "e",  "0",  ":",  ",",  "{",    "]"};
+  auto text = [&]() -> std::string_view {
+    std::string& t = texts->emplace_back();
+    const int n = static_cast<int>(rng() % 8);
+    for (int i = 0; i < n; ++i) t += kPieces[rng() % std::size(kPieces)];
+    return t;
+  };
+  const int kind = static_cast<int>(rng() % (depth < 3 ? 9 : 7));
+  switch (kind) {
+    case 0:
+      return {otlp::ValueType::kString, text(), 0};
+    case 1:
+      return {otlp::ValueType::kInt,
+              {},
+              static_cast<uint64_t>(static_cast<int64_t>(rng() % 2001) - 1000)};
+    case 2: {
+      static constexpr double kDoubles[] = {0.25, -1e300, 402.0, 1e-7, 3.0};
+      double v = kDoubles[rng() % std::size(kDoubles)];
+      if (rng() % 5 == 0) v = std::nan("");
+      if (rng() % 7 == 0) v = -HUGE_VAL;
+      return {otlp::ValueType::kDouble, {}, std::bit_cast<uint64_t>(v)};
+    }
+    case 3:
+      return {otlp::ValueType::kBool, {}, rng() % 2};
+    case 4:
+      return {otlp::ValueType::kBytes, text(), 0};
+    case 5:
+    case 6:
+      return {otlp::ValueType::kEmpty, {}, 0};
+    case 7: {
+      const uint32_t n = rng() % 4;
+      std::vector<otlp::ValueRow> children;
+      for (uint32_t i = 0; i < n; ++i)
+        children.push_back(RandomValue(rng, batch, depth + 1, texts));
+      const uint32_t first = static_cast<uint32_t>(batch->nested_values.size());
+      for (const otlp::ValueRow& c : children) batch->nested_values.Append(c);
+      return {otlp::ValueType::kArray, {}, otlp::ValueColumns::Pack({first, n})};
+    }
+    default: {
+      const uint32_t n = rng() % 4;
+      std::vector<otlp::AttributeRow> children;
+      for (uint32_t i = 0; i < n; ++i) {
+        const std::string_view key = text();
+        children.push_back({key, RandomValue(rng, batch, depth + 1, texts)});
+      }
+      const uint32_t first = static_cast<uint32_t>(batch->nested_attributes.size());
+      for (const otlp::AttributeRow& c : children) batch->nested_attributes.Append(c);
+      return {otlp::ValueType::kKvList, {}, otlp::ValueColumns::Pack({first, n})};
+    }
+  }
+}
+
+// TextContains gives the answer of searching AppendText's text, on random
+// values and needles cut from that text (so most match, including cuts that
+// start inside an escape or a base64 string) or made of the same pieces.
+TEST(ValueJsonTest, TextContainsAnswersAsSearchingTheText) {
+  std::mt19937 rng(7);
+  ValueJsonWriter writer;
+  int matched = 0;
+  int missed = 0;
+  int undecodable = 0;
+  for (int round = 0; round < 3000; ++round) {
+    otlp::BatchBase batch;
+    std::deque<std::string> texts;
+    otlp::ValueColumns top;
+    const otlp::ValueRow row = RandomValue(rng, &batch, 0, &texts);
+    top.Append(row);
+    StoredValue value;
+    std::string bytes;
+    switch (row.type) {
+      case otlp::ValueType::kArray:
+      case otlp::ValueType::kKvList:
+        otlp::EncodeAnyValueProto(batch, top, 0, &bytes);
+        value = {.type = static_cast<uint8_t>(row.type == otlp::ValueType::kArray ? 5 : 6),
+                 .bytes = bytes};
+        break;
+      case otlp::ValueType::kString:
+        value = {.type = 1, .str = row.str};
+        break;
+      case otlp::ValueType::kInt:
+        value = {.type = 3, .int_value = static_cast<int64_t>(row.bits)};
+        break;
+      case otlp::ValueType::kDouble:
+        value = {.type = 4, .double_value = std::bit_cast<double>(row.bits)};
+        break;
+      case otlp::ValueType::kBool:
+        value = {.type = 2, .bool_value = row.bits != 0};
+        break;
+      case otlp::ValueType::kBytes:
+        value = {.type = 7, .bytes = row.str};
+        break;
+      default:
+        value = {.type = static_cast<uint8_t>(rng() % 2 == 0 ? 0 : 1), .present = false};
+    }
+    std::string text;
+    if (value.type != 0 && !writer.AppendText(value, &text).ok()) {
+      // Nested bytes that do not decode (a malformed byte inside a nested
+      // string): TextContains fails as AppendText does, for any needle.
+      ++undecodable;
+      EXPECT_FALSE(writer.TextContains(value, "a").ok());
+      EXPECT_FALSE(writer.TextContains(value, "{").ok());
+      continue;
+    }
+    for (int n = 0; n < 8; ++n) {
+      std::string needle;
+      if (!text.empty() && n < 6) {
+        const size_t at = rng() % text.size();
+        needle = text.substr(at, 1 + rng() % 6);
+        if (n == 5 && !needle.empty()) needle.back() ^= 1;  // a near miss
+      } else {
+        needle = std::string(texts.empty() ? "x" : texts[rng() % texts.size()]) + "e";
+      }
+      const bool want = text.find(needle) != std::string::npos;
+      const absl::StatusOr<bool> got = writer.TextContains(value, needle);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, want) << "needle [" << needle << "] in [" << text << "]";
+      (want ? matched : missed) += 1;
+    }
+  }
+  // Both answers were exercised often.
+  EXPECT_GT(matched, 5000);
+  EXPECT_GT(missed, 3000);
+  EXPECT_GT(undecodable, 10);
+  // The empty needle is in every text, even an empty value's "".
+  EXPECT_TRUE(*writer.TextContains({.type = 0}, ""));
+  EXPECT_FALSE(*writer.TextContains({.type = 0}, "null"));
+  EXPECT_FALSE(writer.TextContains({.type = 6, .bytes = "\x32\x05\x0a"}, "a").ok());
 }
 
 }  // namespace
