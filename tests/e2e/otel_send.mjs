@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { SeverityNumber } from '@opentelemetry/api-logs';
-import { SpanStatusCode } from '@opentelemetry/api';
+import { SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor,
@@ -93,7 +93,9 @@ const resource = resourceFromAttributes({
 });
 
 // Traces: a root span with two children, one an error, with events and
-// attributes of several types.
+// attributes of several types. No context manager is registered (none is
+// needed to export), so the children are given their parent's context
+// explicitly, as an application without one does.
 const spanMemory = new InMemorySpanExporter();
 const tracerProvider = new BasicTracerProvider({
   resource, spanProcessors: [new SimpleSpanProcessor(spanMemory)],
@@ -107,7 +109,8 @@ for (let t = 0; t < 3; ++t) {
     root.setAttribute('http.response.status_code', 200);
     root.setAttribute('strata.run_id', runId);
     traceIds.push(root.spanContext().traceId);
-    tracer.startActiveSpan('SELECT orders', (db) => {
+    const parent = trace.setSpan(context.active(), root);
+    tracer.startActiveSpan('SELECT orders', {}, parent, (db) => {
       db.setAttribute('db.system', 'postgresql');
       db.setAttribute('rows', 12);
       db.setAttribute('ratio', 0.25);
@@ -115,7 +118,7 @@ for (let t = 0; t < 3; ++t) {
       db.addEvent('query.start', { 'statement.length': 42 });
       db.end();
     });
-    tracer.startActiveSpan('charge card', (rpc) => {
+    tracer.startActiveSpan('charge card', {}, parent, (rpc) => {
       rpc.setStatus({ code: SpanStatusCode.ERROR, message: 'card declined' });
       rpc.setAttribute('tags', ['payments', 'retry']);
       rpc.end();

@@ -185,7 +185,7 @@ test('metrics sent by the test are listed with their description and charted wit
   await sendOtlp('metrics', meterMetrics());
   await page.getByRole('link', { name: 'Metrics', exact: true }).click();
   // The service page before had a range in its URL: the header's link keeps it.
-  await page.waitForURL(/\/metrics\?range=now-1h$/);
+  await page.waitForURL(/\/metrics-explorer\?range=now-1h$/);
   const list = page.getByRole('navigation', { name: 'Metric names' });
   await list.getByText('Items waiting in the queue').waitFor();
   assert.equal(await list.getByRole('link').count(), 2);

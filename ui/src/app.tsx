@@ -26,7 +26,7 @@ const NAV: [string, string][] = [
   ['/map', 'Map'],
   ['/traces', 'Traces'],
   ['/logs', 'Logs'],
-  ['/metrics', 'Metrics'],
+  ['/metrics-explorer', 'Metrics'],
   ['/sql', 'SQL'],
   ['/saved', 'Saved'],
   ['/settings', 'Settings'],
@@ -140,7 +140,7 @@ export function App() {
           <ServicePage name={decodeURIComponent(path.slice('/services/'.length))} />
         ) : path === '/map' ? (
           <MapPage />
-        ) : path === '/metrics' ? (
+        ) : path === '/metrics-explorer' ? (
           <MetricsPage />
         ) : path === '/saved' ? (
           <SavedPage />

@@ -17,7 +17,7 @@ test('a saved query opens its page with its parameters and its time range', () =
     '/sql?q=SELECT+1+%2B+1+AS+%22two+%26+more%22&range=now-15m');
   assert.equal(savedQueryUrl({ kind: 'metrics', parameters: { metric: 'ui.queue.depth', view: 'heatmap' },
     time_range: '2026-12-01T00:00:00Z/2026-12-02T00:00:00Z' }),
-    '/metrics?metric=ui.queue.depth&view=heatmap&range=2026-12-01T00%3A00%3A00Z%2F2026-12-02T00%3A00%3A00Z');
+    '/metrics-explorer?metric=ui.queue.depth&view=heatmap&range=2026-12-01T00%3A00%3A00Z%2F2026-12-02T00%3A00%3A00Z');
   assert.equal(savedQueryUrl({ kind: 'logs', parameters: {}, time_range: '' }), '/logs');
 });
 

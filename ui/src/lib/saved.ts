@@ -18,7 +18,7 @@ export interface SavedQuery {
 export const PAGE_OF: Record<SavedKind, string> = {
   traces: '/traces',
   logs: '/logs',
-  metrics: '/metrics',
+  metrics: '/metrics-explorer',
   sql: '/sql',
 };
 

@@ -14,7 +14,7 @@ export const GO_KEYS: [string, string, string][] = [
   ['m', '/map', 'Service map'],
   ['t', '/traces', 'Traces'],
   ['l', '/logs', 'Logs'],
-  ['x', '/metrics', 'Metrics'],
+  ['x', '/metrics-explorer', 'Metrics'],
   ['q', '/sql', 'SQL'],
   ['v', '/saved', 'Saved queries'],
 ];
