@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "api/api_respond.h"
@@ -13,12 +14,14 @@
 #include "api/search.h"
 #include "api/service_health_json.h"
 #include "api/service_params.h"
+#include "api/span_text_search.h"
 #include "api/trace_columns.h"
 #include "api/trace_path.h"
 #include "api/trace_span.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "otlp/encode.h"
+#include "otlp/json_writer.h"
 #include "storage/storage.h"
 #include "storage/trace_lookup.h"
 
@@ -391,6 +394,7 @@ server::HttpResponse Api::GetTrace(const server::HttpRequest& request,
   API_ASSIGN_OR_RESPOND(QueryParams params, QueryParams::Parse(request.query()));
   API_ASSIGN_OR_RESPOND(const TracePath path,
                         ParseTracePath(request.path().substr(kTracesPrefix.size())));
+  if (path.span_search) return SearchSpansOfTrace(path, params, snapshot);
   TraceForm form = TraceForm::kOtlp;
   if (!path.span_id.has_value()) {
     std::optional<std::string> text;
@@ -426,6 +430,47 @@ server::HttpResponse Api::GetTrace(const server::HttpRequest& request,
   }
   GzipIfAccepted(request, &response);
   return response;
+}
+
+server::HttpResponse Api::SearchSpansOfTrace(const TracePath& path, QueryParams& params,
+                                             const storage::Snapshot& snapshot) {
+  std::optional<std::string> text;
+  API_RETURN_IF_ERROR(TakeString(params, "q", &text));
+  API_RETURN_IF_ERROR(params.Finish());
+  if (!text.has_value() || text->empty()) {
+    return ApiErrorResponse(absl::InvalidArgumentError("q: the text to find is required"));
+  }
+  if (text->size() > kSpanTextMaxBytes) {
+    return ApiErrorResponse(
+        absl::InvalidArgumentError(absl::StrCat("q: longer than ", kSpanTextMaxBytes, " bytes")));
+  }
+  if (options_.fs == nullptr) return ApiErrorResponse(absl::UnavailableError("recovering"));
+  API_ASSIGN_OR_RESPOND(
+      std::optional<otlp::TraceBatch> batch,
+      storage::LookupTrace(*options_.fs, options_.data_dir, snapshot, path.trace_id, nullptr,
+                           storage::TraceLookupDetail::kFull));
+  if (!batch.has_value()) {
+    return ApiErrorResponse(
+        absl::NotFoundError(absl::StrCat("trace ", TraceIdHex(path.trace_id), " not found")));
+  }
+  std::string json;
+  otlp::JsonWriter writer(&json);
+  writer.BeginObject();
+  writer.Key("trace_id");
+  writer.String(TraceIdHex(path.trace_id));
+  writer.Key("q");
+  writer.String(*text);
+  writer.Key("span_ids");
+  writer.BeginArray();
+  // Each id once: a span stored twice (a retried export) is one match.
+  absl::flat_hash_set<std::string> seen;
+  for (const size_t span : SpansHoldingText(*batch, *text)) {
+    std::string id = SpanIdHex(batch->spans.span_id[span]);
+    if (seen.insert(id).second) writer.String(id);
+  }
+  writer.EndArray();
+  writer.EndObject();
+  return JsonResponse(std::move(json));
 }
 
 server::HttpResponse Api::SearchTracesEndpoint(const server::HttpRequest& request,

@@ -52,6 +52,7 @@
 #include "api/params.h"
 #include "api/service_health.h"
 #include "api/service_map.h"
+#include "api/trace_path.h"
 #include "common/mutex.h"
 #include "control/accounts.h"
 #include "control/oauth.h"
@@ -203,6 +204,10 @@ class Api {
   // Endpoints; the Snapshot is pinned by the caller.
   server::HttpResponse GetTrace(const server::HttpRequest& request,
                                 const storage::Snapshot& snapshot);
+  // GET /api/v1/traces/{trace_id}/spans?q=: the ids of the spans that hold
+  // a text (span_text_search.h).
+  server::HttpResponse SearchSpansOfTrace(const TracePath& path, QueryParams& params,
+                                          const storage::Snapshot& snapshot);
   server::HttpResponse SearchTracesEndpoint(const server::HttpRequest& request,
                                             const storage::Snapshot& snapshot);
   server::HttpResponse SearchLogsEndpoint(const server::HttpRequest& request,

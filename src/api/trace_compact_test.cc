@@ -16,6 +16,8 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_replace.h"
 #include "api/api_server.h"
 #include "api/api_test_server.h"
 #include "api/params.h"
@@ -585,6 +587,130 @@ TEST_F(TraceCompactTest, SpanDetailOfTheSpanSentTwiceHasBoth) {
   EXPECT_EQ(ParseFull(detail.body).size(), 2u);
 }
 
+// The texts span search looks in (span_text_search.h), read from a span
+// of the OTLP/JSON answer: name, status message, attribute keys and values
+// (strings, ints, bools; arrays and kvlists, keys too) of the span, its
+// events (and their names) and its links. Doubles are left out: the
+// needles below never look like one.
+void CollectValueTexts(simdjson::dom::element value, std::vector<std::string>* out) {
+  std::string_view text;
+  bool flag = false;
+  simdjson::dom::element inner;
+  if (value["stringValue"].get_string().get(text) == simdjson::SUCCESS ||
+      value["intValue"].get_string().get(text) == simdjson::SUCCESS) {
+    out->emplace_back(text);
+  } else if (value["boolValue"].get_bool().get(flag) == simdjson::SUCCESS) {
+    out->emplace_back(flag ? "true" : "false");
+  } else if (value["arrayValue"].get(inner) == simdjson::SUCCESS) {
+    simdjson::dom::array values;
+    if (inner["values"].get_array().get(values) != simdjson::SUCCESS) return;
+    for (simdjson::dom::element v : values) CollectValueTexts(v, out);
+  } else if (value["kvlistValue"].get(inner) == simdjson::SUCCESS) {
+    simdjson::dom::array values;
+    if (inner["values"].get_array().get(values) != simdjson::SUCCESS) return;
+    for (simdjson::dom::element kv : values) {
+      out->push_back(StringOr(kv, "key"));
+      simdjson::dom::element v;
+      if (kv["value"].get(v) == simdjson::SUCCESS) CollectValueTexts(v, out);
+    }
+  }
+}
+void CollectAttributeTexts(simdjson::dom::element holder, std::vector<std::string>* out) {
+  simdjson::dom::array attributes;
+  if (holder["attributes"].get_array().get(attributes) != simdjson::SUCCESS) return;
+  for (simdjson::dom::element kv : attributes) {
+    out->push_back(StringOr(kv, "key"));
+    simdjson::dom::element v;
+    if (kv["value"].get(v) == simdjson::SUCCESS) CollectValueTexts(v, out);
+  }
+}
+std::vector<std::string> SpanTexts(const std::string& span_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element span;
+  EXPECT_EQ(parser.parse(span_json).get(span), simdjson::SUCCESS);
+  std::vector<std::string> out = {StringOr(span, "name")};
+  simdjson::dom::element status;
+  if (span["status"].get(status) == simdjson::SUCCESS) out.push_back(StringOr(status, "message"));
+  CollectAttributeTexts(span, &out);
+  for (const char* list : {"events", "links"}) {
+    simdjson::dom::array items;
+    if (span[list].get_array().get(items) != simdjson::SUCCESS) continue;
+    for (simdjson::dom::element item : items) {
+      if (std::string_view(list) == "events") out.push_back(StringOr(item, "name"));
+      CollectAttributeTexts(item, &out);
+    }
+  }
+  return out;
+}
+
+// GET /api/v1/traces/{id}/spans?q= names exactly the spans whose texts in
+// the full answer hold the needle, ignoring ASCII case; needles are cut
+// from those texts (in upper case) so most match some spans and not
+// others.
+TEST_F(TraceCompactTest, SpanSearchNamesTheSpansWhoseTextsHoldIt) {
+  std::vector<std::string> ids = SampleTraces();
+  ids.resize(std::min<size_t>(ids.size(), 8));
+  int matched = 0;
+  for (const std::string& id : ids) {
+    HttpAnswer full = Get("/api/v1/traces/" + id);
+    ASSERT_EQ(full.status, 200) << full.body;
+    const std::vector<FullSpan> spans = ParseFull(full.body);
+    std::vector<std::vector<std::string>> texts;
+    for (const FullSpan& f : spans) {
+      texts.push_back(SpanTexts(f.span));
+      for (std::string& t : texts.back()) t = absl::AsciiStrToLower(t);
+    }
+    // Needles: four bytes from the middle of some span's texts, with a
+    // letter other than 'e' (no double's text holds such a needle).
+    std::set<std::string> needles = {"no such text anywhere"};
+    for (size_t i = 0; i < texts.size() && needles.size() < 6; i += 1 + texts.size() / 5) {
+      for (const std::string& t : texts[i]) {
+        if (t.size() < 6) continue;
+        const std::string cut = t.substr(t.size() / 2 - 2, 4);
+        if (std::any_of(cut.begin(), cut.end(),
+                        [](char c) { return absl::ascii_isalpha(c) && c != 'e'; })) {
+          needles.insert(cut);
+          break;
+        }
+      }
+    }
+    for (const std::string& needle : needles) {
+      std::set<std::string> expected;
+      for (size_t i = 0; i < spans.size(); ++i) {
+        for (const std::string& t : texts[i]) {
+          if (t.find(needle) != std::string::npos) expected.insert(spans[i].span_id);
+        }
+      }
+      const std::string upper = absl::AsciiStrToUpper(needle);
+      HttpAnswer answer =
+          Get("/api/v1/traces/" + id + "/spans?q=" +
+              absl::StrReplaceAll(
+                  upper, {{" ", "%20"}, {"&", "%26"}, {"+", "%2B"}, {"#", "%23"}, {"%", "%25"}}));
+      ASSERT_EQ(answer.status, 200) << answer.body;
+      simdjson::dom::parser parser;
+      simdjson::dom::element doc;
+      ASSERT_EQ(parser.parse(answer.body).get(doc), simdjson::SUCCESS) << answer.body;
+      std::set<std::string> got;
+      std::vector<std::string> listed;
+      for (simdjson::dom::element e : simdjson::dom::array(doc["span_ids"].get_array().value())) {
+        listed.emplace_back(e.get_string().value());
+        got.insert(listed.back());
+      }
+      EXPECT_EQ(listed.size(), got.size()) << "each id once";
+      EXPECT_EQ(got, expected) << id << " q=" << upper;
+      if (!expected.empty() && expected.size() < spans.size()) ++matched;
+    }
+  }
+  EXPECT_GE(matched, 5);
+  // No text, or one too long, is a 400.
+  const std::string trace = std::string("/api/v1/traces/") + kMixedTrace + "/spans";
+  EXPECT_EQ(Get(trace).status, 400);
+  EXPECT_EQ(Get(trace + "?q=").status, 400);
+  EXPECT_EQ(Get(trace + "?q=" + std::string(257, 'x')).status, 400);
+  EXPECT_EQ(Get(trace + "?q=x&other=1").status, 400);
+  EXPECT_EQ(Get(std::string("/api/v1/traces/") + kAbsentTrace + "/spans?q=x").status, 404);
+}
+
 TEST_F(TraceCompactTest, BadAndAbsentIdsAndPaths) {
   const std::string trace = std::string("/api/v1/traces/") + kMixedTrace;
   struct Case {
@@ -607,7 +733,6 @@ TEST_F(TraceCompactTest, BadAndAbsentIdsAndPaths) {
       {trace + "?format=proto", 400, R"({"error":"format: not otlp or columns: \"proto\""})"},
       {trace + "/spans/0000000000000001?format=columns", 400,
        R"({"error":"format: unknown parameter"})"},
-      {trace + "/spans", 404, ""},
       {trace + "/spans/0000000000000001/more", 404, ""},
       {trace + "/events/0000000000000001", 404, ""},
   };

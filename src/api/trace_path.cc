@@ -97,13 +97,14 @@ absl::StatusOr<TracePath> ParseTracePath(std::string_view rest) {
     if (slash == std::string_view::npos) break;
     left.remove_prefix(slash + 1);
   }
-  if (count == 2 || (count == 3 && segments[1] != kSpansSegment)) return UnknownPath(rest);
+  if (count > 1 && segments[1] != kSpansSegment) return UnknownPath(rest);
   TracePath path;
   absl::StatusOr<std::string> trace_text = DecodeSegment("trace_id", segments[0]);
   if (!trace_text.ok()) return trace_text.status();
   absl::StatusOr<otlp::TraceId> trace_id = ParseTraceId("trace_id", *trace_text);
   if (!trace_id.ok()) return trace_id.status();
   path.trace_id = *trace_id;
+  path.span_search = count == 2;
   if (count == 3) {
     absl::StatusOr<std::string> span_text = DecodeSegment("span_id", segments[2]);
     if (!span_text.ok()) return span_text.status();

@@ -3,6 +3,7 @@
 // The path of a trace-by-id request after "/api/v1/traces/" (docs/api.md):
 //
 //   {trace_id}                      the trace
+//   {trace_id}/spans                the ids of its spans that hold a text
 //   {trace_id}/spans/{span_id}      one span of it
 //
 // Each segment is percent-decoded on its own; ids are hex in either case.
@@ -24,6 +25,7 @@ namespace strata::api {
 struct TracePath {
   otlp::TraceId trace_id{};
   std::optional<otlp::SpanId> span_id;
+  bool span_search = false;  // {trace_id}/spans
 };
 
 // The forms of a whole trace (the `format` parameter): OTLP/JSON, or the

@@ -29,13 +29,21 @@ TEST(TracePathTest, TraceAndSpanPaths) {
       ParseTracePath(std::string("5eed00005eed00005eed00005eed0001/spans/%30%30000000000000dd"));
   ASSERT_TRUE(escaped.ok()) << escaped.status();
   EXPECT_EQ(SpanIdHex(*escaped->span_id), "00000000000000dd");
+
+  // The spans of a trace, for span search.
+  absl::StatusOr<TracePath> spans = ParseTracePath(std::string(kTrace) + "/spans");
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  EXPECT_TRUE(spans->span_search);
+  EXPECT_FALSE(spans->span_id.has_value());
+  EXPECT_FALSE(trace->span_search);
+  EXPECT_FALSE(span->span_search);
 }
 
 TEST(TracePathTest, OtherShapesAreNotFound) {
   const std::string trace = kTrace;
   for (const std::string& rest :
-       {trace + "/", trace + "/spans", trace + "/links/00000000000000dd",
-        trace + "/spans/00000000000000dd/", trace + "/spans/00000000000000dd/x", trace + "//x"}) {
+       {trace + "/", trace + "/links/00000000000000dd", trace + "/spans/00000000000000dd/",
+        trace + "/spans/00000000000000dd/x", trace + "//x"}) {
     absl::StatusOr<TracePath> path = ParseTracePath(rest);
     EXPECT_EQ(path.status().code(), absl::StatusCode::kNotFound) << rest;
   }

@@ -70,7 +70,7 @@ const SHOP = '4d1c2b3a495867768594a3b2c1d0e0f1';
 const id = (n) => hex(0xa0 + n, 16);
 const shopSpans = [
   [id(0), '', 'frontend', 'GET /shop', 0, 100],
-  [id(1), id(0), 'checkout', 'reserve', 5, 40],
+  [id(1), id(0), 'checkout', 'reserve', 5, 40, { attributes: [{ key: 'order.id', value: { stringValue: 'Order-7731' } }] }],
   [id(2), id(0), 'cache', 'lookup', 10, 50],
   [id(3), id(0), 'checkout', 'charge', 50, 45],
   [id(4), id(3), 'payments', 'audit', 52, 2, { status: { code: 2 } }],
@@ -203,6 +203,12 @@ test('span search counts matches, steps through them and can show only them', as
   // A span id matches too.
   await box.fill(id(2));
   assert.equal(await status.innerText(), '0 of 1');
+  // So does an attribute value, which the server finds (the compact form
+  // has no attributes): reserve's order.id, whatever the case.
+  await box.fill('order-77');
+  await page.waitForFunction(() => document.querySelector('.match-count').textContent === '0 of 1');
+  await box.press('Enter');
+  await page.waitForURL(new RegExp(`span=${id(1)}`));
   await box.fill('');
   assert.equal(await status.innerText(), '');
 });

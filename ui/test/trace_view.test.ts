@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { criticalPath } from '../src/lib/critical_path';
 import { operationStats, selfTimes } from '../src/lib/self_time';
-import { inOrder, matchSpans, positions, stepMatch, withAncestors } from '../src/lib/span_search';
+import { inOrder, matchSpans, positions, spanSearchPath, stepMatch, withAncestors } from '../src/lib/span_search';
 import { flameKey, levels, spanAt, tickStep } from '../src/lib/timeline';
 import { buildTree, type CompactTrace, visibleRows } from '../src/lib/trace';
 
@@ -179,6 +179,22 @@ test('span search matches names, services and span ids, whatever the case', () =
   assert.deepEqual(marked(searched, matchSpans(t, '0b5')!), ['00000000000000b5']);
   assert.deepEqual(marked(searched, matchSpans(t, 'nothing')!), []);
   assert.equal(matchSpans(t, '  '), null);
+});
+
+test('span search adds the spans the server found the text in, and asks only for what it takes', () => {
+  const t = trace(searched);
+  // The server found "order-7" in b4's attributes; names still match too.
+  assert.deepEqual(marked(searched, matchSpans(t, 'order-7', new Set(['00000000000000b4']))!), ['00000000000000b4']);
+  assert.deepEqual(
+    marked(searched, matchSpans(t, 'cart', new Set(['00000000000000b5']))!),
+    ['00000000000000a2', '00000000000000a3', '00000000000000b5'],
+  );
+  assert.equal(matchSpans(t, ' ', new Set(['00000000000000b4'])), null);
+  assert.equal(spanSearchPath('abc', '  a b&c '), '/api/v1/traces/abc/spans?q=a%20b%26c');
+  assert.equal(spanSearchPath('abc', '   '), null);
+  assert.equal(spanSearchPath('abc', 'x'.repeat(256)), `/api/v1/traces/abc/spans?q=${'x'.repeat(256)}`);
+  assert.equal(spanSearchPath('abc', 'x'.repeat(257)), null);
+  assert.equal(spanSearchPath('abc', 'é'.repeat(129)), null);  // 258 bytes
 });
 
 test('span search: "matches only" keeps the matches and their ancestors, in tree order', () => {

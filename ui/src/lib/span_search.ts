@@ -5,9 +5,15 @@
 import type { CompactTrace, SpanTree } from './trace';
 
 // One mark per span: 1 when its name, service or span id contains `text`
-// (case-insensitive). The compact form has no attributes, so attribute
-// values are not searched. Null for a blank text (no search).
-export function matchSpans(trace: CompactTrace, text: string): Uint8Array | null {
+// (case-insensitive), or when its id is in `alsoIds`: the spans the server
+// found the text in (attributes, events, links, status message; the
+// compact form has none of them, see spanSearchPath). Null for a blank
+// text (no search).
+export function matchSpans(
+  trace: CompactTrace,
+  text: string,
+  alsoIds?: ReadonlySet<string>,
+): Uint8Array | null {
   const needle = text.trim().toLowerCase();
   if (needle === '') return null;
   // Names and services are few and shared: test each once.
@@ -16,9 +22,23 @@ export function matchSpans(trace: CompactTrace, text: string): Uint8Array | null
   const marks = new Uint8Array(trace.span_count);
   const { name, service, span_id } = trace.spans;
   for (let i = 0; i < trace.span_count; i += 1) {
-    if (nameHit[name[i]] || serviceHit[service[i]] || span_id[i].includes(needle)) marks[i] = 1;
+    if (nameHit[name[i]] || serviceHit[service[i]] || span_id[i].includes(needle) || alsoIds?.has(span_id[i])) {
+      marks[i] = 1;
+    }
   }
   return marks;
+}
+
+// The longest text the server searches spans for (docs/api.md).
+export const SPAN_SEARCH_MAX_BYTES = 256;
+
+// The API path that names the spans of `traceId` holding `text` in what the
+// compact form leaves out, or null when there is nothing to ask (a blank
+// text, or one longer than the server takes).
+export function spanSearchPath(traceId: string, text: string): string | null {
+  const needle = text.trim();
+  if (needle === '' || new TextEncoder().encode(needle).length > SPAN_SEARCH_MAX_BYTES) return null;
+  return `/api/v1/traces/${traceId}/spans?q=${encodeURIComponent(needle)}`;
 }
 
 // The marked spans in `order` (the whole tree, top to bottom).

@@ -7,7 +7,7 @@ import { get, type KeyValue, messageOf } from '../lib/api';
 import { criticalPath } from '../lib/critical_path';
 import { duration } from '../lib/format';
 import { here, navigate, withParams } from '../lib/location';
-import { inOrder, matchSpans, positions, stepMatch, withAncestors } from '../lib/span_search';
+import { inOrder, matchSpans, positions, spanSearchPath, stepMatch, withAncestors } from '../lib/span_search';
 import { buildTree, type CompactTrace, visibleRows } from '../lib/trace';
 import { showNanos } from '../lib/shown_time';
 
@@ -62,7 +62,25 @@ export function TracePage(props: { traceId: string }) {
   // The whole tree top to bottom: the order matches are stepped through.
   const order = useMemo(() => (tree ? visibleRows(tree, new Set()) : []), [tree]);
   const position = useMemo(() => positions(order, tree ? tree.depth.length : 0), [order, tree]);
-  const marks = useMemo(() => (trace ? matchSpans(trace, find) : null), [trace, find]);
+  // The spans the server finds the text in (attributes, events, ...), for
+  // the text they were asked for; asked for a moment after typing stops.
+  const [found, setFound] = useState<{ path: string; ids: ReadonlySet<string> } | null>(null);
+  const searchPath = spanSearchPath(props.traceId, find);
+  useEffect(() => {
+    if (!trace || searchPath === null) return;
+    let current = true;
+    const timer = setTimeout(() => {
+      get<{ span_ids: string[] }>(searchPath)
+        .then((answer) => current && setFound({ path: searchPath, ids: new Set(answer.span_ids) }))
+        .catch(() => {});  // names, services and ids are still searched
+    }, 200);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [trace, searchPath]);
+  const alsoIds = found !== null && found.path === searchPath ? found.ids : undefined;
+  const marks = useMemo(() => (trace ? matchSpans(trace, find, alsoIds) : null), [trace, find, alsoIds]);
   const matches = useMemo(() => (marks ? inOrder(order, marks) : []), [order, marks]);
   const keep = useMemo(
     () => (tree && marks && matchesOnly ? withAncestors(tree, marks) : undefined),
@@ -147,7 +165,7 @@ export function TracePage(props: { traceId: string }) {
             <input
               type="search"
               aria-label="Find spans"
-              placeholder="Find spans by name, service or id"
+              placeholder="Find spans by name, service, id or attribute"
               value={find}
               onInput={(event) =>
                 navigate(withParams({ find: (event.target as HTMLInputElement).value || null }), true)
