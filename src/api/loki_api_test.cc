@@ -77,24 +77,15 @@ class LokiApiTest : public ::testing::Test {
       }
       // Service "levels": a batch whose records carry a `level` attribute
       // in each family (and one record none), and a batch without any.
-      for (const std::string& json : {LevelsJson(end, true), LevelsJson(end, false)}) {
+      // Service "bodies": kvlist, array and other non-string bodies, for
+      // the line filters that search their JSON text.
+      for (const std::string& json :
+           {LevelsJson(end, true), LevelsJson(end, false), BodiesJson(end)}) {
         auto batch = std::make_unique<otlp::LogBatch>();
         EXPECT_TRUE(otlp::DecodeLogsJson(json, batch.get()).ok());
         storage::WriteRequest request;
+        request.rows = static_cast<int64_t>(batch->logs.size());
         request.logs = std::move(batch);
-        request.rows = 6;
-        request.bytes = static_cast<int64_t>(json.size());
-        EXPECT_TRUE(storage->Write(std::move(request)).ok());
-      }
-      {
-        // Service "bodies": kvlist, array and other non-string bodies, for
-        // the line filters that search their JSON text.
-        const std::string json = BodiesJson(end);
-        auto batch = std::make_unique<otlp::LogBatch>();
-        EXPECT_TRUE(otlp::DecodeLogsJson(json, batch.get()).ok());
-        storage::WriteRequest request;
-        request.logs = std::move(batch);
-        request.rows = 6;
         request.bytes = static_cast<int64_t>(json.size());
         EXPECT_TRUE(storage->Write(std::move(request)).ok());
       }
