@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "api/api_server.h"
+#include "api/api_test_accounts.h"
 #include "control/accounts.h"
-#include "control/control_testing.h"
-#include "control/sqlite_account_store.h"
 #include "control/sqlite_token_store.h"
 #include "control/token_authenticator.h"
 #include "fmt/format.h"
@@ -23,11 +22,8 @@
 namespace strata::api {
 namespace {
 
-using server::testing::Curl;
 using server::testing::HttpAnswer;
 using ::testing::HasSubstr;
-
-constexpr char kPassword[] = "correct horse battery";
 
 TEST(RouteRulesTest, EveryRegisteredRouteHasItsOwnRuleAndEveryRuleIsRegistered) {
   ApiOptions options;
@@ -66,19 +62,11 @@ struct MatrixCaller {
   std::map<Access, int> denied;  // access -> 401 or 403; absent: allowed
 };
 
-class AccessTest : public control::testing::TempDirTest {
+class AccessTest : public test_support::SignedInApiTest {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    const std::string db = dir() + "/control/strata.sqlite";
-    auto store = control::SqliteAccountStore::Open(db, clock_.Now());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-    control::AccountsOptions account_options;
-    account_options.clock = [this] { return clock_.Now(); };
-    account_options.hash_params = {.passes = 1, .memory_bytes = 8192};
-    accounts_ = std::make_unique<control::Accounts>(store_.get(), std::move(account_options));
-    auto tokens = control::SqliteTokenStore::Open(db);
+    SignedInApiTest::SetUp();
+    auto tokens = control::SqliteTokenStore::Open(db_path());
     ASSERT_TRUE(tokens.ok()) << tokens.status();
     tokens_ = *std::move(tokens);
     for (auto scope :
@@ -98,69 +86,28 @@ class AccessTest : public control::testing::TempDirTest {
     options.tokens = tokens_.get();
     saved_ = std::make_unique<control::SavedQueries>(store_.get());
     options.saved_queries = saved_.get();
-    api_ = std::make_unique<Api>(std::move(options));
-    server::HttpRouter router;
-    api_->AddRoutes(&router);
-    auto started = server::HttpServer::Start(server::HttpServerOptions{.address = "127.0.0.1:0"},
-                                             std::move(router).ToHandler());
-    ASSERT_TRUE(started.ok()) << started.status();
-    http_ = *std::move(started);
-    base_ = fmt::format("http://127.0.0.1:{}", http_->port());
-  }
-
-  void TearDown() override {
-    http_.reset();
-    api_.reset();
-    TempDirTest::TearDown();
+    ASSERT_NO_FATAL_FAILURE(StartApi(std::move(options)));
   }
 
   // Signs in through the API and returns the session cookie's value.
   std::string Login(const std::string& email) {
-    HttpAnswer answer = Call("POST", "/api/v1/auth/login", {"X-Strata-Request: 1"},
-                             fmt::format(R"({{"email":"{}","password":"{}"}})", email, kPassword));
+    HttpAnswer answer = Call(
+        "POST", "/api/v1/auth/login", {"X-Strata-Request: 1"},
+        fmt::format(R"({{"email":"{}","password":"{}"}})", email, test_support::kUserPassword));
     EXPECT_EQ(answer.status, 200) << answer.body;
     const std::string cookie = answer.Header("set-cookie");
     const size_t start = cookie.find('=') + 1;
     return cookie.substr(start, cookie.find(';') - start);
   }
 
-  control::SignedIn AddUser(const std::string& email, control::Role role) {
-    auto created = accounts_->CreateUser("test", email, "Someone", role, {});
-    EXPECT_TRUE(created.ok()) << created.status();
-    auto signed_in = accounts_->UsePasswordLink(created->link.token, kPassword, {});
-    EXPECT_TRUE(signed_in.ok()) << signed_in.status();
-    return *std::move(signed_in);
-  }
-
-  HttpAnswer Call(const std::string& method, const std::string& path,
-                  const std::vector<std::string>& headers, const std::string& body = "") {
-    std::vector<std::string> args = {"-X", method};
-    for (const std::string& header : headers) {
-      args.push_back("-H");
-      args.push_back(header);
-    }
-    if (!body.empty()) {
-      args.push_back("--data-binary");
-      args.push_back(body);
-    }
-    args.push_back(base_ + path);
-    return Curl(args);
-  }
-
   static std::string CookieHeader(const std::string& session) {
     return std::string(kSessionCookie) + "=" + session;
   }
 
-  control::testing::ManualClock clock_{absl::FromUnixSeconds(1750000000)};
-  std::unique_ptr<control::SqliteAccountStore> store_;
-  std::unique_ptr<control::Accounts> accounts_;
   std::unique_ptr<control::SqliteTokenStore> tokens_;
   std::unique_ptr<control::SavedQueries> saved_;
   std::unique_ptr<control::TokenAuthenticator> auth_;
   std::map<control::TokenScope, std::string> token_;
-  std::unique_ptr<Api> api_;
-  std::unique_ptr<server::HttpServer> http_;
-  std::string base_;
 };
 
 // A concrete request path for a rule (prefix rules get a tail naming
@@ -175,7 +122,10 @@ std::string PathFor(const RouteRule& rule) {
 TEST_F(AccessTest, EveryRouteAnswersEveryKindOfCallerAsItsRuleSays) {
   auto setup = accounts_->OpenSetup();
   ASSERT_TRUE(setup.ok() && setup->has_value());
-  ASSERT_TRUE(accounts_->CompleteSetup(**setup, "admin@example.com", "Admin", kPassword, {}).ok());
+  ASSERT_TRUE(
+      accounts_
+          ->CompleteSetup(**setup, "admin@example.com", "Admin", test_support::kUserPassword, {})
+          .ok());
   AddUser("viewer@example.com", control::Role::kViewer);
   AddUser("operator@example.com", control::Role::kOperator);
   const std::string expired = Login("viewer@example.com");
@@ -267,7 +217,7 @@ TEST_F(AccessTest, CookieRequestsThatChangeThingsFollowTheBrowserRules) {
   HttpAnswer created = Call("POST", "/api/v1/auth/setup", {"X-Strata-Request: 1"},
                             fmt::format(R"({{"token":"{}","email":"a@example.com","name":"A",)"
                                         R"("password":"{}"}})",
-                                        **setup, kPassword));
+                                        **setup, test_support::kUserPassword));
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string set_cookie = created.Header("set-cookie");
   EXPECT_THAT(set_cookie, HasSubstr("strata_session="));
@@ -279,7 +229,7 @@ TEST_F(AccessTest, CookieRequestsThatChangeThingsFollowTheBrowserRules) {
   HttpAnswer again = Call("POST", "/api/v1/auth/setup", {"X-Strata-Request: 1"},
                           fmt::format(R"({{"token":"{}","email":"b@example.com","name":"B",)"
                                       R"("password":"{}"}})",
-                                      **setup, kPassword));
+                                      **setup, test_support::kUserPassword));
   EXPECT_EQ(again.status, 410) << again.body;
 
   const std::string session = Login("a@example.com");
@@ -293,7 +243,8 @@ TEST_F(AccessTest, CookieRequestsThatChangeThingsFollowTheBrowserRules) {
   EXPECT_EQ(Call("GET", "/api/v1/auth/me", {cookie, "Sec-Fetch-Site: cross-site"}).status, 403);
   // Login without the header is refused too (it sets the cookie).
   EXPECT_EQ(Call("POST", "/api/v1/auth/login", {},
-                 fmt::format(R"({{"email":"a@example.com","password":"{}"}})", kPassword))
+                 fmt::format(R"({{"email":"a@example.com","password":"{}"}})",
+                             test_support::kUserPassword))
                 .status,
             403);
   // A bearer token needs no browser header.
@@ -317,7 +268,8 @@ TEST_F(AccessTest, CookieRequestsThatChangeThingsFollowTheBrowserRules) {
 TEST_F(AccessTest, RoleChangesEndSessionsTheLastAdminStaysAndSignInIsLimited) {
   auto setup = accounts_->OpenSetup();
   ASSERT_TRUE(setup.ok() && setup->has_value());
-  auto admin = accounts_->CompleteSetup(**setup, "admin@example.com", "Admin", kPassword, {});
+  auto admin = accounts_->CompleteSetup(**setup, "admin@example.com", "Admin",
+                                        test_support::kUserPassword, {});
   ASSERT_TRUE(admin.ok());
   const control::SignedIn viewer = AddUser("viewer@example.com", control::Role::kViewer);
   const std::string viewer_cookie = "Cookie: " + CookieHeader(Login("viewer@example.com"));
@@ -346,14 +298,15 @@ TEST_F(AccessTest, RoleChangesEndSessionsTheLastAdminStaysAndSignInIsLimited) {
     EXPECT_EQ(wrong.status, 401);
   }
   EXPECT_EQ(wrong.body, R"({"error":"wrong email or password"})");
-  HttpAnswer limited =
-      Call("POST", "/api/v1/auth/login", {"X-Strata-Request: 1"},
-           fmt::format(R"({{"email":"admin@example.com","password":"{}"}})", kPassword));
+  HttpAnswer limited = Call("POST", "/api/v1/auth/login", {"X-Strata-Request: 1"},
+                            fmt::format(R"({{"email":"admin@example.com","password":"{}"}})",
+                                        test_support::kUserPassword));
   EXPECT_EQ(limited.status, 429);
   EXPECT_EQ(limited.Header("retry-after"), "1");
   clock_.Advance(absl::Seconds(1));
   EXPECT_EQ(Call("POST", "/api/v1/auth/login", {"X-Strata-Request: 1"},
-                 fmt::format(R"({{"email":"admin@example.com","password":"{}"}})", kPassword))
+                 fmt::format(R"({{"email":"admin@example.com","password":"{}"}})",
+                             test_support::kUserPassword))
                 .status,
             200);
 
@@ -384,7 +337,9 @@ TEST_F(AccessTest, AdminsManageTokensThroughTheApi) {
 TEST_F(AccessTest, PeopleSaveQueriesAndShareThemByRole) {
   auto setup = accounts_->OpenSetup();
   ASSERT_TRUE(setup.ok() && setup->has_value());
-  ASSERT_TRUE(accounts_->CompleteSetup(**setup, "admin@example.com", "A", kPassword, {}).ok());
+  ASSERT_TRUE(
+      accounts_->CompleteSetup(**setup, "admin@example.com", "A", test_support::kUserPassword, {})
+          .ok());
   AddUser("viewer@example.com", control::Role::kViewer);
   const std::vector<std::string> viewer = {"Cookie: " + CookieHeader(Login("viewer@example.com")),
                                            "X-Strata-Request: 1"};

@@ -58,6 +58,52 @@ void WriteToken(otlp::JsonWriter& w, const control::TokenInfo& token) {
   w.EndObject();
 }
 
+void WriteOAuthGrant(otlp::JsonWriter& w, const control::OAuthGrant& grant) {
+  w.BeginObject();
+  w.Key("id");
+  w.Int(grant.id);
+  w.Key("client_id");
+  w.String(grant.client_id);
+  w.Key("client_name");
+  w.String(grant.client_name);
+  w.Key("resource");
+  w.String(grant.resource);
+  TimeMember(w, "created_at", grant.created_at);
+  TimeMember(w, "last_issued_at", grant.last_issued_at);
+  w.EndObject();
+}
+
+void WriteAuditEvent(otlp::JsonWriter& w, const control::AuditEvent& event) {
+  w.BeginObject();
+  w.Key("id");
+  w.Int(event.id);
+  TimeMember(w, "at", event.at);
+  w.Key("actor");
+  w.String(event.actor);
+  w.Key("action");
+  w.String(event.action);
+  w.Key("target");
+  w.String(event.target);
+  w.Key("outcome");
+  w.String(control::AuditOutcomeName(event.outcome));
+  w.Key("address");
+  w.String(event.address);
+  w.Key("user_agent");
+  w.String(event.user_agent);
+  w.Key("detail");
+  w.String(event.detail);
+  w.EndObject();
+}
+
+// `item` written by `write`, alone.
+template <typename Item>
+std::string ObjectJson(const Item& item, void (*write)(otlp::JsonWriter&, const Item&)) {
+  std::string out;
+  otlp::JsonWriter w(&out);
+  write(w, item);
+  return out;
+}
+
 // {"<key>": [item, ...]}.
 template <typename Item>
 std::string ListJson(std::string_view key, const std::vector<Item>& items,
@@ -75,12 +121,7 @@ std::string ListJson(std::string_view key, const std::vector<Item>& items,
 
 }  // namespace
 
-std::string UserJson(const control::User& user) {
-  std::string out;
-  otlp::JsonWriter w(&out);
-  WriteUser(w, user);
-  return out;
-}
+std::string UserJson(const control::User& user) { return ObjectJson(user, WriteUser); }
 
 std::string UsersJson(const std::vector<control::User>& users) {
   return ListJson("users", users, WriteUser);
@@ -113,31 +154,11 @@ std::string TokensJson(const std::vector<control::TokenInfo>& tokens) {
   return ListJson("tokens", tokens, WriteToken);
 }
 
-void WriteOAuthGrant(otlp::JsonWriter& w, const control::OAuthGrant& grant) {
-  w.BeginObject();
-  w.Key("id");
-  w.Int(grant.id);
-  w.Key("client_id");
-  w.String(grant.client_id);
-  w.Key("client_name");
-  w.String(grant.client_name);
-  w.Key("resource");
-  w.String(grant.resource);
-  TimeMember(w, "created_at", grant.created_at);
-  TimeMember(w, "last_issued_at", grant.last_issued_at);
-  w.EndObject();
-}
-
 std::string OAuthGrantsJson(const std::vector<control::OAuthGrant>& grants) {
   return ListJson("grants", grants, WriteOAuthGrant);
 }
 
-std::string TokenInfoJson(const control::TokenInfo& token) {
-  std::string out;
-  otlp::JsonWriter w(&out);
-  WriteToken(w, token);
-  return out;
-}
+std::string TokenInfoJson(const control::TokenInfo& token) { return ObjectJson(token, WriteToken); }
 
 std::string CreatedTokenJson(const control::CreatedToken& created, std::string_view name,
                              control::TokenScope scope) {
@@ -198,27 +219,7 @@ std::string AuditJson(const std::vector<control::AuditEvent>& events, bool more)
   w.BeginObject();
   w.Key("events");
   w.BeginArray();
-  for (const control::AuditEvent& event : events) {
-    w.BeginObject();
-    w.Key("id");
-    w.Int(event.id);
-    TimeMember(w, "at", event.at);
-    w.Key("actor");
-    w.String(event.actor);
-    w.Key("action");
-    w.String(event.action);
-    w.Key("target");
-    w.String(event.target);
-    w.Key("outcome");
-    w.String(control::AuditOutcomeName(event.outcome));
-    w.Key("address");
-    w.String(event.address);
-    w.Key("user_agent");
-    w.String(event.user_agent);
-    w.Key("detail");
-    w.String(event.detail);
-    w.EndObject();
-  }
+  for (const control::AuditEvent& event : events) WriteAuditEvent(w, event);
   w.EndArray();
   w.Key("next_before");
   if (more && !events.empty()) {

@@ -38,14 +38,6 @@ using ::testing::HasSubstr;
 
 constexpr int64_t kSecond = 1'000'000'000;
 
-// An HTTP server on a free loopback port serving `api`'s routes.
-absl::StatusOr<std::unique_ptr<server::HttpServer>> ServeOnLoopback(Api& api) {
-  server::HttpRouter router;
-  api.AddRoutes(&router);
-  server::HttpServerOptions http;
-  http.address = "127.0.0.1:0";
-  return server::HttpServer::Start(http, std::move(router).ToHandler());
-}
 constexpr char kReadToken[] = "read-token";
 constexpr char kIngestToken[] = "ingest-token";
 constexpr char kEdgeTrace[] = "c0ffee00c0ffee00c0ffee00c0ffee01";
@@ -173,7 +165,7 @@ class ApiTest : public ::testing::Test {
         return absl::UnauthenticatedError("unknown or revoked token");
       };
       api = std::make_unique<Api>(std::move(options));
-      auto started = ServeOnLoopback(*api);
+      auto started = test_support::ServeOnLoopback(*api);
       EXPECT_TRUE(started.ok()) << started.status();
       http_server = *std::move(started);
 
@@ -1128,7 +1120,7 @@ TEST(ApiCapacityTest, RecoveringAndFullQueueAre503) {
     options.worker_threads = 1;
     options.queue_capacity = recovering ? 4 : 0;
     Api api(std::move(options));
-    auto started = ServeOnLoopback(api);
+    auto started = test_support::ServeOnLoopback(api);
     ASSERT_TRUE(started.ok()) << started.status();
     HttpAnswer answer =
         Curl({"-H", "Authorization: Bearer t",
@@ -1151,7 +1143,7 @@ TEST_F(ApiTest, QueryPastItsDeadlineIs504) {
   options.authenticate = AcceptOnlyToken("t");
   options.query_deadline = std::chrono::milliseconds(200);
   Api api(std::move(options));
-  auto started = ServeOnLoopback(api);
+  auto started = test_support::ServeOnLoopback(api);
   ASSERT_TRUE(started.ok()) << started.status();
   const auto began = std::chrono::steady_clock::now();
   HttpAnswer answer = Curl({"-X", "POST", "-H", "Authorization: Bearer t", "--data-binary",
@@ -1183,7 +1175,7 @@ TEST_F(ApiTest, EveryQueryConnectionBusyPastTheQueueTimeoutIs429) {
   options.data_dir = shared_->data_dir;
   options.authenticate = AcceptOnlyToken("t");
   Api api(std::move(options));
-  auto started = ServeOnLoopback(api);
+  auto started = test_support::ServeOnLoopback(api);
   ASSERT_TRUE(started.ok()) << started.status();
   const std::string url = fmt::format("http://127.0.0.1:{}/api/v1/sql", (*started)->port());
   const std::vector<std::string> sql = {

@@ -1,10 +1,10 @@
 #pragma once
 
 // Test helper shared by the API's test files: a QueryPool over a data
-// directory, an Api on a storage engine accepting one read token, and an
-// HttpServer serving its routes on 127.0.0.1 (an ephemeral port).
-// Failures are reported as test failures (EXPECT) and leave the output
-// null.
+// directory, an Api on a storage engine accepting one read token, an
+// HttpServer serving an Api's routes on 127.0.0.1 (an ephemeral port),
+// and requests to it with curl. Failures are reported as test failures
+// (EXPECT) and leave the output null.
 
 #include <filesystem>
 #include <map>
@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "api/api_server.h"
 #include "gtest/gtest.h"
 #include "io/file_system.h"
 #include "query/duckdb_engine.h"
 #include "query/query_pool.h"
 #include "server/http_adapter.h"
+#include "server/http_testing.h"
 #include "storage/storage.h"
 
 namespace strata::api::test_support {
@@ -69,6 +71,35 @@ inline std::unique_ptr<query::QueryPool> OpenTestPool(const std::string& data_di
   return *std::move(opened);
 }
 
+// An HTTP server on a free loopback port serving `api`'s routes (`api`
+// must outlive it).
+inline absl::StatusOr<std::unique_ptr<server::HttpServer>> ServeOnLoopback(Api& api) {
+  server::HttpRouter router;
+  api.AddRoutes(&router);
+  server::HttpServerOptions http;
+  http.address = "127.0.0.1:0";
+  return server::HttpServer::Start(http, std::move(router).ToHandler());
+}
+
+// `method` `base` + `path` (base: "http://127.0.0.1:<port>") with
+// `headers` ("Name: value") and, when not empty, `body`.
+inline server::testing::HttpAnswer CallApi(const std::string& base, const std::string& method,
+                                           const std::string& path,
+                                           const std::vector<std::string>& headers,
+                                           const std::string& body = "") {
+  std::vector<std::string> args = {"-X", method};
+  for (const std::string& header : headers) {
+    args.push_back("-H");
+    args.push_back(header);
+  }
+  if (!body.empty()) {
+    args.push_back("--data-binary");
+    args.push_back(body);
+  }
+  args.push_back(base + path);
+  return server::testing::Curl(args);
+}
+
 // Starts the pool (two connections), the Api over `storage` (which must
 // outlive the result) and the server, accepting `read_token` only.
 inline LoopbackApi StartLoopbackApi(storage::Storage* storage, FileSystem* fs,
@@ -83,11 +114,7 @@ inline LoopbackApi StartLoopbackApi(storage::Storage* storage, FileSystem* fs,
   options.data_dir = data_dir;
   options.authenticate = AcceptOnlyToken(std::move(read_token));
   out.api = std::make_unique<Api>(std::move(options));
-  server::HttpRouter router;
-  out.api->AddRoutes(&router);
-  server::HttpServerOptions http;
-  http.address = "127.0.0.1:0";
-  auto started = server::HttpServer::Start(http, std::move(router).ToHandler());
+  auto started = ServeOnLoopback(*out.api);
   EXPECT_TRUE(started.ok()) << started.status();
   if (started.ok()) out.http_server = *std::move(started);
   return out;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/api_server.h"
+#include "api/api_test_server.h"
 #include "api/mcp_jsonrpc.h"
 #include "api/mcp_sessions.h"
 #include "control/control_testing.h"
@@ -99,10 +100,7 @@ class McpEndpointTest : public control::testing::TempDirTest {
       return absl::UnauthenticatedError("unknown or revoked token");
     };
     api_ = std::make_unique<Api>(std::move(options));
-    server::HttpRouter router;
-    api_->AddRoutes(&router);
-    auto started = server::HttpServer::Start(server::HttpServerOptions{.address = "127.0.0.1:0"},
-                                             std::move(router).ToHandler());
+    auto started = test_support::ServeOnLoopback(*api_);
     ASSERT_TRUE(started.ok()) << started.status();
     http_ = *std::move(started);
     base_ = fmt::format("http://127.0.0.1:{}/mcp", http_->port());
@@ -115,16 +113,9 @@ class McpEndpointTest : public control::testing::TempDirTest {
 
   HttpAnswer Post(const std::string& body, std::vector<std::string> headers = {},
                   bool token = true) {
-    std::vector<std::string> args = {"-X", "POST", "-H", "Content-Type: application/json"};
+    headers.insert(headers.begin(), "Content-Type: application/json");
     if (token) headers.push_back(std::string("Authorization: Bearer ") + kToken);
-    for (const std::string& h : headers) {
-      args.push_back("-H");
-      args.push_back(h);
-    }
-    args.push_back("--data-binary");
-    args.push_back(body);
-    args.push_back(base_);
-    return Curl(args);
+    return test_support::CallApi(base_, "POST", "", headers, body);
   }
 
   std::string Initialize() {

@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "api/api_respond.h"
 #include "api/api_server.h"
 #include "api/oauth_requests.h"
@@ -30,6 +31,9 @@ namespace {
 constexpr size_t kMaxFormBytes = 16 * 1024;
 constexpr size_t kMaxStateBytes = 1024;
 constexpr std::string_view kScope = "read";
+// Retry-After of a registration refused because every client slot is
+// taken (OAuthOptions::max_clients).
+constexpr absl::Duration kClientsFullRetryAfter = absl::Hours(1);
 
 std::string Quoted(std::string_view text) {
   std::string out = "\"";
@@ -239,7 +243,17 @@ server::HttpResponse Api::OAuthRegisterEndpoint(const server::HttpRequest& reque
   }
   absl::StatusOr<control::OAuthClient> client = options_.oauth->RegisterClient(
       registration->name, registration->redirect_uris, absl::FromUnixNanos(options_.now()));
-  if (!client.ok()) return OAuthError(client.status());
+  if (!client.ok()) {
+    server::HttpResponse refused = OAuthError(client.status());
+    // Every client slot is taken: the earliest one frees on its own when a
+    // consent that was never completed has its code cleaned, an hour after
+    // the code expired (docs/api.md, "OAuth client registration limits").
+    if (absl::IsResourceExhausted(client.status())) {
+      refused.headers.emplace_back("Retry-After",
+                                   std::to_string(absl::ToInt64Seconds(kClientsFullRetryAfter)));
+    }
+    return refused;
+  }
   std::string uris;
   for (const std::string& uri : client->redirect_uris) {
     if (!uris.empty()) uris.push_back(',');

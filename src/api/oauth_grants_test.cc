@@ -9,10 +9,8 @@
 #include <vector>
 
 #include "api/api_server.h"
-#include "control/accounts.h"
-#include "control/control_testing.h"
+#include "api/api_test_accounts.h"
 #include "control/oauth.h"
-#include "control/sqlite_account_store.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,29 +19,19 @@
 namespace strata::api {
 namespace {
 
-using server::testing::Curl;
 using server::testing::HttpAnswer;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kPassword[] = "correct horse battery";
 constexpr char kResource[] = "http://127.0.0.1:7520/mcp";
 constexpr char kRedirect[] = "http://127.0.0.1:9/cb";
 constexpr char kVerifier[] = "a-verifier-of-forty-three-characters-or-more-0123";
 
-class OAuthGrantsTest : public control::testing::TempDirTest {
+class OAuthGrantsTest : public test_support::SignedInApiTest {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    const std::string db = dir() + "/control/strata.sqlite";
-    auto store = control::SqliteAccountStore::Open(db, clock_.Now());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-    control::AccountsOptions account_options;
-    account_options.clock = [this] { return clock_.Now(); };
-    account_options.hash_params = {.passes = 1, .memory_bytes = 8192};
-    accounts_ = std::make_unique<control::Accounts>(store_.get(), std::move(account_options));
-    auto oauth = control::OAuth::Open(db, clock_.Now());
+    SignedInApiTest::SetUp();
+    auto oauth = control::OAuth::Open(db_path(), clock_.Now());
     ASSERT_TRUE(oauth.ok()) << oauth.status();
     oauth_ = *std::move(oauth);
     ApiOptions options;
@@ -55,27 +43,7 @@ class OAuthGrantsTest : public control::testing::TempDirTest {
     options.accounts = accounts_.get();
     options.oauth = oauth_.get();
     options.now = [this] { return absl::ToUnixNanos(clock_.Now()); };
-    api_ = std::make_unique<Api>(std::move(options));
-    server::HttpRouter router;
-    api_->AddRoutes(&router);
-    auto started = server::HttpServer::Start(server::HttpServerOptions{.address = "127.0.0.1:0"},
-                                             std::move(router).ToHandler());
-    ASSERT_TRUE(started.ok()) << started.status();
-    http_ = *std::move(started);
-  }
-
-  void TearDown() override {
-    http_.reset();
-    api_.reset();
-    TempDirTest::TearDown();
-  }
-
-  control::SignedIn AddUser(const std::string& email) {
-    auto created = accounts_->CreateUser("test", email, "Someone", control::Role::kViewer, {});
-    EXPECT_TRUE(created.ok()) << created.status();
-    auto signed_in = accounts_->UsePasswordLink(created->link.token, kPassword, {});
-    EXPECT_TRUE(signed_in.ok()) << signed_in.status();
-    return *std::move(signed_in);
+    ASSERT_NO_FATAL_FAILURE(StartApi(std::move(options)));
   }
 
   // `user` consents to a new client named `name`: its tokens.
@@ -103,27 +71,7 @@ class OAuthGrantsTest : public control::testing::TempDirTest {
     return access.ok() && access->has_value();
   }
 
-  HttpAnswer Call(const std::string& method, const std::string& path,
-                  const std::vector<std::string>& headers) {
-    std::vector<std::string> args = {"-X", method};
-    for (const std::string& header : headers) {
-      args.push_back("-H");
-      args.push_back(header);
-    }
-    args.push_back(fmt::format("http://127.0.0.1:{}{}", http_->port(), path));
-    return Curl(args);
-  }
-  static std::vector<std::string> As(const control::SignedIn& user) {
-    return {fmt::format("Cookie: {}={}", kSessionCookie, user.session_token),
-            "X-Strata-Request: 1"};
-  }
-
-  control::testing::ManualClock clock_{absl::FromUnixSeconds(1750000000)};
-  std::unique_ptr<control::SqliteAccountStore> store_;
-  std::unique_ptr<control::Accounts> accounts_;
   std::unique_ptr<control::OAuth> oauth_;
-  std::unique_ptr<Api> api_;
-  std::unique_ptr<server::HttpServer> http_;
   std::map<std::string, std::string> client_ids_;
 };
 

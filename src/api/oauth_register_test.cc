@@ -5,13 +5,12 @@
 // window after the old one closes; and the cap on clients no user
 // consented to holding however many addresses register.
 
-#include <atomic>
 #include <memory>
 #include <string>
 
 #include "api/api_server.h"
+#include "api/api_test_accounts.h"
 #include "api/forwarded.h"
-#include "control/control_testing.h"
 #include "control/oauth.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
@@ -21,18 +20,22 @@
 namespace strata::api {
 namespace {
 
-using server::testing::Curl;
 using server::testing::HttpAnswer;
 using ::testing::HasSubstr;
 
-constexpr int64_t kSecond = 1'000'000'000;
-
-class OAuthRegisterTest : public control::testing::TempDirTest {
+class OAuthRegisterTest : public test_support::SignedInApiTest {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    auto oauth = control::OAuth::Open(dir() + "/control/strata.sqlite", absl::FromUnixNanos(now_),
-                                      control::OAuthOptions{.max_unused_clients = 4});
+    SignedInApiTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(Start(control::OAuthOptions{.max_unused_clients = 4}));
+  }
+
+  // (Re)starts the server over the control database with `oauth_options`.
+  void Start(control::OAuthOptions oauth_options) {
+    http_.reset();
+    api_.reset();
+    oauth_.reset();
+    auto oauth = control::OAuth::Open(db_path(), clock_.Now(), oauth_options);
     ASSERT_TRUE(oauth.ok()) << oauth.status();
     oauth_ = *std::move(oauth);
     ApiOptions options;
@@ -44,40 +47,24 @@ class OAuthRegisterTest : public control::testing::TempDirTest {
     auto trusted = ParseTrustedProxies("127.0.0.1");
     ASSERT_TRUE(trusted.ok()) << trusted.status();
     options.trusted_proxies = *trusted;
-    options.now = [this] { return now_.load(); };
-    api_ = std::make_unique<Api>(std::move(options));
-    server::HttpRouter router;
-    api_->AddRoutes(&router);
-    auto started = server::HttpServer::Start(server::HttpServerOptions{.address = "127.0.0.1:0"},
-                                             std::move(router).ToHandler());
-    ASSERT_TRUE(started.ok()) << started.status();
-    http_ = *std::move(started);
-  }
-
-  void TearDown() override {
-    http_.reset();
-    api_.reset();
-    TempDirTest::TearDown();
+    options.now = [this] { return absl::ToUnixNanos(clock_.Now()); };
+    ASSERT_NO_FATAL_FAILURE(StartApi(std::move(options)));
   }
 
   HttpAnswer Register(const std::string& address) {
-    return Curl({"-X", "POST", "-H", "Content-Type: application/json", "-H",
-                 "X-Forwarded-For: " + address, "--data-binary",
-                 R"({"client_name":"agent","redirect_uris":["http://127.0.0.1:9/cb"]})",
-                 fmt::format("http://127.0.0.1:{}/oauth/register", http_->port())});
+    return Call("POST", "/oauth/register",
+                {"Content-Type: application/json", "X-Forwarded-For: " + address},
+                R"({"client_name":"agent","redirect_uris":["http://127.0.0.1:9/cb"]})");
   }
 
-  std::atomic<int64_t> now_{1'750'000'000 * kSecond};
   std::unique_ptr<control::OAuth> oauth_;
-  std::unique_ptr<Api> api_;
-  std::unique_ptr<server::HttpServer> http_;
 };
 
 TEST_F(OAuthRegisterTest, EachAddressGetsABoundedNumberPerWindow) {
   EXPECT_EQ(Register("203.0.113.1").status, 201);
-  now_ += 60 * kSecond;
+  clock_.Advance(absl::Seconds(60));
   EXPECT_EQ(Register("203.0.113.1").status, 201);
-  now_ += 60 * kSecond;
+  clock_.Advance(absl::Seconds(60));
   const HttpAnswer refused = Register("203.0.113.1");
   EXPECT_EQ(refused.status, 429) << refused.body;
   // The window opened 2 minutes ago and lasts 10.
@@ -87,7 +74,7 @@ TEST_F(OAuthRegisterTest, EachAddressGetsABoundedNumberPerWindow) {
   // Another address is unaffected.
   EXPECT_EQ(Register("203.0.113.2").status, 201);
   // Refusals count nothing; a new window gives the bound again.
-  now_ += 480 * kSecond;
+  clock_.Advance(absl::Seconds(480));
   EXPECT_EQ(Register("203.0.113.1").status, 201);
   EXPECT_EQ(Register("203.0.113.1").status, 201);
   EXPECT_EQ(Register("203.0.113.1").status, 429);
@@ -98,6 +85,19 @@ TEST_F(OAuthRegisterTest, ClientsNoUserConsentedToStayWithinTheirCap) {
     EXPECT_EQ(Register(fmt::format("198.51.100.{}", i)).status, 201) << i;
   }
   EXPECT_EQ(oauth_->UnusedClients().value_or(-1), 4);
+}
+
+TEST_F(OAuthRegisterTest, AFullServerSaysWhenToRetry) {
+  // Two slots; the unused clients are not culled before 100.
+  Start(control::OAuthOptions{.max_clients = 2, .max_unused_clients = 100});
+  EXPECT_EQ(Register("198.51.100.1").status, 201);
+  EXPECT_EQ(Register("198.51.100.2").status, 201);
+  const HttpAnswer refused = Register("198.51.100.3");
+  EXPECT_EQ(refused.status, 429) << refused.body;
+  EXPECT_THAT(refused.body, HasSubstr(R"("error":"temporarily_unavailable")"));
+  EXPECT_THAT(refused.body, HasSubstr("limit of 2 OAuth clients"));
+  // An abandoned consent's code is cleaned an hour after it expires.
+  EXPECT_EQ(refused.Header("retry-after"), "3600");
 }
 
 }  // namespace

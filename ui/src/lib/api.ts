@@ -137,6 +137,17 @@ export interface TokenInfo {
   revoked_at: string | null;
 }
 
+// One consent the signed-in user gave an MCP client (docs/api.md, "OAuth
+// grants").
+export interface OAuthGrant {
+  id: number;
+  client_id: string;
+  client_name: string;
+  resource: string;
+  created_at: string;
+  last_issued_at: string | null;
+}
+
 export interface PasswordLink {
   url: string;
   expires_at: string;

@@ -1,11 +1,22 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorNote } from '../components/form';
-import { get, patch, type PasswordLink, post, remove, type TokenInfo, type User, messageOf } from '../lib/api';
+import {
+  get,
+  type OAuthGrant,
+  patch,
+  type PasswordLink,
+  post,
+  remove,
+  type TokenInfo,
+  type User,
+  messageOf,
+} from '../lib/api';
 import { here } from '../lib/location';
 import { me } from '../session';
 
 const TABS = [
   { path: '/settings/connect', label: 'Connect your telemetry', admin: false },
+  { path: '/settings/agents', label: 'Connected agents', admin: false },
   { path: '/settings/tokens', label: 'Tokens', admin: true },
   { path: '/settings/users', label: 'Users', admin: true },
 ];
@@ -24,6 +35,7 @@ export function SettingsPage() {
         ))}
       </nav>
       {path === '/settings/connect' && <Connect />}
+      {path === '/settings/agents' && <Agents />}
       {path === '/settings/tokens' && (isAdmin ? <Tokens /> : <AdminsOnly />)}
       {path === '/settings/users' && (isAdmin ? <Users /> : <AdminsOnly />)}
     </section>
@@ -89,6 +101,57 @@ service:
     logs: { exporters: [otlphttp/strata] }
     metrics: { exporters: [otlphttp/strata] }`}
       </pre>
+    </div>
+  );
+}
+
+// The MCP clients the signed-in user allowed on the OAuth consent page
+// (docs/mcp.md, "Authorization"), each revocable.
+function Agents() {
+  const { items: grants, error, act } = useList<OAuthGrant>('/api/v1/auth/me/oauth-grants', 'grants');
+
+  async function revoke(grant: OAuthGrant) {
+    const question = `Revoke the access of "${grant.client_name}"? Its tokens stop working at once; it has to ask you again.`;
+    if (!window.confirm(question)) return;
+    await act(() => remove(`/api/v1/auth/me/oauth-grants/${grant.id}`));
+  }
+
+  return (
+    <div>
+      <p>
+        Agents (MCP clients) you allowed to read this server's telemetry as you. Revoking one refuses its tokens at
+        once.
+      </p>
+      <ErrorNote message={error} />
+      {grants && grants.length === 0 && <p class="note">No agent has access.</p>}
+      {grants && grants.length > 0 && (
+        <table class="data" aria-label="Connected agents">
+          <thead>
+            <tr>
+              <th scope="col">Agent</th>
+              <th scope="col">Resource</th>
+              <th scope="col">Allowed</th>
+              <th scope="col">Last token issued</th>
+              <th scope="col"><span class="visually-hidden">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {grants.map((grant) => (
+              <tr key={grant.id}>
+                <th scope="row">{grant.client_name}</th>
+                <td>{grant.resource}</td>
+                <td>{when(grant.created_at)}</td>
+                <td>{when(grant.last_issued_at)}</td>
+                <td>
+                  <button type="button" aria-label={`Revoke ${grant.client_name}`} onClick={() => void revoke(grant)}>
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </div>
   );
 }
