@@ -144,17 +144,10 @@ absl::StatusOr<std::vector<RollupCache::Rows>> RollupCache::ForWindow(
   // the second to finish keeps its copy (they are equal).
   for (const storage::LiveBatch* batch : missing) {
     rollups::RollupRows rows;
-    if (batch->meta().rollups_parquet.has_value()) {
-      // An evicted batch's rollups come from its cached copy.
-      STRATA_ASSIGN_OR_RETURN(storage::ResolvedFile file,
-                              storage::ResolveDataFile(*batch, storage::kRollupsFileName));
-      STRATA_ASSIGN_OR_RETURN(auto source, storage::OpenFileSource(fs, file.path));
-      STRATA_ASSIGN_OR_RETURN(
-          rows, storage::ReadRollupsTable(source.get(), batch->meta().id, storage::kRollupsFileName,
-                                          batch->meta().format));
-    } else {
-      STRATA_ASSIGN_OR_RETURN(rows, storage::ReadBatchRollups(fs, batch->dir(), batch->meta()));
-    }
+    // An evicted batch's rollups (or, for a batch without rollups.parquet,
+    // its table files) come from their cached copies.
+    STRATA_ASSIGN_OR_RETURN(
+        rows, storage::ReadBatchRollups(storage::DataFilesOf(fs, *batch), batch->meta()));
     out.push_back(std::make_shared<const BatchRollups>(std::move(rows)));
     MutexLock lock(&mu_);
     by_batch_[batch->meta().id] = out.back();

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "api/service_health_json.h"
 #include "fmt/format.h"
+#include "storage/offload/data_file_resolver.h"
 #include "storage/storage.h"
 #include "storage/table/rollups_table.h"
 
@@ -201,8 +202,9 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, ui
     const storage::LiveBatch& batch = *todo[next].batch;
     const uint64_t age = todo[next].age;
     // Spans are read outside mu_; each chunk is resolved under it.
+    // An evicted batch's spans come from its cached copy.
     const absl::Status read = storage::ForEachSpansChunk(
-        fs, batch.dir(), batch.meta(), [&](const otlp::TraceBatch& chunk) {
+        storage::DataFilesOf(fs, batch), batch.meta(), [&](const otlp::TraceBatch& chunk) {
           MutexLock lock(&mu_);
           rollups::EdgeSpans spans;
           rollups::AppendEdgeSpans(chunk, &resolver_.nodes(), &spans);

@@ -3,7 +3,8 @@
 // the other way round: the resolved edges equal the reference self-join in
 // DuckDB over every spans file, and stay equal after compaction merges the
 // batches (its output is not counted again) and for a resolver that reads
-// only the compacted batch.
+// only the compacted batch; batches evicted to an object store answer as
+// they did before eviction, read back through the read cache.
 
 #include "api/service_map.h"
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/api_test_server.h"
@@ -21,9 +23,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
+#include "objectstore/local_batch_store.h"
 #include "otlp/decode.h"
 #include "query/duckdb_engine.h"
 #include "rollups/duration_histogram.h"
+#include "storage/format/evicted_marker.h"
 #include "storage/storage.h"
 #include "storage/testing/commit_testing.h"
 #include "storage/testing/verify_testing.h"
@@ -173,6 +177,93 @@ TEST(ServiceMapTest, AnUnreadableSpansFileMakesTheAnswerIncomplete) {
   EXPECT_THAT(json, ::testing::HasSubstr(R"("complete":false)"));
   EXPECT_THAT(json, ::testing::HasSubstr(R"("unreadable_batches":1,"unreadable_error":")"));
   storage->Shutdown(std::chrono::seconds(5));
+}
+
+// Batches whose Parquet files were evicted to an object store: the service
+// map reads their spans, and service health (its nodes' requests) their
+// rollups, from the store through the read cache, and the answer is the
+// one they gave while local. One batch was written without
+// rollups.parquet (meta.json format 1), so its rollups come from its
+// evicted tables.
+TEST(ServiceMapTest, EvictedBatchesAnswerAsBeforeThroughTheReadCache) {
+  PosixFileSystem fs;
+  storage::testing::ScopedTempDir tmp("service-map-evicted");
+  const std::string data_dir = tmp.path() + "/data";
+  auto local = objectstore::LocalBatchStore::Open(fs, tmp.path() + "/store");
+  ASSERT_TRUE(local.ok()) << local.status();
+  auto open = [&](bool write_rollups, std::chrono::microseconds evict_after) {
+    storage::StorageOptions options;
+    options.start_maintenance = false;
+    options.write_rollups = write_rollups;
+    options.object_store = local->get();
+    options.upload.poll_interval = std::chrono::milliseconds(20);
+    options.evict_after = evict_after;
+    options.evict_poll_interval = std::chrono::hours(1);
+    auto opened = storage::Storage::Open(fs, data_dir, std::move(options));
+    EXPECT_TRUE(opened.ok()) << opened.status();
+    return opened.ok() ? *std::move(opened) : nullptr;
+  };
+  const int64_t t0 = 1'796'205'600'000'000'000;  // a whole minute
+  const std::vector<smt::Span> spans = smt::Traces(6, t0);
+  for (int part = 0; part < 3; ++part) {
+    std::unique_ptr<storage::Storage> storage = open(part > 0, std::chrono::microseconds{0});
+    ASSERT_NE(storage, nullptr);
+    std::map<std::string, std::vector<std::string>> by_service;
+    for (size_t i = static_cast<size_t>(part) * spans.size() / 3;
+         i < static_cast<size_t>(part + 1) * spans.size() / 3; ++i) {
+      by_service[spans[i].service].push_back(spans[i].json);
+    }
+    auto batch = std::make_unique<otlp::TraceBatch>();
+    for (const auto& [service, list] : by_service) {
+      ASSERT_TRUE(otlp::DecodeTracesJson(smt::RequestJson(service, list), batch.get()).ok());
+    }
+    storage::WriteRequest request;
+    request.rows = batch->spans.size();
+    request.traces = std::move(batch);
+    request.bytes = 1 << 16;
+    ASSERT_TRUE(storage->Write(std::move(request)).ok());
+    for (const auto& live : storage->Pin()->batches()) {
+      ASSERT_TRUE(storage->uploader()->WaitUploaded(live->id(), std::chrono::seconds(20)).ok());
+    }
+  }
+  const MinuteWindow window{static_cast<uint64_t>(t0),
+                            static_cast<uint64_t>(t0) + 3'600 * 1'000 * kMs};
+  std::string before;
+  {
+    std::unique_ptr<storage::Storage> storage = open(true, std::chrono::microseconds{0});
+    ASSERT_NE(storage, nullptr);
+    std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+    ASSERT_EQ(snapshot->size(), 3u);
+    EXPECT_FALSE(snapshot->batches()[0]->meta().rollups_parquet.has_value());
+    ServiceMap map;
+    const ServiceMapAnswer answer = MapOf(map, fs, *snapshot, window);
+    ASSERT_FALSE(answer.edges.empty());
+    before = ServiceMapJson(answer, window, map.options().resolver);
+  }
+  {
+    // Every batch is old enough: the evictor marks them all at start.
+    std::unique_ptr<storage::Storage> storage = open(true, std::chrono::microseconds{1});
+    ASSERT_NE(storage, nullptr);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (storage->evictor()->Stats().batches_marked < 3 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(storage->evictor()->Stats().batches_marked, 3u);
+  }
+  // A new start removes what the first left, before anything reads.
+  std::unique_ptr<storage::Storage> storage = open(true, std::chrono::microseconds{1});
+  ASSERT_NE(storage, nullptr);
+  std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+  for (const auto& batch : snapshot->batches()) {
+    EXPECT_TRUE(*storage::HasEvictedMarker(fs, batch->dir()));
+    EXPECT_FALSE(std::filesystem::exists(batch->dir() + "/spans.parquet")) << batch->dir();
+  }
+  ServiceMap map;
+  const ServiceMapAnswer answer = MapOf(map, fs, *snapshot, window);
+  EXPECT_EQ(answer.unreadable_batches, 0u) << answer.last_unreadable_error;
+  EXPECT_EQ(ServiceMapJson(answer, window, map.options().resolver), before);
+  EXPECT_GT(storage->resolver()->CacheStats().misses, 0u);
 }
 
 }  // namespace

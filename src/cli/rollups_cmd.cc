@@ -7,8 +7,12 @@
 #include "CLI/CLI.hpp"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
+#include "common/runbook.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
+#include "objectstore/batch_store.h"
+#include "objectstore/s3_config.h"
+#include "objectstore/store_url.h"
 #include "storage/rollups_rebuild.h"
 #include "storage/storage.h"
 
@@ -20,8 +24,26 @@ int RunRollupsRebuild(const RollupsCommandOptions& options) {
     return kExitUsage;
   }
   PosixFileSystem fs;
+  std::unique_ptr<objectstore::BatchStore> store;
+  storage::StorageOptions storage_options;
+  if (!options.object_store.url.empty()) {
+    absl::StatusOr<std::unique_ptr<objectstore::BatchStore>> store_opened =
+        objectstore::OpenObjectStore(fs, options.object_store, objectstore::ProcessEnvironment());
+    if (!store_opened.ok()) {
+      fmt::print(stderr, "strata rollups rebuild: {}; {}\n",
+                 std::string(store_opened.status().message()),
+                 RunbookRef("object-store-url-unusable"));
+      return kExitUsage;
+    }
+    store = *std::move(store_opened);
+    // As serve with the store: batches are uploaded (a rewritten one too),
+    // and evicted ones are read back through <data>/query/cache; nothing
+    // more is evicted.
+    storage_options.object_store = store.get();
+    storage_options.read_evicted = true;
+  }
   absl::StatusOr<std::unique_ptr<storage::Storage>> opened =
-      storage::Storage::Open(fs, options.data_dir, storage::StorageOptions{});
+      storage::Storage::Open(fs, options.data_dir, std::move(storage_options));
   if (!opened.ok()) {
     fmt::print(stderr, "strata rollups rebuild: cannot open {}: {}\n", options.data_dir,
                std::string(opened.status().message()));
@@ -39,6 +61,7 @@ int RunRollupsRebuild(const RollupsCommandOptions& options) {
   };
   absl::StatusOr<storage::RollupsRebuildReport> report = storage::RebuildRollups(**opened, rebuild);
   (*opened)->Shutdown(std::chrono::seconds(30));
+  opened->reset();  // before the store it uploads to
   if (!report.ok()) {
     fmt::print(stderr, "strata rollups rebuild: {}\n", std::string(report.status().message()));
     return kExitFailure;
@@ -63,6 +86,16 @@ Command RegisterRollups(CLI::App* app, std::set<std::string>* env_names) {
   command->add_option("--day", options->day, "Only batches of this UTC day (YYYY-MM-DD)");
   command->add_flag("--check", options->check,
                     "Compare only: exit 1 when a batch's rollups differ or are missing");
+  objectstore::ObjectStoreSettings& store = options->object_store;
+  AddFlag(command, env_names, "object-store", &store.url,
+          "The object store strata serve offloads to (s3://<bucket>[/<prefix>] or "
+          "file:///<path>): evicted batches are read back from it, never rewritten");
+  AddFlag(command, env_names, "s3-endpoint", &store.endpoint, "S3 endpoint http(s)://host[:port]");
+  AddFlag(command, env_names, "s3-region", &store.region, "S3 region");
+  AddFlag(command, env_names, "s3-addressing", &store.addressing, "path or virtual");
+  AddFlag(command, env_names, "s3-access-key-id", &store.access_key_id, "S3 access key id");
+  AddFlag(command, env_names, "s3-secret-access-key", &store.secret_access_key,
+          "S3 secret key (prefer AWS_SECRET_ACCESS_KEY)");
   return Command{command, [options] { return RunRollupsRebuild(*options); }};
 }
 

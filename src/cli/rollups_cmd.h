@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "objectstore/store_url.h"
 
 namespace strata::cli {
 
@@ -16,6 +17,9 @@ struct RollupsCommandOptions {
   std::string data_dir = "strata-data";
   std::string day;  // "" : every day
   bool check = false;
+  // The store strata serve offloads to: batches it evicted are read back
+  // from it (empty url: none; an evicted batch then stops the rebuild).
+  objectstore::ObjectStoreSettings object_store;
 };
 
 int RunRollupsRebuild(const RollupsCommandOptions& options);

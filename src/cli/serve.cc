@@ -281,7 +281,7 @@ absl::StatusOr<int64_t> ParseEvictAfter(std::string_view text) {
         "--evict-after {:?}: expected a positive whole number and a unit: 90s, 30m, 6h, 7d",
         std::string(text)));
   };
-  if (text.size() < 2 || text.size() > 12) return bad();
+  if (text.size() < 2) return bad();
   int64_t unit = 0;
   switch (text.back()) {
     case 's':
@@ -301,9 +301,19 @@ absl::StatusOr<int64_t> ParseEvictAfter(std::string_view text) {
   }
   int64_t n = 0;
   const std::string_view digits = text.substr(0, text.size() - 1);
+  if (digits.front() < '0' || digits.front() > '9') return bad();  // no sign
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  // At most ten digits: the product stays far below INT64_MAX.
-  if (ec != std::errc() || end != digits.data() + digits.size() || n <= 0) return bad();
+  if (ec == std::errc::result_out_of_range && end == digits.data() + digits.size()) {
+    n = INT64_MAX;  // all digits, too many of them: refused as too long below
+  } else if (ec != std::errc() || end != digits.data() + digits.size() || n <= 0) {
+    return bad();
+  }
+  // Checked before multiplying, so no count of any unit overflows.
+  if (n > kMaxEvictAfterMicros / unit) {
+    return absl::InvalidArgumentError(
+        fmt::format("--evict-after {:?}: at most {}d (100 years); leave it out to never evict",
+                    std::string(text), kMaxEvictAfterMicros / 86'400'000'000));
+  }
   return n * unit;
 }
 
@@ -787,9 +797,7 @@ int RunServe(const ServeOptions& options) {
   return 0;
 }
 
-Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
-  auto options = std::make_shared<ServeOptions>();
-  CLI::App* command = app->add_subcommand("serve", "Run the server (strata's main job)");
+void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOptions* options) {
   AddFlag(command, env_names, "data-dir", &options->data_dir, "Data directory");
   AddFlag(command, env_names, "otlp-grpc-address", &options->otlp_grpc_address,
           "OTLP/gRPC listen address");
@@ -877,7 +885,8 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
           "other users can see in the process list)");
   AddFlag(command, env_names, "evict-after", &options->evict_after,
           "With --object-store: remove the local Parquet files of uploaded batches older than "
-          "this (90s, 30m, 6h, 7d) and read them back through the cache (empty: never)");
+          "this (90s, 30m, 6h, 7d; at most 36500d) and read them back through the cache (empty: "
+          "never)");
   AddFlag(command, env_names, "cache-size", &options->cache_size,
           "With --evict-after: bytes of evicted files kept in <data>/query/cache (0: 1 GiB)");
   command
@@ -888,6 +897,12 @@ Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
   AddFlag(command, env_names, "ack-upload-timeout-sec", &options->ack_upload_timeout_sec,
           "With --ack-after-upload: how long an export waits for the upload before it is "
           "answered 503 (its rows stay stored and are uploaded later)");
+}
+
+Command RegisterServe(CLI::App* app, std::set<std::string>* env_names) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* command = app->add_subcommand("serve", "Run the server (strata's main job)");
+  AddServeFlags(command, env_names, options.get());
   return Command{command, [options] { return RunServe(*options); }};
 }
 

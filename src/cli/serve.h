@@ -115,8 +115,12 @@ struct ServeOptions {
   uint64_t cache_size = 0;
 };
 
+// The longest --evict-after: 36500 days (100 years), in microseconds.
+inline constexpr int64_t kMaxEvictAfterMicros = int64_t{36500} * 86'400'000'000;
+
 // --evict-after's value in microseconds: a positive whole number and a
-// unit (s, m, h, d). InvalidArgument otherwise.
+// unit (s, m, h, d), at most kMaxEvictAfterMicros. InvalidArgument
+// otherwise, naming the flag and the value.
 [[nodiscard]] absl::StatusOr<int64_t> ParseEvictAfter(std::string_view text);
 
 // Checks the options; InvalidArgument names the bad one.
@@ -124,6 +128,10 @@ struct ServeOptions {
 
 // Runs the server until SIGINT or SIGTERM. Returns the process exit code.
 int RunServe(const ServeOptions& options);
+
+// Adds serve's flags to `command`, parsing into `options` (which must
+// outlive parsing), and records their STRATA_* variables in `env_names`.
+void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOptions* options);
 
 // Adds `serve` and its flags to `app`, recording their STRATA_* variables in
 // `env_names`.

@@ -10,8 +10,10 @@
 #include "common/path.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
+#include "storage/format/evicted_marker.h"
 #include "storage/format/layout.h"
 #include "storage/maintenance/maintenance.h"
+#include "storage/offload/data_file_resolver.h"
 #include "storage/table/file_source.h"
 #include "storage/table/rollups_table.h"
 
@@ -47,14 +49,16 @@ void ReclaimRetired(Storage& storage) {
   }
 }
 
-// The verdict for one batch's stored rollups against its table files.
+// The verdict for one batch's stored rollups against its table files, read
+// where they are (an evicted batch's through the read cache).
 absl::StatusOr<RollupsVerdict> Judge(FileSystem& fs, const LiveBatch& batch) {
   const BatchMeta& meta = batch.meta();
   if (meta.spans.rows + meta.logs.rows + meta.metrics.rows == 0) return RollupsVerdict::kEmpty;
   if (!meta.rollups_parquet.has_value()) return RollupsVerdict::kMissing;
-  absl::StatusOr<rollups::RollupRows> computed = ComputeBatchRollups(fs, batch.dir(), meta);
+  const DataFileOpener files = DataFilesOf(fs, batch);
+  absl::StatusOr<rollups::RollupRows> computed = ComputeBatchRollups(files, meta);
   if (!computed.ok()) return InBatch(computed.status(), batch, "reading its tables");
-  absl::StatusOr<rollups::RollupRows> stored = ReadBatchRollups(fs, batch.dir(), meta);
+  absl::StatusOr<rollups::RollupRows> stored = ReadBatchRollups(files, meta);
   if (!stored.ok()) return InBatch(stored.status(), batch, "reading its rollups");
   return *stored == *computed ? RollupsVerdict::kEqual : RollupsVerdict::kDiffered;
 }
@@ -85,6 +89,15 @@ absl::StatusOr<RollupsRebuildReport> RebuildRollups(Storage& storage,
     if (batch == nullptr) continue;  // gone meanwhile (retention)
     ++report.batches;
     const std::string day = batch->day();
+    // An evicted batch's data files are in the object store only: read
+    // through the Storage's resolver, which it has with one.
+    STRATA_ASSIGN_OR_RETURN(const bool evicted, HasEvictedMarker(fs, batch->dir()));
+    if (evicted && storage.resolver() == nullptr) {
+      return InBatch(absl::FailedPreconditionError(
+                         "it is evicted (its Parquet files are in the object store only); give "
+                         "--object-store and the S3 settings strata serve uses"),
+                     *batch, "reading its tables");
+    }
     STRATA_ASSIGN_OR_RETURN(const RollupsVerdict verdict, Judge(fs, *batch));
     std::optional<BatchId> rewritten_as;
     switch (verdict) {
@@ -101,6 +114,15 @@ absl::StatusOr<RollupsRebuildReport> RebuildRollups(Storage& storage,
     }
     const bool rewrite =
         verdict == RollupsVerdict::kMissing || verdict == RollupsVerdict::kDiffered;
+    if (rewrite && !options.check_only && evicted) {
+      // A rewrite writes a new batch from the input's files, and an
+      // evicted batch is kept out of compaction (its files are remote).
+      return InBatch(absl::FailedPreconditionError(fmt::format(
+                         "its rollups are {} but it is evicted, and rollups rebuild does not "
+                         "rewrite an evicted batch; service health reads the rollups it holds",
+                         RollupsVerdictName(verdict))),
+                     *batch, "rewriting it");
+    }
     if (rewrite && !options.check_only) {
       // A marker left by an earlier rewrite whose input a reader held
       // (this run's or an earlier one's) clears once the input is free.

@@ -13,8 +13,13 @@
 // verify` says what is wrong with it) and the Compactor's, with the code
 // they came with and a message naming the batch and the step; also
 // FailedPrecondition while a compaction marker of an earlier rewrite is
-// still pending (its input pinned by a reader). Batches before the
-// failing one stay rebuilt; the failing one is left as it was.
+// still pending (its input pinned by a reader), for an evicted batch
+// (format/evicted_marker.h) on a Storage without an object store to read
+// it from, and for an evicted batch whose rollups would be rewritten (its
+// files are remote; with check_only it is only judged). Batches before the
+// failing one stay rebuilt; the failing one is left as it was. An evicted
+// batch is read through the Storage's resolver (StorageOptions::
+// read_evicted).
 
 #include <functional>
 #include <optional>

@@ -4,7 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/path.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "parquet/file_reader.h"
@@ -25,9 +24,6 @@ constexpr size_t kRollupsThreadRows = 10'000;
 
 // Row-group size of compaction output (the merge's writer buffers one).
 constexpr size_t kMergeRowGroupBytes = size_t{64} << 20;
-
-// The ReadCache's folder under query/ (docs/format/layout.md).
-constexpr char kCacheDirName[] = "cache";
 
 // The attachment loader of a Storage whose lookup cache is `budget`.
 BatchAttachmentLoader LookupStateLoader(std::shared_ptr<LookupCacheBudget> budget) {
@@ -75,9 +71,8 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
     uploader = *std::move(started);
   }
   std::unique_ptr<DataFileResolver> resolver;
-  if (uploader != nullptr && options.evict_after.count() > 0) {
-    const std::string cache_dir =
-        JoinPath(DataDirPaths(data_dir).Top(kQueryDirName), kCacheDirName);
+  if (uploader != nullptr && (options.evict_after.count() > 0 || options.read_evicted)) {
+    const std::string cache_dir = DataDirPaths(data_dir).QueryCache();
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<ReadCache> cache,
                             ReadCache::Open(fs, cache_dir, *options.object_store,
                                             ReadCacheOptions{.max_bytes = options.cache_bytes}));
@@ -99,8 +94,8 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
   std::unique_ptr<Storage> storage(new Storage(std::move(dir), std::move(uploader),
                                                std::move(retired), std::move(lookup_cache),
                                                std::move(options)));
-  if (resolver != nullptr) {
-    storage->resolver_ = std::move(resolver);
+  if (resolver != nullptr) storage->resolver_ = std::move(resolver);
+  if (storage->resolver_ != nullptr && storage->options_.evict_after.count() > 0) {
     storage->evictor_ =
         Evictor::Start(fs, storage->data_dir_->catalog(), *storage->uploader_, *storage->resolver_,
                        EvictorOptions{.evict_after = storage->options_.evict_after,

@@ -92,6 +92,10 @@ struct StorageOptions {
   uint64_t cache_bytes = uint64_t{1} << 30;
   std::chrono::milliseconds evict_poll_interval{1000};
   std::function<void(const absl::Status&)> on_evict_error;
+  // With an object store and no `evict_after`: readers still read the
+  // batches an earlier server evicted back through the ReadCache, but
+  // nothing more is evicted (`strata rollups rebuild --object-store`).
+  bool read_evicted = false;
 };
 
 class Storage {

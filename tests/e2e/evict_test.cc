@@ -5,7 +5,10 @@
 // /metrics, never sleeping for luck) until every live batch is evicted,
 // checks that no Parquet file is left in the data directory and that every
 // answer is the same, then restarts once more (boot honours the EVICTED
-// markers) and checks again.
+// markers) and checks again. Against a RADOS gateway (scripts/radosgw.sh),
+// the service map, service health and `strata rollups rebuild --check`
+// answer the same after eviction (read back from the store) as before, and
+// rollups rebuild without the store names the flag it needs.
 
 #include <chrono>
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include <thread>
 
 #include "e2e/metrics_page.h"
+#include "e2e/rados_gateway.h"
 #include "e2e/server_process.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -149,6 +153,122 @@ TEST(EvictTest, EvictedBatchesAnswerAsBeforeAndAfterRestart) {
   EXPECT_NE(out.find("--evict-after and --cache-size need --object-store"), std::string::npos)
       << out;
   EXPECT_NE(out.find("eviction-needs-an-object-store"), std::string::npos) << out;
+}
+
+// GET `path` of the API as `token`, answered 200.
+std::string Get(const ServerProcess& server, const std::string& token, const std::string& path) {
+  auto [code, body] =
+      Curl({"-H", "Authorization: Bearer " + token, "http://" + server.api_address() + path});
+  EXPECT_EQ(code, 200) << path << ": " << body;
+  return body;
+}
+
+// `strata rollups rebuild --check` of `data` with `flags`: {exit code,
+// output}.
+std::pair<int, std::string> RollupsCheck(const std::string& data,
+                                         const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"rollups", "rebuild", "--check", "--data-dir", data};
+  args.insert(args.end(), flags.begin(), flags.end());
+  return RunStrata(args);
+}
+
+// The lines of a rollups rebuild's output that judge batches, and its
+// summary (not what the storage engine logs).
+std::string Verdicts(const std::string& output) {
+  std::istringstream lines(output);
+  std::string out, line;
+  while (std::getline(lines, line)) {
+    for (const char* start : {"equal ", "empty ", "missing ", "differed ", "rollups of "}) {
+      if (line.starts_with(start)) out += line + "\n";
+    }
+  }
+  return out;
+}
+
+TEST(EvictTest, ServiceMapHealthAndRollupsRebuildAnswerAsBeforeFromARadosGateway) {
+  TempDir dir("e2e-evict-s3");
+  RadosGateway gateway(dir.path() + "/rgw");
+  ASSERT_TRUE(gateway.started()) << gateway.output();
+  const std::string data = dir.path() + "/data";
+  const std::string ingest = CreateToken(data, "ingest", "ingest");
+  const std::string reader = CreateToken(data, "reader", "read");
+  ASSERT_FALSE(ingest.empty());
+  ASSERT_FALSE(reader.empty());
+  const std::vector<std::string> store = RadosGatewayFlags(gateway, "e2e-evict");
+  std::vector<std::string> offload = store;
+  offload.insert(offload.end(), {"--compaction-min-inputs", "0"});
+  std::vector<std::string> evicting = offload;
+  evicting.insert(evicting.end(), {"--evict-after", "1s"});
+  // One window for every answer, around the load.
+  const int64_t now_sec = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  const std::string window =
+      fmt::format("start={}000000000&end={}000000000", now_sec - 3600, now_sec + 3600);
+  const std::string map_path = "/api/v1/service-map?" + window;
+  const std::string services_path = "/api/v1/services?" + window;
+
+  std::string map_before, services_before;
+  double live = 0;
+  {
+    ServerProcess server(data, offload);
+    ASSERT_TRUE(server.ready()) << server.output();
+    Subprocess loadgen(
+        {STRATA_BINARY, "loadgen", "--protocol", "http/protobuf", "--target", server.http_address(),
+         "--token", ingest, "--signals", "traces", "--request-spans", "100", "--concurrency", "4",
+         "--max-requests", "20", "--duration", "30", "--quiet"},
+        ChildEnvironment());
+    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
+    ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
+      live = MetricSample(page, "strata_live_batches");
+      return MetricSample(page, "strata_upload_pending_batches") == 0 && live > 0 &&
+             MetricSample(page, "strata_inflight_requests") == 0;
+    })) << MetricsPage(server);
+    map_before = Get(server, reader, map_path);
+    services_before = Get(server, reader, services_path);
+    EXPECT_EQ(server.Stop(), 0) << server.output();
+  }
+  ASSERT_NE(map_before.find("\"complete\":true"), std::string::npos) << map_before;
+  ASSERT_NE(map_before.find("\"source\""), std::string::npos) << "no edges: " << map_before;
+  auto [check_code, check_before] = RollupsCheck(data, {});
+  ASSERT_EQ(check_code, 0) << check_before;
+  ASSERT_NE(Verdicts(check_before).find("equal "), std::string::npos) << check_before;
+  {
+    ServerProcess server(data, evicting);
+    ASSERT_TRUE(server.ready()) << server.output();
+    ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
+      return MetricSample(page, "strata_evicted_batches_total") == live;
+    })) << MetricsPage(server);
+    EXPECT_EQ(CountLocal(data).first, 0);
+    EXPECT_EQ(server.Stop(), 0) << server.output();
+  }
+  {
+    // A new process: the service map's pass and service health read every
+    // batch now, each from the store through the cache.
+    ServerProcess server(data, evicting);
+    ASSERT_TRUE(server.ready()) << server.output();
+    EXPECT_EQ(Get(server, reader, map_path), map_before);
+    EXPECT_EQ(Get(server, reader, services_path), services_before);
+    const std::string page = MetricsPage(server);
+    EXPECT_GT(MetricSample(page, "strata_read_cache_misses_total"), 0) << page;
+    EXPECT_EQ(server.Stop(), 0) << server.output();
+  }
+  // rollups rebuild reads the evicted batches from the store and judges
+  // them as before; with nothing to rewrite, a rebuild changes nothing.
+  auto [after_code, check_after] = RollupsCheck(data, store);
+  EXPECT_EQ(after_code, 0) << check_after;
+  EXPECT_EQ(Verdicts(check_after), Verdicts(check_before)) << check_after;
+  std::vector<std::string> rebuild = {"rollups", "rebuild", "--data-dir", data};
+  rebuild.insert(rebuild.end(), store.begin(), store.end());
+  auto [rebuild_code, rebuilt] = RunStrata(rebuild);
+  EXPECT_EQ(rebuild_code, 0) << rebuilt;
+  EXPECT_NE(rebuilt.find("0 rewritten"), std::string::npos) << rebuilt;
+  EXPECT_EQ(CountLocal(data), std::make_pair(0, static_cast<int>(live)));
+  // Without the store: refused, naming the flag.
+  auto [bare_code, bare] = RollupsCheck(data, {});
+  EXPECT_EQ(bare_code, 1) << bare;
+  EXPECT_NE(bare.find("evicted"), std::string::npos) << bare;
+  EXPECT_NE(bare.find("--object-store"), std::string::npos) << bare;
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "e2e/metrics_page.h"
+#include "e2e/rados_gateway.h"
 #include "e2e/server_process.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -238,47 +239,6 @@ TEST(OffloadTest, FileStoreGetsEveryBatchAndResumesAfterSigkill) {
   RunOffloadScenario(dir.path(), {"--object-store", "file://" + root}, **store,
                      /*check_times=*/true);
 }
-
-// A RADOS gateway for one test: started by scripts/radosgw.sh, stopped
-// after; its S3_TEST_* settings read from the env file it writes.
-class RadosGateway {
- public:
-  explicit RadosGateway(const std::string& dir) : dir_(dir) {
-    const std::string script = std::string(STRATA_E2E_DIR) + "/../../scripts/radosgw.sh";
-    Subprocess start({"/bin/bash", script, "start", dir_}, ChildEnvironment());
-    started_ = start.Wait(std::chrono::seconds(90)) == 0;
-    output_ = start.output();
-    std::ifstream env(dir_ + "/env");
-    std::string line;
-    while (std::getline(env, line)) {
-      if (line.starts_with("export ")) line = line.substr(7);
-      const size_t eq = line.find('=');
-      if (eq == std::string::npos) continue;
-      std::string value = line.substr(eq + 1);
-      if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"')) {
-        value = value.substr(1, value.size() - 2);
-      }
-      values_[line.substr(0, eq)] = value;
-    }
-  }
-  ~RadosGateway() {
-    const std::string script = std::string(STRATA_E2E_DIR) + "/../../scripts/radosgw.sh";
-    Subprocess stop({"/bin/bash", script, "stop", dir_}, ChildEnvironment());
-    stop.Wait(std::chrono::seconds(60));
-  }
-  bool started() const { return started_ && values_.contains("S3_TEST_ENDPOINT"); }
-  const std::string& output() const { return output_; }
-  std::string operator[](const std::string& name) const {
-    auto it = values_.find(name);
-    return it == values_.end() ? "" : it->second;
-  }
-
- private:
-  std::string dir_;
-  bool started_ = false;
-  std::string output_;
-  std::map<std::string, std::string> values_;
-};
 
 TEST(OffloadTest, RadosGatewayGetsEveryBatchAndResumesAfterSigkill) {
   TempDir dir("e2e-offload-s3");

@@ -27,6 +27,9 @@ std::string DataDirPaths::CompactionMarkerTemp() const {
 std::string DataDirPaths::QueryTemp() const {
   return JoinPath(Top(kQueryDirName), kQueryTempDirName);
 }
+std::string DataDirPaths::QueryCache() const {
+  return JoinPath(Top(kQueryDirName), kQueryCacheDirName);
+}
 std::string DataDirPaths::ControlDb() const {
   return JoinPath(Top(kControlDirName), kControlDbFileName);
 }

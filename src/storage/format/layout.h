@@ -12,6 +12,7 @@
 //                                           metrics.parquet}
 //   <data>/telemetry/quarantine/, telemetry/COMPACTION.json[.tmp]
 //   <data>/query/tmp/  (DuckDB's spill space)
+//   <data>/query/cache/  (with eviction: the ReadCache of evicted files)
 //   <data>/control/strata.sqlite
 //
 // Constants and a value type; safe to use from any thread.
@@ -52,12 +53,12 @@ inline constexpr char kMetricsFileName[] = "metrics.parquet";
 inline constexpr char kRollupsFileName[] = "rollups.parquet";
 // The data files meta.json's `files` knows, in member order (format 1 has
 // all but the last).
-inline constexpr const char* kBatchFileNames[] = {kSpansFileName, kTraceIndexFileName,
-                                                  kLogsFileName, kMetricsFileName,
-                                                  kRollupsFileName};
+inline constexpr const char* kBatchFileNames[] = {
+    kSpansFileName, kTraceIndexFileName, kLogsFileName, kMetricsFileName, kRollupsFileName};
 
 // ---- Elsewhere ----
 inline constexpr char kQueryTempDirName[] = "tmp";             // under query/
+inline constexpr char kQueryCacheDirName[] = "cache";          // under query/
 inline constexpr char kControlDbFileName[] = "strata.sqlite";  // under control/
 
 // The folders initialisation creates: these at the top of the data
@@ -87,6 +88,8 @@ class DataDirPaths {
   std::string CompactionMarkerTemp() const;
   // query/tmp
   std::string QueryTemp() const;
+  // query/cache: the ReadCache of evicted batches' files
+  std::string QueryCache() const;
   // control/strata.sqlite
   std::string ControlDb() const;
   // staging/<id>

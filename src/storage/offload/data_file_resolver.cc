@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "common/path.h"
+#include "common/status_macros.h"
 #include "fmt/format.h"
 #include "storage/format/layout.h"
 #include "storage/format/object_layout.h"
@@ -22,6 +23,21 @@ const std::optional<FileMeta>* DeclaredFile(const BatchMeta& meta, std::string_v
   if (file == kRollupsFileName) return &meta.rollups_parquet;
   return nullptr;
 }
+
+// A file source that keeps a ResolvedFile's hold while it is read.
+class HeldFileSource final : public parquet::RandomAccessSource {
+ public:
+  HeldFileSource(std::unique_ptr<FileSource> source, std::shared_ptr<const void> hold)
+      : source_(std::move(source)), hold_(std::move(hold)) {}
+  uint64_t size() const override { return source_->size(); }
+  absl::Status ReadAt(uint64_t offset, size_t length, std::string* out) override {
+    return source_->ReadAt(offset, length, out);
+  }
+
+ private:
+  std::unique_ptr<FileSource> source_;
+  std::shared_ptr<const void> hold_;
+};
 
 }  // namespace
 
@@ -77,6 +93,15 @@ absl::StatusOr<ResolvedFile> ResolveDataFile(const LiveBatch& batch, std::string
   if (resolver == nullptr)
     return ResolvedFile{.path = JoinPath(batch.dir(), file), .hold = nullptr};
   return resolver->Resolve(batch, file);
+}
+
+DataFileOpener DataFilesOf(FileSystem& fs, const LiveBatch& batch) {
+  return [&fs, &batch](std::string_view file)
+             -> absl::StatusOr<std::unique_ptr<parquet::RandomAccessSource>> {
+    STRATA_ASSIGN_OR_RETURN(ResolvedFile resolved, ResolveDataFile(batch, file));
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, resolved.path));
+    return std::make_unique<HeldFileSource>(std::move(source), std::move(resolved.hold));
+  };
 }
 
 }  // namespace strata::storage

@@ -33,6 +33,7 @@
 #include "objectstore/batch_store.h"
 #include "storage/commit/catalog.h"
 #include "storage/offload/read_cache.h"
+#include "storage/table/file_source.h"
 
 namespace strata::storage {
 
@@ -84,5 +85,11 @@ DataFileResolver* InstalledDataFileResolver();
 // (batch.dir()/file) when none is installed.
 [[nodiscard]] absl::StatusOr<ResolvedFile> ResolveDataFile(const LiveBatch& batch,
                                                            std::string_view file);
+
+// `batch`'s data files through ResolveDataFile, as the readers that take a
+// DataFileOpener (table/rollups_table.h) want them: each source opened in
+// `fs` and keeping its cached copy held while it lives. `fs` and `batch`
+// must outlive the opener.
+DataFileOpener DataFilesOf(FileSystem& fs, const LiveBatch& batch);
 
 }  // namespace strata::storage

@@ -8,11 +8,14 @@
 // FileSystem's, unchanged (a short read is its OutOfRange/DataLoss).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "common/path.h"
 #include "common/status_macros.h"
 #include "io/file_system.h"
 #include "parquet/file_reader.h"
@@ -40,6 +43,25 @@ inline absl::StatusOr<std::unique_ptr<FileSource>> OpenFileSource(FileSystem& fs
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs.NewRandomAccessFile(path));
   STRATA_ASSIGN_OR_RETURN(uint64_t size, file->Size());
   return std::make_unique<FileSource>(std::move(file), size);
+}
+
+// Opens one data file of one batch (a name from format/layout.h) as a
+// source. The readers that take one (rollups_table.h) read a batch wherever
+// its files are: LocalDataFiles opens them in the batch directory;
+// offload/data_file_resolver.h's DataFilesOf reads an evicted batch's back
+// through the read cache.
+using DataFileOpener = std::function<absl::StatusOr<std::unique_ptr<parquet::RandomAccessSource>>(
+    std::string_view file)>;
+
+// The files in `batch_dir` of `fs` (which must outlive the opener).
+inline DataFileOpener LocalDataFiles(FileSystem& fs, std::string batch_dir) {
+  return
+      [&fs, batch_dir = std::move(batch_dir)](
+          std::string_view file) -> absl::StatusOr<std::unique_ptr<parquet::RandomAccessSource>> {
+        STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source,
+                                OpenFileSource(fs, JoinPath(batch_dir, file)));
+        return source;
+      };
 }
 
 }  // namespace strata::storage

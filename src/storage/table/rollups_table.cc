@@ -492,17 +492,21 @@ absl::Status CheckRollupsTableFooter(parquet::RandomAccessSource* source, std::s
       .status();
 }
 
-absl::StatusOr<RollupRows> ReadBatchRollups(FileSystem& fs, const std::string& batch_dir,
-                                            const BatchMeta& meta) {
-  if (!meta.rollups_parquet.has_value()) return ComputeBatchRollups(fs, batch_dir, meta);
-  STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, JoinPath(batch_dir, kRollupsFileName)));
+absl::StatusOr<RollupRows> ReadBatchRollups(const DataFileOpener& open, const BatchMeta& meta) {
+  if (!meta.rollups_parquet.has_value()) return ComputeBatchRollups(open, meta);
+  STRATA_ASSIGN_OR_RETURN(auto source, open(kRollupsFileName));
   return ReadRollupsTable(source.get(), meta.id, kRollupsFileName, meta.format);
 }
 
-absl::Status ForEachSpansChunk(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
+absl::StatusOr<RollupRows> ReadBatchRollups(FileSystem& fs, const std::string& batch_dir,
+                                            const BatchMeta& meta) {
+  return ReadBatchRollups(LocalDataFiles(fs, batch_dir), meta);
+}
+
+absl::Status ForEachSpansChunk(const DataFileOpener& open, const BatchMeta& meta,
                                const std::function<void(const otlp::TraceBatch&)>& fn) {
   if (!meta.spans_parquet.has_value() || meta.spans.rows == 0) return absl::OkStatus();
-  STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, JoinPath(batch_dir, kSpansFileName)));
+  STRATA_ASSIGN_OR_RETURN(auto source, open(kSpansFileName));
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<SpansRangeReader> reader,
                           SpansRangeReader::Open(source.get(), meta.id, kSpansFileName));
   const uint64_t first = meta.spans.file_rows - meta.spans.rows;
@@ -515,8 +519,17 @@ absl::Status ForEachSpansChunk(FileSystem& fs, const std::string& batch_dir, con
   return absl::OkStatus();
 }
 
+absl::Status ForEachSpansChunk(FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
+                               const std::function<void(const otlp::TraceBatch&)>& fn) {
+  return ForEachSpansChunk(LocalDataFiles(fs, batch_dir), meta, fn);
+}
+
 absl::StatusOr<RollupRows> ComputeBatchRollups(FileSystem& fs, const std::string& batch_dir,
                                                const BatchMeta& meta) {
+  return ComputeBatchRollups(LocalDataFiles(fs, batch_dir), meta);
+}
+
+absl::StatusOr<RollupRows> ComputeBatchRollups(const DataFileOpener& open, const BatchMeta& meta) {
   // Spans and log records a range at a time, each range rolled up and the
   // parts merged (exact: rollups-parquet.md "Merging"), so memory holds one
   // range of rows.
@@ -534,12 +547,12 @@ absl::StatusOr<RollupRows> ComputeBatchRollups(FileSystem& fs, const std::string
     parts.push_back(rollups::BuildRollups(traces, logs, metrics));
     if (parts.size() >= 16) merge_parts();
   };
-  STRATA_RETURN_IF_ERROR(ForEachSpansChunk(fs, batch_dir, meta, [&](const otlp::TraceBatch& batch) {
+  STRATA_RETURN_IF_ERROR(ForEachSpansChunk(open, meta, [&](const otlp::TraceBatch& batch) {
     const otlp::TraceBatch* one = &batch;
     add({&one, 1}, {}, {});
   }));
   if (meta.logs_parquet.has_value() && meta.logs.rows > 0) {
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, JoinPath(batch_dir, kLogsFileName)));
+    STRATA_ASSIGN_OR_RETURN(auto source, open(kLogsFileName));
     STRATA_ASSIGN_OR_RETURN(
         std::unique_ptr<parquet::FileReader> reader,
         OpenTable(source.get(), LogsTableColumns(), kLogsSchema, meta.id, kLogsFileName));
@@ -552,7 +565,7 @@ absl::StatusOr<RollupRows> ComputeBatchRollups(FileSystem& fs, const std::string
     }
   }
   if (meta.metrics_parquet.has_value() && meta.metrics.rows > 0) {
-    STRATA_ASSIGN_OR_RETURN(auto source, OpenFileSource(fs, JoinPath(batch_dir, kMetricsFileName)));
+    STRATA_ASSIGN_OR_RETURN(auto source, open(kMetricsFileName));
     STRATA_ASSIGN_OR_RETURN(otlp::MetricBatch batch,
                             ReadMetricsTable(source.get(), meta.id, kMetricsFileName));
     const otlp::MetricBatch* one = &batch;

@@ -28,6 +28,7 @@
 #include "parquet/file_reader.h"
 #include "rollups/rollup_rows.h"
 #include "storage/format/batch_meta.h"
+#include "storage/table/file_source.h"
 #include "storage/table/table_file.h"
 
 namespace strata::storage {
@@ -66,13 +67,19 @@ const std::vector<parquet::ColumnSpec>& RollupsTableColumns();
 // The rollups of the batch at `batch_dir`: its rollups.parquet, read and
 // checked; for a format 1 batch (which has none) and a batch without data
 // rows (none either), ComputeBatchRollups. Errors as ReadRollupsTable, or
-// ComputeBatchRollups's.
+// ComputeBatchRollups's. The DataFileOpener form reads the batch's files
+// through `open` (file_source.h), the other in `batch_dir`.
+[[nodiscard]] absl::StatusOr<rollups::RollupRows> ReadBatchRollups(const DataFileOpener& open,
+                                                                   const BatchMeta& meta);
 [[nodiscard]] absl::StatusOr<rollups::RollupRows> ReadBatchRollups(FileSystem& fs,
                                                                    const std::string& batch_dir,
                                                                    const BatchMeta& meta);
 
 // Calls `fn` with the batch's spans (placeholder rows left out), 65,536
 // rows at a time, in file order. Errors: the spans reader's.
+[[nodiscard]] absl::Status ForEachSpansChunk(
+    const DataFileOpener& open, const BatchMeta& meta,
+    const std::function<void(const otlp::TraceBatch&)>& fn);
 [[nodiscard]] absl::Status ForEachSpansChunk(
     FileSystem& fs, const std::string& batch_dir, const BatchMeta& meta,
     const std::function<void(const otlp::TraceBatch&)>& fn);
@@ -81,6 +88,8 @@ const std::vector<parquet::ColumnSpec>& RollupsTableColumns();
 // whole (spans, logs, metrics) and rolled up: what rollups.parquet must
 // hold (`strata verify` and `strata rollups rebuild` compare the two).
 // Errors: the table readers'.
+[[nodiscard]] absl::StatusOr<rollups::RollupRows> ComputeBatchRollups(const DataFileOpener& open,
+                                                                      const BatchMeta& meta);
 [[nodiscard]] absl::StatusOr<rollups::RollupRows> ComputeBatchRollups(FileSystem& fs,
                                                                       const std::string& batch_dir,
                                                                       const BatchMeta& meta);
