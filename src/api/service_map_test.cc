@@ -128,6 +128,26 @@ TEST(ServiceMapTest, SpansExportedApartResolveAsTheReferenceSaysAndCompactionCha
 // A batch whose spans cannot be read: the answer counts it in
 // unreadable_batches with the reader's error, says it is not complete,
 // and still holds the edges of the batches that could be read.
+
+// Writes the `part`-th third (0, 1, 2) of `spans` to `storage` as one
+// request, each service's spans as one resource.
+void WriteThird(storage::Storage& storage, const std::vector<smt::Span>& spans, int part) {
+  std::map<std::string, std::vector<std::string>> by_service;
+  for (size_t i = static_cast<size_t>(part) * spans.size() / 3;
+       i < static_cast<size_t>(part + 1) * spans.size() / 3; ++i) {
+    by_service[spans[i].service].push_back(spans[i].json);
+  }
+  auto batch = std::make_unique<otlp::TraceBatch>();
+  for (const auto& [service, list] : by_service) {
+    ASSERT_TRUE(otlp::DecodeTracesJson(smt::RequestJson(service, list), batch.get()).ok());
+  }
+  storage::WriteRequest request;
+  request.rows = batch->spans.size();
+  request.traces = std::move(batch);
+  request.bytes = 1 << 16;
+  ASSERT_TRUE(storage.Write(std::move(request)).ok());
+}
+
 TEST(ServiceMapTest, AnUnreadableSpansFileMakesTheAnswerIncomplete) {
   PosixFileSystem fs;
   storage::testing::ScopedTempDir tmp("service-map-unreadable");
@@ -139,20 +159,7 @@ TEST(ServiceMapTest, AnUnreadableSpansFileMakesTheAnswerIncomplete) {
   // Each trace's spans in one request, so each batch resolves alone.
   const std::vector<smt::Span> spans = smt::Traces(6, t0);
   for (int part = 0; part < 3; ++part) {
-    std::map<std::string, std::vector<std::string>> by_service;
-    for (size_t i = static_cast<size_t>(part) * spans.size() / 3;
-         i < static_cast<size_t>(part + 1) * spans.size() / 3; ++i) {
-      by_service[spans[i].service].push_back(spans[i].json);
-    }
-    auto batch = std::make_unique<otlp::TraceBatch>();
-    for (const auto& [service, list] : by_service) {
-      ASSERT_TRUE(otlp::DecodeTracesJson(smt::RequestJson(service, list), batch.get()).ok());
-    }
-    storage::WriteRequest request;
-    request.rows = batch->spans.size();
-    request.traces = std::move(batch);
-    request.bytes = 1 << 16;
-    ASSERT_TRUE(storage->Write(std::move(request)).ok());
+    ASSERT_NO_FATAL_FAILURE(WriteThird(*storage, spans, part));
   }
   std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
   ASSERT_EQ(snapshot->size(), 3u);
@@ -208,20 +215,7 @@ TEST(ServiceMapTest, EvictedBatchesAnswerAsBeforeThroughTheReadCache) {
   for (int part = 0; part < 3; ++part) {
     std::unique_ptr<storage::Storage> storage = open(part > 0, std::chrono::microseconds{0});
     ASSERT_NE(storage, nullptr);
-    std::map<std::string, std::vector<std::string>> by_service;
-    for (size_t i = static_cast<size_t>(part) * spans.size() / 3;
-         i < static_cast<size_t>(part + 1) * spans.size() / 3; ++i) {
-      by_service[spans[i].service].push_back(spans[i].json);
-    }
-    auto batch = std::make_unique<otlp::TraceBatch>();
-    for (const auto& [service, list] : by_service) {
-      ASSERT_TRUE(otlp::DecodeTracesJson(smt::RequestJson(service, list), batch.get()).ok());
-    }
-    storage::WriteRequest request;
-    request.rows = batch->spans.size();
-    request.traces = std::move(batch);
-    request.bytes = 1 << 16;
-    ASSERT_TRUE(storage->Write(std::move(request)).ok());
+    ASSERT_NO_FATAL_FAILURE(WriteThird(*storage, spans, part));
     for (const auto& live : storage->Pin()->batches()) {
       ASSERT_TRUE(storage->uploader()->WaitUploaded(live->id(), std::chrono::seconds(20)).ok());
     }

@@ -7,6 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
+#include "cli/object_store_flags.h"
 #include "common/runbook.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
@@ -86,16 +87,9 @@ Command RegisterRollups(CLI::App* app, std::set<std::string>* env_names) {
   command->add_option("--day", options->day, "Only batches of this UTC day (YYYY-MM-DD)");
   command->add_flag("--check", options->check,
                     "Compare only: exit 1 when a batch's rollups differ or are missing");
-  objectstore::ObjectStoreSettings& store = options->object_store;
-  AddFlag(command, env_names, "object-store", &store.url,
-          "The object store strata serve offloads to (s3://<bucket>[/<prefix>] or "
-          "file:///<path>): evicted batches are read back from it, never rewritten");
-  AddFlag(command, env_names, "s3-endpoint", &store.endpoint, "S3 endpoint http(s)://host[:port]");
-  AddFlag(command, env_names, "s3-region", &store.region, "S3 region");
-  AddFlag(command, env_names, "s3-addressing", &store.addressing, "path or virtual");
-  AddFlag(command, env_names, "s3-access-key-id", &store.access_key_id, "S3 access key id");
-  AddFlag(command, env_names, "s3-secret-access-key", &store.secret_access_key,
-          "S3 secret key (prefer AWS_SECRET_ACCESS_KEY)");
+  AddObjectStoreFlags(command, env_names, &options->object_store,
+                      "The object store strata serve offloads to (s3://<bucket>[/<prefix>] or "
+                      "file:///<path>): evicted batches are read back from it, never rewritten");
   return Command{command, [options] { return RunRollupsRebuild(*options); }};
 }
 

@@ -17,6 +17,7 @@
 #include "api/api_server.h"
 #include "api/log_tail_metrics.h"
 #include "cli/flags.h"
+#include "cli/object_store_flags.h"
 #include "common/host_port.h"
 #include "common/mutex.h"
 #include "common/runbook.h"
@@ -345,10 +346,11 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (!(options.drain_timeout_sec >= 0)) {
     return absl::InvalidArgumentError("--drain-timeout-sec must be >= 0");
   }
-  if (options.ack_after_upload && options.object_store.empty()) {
+  if (options.ack_after_upload && options.object_store.url.empty()) {
     return absl::InvalidArgumentError("--ack-after-upload needs --object-store");
   }
-  if ((!options.evict_after.empty() || options.cache_size != 0) && options.object_store.empty()) {
+  if ((!options.evict_after.empty() || options.cache_size != 0) &&
+      options.object_store.url.empty()) {
     return absl::InvalidArgumentError("--evict-after and --cache-size need --object-store");
   }
   if (!options.evict_after.empty()) {
@@ -499,16 +501,9 @@ int RunServe(const ServeOptions& options) {
     spdlog::warn("strata serve: maintenance: {}", status.ToString());
   };
   std::unique_ptr<objectstore::BatchStore> object_store;
-  if (!options.object_store.empty()) {
-    absl::StatusOr<std::unique_ptr<objectstore::BatchStore>> opened = objectstore::OpenObjectStore(
-        fs,
-        objectstore::ObjectStoreSettings{.url = options.object_store,
-                                         .endpoint = options.s3_endpoint,
-                                         .region = options.s3_region,
-                                         .addressing = options.s3_addressing,
-                                         .access_key_id = options.s3_access_key_id,
-                                         .secret_access_key = options.s3_secret_access_key},
-        objectstore::ProcessEnvironment());
+  if (!options.object_store.url.empty()) {
+    absl::StatusOr<std::unique_ptr<objectstore::BatchStore>> opened =
+        objectstore::OpenObjectStore(fs, options.object_store, objectstore::ProcessEnvironment());
     if (!opened.ok()) {
       spdlog::error("strata serve: {}; {}", std::string(opened.status().message()),
                     RunbookRef("object-store-url-unusable"));
@@ -868,21 +863,9 @@ void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOpt
           "Batches a level of today's data needs before they are merged (0: no compaction)");
   AddFlag(command, env_names, "maintenance-interval-sec", &options->maintenance_interval_sec,
           "How often the idle maintenance thread looks for work");
-  AddFlag(command, env_names, "object-store", &options->object_store,
-          "Copy every committed batch to this object store in the background: "
-          "s3://<bucket>[/<prefix>] or file:///<path> (empty: none)");
-  AddFlag(command, env_names, "s3-endpoint", &options->s3_endpoint,
-          "S3 endpoint http(s)://host[:port] (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, "
-          "else AWS's for the region)");
-  AddFlag(command, env_names, "s3-region", &options->s3_region,
-          "S3 region (default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)");
-  AddFlag(command, env_names, "s3-addressing", &options->s3_addressing,
-          "path (bucket in the path, the default) or virtual (bucket in the host name)");
-  AddFlag(command, env_names, "s3-access-key-id", &options->s3_access_key_id,
-          "S3 access key id (default: AWS_ACCESS_KEY_ID)");
-  AddFlag(command, env_names, "s3-secret-access-key", &options->s3_secret_access_key,
-          "S3 secret key (default: AWS_SECRET_ACCESS_KEY; prefer a variable to a flag, which "
-          "other users can see in the process list)");
+  AddObjectStoreFlags(command, env_names, &options->object_store,
+                      "Copy every committed batch to this object store in the background: "
+                      "s3://<bucket>[/<prefix>] or file:///<path> (empty: none)");
   AddFlag(command, env_names, "evict-after", &options->evict_after,
           "With --object-store: remove the local Parquet files of uploaded batches older than "
           "this (90s, 30m, 6h, 7d; at most 36500d) and read them back through the cache (empty: "

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cli/command.h"
+#include "objectstore/store_url.h"
 
 namespace strata::cli {
 
@@ -98,12 +99,7 @@ struct ServeOptions {
   // STRATA_S3_* / AWS_* variables, and whether an export is acknowledged
   // only once its batch is in the store (waiting at most
   // ack_upload_timeout_sec).
-  std::string object_store;
-  std::string s3_endpoint;
-  std::string s3_region;
-  std::string s3_addressing;
-  std::string s3_access_key_id;
-  std::string s3_secret_access_key;
+  objectstore::ObjectStoreSettings object_store;
   bool ack_after_upload = false;
   double ack_upload_timeout_sec = 30;
   // Eviction (docs/operations.md, "Evicting local copies"), with an object

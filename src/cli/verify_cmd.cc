@@ -7,6 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
+#include "cli/object_store_flags.h"
 #include "common/runbook.h"
 #include "fmt/format.h"
 #include "io/posix_file_system.h"
@@ -239,16 +240,10 @@ Command RegisterVerify(CLI::App* app, std::set<std::string>* env_names) {
                     "Also decode every page (strata's reader and DuckDB), check sort order and "
                     "that spans.tidx agrees with the rows");
   command->add_flag("--json", options->json, "Print one JSON object instead of lines");
-  objectstore::ObjectStoreSettings& store = options->object_store;
-  AddFlag(command, env_names, "object-store", &store.url,
-          "Also check each batch's copy in this object store (s3://<bucket>[/<prefix>] or "
-          "file:///<path>; --deep also compares checksums)");
-  AddFlag(command, env_names, "s3-endpoint", &store.endpoint, "S3 endpoint http(s)://host[:port]");
-  AddFlag(command, env_names, "s3-region", &store.region, "S3 region");
-  AddFlag(command, env_names, "s3-addressing", &store.addressing, "path or virtual");
-  AddFlag(command, env_names, "s3-access-key-id", &store.access_key_id, "S3 access key id");
-  AddFlag(command, env_names, "s3-secret-access-key", &store.secret_access_key,
-          "S3 secret key (prefer AWS_SECRET_ACCESS_KEY)");
+  AddObjectStoreFlags(
+      command, env_names, &options->object_store,
+      "Also check each batch's copy in this object store (s3://<bucket>[/<prefix>] or "
+      "file:///<path>; --deep also compares checksums)");
   return Command{command, [options] { return RunVerify(*options); }};
 }
 

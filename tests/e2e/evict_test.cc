@@ -85,6 +85,24 @@ std::pair<int, int> CountLocal(const std::string& data) {
   return {parquet, markers};
 }
 
+// Sends `requests` loadgen requests of 100 rows of `signals` with the
+// ingest token, then waits until every batch is uploaded and no request is
+// in flight; `live` is then the live batch count (at least 1).
+void SendAndWaitUploaded(const ServerProcess& server, const std::string& ingest,
+                         const std::string& signals, int requests, double* live) {
+  Subprocess loadgen(
+      {STRATA_BINARY, "loadgen", "--protocol", "http/protobuf", "--target", server.http_address(),
+       "--token", ingest, "--signals", signals, "--request-spans", "100", "--concurrency", "4",
+       "--max-requests", std::to_string(requests), "--duration", "30", "--quiet"},
+      ChildEnvironment());
+  ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
+  ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
+    *live = MetricSample(page, "strata_live_batches");
+    return MetricSample(page, "strata_upload_pending_batches") == 0 && *live > 0 &&
+           MetricSample(page, "strata_inflight_requests") == 0;
+  })) << MetricsPage(server);
+}
+
 TEST(EvictTest, EvictedBatchesAnswerAsBeforeAndAfterRestart) {
   TempDir dir("e2e-evict");
   const std::string data = dir.path() + "/data";
@@ -104,17 +122,7 @@ TEST(EvictTest, EvictedBatchesAnswerAsBeforeAndAfterRestart) {
   {
     ServerProcess server(data, offload);
     ASSERT_TRUE(server.ready()) << server.output();
-    Subprocess loadgen(
-        {STRATA_BINARY, "loadgen", "--protocol", "http/protobuf", "--target", server.http_address(),
-         "--token", ingest, "--signals", "traces,logs", "--request-spans", "100", "--concurrency",
-         "4", "--max-requests", "30", "--duration", "30", "--quiet"},
-        ChildEnvironment());
-    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
-    ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
-      live = MetricSample(page, "strata_live_batches");
-      return MetricSample(page, "strata_upload_pending_batches") == 0 && live > 0 &&
-             MetricSample(page, "strata_inflight_requests") == 0;
-    })) << MetricsPage(server);
+    ASSERT_NO_FATAL_FAILURE(SendAndWaitUploaded(server, ingest, "traces,logs", 30, &live));
     // No eviction without the flag.
     EXPECT_EQ(MetricSample(MetricsPage(server), "strata_evicted_batches_total"), -1);
     before = Read(server, reader);
@@ -213,17 +221,7 @@ TEST(EvictTest, ServiceMapHealthAndRollupsRebuildAnswerAsBeforeFromARadosGateway
   {
     ServerProcess server(data, offload);
     ASSERT_TRUE(server.ready()) << server.output();
-    Subprocess loadgen(
-        {STRATA_BINARY, "loadgen", "--protocol", "http/protobuf", "--target", server.http_address(),
-         "--token", ingest, "--signals", "traces", "--request-spans", "100", "--concurrency", "4",
-         "--max-requests", "20", "--duration", "30", "--quiet"},
-        ChildEnvironment());
-    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
-    ASSERT_TRUE(WaitForMetrics(server, [&](const std::string& page) {
-      live = MetricSample(page, "strata_live_batches");
-      return MetricSample(page, "strata_upload_pending_batches") == 0 && live > 0 &&
-             MetricSample(page, "strata_inflight_requests") == 0;
-    })) << MetricsPage(server);
+    ASSERT_NO_FATAL_FAILURE(SendAndWaitUploaded(server, ingest, "traces", 20, &live));
     map_before = Get(server, reader, map_path);
     services_before = Get(server, reader, services_path);
     EXPECT_EQ(server.Stop(), 0) << server.output();

@@ -245,16 +245,7 @@ TEST(OffloadTest, RadosGatewayGetsEveryBatchAndResumesAfterSigkill) {
   RadosGateway gateway(dir.path() + "/rgw");
   ASSERT_TRUE(gateway.started()) << gateway.output();
   const std::string url = "s3://" + gateway["S3_TEST_BUCKET"] + "/e2e";
-  const std::vector<std::string> flags = {"--object-store",
-                                          url,
-                                          "--s3-endpoint",
-                                          gateway["S3_TEST_ENDPOINT"],
-                                          "--s3-region",
-                                          gateway["S3_TEST_REGION"],
-                                          "--s3-access-key-id",
-                                          gateway["S3_TEST_ACCESS_KEY_ID"],
-                                          "--s3-secret-access-key",
-                                          gateway["S3_TEST_SECRET_ACCESS_KEY"]};
+  const std::vector<std::string> flags = RadosGatewayFlags(gateway, "e2e");
   PosixFileSystem posix;
   auto store =
       objectstore::OpenObjectStore(posix,
