@@ -1,8 +1,8 @@
 // Fuzz target for the object store's S3 XML reader (src/objectstore/
 // s3_xml.cc): any bytes give a result or an InvalidArgument error from each
-// of the three parsers, never a crash; a listing that says it is truncated
-// always carries a continuation token; and a key put through EscapeMarkup()
-// reads back unchanged.
+// parser, never a crash; an upload id is never empty nor over its cap; a listing that says it is
+// truncated always carries a continuation token; and a key put through EscapeMarkup() reads back
+// unchanged.
 
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +27,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   auto deleted = ParseDeleteResult(input);
   if (!deleted.ok() && !absl::IsInvalidArgument(deleted.status())) std::abort();
+
+  auto upload = ParseInitiateMultipartUpload(input);
+  if (!upload.ok() && !absl::IsInvalidArgument(upload.status())) std::abort();
+  if (upload.ok() && (upload->empty() || upload->size() > kMaxUploadIdBytes)) std::abort();
+
+  auto completed = ParseCompleteMultipartUpload(input);
+  if (!completed.ok() && !absl::IsInvalidArgument(completed.status())) std::abort();
+  // An <Error> answer is reported as one, whichever parser reads it.
+  if (completed.ok() && completed->has_value() != error.ok()) std::abort();
 
   // Escaping round-trips any bytes that XML character data can hold.
   std::string text(input.substr(0, 200));

@@ -17,6 +17,13 @@
 //      visible object: Get, Head and List see the whole object or nothing.
 //   2. After PutIfAbsent() returns OK, Get, Head and List see the object
 //      (read-after-write); after DeleteMany() returns OK they do not.
+//      PutStreamIfAbsent() is the same for an object read a part at a time,
+//      with one exception on S3 (s3_batch_store.h): two streamed puts of
+//      one key racing each other may both succeed, the later replacing the
+//      earlier. An object that exists when it starts is never replaced.
+//      Streamed puts are for data files whose key one writer owns (a
+//      batch's id is unique); meta.json, which decides a batch exists, goes
+//      through PutIfAbsent().
 //   3. List() returns keys in bytewise order, at most `max_keys` a page; a
 //      page's `next` continues the listing, and is empty on the last page.
 //
@@ -28,6 +35,7 @@
 // Thread-safety: implementations are safe for concurrent use.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +61,10 @@ struct ListPage {
 inline constexpr int kMaxKeysPerPage = 1000;
 inline constexpr size_t kMaxKeyBytes = 1024;
 
+// Bytes [offset, offset + length) of what a streamed put stores: exactly
+// `length` bytes, or an error (which ends the put).
+using PartReader = std::function<absl::StatusOr<std::string>(uint64_t offset, size_t length)>;
+
 class BatchStore {
  public:
   virtual ~BatchStore() = default;
@@ -60,6 +72,14 @@ class BatchStore {
   // Stores `data` under `key` unless an object of that name exists
   // (AlreadyExists then, and the existing object is unchanged).
   [[nodiscard]] virtual absl::Status PutIfAbsent(std::string_view key, std::string_view data) = 0;
+
+  // Stores the `size` bytes `read` gives under `key`, as PutIfAbsent (with
+  // the exception in contract 1), holding at most one part of them in
+  // memory at a time (S3: S3Config::part_bytes, sent as a multipart upload
+  // when larger; local: kLocalStreamChunkBytes). `read`'s error is
+  // returned as it is, and nothing becomes visible.
+  [[nodiscard]] virtual absl::Status PutStreamIfAbsent(std::string_view key, uint64_t size,
+                                                       const PartReader& read) = 0;
 
   // Bytes [offset, offset + length) of the object, cut short at its end:
   // empty when `offset` is at or past the end. `length` must be positive.

@@ -230,5 +230,105 @@ TEST_P(BatchStoreConformanceTest, BadKeysAreRefusedBeforeAnyRequest) {
   EXPECT_TRUE(absl::IsInvalidArgument(store().List(ns(), "", kMaxKeysPerPage + 1).status()));
 }
 
+// What a streamed put asked of its reader: the ranges, in order.
+struct ReadLog {
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+};
+
+// A PartReader over `data` that logs each range and fails the
+// `fail_at`-th call (0-based; -1: never) with DataLoss.
+PartReader ReaderOf(const std::string& data, ReadLog* log, int fail_at = -1) {
+  return [&data, log, fail_at](uint64_t offset, size_t length) -> absl::StatusOr<std::string> {
+    const int call = static_cast<int>(log->ranges.size());
+    log->ranges.emplace_back(offset, length);
+    if (call == fail_at) return absl::DataLossError("injected: the local file went bad");
+    if (offset > data.size() || length > data.size() - offset) {
+      return absl::OutOfRangeError("read past the end");
+    }
+    return data.substr(offset, length);
+  };
+}
+
+// Larger than one part of any store (S3 tests use 5 MiB parts, the local
+// store 8 MiB chunks), with a ragged end.
+constexpr size_t kStreamedBytes = (size_t{12} << 20) + 12345;
+
+TEST_P(BatchStoreConformanceTest, StreamedPutStoresEveryByteAndReadsBackAtPartBoundaries) {
+  const std::string data = PseudoRandomBytes(kStreamedBytes, 41);
+  const std::string key = ns() + "spans.parquet";
+  ReadLog log;
+  ASSERT_TRUE(store().PutStreamIfAbsent(key, data.size(), ReaderOf(data, &log)).ok());
+  // The reader was asked for the bytes once each, in order, a part at a time.
+  ASSERT_GE(log.ranges.size(), 2u);
+  uint64_t next = 0;
+  for (const auto& [offset, length] : log.ranges) {
+    EXPECT_EQ(offset, next);
+    EXPECT_LE(length, size_t{16} << 20);
+    next = offset + length;
+  }
+  EXPECT_EQ(next, data.size());
+  auto info = store().Head(key);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->size, data.size());
+  for (uint64_t at : {uint64_t{0}, (uint64_t{5} << 20) - 7, (uint64_t{8} << 20) - 1,
+                      (uint64_t{10} << 20) + 3, uint64_t{data.size()} - 100}) {
+    auto got = store().Get(key, at, 4099);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, data.substr(at, 4099)) << "at " << at;
+  }
+  auto whole = store().Get(key, 0, data.size());
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_TRUE(*whole == data);
+}
+
+TEST_P(BatchStoreConformanceTest, SmallAndEmptyStreamedPutsAreOnePut) {
+  const std::string small = PseudoRandomBytes(1000, 42);
+  const std::string empty;
+  ReadLog small_log, empty_log;
+  ASSERT_TRUE(
+      store().PutStreamIfAbsent(ns() + "small", small.size(), ReaderOf(small, &small_log)).ok());
+  ASSERT_TRUE(store().PutStreamIfAbsent(ns() + "empty", 0, ReaderOf(empty, &empty_log)).ok());
+  EXPECT_EQ(small_log.ranges.size(), 1u);
+  auto got = store().Get(ns() + "small", 0, 5000);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, small);
+  auto info = store().Head(ns() + "empty");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->size, 0u);
+  // Create-only as PutIfAbsent.
+  ReadLog again;
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      store().PutStreamIfAbsent(ns() + "small", small.size(), ReaderOf(small, &again))));
+}
+
+TEST_P(BatchStoreConformanceTest, StreamedPutNeverReplacesAnExistingObject) {
+  const std::string key = ns() + "logs.parquet";
+  ASSERT_TRUE(store().PutIfAbsent(key, "first").ok());
+  const std::string data = PseudoRandomBytes(kStreamedBytes, 43);
+  ReadLog log;
+  absl::Status put = store().PutStreamIfAbsent(key, data.size(), ReaderOf(data, &log));
+  EXPECT_TRUE(absl::IsAlreadyExists(put)) << put;
+  auto got = store().Get(key, 0, 100);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "first");
+}
+
+TEST_P(BatchStoreConformanceTest, StreamedPutWhoseReaderFailsLeavesNothingVisible) {
+  const std::string key = ns() + "metrics.parquet";
+  const std::string data = PseudoRandomBytes(kStreamedBytes, 44);
+  ReadLog log;
+  absl::Status put = store().PutStreamIfAbsent(key, data.size(), ReaderOf(data, &log, 1));
+  EXPECT_TRUE(absl::IsDataLoss(put)) << put;
+  EXPECT_EQ(log.ranges.size(), 2u);  // stopped at the failed read
+  EXPECT_TRUE(absl::IsNotFound(store().Head(key).status()));
+  EXPECT_TRUE(ListAll(store(), ns(), 10).empty());
+  // The key is still free.
+  ReadLog retry;
+  ASSERT_TRUE(store().PutStreamIfAbsent(key, data.size(), ReaderOf(data, &retry)).ok());
+  auto info = store().Head(key);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->size, data.size());
+}
+
 }  // namespace
 }  // namespace strata::objectstore

@@ -36,12 +36,35 @@ std::string LocalBatchStore::PathOf(std::string_view key) const {
 }
 
 absl::Status LocalBatchStore::PutIfAbsent(std::string_view key, std::string_view data) {
+  return PutStaged(key, [&](WritableFile& file) { return file.Append(data); });
+}
+
+absl::Status LocalBatchStore::PutStreamIfAbsent(std::string_view key, uint64_t size,
+                                                const PartReader& read) {
+  return PutStaged(key, [&](WritableFile& file) -> absl::Status {
+    for (uint64_t offset = 0; offset < size;) {
+      const size_t length =
+          static_cast<size_t>(std::min<uint64_t>(kLocalStreamChunkBytes, size - offset));
+      STRATA_ASSIGN_OR_RETURN(std::string part, read(offset, length));
+      if (part.size() != length) {
+        return absl::InternalError(fmt::format("streamed put of {}: {} bytes read at {}, not {}",
+                                               key, part.size(), offset, length));
+      }
+      STRATA_RETURN_IF_ERROR(file.Append(part));
+      offset += length;
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status LocalBatchStore::PutStaged(std::string_view key,
+                                        const std::function<absl::Status(WritableFile&)>& write) {
   STRATA_RETURN_IF_ERROR(ValidateObjectKey(key));
   std::string staged = fmt::format("{}/{}/{}-{}", root_, kStagingDirName, staging_name_prefix_,
                                    next_staging_number_.fetch_add(1));
   absl::Status status = [&]() -> absl::Status {
     STRATA_ASSIGN_OR_RETURN(auto file, fs_.NewWritableFile(staged, WriteMode::kCreateExclusive));
-    STRATA_RETURN_IF_ERROR(file->Append(data));
+    STRATA_RETURN_IF_ERROR(write(*file));
     STRATA_RETURN_IF_ERROR(file->Sync());
     STRATA_RETURN_IF_ERROR(file->Close());
     std::string path = PathOf(key);

@@ -27,12 +27,17 @@
 
 namespace strata::objectstore {
 
+// The bytes a streamed put reads and writes at a time.
+inline constexpr size_t kLocalStreamChunkBytes = 8 << 20;
+
 class LocalBatchStore final : public BatchStore {
  public:
   // `fs` must outlive the store. `root` is created if missing.
   static absl::StatusOr<std::unique_ptr<LocalBatchStore>> Open(FileSystem& fs, std::string root);
 
   absl::Status PutIfAbsent(std::string_view key, std::string_view data) override;
+  absl::Status PutStreamIfAbsent(std::string_view key, uint64_t size,
+                                 const PartReader& read) override;
   absl::StatusOr<std::string> Get(std::string_view key, uint64_t offset, uint64_t length) override;
   absl::StatusOr<ObjectInfo> Head(std::string_view key) override;
   absl::StatusOr<ListPage> List(std::string_view prefix, std::string_view continuation,
@@ -43,6 +48,10 @@ class LocalBatchStore final : public BatchStore {
  private:
   LocalBatchStore(FileSystem& fs, std::string root, std::string staging_name_prefix);
   std::string PathOf(std::string_view key) const;
+  // The create-only put both puts share: `write` fills a private staged
+  // file, which is synced and linked to the key's name.
+  absl::Status PutStaged(std::string_view key,
+                         const std::function<absl::Status(WritableFile&)>& write);
   // Appends every key under the directory `dir` (a key prefix ending in '/'
   // or empty for the root) that starts with `prefix` to `keys`.
   absl::Status CollectKeys(const std::string& dir, std::string_view prefix,

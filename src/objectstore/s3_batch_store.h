@@ -12,6 +12,18 @@
 //    412, the object may be our own: it counts as ours when its ETag is the
 //    MD5 of our bytes (a single PUT's ETag), since identical immutable
 //    bytes are the same batch file.
+//  * PutStreamIfAbsent: up to config.part_bytes, read whole and put as
+//    PutIfAbsent does. Larger: HEAD first (an existing object is
+//    AlreadyExists and never replaced), then a multipart upload
+//    (s3_multipart.cc): initiate, one UploadPart per part with its SHA-256
+//    signed, complete with `If-None-Match: *` (a server that checks it
+//    answers 412, AlreadyExists; RADOS gateway 16 does not, hence the HEAD
+//    and the race in batch_store.h's contract 1). A failed upload is
+//    aborted; one cut off by a crash leaves parts the server keeps but
+//    never lists (docs/operations.md says how a bucket lifecycle rule
+//    removes them). A completion whose answer is lost and whose retry
+//    finds the upload gone counts as ours when the object's ETag is the
+//    multipart ETag of our parts (MD5 of their MD5s, "-N").
 //  * Get: GET with a Range header; 416 (offset past the end) is empty.
 //  * List: ListObjectsV2 (list-type=2); the continuation is the server's
 //    token.
@@ -40,6 +52,8 @@ class S3BatchStore final : public BatchStore {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<S3BatchStore>> Create(S3Config config);
 
   absl::Status PutIfAbsent(std::string_view key, std::string_view data) override;
+  absl::Status PutStreamIfAbsent(std::string_view key, uint64_t size,
+                                 const PartReader& read) override;
   absl::StatusOr<std::string> Get(std::string_view key, uint64_t offset, uint64_t length) override;
   absl::StatusOr<ObjectInfo> Head(std::string_view key) override;
   absl::StatusOr<ListPage> List(std::string_view prefix, std::string_view continuation,
@@ -69,6 +83,14 @@ class S3BatchStore final : public BatchStore {
   absl::StatusOr<HttpResponse> SendOnce(const Call& call);
   // The error for a 4xx/5xx answer to `what` (e.g. "PUT telemetry/x").
   absl::Status ErrorFor(std::string_view what, const HttpResponse& response) const;
+  // A multipart upload of `size` bytes (s3_multipart.cc): the parts, then
+  // the completion. Aborts the upload when it fails.
+  absl::Status PutMultipart(std::string_view key, uint64_t size, const PartReader& read);
+  absl::Status UploadParts(std::string_view key, const std::string& upload_id, uint64_t size,
+                           const PartReader& read, std::string* complete_xml,
+                           std::string* part_md5s);
+  absl::Status CompleteUpload(std::string_view key, const std::string& upload_id,
+                              const std::string& complete_xml, const std::string& multipart_etag);
 
   // Constant after construction.
   const S3Config config_;

@@ -43,6 +43,7 @@ S3Config ServerConfig() {
          "or export the S3_TEST_* variables `scripts/radosgw.sh start DIR` prints";
   config.backoff_initial = milliseconds(20);
   config.backoff_max = milliseconds(200);
+  config.part_bytes = kMinS3PartBytes;  // streamed puts of a few MiB are multipart
   return config;
 }
 
@@ -244,6 +245,75 @@ TEST(S3BatchStoreTest, LostAnswerToASuccessfulPutStillCountsAsOurs) {
   // Another writer's bytes under the key are not ours.
   auto other = ThroughProxy(*proxy, 3);
   EXPECT_TRUE(absl::IsAlreadyExists(other->PutIfAbsent(key, "theirs")));
+}
+
+// 12 MiB in 5 MiB parts: HEAD (request 0), initiate (1), three parts (2-4),
+// complete (5).
+std::string ThreePartObject() { return std::string((size_t{12} << 20) + 77, 'm'); }
+
+PartReader ReaderOf(const std::string& data) {
+  return [&data](uint64_t offset, size_t length) -> absl::StatusOr<std::string> {
+    return data.substr(offset, length);
+  };
+}
+
+TEST(S3BatchStoreTest, MultipartPartCutOffMidwayIsRetriedAndTheObjectIsWhole) {
+  auto proxy = ProxyToServer([](int n) {
+    if (n == 3) return FaultProxy::Plan{FaultProxy::Action::kCutRequestBody, 0, ""};
+    return FaultProxy::Plan{};
+  });
+  auto store = ThroughProxy(*proxy, 3);
+  const std::string key = UniqueKey("spans.parquet");
+  const std::string data = ThreePartObject();
+  absl::Status put = store->PutStreamIfAbsent(key, data.size(), ReaderOf(data));
+  ASSERT_TRUE(put.ok()) << put;
+  EXPECT_EQ(proxy->requests(), 7);  // the second part twice
+  auto read = MakeStore(ServerConfig())->Get(key, 0, data.size() + 1);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(*read == data);
+}
+
+TEST(S3BatchStoreTest, LostAnswerToACompletedMultipartUploadStillCountsAsOurs) {
+  auto proxy = ProxyToServer([](int n) {
+    if (n == 5) return FaultProxy::Plan{FaultProxy::Action::kDropAnswer, 0, ""};
+    // RADOS gateway answers a repeated completion 200; AWS answers 404.
+    if (n == 6) {
+      return FaultProxy::Plan{FaultProxy::Action::kAnswer, 404,
+                              "<Error><Code>NoSuchUpload</Code></Error>"};
+    }
+    return FaultProxy::Plan{};
+  });
+  auto store = ThroughProxy(*proxy, 3);
+  const std::string key = UniqueKey("logs.parquet");
+  const std::string data = ThreePartObject();
+  absl::Status put = store->PutStreamIfAbsent(key, data.size(), ReaderOf(data));
+  EXPECT_TRUE(put.ok()) << put;
+  // The retried completion found the upload gone, and the HEAD that
+  // followed found the ETag of our parts.
+  EXPECT_EQ(proxy->requests(), 8);
+  auto info = MakeStore(ServerConfig())->Head(key);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->size, data.size());
+}
+
+TEST(S3BatchStoreTest, MultipartUploadWhosePartsFailLeavesNoObjectAndIsAborted) {
+  auto proxy = ProxyToServer([](int n) {
+    if (n >= 2 && n <= 4) {
+      return FaultProxy::Plan{FaultProxy::Action::kAnswer, 500,
+                              "<Error><Code>InternalError</Code></Error>"};
+    }
+    return FaultProxy::Plan{};
+  });
+  auto store = ThroughProxy(*proxy, 3);
+  const std::string key = UniqueKey("metrics.parquet");
+  const std::string data = ThreePartObject();
+  absl::Status put = store->PutStreamIfAbsent(key, data.size(), ReaderOf(data));
+  EXPECT_TRUE(absl::IsUnavailable(put)) << put;
+  // HEAD, initiate, three tries of the first part, then the abort.
+  EXPECT_EQ(proxy->requests(), 6);
+  auto direct = MakeStore(ServerConfig());
+  EXPECT_TRUE(absl::IsNotFound(direct->Head(key).status()));
+  ASSERT_TRUE(direct->PutStreamIfAbsent(key, data.size(), ReaderOf(data)).ok());
 }
 
 }  // namespace

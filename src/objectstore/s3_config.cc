@@ -103,6 +103,10 @@ absl::Status ValidateS3Config(const S3Config& config) {
     return bad(
         "no S3 secret access key: set STRATA_S3_SECRET_ACCESS_KEY (or AWS_SECRET_ACCESS_KEY)");
   }
+  if (config.part_bytes < kMinS3PartBytes || config.part_bytes > kMaxS3PartBytes) {
+    return bad(fmt::format("S3 part_bytes {} is outside {}..{}", config.part_bytes, kMinS3PartBytes,
+                           kMaxS3PartBytes));
+  }
   if (config.max_attempts < 1 || config.max_attempts > 20) {
     return bad(fmt::format("S3 max_attempts {} is outside 1..20", config.max_attempts));
   }

@@ -46,7 +46,16 @@ struct S3Config {
   std::chrono::milliseconds backoff_initial{100};
   std::chrono::milliseconds backoff_max{2000};
   HttpClientOptions http;
+  // PutStreamIfAbsent sends an object larger than this as a multipart
+  // upload of parts this size (the last one smaller), holding one part in
+  // memory; S3 takes parts of kMinS3PartBytes to kMaxS3PartBytes.
+  uint64_t part_bytes = uint64_t{16} << 20;
 };
+
+inline constexpr uint64_t kMinS3PartBytes = uint64_t{5} << 20;
+inline constexpr uint64_t kMaxS3PartBytes = uint64_t{5} << 30;
+// S3's most parts in one multipart upload.
+inline constexpr uint64_t kMaxS3Parts = 10000;
 
 // Looks a variable up; std::nullopt when unset.
 using EnvironmentLookup = std::function<std::optional<std::string>(std::string_view name)>;

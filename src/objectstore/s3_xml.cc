@@ -262,4 +262,35 @@ absl::StatusOr<std::vector<DeleteError>> ParseDeleteResult(std::string_view xml)
   return errors;
 }
 
+absl::StatusOr<std::string> ParseInitiateMultipartUpload(std::string_view xml) {
+  std::string upload_id;
+  bool is_result = false;
+  STRATA_RETURN_IF_ERROR(WalkXml(xml, [&](const auto& path, std::string_view text) {
+    if (PathIs(path, {"InitiateMultipartUploadResult"})) is_result = true;
+    if (PathIs(path, {"InitiateMultipartUploadResult", "UploadId"})) {
+      if (text.empty() || text.size() > kMaxUploadIdBytes) {
+        return Malformed(0, fmt::format("<UploadId> of {} bytes", text.size()));
+      }
+      upload_id = std::string(text);
+    }
+    return absl::OkStatus();
+  }));
+  if (!is_result) return Malformed(0, "not an <InitiateMultipartUploadResult> document");
+  if (upload_id.empty()) return Malformed(0, "no <UploadId>");
+  return upload_id;
+}
+
+absl::StatusOr<std::optional<S3ErrorBody>> ParseCompleteMultipartUpload(std::string_view xml) {
+  // An <Error> anywhere at the top wins: a failure is never taken for success.
+  absl::StatusOr<S3ErrorBody> error = ParseS3Error(xml);
+  if (error.ok()) return *std::move(error);
+  bool is_result = false;
+  STRATA_RETURN_IF_ERROR(WalkXml(xml, [&](const auto& path, std::string_view) {
+    if (PathIs(path, {"CompleteMultipartUploadResult"})) is_result = true;
+    return absl::OkStatus();
+  }));
+  if (!is_result) return Malformed(0, "neither <CompleteMultipartUploadResult> nor <Error>");
+  return std::nullopt;
+}
+
 }  // namespace strata::objectstore

@@ -96,5 +96,28 @@ TEST(S3XmlTest, EscapeRoundTripsThroughTheParser) {
   EXPECT_EQ(body->code, key);
 }
 
+TEST(S3XmlTest, MultipartAnswers) {
+  auto id = ParseInitiateMultipartUpload(
+      "<?xml version=\"1.0\"?><InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key>"
+      "<UploadId>2~abc&amp;def</UploadId></InitiateMultipartUploadResult>");
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(*id, "2~abc&def");
+  EXPECT_FALSE(ParseInitiateMultipartUpload("<InitiateMultipartUploadResult><UploadId></UploadId>"
+                                            "</InitiateMultipartUploadResult>")
+                   .ok());
+  EXPECT_FALSE(ParseInitiateMultipartUpload("<Error><Code>AccessDenied</Code></Error>").ok());
+
+  auto done = ParseCompleteMultipartUpload(
+      "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>");
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_FALSE(done->has_value());
+  auto failed = ParseCompleteMultipartUpload(
+      "<Error><Code>InternalError</Code><Message>try again</Message></Error>");
+  ASSERT_TRUE(failed.ok()) << failed.status();
+  ASSERT_TRUE(failed->has_value());
+  EXPECT_EQ((*failed)->code, "InternalError");
+  EXPECT_FALSE(ParseCompleteMultipartUpload("<Other/>").ok());
+}
+
 }  // namespace
 }  // namespace strata::objectstore

@@ -27,6 +27,10 @@ class GatedStore final : public objectstore::BatchStore {
   absl::Status PutIfAbsent(std::string_view key, std::string_view data) override {
     return inner_.PutIfAbsent(key, data);
   }
+  absl::Status PutStreamIfAbsent(std::string_view key, uint64_t size,
+                                 const objectstore::PartReader& read) override {
+    return inner_.PutStreamIfAbsent(key, size, read);
+  }
   absl::StatusOr<std::string> Get(std::string_view key, uint64_t offset, uint64_t length) override {
     {
       MutexLock lock(&mu_);

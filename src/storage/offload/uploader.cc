@@ -251,8 +251,11 @@ absl::Status Uploader::UploadBatch(const LiveBatch& batch, uint64_t* bytes_put) 
 }
 
 absl::Status Uploader::PutFile(const std::string& path, const std::string& key, bool* put) {
-  STRATA_ASSIGN_OR_RETURN(std::string data, fs_.ReadFile(path));
-  absl::Status status = store_.PutIfAbsent(key, data);
+  // Read a part at a time: a compaction output may be a GiB.
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs_.NewRandomAccessFile(path));
+  STRATA_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
+  absl::Status status = store_.PutStreamIfAbsent(
+      key, size, [&](uint64_t offset, size_t length) { return file->ReadExact(offset, length); });
   if (status.ok()) {
     *put = true;
     return status;
@@ -261,11 +264,11 @@ absl::Status Uploader::PutFile(const std::string& path, const std::string& key, 
   // Put before (a crash after the put, or a lost answer): objects are whole
   // or absent, so the same size means the same immutable file.
   STRATA_ASSIGN_OR_RETURN(objectstore::ObjectInfo info, store_.Head(key));
-  if (info.size != data.size()) {
+  if (info.size != size) {
     return absl::DataLossError(
         fmt::format("{} in {} has {} bytes, but the local file {} has {}: another writer "
                     "uses this prefix",
-                    key, store_.Describe(), info.size, path, data.size()));
+                    key, store_.Describe(), info.size, path, size));
   }
   return absl::OkStatus();
 }

@@ -34,16 +34,11 @@ class RecordingStore final : public objectstore::BatchStore {
  public:
   explicit RecordingStore(objectstore::BatchStore& inner) : inner_(inner) {}
   absl::Status PutIfAbsent(std::string_view key, std::string_view data) override {
-    if (fail_puts.load() > 0) {
-      --fail_puts;
-      return absl::UnavailableError("injected failure");
-    }
-    absl::Status status = inner_.PutIfAbsent(key, data);
-    if (status.ok()) {
-      MutexLock lock(&mu_);
-      puts_.emplace_back(key);
-    }
-    return status;
+    return Record(key, [&] { return inner_.PutIfAbsent(key, data); });
+  }
+  absl::Status PutStreamIfAbsent(std::string_view key, uint64_t size,
+                                 const objectstore::PartReader& read) override {
+    return Record(key, [&] { return inner_.PutStreamIfAbsent(key, size, read); });
   }
   absl::StatusOr<std::string> Get(std::string_view key, uint64_t offset, uint64_t length) override {
     absl::StatusOr<std::string> data = inner_.Get(key, offset, length);
@@ -76,6 +71,18 @@ class RecordingStore final : public objectstore::BatchStore {
   std::atomic<uint64_t> get_bytes{0};
 
  private:
+  absl::Status Record(std::string_view key, const std::function<absl::Status()>& put) {
+    if (fail_puts.load() > 0) {
+      --fail_puts;
+      return absl::UnavailableError("injected failure");
+    }
+    absl::Status status = put();
+    if (status.ok()) {
+      MutexLock lock(&mu_);
+      puts_.emplace_back(key);
+    }
+    return status;
+  }
   objectstore::BatchStore& inner_;
   mutable Mutex mu_;
   std::vector<std::string> puts_ ABSL_GUARDED_BY(mu_);
