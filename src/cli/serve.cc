@@ -36,6 +36,7 @@
 #include "server/ingest_service.h"
 #include "server/tls_context.h"
 #include "spdlog/spdlog.h"
+#include "storage/format/batch_id.h"
 #include "storage/format/layout.h"
 #include "storage/storage.h"
 #include "web/web_ui.h"
@@ -346,6 +347,10 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
   if (!(options.drain_timeout_sec >= 0)) {
     return absl::InvalidArgumentError("--drain-timeout-sec must be >= 0");
   }
+  if (absl::StatusOr<int> node = storage::ParseBatchIdNode(options.node_id); !node.ok()) {
+    return absl::InvalidArgumentError(
+        fmt::format("--node-id: {}", std::string(node.status().message())));
+  }
   if (options.ack_after_upload && options.object_store.url.empty()) {
     return absl::InvalidArgumentError("--ack-after-upload needs --object-store");
   }
@@ -490,6 +495,7 @@ int RunServe(const ServeOptions& options) {
   storage_options.writer.inflight_bytes_limit = options.inflight_bytes_limit;
   storage_options.start_maintenance = true;
   storage_options.lookup_cache_bytes = options.lookup_cache_bytes;
+  storage_options.node = *storage::ParseBatchIdNode(options.node_id);  // validated above
   storage::MaintenanceOptions& maintenance = storage_options.maintenance;
   maintenance.compaction = options.compaction_min_inputs >= 2;
   maintenance.policy.min_inputs = std::max<uint32_t>(options.compaction_min_inputs, 2);
@@ -863,6 +869,9 @@ void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOpt
           "Batches a level of today's data needs before they are merged (0: no compaction)");
   AddFlag(command, env_names, "maintenance-interval-sec", &options->maintenance_interval_sec,
           "How often the idle maintenance thread looks for work");
+  AddFlag(command, env_names, "node-id", &options->node_id,
+          "This server's node in every batch id it issues, 00 to zz: give each server that "
+          "shares an object store its own");
   AddObjectStoreFlags(command, env_names, &options->object_store,
                       "Copy every committed batch to this object store in the background: "
                       "s3://<bucket>[/<prefix>] or file:///<path> (empty: none)");

@@ -100,6 +100,10 @@ struct ServeOptions {
   // only once its batch is in the store (waiting at most
   // ack_upload_timeout_sec).
   objectstore::ObjectStoreSettings object_store;
+  // The node field of every batch id this server issues, "00" to "zz"
+  // (docs/format/layout.md, "Batch ids"): distinct per server when several
+  // share one object store, so their batch ids never collide.
+  std::string node_id = "00";
   bool ack_after_upload = false;
   double ack_upload_timeout_sec = 30;
   // Eviction (docs/operations.md, "Evicting local copies"), with an object

@@ -1,4 +1,4 @@
-// `strata serve`'s option parsing: --evict-after and --cache-size as the
+// `strata serve`'s option parsing: --evict-after, --cache-size and --node-id as the
 // command line, CLI11 and ValidateServeOptions take them.
 
 #include <algorithm>
@@ -130,6 +130,20 @@ TEST(ServeOptionsTest, NoEvictionFlagsMeansNoEviction) {
   ASSERT_EQ(flags.Parse({}), "");
   EXPECT_EQ(flags.options.evict_after, "");
   EXPECT_EQ(flags.options.cache_size, 0u);
+}
+
+TEST(ServeOptionsTest, NodeIdIsTwoCharactersOfAnIdAndDefaultsTo00) {
+  ServeFlags none;
+  ASSERT_EQ(none.Parse({}), "");
+  EXPECT_EQ(none.options.node_id, "00");
+  EXPECT_TRUE(none.env_names.contains("STRATA_NODE_ID"));
+  ServeFlags set;
+  ASSERT_EQ(set.Parse({"--node-id", "7k"}), "");
+  EXPECT_EQ(set.options.node_id, "7k");
+  for (const char* bad : {"", "7", "7K", "100", "-1"}) {
+    ServeFlags flags;
+    EXPECT_THAT(flags.Parse({"--node-id", bad}), HasSubstr("--node-id")) << bad;
+  }
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
                                                        StorageOptions options) {
   DataDirOptions dir_options;
   dir_options.clock = options.clock;
+  dir_options.node = options.node;
   dir_options.validate_batch = [](FileSystem& fs, const std::string& batch_dir,
                                   const BatchMeta& meta) -> absl::Status {
     return CheckBatchContents(fs, batch_dir, meta);

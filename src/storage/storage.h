@@ -52,6 +52,8 @@ struct StorageOptions {
   GroupCommitWriter::Options writer;
   TableOptions tables;
   MicrosClock clock = SystemClockMicros;
+  // The node field of the batch ids this server issues (DataDirOptions).
+  int node = 0;
   // Compaction, retention and reclamation (maintenance.h). The clock and
   // the attachment loader are the storage engine's own.
   MaintenanceOptions maintenance;

@@ -66,6 +66,10 @@ absl::StatusOr<std::unique_ptr<FileLock>> LockDataDir(FileSystem& fs, const Data
 
 absl::StatusOr<std::unique_ptr<DataDir>> OpenDataDir(FileSystem& fs, const std::string& path,
                                                      DataDirOptions options) {
+  if (options.node < 0 || options.node > kMaxNode) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch id node {} is outside 0..{}", options.node, kMaxNode));
+  }
   DataDirPaths paths(path);
   if (absl::Status prepared = PrepareToLock(fs, paths); !prepared.ok()) {
     if (absl::IsFailedPrecondition(prepared)) return prepared;  // a refusal, already in context
@@ -84,7 +88,7 @@ absl::StatusOr<std::unique_ptr<DataDir>> OpenDataDir(FileSystem& fs, const std::
                           RecoverTelemetry(fs, paths, recovery_options));
 
   std::unique_ptr<DataDir> data_dir(new DataDir(fs, std::move(lock)));
-  data_dir->issuer_ = std::make_unique<BatchIdIssuer>(std::move(options.clock));
+  data_dir->issuer_ = std::make_unique<BatchIdIssuer>(std::move(options.clock), options.node);
   for (const BatchId& id : recovered.seen_ids) data_dir->issuer_->Observe(id);
   STRATA_ASSIGN_OR_RETURN(data_dir->catalog_, Catalog::Create(std::move(recovered.batches),
                                                               std::move(options.on_retire)));

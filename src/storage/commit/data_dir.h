@@ -52,6 +52,10 @@ struct DataDirOptions {
   // The catalog's retire hook (catalog.h); empty: retired batches are not
   // deleted.
   Catalog::RetireCallback on_retire;
+  // The node field of every id this directory issues (0..kMaxNode;
+  // docs/format/layout.md, "Batch ids"). Ids of other nodes found in the
+  // directory are read as any others.
+  int node = 0;
 };
 
 class DataDir {

@@ -225,6 +225,28 @@ TEST_F(DataDirTest, IssuerStartsAfterEveryIdInDaysStagingAndQuarantine) {
   }
 }
 
+TEST_F(DataDirTest, IssuedIdsCarryTheNodeAndOtherNodesIdsAreRead) {
+  ASSERT_FALSE(Commit(kStampMicros).empty());  // node 00
+  DataDirOptions options = Options();
+  options.node = 36 * 7 + 20;  // "7k"
+  {
+    absl::StatusOr<std::unique_ptr<DataDir>> dir = Open(std::move(options));
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    EXPECT_EQ((*dir)->catalog().Pin()->size(), 1u);
+    absl::StatusOr<BatchId> next = (*dir)->issuer().Issue(3);
+    ASSERT_TRUE(next.ok()) << next.status();
+    EXPECT_EQ(next->node(), 36 * 7 + 20);
+    EXPECT_TRUE(next->ToString().ends_with("37k")) << next->ToString();
+    EXPECT_GT(next->stamp_micros(), kStampMicros);
+  }
+  for (int bad : {-1, kMaxNode + 1}) {
+    DataDirOptions out_of_range = Options();
+    out_of_range.node = bad;
+    absl::Status status = Open(std::move(out_of_range)).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  }
+}
+
 TEST_F(DataDirTest, ValidatorAndAttachmentLoaderSeeEveryBatch) {
   ASSERT_FALSE(Commit(kStampMicros).empty());
   ASSERT_FALSE(Commit(kStampMicros + 1).empty());

@@ -168,6 +168,14 @@ absl::StatusOr<BatchId> ParseImpl(std::string_view text) {
 
 absl::Status ValidateBatchId(std::string_view id) { return ParseImpl(id).status(); }
 
+absl::StatusOr<int> ParseBatchIdNode(std::string_view text) {
+  if (text.size() != 2 || !IsLowerAlnum(text[0]) || !IsLowerAlnum(text[1])) {
+    return absl::InvalidArgumentError(fmt::format(
+        "node {}: expected two characters of 0-9 and a-z (00 to zz)", QuoteForError(text)));
+  }
+  return Base36Value(text[0]) * 36 + Base36Value(text[1]);
+}
+
 absl::Status ValidateDay(std::string_view day) { return DayBounds(day).status(); }
 
 absl::StatusOr<DayBoundsNanos> DayBounds(std::string_view day) {

@@ -77,6 +77,10 @@ class BatchId {
   int node_;
 };
 
+// The node field's number from its two characters ("00".."zz", as in an
+// id). InvalidArgument naming `text` otherwise.
+[[nodiscard]] absl::StatusOr<int> ParseBatchIdNode(std::string_view text);
+
 // The one batch-id check: OK if `id` matches the grammar.
 [[nodiscard]] absl::Status ValidateBatchId(std::string_view id);
 

@@ -25,6 +25,21 @@ TEST(BatchIdTest, LayoutExamplesParse) {
   EXPECT_EQ(compacted->Day(), "2025-06-15");
 }
 
+TEST(BatchIdTest, NodeFieldsParseAsInIds) {
+  EXPECT_EQ(*ParseBatchIdNode("00"), 0);
+  EXPECT_EQ(*ParseBatchIdNode("0z"), 35);
+  EXPECT_EQ(*ParseBatchIdNode("10"), 36);
+  EXPECT_EQ(*ParseBatchIdNode("zz"), kMaxNode);
+  for (int node : {1, 71, 700, kMaxNode}) {
+    const std::string id = BatchId::Make(1'750'000'000'000'000, 0, node)->ToString();
+    EXPECT_EQ(*ParseBatchIdNode(id.substr(21)), node) << id;
+  }
+  for (const char* bad : {"", "0", "000", "A0", "-1", "0 ", "z!"}) {
+    absl::StatusOr<int> parsed = ParseBatchIdNode(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(parsed.status())) << bad;
+  }
+}
+
 TEST(BatchIdTest, ValidIdsRoundTrip) {
   for (const char* text :
        {"19700101000000000000000", "22611231235959999999zzz", "20240229120000000001a3k",
