@@ -1,17 +1,24 @@
 #pragma once
 
 // The points MetricsSeriesSource (prometheus_series.h) turns into series,
-// read as typed columns (query/typed_result.h) in two queries: the
-// window's identities, each once with its text, then the points, each
-// carrying only its identity's number.
+// read as typed columns (query/typed_result.h): the points, each carrying
+// only its identity's hash, then, for hashes not seen before, the
+// identities, each once with its text.
 //
 // An identity is what a point's series depend on besides the point
 // itself: the OTLP metric (name, unit, type, monotonicity, temporality),
 // the resource (service.name and the whole resource attribute list, of
 // which service.namespace and service.instance.id become labels) and the
 // point's attribute set. DuckDB hashes those columns per row (hash() of the
-// raw columns); the identity query lists each hash once with the identity
-// it stands for, and the points query returns the hash alone. Two
+// raw columns); the points query returns the hash alone, and the identity
+// query lists each hash once with the identity it stands for.
+//
+// Memo. The identity a hash stands for is a function of the raw values, so
+// identities are kept by hash across queries (process-wide, at most
+// 100,000, cleared when full): a query whose hashes are all known skips
+// the identity query. Within one identity query, two identities with one
+// hash are Internal; across queries such a collision (about n^2 / 2^65
+// for n identities) would go unnoticed. Two
 // identities that differ only where labels do not look (another resource
 // attribute, a NULL unit and an empty one) stay apart here and meet again
 // as one series by their labels.
@@ -75,6 +82,9 @@ enum PointColumn {
 struct MetricPoints {
   std::vector<MetricIdentity> identities;
   query::TypedResult points;  // columns as PointColumn says
+  // The rows of `points` in time order (ties in read order); for kLabels,
+  // in read order.
+  std::vector<uint32_t> order;
 };
 
 // The points of the metrics named `otlp_names` with a time in [min_ms,

@@ -566,7 +566,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
       return *slot;
     };
     const std::vector<query::TypedColumn>& col = points.points.columns;
-    for (size_t r = 0; r < points.points.rows; ++r) {
+    for (const uint32_t r : points.order) {
       IdentitySeries& identity = identities[col[internal::kPointIdentity].uint64s[r]];
       if (identity.entry == nullptr) continue;
       const CatalogEntry& e = *identity.entry;
