@@ -25,12 +25,6 @@ constexpr char kIdentityHash[] =
     " service_name, resource_attr_keys, resource_attr_str, attr_keys, attr_str, attr_int,"
     " attr_double, attr_bool)";
 
-std::string ResourceValueSql(std::string_view key) {
-  return absl::StrCat(
-      "coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
-      std::string(key), "')), '')");
-}
-
 // The columns of the identity query, in MetricIdentity's order after the hash.
 enum IdentityColumn {
   kIdHash,
@@ -96,6 +90,12 @@ IdentityMemo& Memo() {
 }
 
 }  // namespace
+
+std::string ResourceValueSql(std::string_view key) {
+  return absl::StrCat(
+      "coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
+      std::string(key), "')), '')");
+}
 
 absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
                                               const CallOptions& call,

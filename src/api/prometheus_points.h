@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -86,6 +87,10 @@ struct MetricPoints {
   // in read order.
   std::vector<uint32_t> order;
 };
+
+// SQL for the value of resource attribute `key` (a literal of strata's
+// own, not request text) in a metrics row, "" when the row has none.
+std::string ResourceValueSql(std::string_view key);
 
 // The points of the metrics named `otlp_names` with a time in [min_ms,
 // max_ms] (inclusive, whole milliseconds): at most `max_rows` of them (0:

@@ -307,12 +307,6 @@ void AddAttributes(std::string_view text, promql::Labels* labels) {
   }
 }
 
-std::string ResourceKey(std::string_view key) {
-  return absl::StrCat(
-      "coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
-      std::string(key), "')), '')");
-}
-
 // The delta sums and histograms among `wanted`, by OTLP name.
 std::vector<std::string> DeltaNames(
     const std::map<std::string, std::vector<const CatalogEntry*>>& wanted) {
@@ -349,8 +343,8 @@ absl::Status AddDeltaBaselines(
   const std::string identity = absl::StrCat(
       "metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
       " coalesce(service_name, ''), ",
-      ResourceKey("service.namespace"), ", ", ResourceKey("service.instance.id"), ", ",
-      internal::AttributeSetSql("attr"),
+      internal::ResourceValueSql("service.namespace"), ", ",
+      internal::ResourceValueSql("service.instance.id"), ", ", internal::AttributeSetSql("attr"),
       " AS attrs, array_to_string(explicit_bounds, ',') AS bounds");
   const std::string where = absl::StrCat(
       " FROM metrics WHERE time_unix_nano < $1 AND aggregation_temporality = 1"
@@ -687,12 +681,14 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
     info_params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
     info_params.emplace_back(
         static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
-    const std::string sql = absl::StrCat(
-        "SELECT DISTINCT coalesce(service_name, ''), ", ResourceKey("service.namespace"), ", ",
-        ResourceKey("service.instance.id"), ", ", internal::AttributeSetSql("resource_attr"),
-        labels_only ? ", 0" : ", time_unix_nano // 1000000",
-        " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
-        labels_only ? "" : " ORDER BY 5");
+    const std::string sql =
+        absl::StrCat("SELECT DISTINCT coalesce(service_name, ''), ",
+                     internal::ResourceValueSql("service.namespace"), ", ",
+                     internal::ResourceValueSql("service.instance.id"), ", ",
+                     internal::AttributeSetSql("resource_attr"),
+                     labels_only ? ", 0" : ", time_unix_nano // 1000000",
+                     " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
+                     labels_only ? "" : " ORDER BY 5");
     query::QueryOptions options =
         internal::Options(internal::RemainingCall(call_, began), std::move(info_params), max_rows);
     options.max_bytes = kMaxQueryBytes;

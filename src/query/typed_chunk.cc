@@ -13,12 +13,12 @@ namespace strata::query::internal {
 namespace {
 
 // Owns a duckdb_logical_type.
-class LogicalType {
+class OwnedLogicalType {
  public:
-  explicit LogicalType(duckdb_logical_type type) : type_(type) {}
-  ~LogicalType() { duckdb_destroy_logical_type(&type_); }
-  LogicalType(const LogicalType&) = delete;
-  LogicalType& operator=(const LogicalType&) = delete;
+  explicit OwnedLogicalType(duckdb_logical_type type) : type_(type) {}
+  ~OwnedLogicalType() { duckdb_destroy_logical_type(&type_); }
+  OwnedLogicalType(const OwnedLogicalType&) = delete;
+  OwnedLogicalType& operator=(const OwnedLogicalType&) = delete;
   duckdb_logical_type get() const { return type_; }
 
  private:
@@ -46,7 +46,7 @@ std::optional<TypedKind> KindOf(duckdb_logical_type type) {
     case DUCKDB_TYPE_VARCHAR:
       return TypedKind::kString;
     case DUCKDB_TYPE_LIST: {
-      LogicalType child(duckdb_list_type_child_type(type));
+      OwnedLogicalType child(duckdb_list_type_child_type(type));
       switch (duckdb_get_type_id(child.get())) {
         case DUCKDB_TYPE_DOUBLE:
           return TypedKind::kDoubleList;
@@ -113,7 +113,7 @@ size_t ValueBytes(const ChunkColumn& c, TypedKind kind, idx_t r) {
   }
 }
 
-void AppendValue(const ChunkColumn& c, idx_t r, TypedColumn* out) {
+void AppendTypedValue(const ChunkColumn& c, idx_t r, TypedColumn* out) {
   const bool valid = duckdb_validity_row_is_valid(c.validity, r);
   out->valid.push_back(valid ? 1 : 0);
   switch (out->kind) {
@@ -166,7 +166,7 @@ absl::StatusOr<TypedResult> TypedColumnsOf(duckdb_result* result) {
     TypedColumn column;
     const char* name = duckdb_column_name(result, c);
     column.name = name != nullptr ? name : "";
-    LogicalType type(duckdb_column_logical_type(result, c));
+    OwnedLogicalType type(duckdb_column_logical_type(result, c));
     const std::optional<TypedKind> kind = KindOf(type.get());
     if (!kind.has_value()) {
       return absl::InvalidArgumentError(
@@ -188,7 +188,7 @@ bool AppendTypedChunk(duckdb_data_chunk chunk, size_t max_rows, size_t max_bytes
   std::vector<ChunkColumn> in(columns);
   for (idx_t c = 0; c < columns; ++c) {
     duckdb_vector vector = duckdb_data_chunk_get_vector(chunk, c);
-    LogicalType type(duckdb_vector_get_column_type(vector));
+    OwnedLogicalType type(duckdb_vector_get_column_type(vector));
     in[c].type = duckdb_get_type_id(type.get());
     in[c].data = duckdb_vector_get_data(vector);
     in[c].validity = duckdb_vector_get_validity(vector);
@@ -208,7 +208,7 @@ bool AppendTypedChunk(duckdb_data_chunk chunk, size_t max_rows, size_t max_bytes
     }
     *bytes += row_bytes;
     ++out->rows;
-    for (idx_t c = 0; c < columns; ++c) AppendValue(in[c], r, &out->columns[c]);
+    for (idx_t c = 0; c < columns; ++c) AppendTypedValue(in[c], r, &out->columns[c]);
   }
   return true;
 }
