@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/prometheus_names.h"
+#include "api/prometheus_points.h"
 #include "common/status_macros.h"
 #include "compat/promql/label_matcher.h"
 #include "re2/re2.h"
@@ -306,12 +307,6 @@ void AddAttributes(std::string_view text, promql::Labels* labels) {
   }
 }
 
-std::string ResourceKey(std::string_view key) {
-  return absl::StrCat(
-      "coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
-      std::string(key), "')), '')");
-}
-
 // The delta sums and histograms among `wanted`, by OTLP name.
 std::vector<std::string> DeltaNames(
     const std::map<std::string, std::vector<const CatalogEntry*>>& wanted) {
@@ -348,8 +343,8 @@ absl::Status AddDeltaBaselines(
   const std::string identity = absl::StrCat(
       "metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
       " coalesce(service_name, ''), ",
-      ResourceKey("service.namespace"), ", ", ResourceKey("service.instance.id"), ", ",
-      internal::AttributeSetSql("attr"),
+      internal::ResourceValueSql("service.namespace"), ", ",
+      internal::ResourceValueSql("service.instance.id"), ", ", internal::AttributeSetSql("attr"),
       " AS attrs, array_to_string(explicit_bounds, ',') AS bounds");
   const std::string where = absl::StrCat(
       " FROM metrics WHERE time_unix_nano < $1 AND aggregation_temporality = 1"
@@ -416,6 +411,21 @@ absl::Status AddDeltaBaselines(
   }
   return absl::OkStatus();
 }
+
+// A series of one identity, resolved on first use: unset until then, then
+// its index in the SeriesBuilder, or nullopt when the matchers refuse it.
+using SeriesSlot = std::optional<std::optional<size_t>>;
+
+// What the points of one identity (internal::MetricIdentity) share.
+struct IdentitySeries {
+  const CatalogEntry* entry = nullptr;  // null: a variant not asked for
+  promql::Labels base;                  // job, instance and the attributes
+  SeriesSlot value, count, sum;         // the family's own series, _count, _sum
+  std::vector<double> bounds;           // the explicit bounds of the last point
+  std::vector<std::string> le;          // `le` of each bucket of `bounds`, then +Inf
+  std::vector<SeriesSlot> buckets;      // one per entry of `le`
+  absl::flat_hash_map<std::string, SeriesSlot> quantiles;  // by `quantile` text
+};
 
 }  // namespace
 
@@ -484,111 +494,98 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
           AddDeltaBaselines(pool_, files_, call_, deltas, wanted, min_ms, &builder));
     }
   }
-  std::vector<query::QueryParam> params;
-  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
-  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
   const size_t max_rows = limits.max_samples > 0 ? static_cast<size_t>(limits.max_samples) : 0;
 
   if (!wanted.empty()) {
-    std::vector<std::string> placeholders;
+    std::vector<std::string> names;
+    for (const auto& [name, entries] : wanted) names.push_back(name);
+    // Only the columns of the series asked for: a `_count` selection reads
+    // no bucket lists.
+    internal::PointColumnsWanted columns;
     for (const auto& [name, entries] : wanted) {
-      placeholders.push_back(internal::NextParam(params));
-      params.emplace_back(name);
-    }
-    // For label sets only: one row per distinct set, every value 0.
-    const std::string values =
-        labels_only
-            ? " 0, 0, 0.0, 0.0, CASE WHEN \"sum\" IS NULL THEN NULL ELSE 0.0 END,"
-              " array_to_string(explicit_bounds, ','),"
-              " array_to_string(list_transform(bucket_counts, lambda x: 0), ','),"
-              " array_to_string(summary_quantile, ','),"
-              " array_to_string(list_transform(summary_value, lambda x: 0), ',')"
-            : " time_unix_nano, coalesce(point_flags, 0),"
-              " coalesce(value_double, CAST(value_int AS DOUBLE)), \"count\", \"sum\","
-              " array_to_string(explicit_bounds, ','), array_to_string(bucket_counts, ','),"
-              " array_to_string(summary_quantile, ','), array_to_string(summary_value, ',')";
-    const std::string exemplars =
-        mode == Mode::kExemplars ? absl::StrCat(", ", internal::kExemplarsSql) : ", ''";
-    const std::string sql = absl::StrCat(
-        labels_only ? "SELECT DISTINCT" : "SELECT",
-        " metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
-        " coalesce(aggregation_temporality, 0), coalesce(service_name, ''), ",
-        ResourceKey("service.namespace"), ", ", ResourceKey("service.instance.id"), ", ",
-        internal::AttributeSetSql("attr"), ",", values, exemplars,
-        " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
-        mode == Mode::kExemplars ? " AND len(exemplar_time_unix_nano) > 0" : "",
-        " AND metric_name IN (", absl::StrJoin(placeholders, ", "), ")",
-        labels_only ? "" : " ORDER BY time_unix_nano");
-    query::QueryOptions options =
-        internal::Options(internal::RemainingCall(call_, began), std::move(params), max_rows);
-    options.max_bytes = kMaxQueryBytes;
-    STRATA_ASSIGN_OR_RETURN(query::QueryResult result, pool_.Run(files_, sql, options));
-    if (result.truncated) {
-      return absl::ResourceExhaustedError(
-          "the query reads more points than its sample budget allows; narrow its range or "
-          "matchers");
-    }
-    STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 19, "metric points"));
-    // What rows of one identity (metric, resource, attributes) share: the
-    // catalog entry, the labels, and the series each emitted name and label
-    // value goes to.
-    struct Identity {
-      const CatalogEntry* entry = nullptr;  // null: a variant not asked for
-      promql::Labels base;
-      absl::flat_hash_map<std::string, std::optional<size_t>> series;
-      std::string bounds_text;
-      std::vector<std::string> le;  // the `le` of each bucket of bounds_text
-    };
-    absl::flat_hash_map<std::string, Identity> identities;
-    std::string identity_key;
-    for (const auto& row : result.rows) {
-      identity_key.clear();
-      for (int c = 0; c <= 8; ++c) absl::StrAppend(&identity_key, CellString(row[c]), "\x1e");
-      auto [identity_it, fresh] = identities.try_emplace(identity_key);
-      Identity& identity = identity_it->second;
-      if (fresh) {
-        const std::string otlp_name = CellString(row[0]);
-        const std::string unit = CellString(row[1]);
-        STRATA_ASSIGN_OR_RETURN(const int64_t type, CellInt(row[2]));
-        const bool monotonic = CellString(row[3]) == "true";
-        STRATA_ASSIGN_OR_RETURN(const int64_t temporality, CellInt(row[4]));
-        if (const auto found = wanted.find(otlp_name); found != wanted.end()) {
-          const auto entry =
-              std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
-                return e->unit == unit && e->type == type && e->monotonic == monotonic &&
-                       e->temporality == temporality;
-              });
-          if (entry != found->second.end()) identity.entry = *entry;
+      for (const CatalogEntry* e : entries) {
+        if (e->type == kGauge || e->type == kSum) {
+          columns.value = columns.value || name_wanted(e->family);
+          continue;
         }
-        AddJobAndInstance(CellString(row[5]), CellString(row[6]), CellString(row[7]),
-                          &identity.base);
-        AddAttributes(CellString(row[8]), &identity.base);
+        columns.count = columns.count || name_wanted(e->family + "_count");
+        columns.sum = columns.sum || name_wanted(e->family + "_sum");
+        columns.buckets =
+            columns.buckets || (e->type == kHistogram &&
+                                (mode == Mode::kExemplars || name_wanted(e->family + "_bucket")));
+        columns.quantiles = columns.quantiles || (e->type == kSummary && name_wanted(e->family));
       }
+    }
+    const internal::PointRead read = mode == Mode::kSamples  ? internal::PointRead::kSamples
+                                     : mode == Mode::kLabels ? internal::PointRead::kLabels
+                                                             : internal::PointRead::kExemplars;
+    STRATA_ASSIGN_OR_RETURN(
+        internal::MetricPoints points,
+        internal::ReadMetricPoints(pool_, files_, internal::RemainingCall(call_, began), names,
+                                   min_ms, max_ms, columns, read, max_rows));
+    // What the points of one identity share: the catalog entry, the labels,
+    // and the series each emitted name and label value goes to.
+    std::vector<IdentitySeries> identities(points.identities.size());
+    for (size_t i = 0; i < identities.size(); ++i) {
+      const internal::MetricIdentity& m = points.identities[i];
+      const auto found = wanted.find(m.otlp_name);
+      if (found == wanted.end()) continue;
+      const auto entry =
+          std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
+            return e->unit == m.unit && e->type == m.type && e->monotonic == m.monotonic &&
+                   e->temporality == m.temporality;
+          });
+      if (entry == found->second.end()) continue;  // a variant not asked for
+      identities[i].entry = *entry;
+      AddJobAndInstance(m.service, m.service_namespace, m.instance, &identities[i].base);
+      AddAttributes(m.attributes, &identities[i].base);
+    }
+    // The series of `slot` (resolved on first use): family + `suffix`, with
+    // label `extra_name` = `extra` when extra_name is not empty; nullopt
+    // when the matchers refuse it.
+    auto resolve = [&](const IdentitySeries& identity, SeriesSlot& slot, std::string_view suffix,
+                       std::string_view extra_name,
+                       const std::string& extra) -> absl::StatusOr<std::optional<size_t>> {
+      if (!slot.has_value()) {
+        std::optional<size_t> index;
+        const std::string name = absl::StrCat(identity.entry->family, std::string(suffix));
+        if (name_wanted(name)) {
+          promql::Labels labels = identity.base;
+          labels.push_back({"__name__", name});
+          if (!extra_name.empty()) labels.push_back({std::string(extra_name), extra});
+          STRATA_ASSIGN_OR_RETURN(index, builder.Intern(promql::SortedByName(std::move(labels))));
+        }
+        slot = index;
+      }
+      return *slot;
+    };
+    const std::vector<query::TypedColumn>& col = points.points.columns;
+    for (const uint32_t r : points.order) {
+      IdentitySeries& identity = identities[col[internal::kPointIdentity].uint64s[r]];
       if (identity.entry == nullptr) continue;
       const CatalogEntry& e = *identity.entry;
-      const int64_t temporality = e.temporality;
-      const promql::Labels& base = identity.base;
-      STRATA_ASSIGN_OR_RETURN(const int64_t time_ns, CellInt(row[9]));
-      const int64_t t_ms = time_ns / 1'000'000;
-      STRATA_ASSIGN_OR_RETURN(const int64_t flags, CellInt(row[10]));
-      const bool stale = (flags & kNoRecordedValue) != 0;
+      const int64_t t_ms = static_cast<int64_t>(col[internal::kPointTime].uint64s[r]) / 1'000'000;
+      const bool stale = (col[internal::kPointFlags].int64s[r] & kNoRecordedValue) != 0;
+      const query::TypedColumn& bounds_column = col[internal::kPointBounds];
       if (mode == Mode::kExemplars) {
         std::vector<MetricExemplar> exemplars;
-        STRATA_RETURN_IF_ERROR(internal::ParseExemplars(CellString(row[18]), &exemplars));
-        STRATA_ASSIGN_OR_RETURN(std::vector<double> bounds, NumberList(row[14]));
+        STRATA_RETURN_IF_ERROR(
+            internal::ParseExemplars(col[internal::kPointExemplars].strings[r], &exemplars));
+        const double* bounds = bounds_column.double_list(r);
+        const double* bounds_end = bounds + bounds_column.list_size(r);
         for (MetricExemplar& exemplar : exemplars) {
           if (exemplar.time < min_ms * 1'000'000 || exemplar.time > max_ms * 1'000'000 + 999'999) {
             continue;
           }
           // The series an exemplar belongs to: the family's, or for a
           // histogram the bucket that holds its value.
-          promql::Labels labels = base;
+          promql::Labels labels = identity.base;
           if (e.type == kHistogram) {
             const double v = exemplar.value.value_or(0);
-            auto bound =
-                std::find_if(bounds.begin(), bounds.end(), [&](double b) { return v <= b; });
+            const double* bound =
+                std::find_if(bounds, bounds_end, [&](double b) { return v <= b; });
             labels.push_back({"__name__", e.family + "_bucket"});
-            labels.push_back({"le", BoundText(bound == bounds.end() ? INFINITY : *bound)});
+            labels.push_back({"le", BoundText(bound == bounds_end ? INFINITY : *bound)});
           } else if (e.type == kGauge || e.type == kSum) {
             labels.push_back({"__name__", e.family});
           } else {
@@ -617,59 +614,61 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
         }
         continue;
       }
-      const bool delta = temporality == kDelta;
-      // `suffix` after the family name; `extra`, when not empty, the value of
-      // label `extra_name` (le or quantile).
-      auto emit = [&](std::string_view suffix, std::string_view extra_name,
+      const bool delta = e.temporality == kDelta;
+      auto emit = [&](SeriesSlot& slot, std::string_view suffix, std::string_view extra_name,
                       const std::string& extra, double v, bool accumulate) -> absl::Status {
-        const std::string key = absl::StrCat(std::string(suffix), "\x1f", extra);
-        auto found = identity.series.find(key);
-        if (found == identity.series.end()) {
-          std::optional<size_t> index;
-          const std::string name = absl::StrCat(e.family, std::string(suffix));
-          if (name_wanted(name)) {
-            promql::Labels labels = base;
-            labels.push_back({"__name__", name});
-            if (!extra_name.empty()) labels.push_back({std::string(extra_name), extra});
-            STRATA_ASSIGN_OR_RETURN(index, builder.Intern(promql::SortedByName(std::move(labels))));
-          }
-          found = identity.series.emplace(key, index).first;
-        }
-        if (!found->second.has_value()) return absl::OkStatus();
-        return builder.Append(*found->second, t_ms, v, accumulate, stale);
+        STRATA_ASSIGN_OR_RETURN(const std::optional<size_t> index,
+                                resolve(identity, slot, suffix, extra_name, extra));
+        if (!index.has_value()) return absl::OkStatus();
+        return builder.Append(*index, t_ms, v, accumulate, stale);
+      };
+      auto number = [&](internal::PointColumn c) {
+        const query::TypedColumn& column = col[c];
+        if (!column.is_valid(r)) return std::nan("");
+        return column.kind == query::TypedKind::kUInt64 ? static_cast<double>(column.uint64s[r])
+                                                        : column.doubles[r];
       };
       if (e.type == kGauge || e.type == kSum) {
-        STRATA_ASSIGN_OR_RETURN(const double v, CellDouble(row[11]));
-        STRATA_RETURN_IF_ERROR(emit("", "", "", v, delta && e.type == kSum));
+        STRATA_RETURN_IF_ERROR(emit(identity.value, "", "", "", number(internal::kPointValue),
+                                    delta && e.type == kSum));
         continue;
       }
-      STRATA_ASSIGN_OR_RETURN(const double count, CellDouble(row[12]));
-      STRATA_ASSIGN_OR_RETURN(const double sum, CellDouble(row[13]));
+      const double count = number(internal::kPointCount);
+      const double sum = number(internal::kPointSum);
       const bool accumulate = delta && e.type != kSummary;
       if (!std::isnan(sum) || stale) {
-        STRATA_RETURN_IF_ERROR(emit("_sum", "", "", sum, accumulate));
+        STRATA_RETURN_IF_ERROR(emit(identity.sum, "_sum", "", "", sum, accumulate));
       }
-      STRATA_RETURN_IF_ERROR(emit("_count", "", "", count, accumulate));
+      STRATA_RETURN_IF_ERROR(emit(identity.count, "_count", "", "", count, accumulate));
       if (e.type == kHistogram) {
-        if (CellString(row[14]) != identity.bounds_text || identity.le.empty()) {
-          identity.bounds_text = CellString(row[14]);
-          STRATA_ASSIGN_OR_RETURN(std::vector<double> bounds, NumberList(row[14]));
+        const double* bounds = bounds_column.double_list(r);
+        const size_t bound_count = bounds_column.list_size(r);
+        if (identity.le.empty() || !std::equal(bounds, bounds + bound_count,
+                                               identity.bounds.begin(), identity.bounds.end())) {
+          identity.bounds.assign(bounds, bounds + bound_count);
           identity.le.clear();
-          for (double bound : bounds) identity.le.push_back(BoundText(bound));
+          for (double bound : identity.bounds) identity.le.push_back(BoundText(bound));
           identity.le.push_back("+Inf");
+          identity.buckets.assign(identity.le.size(), SeriesSlot());
         }
-        STRATA_ASSIGN_OR_RETURN(std::vector<double> counts, NumberList(row[15]));
+        const query::TypedColumn& counts = col[internal::kPointBuckets];
+        const uint64_t* bucket_counts = counts.uint64_list(r);
         double cumulative = 0;
-        for (size_t i = 0; i < counts.size(); ++i) {
-          cumulative += counts[i];
-          const std::string& le = identity.le[std::min(i, identity.le.size() - 1)];
-          STRATA_RETURN_IF_ERROR(emit("_bucket", "le", le, cumulative, accumulate));
+        for (size_t i = 0; i < counts.list_size(r); ++i) {
+          cumulative += static_cast<double>(bucket_counts[i]);
+          const size_t k = std::min(i, identity.le.size() - 1);
+          STRATA_RETURN_IF_ERROR(
+              emit(identity.buckets[k], "_bucket", "le", identity.le[k], cumulative, accumulate));
         }
       } else if (e.type == kSummary) {
-        STRATA_ASSIGN_OR_RETURN(std::vector<double> quantiles, NumberList(row[16]));
-        STRATA_ASSIGN_OR_RETURN(std::vector<double> values, NumberList(row[17]));
-        for (size_t i = 0; i < quantiles.size() && i < values.size(); ++i) {
-          STRATA_RETURN_IF_ERROR(emit("", "quantile", BoundText(quantiles[i]), values[i], false));
+        const query::TypedColumn& quantiles = col[internal::kPointQuantiles];
+        const query::TypedColumn& values = col[internal::kPointQuantileValues];
+        const size_t n = std::min(quantiles.list_size(r), values.list_size(r));
+        for (size_t i = 0; i < n; ++i) {
+          std::string quantile = BoundText(quantiles.double_list(r)[i]);
+          SeriesSlot& slot = identity.quantiles[quantile];
+          STRATA_RETURN_IF_ERROR(
+              emit(slot, "", "quantile", quantile, values.double_list(r)[i], false));
         }
       }
     }
@@ -682,12 +681,14 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
     info_params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
     info_params.emplace_back(
         static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
-    const std::string sql = absl::StrCat(
-        "SELECT DISTINCT coalesce(service_name, ''), ", ResourceKey("service.namespace"), ", ",
-        ResourceKey("service.instance.id"), ", ", internal::AttributeSetSql("resource_attr"),
-        labels_only ? ", 0" : ", time_unix_nano // 1000000",
-        " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
-        labels_only ? "" : " ORDER BY 5");
+    const std::string sql =
+        absl::StrCat("SELECT DISTINCT coalesce(service_name, ''), ",
+                     internal::ResourceValueSql("service.namespace"), ", ",
+                     internal::ResourceValueSql("service.instance.id"), ", ",
+                     internal::AttributeSetSql("resource_attr"),
+                     labels_only ? ", 0" : ", time_unix_nano // 1000000",
+                     " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
+                     labels_only ? "" : " ORDER BY 5");
     query::QueryOptions options =
         internal::Options(internal::RemainingCall(call_, began), std::move(info_params), max_rows);
     options.max_bytes = kMaxQueryBytes;

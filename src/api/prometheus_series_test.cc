@@ -302,5 +302,24 @@ TEST_F(PrometheusSeriesTest, MatchersOnOtherLabelsAndBudgets) {
   EXPECT_EQ(source.Select(bad, 0, 1, {}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Several identities in one read (each point must reach its own identity's
+// series), twice: the second read finds the identities in the memo.
+TEST_F(PrometheusSeriesTest, ManyIdentitiesInOneReadKeepTheirOwnPoints) {
+  using enum promql::MatchType;
+  const std::string base = ",instance=i-1,job=shop/checkout";
+  const std::map<std::string, std::string> want = {
+      {"__name__=cumulative_duration_seconds_count" + base, "0:6 10:4"},
+      {"__name__=http_server_requests_total" + base, "0:10 10:15 20:40"},
+      {"__name__=jobs_done_total" + base, "0:5 10:8 20:10"},
+      {"__name__=rpc_latency_milliseconds_count" + base, "0:3"},
+      {"__name__=system_memory_utilization_ratio" + base + ",state=used", "0:1 10:2 20:3"}};
+  const promql::LabelMatcher names =
+      Name(kRegexMatch,
+           "cumulative_duration_seconds_count|http_server_requests_total|jobs_done_total|"
+           "rpc_latency_milliseconds_count|system_memory_utilization_ratio");
+  EXPECT_EQ(Select({names}), want);
+  EXPECT_EQ(Select({names}), want);
+}
+
 }  // namespace
 }  // namespace strata::api

@@ -19,6 +19,7 @@
 #include "otlp/any_value_path.h"
 #include "otlp/json_writer.h"
 #include "query/sql_helpers.h"
+#include "query/typed_chunk.h"
 #include "query/value_json.h"
 
 namespace strata::query {
@@ -1847,6 +1848,36 @@ absl::StatusOr<QueryResult> QueryConnection::Run(std::string_view sql,
   }
   return RunMaterialized(connection, prepared.get(), sql, /*lone_select=*/false, params, max_rows,
                          max_bytes, read_only);
+}
+
+absl::StatusOr<TypedResult> QueryConnection::RunTyped(std::string_view sql,
+                                                      std::span<const QueryParam> params,
+                                                      size_t max_rows, size_t max_bytes) {
+  duckdb_connection connection = handle_->connection;
+  PreparedGuard prepared;
+  const std::string text = LimitedSelect(WithoutTerminator(sql), max_rows);
+  if (duckdb_prepare(connection, text.c_str(), prepared.out()) != DuckDBSuccess) {
+    return ErrorStatus(DUCKDB_ERROR_INVALID, prepared.error());
+  }
+  if (absl::Status s = BindParams(prepared.get(), params); !s.ok()) return s;
+  PendingGuard pending;
+  if (duckdb_pending_prepared_streaming(prepared.get(), pending.out()) != DuckDBSuccess) {
+    return ErrorStatus(DUCKDB_ERROR_INVALID, pending.error());
+  }
+  ResultGuard result;
+  if (duckdb_execute_pending(pending.get(), result.get()) != DuckDBSuccess) {
+    return ResultError(result.get());
+  }
+  absl::StatusOr<TypedResult> out = internal::TypedColumnsOf(result.get());
+  if (!out.ok()) return out.status();
+  size_t bytes = 0;
+  for (;;) {
+    ChunkGuard chunk(duckdb_fetch_chunk(*result.get()));
+    if (chunk.get() == nullptr) break;
+    if (!internal::AppendTypedChunk(chunk.get(), max_rows, max_bytes, &bytes, &*out)) return out;
+  }
+  if (duckdb_result_error(result.get()) != nullptr) return ResultError(result.get());
+  return out;
 }
 
 }  // namespace strata::query

@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "common/mutex.h"
 #include "parquet/column_vector.h"
+#include "query/typed_result.h"
 
 namespace strata::query {
 
@@ -228,6 +229,18 @@ class QueryConnection {
   [[nodiscard]] absl::StatusOr<QueryResult> Run(std::string_view sql,
                                                 std::span<const QueryParam> params, size_t max_rows,
                                                 size_t max_bytes, bool read_only);
+
+  // Runs `sql`, one SELECT of strata's own (not user SQL: nothing is
+  // checked or expanded), with `params` bound to $1, $2, ..., and reads its
+  // rows as typed columns (typed_result.h): at most `max_rows` of them (it
+  // runs under "LIMIT max_rows + 1") and only whole rows within
+  // `max_bytes` (0: no byte cap), fetched chunk by chunk in a streaming
+  // result. TypedResult::truncated says when rows were left out. A column
+  // of a type TypedKind does not cover is InvalidArgument; other errors as
+  // Run's.
+  [[nodiscard]] absl::StatusOr<TypedResult> RunTyped(std::string_view sql,
+                                                     std::span<const QueryParam> params,
+                                                     size_t max_rows, size_t max_bytes);
 
   // Stops the statement running on this connection, if any (duckdb_interrupt);
   // it then fails with Cancelled. A statement that starts afterwards is not

@@ -434,8 +434,9 @@ absl::StatusOr<std::unique_ptr<QueryPool>> QueryPool::Open(const QueryPoolOption
   return std::unique_ptr<QueryPool>(new QueryPool(std::move(state)));
 }
 
-absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_view sql,
-                                           const QueryOptions& options) {
+template <typename Answer, typename RunOnConnection>
+absl::StatusOr<Answer> QueryPool::RunWith(const ViewFiles& files, std::string_view sql,
+                                          const QueryOptions& options, RunOnConnection run) {
   State& s = *state_;
   const std::chrono::milliseconds deadline = std::min(
       options.deadline.count() > 0 ? options.deadline : s.options.default_deadline, kLongestWait);
@@ -447,18 +448,16 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
   auto [slot, query_id] = *checked_out;
   s.timer_wake.Signal();
 
-  absl::StatusOr<QueryResult> result;
+  absl::StatusOr<Answer> result;
   if (!slot->views_built || slot->views_files != files) {
     const bool was_built = slot->views_built;
     slot->views_built = false;
     absl::StatusOr<std::string> views = ViewsSql(files, was_built ? &slot->views_files : nullptr);
-    if (views.ok() && views->empty()) {
-      result = QueryResult{};  // only the sequence differs
-    } else if (views.ok()) {
-      result = slot->connection->Run(*views, {}, 0, 0, /*read_only=*/false);
-    } else {
-      result = views.status();
+    absl::Status built = views.status();
+    if (views.ok() && !views->empty()) {  // empty: only the sequence differs
+      built = slot->connection->Run(*views, {}, 0, 0, /*read_only=*/false).status();
     }
+    result = built.ok() ? absl::StatusOr<Answer>(Answer{}) : absl::StatusOr<Answer>(built);
     if (result.ok()) {
       slot->views_built = true;
       slot->views_files = files;
@@ -476,13 +475,12 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
   bool ready = slot->views_built;
   if (ready && options.user_sql && !slot->macros_built &&
       sql.find("rollup_") != std::string_view::npos) {
-    result = slot->connection->Run(RollupMacrosSql(), {}, 0, 0, /*read_only=*/false);
-    slot->macros_built = ready = result.ok();
+    absl::Status macros =
+        slot->connection->Run(RollupMacrosSql(), {}, 0, 0, /*read_only=*/false).status();
+    if (!macros.ok()) result = macros;
+    slot->macros_built = ready = macros.ok();
   }
-  if (ready) {
-    result =
-        slot->connection->Run(sql, options.params, max_rows, options.max_bytes, options.user_sql);
-  }
+  if (ready) result = run(*slot->connection, max_rows);
 
   bool expired = false;
   bool closed_first = false;  // Close() interrupted it before its own deadline
@@ -506,6 +504,25 @@ absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_v
         fmt::format("query interrupted after {} ms (deadline)", deadline.count()));
   }
   return result;
+}
+
+absl::StatusOr<QueryResult> QueryPool::Run(const ViewFiles& files, std::string_view sql,
+                                           const QueryOptions& options) {
+  return RunWith<QueryResult>(
+      files, sql, options, [&](QueryConnection& connection, size_t max_rows) {
+        return connection.Run(sql, options.params, max_rows, options.max_bytes, options.user_sql);
+      });
+}
+
+absl::StatusOr<TypedResult> QueryPool::RunTyped(const ViewFiles& files, std::string_view sql,
+                                                const QueryOptions& options) {
+  if (options.user_sql) {
+    return absl::InvalidArgumentError("query pool: typed reads are for strata's own SQL");
+  }
+  return RunWith<TypedResult>(
+      files, sql, options, [&](QueryConnection& connection, size_t max_rows) {
+        return connection.RunTyped(sql, options.params, max_rows, options.max_bytes);
+      });
 }
 
 }  // namespace strata::query

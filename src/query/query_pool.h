@@ -155,6 +155,13 @@ class QueryPool {
   [[nodiscard]] absl::StatusOr<QueryResult> Run(const ViewFiles& files, std::string_view sql,
                                                 const QueryOptions& options = {});
 
+  // Runs `sql`, one SELECT of strata's own, as Run does (views, deadline,
+  // row and byte caps, errors), and reads its answer as typed columns
+  // (QueryConnection::RunTyped). QueryOptions::user_sql is
+  // InvalidArgument: user SQL is answered as text.
+  [[nodiscard]] absl::StatusOr<TypedResult> RunTyped(const ViewFiles& files, std::string_view sql,
+                                                     const QueryOptions& options = {});
+
   // Effective settings (after defaults), for logs and tests.
   const QueryPoolOptions& options() const;
 
@@ -180,6 +187,11 @@ class QueryPool {
  private:
   struct State;
   explicit QueryPool(std::unique_ptr<State> state);
+  // Run's connection handling around `run(connection, max_rows)`, which
+  // answers the statement itself (defined and used in query_pool.cc).
+  template <typename Answer, typename RunOnConnection>
+  absl::StatusOr<Answer> RunWith(const ViewFiles& files, std::string_view sql,
+                                 const QueryOptions& options, RunOnConnection run);
   std::unique_ptr<State> state_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -722,6 +723,125 @@ TEST(QueryPoolTest, ViewsOverTwoHundredFiles) {
       "count(*) over the view %lld us\n",
       static_cast<long long>(rebuild.count()), static_cast<long long>(trivial.count()),
       static_cast<long long>(count.count()));
+}
+
+// Typed reads (RunTyped) against the text answer of the same query: every
+// kind, NULLs (values and list elements), and both caps.
+TEST(QueryPoolTest, TypedReadsAgreeWithTheTextAnswer) {
+  DataDir dir;
+  const DataDir::Batch batch = dir.WriteBatch(1);
+  auto pool = OpenPool(dir);
+  ASSERT_NE(pool, nullptr);
+  ViewFiles files;
+  files.metrics = {batch.metrics};
+  const std::string sql =
+      "SELECT metric_name, metric_type, time_unix_nano, is_monotonic, value_double, \"count\","
+      " bucket_counts, explicit_bounds, CAST(value_int AS BIGINT) AS i FROM metrics_stored"
+      " ORDER BY time_unix_nano, metric_name, value_double, \"count\"";
+  auto text = pool->Run(files, sql, {.max_rows = 100'000});
+  auto typed = pool->RunTyped(files, sql, {.max_rows = 100'000});
+  ASSERT_TRUE(text.ok()) << text.status();
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  ASSERT_EQ(typed->rows, text->rows.size());
+  ASSERT_GT(typed->rows, 10u);
+  EXPECT_FALSE(typed->truncated);
+  const std::vector<TypedKind> kinds = {
+      TypedKind::kString,     TypedKind::kInt64,      TypedKind::kUInt64,
+      TypedKind::kBool,       TypedKind::kDouble,     TypedKind::kUInt64,
+      TypedKind::kUInt64List, TypedKind::kDoubleList, TypedKind::kInt64};
+  ASSERT_EQ(typed->columns.size(), kinds.size());
+  int lists = 0;
+  for (size_t c = 0; c < kinds.size(); ++c) {
+    const TypedColumn& column = typed->columns[c];
+    EXPECT_EQ(column.kind, kinds[c]) << c;
+    EXPECT_EQ(column.name, text->columns[c]);
+    for (size_t r = 0; r < typed->rows; ++r) {
+      const std::optional<std::string>& cell = text->rows[r][c];
+      ASSERT_EQ(column.is_valid(r), cell.has_value()) << c << " " << r;
+      if (!cell.has_value()) continue;
+      std::string rendered;
+      switch (column.kind) {
+        case TypedKind::kString:
+          rendered = column.strings[r];
+          break;
+        case TypedKind::kBool:
+          rendered = column.int64s[r] != 0 ? "true" : "false";
+          break;
+        case TypedKind::kInt64:
+          rendered = std::to_string(column.int64s[r]);
+          break;
+        case TypedKind::kUInt64:
+          rendered = std::to_string(column.uint64s[r]);
+          break;
+        case TypedKind::kDouble:
+          EXPECT_EQ(column.doubles[r], std::stod(*cell)) << *cell;
+          continue;
+        case TypedKind::kUInt64List:
+        case TypedKind::kDoubleList: {
+          ++lists;
+          rendered = "[";
+          for (size_t i = 0; i < column.list_size(r); ++i) {
+            if (i > 0) rendered += ", ";
+            if (column.kind == TypedKind::kUInt64List) {
+              rendered += std::to_string(column.uint64_list(r)[i]);
+            }
+          }
+          rendered += "]";
+          if (column.kind == TypedKind::kDoubleList) {
+            // Compare element by element as numbers.
+            std::vector<double> expected;
+            std::string inner = cell->substr(1, cell->size() - 2);
+            for (size_t at = 0; !inner.empty() && at <= inner.size();) {
+              size_t comma = inner.find(", ", at);
+              if (comma == std::string::npos) comma = inner.size();
+              expected.push_back(std::stod(inner.substr(at, comma - at)));
+              at = comma + 2;
+            }
+            EXPECT_EQ(std::vector<double>(column.double_list(r),
+                                          column.double_list(r) + column.list_size(r)),
+                      expected)
+                << *cell;
+            continue;
+          }
+          break;
+        }
+      }
+      EXPECT_EQ(rendered, *cell) << c << " " << r;
+    }
+  }
+  EXPECT_GT(lists, 0);
+
+  // NULL values and NULL list elements, and the caps.
+  auto nulls =
+      pool->RunTyped({},
+                     "SELECT CASE WHEN i % 2 = 0 THEN i END AS v, [1.5, NULL]::DOUBLE[] AS d,"
+                     " CASE WHEN i = 1 THEN NULL ELSE [CAST(i AS UBIGINT), NULL] END AS u"
+                     " FROM range(3) t(i) ORDER BY i",
+                     {});
+  ASSERT_TRUE(nulls.ok()) << nulls.status();
+  ASSERT_EQ(nulls->rows, 3u);
+  EXPECT_EQ(nulls->columns[0].valid, (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(nulls->columns[0].int64s, (std::vector<int64_t>{0, 0, 2}));
+  EXPECT_EQ(nulls->columns[1].doubles[0], 1.5);
+  EXPECT_TRUE(std::isnan(nulls->columns[1].doubles[1]));
+  EXPECT_EQ(nulls->columns[2].valid, (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(nulls->columns[2].offsets, (std::vector<size_t>{0, 2, 2, 4}));
+  EXPECT_EQ(nulls->columns[2].uint64s, (std::vector<uint64_t>{0, 0, 2, 0}));
+  auto rows = pool->RunTyped({}, "SELECT i FROM range(10000) t(i) ORDER BY i", {.max_rows = 5000});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->rows, 5000u);
+  EXPECT_TRUE(rows->truncated);
+  EXPECT_EQ(rows->columns[0].int64s.back(), 4999);
+  auto bytes = pool->RunTyped({}, "SELECT 'abcd' AS s, i FROM range(100) t(i) ORDER BY i",
+                              {.max_rows = 1000, .max_bytes = 120});
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(bytes->rows, 10u);  // 12 bytes a row
+  EXPECT_TRUE(bytes->truncated);
+  auto uncovered = pool->RunTyped({}, "SELECT now() AS t");
+  EXPECT_EQ(uncovered.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(uncovered.status().message(), HasSubstr("\"t\""));
+  auto user = pool->RunTyped({}, "SELECT 1", {.user_sql = true});
+  EXPECT_EQ(user.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

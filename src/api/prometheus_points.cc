@@ -1,0 +1,249 @@
+// ReadMetricPoints (prometheus_points.h): the identity query, then the
+// points query, both answered as typed columns.
+
+#include "api/prometheus_points.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/mutex.h"
+#include "common/status_macros.h"
+
+namespace strata::api::internal {
+namespace {
+
+// The identity hash of a metrics row: every column an identity is made of,
+// raw, so that each query computes the same value for the same row.
+constexpr char kIdentityHash[] =
+    "hash(metric_name, metric_unit, metric_type, is_monotonic, aggregation_temporality,"
+    " service_name, resource_attr_keys, resource_attr_str, attr_keys, attr_str, attr_int,"
+    " attr_double, attr_bool)";
+
+// The columns of the identity query, in MetricIdentity's order after the hash.
+enum IdentityColumn {
+  kIdHash,
+  kIdName,
+  kIdUnit,
+  kIdType,
+  kIdMonotonic,
+  kIdTemporality,
+  kIdService,
+  kIdNamespace,
+  kIdInstance,
+  kIdAttributes,
+  kIdColumns,
+};
+
+absl::Status CheckKinds(const query::TypedResult& result,
+                        std::initializer_list<query::TypedKind> kinds, std::string_view what) {
+  bool same = result.columns.size() == kinds.size();
+  for (size_t c = 0; same && c < kinds.size(); ++c) {
+    same = result.columns[c].kind == *(kinds.begin() + c);
+  }
+  if (!same) {
+    return absl::InternalError(
+        absl::StrCat("metric ", std::string(what), ": the answer's columns are not as expected"));
+  }
+  return absl::OkStatus();
+}
+
+// The value SQL of a point column: `sql` when `wanted`, else a NULL of `type`.
+std::string Wanted(bool wanted, std::string_view sql, std::string_view type) {
+  return wanted ? std::string(sql) : absl::StrCat("CAST(NULL AS ", std::string(type), ")");
+}
+
+// At most this many hashes are named in the identity query's filter; with
+// more, it reads every identity of the window.
+constexpr size_t kMostHashesNamed = 2000;
+
+// Identities by hash across queries (prometheus_points.h, "memo"). Cleared
+// when it reaches kMemoSize entries.
+class IdentityMemo {
+ public:
+  static constexpr size_t kMemoSize = 100'000;
+  std::optional<MetricIdentity> Find(uint64_t hash) {
+    MutexLock lock(&mu_);
+    const auto found = by_hash_.find(hash);
+    if (found == by_hash_.end()) return std::nullopt;
+    return found->second;
+  }
+  void Add(uint64_t hash, const MetricIdentity& identity) {
+    MutexLock lock(&mu_);
+    if (by_hash_.size() >= kMemoSize) by_hash_.clear();
+    by_hash_.emplace(hash, identity);
+  }
+
+ private:
+  Mutex mu_;
+  absl::flat_hash_map<uint64_t, MetricIdentity> by_hash_ ABSL_GUARDED_BY(mu_);
+};
+
+IdentityMemo& Memo() {
+  static IdentityMemo* const memo = new IdentityMemo;
+  return *memo;
+}
+
+}  // namespace
+
+std::string ResourceValueSql(std::string_view key) {
+  return absl::StrCat(
+      "coalesce(list_extract(resource_attr_str, list_position(resource_attr_keys, '",
+      std::string(key), "')), '')");
+}
+
+absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
+                                              const CallOptions& call,
+                                              const std::vector<std::string>& otlp_names,
+                                              int64_t min_ms, int64_t max_ms,
+                                              const PointColumnsWanted& wanted, PointRead read,
+                                              size_t max_rows) {
+  using query::TypedKind;
+  const auto began = std::chrono::steady_clock::now();
+  MetricPoints out;
+  std::vector<query::QueryParam> params;
+  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
+  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
+  std::vector<std::string> placeholders;
+  for (const std::string& name : otlp_names) {
+    placeholders.push_back(NextParam(params));
+    params.emplace_back(name);
+  }
+  const std::string where =
+      absl::StrCat(" FROM metrics_stored WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
+                   read == PointRead::kExemplars ? " AND len(exemplar_time_unix_nano) > 0" : "",
+                   " AND metric_name IN (", absl::StrJoin(placeholders, ", "), ")");
+
+  const bool labels = read == PointRead::kLabels;
+  const std::string columns = absl::StrCat(
+      labels ? "SELECT DISTINCT " : "SELECT ", kIdentityHash, " AS id, ",
+      labels ? "CAST(0 AS UBIGINT), 0, CAST(0 AS DOUBLE), CAST(0 AS UBIGINT)"
+             : absl::StrCat("time_unix_nano, coalesce(point_flags, 0), ",
+                            Wanted(wanted.value,
+                                   "coalesce(value_double, CAST(value_int AS DOUBLE))", "DOUBLE"),
+                            ", ", Wanted(wanted.count, "\"count\"", "UBIGINT")),
+      ", ",
+      Wanted(wanted.sum,
+             labels ? "CASE WHEN \"sum\" IS NULL THEN NULL ELSE CAST(0 AS DOUBLE) END" : "\"sum\"",
+             "DOUBLE"),
+      ", ", Wanted(wanted.buckets, "explicit_bounds", "DOUBLE[]"), ", ",
+      Wanted(
+          wanted.buckets,
+          labels ? "list_transform(bucket_counts, lambda x: CAST(0 AS UBIGINT))" : "bucket_counts",
+          "UBIGINT[]"),
+      ", ", Wanted(wanted.quantiles, "summary_quantile", "DOUBLE[]"), ", ",
+      Wanted(
+          wanted.quantiles,
+          labels ? "list_transform(summary_value, lambda x: CAST(0 AS DOUBLE))" : "summary_value",
+          "DOUBLE[]"),
+      ", ", Wanted(read == PointRead::kExemplars, kExemplarsSql, "VARCHAR"));
+  const std::string points_sql = absl::StrCat(columns, where);
+  query::QueryOptions options = Options(call, params, max_rows);
+  STRATA_ASSIGN_OR_RETURN(out.points, pool.RunTyped(files, points_sql, options));
+  if (out.points.truncated) {
+    return absl::ResourceExhaustedError(
+        "the query reads more points than its sample budget allows; narrow its range or "
+        "matchers");
+  }
+  STRATA_RETURN_IF_ERROR(CheckKinds(
+      out.points,
+      {TypedKind::kUInt64, TypedKind::kUInt64, TypedKind::kInt64, TypedKind::kDouble,
+       TypedKind::kUInt64, TypedKind::kDouble, TypedKind::kDoubleList, TypedKind::kUInt64List,
+       TypedKind::kDoubleList, TypedKind::kDoubleList, TypedKind::kString},
+      "points"));
+
+  // Each hash's identity: from the memo, else from the identity query
+  // (over the same rows, only the hashes the memo lacks).
+  absl::flat_hash_map<uint64_t, uint64_t> index_of;
+  std::vector<uint64_t> unknown;
+  for (const uint64_t hash : out.points.columns[kPointIdentity].uint64s) {
+    const auto [it, fresh] = index_of.emplace(hash, out.identities.size());
+    if (!fresh) continue;
+    std::optional<MetricIdentity> known = Memo().Find(hash);
+    if (!known.has_value()) unknown.push_back(hash);
+    out.identities.push_back(known.has_value() ? *std::move(known) : MetricIdentity());
+  }
+  if (!unknown.empty()) {
+    std::string only;  // our own numbers, not request text
+    if (unknown.size() <= kMostHashesNamed) {
+      only = absl::StrCat(" AND ", kIdentityHash, " IN (", absl::StrJoin(unknown, ", "), ")");
+    }
+    const std::string identity_sql = absl::StrCat(
+        "SELECT id, metric_name, coalesce(metric_unit, ''), metric_type,"
+        " coalesce(is_monotonic, false), coalesce(aggregation_temporality, 0),"
+        " coalesce(service_name, ''), ",
+        ResourceValueSql("service.namespace"), ", ", ResourceValueSql("service.instance.id"), ", ",
+        AttributeSetSql("attr"), " FROM (SELECT DISTINCT ", kIdentityHash,
+        " AS id, metric_name, metric_unit, metric_type, is_monotonic, aggregation_temporality,"
+        " service_name, resource_attr_keys, resource_attr_str, attr_keys, attr_str, attr_int,"
+        " attr_double, attr_bool",
+        where, only, ")");
+    options = Options(RemainingCall(call, began), std::move(params), max_rows);
+    STRATA_ASSIGN_OR_RETURN(query::TypedResult ids, pool.RunTyped(files, identity_sql, options));
+    if (ids.truncated) {
+      return absl::ResourceExhaustedError(
+          "the query reads more series than its sample budget allows; narrow its range or "
+          "matchers");
+    }
+    STRATA_RETURN_IF_ERROR(
+        CheckKinds(ids,
+                   {TypedKind::kUInt64, TypedKind::kString, TypedKind::kString, TypedKind::kInt64,
+                    TypedKind::kBool, TypedKind::kInt64, TypedKind::kString, TypedKind::kString,
+                    TypedKind::kString, TypedKind::kString},
+                   "identities"));
+    std::vector<bool> answered(out.identities.size());
+    for (size_t r = 0; r < ids.rows; ++r) {
+      MetricIdentity identity;
+      identity.otlp_name = std::move(ids.columns[kIdName].strings[r]);
+      identity.unit = std::move(ids.columns[kIdUnit].strings[r]);
+      identity.type = ids.columns[kIdType].int64s[r];
+      identity.monotonic = ids.columns[kIdMonotonic].int64s[r] != 0;
+      identity.temporality = ids.columns[kIdTemporality].int64s[r];
+      identity.service = std::move(ids.columns[kIdService].strings[r]);
+      identity.service_namespace = std::move(ids.columns[kIdNamespace].strings[r]);
+      identity.instance = std::move(ids.columns[kIdInstance].strings[r]);
+      identity.attributes = std::move(ids.columns[kIdAttributes].strings[r]);
+      const uint64_t hash = ids.columns[kIdHash].uint64s[r];
+      const auto it = index_of.find(hash);
+      if (it == index_of.end()) continue;  // not among the points (no filter)
+      if (answered[it->second]) {
+        const MetricIdentity& other = out.identities[it->second];
+        // Rows whose raw columns differ where the text does not (a NULL unit
+        // and an empty one) may hash alike: the same identity, kept once.
+        if (std::tie(other.otlp_name, other.unit, other.type, other.monotonic, other.temporality,
+                     other.service, other.service_namespace, other.instance, other.attributes) ==
+            std::tie(identity.otlp_name, identity.unit, identity.type, identity.monotonic,
+                     identity.temporality, identity.service, identity.service_namespace,
+                     identity.instance, identity.attributes)) {
+          continue;
+        }
+        return absl::InternalError("metric points: two series identities share a hash");
+      }
+      answered[it->second] = true;
+      Memo().Add(hash, identity);
+      out.identities[it->second] = std::move(identity);
+    }
+    for (const uint64_t hash : unknown) {
+      if (!answered[index_of[hash]]) {
+        return absl::InternalError("metric points: a point's identity is not among the window's");
+      }
+    }
+  }
+  for (uint64_t& id : out.points.columns[kPointIdentity].uint64s) id = index_of[id];
+  // Time order (ties in read order), sorted here rather than by DuckDB.
+  const std::vector<uint64_t>& times = out.points.columns[kPointTime].uint64s;
+  out.order.resize(out.points.rows);
+  for (size_t r = 0; r < out.order.size(); ++r) out.order[r] = static_cast<uint32_t>(r);
+  if (read != PointRead::kLabels) {
+    std::stable_sort(out.order.begin(), out.order.end(),
+                     [&](uint32_t a, uint32_t b) { return times[a] < times[b]; });
+  }
+  return out;
+}
+
+}  // namespace strata::api::internal

@@ -1,0 +1,107 @@
+#pragma once
+
+// The points MetricsSeriesSource (prometheus_series.h) turns into series,
+// read as typed columns (query/typed_result.h): the points, each carrying
+// only its identity's hash, then, for hashes not seen before, the
+// identities, each once with its text.
+//
+// An identity is what a point's series depend on besides the point
+// itself: the OTLP metric (name, unit, type, monotonicity, temporality),
+// the resource (service.name and the whole resource attribute list, of
+// which service.namespace and service.instance.id become labels) and the
+// point's attribute set. DuckDB hashes those columns per row (hash() of the
+// raw columns); the points query returns the hash alone, and the identity
+// query lists each hash once with the identity it stands for.
+//
+// Memo. The identity a hash stands for is a function of the raw values, so
+// identities are kept by hash across queries (process-wide, at most
+// 100,000, cleared when full): a query whose hashes are all known skips
+// the identity query. Within one identity query, two identities with one
+// hash are Internal; across queries such a collision (about n^2 / 2^65
+// for n identities) would go unnoticed. Two
+// identities that differ only where labels do not look (another resource
+// attribute, a NULL unit and an empty one) stay apart here and meet again
+// as one series by their labels.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/search.h"
+#include "query/query_pool.h"
+#include "query/typed_result.h"
+#include "query/view_files.h"
+
+namespace strata::api::internal {
+
+struct MetricIdentity {
+  std::string otlp_name;
+  std::string unit;  // "" for none
+  int64_t type = 0;  // metric_type
+  bool monotonic = false;
+  int64_t temporality = 0;  // 0 when not set
+  std::string service;      // service.name, "" for none
+  std::string service_namespace;
+  std::string instance;    // service.instance.id
+  std::string attributes;  // the point attributes as AttributeSetSql renders them
+};
+
+// Which point columns to read; those not wanted read NULL.
+struct PointColumnsWanted {
+  bool value = false;      // gauges and sums
+  bool count = false;      // histograms and summaries
+  bool sum = false;        // histograms and summaries
+  bool buckets = false;    // explicit_bounds and bucket_counts
+  bool quantiles = false;  // summary_quantile and summary_value
+};
+
+enum class PointRead {
+  kSamples,    // every point in time order
+  kLabels,     // one row per distinct (identity, bounds, bucket count,
+               // quantiles, whether a sum is there); values 0, time 0
+  kExemplars,  // the points with exemplars in time order, with their text
+};
+
+// The columns of MetricPoints::points, in this order.
+enum PointColumn {
+  kPointIdentity,        // kUInt64: index into MetricPoints::identities (rewritten from the hash)
+  kPointTime,            // kUInt64: time_unix_nano
+  kPointFlags,           // kInt64: point_flags, 0 for none
+  kPointValue,           // kDouble: value_double, else value_int as double
+  kPointCount,           // kUInt64
+  kPointSum,             // kDouble
+  kPointBounds,          // kDoubleList: explicit_bounds
+  kPointBuckets,         // kUInt64List: bucket_counts
+  kPointQuantiles,       // kDoubleList: summary_quantile
+  kPointQuantileValues,  // kDoubleList: summary_value
+  kPointExemplars,       // kString: internal::kExemplarsSql's text (kExemplars only)
+  kPointColumns,
+};
+
+struct MetricPoints {
+  std::vector<MetricIdentity> identities;
+  query::TypedResult points;  // columns as PointColumn says
+  // The rows of `points` in time order (ties in read order); for kLabels,
+  // in read order.
+  std::vector<uint32_t> order;
+};
+
+// SQL for the value of resource attribute `key` (a literal of strata's
+// own, not request text) in a metrics row, "" when the row has none.
+std::string ResourceValueSql(std::string_view key);
+
+// The points of the metrics named `otlp_names` with a time in [min_ms,
+// max_ms] (inclusive, whole milliseconds): at most `max_rows` of them (0:
+// the pool's default), else ResourceExhausted (as the text reads were).
+// `deadline_call` bounds each query. Internal when two identities share a
+// hash (never seen; 64-bit hashes) or the answer has an unexpected shape.
+absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
+                                              const CallOptions& call,
+                                              const std::vector<std::string>& otlp_names,
+                                              int64_t min_ms, int64_t max_ms,
+                                              const PointColumnsWanted& wanted, PointRead read,
+                                              size_t max_rows);
+
+}  // namespace strata::api::internal
