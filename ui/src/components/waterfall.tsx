@@ -24,7 +24,7 @@ export const ROW_HEIGHT = 24;
 const OVERSCAN = 20;
 // The tree re-renders when the scroll passes a step of this many rows;
 // between steps only the canvas redraws.
-const RENDER_STEP = 24;
+const RENDER_STEP = 8;
 const AXIS_HEIGHT = 22;
 const MINIMAP_HEIGHT = 48;
 const DURATION_WIDTH = 80;
