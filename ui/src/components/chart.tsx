@@ -3,6 +3,7 @@
 
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
+import { cssVar } from '../lib/css_var';
 import { osScheme, theme } from '../lib/theme';
 import { showsUtc } from '../lib/shown_time';
 
@@ -10,18 +11,6 @@ export interface Series {
   label: string;
   values: (number | null)[];
   colour: string;  // a CSS variable name, e.g. '--accent'
-}
-
-// A theme colour as the canvas needs it: the variable holds light-dark(),
-// which only a styled element resolves.
-export function cssVar(name: string): string {
-  const probe = document.createElement('span');
-  probe.style.color = `var(${name})`;
-  probe.style.display = 'none';
-  document.body.appendChild(probe);
-  const colour = getComputedStyle(probe).color;
-  probe.remove();
-  return colour || '#888';
 }
 
 export function TimeChart(props: {

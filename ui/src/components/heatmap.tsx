@@ -4,9 +4,9 @@
 // when its box is resized.
 
 import { useEffect, useRef } from 'preact/hooks';
+import { cssVar } from '../lib/css_var';
 import { bucketName, type Heatmap } from '../lib/metrics';
 import { osScheme, theme } from '../lib/theme';
-import { cssVar } from './chart';
 
 const HEIGHT = 260;
 const LEFT = 70;  // room for bucket names

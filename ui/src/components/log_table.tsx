@@ -11,6 +11,10 @@ import { rowWindow } from '../lib/virtual_rows';
 
 const ROW_HEIGHT = 33;
 const OVERSCAN = 15;
+// The rows in the page change only when the scroll passes a step of this
+// many pixels; the window covers the view anywhere within the step, so
+// most scroll frames leave the table's DOM (and its paint) alone.
+const LOG_RENDER_STEP = 16 * ROW_HEIGHT;
 const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
 export function severityClass(n: number): string {
@@ -20,7 +24,8 @@ export function severityClass(n: number): string {
 export function LogTable(props: { records: readonly LogRecord[]; formatTime: (nanos: string) => string }) {
   const { records } = props;
   const scroller = useRef<HTMLDivElement>(null);
-  const [scrollTop, setScrollTop] = useState(0);
+  // The scroll position rounded down to a LOG_RENDER_STEP.
+  const [renderTop, setRenderTop] = useState(0);
   const [viewHeight, setViewHeight] = useState(600);
   // Open records by identity, so rows arriving on top (a live tail) keep
   // the right ones open; their measured detail heights likewise.
@@ -49,7 +54,8 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
   }, [records, open, heights]);
 
   const view = rowWindow({
-    count: records.length, rowHeight: ROW_HEIGHT, scrollTop, viewHeight, overscan: OVERSCAN,
+    count: records.length, rowHeight: ROW_HEIGHT, scrollTop: renderTop, viewHeight: viewHeight + LOG_RENDER_STEP,
+    overscan: OVERSCAN,
     open: openRows.index, openHeight: openRows.height, openGuess: 240,
   });
 
@@ -116,7 +122,10 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
       class="log-scroller"
       ref={scroller}
       data-log-table
-      onScroll={(event) => setScrollTop((event.target as HTMLDivElement).scrollTop)}
+      onScroll={(event) => {
+        const top = (event.target as HTMLDivElement).scrollTop;
+        setRenderTop(Math.floor(top / LOG_RENDER_STEP) * LOG_RENDER_STEP);
+      }}
     >
       <table class="data logs" aria-label="Log records" aria-rowcount={records.length + 1}>
         <thead>

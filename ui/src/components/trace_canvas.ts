@@ -5,7 +5,8 @@
 import { duration } from '../lib/format';
 import { tickStep } from '../lib/timeline';
 import { type CompactTrace, hue, type SpanTree } from '../lib/trace';
-import { cssVar } from './chart';
+import { cssVar } from '../lib/css_var';
+import { osScheme, theme } from '../lib/theme';
 
 // Sizes the canvas's backing store for the device's pixel ratio and
 // returns a context drawing in CSS pixels.
@@ -24,8 +25,11 @@ export function prepare(canvas: HTMLCanvasElement, width: number, height: number
   return context;
 }
 
-// The theme's colours, read once per draw (the variables hold
-// light-dark(), which only a styled element resolves).
+// The theme's colours. Reading them costs a style recalculation per
+// variable (the variables hold light-dark(), which only a styled element
+// resolves), so they are read once per theme: the cache is keyed by the
+// theme choice and the OS scheme counter, and read again when either
+// changes. Every paint (each scroll frame) calls this.
 export interface Palette {
   dark: boolean;
   fg: string;
@@ -36,11 +40,15 @@ export interface Palette {
   warn: string;
 }
 
+let cached: { key: string; colours: Palette } | null = null;
+
 export function palette(): Palette {
+  const key = `${theme.peek()}/${osScheme.peek()}`;
+  if (cached && cached.key === key) return cached.colours;
   const bg = cssVar('--bg');
   const rgb = /(\d+)\D+(\d+)\D+(\d+)/.exec(bg);
   const dark = rgb ? Number(rgb[1]) + Number(rgb[2]) + Number(rgb[3]) < 384 : false;
-  return {
+  const colours = {
     dark,
     fg: cssVar('--fg'),
     muted: cssVar('--muted'),
@@ -49,6 +57,8 @@ export function palette(): Palette {
     bad: cssVar('--bad'),
     warn: cssVar('--warn'),
   };
+  cached = { key, colours };
+  return colours;
 }
 
 // A service's bar colour: its hue (the same as its name's in the tree).
