@@ -12,77 +12,12 @@
 #include "control/sqlite_token_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "postgres/pg_connection.h"
+#include "postgres/postgres_testing.h"
 
 namespace strata::control {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The throwaway PostgreSQL server of this test binary, started on first use
-// and stopped when the binary exits.
-class PostgresServer {
- public:
-  static PostgresServer& Get() {
-    static PostgresServer* server = new PostgresServer();
-    return *server;
-  }
-  static bool BinariesPresent() {
-    return std::filesystem::exists("/usr/lib/postgresql/15/bin/initdb");
-  }
-  // The URL of a new, empty database, or "" (with `error` set) when the
-  // server could not start.
-  std::string NewDatabase(std::string* error) {
-    if (base_url_.empty()) {
-      *error = "scripts/postgres.sh start failed: " + start_output_;
-      return "";
-    }
-    auto admin = postgres::PgConnection::Connect(base_url_);
-    if (!admin.ok()) {
-      *error = std::string(admin.status().message());
-      return "";
-    }
-    // A database name is an identifier, which cannot be a parameter; this
-    // one is made here from a counter.
-    const std::string name = "conformance_" + std::to_string(++databases_);
-    absl::Status created = (*admin)->Exec("CREATE DATABASE " + name);
-    if (!created.ok()) {
-      *error = std::string(created.message());
-      return "";
-    }
-    return base_url_.substr(0, base_url_.rfind('/') + 1) + name;
-  }
-  void Stop() {
-    if (dir_.empty()) return;
-    (void)std::system(("bash " + Script() + " stop " + dir_).c_str());
-    dir_.clear();
-  }
-
- private:
-  static std::string Script() { return std::string(STRATA_SOURCE_ROOT) + "/scripts/postgres.sh"; }
-  PostgresServer() {
-    dir_ = std::string(::testing::TempDir()) + "/strata-postgres-" + std::to_string(getpid());
-    FILE* pipe = popen(("bash " + Script() + " start " + dir_ + " 2>&1").c_str(), "r");
-    char buffer[512];
-    while (pipe != nullptr && fgets(buffer, sizeof(buffer), pipe) != nullptr)
-      start_output_ += buffer;
-    const int status = pipe != nullptr ? pclose(pipe) : -1;
-    while (!start_output_.empty() && start_output_.back() == '\n') start_output_.pop_back();
-    if (status == 0 && start_output_.rfind("postgres://", 0) == 0) base_url_ = start_output_;
-  }
-  std::string dir_;
-  std::string start_output_;
-  std::string base_url_;
-  int databases_ = 0;
-};
-
-class StopPostgresAtExit : public ::testing::Environment {
- public:
-  void TearDown() override {
-    if (PostgresServer::BinariesPresent()) PostgresServer::Get().Stop();
-  }
-};
-const auto* const kStopPostgres = ::testing::AddGlobalTestEnvironment(new StopPostgresAtExit);
 
 class TokenStoreConformanceTest : public testing::TempDirTest,
                                   public ::testing::WithParamInterface<std::string> {
@@ -90,12 +25,12 @@ class TokenStoreConformanceTest : public testing::TempDirTest,
   void SetUp() override {
     testing::TempDirTest::SetUp();
     if (GetParam() == "postgres") {
-      if (!PostgresServer::BinariesPresent()) {
+      if (!postgres::testing::PostgresServer::BinariesPresent()) {
         GTEST_SKIP() << "PostgreSQL 15 is not installed (/usr/lib/postgresql/15/bin/initdb); "
                         "scripts/setup.sh --tests installs it";
       }
       std::string error;
-      location_ = PostgresServer::Get().NewDatabase(&error);
+      location_ = postgres::testing::PostgresServer::Get().NewDatabase(&error);
       ASSERT_FALSE(location_.empty()) << error;
     } else {
       location_ = dir() + "/control/strata.sqlite";

@@ -30,8 +30,9 @@ absl::StatusCode CodeForSqlState(std::string_view state) {
 // The column's text, or for bytea its raw bytes.
 std::string CellValue(const PGresult* result, int row, int column) {
   const char* text = PQgetvalue(result, row, column);
-  if (PQftype(result, column) != kByteaOid)
+  if (PQftype(result, column) != kByteaOid) {
     return std::string(text, PQgetlength(result, row, column));
+  }
   size_t length = 0;
   unsigned char* bytes = PQunescapeBytea(reinterpret_cast<const unsigned char*>(text), &length);
   std::string value(reinterpret_cast<const char*>(bytes), length);
