@@ -15,6 +15,9 @@ pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 # label_replace, line filters): its syntax and semantics are those of Go's
 # regexp, which Prometheus and Loki use.
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+# libpq, PostgreSQL's client library, for the shared control store of several
+# nodes (src/postgres, the only code that includes libpq-fe.h).
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
 if(STRATA_TESTS)
   find_package(GTest REQUIRED)
 endif()

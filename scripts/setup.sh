@@ -22,7 +22,7 @@ apt_packages=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev libsimdjson-dev libzstd-dev libxxhash-dev libsqlite3-dev libre2-dev
   libsodium-dev libboost1.74-dev zlib1g-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
-  libcurl4-openssl-dev
+  libcurl4-openssl-dev libpq-dev
 )
 
 # Debian packages only the tests use (installed with --tests): the browser,
@@ -32,8 +32,11 @@ apt_packages=(
 # (scripts/radosgw.sh: one monitor, one in-memory OSD, the RADOS gateway;
 # radosgw brings ceph-common's `ceph` and `radosgw-admin`), and libsnappy1v5,
 # the reference the Snappy decoder's tests compare with (loaded with
-# dlopen by the test only; strata never links it).
-apt_test_packages=(chromium openssl prometheus radosgw ceph-mon ceph-osd python3 libsnappy1v5)
+# dlopen by the test only; strata never links it), and PostgreSQL 15, the
+# throwaway server of the shared control store's tests (scripts/postgres.sh;
+# strata itself only links libpq, the client library of libpq-dev above).
+apt_test_packages=(chromium openssl prometheus radosgw ceph-mon ceph-osd python3 libsnappy1v5
+  postgresql-15)
 
 # Pinned npm packages: name@version, sha256 of the tarball npm delivers.
 npm_packages=(
