@@ -110,11 +110,13 @@ absl::StatusOr<PgRows> PgConnection::QueryLocked(std::string_view sql, const PgP
                                   formats.data(), /*resultFormat=*/0);
   const ExecStatusType status = PQresultStatus(result);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+    // Copied before PQclear frees the result that holds it.
+    const char* field = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+    const std::string state = field != nullptr ? field : "";
     std::string message = ConnectionMessage(connection_);
     PQclear(result);
     absl::StatusCode code =
-        state != nullptr ? CodeForSqlState(state) : absl::StatusCode::kUnavailable;
+        !state.empty() ? CodeForSqlState(state.c_str()) : absl::StatusCode::kUnavailable;
     if (PQstatus(connection_) != CONNECTION_OK) code = absl::StatusCode::kUnavailable;
     if (code == absl::StatusCode::kUnavailable) {
       // Reconnect for the next statement; this one has failed.
