@@ -1,0 +1,206 @@
+#include "cluster/cluster_member.h"
+
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "cluster/catalog_checks.h"
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "storage/format/batch_meta.h"
+
+namespace strata::cluster {
+namespace {
+
+// The catalog's record of a local batch: its meta.json as strata writes it
+// and the size of its data files.
+CatalogBatch RecordOfLocal(const storage::LiveBatch& batch) {
+  const storage::BatchMeta& meta = batch.meta();
+  int64_t bytes = 0;
+  for (const std::optional<storage::FileMeta>* file :
+       {&meta.spans_parquet, &meta.spans_tidx, &meta.logs_parquet, &meta.metrics_parquet,
+        &meta.rollups_parquet}) {
+    if (file->has_value()) bytes += static_cast<int64_t>((*file)->bytes);
+  }
+  return CatalogBatch{.id = batch.id().ToString(),
+                      .day = batch.day(),
+                      .meta_json = storage::SerializeBatchMeta(meta),
+                      .bytes = bytes};
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Join(PostgresBatchCatalog& catalog,
+                                                                   PinFn pin, UploadedFn uploaded,
+                                                                   ClusterMemberOptions options) {
+  STRATA_ASSIGN_OR_RETURN(const int node_number, storage::ParseBatchIdNode(options.node));
+  STRATA_RETURN_IF_ERROR(CheckHolder(options.node + "/" + options.instance));
+  const absl::Time now = options.clock();
+  STRATA_RETURN_IF_ERROR(catalog.ClaimNode(NodeRecord{.node = options.node,
+                                                      .instance = options.instance,
+                                                      .address = options.address,
+                                                      .started_at = now,
+                                                      .heartbeat_at = now},
+                                           options.lease_time));
+  return std::unique_ptr<ClusterMember>(new ClusterMember(
+      catalog, std::move(pin), std::move(uploaded), std::move(options), node_number));
+}
+
+ClusterMember::ClusterMember(PostgresBatchCatalog& catalog, PinFn pin, UploadedFn uploaded,
+                             ClusterMemberOptions options, int node_number)
+    : catalog_(catalog),
+      pin_(std::move(pin)),
+      uploaded_(std::move(uploaded)),
+      options_(std::move(options)),
+      node_number_(node_number),
+      holder_(options_.node + "/" + options_.instance) {}
+
+ClusterMember::~ClusterMember() { Stop(); }
+
+void ClusterMember::Start() {
+  MutexLock lock(&mu_);
+  if (thread_.joinable() || stopping_) return;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ClusterMember::Notify() {
+  MutexLock lock(&mu_);
+  notified_ = true;
+  wake_cv_.SignalAll();
+}
+
+void ClusterMember::Stop() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    wake_cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+ClusterMemberStats ClusterMember::Stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+void ClusterMember::Run() {
+  const absl::Duration heartbeat_every = options_.lease_time / 3;
+  absl::Time last_heartbeat = options_.clock();
+  for (;;) {
+    {
+      const auto deadline = std::chrono::steady_clock::now() + options_.poll_interval;
+      MutexLock lock(&mu_);
+      while (!stopping_ && !notified_) {
+        if (!wake_cv_.WaitUntil(&mu_, deadline)) break;
+      }
+      notified_ = false;
+      if (stopping_) return;
+    }
+    const absl::Time now = options_.clock();
+    if (now - last_heartbeat >= heartbeat_every) {
+      const absl::Status beat = catalog_.Heartbeat(options_.node, options_.instance, now);
+      if (absl::IsFailedPrecondition(beat)) {
+        if (options_.on_claim_lost) options_.on_claim_lost(beat);
+        return;
+      }
+      if (beat.ok()) {
+        last_heartbeat = now;
+      } else if (options_.on_error) {
+        options_.on_error(beat);
+      }
+    }
+    const absl::Status synced = Sync();
+    if (!synced.ok()) {
+      {
+        MutexLock lock(&mu_);
+        ++stats_.failures;
+      }
+      if (options_.on_error) options_.on_error(synced);
+    }
+  }
+}
+
+absl::Status ClusterMember::Sync() {
+  const std::shared_ptr<const storage::Snapshot> snapshot = pin_();
+  STRATA_ASSIGN_OR_RETURN(const CatalogListing listing, catalog_.List());
+  // This node's batches in the shared list, by day.
+  std::map<std::string, std::set<std::string>> shared;
+  for (const CatalogBatch& batch : listing.batches) {
+    absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
+    if (id.ok() && id->node() == node_number_) shared[batch.day].insert(batch.id);
+  }
+  struct DayChange {
+    std::vector<CatalogBatch> add;
+    std::vector<std::string> remove;
+    bool waiting_for_upload = false;
+  };
+  std::map<std::string, DayChange> changes;
+  std::map<std::string, std::set<std::string>> local;
+  for (const auto& batch : snapshot->batches()) {
+    if (batch->id().node() != node_number_) continue;
+    const std::string id = batch->id().ToString();
+    local[batch->day()].insert(id);
+    if (shared[batch->day()].contains(id)) continue;
+    if (uploaded_(batch->id())) {
+      changes[batch->day()].add.push_back(RecordOfLocal(*batch));
+    } else {
+      changes[batch->day()].waiting_for_upload = true;
+    }
+  }
+  for (const auto& [day, ids] : shared) {
+    for (const std::string& id : ids) {
+      if (!local[day].contains(id)) changes[day].remove.push_back(id);
+    }
+  }
+  absl::Status first_error;
+  uint64_t waiting = 0;
+  for (auto& [day, change] : changes) {
+    if (!change.remove.empty() && change.waiting_for_upload) {
+      ++waiting;  // the removal waits for the outputs that replace it
+      continue;
+    }
+    if (change.add.empty() && change.remove.empty()) continue;
+    absl::StatusOr<bool> done = SyncDay(day, change.add, change.remove);
+    if (!done.ok()) {
+      if (first_error.ok()) first_error = done.status();
+    } else if (!*done) {
+      ++waiting;  // another node holds the day's lease
+    }
+  }
+  MutexLock lock(&mu_);
+  stats_.days_waiting = waiting;
+  return first_error;
+}
+
+absl::StatusOr<bool> ClusterMember::SyncDay(const std::string& day,
+                                            const std::vector<CatalogBatch>& add,
+                                            const std::vector<std::string>& remove) {
+  const absl::Time now = options_.clock();
+  if (remove.empty()) {
+    uint64_t added = 0;
+    for (const CatalogBatch& batch : add) {
+      absl::Status status = catalog_.AddBatch(batch, options_.node, now);
+      // AlreadyExists: listed since the listing (this node's own earlier
+      // round cannot race it; the thread is the only caller in serving).
+      if (!status.ok() && !absl::IsAlreadyExists(status)) return status;
+      if (status.ok()) ++added;
+    }
+    MutexLock lock(&mu_);
+    stats_.batches_added += added;
+    return true;
+  }
+  STRATA_ASSIGN_OR_RETURN(const std::optional<DayLease> lease,
+                          catalog_.AcquireLease(day, holder_, now, options_.lease_time));
+  if (!lease.has_value()) return false;
+  absl::Status swapped = catalog_.Swap(*lease, remove, add, options_.node, now);
+  (void)catalog_.ReleaseLease(*lease);
+  STRATA_RETURN_IF_ERROR(swapped);
+  MutexLock lock(&mu_);
+  stats_.batches_added += add.size();
+  stats_.batches_removed += remove.size();
+  ++stats_.swaps;
+  return true;
+}
+
+}  // namespace strata::cluster

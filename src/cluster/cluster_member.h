@@ -1,0 +1,125 @@
+#pragma once
+
+// ClusterMember: one serving node's part in the batch catalog several nodes
+// share (postgres_batch_catalog.h, docs/format/postgres-catalog.md).
+//
+// Start() claims the node id (refused while another process heartbeats for
+// it); a thread then heartbeats, and keeps the catalog's view of this
+// node's batches (those whose ids carry its node field) equal to the local
+// catalog's, as far as the object store holds them:
+//   - a local batch the uploader has put in the store (meta.json last) and
+//     the shared catalog does not list is added;
+//   - a batch of this node that the shared catalog lists and the local
+//     catalog no longer has (local compaction or retention replaced or
+//     dropped it) is removed, in one Swap() with the additions of its day,
+//     under the day's lease; and only once every local batch of that day is
+//     in the store, so a compaction's output goes in with the removal of
+//     its inputs (whatever generations lay between) and no listing misses
+//     its rows or holds them twice.
+// It decides from the two lists alone, so a restart (or a crash between an
+// upload and its registration) needs no state of its own.
+//
+// Invariants:
+//   1. Nothing is added to the shared catalog before its meta.json is in
+//      the store.
+//   2. A batch of this node leaves the shared catalog only in the same
+//      transaction that adds every uploaded local batch of its day.
+//   3. Batches of other nodes are never touched.
+//
+// Thread-safety: Sync() is for tests and runs on the caller's thread; the
+// thread started by Start() calls it too, so tests use Sync() without
+// Start(). Errors: Start() returns the catalog's (FailedPrecondition for a
+// node id in use); later errors are reported through on_error and retried;
+// a lost node claim calls on_claim_lost once and ends the thread.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "cluster/postgres_batch_catalog.h"
+#include "common/mutex.h"
+#include "storage/commit/catalog.h"
+#include "storage/format/batch_id.h"
+
+namespace strata::cluster {
+
+struct ClusterMemberOptions {
+  std::string node = "00";  // this server's --node-id
+  std::string instance;     // random per process: 1 to 64 of [0-9a-z]
+  std::string address;      // where its API answers, for other nodes and people
+  // A node that stops heartbeating for this long loses its node id and its
+  // day leases to others.
+  absl::Duration lease_time = absl::Seconds(30);
+  // How often the thread compares the lists when nothing changed locally.
+  std::chrono::milliseconds poll_interval{1000};
+  std::function<absl::Time()> clock = [] { return absl::Now(); };
+  std::function<void(const absl::Status&)> on_error;
+  std::function<void(const absl::Status&)> on_claim_lost;
+};
+
+struct ClusterMemberStats {
+  uint64_t batches_added = 0;
+  uint64_t batches_removed = 0;
+  uint64_t swaps = 0;
+  // Days whose removals wait for uploads, or for another holder's lease.
+  uint64_t days_waiting = 0;
+  uint64_t failures = 0;
+};
+
+class ClusterMember {
+ public:
+  // The local catalog's current Snapshot, and whether a batch's meta.json
+  // is in the store (Uploader::IsUploaded).
+  using PinFn = std::function<std::shared_ptr<const storage::Snapshot>()>;
+  using UploadedFn = std::function<bool(const storage::BatchId&)>;
+
+  // Claims the node id. `catalog` must outlive the member.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ClusterMember>> Join(
+      PostgresBatchCatalog& catalog, PinFn pin, UploadedFn uploaded, ClusterMemberOptions options);
+  ~ClusterMember();
+  ClusterMember(const ClusterMember&) = delete;
+  ClusterMember& operator=(const ClusterMember&) = delete;
+
+  // Starts the thread (heartbeats and Sync() every poll interval).
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
+  // A batch was published or uploaded: sync now rather than at the next poll.
+  void Notify() ABSL_LOCKS_EXCLUDED(mu_);
+  // One comparison of the lists and the changes it calls for.
+  [[nodiscard]] absl::Status Sync() ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends the thread; later calls return at once.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  ClusterMemberStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
+  const ClusterMemberOptions& options() const { return options_; }
+
+ private:
+  ClusterMember(PostgresBatchCatalog& catalog, PinFn pin, UploadedFn uploaded,
+                ClusterMemberOptions options, int node_number);
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds and removes the batches of one day; false when a removal waits
+  // for another node's lease of the day.
+  absl::StatusOr<bool> SyncDay(const std::string& day, const std::vector<CatalogBatch>& add,
+                               const std::vector<std::string>& remove);
+
+  PostgresBatchCatalog& catalog_;
+  const PinFn pin_;
+  const UploadedFn uploaded_;
+  const ClusterMemberOptions options_;
+  const int node_number_;
+  const std::string holder_;  // "<node>/<instance>"
+
+  mutable Mutex mu_;
+  CondVar wake_cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool notified_ ABSL_GUARDED_BY(mu_) = false;
+  ClusterMemberStats stats_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace strata::cluster

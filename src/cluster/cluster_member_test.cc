@@ -1,0 +1,227 @@
+// ClusterMember: a node's batches in the shared catalog follow its local
+// catalog, as far as the object store holds them.
+
+#include "cluster/cluster_member.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/cluster_testing.h"
+#include "common/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/commit/catalog.h"
+
+namespace strata::cluster {
+namespace {
+
+using ::strata::cluster::testing::BatchIdOf;
+using ::strata::cluster::testing::IdsOf;
+using ::strata::cluster::testing::kDay;
+using ::strata::cluster::testing::RecordOf;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const absl::Time kStart = absl::FromUnixSeconds(1796450000);
+
+// The local record of batch `id`, as the storage engine would publish it.
+storage::BatchRecord LocalRecord(const std::string& id, std::vector<std::string> sources = {}) {
+  const CatalogBatch record = RecordOf(id, std::move(sources));
+  absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(record.meta_json, id);
+  EXPECT_TRUE(meta.ok()) << meta.status();
+  return storage::BatchRecord{.id = *storage::BatchId::Parse(id),
+                              .day = record.day,
+                              .dir = "/nowhere/" + id + ".batch",
+                              .meta = *meta};
+}
+
+class ClusterMemberTest : public testing::CatalogTest {
+ protected:
+  void SetUp() override {
+    testing::CatalogTest::SetUp();
+    if (IsSkipped()) return;
+    shared_ = Open();
+    ASSERT_NE(shared_, nullptr);
+    local_ = *storage::Catalog::Create({}, nullptr);
+  }
+  // Joins as node 01 (instance `instance`) on the test's clock.
+  std::unique_ptr<ClusterMember> Join(const std::string& instance = "i1") {
+    ClusterMemberOptions options;
+    options.node = "01";
+    options.instance = instance;
+    options.address = "127.0.0.1:7520";
+    options.clock = [this] { return absl::FromUnixNanos(now_nanos_.load()); };
+    options.poll_interval = std::chrono::milliseconds(10);
+    options.on_claim_lost = [this](const absl::Status&) { claim_lost_ = true; };
+    absl::StatusOr<std::unique_ptr<ClusterMember>> member = ClusterMember::Join(
+        *shared_, [this] { return local_->Pin(); },
+        [this](const storage::BatchId& id) {
+          MutexLock lock(&mu_);
+          return uploaded_.contains(id.ToString());
+        },
+        options);
+    EXPECT_TRUE(member.ok()) << member.status();
+    return member.ok() ? *std::move(member) : nullptr;
+  }
+  void Publish(std::vector<std::string> add, const std::vector<std::string>& remove,
+               std::vector<std::string> sources = {}) {
+    std::vector<storage::BatchRecord> records;
+    for (const std::string& id : add) records.push_back(LocalRecord(id, sources));
+    std::vector<storage::BatchId> removed;
+    for (const std::string& id : remove) removed.push_back(*storage::BatchId::Parse(id));
+    ASSERT_TRUE(local_->Publish(std::move(records), removed).ok());
+  }
+  void Uploaded(const std::string& id) {
+    MutexLock lock(&mu_);
+    uploaded_.insert(id);
+  }
+  std::vector<std::string> SharedIds() { return IdsOf(*shared_->List()); }
+  void Advance(absl::Duration by) { now_nanos_ += absl::ToInt64Nanoseconds(by); }
+
+  std::unique_ptr<PostgresBatchCatalog> shared_;
+  std::unique_ptr<storage::Catalog> local_;
+  std::atomic<int64_t> now_nanos_{absl::ToUnixNanos(kStart)};
+  std::atomic<bool> claim_lost_{false};
+  Mutex mu_;
+  std::set<std::string> uploaded_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(ClusterMemberTest, UploadedBatchesOfThisNodeAreAddedAndOtherNodesBatchesLeftAlone) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1), other = BatchIdOf(3, 0, 2);
+  // Node 02 registered a batch this node does not hold.
+  const std::string theirs = BatchIdOf(4, 0, 2);
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(theirs), "02", kStart).ok());
+  Publish({a, b, other}, {});
+  Uploaded(a);
+  Uploaded(other);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(a, theirs));
+  Uploaded(b);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(a, b, theirs));
+  EXPECT_EQ(member->Stats().batches_added, 2u);
+  // The record is the batch's meta.json; its files (none here) its bytes.
+  const CatalogBatch listed = shared_->List()->batches[0];
+  EXPECT_EQ(listed.meta_json, RecordOf(a).meta_json);
+  EXPECT_EQ(listed.day, kDay);
+  EXPECT_EQ(listed.bytes, 0);
+  // Nothing changed: nothing to do.
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_EQ(*shared_->Generation(), 3);
+}
+
+TEST_F(ClusterMemberTest, ACompactionOutputGoesInWithTheRemovalOfItsInputsOnceUploaded) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  Publish({a, b}, {});
+  Uploaded(a);
+  Uploaded(b);
+  ASSERT_TRUE(member->Sync().ok());
+  // Local compaction: a and b into c, then c into d, neither uploaded yet.
+  const std::string c = BatchIdOf(5, 1, 1), d = BatchIdOf(6, 2, 1);
+  Publish({c}, {a, b}, {a, b});
+  ASSERT_TRUE(member->Sync().ok());
+  Publish({d}, {c}, {c});
+  ASSERT_TRUE(member->Sync().ok());
+  // Until d is in the store, the shared list keeps a and b.
+  EXPECT_THAT(SharedIds(), ElementsAre(a, b));
+  EXPECT_EQ(member->Stats().days_waiting, 1u);
+  Uploaded(d);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(d));
+  EXPECT_EQ(member->Stats().swaps, 1u);
+  EXPECT_EQ(member->Stats().days_waiting, 0u);
+  EXPECT_EQ(*shared_->StateOf(a), PostgresBatchCatalog::BatchState::kRemoved);
+  EXPECT_EQ(*shared_->StateOf(c), PostgresBatchCatalog::BatchState::kUnknown);
+}
+
+TEST_F(ClusterMemberTest, RetentionDroppingADayRemovesItsBatches) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  Publish({a, b}, {});
+  Uploaded(a);
+  Uploaded(b);
+  ASSERT_TRUE(member->Sync().ok());
+  Publish({}, {a, b});
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), IsEmpty());
+  EXPECT_EQ(member->Stats().batches_removed, 2u);
+}
+
+TEST_F(ClusterMemberTest, ARemovalWaitsWhileAnotherNodeHoldsTheDay) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1);
+  Publish({a}, {});
+  Uploaded(a);
+  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_TRUE(shared_->AcquireLease(kDay, "07/z", kStart, absl::Seconds(30))->has_value());
+  Publish({}, {a});
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(a));
+  EXPECT_EQ(member->Stats().days_waiting, 1u);
+  Advance(absl::Seconds(30));
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), IsEmpty());
+}
+
+TEST_F(ClusterMemberTest, ASecondProcessWithTheSameNodeIdIsRefused) {
+  std::unique_ptr<ClusterMember> first = Join("i1");
+  ASSERT_NE(first, nullptr);
+  ClusterMemberOptions options;
+  options.node = "01";
+  options.instance = "i2";
+  options.clock = [this] { return absl::FromUnixNanos(now_nanos_.load()); };
+  absl::StatusOr<std::unique_ptr<ClusterMember>> second = ClusterMember::Join(
+      *shared_, [this] { return local_->Pin(); }, [](const storage::BatchId&) { return true; },
+      options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The thread: it registers what is published and uploaded, heartbeats, and
+// stops when another process took the node id over.
+TEST_F(ClusterMemberTest, TheThreadRegistersHeartbeatsAndStopsWhenItsClaimIsLost) {
+  std::unique_ptr<ClusterMember> member = Join();
+  member->Start();
+  const std::string a = BatchIdOf(1, 0, 1);
+  Publish({a}, {});
+  Uploaded(a);
+  member->Notify();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (SharedIds().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_THAT(SharedIds(), ElementsAre(a));
+  // Heartbeats follow the clock.
+  Advance(absl::Seconds(11));
+  const absl::Time beat = absl::FromUnixNanos(now_nanos_.load());
+  while ((*shared_->Nodes())[0].heartbeat_at != beat &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ((*shared_->Nodes())[0].heartbeat_at, beat);
+  // Another process takes node 01 over (as if this one had been silent).
+  ASSERT_TRUE(shared_
+                  ->ClaimNode(NodeRecord{.node = "01",
+                                         .instance = "i9",
+                                         .address = "elsewhere",
+                                         .started_at = beat + absl::Seconds(31),
+                                         .heartbeat_at = beat + absl::Seconds(31)},
+                              absl::Seconds(30))
+                  .ok());
+  Advance(absl::Seconds(11));
+  while (!claim_lost_ && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(claim_lost_);
+  member->Stop();
+}
+
+}  // namespace
+}  // namespace strata::cluster
