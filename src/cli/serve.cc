@@ -18,6 +18,7 @@
 #include "api/log_tail_metrics.h"
 #include "cli/flags.h"
 #include "cli/object_store_flags.h"
+#include "cli/serve_cluster.h"
 #include "common/host_port.h"
 #include "common/mutex.h"
 #include "common/runbook.h"
@@ -351,6 +352,12 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     return absl::InvalidArgumentError(
         fmt::format("--node-id: {}", std::string(node.status().message())));
   }
+  if (!options.catalog.empty()) {
+    if (absl::Status url = ValidateCatalogUrl(options.catalog); !url.ok()) return url;
+    if (options.object_store.url.empty()) {
+      return absl::InvalidArgumentError("--catalog needs --object-store");
+    }
+  }
   if (options.ack_after_upload && options.object_store.url.empty()) {
     return absl::InvalidArgumentError("--ack-after-upload needs --object-store");
   }
@@ -578,6 +585,20 @@ int RunServe(const ServeOptions& options) {
       options.retention_days == 0 ? "off" : fmt::format("{} days", options.retention_days),
       options.max_disk_bytes == 0 ? "off" : fmt::format("{} bytes", options.max_disk_bytes));
   state.storage.store(storage->get());
+  ServeCluster cluster;
+  if (!options.catalog.empty()) {
+    absl::StatusOr<ServeCluster> joined =
+        JoinCluster(options.catalog, options.node_id, options.api_address, **storage);
+    if (!joined.ok()) {
+      spdlog::error("strata serve: {}; {}", std::string(joined.status().message()),
+                    RunbookRef(absl::IsFailedPrecondition(joined.status()) ? "node-id-in-use"
+                                                                           : "catalog-unusable"));
+      return 1;
+    }
+    cluster = *std::move(joined);
+    spdlog::info("strata serve: batch catalog {}: node {} joined", cluster.catalog->server(),
+                 options.node_id);
+  }
 
   absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> tokens =
       control::SqliteTokenStore::Open(storage::DataDirPaths(options.data_dir).ControlDb());
@@ -777,6 +798,7 @@ int RunServe(const ServeOptions& options) {
   (*grpc)->Shutdown(Remaining(deadline));
   (*http)->Shutdown(Remaining(deadline));
   (*storage)->Shutdown(Remaining(deadline));
+  if (cluster.member != nullptr) cluster.member->Stop();
   const storage::GroupCommitWriterStats stats = (*storage)->WriterStats();
   spdlog::info("strata serve: drained; {} requests acknowledged, {} batches published",
                stats.requests_ok, stats.batches_committed);
@@ -872,6 +894,9 @@ void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOpt
   AddFlag(command, env_names, "node-id", &options->node_id,
           "This server's node in every batch id it issues, 00 to zz: give each server that "
           "shares an object store its own");
+  AddFlag(command, env_names, "catalog", &options->catalog,
+          "With --object-store, for several servers: the PostgreSQL URL of the batch catalog "
+          "they share, postgres://user[:password]@host:port/database (empty: none)");
   AddObjectStoreFlags(command, env_names, &options->object_store,
                       "Copy every committed batch to this object store in the background: "
                       "s3://<bucket>[/<prefix>] or file:///<path> (empty: none)");

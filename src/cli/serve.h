@@ -104,6 +104,10 @@ struct ServeOptions {
   // (docs/format/layout.md, "Batch ids"): distinct per server when several
   // share one object store, so their batch ids never collide.
   std::string node_id = "00";
+  // Several servers (docs/operations.md, "Several servers on one store"):
+  // the PostgreSQL URL of the batch catalog they share (empty: this
+  // server's data directory is its only catalog). Needs object_store.
+  std::string catalog;
   bool ack_after_upload = false;
   double ack_upload_timeout_sec = 30;
   // Eviction (docs/operations.md, "Evicting local copies"), with an object

@@ -146,5 +146,23 @@ TEST(ServeOptionsTest, NodeIdIsTwoCharactersOfAnIdAndDefaultsTo00) {
   }
 }
 
+TEST(ServeOptionsTest, CatalogIsAPostgresUrlAndNeedsAnObjectStore) {
+  ServeFlags none;
+  ASSERT_EQ(none.Parse({}), "");
+  EXPECT_EQ(none.options.catalog, "");
+  EXPECT_TRUE(none.env_names.contains("STRATA_CATALOG"));
+  ServeFlags set;
+  ASSERT_EQ(set.Parse({"--catalog", "postgres://strata@127.0.0.1:5432/strata", "--object-store",
+                       "file:///tmp/store"}),
+            "");
+  EXPECT_EQ(set.options.catalog, "postgres://strata@127.0.0.1:5432/strata");
+  ServeFlags alone;
+  EXPECT_THAT(alone.Parse({"--catalog", "postgresql://h/d"}),
+              HasSubstr("--catalog needs --object-store"));
+  ServeFlags other;
+  EXPECT_THAT(other.Parse({"--catalog", "mysql://h/d", "--object-store", "file:///tmp/store"}),
+              HasSubstr("--catalog must be a PostgreSQL URL"));
+}
+
 }  // namespace
 }  // namespace strata::cli

@@ -1,0 +1,53 @@
+#include "cli/serve_cluster.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <random>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "spdlog/spdlog.h"
+
+namespace strata::cli {
+
+absl::Status ValidateCatalogUrl(const std::string& url) {
+  if (url.rfind("postgres://", 0) != 0 && url.rfind("postgresql://", 0) != 0) {
+    return absl::InvalidArgumentError(
+        "--catalog must be a PostgreSQL URL: postgres://user[:password]@host:port/database");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::string& node_id,
+                                         const std::string& address, storage::Storage& storage) {
+  storage::Uploader* uploader = storage.uploader();
+  if (uploader == nullptr) {
+    return absl::FailedPreconditionError("--catalog needs --object-store");
+  }
+  ServeCluster cluster;
+  STRATA_ASSIGN_OR_RETURN(cluster.catalog, cluster::PostgresBatchCatalog::Open(url));
+  cluster::ClusterMemberOptions options;
+  options.node = node_id;
+  std::random_device random;
+  options.instance = fmt::format("{:08x}{:08x}", random(), random());
+  options.address = address;
+  options.on_error = [](const absl::Status& status) {
+    spdlog::warn("strata serve: batch catalog: {} (retried)", status.ToString());
+  };
+  options.on_claim_lost = [](const absl::Status& status) {
+    spdlog::error("strata serve: {}; stopping", std::string(status.message()));
+    kill(getpid(), SIGTERM);
+  };
+  STRATA_ASSIGN_OR_RETURN(
+      cluster.member,
+      cluster::ClusterMember::Join(
+          *cluster.catalog, [&storage] { return storage.Pin(); },
+          [uploader](const storage::BatchId& id) { return uploader->IsUploaded(id); },
+          std::move(options)));
+  cluster.member->Start();
+  return cluster;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,169 @@
+// Several servers and the batch catalog they share
+// (docs/format/postgres-catalog.md): two `strata serve` processes with
+// their own data directories, one object store (file://) and one
+// PostgreSQL catalog (scripts/postgres.sh). Each ingests with strata
+// loadgen and compacts; the test waits (polling, never sleeping for luck)
+// until the catalog lists exactly each server's live batches, uploaded,
+// and checks that the span rows the catalog's meta.json records hold for a
+// node equal that server's own count (compaction swapped in whole: nothing
+// twice, nothing missing). A third server with a node id in use, and a
+// catalog without an object store, are refused by name.
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "cluster/postgres_batch_catalog.h"
+#include "e2e/metrics_page.h"
+#include "e2e/server_process.h"
+#include "gtest/gtest.h"
+#include "postgres/postgres_testing.h"
+#include "storage/format/batch_id.h"
+#include "storage/format/batch_meta.h"
+
+namespace strata::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// The batch directories under `data`'s days (the server's live batches
+// once it is idle).
+std::set<std::string> LocalBatches(const std::string& data) {
+  std::set<std::string> ids;
+  for (const auto& day : fs::directory_iterator(data + "/telemetry/days")) {
+    for (const auto& entry : fs::directory_iterator(day.path())) {
+      if (entry.path().extension() == ".batch") ids.insert(entry.path().stem().string());
+    }
+  }
+  return ids;
+}
+
+// The catalog's live batches of node `node` and their span rows.
+std::map<std::string, uint64_t> CatalogBatches(cluster::PostgresBatchCatalog& catalog, int node) {
+  std::map<std::string, uint64_t> rows;
+  absl::StatusOr<cluster::CatalogListing> listing = catalog.List();
+  EXPECT_TRUE(listing.ok()) << listing.status();
+  if (!listing.ok()) return rows;
+  for (const cluster::CatalogBatch& batch : listing->batches) {
+    if (storage::BatchId::Parse(batch.id)->node() != node) continue;
+    absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(batch.meta_json, batch.id);
+    EXPECT_TRUE(meta.ok()) << meta.status();
+    rows[batch.id] = meta.ok() ? meta->spans.rows : 0;
+  }
+  return rows;
+}
+
+std::string SpanCount(const ServerProcess& server, const std::string& reader) {
+  auto [status, body] =
+      Curl({"-X", "POST", "-H", "Authorization: Bearer " + reader, "-H", "Content-Type: text/plain",
+            "--data-binary", "SELECT count(*) FROM spans",
+            "http://" + server.api_address() + "/api/v1/sql"});
+  EXPECT_EQ(status, 200) << body;
+  const size_t open = body.find("\"rows\":[[");
+  return open == std::string::npos ? body : body.substr(open + 9, body.find(']', open) - open - 9);
+}
+
+TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
+  if (!postgres::testing::PostgresServer::BinariesPresent()) {
+    GTEST_SKIP() << "PostgreSQL 15 is not installed; scripts/setup.sh --tests installs it";
+  }
+  std::string error;
+  const std::string url = postgres::testing::PostgresServer::Get().NewDatabase(&error);
+  ASSERT_FALSE(url.empty()) << error;
+  TempDir dir("e2e-cluster");
+  const std::string store = dir.path() + "/store";
+  fs::create_directories(store);
+  auto flags = [&](const std::string& node) {
+    return std::vector<std::string>{"--object-store",
+                                    "file://" + store,
+                                    "--catalog",
+                                    url,
+                                    "--node-id",
+                                    node,
+                                    "--compaction-min-inputs",
+                                    "3",
+                                    "--maintenance-interval-sec",
+                                    "0.2"};
+  };
+  const std::string data1 = dir.path() + "/one", data2 = dir.path() + "/two";
+  const std::string ingest1 = CreateToken(data1, "ingest", "ingest");
+  const std::string reader1 = CreateToken(data1, "reader", "read");
+  const std::string ingest2 = CreateToken(data2, "ingest", "ingest");
+  ServerProcess one(data1, flags("01"));
+  ASSERT_TRUE(one.ready()) << one.output();
+  ServerProcess two(data2, flags("02"));
+  ASSERT_TRUE(two.ready()) << two.output();
+  for (const auto& [server, token] : {std::pair{&one, ingest1}, std::pair{&two, ingest2}}) {
+    Subprocess loadgen(
+        {STRATA_BINARY, "loadgen", "--protocol", "http/protobuf", "--target",
+         server->http_address(), "--token", token, "--signals", "traces", "--request-spans", "50",
+         "--concurrency", "2", "--max-requests", "40", "--duration", "30", "--quiet"},
+        ChildEnvironment());
+    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
+  }
+
+  absl::StatusOr<std::unique_ptr<cluster::PostgresBatchCatalog>> catalog =
+      cluster::PostgresBatchCatalog::Open(url);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  // Converged: every local batch uploaded and listed, nothing else listed.
+  for (const auto& [server, data, node] :
+       {std::tuple{&one, data1, 1}, std::tuple{&two, data2, 2}}) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(90);
+    std::set<std::string> local, listed;
+    for (;;) {
+      const std::string page = MetricsPage(*server);
+      local = LocalBatches(data);
+      listed.clear();
+      for (const auto& [id, rows] : CatalogBatches(**catalog, node)) listed.insert(id);
+      if ((MetricSample(page, "strata_upload_pending_batches") == 0 && !local.empty() &&
+           local == listed) ||
+          Clock::now() > deadline) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(listed, local) << "node " << node << "\n" << server->output();
+  }
+  // Compaction ran and was swapped in whole: the catalog's span rows of
+  // node 01 are the server's own count.
+  uint64_t catalog_spans = 0;
+  int compacted = 0;
+  for (const auto& [id, rows] : CatalogBatches(**catalog, 1)) {
+    catalog_spans += rows;
+    compacted += storage::BatchId::Parse(id)->generation() > 0 ? 1 : 0;
+  }
+  EXPECT_EQ(std::to_string(catalog_spans), SpanCount(one, reader1));
+  EXPECT_GT(catalog_spans, 0u);
+  EXPECT_GT(compacted, 0) << one.output();
+  absl::StatusOr<std::vector<cluster::NodeRecord>> nodes = (*catalog)->Nodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[0].node, "01");
+  EXPECT_EQ((*nodes)[1].node, "02");
+
+  // A third server given node 01 is refused while the first heartbeats.
+  auto [code, out] = RunStrata([&] {
+    std::vector<std::string> args = {"serve",         "--data-dir",          dir.path() + "/three",
+                                     "--api-address", "127.0.0.1:0",         "--otlp-grpc-address",
+                                     "127.0.0.1:0",   "--otlp-http-address", "127.0.0.1:0"};
+    for (const std::string& flag : flags("01")) args.push_back(flag);
+    return args;
+  }());
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("node id 01 is in use"), std::string::npos) << out;
+  EXPECT_NE(out.find("node-id-in-use"), std::string::npos) << out;
+  EXPECT_EQ(one.Stop(), 0) << one.output();
+  EXPECT_EQ(two.Stop(), 0) << two.output();
+
+  // The catalog needs an object store.
+  auto [refused, why] = RunStrata({"serve", "--data-dir", dir.path() + "/four", "--catalog", url});
+  EXPECT_EQ(refused, 2) << why;
+  EXPECT_NE(why.find("--catalog needs --object-store"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace strata::testing
