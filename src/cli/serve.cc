@@ -525,6 +525,7 @@ int RunServe(const ServeOptions& options) {
     object_store = *std::move(opened);
     storage_options.object_store = object_store.get();
     storage_options.ack_after_upload = options.ack_after_upload;
+    storage_options.shared_catalog = !options.catalog.empty();
     storage_options.ack_upload_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double>(options.ack_upload_timeout_sec));
     storage_options.upload.on_error = [](const absl::Status& status) {
@@ -588,7 +589,8 @@ int RunServe(const ServeOptions& options) {
   ServeCluster cluster;
   if (!options.catalog.empty()) {
     absl::StatusOr<ServeCluster> joined =
-        JoinCluster(options.catalog, options.node_id, options.api_address, **storage);
+        JoinCluster(options.catalog, options.node_id, options.api_address,
+                    static_cast<int>(options.retention_days), **storage);
     if (!joined.ok()) {
       spdlog::error("strata serve: {}; {}", std::string(joined.status().message()),
                     RunbookRef(absl::IsFailedPrecondition(joined.status()) ? "node-id-in-use"

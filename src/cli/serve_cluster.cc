@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "spdlog/spdlog.h"
+#include "storage/offload/uploader.h"
 
 namespace strata::cli {
 
@@ -21,7 +22,8 @@ absl::Status ValidateCatalogUrl(const std::string& url) {
 }
 
 absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::string& node_id,
-                                         const std::string& address, storage::Storage& storage) {
+                                         const std::string& address, int keep_days,
+                                         storage::Storage& storage) {
   storage::Uploader* uploader = storage.uploader();
   if (uploader == nullptr) {
     return absl::FailedPreconditionError("--catalog needs --object-store");
@@ -40,12 +42,26 @@ absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::stri
     spdlog::error("strata serve: {}; stopping", std::string(status.message()));
     kill(getpid(), SIGTERM);
   };
+  options.keep_days = keep_days;
+  const storage::DataFileResolver* resolver = storage.resolver();
+  if (resolver == nullptr) {
+    return absl::FailedPreconditionError("--catalog: the storage engine reads no remote batches");
+  }
+  objectstore::BatchStore& store = resolver->store();
+  cluster::ClusterMember::Local local{
+      .pin = [&storage] { return storage.Pin(); },
+      .uploaded = [uploader](const storage::BatchId& id) { return uploader->IsUploaded(id); },
+      .adopt =
+          [&storage](const std::string& meta_json) { return storage.AdoptRemoteBatch(meta_json); },
+      .drop = [&storage](const storage::BatchId& id) { return storage.DropRemoteBatch(id); },
+      .delete_objects =
+          [&store](const storage::BatchId& id, const std::string& day) {
+            return storage::DeleteBatchObjects(store, id, day);
+          },
+  };
   STRATA_ASSIGN_OR_RETURN(
       cluster.member,
-      cluster::ClusterMember::Join(
-          *cluster.catalog, [&storage] { return storage.Pin(); },
-          [uploader](const storage::BatchId& id) { return uploader->IsUploaded(id); },
-          std::move(options)));
+      cluster::ClusterMember::Join(*cluster.catalog, std::move(local), std::move(options)));
   cluster.member->Start();
   return cluster;
 }

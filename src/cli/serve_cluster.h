@@ -26,13 +26,14 @@ struct ServeCluster {
 [[nodiscard]] absl::Status ValidateCatalogUrl(const std::string& url);
 
 // Opens the catalog at `url`, claims `node_id` for this process and starts
-// the member's thread over `storage`'s catalog and uploader (which must
-// exist: --catalog needs --object-store). `address` is the API's, for
-// other servers and people. A lost claim sends this process SIGTERM.
-// Errors: the catalog's; FailedPrecondition for a node id in use.
+// the member's thread over `storage` (opened with shared_catalog: its
+// uploader registers this node's batches, AdoptRemoteBatch reads the
+// others'). `address` is the API's, for other servers and people;
+// `keep_days` the retention (0: all). A lost claim sends this process
+// SIGTERM. Errors: the catalog's; FailedPrecondition for a node id in use.
 [[nodiscard]] absl::StatusOr<ServeCluster> JoinCluster(const std::string& url,
                                                        const std::string& node_id,
-                                                       const std::string& address,
+                                                       const std::string& address, int keep_days,
                                                        storage::Storage& storage);
 
 }  // namespace strata::cli

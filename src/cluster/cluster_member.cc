@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "cluster/catalog_checks.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -32,7 +33,7 @@ CatalogBatch RecordOfLocal(const storage::LiveBatch& batch) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Join(PostgresBatchCatalog& catalog,
-                                                                   PinFn pin, UploadedFn uploaded,
+                                                                   Local local,
                                                                    ClusterMemberOptions options) {
   STRATA_ASSIGN_OR_RETURN(const int node_number, storage::ParseBatchIdNode(options.node));
   STRATA_RETURN_IF_ERROR(CheckHolder(options.node + "/" + options.instance));
@@ -43,15 +44,14 @@ absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Join(PostgresBatch
                                                       .started_at = now,
                                                       .heartbeat_at = now},
                                            options.lease_time));
-  return std::unique_ptr<ClusterMember>(new ClusterMember(
-      catalog, std::move(pin), std::move(uploaded), std::move(options), node_number));
+  return std::unique_ptr<ClusterMember>(
+      new ClusterMember(catalog, std::move(local), std::move(options), node_number));
 }
 
-ClusterMember::ClusterMember(PostgresBatchCatalog& catalog, PinFn pin, UploadedFn uploaded,
+ClusterMember::ClusterMember(PostgresBatchCatalog& catalog, Local local,
                              ClusterMemberOptions options, int node_number)
     : catalog_(catalog),
-      pin_(std::move(pin)),
-      uploaded_(std::move(uploaded)),
+      local_(std::move(local)),
       options_(std::move(options)),
       node_number_(node_number),
       holder_(options_.node + "/" + options_.instance) {}
@@ -122,7 +122,7 @@ void ClusterMember::Run() {
 }
 
 absl::Status ClusterMember::Sync() {
-  const std::shared_ptr<const storage::Snapshot> snapshot = pin_();
+  const std::shared_ptr<const storage::Snapshot> snapshot = local_.pin();
   STRATA_ASSIGN_OR_RETURN(const CatalogListing listing, catalog_.List());
   // This node's batches in the shared list, by day.
   std::map<std::string, std::set<std::string>> shared;
@@ -142,7 +142,7 @@ absl::Status ClusterMember::Sync() {
     const std::string id = batch->id().ToString();
     local[batch->day()].insert(id);
     if (shared[batch->day()].contains(id)) continue;
-    if (uploaded_(batch->id())) {
+    if (local_.uploaded(batch->id())) {
       changes[batch->day()].add.push_back(RecordOfLocal(*batch));
     } else {
       changes[batch->day()].waiting_for_upload = true;
@@ -168,8 +168,75 @@ absl::Status ClusterMember::Sync() {
       ++waiting;  // another node holds the day's lease
     }
   }
+  {
+    MutexLock lock(&mu_);
+    stats_.days_waiting = waiting;
+  }
+  for (absl::Status status : {SyncOthers(listing, *snapshot), DeleteRemovedObjects()}) {
+    if (!status.ok() && first_error.ok()) first_error = status;
+  }
+  return first_error;
+}
+
+absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
+                                       const storage::Snapshot& snapshot) {
+  // The first day kept (retention drops older ones here: not adopted).
+  std::string first_day;
+  if (options_.keep_days > 0) {
+    first_day = absl::FormatTime(
+        "%Y-%m-%d", options_.clock() - absl::Hours(24) * options_.keep_days, absl::UTCTimeZone());
+  }
+  absl::Status first_error;
+  std::set<std::string> listed;
+  uint64_t adopted = 0, dropped = 0;
+  for (const CatalogBatch& batch : listing.batches) {
+    absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
+    if (!id.ok() || id->node() == node_number_) continue;
+    listed.insert(batch.id);
+    if (snapshot.Find(*id) != nullptr || batch.day < first_day) continue;
+    absl::Status status = local_.adopt(batch.meta_json);
+    if (status.ok()) {
+      ++adopted;
+    } else if (first_error.ok()) {
+      first_error = absl::Status(status.code(), fmt::format("adopting batch {}: {}", batch.id,
+                                                            std::string(status.message())));
+    }
+  }
+  for (const auto& batch : snapshot.batches()) {
+    if (batch->id().node() == node_number_ || listed.contains(batch->id().ToString())) continue;
+    absl::Status status = local_.drop(batch->id());
+    if (status.ok()) {
+      ++dropped;
+    } else if (first_error.ok()) {
+      first_error = status;
+    }
+  }
   MutexLock lock(&mu_);
-  stats_.days_waiting = waiting;
+  stats_.batches_adopted += adopted;
+  stats_.batches_dropped += dropped;
+  return first_error;
+}
+
+absl::Status ClusterMember::DeleteRemovedObjects() {
+  STRATA_ASSIGN_OR_RETURN(
+      const std::vector<RemovedBatch> removed,
+      catalog_.RemovedBefore(options_.clock() - options_.delete_after, /*limit=*/1000));
+  std::vector<std::string> deleted;
+  absl::Status first_error;
+  for (const RemovedBatch& batch : removed) {
+    if (batch.removed_by != options_.node) continue;
+    absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
+    if (!id.ok()) continue;
+    absl::Status status = local_.delete_objects(*id, batch.day);
+    if (status.ok()) {
+      deleted.push_back(batch.id);
+    } else if (first_error.ok()) {
+      first_error = status;
+    }
+  }
+  STRATA_RETURN_IF_ERROR(catalog_.ObjectsDeleted(deleted, options_.clock()));
+  MutexLock lock(&mu_);
+  stats_.objects_deleted += deleted.size();
   return first_error;
 }
 

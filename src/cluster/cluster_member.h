@@ -16,7 +16,13 @@
 //     in the store, so a compaction's output goes in with the removal of
 //     its inputs (whatever generations lay between) and no listing misses
 //     its rows or holds them twice.
-// It decides from the two lists alone, so a restart (or a crash between an
+// It also keeps the local catalog's view of other nodes' batches equal to
+// the shared one: a batch another node listed is adopted (as an evicted
+// batch, read back from the store), one no longer listed is dropped; days
+// older than `keep_days` are not adopted (retention drops them here). And
+// it deletes the objects of batches it removed once `delete_after` has
+// passed, so other servers' queries that still read them finish first.
+// It decides from the lists alone, so a restart (or a crash between an
 // upload and its registration) needs no state of its own.
 //
 // Invariants:
@@ -24,7 +30,10 @@
 //      the store.
 //   2. A batch of this node leaves the shared catalog only in the same
 //      transaction that adds every uploaded local batch of its day.
-//   3. Batches of other nodes are never touched.
+//   3. Batches of other nodes are never added, removed or deleted from
+//      the shared catalog or the store by this node.
+//   4. The objects of a removed batch are deleted only by the node that
+//      removed it, and only `delete_after` after its removal.
 //
 // Thread-safety: Sync() is for tests and runs on the caller's thread; the
 // thread started by Start() calls it too, so tests use Sync() without
@@ -58,6 +67,11 @@ struct ClusterMemberOptions {
   absl::Duration lease_time = absl::Seconds(30);
   // How often the thread compares the lists when nothing changed locally.
   std::chrono::milliseconds poll_interval{1000};
+  // How long the objects of a removed batch stay in the store.
+  absl::Duration delete_after = absl::Minutes(10);
+  // Days of ingest time kept (the server's --retention-days; 0: all):
+  // other nodes' batches of older days are not adopted.
+  int keep_days = 0;
   std::function<absl::Time()> clock = [] { return absl::Now(); };
   std::function<void(const absl::Status&)> on_error;
   std::function<void(const absl::Status&)> on_claim_lost;
@@ -67,6 +81,9 @@ struct ClusterMemberStats {
   uint64_t batches_added = 0;
   uint64_t batches_removed = 0;
   uint64_t swaps = 0;
+  uint64_t batches_adopted = 0;
+  uint64_t batches_dropped = 0;
+  uint64_t objects_deleted = 0;  // batches whose objects were deleted
   // Days whose removals wait for uploads, or for another holder's lease.
   uint64_t days_waiting = 0;
   uint64_t failures = 0;
@@ -74,14 +91,24 @@ struct ClusterMemberStats {
 
 class ClusterMember {
  public:
-  // The local catalog's current Snapshot, and whether a batch's meta.json
-  // is in the store (Uploader::IsUploaded).
-  using PinFn = std::function<std::shared_ptr<const storage::Snapshot>()>;
-  using UploadedFn = std::function<bool(const storage::BatchId&)>;
+  // What the member does to this node's storage (the storage engine's
+  // calls in serving; storage.h).
+  struct Local {
+    // The local catalog's current Snapshot.
+    std::function<std::shared_ptr<const storage::Snapshot>()> pin;
+    // Whether this node's batch has its meta.json in the store.
+    std::function<bool(const storage::BatchId&)> uploaded;
+    // Adopts another node's batch from its meta.json (Storage::AdoptRemoteBatch).
+    std::function<absl::Status(const std::string& meta_json)> adopt;
+    // Drops an adopted batch (Storage::DropRemoteBatch).
+    std::function<absl::Status(const storage::BatchId&)> drop;
+    // Deletes a removed batch's objects (storage::DeleteBatchObjects).
+    std::function<absl::Status(const storage::BatchId&, const std::string& day)> delete_objects;
+  };
 
   // Claims the node id. `catalog` must outlive the member.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ClusterMember>> Join(
-      PostgresBatchCatalog& catalog, PinFn pin, UploadedFn uploaded, ClusterMemberOptions options);
+      PostgresBatchCatalog& catalog, Local local, ClusterMemberOptions options);
   ~ClusterMember();
   ClusterMember(const ClusterMember&) = delete;
   ClusterMember& operator=(const ClusterMember&) = delete;
@@ -99,8 +126,12 @@ class ClusterMember {
   const ClusterMemberOptions& options() const { return options_; }
 
  private:
-  ClusterMember(PostgresBatchCatalog& catalog, PinFn pin, UploadedFn uploaded,
-                ClusterMemberOptions options, int node_number);
+  ClusterMember(PostgresBatchCatalog& catalog, Local local, ClusterMemberOptions options,
+                int node_number);
+  // Adopts and drops other nodes' batches to match `listing`.
+  absl::Status SyncOthers(const CatalogListing& listing, const storage::Snapshot& snapshot);
+  // Deletes the objects of batches this node removed long enough ago.
+  absl::Status DeleteRemovedObjects();
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // Adds and removes the batches of one day; false when a removal waits
   // for another node's lease of the day.
@@ -108,8 +139,7 @@ class ClusterMember {
                                const std::vector<std::string>& remove);
 
   PostgresBatchCatalog& catalog_;
-  const PinFn pin_;
-  const UploadedFn uploaded_;
+  const Local local_;
   const ClusterMemberOptions options_;
   const int node_number_;
   const std::string holder_;  // "<node>/<instance>"

@@ -58,15 +58,40 @@ class ClusterMemberTest : public testing::CatalogTest {
     options.clock = [this] { return absl::FromUnixNanos(now_nanos_.load()); };
     options.poll_interval = std::chrono::milliseconds(10);
     options.on_claim_lost = [this](const absl::Status&) { claim_lost_ = true; };
-    absl::StatusOr<std::unique_ptr<ClusterMember>> member = ClusterMember::Join(
-        *shared_, [this] { return local_->Pin(); },
-        [this](const storage::BatchId& id) {
-          MutexLock lock(&mu_);
-          return uploaded_.contains(id.ToString());
-        },
-        options);
+    options.delete_after = absl::Minutes(10);
+    absl::StatusOr<std::unique_ptr<ClusterMember>> member =
+        ClusterMember::Join(*shared_, LocalNode(), options);
     EXPECT_TRUE(member.ok()) << member.status();
     return member.ok() ? *std::move(member) : nullptr;
+  }
+  // The member's view of this test's local catalog: adopting publishes
+  // the record, dropping removes it, deleting objects is recorded.
+  ClusterMember::Local LocalNode() {
+    return ClusterMember::Local{
+        .pin = [this] { return local_->Pin(); },
+        .uploaded =
+            [this](const storage::BatchId& id) {
+              MutexLock lock(&mu_);
+              return uploaded_.contains(id.ToString());
+            },
+        .adopt =
+            [this](const std::string& meta_json) {
+              absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
+              if (!meta.ok()) return meta.status();
+              return local_->Publish({LocalRecord(meta->id, meta->sources)}, {}).status();
+            },
+        .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
+        .delete_objects =
+            [this](const storage::BatchId& id, const std::string& day) {
+              MutexLock lock(&mu_);
+              deleted_.insert(id.ToString());
+              return absl::OkStatus();
+            },
+    };
+  }
+  std::set<std::string> Deleted() {
+    MutexLock lock(&mu_);
+    return deleted_;
   }
   void Publish(std::vector<std::string> add, const std::vector<std::string>& remove,
                std::vector<std::string> sources = {}) {
@@ -89,17 +114,17 @@ class ClusterMemberTest : public testing::CatalogTest {
   std::atomic<bool> claim_lost_{false};
   Mutex mu_;
   std::set<std::string> uploaded_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> deleted_ ABSL_GUARDED_BY(mu_);
 };
 
-TEST_F(ClusterMemberTest, UploadedBatchesOfThisNodeAreAddedAndOtherNodesBatchesLeftAlone) {
+TEST_F(ClusterMemberTest, UploadedBatchesOfThisNodeAreAddedAndOtherNodesBatchesLeftToThem) {
   std::unique_ptr<ClusterMember> member = Join();
-  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1), other = BatchIdOf(3, 0, 2);
-  // Node 02 registered a batch this node does not hold.
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  // Node 02 registered a batch of its own.
   const std::string theirs = BatchIdOf(4, 0, 2);
   ASSERT_TRUE(shared_->AddBatch(RecordOf(theirs), "02", kStart).ok());
-  Publish({a, b, other}, {});
+  Publish({a, b}, {});
   Uploaded(a);
-  Uploaded(other);
   ASSERT_TRUE(member->Sync().ok());
   EXPECT_THAT(SharedIds(), ElementsAre(a, theirs));
   Uploaded(b);
@@ -177,9 +202,8 @@ TEST_F(ClusterMemberTest, ASecondProcessWithTheSameNodeIdIsRefused) {
   options.node = "01";
   options.instance = "i2";
   options.clock = [this] { return absl::FromUnixNanos(now_nanos_.load()); };
-  absl::StatusOr<std::unique_ptr<ClusterMember>> second = ClusterMember::Join(
-      *shared_, [this] { return local_->Pin(); }, [](const storage::BatchId&) { return true; },
-      options);
+  absl::StatusOr<std::unique_ptr<ClusterMember>> second =
+      ClusterMember::Join(*shared_, LocalNode(), options);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
 }
@@ -221,6 +245,76 @@ TEST_F(ClusterMemberTest, TheThreadRegistersHeartbeatsAndStopsWhenItsClaimIsLost
   }
   EXPECT_TRUE(claim_lost_);
   member->Stop();
+}
+
+// Other nodes' batches: adopted while listed (not of days past
+// retention), dropped once the catalog no longer lists them.
+TEST_F(ClusterMemberTest, OtherNodesBatchesAreAdoptedWhileListedAndDroppedAfter) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string theirs = BatchIdOf(1, 0, 2),
+                    old = storage::BatchId::Make(testing::kDayStartMicros - 86400000000 * 40, 0, 2)
+                              ->ToString();
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(theirs), "02", kStart).ok());
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(old), "02", kStart).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  std::vector<std::string> local;
+  for (const auto& batch : local_->Pin()->batches()) local.push_back(batch->id().ToString());
+  // The 40-day-old batch is adopted too: keep_days is 0 (everything).
+  EXPECT_THAT(local, ElementsAre(old, theirs));
+  EXPECT_EQ(member->Stats().batches_adopted, 2u);
+  // Node 02 compacts its batch away: it is dropped here.
+  const DayLease lease = *shared_->AcquireLease(kDay, "02/x", kStart, absl::Seconds(30)).value();
+  const std::string output = BatchIdOf(9, 1, 2);
+  ASSERT_TRUE(shared_->Swap(lease, {theirs}, {RecordOf(output, {theirs})}, "02", kStart).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  local.clear();
+  for (const auto& batch : local_->Pin()->batches()) local.push_back(batch->id().ToString());
+  EXPECT_THAT(local, ElementsAre(old, output));
+  EXPECT_EQ(member->Stats().batches_dropped, 1u);
+  // This node never deletes another node's objects.
+  Advance(absl::Hours(1));
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(Deleted(), IsEmpty());
+}
+
+TEST_F(ClusterMemberTest, BatchesOfDaysPastRetentionAreNotAdopted) {
+  ClusterMemberOptions options;
+  options.node = "01";
+  options.instance = "k1";
+  options.keep_days = 7;
+  options.clock = [this] { return absl::FromUnixNanos(now_nanos_.load()); };
+  absl::StatusOr<std::unique_ptr<ClusterMember>> member =
+      ClusterMember::Join(*shared_, LocalNode(), options);
+  ASSERT_TRUE(member.ok()) << member.status();
+  const std::string old =
+      storage::BatchId::Make(testing::kDayStartMicros - 86400000000 * 40, 0, 2)->ToString();
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(old), "02", kStart).ok());
+  ASSERT_TRUE((*member)->Sync().ok());
+  EXPECT_EQ(local_->Pin()->size(), 0u);
+}
+
+// The objects of a batch this node removed are deleted only after the
+// grace period, once, and only by this node.
+TEST_F(ClusterMemberTest, RemovedBatchesObjectsAreDeletedAfterTheGracePeriod) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  Publish({a, b}, {});
+  Uploaded(a);
+  Uploaded(b);
+  ASSERT_TRUE(member->Sync().ok());
+  const std::string c = BatchIdOf(5, 1, 1);
+  Publish({c}, {a, b}, {a, b});
+  Uploaded(c);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(c));
+  Advance(absl::Minutes(10) - absl::Milliseconds(1));
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(Deleted(), IsEmpty());
+  Advance(absl::Milliseconds(2));
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(Deleted(), ElementsAre(a, b));
+  EXPECT_EQ(member->Stats().objects_deleted, 2u);
+  EXPECT_THAT(*shared_->RemovedBefore(kStart + absl::Hours(1), 10), IsEmpty());
 }
 
 }  // namespace

@@ -59,6 +59,13 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
   dir_options.on_retire = [retired](const LiveBatch& batch) { retired->Push(batch); };
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<DataDir> dir,
                           OpenDataDir(fs, data_dir, std::move(dir_options)));
+  if (options.shared_catalog) {
+    if (options.object_store == nullptr) {
+      return absl::FailedPreconditionError("a shared catalog needs an object store");
+    }
+    options.upload.only_node = options.node;
+    options.upload.delete_removed = false;
+  }
   std::unique_ptr<Uploader> uploader;
   if (options.object_store != nullptr) {
     absl::StatusOr<std::unique_ptr<Uploader>> started =
@@ -72,7 +79,8 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
     uploader = *std::move(started);
   }
   std::unique_ptr<DataFileResolver> resolver;
-  if (uploader != nullptr && (options.evict_after.count() > 0 || options.read_evicted)) {
+  if (uploader != nullptr &&
+      (options.evict_after.count() > 0 || options.read_evicted || options.shared_catalog)) {
     const std::string cache_dir = DataDirPaths(data_dir).QueryCache();
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<ReadCache> cache,
                             ReadCache::Open(fs, cache_dir, *options.object_store,

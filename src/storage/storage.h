@@ -98,6 +98,13 @@ struct StorageOptions {
   // batches an earlier server evicted back through the ReadCache, but
   // nothing more is evicted (`strata rollups rebuild --object-store`).
   bool read_evicted = false;
+  // Several servers sharing a batch catalog (src/cluster/; docs/operations.md,
+  // "Several servers on one store"), with an object store only: other
+  // nodes' batches are adopted as evicted batches (AdoptRemoteBatch) and
+  // read back through the ReadCache; the uploader copies only this node's
+  // batches and deletes no remote copy (the cluster member deletes removed
+  // batches' objects after a grace period, as other servers may read them).
+  bool shared_catalog = false;
 };
 
 class Storage {
@@ -139,6 +146,20 @@ class Storage {
   const DataFileResolver* resolver() const { return resolver_.get(); }
   // The lookup cache's budget (its limit and the bytes in use).
   const LookupCacheBudget& lookup_cache() const { return *lookup_cache_; }
+  // Several servers (options.shared_catalog): publishes another node's
+  // batch, given its meta.json from the shared catalog, as an evicted batch
+  // of this data directory (meta.json, spans.tidx fetched from the store,
+  // the EVICTED marker; staged and renamed into its day durably, so boot
+  // reads it back as any evicted batch). OK when it is live already.
+  // InvalidArgument for a batch of this node or a meta.json that does not
+  // parse; FailedPrecondition without shared_catalog; the store's and the
+  // file system's errors.
+  [[nodiscard]] absl::Status AdoptRemoteBatch(std::string_view meta_json);
+  // Retires an adopted batch the shared catalog no longer lists (its local
+  // directory is deleted once no reader holds it). OK when it is not live.
+  // InvalidArgument for a batch of this node.
+  [[nodiscard]] absl::Status DropRemoteBatch(const BatchId& id);
+
   // Batches with log records, in publish order, for live tails.
   LogFeed& log_feed() { return log_feed_; }
   // Registers a reader of log_feed() and sets `*last_sequence` to the

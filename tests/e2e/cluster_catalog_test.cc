@@ -3,15 +3,17 @@
 // their own data directories, one object store (file://) and one
 // PostgreSQL catalog (scripts/postgres.sh). Each ingests with strata
 // loadgen and compacts; the test waits (polling, never sleeping for luck)
-// until the catalog lists exactly each server's live batches, uploaded,
-// and checks that the span rows the catalog's meta.json records hold for a
-// node equal that server's own count (compaction swapped in whole: nothing
-// twice, nothing missing). A third server with a node id in use, and a
-// catalog without an object store, are refused by name.
+// until the catalog lists exactly each server's own live batches, uploaded,
+// and until each server's SQL count of spans equals the span rows the
+// catalog's meta.json hold for both (each answers from the other's batches
+// too; compaction swapped in whole: nothing twice, nothing missing). A
+// third server with a node id in use, and a catalog without an object
+// store, are refused by name.
 
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -30,13 +32,16 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// The batch directories under `data`'s days (the server's live batches
-// once it is idle).
-std::set<std::string> LocalBatches(const std::string& data) {
+// The batch directories of node `node` under `data`'s days (the server's
+// own live batches once it is idle).
+std::set<std::string> LocalBatches(const std::string& data, int node) {
   std::set<std::string> ids;
   for (const auto& day : fs::directory_iterator(data + "/telemetry/days")) {
     for (const auto& entry : fs::directory_iterator(day.path())) {
-      if (entry.path().extension() == ".batch") ids.insert(entry.path().stem().string());
+      const std::string id = entry.path().stem().string();
+      if (entry.path().extension() == ".batch" && storage::BatchId::Parse(id)->node() == node) {
+        ids.insert(id);
+      }
     }
   }
   return ids;
@@ -93,16 +98,27 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   const std::string ingest1 = CreateToken(data1, "ingest", "ingest");
   const std::string reader1 = CreateToken(data1, "reader", "read");
   const std::string ingest2 = CreateToken(data2, "ingest", "ingest");
+  const std::string reader2 = CreateToken(data2, "reader", "read");
   ServerProcess one(data1, flags("01"));
   ASSERT_TRUE(one.ready()) << one.output();
   ServerProcess two(data2, flags("02"));
   ASSERT_TRUE(two.ready()) << two.output();
-  for (const auto& [server, token] : {std::pair{&one, ingest1}, std::pair{&two, ingest2}}) {
-    Subprocess loadgen(
-        {STRATA_BINARY, "loadgen", "--protocol", "http/protobuf", "--target",
-         server->http_address(), "--token", token, "--signals", "traces", "--request-spans", "50",
-         "--concurrency", "2", "--max-requests", "40", "--duration", "30", "--quiet"},
-        ChildEnvironment());
+  // Different seeds: the two servers hold different traces, so a trace
+  // asked of the other server is read from the store.
+  for (const auto& [server, token, seed] :
+       {std::tuple{&one, ingest1, "1"}, std::tuple{&two, ingest2, "2"}}) {
+    Subprocess loadgen({STRATA_BINARY,     "loadgen",
+                        "--protocol",      "http/protobuf",
+                        "--target",        server->http_address(),
+                        "--token",         token,
+                        "--seed",          seed,
+                        "--signals",       "traces",
+                        "--request-spans", "50",
+                        "--concurrency",   "2",
+                        "--max-requests",  "40",
+                        "--duration",      "30",
+                        "--quiet"},
+                       ChildEnvironment());
     ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
   }
 
@@ -116,7 +132,7 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
     std::set<std::string> local, listed;
     for (;;) {
       const std::string page = MetricsPage(*server);
-      local = LocalBatches(data);
+      local = LocalBatches(data, node);
       listed.clear();
       for (const auto& [id, rows] : CatalogBatches(**catalog, node)) listed.insert(id);
       if ((MetricSample(page, "strata_upload_pending_batches") == 0 && !local.empty() &&
@@ -128,17 +144,57 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
     }
     EXPECT_EQ(listed, local) << "node " << node << "\n" << server->output();
   }
-  // Compaction ran and was swapped in whole: the catalog's span rows of
-  // node 01 are the server's own count.
+  // Compaction ran and was swapped in whole, and every server answers
+  // from every server's batches: each one's SQL count is the span rows the
+  // catalog's meta.json hold for both nodes (polled until the adoptions of
+  // the last swaps are in).
   uint64_t catalog_spans = 0;
   int compacted = 0;
-  for (const auto& [id, rows] : CatalogBatches(**catalog, 1)) {
-    catalog_spans += rows;
-    compacted += storage::BatchId::Parse(id)->generation() > 0 ? 1 : 0;
+  for (int node : {1, 2}) {
+    for (const auto& [id, rows] : CatalogBatches(**catalog, node)) {
+      catalog_spans += rows;
+      compacted += storage::BatchId::Parse(id)->generation() > 0 ? 1 : 0;
+    }
   }
-  EXPECT_EQ(std::to_string(catalog_spans), SpanCount(one, reader1));
   EXPECT_GT(catalog_spans, 0u);
   EXPECT_GT(compacted, 0) << one.output();
+  for (const auto& [server, reader] : {std::pair{&one, reader1}, std::pair{&two, reader2}}) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+    std::string count;
+    while ((count = SpanCount(*server, reader)) != std::to_string(catalog_spans) &&
+           Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(count, std::to_string(catalog_spans)) << server->output();
+  }
+  // Trace by id answers the same on both servers, whichever node wrote
+  // the trace (each reads the other's spans.tidx locally and its Parquet
+  // from the store).
+  auto [status, ids] = Curl({"-X", "POST", "-H", "Authorization: Bearer " + reader1, "-H",
+                             "Content-Type: text/plain", "--data-binary",
+                             "SELECT DISTINCT lower(hex(trace_id)) AS t FROM spans ORDER BY t",
+                             "http://" + one.api_address() + "/api/v1/sql"});
+  ASSERT_EQ(status, 200) << ids;
+  const std::regex trace_id(R"(\["([0-9a-f]{32})\"\])");
+  std::vector<std::string> all;
+  for (std::sregex_iterator it(ids.begin(), ids.end(), trace_id), end; it != end; ++it) {
+    all.push_back((*it)[1].str());
+  }
+  EXPECT_GT(all.size(), 10u) << ids;
+  // 30 of them, spread over the list (both servers' traces).
+  int traces = 0;
+  for (size_t i = 0; i < all.size(); i += std::max<size_t>(1, all.size() / 30)) {
+    const std::string path = "/api/v1/traces/" + all[i];
+    auto [code1, body1] =
+        Curl({"-H", "Authorization: Bearer " + reader1, "http://" + one.api_address() + path});
+    auto [code2, body2] =
+        Curl({"-H", "Authorization: Bearer " + reader2, "http://" + two.api_address() + path});
+    EXPECT_EQ(code1, 200) << path << ": " << body1;
+    EXPECT_EQ(code2, 200) << path << ": " << body2;
+    EXPECT_EQ(body1, body2) << path;
+    ++traces;
+  }
+  EXPECT_GE(traces, 10);
   absl::StatusOr<std::vector<cluster::NodeRecord>> nodes = (*catalog)->Nodes();
   ASSERT_TRUE(nodes.ok()) << nodes.status();
   ASSERT_EQ(nodes->size(), 2u);

@@ -66,7 +66,9 @@ absl::StatusOr<std::unique_ptr<Uploader>> Uploader::Start(FileSystem& fs, const 
   // Progress: which live batches the store already holds.
   const std::shared_ptr<const Snapshot> snapshot = catalog.Pin();
   std::set<std::string> days;
-  for (const auto& batch : snapshot->batches()) days.insert(batch->day());
+  for (const auto& batch : snapshot->batches()) {
+    if (uploader->Owns(*batch)) days.insert(batch->day());
+  }
   // Even with no batch, one listing proves the store answers (credentials,
   // bucket, endpoint) before the server says it is ready.
   if (days.empty()) {
@@ -81,7 +83,8 @@ absl::StatusOr<std::unique_ptr<Uploader>> Uploader::Start(FileSystem& fs, const 
   {
     MutexLock lock(&uploader->mu_);
     for (const auto& batch : snapshot->batches()) {
-      if (uploaded_by_day[batch->day()].contains(batch->id().ToString())) {
+      if (uploader->Owns(*batch) &&
+          uploaded_by_day[batch->day()].contains(batch->id().ToString())) {
         uploader->uploaded_.emplace(batch->id(), batch->day());
       }
     }
@@ -143,7 +146,7 @@ void Uploader::UpdatePendingLocked(const Snapshot& snapshot) {
   stats_.oldest_pending_age_seconds = 0;
   const int64_t now = options_.clock();
   for (const auto& batch : snapshot.batches()) {
-    if (uploaded_.contains(batch->id())) continue;
+    if (!Owns(*batch) || uploaded_.contains(batch->id())) continue;
     if (stats_.batches_pending == 0) {
       // Batches are sorted by id, and an id's stamp is its commit time.
       stats_.oldest_pending_age_seconds =
@@ -177,7 +180,7 @@ void Uploader::Run() {
         if (snapshot->Find(id) == nullptr) gone.emplace_back(id, day);
       }
       for (const auto& batch : snapshot->batches()) {
-        if (!uploaded_.contains(batch->id())) {
+        if (Owns(*batch) && !uploaded_.contains(batch->id())) {
           next = batch.get();
           break;
         }
@@ -185,11 +188,12 @@ void Uploader::Run() {
       UpdatePendingLocked(*snapshot);
     }
     for (const auto& [id, day] : gone) {
-      absl::Status deleted = DeleteRemote(id, day);
+      absl::Status deleted =
+          options_.delete_removed ? DeleteBatchObjects(store_, id, day) : absl::OkStatus();
       MutexLock lock(&mu_);
       if (deleted.ok()) {
         uploaded_.erase(id);
-        ++stats_.batches_deleted;
+        if (options_.delete_removed) ++stats_.batches_deleted;
       } else {
         ++stats_.failures;
       }
@@ -273,20 +277,21 @@ absl::Status Uploader::PutFile(const std::string& path, const std::string& key, 
   return absl::OkStatus();
 }
 
-absl::Status Uploader::DeleteRemote(const BatchId& id, const std::string& day) {
+absl::Status DeleteBatchObjects(objectstore::BatchStore& store, const BatchId& id,
+                                const std::string& day) {
   // meta.json first: the batch stops existing, then its data files go.
-  STRATA_RETURN_IF_ERROR(store_.DeleteMany({BatchObjectKey(day, id, kBatchMetaFileName)}));
+  STRATA_RETURN_IF_ERROR(store.DeleteMany({BatchObjectKey(day, id, kBatchMetaFileName)}));
   const std::string prefix = BatchObjectPrefix(day, id);
   std::vector<std::string> keys;
   std::string continuation;
   do {
     STRATA_ASSIGN_OR_RETURN(objectstore::ListPage page,
-                            store_.List(prefix, continuation, objectstore::kMaxKeysPerPage));
+                            store.List(prefix, continuation, objectstore::kMaxKeysPerPage));
     for (objectstore::ObjectInfo& object : page.objects) keys.push_back(std::move(object.key));
     continuation = std::move(page.next);
   } while (!continuation.empty());
   if (keys.empty()) return absl::OkStatus();
-  return store_.DeleteMany(keys);
+  return store.DeleteMany(keys);
 }
 
 }  // namespace strata::storage

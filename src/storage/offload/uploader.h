@@ -27,6 +27,8 @@
 // first, then its data files. Objects of batches retired before this
 // process started are left alone (boot cannot tell them from another
 // copy's batches, and deleting them would be wrong after a lost disk).
+// With a shared catalog (options.delete_removed false) nothing is deleted
+// here, and only this node's batches are uploaded (options.only_node).
 //
 // Invariants:
 //   1. meta.json of a batch is put only after every data file its meta.json
@@ -45,6 +47,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -68,6 +71,14 @@ struct UploaderOptions {
   // How often the thread looks at the catalog when nobody calls Notify().
   std::chrono::milliseconds poll_interval{1000};
   MicrosClock clock = SystemClockMicros;
+  // Several servers sharing a catalog: only the batches whose ids carry
+  // this node are uploaded (the others are other nodes' batches, adopted
+  // from the store; nullopt: every batch).
+  std::optional<int> only_node;
+  // Whether the remote copy of a batch that leaves the catalog is deleted
+  // at once (a single server). With a shared catalog other servers may
+  // still read it: the cluster member deletes it after a grace period.
+  bool delete_removed = true;
   // Called (on the uploader's thread) with every failed attempt.
   std::function<void(const absl::Status&)> on_error;
 };
@@ -119,8 +130,10 @@ class Uploader {
   // Puts one local file under `key`; AlreadyExists of an object of the same
   // size counts as done (*put stays false then).
   absl::Status PutFile(const std::string& path, const std::string& key, bool* put);
-  // Deletes the remote copy of a batch that left the catalog.
-  absl::Status DeleteRemote(const BatchId& id, const std::string& day);
+  // Whether this uploader copies `batch` (options_.only_node).
+  bool Owns(const LiveBatch& batch) const {
+    return !options_.only_node.has_value() || batch.id().node() == *options_.only_node;
+  }
   // Pending counts from `snapshot`, under mu_.
   void UpdatePendingLocked(const Snapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sleeps until `timeout`, Notify() or Stop(); false once stopping.
@@ -142,5 +155,11 @@ class Uploader {
   UploadStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;  // last: started once the fields above exist
 };
+
+// Deletes batch `id` of `day` from `store`: meta.json first (the batch
+// stops existing), then every other object under its prefix. Deleting a
+// batch that is gone is OK.
+[[nodiscard]] absl::Status DeleteBatchObjects(objectstore::BatchStore& store, const BatchId& id,
+                                              const std::string& day);
 
 }  // namespace strata::storage

@@ -1,0 +1,94 @@
+// Storage::AdoptRemoteBatch and DropRemoteBatch (storage.h): other nodes'
+// batches in this data directory, for several servers sharing a catalog.
+
+#include <string>
+
+#include "common/status_macros.h"
+#include "fmt/format.h"
+#include "io/file_system.h"
+#include "storage/commit/recovery.h"
+#include "storage/format/batch_meta.h"
+#include "storage/format/evicted_marker.h"
+#include "storage/format/layout.h"
+#include "storage/format/object_layout.h"
+#include "storage/storage.h"
+
+namespace strata::storage {
+namespace {
+
+absl::Status WriteDurably(FileSystem& fs, const std::string& path, std::string_view bytes) {
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs.NewWritableFile(path));
+  STRATA_RETURN_IF_ERROR(file->Append(bytes));
+  STRATA_RETURN_IF_ERROR(file->Sync());
+  return file->Close();
+}
+
+}  // namespace
+
+absl::Status Storage::AdoptRemoteBatch(std::string_view meta_json) {
+  if (!options_.shared_catalog || resolver_ == nullptr) {
+    return absl::FailedPreconditionError("adopting a batch needs a shared catalog");
+  }
+  absl::StatusOr<BatchMeta> parsed = ParseBatchMeta(meta_json, "from the shared catalog");
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(std::string(parsed.status().message()));
+  }
+  const BatchMeta& meta = *parsed;
+  STRATA_ASSIGN_OR_RETURN(const BatchId id, BatchId::Parse(meta.id));
+  if (id.node() == options_.node) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch {} is this node's own; only other nodes' batches are adopted", meta.id));
+  }
+  if (Pin()->Find(id) != nullptr) return absl::OkStatus();
+  FileSystem& fs = data_dir_->fs();
+  const DataDirPaths& paths = data_dir_->paths();
+  // Staged whole, then renamed into its day: boot removes a staging entry
+  // a crash left, and reads a renamed one as any evicted batch.
+  const std::string staging = paths.StagingBatch(id);
+  if (absl::StatusOr<bool> left = fs.Exists(staging); left.ok() && *left) {
+    STRATA_RETURN_IF_ERROR(fs.RemoveAll(staging));
+  }
+  STRATA_RETURN_IF_ERROR(fs.CreateDir(staging));
+  STRATA_RETURN_IF_ERROR(
+      WriteDurably(fs, JoinPath(staging, kBatchMetaFileName), SerializeBatchMeta(meta)));
+  if (meta.spans_tidx.has_value()) {
+    objectstore::BatchStore& store = resolver_->store();
+    STRATA_ASSIGN_OR_RETURN(const std::string tidx,
+                            store.Get(BatchObjectKey(meta.day, id, kTraceIndexFileName), 0,
+                                      std::max<uint64_t>(meta.spans_tidx->bytes, 1)));
+    STRATA_RETURN_IF_ERROR(WriteDurably(fs, JoinPath(staging, kTraceIndexFileName), tidx));
+  }
+  STRATA_RETURN_IF_ERROR(WriteEvictedMarker(fs, staging, meta.id));
+  STRATA_RETURN_IF_ERROR(fs.SyncDir(staging));
+  if (absl::Status day = fs.CreateDir(paths.Day(meta.day)); !day.ok()) {
+    if (!absl::IsAlreadyExists(day)) return day;
+  }
+  STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Days()));
+  STRATA_RETURN_IF_ERROR(fs.RenameFile(staging, paths.Batch(meta.day, id)));
+  STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Day(meta.day)));
+  STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Staging()));
+  // The checks boot makes (the EVICTED rules, spans.tidx's checksum) and
+  // the trace filter.
+  RecoveryOptions checks;
+  checks.load_attachment = [budget = lookup_cache_](FileSystem& fs, const std::string& dir,
+                                                    const BatchMeta& meta) {
+    return LoadBatchLookupState(fs, dir, meta, budget);
+  };
+  STRATA_ASSIGN_OR_RETURN(BatchRecord record, ValidateBatchDir(fs, paths, meta.day, id, checks));
+  resolver_->MarkEvicted(id);
+  return data_dir_->catalog().Publish({std::move(record)}, {}).status();
+}
+
+absl::Status Storage::DropRemoteBatch(const BatchId& id) {
+  if (id.node() == options_.node) {
+    return absl::InvalidArgumentError(fmt::format(
+        "batch {} is this node's own; only adopted batches are dropped", id.ToString()));
+  }
+  if (Pin()->Find(id) == nullptr) return absl::OkStatus();
+  absl::Status removed = data_dir_->catalog().Publish({}, {id}).status();
+  // Dropped by another caller since the check.
+  if (absl::IsNotFound(removed)) return absl::OkStatus();
+  return removed;
+}
+
+}  // namespace strata::storage

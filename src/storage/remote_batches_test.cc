@@ -1,0 +1,135 @@
+// Other nodes' batches in a data directory (StorageOptions::shared_catalog):
+// adopted as evicted batches from their meta.json, found by trace id and
+// read back through the store, kept across a restart, dropped again; the
+// uploader neither copies nor deletes them.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+#include "objectstore/local_batch_store.h"
+#include "otlp/decode.h"
+#include "storage/format/batch_meta.h"
+#include "storage/format/evicted_marker.h"
+#include "storage/format/layout.h"
+#include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
+#include "storage/trace_lookup.h"
+
+namespace strata::storage {
+namespace {
+
+constexpr char kTrace[] =
+    R"({"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":)"
+    R"({"stringValue":"checkout"}}]},"scopeSpans":[{"spans":[{"traceId":)"
+    R"("5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"GET /cart",)"
+    R"("startTimeUnixNano":"1750000000000000000","endTimeUnixNano":"1750000000100000000"}]}]}]})";
+
+class RemoteBatchesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = objectstore::LocalBatchStore::Open(fs_, tmp_.path() + "/store");
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+  absl::StatusOr<std::unique_ptr<Storage>> OpenNode(const std::string& name, int node) {
+    StorageOptions options;
+    options.node = node;
+    options.object_store = store_.get();
+    options.shared_catalog = true;
+    options.upload.poll_interval = std::chrono::milliseconds(10);
+    // Maintenance deletes retired batches' directories.
+    options.start_maintenance = true;
+    options.maintenance.idle_interval = std::chrono::milliseconds(10);
+    return Storage::Open(fs_, tmp_.path() + "/" + name, options);
+  }
+  // The meta.json of node 1's one batch with the trace, once uploaded.
+  std::string WriteOnNodeOne(Storage& one) {
+    WriteRequest request;
+    request.traces = std::make_unique<otlp::TraceBatch>();
+    EXPECT_TRUE(otlp::DecodeTracesJson(kTrace, request.traces.get()).ok());
+    request.rows = 1;
+    request.bytes = sizeof(kTrace);
+    EXPECT_TRUE(one.Write(std::move(request)).ok());
+    const std::shared_ptr<const Snapshot> snapshot = one.Pin();
+    EXPECT_EQ(snapshot->size(), 1u);
+    const LiveBatch& batch = *snapshot->batches().front();
+    EXPECT_TRUE(one.uploader()->WaitUploaded(batch.id(), std::chrono::seconds(30)).ok());
+    return SerializeBatchMeta(batch.meta());
+  }
+  size_t StoredObjects() {
+    absl::StatusOr<objectstore::ListPage> page = store_->List("", "", 1000);
+    EXPECT_TRUE(page.ok()) << page.status();
+    return page.ok() ? page->objects.size() : 0;
+  }
+
+  PosixFileSystem fs_;
+  testing::ScopedTempDir tmp_{"remote_batches"};
+  std::unique_ptr<objectstore::LocalBatchStore> store_;
+};
+
+TEST_F(RemoteBatchesTest, AnAdoptedBatchIsFoundByTraceIdAndKeptAcrossARestart) {
+  auto one = OpenNode("one", 1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  const std::string meta_json = WriteOnNodeOne(**one);
+  const size_t objects = StoredObjects();
+  // 5b8efff798038103d269b633813fc60c, the trace kTrace holds.
+  const otlp::TraceId trace_id = {0x5b, 0x8e, 0xff, 0xf7, 0x98, 0x03, 0x81, 0x03,
+                                  0xd2, 0x69, 0xb6, 0x33, 0x81, 0x3f, 0xc6, 0x0c};
+  for (int boot = 0; boot < 2; ++boot) {
+    auto two = OpenNode("two", 2);
+    ASSERT_TRUE(two.ok()) << two.status();
+    if (boot == 0) ASSERT_TRUE((*two)->AdoptRemoteBatch(meta_json).ok());
+    // Adopting again is a no-op.
+    ASSERT_TRUE((*two)->AdoptRemoteBatch(meta_json).ok());
+    const std::shared_ptr<const Snapshot> snapshot = (*two)->Pin();
+    ASSERT_EQ(snapshot->size(), 1u) << "boot " << boot;
+    const LiveBatch& batch = *snapshot->batches().front();
+    EXPECT_EQ(batch.id().node(), 1);
+    EXPECT_TRUE(*HasEvictedMarker(fs_, batch.dir()));
+    EXPECT_FALSE(*fs_.Exists(JoinPath(batch.dir(), kSpansFileName)));
+    absl::StatusOr<std::optional<otlp::TraceBatch>> found =
+        LookupTrace(fs_, tmp_.path() + "/two", *snapshot, trace_id, nullptr,
+                    TraceLookupDetail::kFull, store_.get());
+    ASSERT_TRUE(found.ok()) << found.status();
+    ASSERT_TRUE(found->has_value()) << "boot " << boot;
+    EXPECT_EQ((*found)->spans.size(), 1u);
+    // Node 2's uploader takes nothing of node 1's for its own: not as
+    // found in the store at its start, not as pending.
+    EXPECT_EQ((*two)->uploader()->Stats().found_at_start, 0u) << "boot " << boot;
+    EXPECT_FALSE((*two)->uploader()->IsUploaded(batch.id()));
+    EXPECT_EQ(StoredObjects(), objects);
+  }
+  auto two = OpenNode("two", 2);
+  ASSERT_TRUE(two.ok()) << two.status();
+  const std::string dir = (*two)->Pin()->batches().front()->dir();
+  ASSERT_TRUE((*two)->DropRemoteBatch((*two)->Pin()->batches().front()->id()).ok());
+  EXPECT_EQ((*two)->Pin()->size(), 0u);
+  // The local directory goes (retired, then deleted by maintenance); the
+  // objects stay.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (*fs_.Exists(dir) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_FALSE(*fs_.Exists(dir));
+  EXPECT_EQ(StoredObjects(), objects);
+}
+
+TEST_F(RemoteBatchesTest, OwnBatchesAndBrokenRecordsAreRefused) {
+  auto one = OpenNode("one", 1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  const std::string meta_json = WriteOnNodeOne(**one);
+  EXPECT_EQ((*one)->AdoptRemoteBatch(meta_json).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*one)->DropRemoteBatch((*one)->Pin()->batches().front()->id()).code(),
+            absl::StatusCode::kInvalidArgument);
+  auto two = OpenNode("two", 2);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ((*two)->AdoptRemoteBatch("{\"format\":3}").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*two)->Pin()->size(), 0u);
+}
+
+}  // namespace
+}  // namespace strata::storage
