@@ -20,10 +20,10 @@ absl::StatusOr<int64_t> ColumnInt64(const std::optional<std::string>& value,
 absl::Status ApplyMigrations(PgConnection& db, const MigrationSet& schema) {
   const int64_t newest = static_cast<int64_t>(schema.statements.size());
   // The table name is a constant of the caller, never client text.
-  STRATA_RETURN_IF_ERROR(db.Exec(
-      fmt::format("CREATE TABLE IF NOT EXISTS {} ("
-                  "version BIGINT PRIMARY KEY, applied_at_ms BIGINT NOT NULL)",
-                  schema.versions_table)));
+  STRATA_RETURN_IF_ERROR(
+      db.Exec(fmt::format("CREATE TABLE IF NOT EXISTS {} ("
+                          "version BIGINT PRIMARY KEY, applied_at_ms BIGINT NOT NULL)",
+                          schema.versions_table)));
   return db.InTransaction([&](PgConnection::Transaction& txn) -> absl::Status {
     STRATA_RETURN_IF_ERROR(txn.Exec("SELECT pg_advisory_xact_lock($1)", {schema.lock_key}));
     STRATA_ASSIGN_OR_RETURN(
@@ -36,18 +36,18 @@ absl::Status ApplyMigrations(PgConnection& db, const MigrationSet& schema) {
         const int64_t current,
         ColumnInt64(rows[0][0], fmt::format("{}.version", schema.versions_table)));
     if (current > newest) {
-      return absl::FailedPreconditionError(fmt::format(
-          "PostgreSQL {} at {} has schema version {}, newer than this strata's {}; "
-          "run the newer strata",
-          schema.what, db.server(), current, newest));
+      return absl::FailedPreconditionError(
+          fmt::format("PostgreSQL {} at {} has schema version {}, newer than this strata's {}; "
+                      "run the newer strata",
+                      schema.what, db.server(), current, newest));
     }
     for (int64_t version = current + 1; version <= newest; ++version) {
       STRATA_RETURN_IF_ERROR(txn.Exec(schema.statements[version - 1]));
-      STRATA_RETURN_IF_ERROR(
-          txn.Exec(fmt::format("INSERT INTO {}(version, applied_at_ms) "
-                               "VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
-                               schema.versions_table),
-                   {version}));
+      STRATA_RETURN_IF_ERROR(txn.Exec(
+          fmt::format("INSERT INTO {}(version, applied_at_ms) "
+                      "VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
+                      schema.versions_table),
+          {version}));
     }
     return absl::OkStatus();
   });

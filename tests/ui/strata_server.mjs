@@ -54,6 +54,7 @@ export async function serveStrata(binary, dataDir, readyMs = 60_000) {
     api: `http://${grab(/API listening on ([0-9.]+:[0-9]+)/)}`,
     otlpHttp: `http://${grab(/OTLP\/HTTP listening on ([0-9.]+:[0-9]+)/)}`,
     grab,
+    pid: child.pid,
     output: () => output,
     async stop() {
       child.removeAllListeners('exit');
