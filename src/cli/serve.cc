@@ -357,6 +357,9 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     if (options.object_store.url.empty()) {
       return absl::InvalidArgumentError("--catalog needs --object-store");
     }
+    if (!(options.catalog_lease_sec >= 1 && options.catalog_lease_sec <= 3600)) {
+      return absl::InvalidArgumentError("--catalog-lease-sec must be in [1, 3600]");
+    }
   }
   if (options.ack_after_upload && options.object_store.url.empty()) {
     return absl::InvalidArgumentError("--ack-after-upload needs --object-store");
@@ -590,6 +593,7 @@ int RunServe(const ServeOptions& options) {
   if (!options.catalog.empty()) {
     absl::StatusOr<ServeCluster> joined =
         JoinCluster(options.catalog, options.node_id, options.api_address,
+                    absl::Seconds(options.catalog_lease_sec),
                     static_cast<int>(options.retention_days), **storage);
     if (!joined.ok()) {
       spdlog::error("strata serve: {}; {}", std::string(joined.status().message()),
@@ -899,6 +903,9 @@ void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOpt
   AddFlag(command, env_names, "catalog", &options->catalog,
           "With --object-store, for several servers: the PostgreSQL URL of the batch catalog "
           "they share, postgres://user[:password]@host:port/database (empty: none)");
+  AddFlag(command, env_names, "catalog-lease-sec", &options->catalog_lease_sec,
+          "With --catalog: seconds after its last heartbeat before a silent server's node id "
+          "and day leases may be taken over (it heartbeats every third of this)");
   AddObjectStoreFlags(command, env_names, &options->object_store,
                       "Copy every committed batch to this object store in the background: "
                       "s3://<bucket>[/<prefix>] or file:///<path> (empty: none)");

@@ -108,6 +108,9 @@ struct ServeOptions {
   // the PostgreSQL URL of the batch catalog they share (empty: this
   // server's data directory is its only catalog). Needs object_store.
   std::string catalog;
+  // With catalog: seconds after its last heartbeat before a silent
+  // server's node id and day leases may be taken over.
+  double catalog_lease_sec = 30;
   bool ack_after_upload = false;
   double ack_upload_timeout_sec = 30;
   // Eviction (docs/operations.md, "Evicting local copies"), with an object

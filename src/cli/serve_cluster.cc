@@ -22,8 +22,8 @@ absl::Status ValidateCatalogUrl(const std::string& url) {
 }
 
 absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::string& node_id,
-                                         const std::string& address, int keep_days,
-                                         storage::Storage& storage) {
+                                         const std::string& address, absl::Duration lease_time,
+                                         int keep_days, storage::Storage& storage) {
   storage::Uploader* uploader = storage.uploader();
   if (uploader == nullptr) {
     return absl::FailedPreconditionError("--catalog needs --object-store");
@@ -43,6 +43,7 @@ absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::stri
     kill(getpid(), SIGTERM);
   };
   options.keep_days = keep_days;
+  options.lease_time = lease_time;
   const storage::DataFileResolver* resolver = storage.resolver();
   if (resolver == nullptr) {
     return absl::FailedPreconditionError("--catalog: the storage engine reads no remote batches");

@@ -33,7 +33,8 @@ struct ServeCluster {
 // SIGTERM. Errors: the catalog's; FailedPrecondition for a node id in use.
 [[nodiscard]] absl::StatusOr<ServeCluster> JoinCluster(const std::string& url,
                                                        const std::string& node_id,
-                                                       const std::string& address, int keep_days,
+                                                       const std::string& address,
+                                                       absl::Duration lease_time, int keep_days,
                                                        storage::Storage& storage);
 
 }  // namespace strata::cli

@@ -1,0 +1,221 @@
+// Several servers under SIGKILL (docs/operations.md, "Several servers on
+// one store"): three `strata serve` processes share one object store
+// (file://) and one PostgreSQL catalog, compact, and adopt each other's
+// batches. Each round, strata loadgen sends to all three (recording every
+// acknowledged request) and one server, chosen at random, is SIGKILLed at
+// a random moment and restarted once its node id is free (its last
+// heartbeat older than --catalog-lease-sec). Afterwards, once every server
+// has uploaded and registered its batches, every server answers every
+// acknowledged span, and no span twice.
+//
+// STRATA_E2E_CLUSTER_KILLS sets the number of kill rounds (default 2).
+
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "cluster/postgres_batch_catalog.h"
+#include "e2e/loadgen_record.h"
+#include "e2e/metrics_page.h"
+#include "e2e/server_process.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "postgres/postgres_testing.h"
+#include "storage/format/batch_id.h"
+
+namespace strata::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+constexpr int kNodes = 3;
+constexpr double kLeaseSeconds = 2;
+
+// Every stored span key of the `spans` view through `server`'s SQL API,
+// with how many times it is stored (keyset pages of 10,000 rows).
+std::map<std::string, int> StoredSpans(const ServerProcess& server, const std::string& reader) {
+  std::map<std::string, int> stored;
+  const std::regex row(R"re(\["([0-9a-f]{32}/[0-9a-f]{16})",([0-9]+)\])re");
+  std::string last;
+  for (;;) {
+    // `last` is a key read back from the answer: hex digits and a slash.
+    const std::string sql = fmt::format(
+        "SELECT k, count(*) FROM (SELECT lower(hex(trace_id)) || '/' || lower(hex(span_id)) "
+        "AS k FROM spans) WHERE k > '{}' GROUP BY k ORDER BY k LIMIT 10000",
+        last);
+    auto [status, body] = Curl({"-X", "POST", "-H", "Authorization: Bearer " + reader, "-H",
+                                "Content-Type: text/plain", "--data-binary", sql,
+                                "http://" + server.api_address() + "/api/v1/sql?limit=10000"});
+    EXPECT_EQ(status, 200) << body.substr(0, 500);
+    if (status != 200) return stored;
+    size_t rows = 0;
+    for (std::sregex_iterator it(body.begin(), body.end(), row), end; it != end; ++it) {
+      last = (*it)[1].str();
+      stored[last] = std::stoi((*it)[2].str());
+      ++rows;
+    }
+    if (rows < 10000) return stored;
+  }
+}
+
+// Node `node`'s batch directories under `data` (its own live batches once
+// idle).
+std::set<std::string> OwnBatches(const std::string& data, int node) {
+  std::set<std::string> ids;
+  for (const auto& day : fs::directory_iterator(data + "/telemetry/days")) {
+    for (const auto& entry : fs::directory_iterator(day.path())) {
+      const std::string id = entry.path().stem().string();
+      if (entry.path().extension() == ".batch" && storage::BatchId::Parse(id)->node() == node) {
+        ids.insert(id);
+      }
+    }
+  }
+  return ids;
+}
+
+std::set<std::string> ListedBatches(cluster::PostgresBatchCatalog& catalog, int node) {
+  std::set<std::string> ids;
+  absl::StatusOr<cluster::CatalogListing> listing = catalog.List();
+  EXPECT_TRUE(listing.ok()) << listing.status();
+  if (!listing.ok()) return ids;
+  for (const cluster::CatalogBatch& batch : listing->batches) {
+    if (storage::BatchId::Parse(batch.id)->node() == node) ids.insert(batch.id);
+  }
+  return ids;
+}
+
+TEST(ClusterCrashTest, SigkilledServersLoseNoAcknowledgedSpanAndEveryServerAnswersAll) {
+  if (!postgres::testing::PostgresServer::BinariesPresent()) {
+    GTEST_SKIP() << "PostgreSQL 15 is not installed; scripts/setup.sh --tests installs it";
+  }
+  int kills = 2;
+  if (const char* env = std::getenv("STRATA_E2E_CLUSTER_KILLS"); env != nullptr) {
+    kills = std::atoi(env);
+  }
+  std::mt19937 random(std::random_device{}());
+  const unsigned seed = random();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  random.seed(seed);
+  std::string error;
+  const std::string url = postgres::testing::PostgresServer::Get().NewDatabase(&error);
+  ASSERT_FALSE(url.empty()) << error;
+  absl::StatusOr<std::unique_ptr<cluster::PostgresBatchCatalog>> catalog =
+      cluster::PostgresBatchCatalog::Open(url);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  TempDir dir("e2e-cluster-crash");
+  const std::string store = dir.path() + "/store";
+  fs::create_directories(store);
+  std::array<std::string, kNodes> data, ingest, reader;
+  std::array<std::unique_ptr<ServerProcess>, kNodes> servers;
+  auto start = [&](int i) {
+    servers[i] = std::make_unique<ServerProcess>(
+        data[i],
+        std::vector<std::string>{"--object-store", "file://" + store, "--catalog", url, "--node-id",
+                                 fmt::format("0{}", i + 1), "--catalog-lease-sec",
+                                 fmt::format("{}", kLeaseSeconds), "--compaction-min-inputs", "3",
+                                 "--maintenance-interval-sec", "0.2"});
+    return servers[i]->ready();
+  };
+  for (int i = 0; i < kNodes; ++i) {
+    data[i] = fmt::format("{}/node{}", dir.path(), i + 1);
+    ingest[i] = CreateToken(data[i], "ingest", "ingest");
+    reader[i] = CreateToken(data[i], "reader", "read");
+    ASSERT_TRUE(start(i)) << servers[i]->output();
+  }
+
+  AckedRows acked;
+  for (int round = 0; round < kills; ++round) {
+    std::array<std::unique_ptr<Subprocess>, kNodes> loadgens;
+    std::array<std::string, kNodes> records;
+    for (int i = 0; i < kNodes; ++i) {
+      records[i] = fmt::format("{}/record-{}-{}", dir.path(), round, i);
+      loadgens[i] = std::make_unique<Subprocess>(
+          std::vector<std::string>{STRATA_BINARY,     "loadgen",
+                                   "--protocol",      "http/protobuf",
+                                   "--target",        servers[i]->http_address(),
+                                   "--token",         ingest[i],
+                                   "--signals",       "traces",
+                                   "--request-spans", "20",
+                                   "--concurrency",   "4",
+                                   "--duration",      "3",
+                                   "--max-requests",  "100",
+                                   "--record",        records[i],
+                                   "--seed",          std::to_string(seed + round * kNodes + i),
+                                   "--quiet"},
+          ChildEnvironment());
+    }
+    const int victim = static_cast<int>(random() % kNodes);
+    ASSERT_TRUE(WaitForRecordBytes(records[victim])) << servers[victim]->output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 1500));
+    servers[victim]->Kill();
+    for (int i = 0; i < kNodes; ++i) {
+      (void)loadgens[i]->Wait(std::chrono::seconds(60));  // the victim's fails
+      ReadLoadgenRecord(records[i], &acked);
+    }
+    // Restart once the victim's node id is free.
+    const std::string node = fmt::format("0{}", victim + 1);
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      absl::StatusOr<std::vector<cluster::NodeRecord>> nodes = (*catalog)->Nodes();
+      ASSERT_TRUE(nodes.ok()) << nodes.status();
+      bool free = true;
+      for (const cluster::NodeRecord& record : *nodes) {
+        if (record.node == node &&
+            record.heartbeat_at + absl::Seconds(kLeaseSeconds) > absl::Now()) {
+          free = false;
+        }
+      }
+      if (free || Clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(start(victim)) << "round " << round << ": " << servers[victim]->output();
+  }
+  ASSERT_GT(acked.spans.size(), 0u);
+
+  // Settled: every server's own batches uploaded and listed, nothing else.
+  for (int i = 0; i < kNodes; ++i) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(120);
+    std::set<std::string> own, listed;
+    for (;;) {
+      own = OwnBatches(data[i], i + 1);
+      listed = ListedBatches(**catalog, i + 1);
+      if ((MetricSample(MetricsPage(*servers[i]), "strata_upload_pending_batches") == 0 &&
+           own == listed) ||
+          Clock::now() > deadline) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_EQ(listed, own) << "node " << i + 1 << "\n" << servers[i]->output();
+  }
+  // Every server answers every acknowledged span exactly once (polled
+  // while the last adoptions land).
+  for (int i = 0; i < kNodes; ++i) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+    std::map<std::string, int> stored;
+    size_t missing = 0, doubled = 0;
+    for (;;) {
+      stored = StoredSpans(*servers[i], reader[i]);
+      missing = doubled = 0;
+      for (const auto& [key, times] : acked.spans) missing += stored.contains(key) ? 0 : 1;
+      for (const auto& [key, times] : stored) doubled += times > 1 ? 1 : 0;
+      if ((missing == 0 && doubled == 0) || Clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_EQ(missing, 0u) << "node " << i + 1 << " misses acknowledged spans";
+    EXPECT_EQ(doubled, 0u) << "node " << i + 1 << " holds spans twice";
+    std::printf("node %d: %zu spans stored, %zu acknowledged\n", i + 1, stored.size(),
+                acked.spans.size());
+  }
+  for (auto& server : servers) EXPECT_EQ(server->Stop(), 0) << server->output();
+}
+
+}  // namespace
+}  // namespace strata::testing
