@@ -596,9 +596,11 @@ int RunServe(const ServeOptions& options) {
                     absl::Seconds(options.catalog_lease_sec),
                     static_cast<int>(options.retention_days), **storage);
     if (!joined.ok()) {
-      spdlog::error("strata serve: {}; {}", std::string(joined.status().message()),
-                    RunbookRef(absl::IsFailedPrecondition(joined.status()) ? "node-id-in-use"
-                                                                           : "catalog-unusable"));
+      spdlog::error(
+          "strata serve: {}; {}", std::string(joined.status().message()),
+          RunbookRef(absl::IsFailedPrecondition(joined.status()) ? "node-id-in-use"
+                     : absl::IsInvalidArgument(joined.status())  ? "batches-of-another-node-id"
+                                                                 : "catalog-unusable"));
       return 1;
     }
     cluster = *std::move(joined);

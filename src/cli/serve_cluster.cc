@@ -9,6 +9,8 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "spdlog/spdlog.h"
+#include "storage/format/batch_id.h"
+#include "storage/offload/data_file_resolver.h"
 #include "storage/offload/uploader.h"
 
 namespace strata::cli {
@@ -47,6 +49,22 @@ absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::stri
   const storage::DataFileResolver* resolver = storage.resolver();
   if (resolver == nullptr) {
     return absl::FailedPreconditionError("--catalog: the storage engine reads no remote batches");
+  }
+  // Batches of another node id here are taken for another server's
+  // (adopted, read from the store, dropped when it no longer lists them):
+  // refuse a directory that holds such a batch it has not uploaded.
+  const std::optional<int> node = [&]() -> std::optional<int> {
+    absl::StatusOr<int> parsed = storage::ParseBatchIdNode(node_id);
+    return parsed.ok() ? std::optional<int>(*parsed) : std::nullopt;
+  }();
+  for (const auto& batch : storage.Pin()->batches()) {
+    if (node.has_value() && batch->id().node() != *node && !resolver->IsEvicted(batch->id())) {
+      return absl::InvalidArgumentError(fmt::format(
+          "the data directory holds batch {} of node id {}, not this server's {}, and not "
+          "adopted from the catalog; serve it with --node-id {}",
+          batch->id().ToString(), batch->id().ToString().substr(21), node_id,
+          batch->id().ToString().substr(21)));
+    }
   }
   objectstore::BatchStore& store = resolver->store();
   cluster::ClusterMember::Local local{

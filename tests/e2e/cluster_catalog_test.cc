@@ -215,6 +215,17 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   EXPECT_EQ(one.Stop(), 0) << one.output();
   EXPECT_EQ(two.Stop(), 0) << two.output();
 
+  // A data directory keeps its node id: node 01's directory as node 05.
+  {
+    std::vector<std::string> args = {"serve",         "--data-dir",          data1,
+                                     "--api-address", "127.0.0.1:0",         "--otlp-grpc-address",
+                                     "127.0.0.1:0",   "--otlp-http-address", "127.0.0.1:0"};
+    for (const std::string& flag : flags("05")) args.push_back(flag);
+    auto [other, said] = RunStrata(args);
+    EXPECT_EQ(other, 1) << said;
+    EXPECT_NE(said.find("serve it with --node-id 01"), std::string::npos) << said;
+    EXPECT_NE(said.find("batches-of-another-node-id"), std::string::npos) << said;
+  }
   // The catalog needs an object store.
   auto [refused, why] = RunStrata({"serve", "--data-dir", dir.path() + "/four", "--catalog", url});
   EXPECT_EQ(refused, 2) << why;
