@@ -2,9 +2,7 @@
 
 #include <string_view>
 
-#include "common/status_macros.h"
-#include "control/control_db.h"
-#include "fmt/format.h"
+#include "postgres/pg_migrations.h"
 
 namespace strata::control {
 namespace {
@@ -21,6 +19,58 @@ constexpr std::string_view kPostgresMigrations[] = {
     "  created_at BIGINT NOT NULL,"
     "  last_used_at BIGINT,"
     "  revoked_at BIGINT)",
+    // 2: users, sessions, password links, the audit log and saved queries,
+    // as the SQLite control database keeps them.
+    "DO $$ BEGIN "
+    "CREATE TABLE strata_users ("
+    "  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  email TEXT NOT NULL UNIQUE,"
+    "  name TEXT NOT NULL,"
+    "  role TEXT NOT NULL CHECK (role IN ('viewer', 'operator', 'admin')),"
+    "  password_hash TEXT,"
+    "  active INTEGER NOT NULL CHECK (active IN (0, 1)),"
+    "  created_at BIGINT NOT NULL,"
+    "  updated_at BIGINT NOT NULL,"
+    "  last_sign_in_at BIGINT);"
+    "CREATE TABLE strata_sessions ("
+    "  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  user_id BIGINT NOT NULL REFERENCES strata_users(id) ON DELETE CASCADE,"
+    "  token_hash BYTEA NOT NULL UNIQUE CHECK (length(token_hash) = 32),"
+    "  created_at BIGINT NOT NULL,"
+    "  last_seen_at BIGINT NOT NULL,"
+    "  address TEXT NOT NULL,"
+    "  user_agent TEXT NOT NULL);"
+    "CREATE INDEX strata_sessions_by_user ON strata_sessions(user_id);"
+    "CREATE TABLE strata_password_links ("
+    "  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  user_id BIGINT NOT NULL REFERENCES strata_users(id) ON DELETE CASCADE,"
+    "  token_hash BYTEA NOT NULL UNIQUE CHECK (length(token_hash) = 32),"
+    "  created_at BIGINT NOT NULL,"
+    "  expires_at BIGINT NOT NULL,"
+    "  used_at BIGINT);"
+    "CREATE TABLE strata_audit_events ("
+    "  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  at BIGINT NOT NULL,"
+    "  actor TEXT NOT NULL,"
+    "  action TEXT NOT NULL,"
+    "  target TEXT NOT NULL,"
+    "  outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'failed', 'denied')),"
+    "  address TEXT NOT NULL,"
+    "  user_agent TEXT NOT NULL,"
+    "  detail TEXT NOT NULL);"
+    "CREATE INDEX strata_audit_events_by_time ON strata_audit_events(at);"
+    "CREATE TABLE strata_saved_queries ("
+    "  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  owner_id BIGINT NOT NULL REFERENCES strata_users(id) ON DELETE CASCADE,"
+    "  name TEXT NOT NULL,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('traces', 'logs', 'metrics', 'sql')),"
+    "  parameters TEXT NOT NULL,"
+    "  time_range TEXT NOT NULL,"
+    "  shared INTEGER NOT NULL CHECK (shared IN (0, 1)),"
+    "  created_at BIGINT NOT NULL,"
+    "  updated_at BIGINT NOT NULL,"
+    "  UNIQUE (owner_id, name));"
+    "END $$",
 };
 static_assert(std::size(kPostgresMigrations) == kPostgresControlSchemaVersion);
 
@@ -30,34 +80,12 @@ constexpr int64_t kMigrationLockKey = 0x7374726174610001;  // "strata" + 1
 }  // namespace
 
 absl::Status ApplyPostgresMigrations(postgres::PgConnection& db) {
-  STRATA_RETURN_IF_ERROR(
-      db.Exec("CREATE TABLE IF NOT EXISTS strata_schema_migrations ("
-              "version BIGINT PRIMARY KEY, applied_at_ms BIGINT NOT NULL)"));
-  return db.InTransaction([&](postgres::PgConnection::Transaction& txn) -> absl::Status {
-    STRATA_RETURN_IF_ERROR(txn.Exec("SELECT pg_advisory_xact_lock($1)", {kMigrationLockKey}));
-    STRATA_ASSIGN_OR_RETURN(
-        const postgres::PgRows rows,
-        txn.Query("SELECT COALESCE(MAX(version), 0) FROM strata_schema_migrations"));
-    if (rows.size() != 1 || rows[0].size() != 1) {
-      return absl::InternalError("MAX(version) returned no row");
-    }
-    STRATA_ASSIGN_OR_RETURN(const int64_t current,
-                            ColumnInt(rows[0][0], "strata_schema_migrations.version"));
-    if (current > kPostgresControlSchemaVersion) {
-      return absl::FailedPreconditionError(fmt::format(
-          "PostgreSQL control store at {} has schema version {}, newer than this strata's {}; "
-          "run the newer strata",
-          db.server(), current, kPostgresControlSchemaVersion));
-    }
-    for (int64_t version = current + 1; version <= kPostgresControlSchemaVersion; ++version) {
-      STRATA_RETURN_IF_ERROR(txn.Exec(kPostgresMigrations[version - 1]));
-      STRATA_RETURN_IF_ERROR(
-          txn.Exec("INSERT INTO strata_schema_migrations(version, applied_at_ms) "
-                   "VALUES ($1, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT)",
-                   {version}));
-    }
-    return absl::OkStatus();
-  });
+  return postgres::ApplyMigrations(db, postgres::MigrationSet{
+                                           .what = "control store",
+                                           .versions_table = "strata_schema_migrations",
+                                           .lock_key = kMigrationLockKey,
+                                           .statements = kPostgresMigrations,
+                                       });
 }
 
 }  // namespace strata::control
