@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "api/api_server.h"
 #include "api/log_tail_metrics.h"
+#include "cli/control_stores.h"
 #include "cli/flags.h"
 #include "cli/object_store_flags.h"
 #include "cli/serve_cluster.h"
@@ -608,8 +609,10 @@ int RunServe(const ServeOptions& options) {
                  options.node_id);
   }
 
-  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> tokens =
-      control::SqliteTokenStore::Open(storage::DataDirPaths(options.data_dir).ControlDb());
+  // With --catalog, tokens and accounts are the PostgreSQL ones several
+  // servers share.
+  absl::StatusOr<std::unique_ptr<control::TokenStore>> tokens =
+      OpenTokenStore(options.data_dir, options.catalog);
   if (!tokens.ok()) {
     spdlog::error("strata serve: {}", tokens.status().ToString());
     return 1;
@@ -637,9 +640,8 @@ int RunServe(const ServeOptions& options) {
   }
   (*authenticator)->Start();
 
-  absl::StatusOr<std::unique_ptr<control::SqliteAccountStore>> account_store =
-      control::SqliteAccountStore::Open(storage::DataDirPaths(options.data_dir).ControlDb(),
-                                        absl::Now());
+  absl::StatusOr<std::unique_ptr<control::AccountStore>> account_store =
+      OpenAccountStore(options.data_dir, options.catalog, absl::Now());
   if (!account_store.ok()) {
     spdlog::error("strata serve: {}", account_store.status().ToString());
     return 1;

@@ -11,6 +11,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/time/time.h"
 #include "cli/control_data_dir.h"
+#include "cli/control_stores.h"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
 #include "control/sqlite_token_store.h"
@@ -27,6 +28,7 @@ namespace {
 // The values CLI11 parses into, shared by the three subcommands.
 struct TokenCommands {
   std::string data_dir = "strata-data";
+  std::string catalog;  // several servers: the PostgreSQL URL (tokens live there)
   std::string name;
   std::string scope;
   std::string id_or_name;
@@ -36,12 +38,13 @@ void PrintError(std::string_view command, const absl::Status& status) {
   fmt::print(stderr, "strata token {}: {}\n", command, std::string(status.message()));
 }
 
-absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> OpenStore(const TokenCommands& commands,
-                                                                     bool may_initialize) {
+absl::StatusOr<std::unique_ptr<control::TokenStore>> OpenStore(const TokenCommands& commands,
+                                                               bool may_initialize) {
+  if (!commands.catalog.empty()) return OpenTokenStore(commands.data_dir, commands.catalog);
   if (absl::Status s = PrepareControlDataDir(commands.data_dir, may_initialize); !s.ok()) {
     return s;
   }
-  return control::SqliteTokenStore::Open(storage::DataDirPaths(commands.data_dir).ControlDb());
+  return OpenTokenStore(commands.data_dir, "");
 }
 
 std::string FormatUtc(absl::Time time) {
@@ -62,7 +65,7 @@ int RunCreate(const TokenCommands& commands) {
     PrintError("create", s);
     return kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> store =
+  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
       OpenStore(commands, /*may_initialize=*/true);
   if (!store.ok()) {
     PrintError("create", store.status());
@@ -81,7 +84,7 @@ int RunCreate(const TokenCommands& commands) {
 }
 
 int RunList(const TokenCommands& commands) {
-  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> store =
+  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
       OpenStore(commands, /*may_initialize=*/false);
   if (!store.ok()) {
     PrintError("list", store.status());
@@ -118,7 +121,7 @@ int RunList(const TokenCommands& commands) {
 }
 
 int RunRevoke(const TokenCommands& commands) {
-  absl::StatusOr<std::unique_ptr<control::SqliteTokenStore>> store =
+  absl::StatusOr<std::unique_ptr<control::TokenStore>> store =
       OpenStore(commands, /*may_initialize=*/false);
   if (!store.ok()) {
     PrintError("revoke", store.status());
@@ -162,6 +165,9 @@ std::vector<Command> RegisterTokenCommands(CLI::App* app, std::set<std::string>*
   CLI::App* create = token->add_subcommand(
       "create", "Create a token and print it (once: strata keeps only its hash)");
   AddFlag(create, env_names, "data-dir", &commands->data_dir, "Data directory");
+  AddFlag(create, env_names, "catalog", &commands->catalog,
+          "Several servers: the PostgreSQL URL they share (serve --catalog); tokens live there "
+          "instead of the data directory");
   create->add_option("--name", commands->name, "Token name (unique)")->required();
   create->add_option("--scope", commands->scope, "ingest, read or admin")
       ->required()
@@ -169,10 +175,16 @@ std::vector<Command> RegisterTokenCommands(CLI::App* app, std::set<std::string>*
 
   CLI::App* list = token->add_subcommand("list", "List tokens (never their values or hashes)");
   AddFlag(list, env_names, "data-dir", &commands->data_dir, "Data directory");
+  AddFlag(list, env_names, "catalog", &commands->catalog,
+          "Several servers: the PostgreSQL URL they share (serve --catalog); tokens live there "
+          "instead of the data directory");
 
   CLI::App* revoke = token->add_subcommand(
       "revoke", "Revoke a token by id or name; a running server refuses it within 1 s");
   AddFlag(revoke, env_names, "data-dir", &commands->data_dir, "Data directory");
+  AddFlag(revoke, env_names, "catalog", &commands->catalog,
+          "Several servers: the PostgreSQL URL they share (serve --catalog); tokens live there "
+          "instead of the data directory");
   revoke->add_option("token", commands->id_or_name, "Token id or name")->required();
   return {
       Command{create, [commands] { return WithDataDir(*commands, RunCreate); }},

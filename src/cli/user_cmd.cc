@@ -5,6 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/time/time.h"
 #include "cli/control_data_dir.h"
+#include "cli/control_stores.h"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
 #include "control/accounts.h"
@@ -17,6 +18,7 @@ namespace {
 
 struct UserCommands {
   std::string data_dir = "strata-data";
+  std::string catalog;  // several servers: the PostgreSQL URL (users live there)
   std::string api_url = "http://localhost:7520";
   std::string email;
   std::string name;
@@ -44,13 +46,14 @@ int WithAccounts(const UserCommands& commands, std::string_view command, bool ma
     fmt::print(stderr, "strata user: --data-dir must not be empty\n");
     return kExitUsage;
   }
-  if (absl::Status s = PrepareControlDataDir(commands.data_dir, may_initialize); !s.ok()) {
-    PrintUserError(command, s);
-    return kExitFailure;
+  if (commands.catalog.empty()) {
+    if (absl::Status s = PrepareControlDataDir(commands.data_dir, may_initialize); !s.ok()) {
+      PrintUserError(command, s);
+      return kExitFailure;
+    }
   }
-  absl::StatusOr<std::unique_ptr<control::SqliteAccountStore>> store =
-      control::SqliteAccountStore::Open(storage::DataDirPaths(commands.data_dir).ControlDb(),
-                                        absl::Now());
+  absl::StatusOr<std::unique_ptr<control::AccountStore>> store =
+      OpenAccountStore(commands.data_dir, commands.catalog, absl::Now());
   if (!store.ok()) {
     PrintUserError(command, store.status());
     return kExitFailure;
@@ -107,6 +110,9 @@ std::vector<Command> RegisterUserCommands(CLI::App* app, std::set<std::string>* 
   CLI::App* create = user->add_subcommand(
       "create", "Add a user and print a one-time link where they set their password");
   AddFlag(create, env_names, "data-dir", &commands->data_dir, "Data directory");
+  AddFlag(create, env_names, "catalog", &commands->catalog,
+          "Several servers: the PostgreSQL URL they share (serve --catalog); users live there "
+          "instead of the data directory");
   AddFlag(create, env_names, "api-url", &commands->api_url,
           "How people reach the API, for the link (e.g. https://strata.example.com)");
   create->add_option("--email", commands->email, "The user's email (their sign-in name)")
@@ -118,6 +124,9 @@ std::vector<Command> RegisterUserCommands(CLI::App* app, std::set<std::string>* 
   CLI::App* reset = user->add_subcommand(
       "reset-link", "Print a new one-time link where a user sets their password");
   AddFlag(reset, env_names, "data-dir", &commands->data_dir, "Data directory");
+  AddFlag(reset, env_names, "catalog", &commands->catalog,
+          "Several servers: the PostgreSQL URL they share (serve --catalog); users live there "
+          "instead of the data directory");
   AddFlag(reset, env_names, "api-url", &commands->api_url,
           "How people reach the API, for the link");
   reset->add_option("email", commands->email, "The user's email")->required();

@@ -95,10 +95,12 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
                                     "0.2"};
   };
   const std::string data1 = dir.path() + "/one", data2 = dir.path() + "/two";
-  const std::string ingest1 = CreateToken(data1, "ingest", "ingest");
-  const std::string reader1 = CreateToken(data1, "reader", "read");
-  const std::string ingest2 = CreateToken(data2, "ingest", "ingest");
-  const std::string reader2 = CreateToken(data2, "reader", "read");
+  // Tokens live in the PostgreSQL store the servers share: one made with
+  // `strata token create --catalog` is valid on both.
+  const std::vector<std::string> shared = {"--catalog", url};
+  const std::string ingest = CreateToken(data1, "ingest", "ingest", shared);
+  const std::string reader = CreateToken(data1, "reader", "read", shared);
+  const std::string &ingest1 = ingest, &ingest2 = ingest, &reader1 = reader, &reader2 = reader;
   ServerProcess one(data1, flags("01"));
   ASSERT_TRUE(one.ready()) << one.output();
   ServerProcess two(data2, flags("02"));

@@ -125,8 +125,10 @@ TEST(ClusterCrashTest, SigkilledServersLoseNoAcknowledgedSpanAndEveryServerAnswe
   };
   for (int i = 0; i < kNodes; ++i) {
     data[i] = fmt::format("{}/node{}", dir.path(), i + 1);
-    ingest[i] = CreateToken(data[i], "ingest", "ingest");
-    reader[i] = CreateToken(data[i], "reader", "read");
+    // Tokens live in the PostgreSQL store the servers share.
+    const std::vector<std::string> shared = {"--catalog", url};
+    ingest[i] = CreateToken(data[i], fmt::format("ingest{}", i), "ingest", shared);
+    reader[i] = CreateToken(data[i], fmt::format("reader{}", i), "read", shared);
     ASSERT_TRUE(start(i)) << servers[i]->output();
   }
 

@@ -94,9 +94,11 @@ std::pair<int, std::string> RunStrata(const std::vector<std::string>& args) {
 }
 
 std::string CreateToken(const std::string& data_dir, const std::string& name,
-                        const std::string& scope) {
-  auto [code, output] =
-      RunStrata({"token", "create", "--name", name, "--scope", scope, "--data-dir", data_dir});
+                        const std::string& scope, const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"token",   "create", "--name",     name,
+                                   "--scope", scope,    "--data-dir", data_dir};
+  args.insert(args.end(), flags.begin(), flags.end());
+  auto [code, output] = RunStrata(args);
   std::smatch match;
   if (code != 0 || !std::regex_search(output, match, std::regex(R"((strata_[0-9A-Za-z]+))"))) {
     ADD_FAILURE() << "strata token create --scope " << scope << ":\n" << output;

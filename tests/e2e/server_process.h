@@ -70,9 +70,10 @@ std::pair<int, std::string> RunStrata(const std::vector<std::string>& args);
 
 // Creates a token of `scope` ("ingest", "read") with `strata token create`
 // on `data_dir` (initialising it as a first boot would when it is new);
-// the token, or "" (and a test failure) on failure.
+// the token, or "" (and a test failure) on failure. `flags` are added
+// (`--catalog <url>`: the PostgreSQL store several servers share).
 std::string CreateToken(const std::string& data_dir, const std::string& name,
-                        const std::string& scope);
+                        const std::string& scope, const std::vector<std::string>& flags = {});
 
 // Runs curl with `args` plus "-s -o <body> -w %{http_code}" and returns
 // {http status, body}; status 0 when curl itself failed.
