@@ -24,6 +24,7 @@
 // as one series by their labels.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,13 +81,33 @@ enum PointColumn {
   kPointColumns,
 };
 
-struct MetricPoints {
+// Points with their identities resolved: one query's answer, or every
+// point of one metrics file (PointCache).
+struct DecodedMetricsFile {
   std::vector<MetricIdentity> identities;
-  query::TypedResult points;  // columns as PointColumn says
-  // The rows of `points` in time order (ties in read order); for kLabels,
-  // in read order.
-  std::vector<uint32_t> order;
+  // Columns as PointColumn says; kPointIdentity indexes `identities`.
+  query::TypedResult points;
+  // The rows in time order, ties in read order (for kLabels, read order).
+  std::vector<uint32_t> by_time;
+  size_t bytes = 0;  // EstimatedBytes() once complete
+  // An estimate of the memory the above take.
+  size_t EstimatedBytes() const;
 };
+
+// One point: row `row` of part `part`.
+struct PointRow {
+  uint32_t part = 0;
+  uint32_t row = 0;
+};
+
+struct MetricPoints {
+  std::vector<std::shared_ptr<const DecodedMetricsFile>> parts;
+  // The points read, in time order (ties in read order: file order, then
+  // row order); for kLabels, in read order.
+  std::vector<PointRow> order;
+};
+
+class PointCache;  // prometheus_point_cache.h
 
 // SQL for the value of resource attribute `key` (a literal of strata's
 // own, not request text) in a metrics row, "" when the row has none.
@@ -97,11 +118,20 @@ std::string ResourceValueSql(std::string_view key);
 // the pool's default), else ResourceExhausted (as the text reads were).
 // `deadline_call` bounds each query. Internal when two identities share a
 // hash (never seen; 64-bit hashes) or the answer has an unexpected shape.
+//
+// With `cache` (kSamples only), each metrics file's points are decoded
+// once, whole (every named metric, every time, every column), kept in the
+// cache and selected from there: the same points in the same order as the
+// query would read, though columns not `wanted` may hold values. A file of
+// more than kMostDecodedRows points is read by the query instead.
 absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
                                               const CallOptions& call,
                                               const std::vector<std::string>& otlp_names,
                                               int64_t min_ms, int64_t max_ms,
                                               const PointColumnsWanted& wanted, PointRead read,
-                                              size_t max_rows);
+                                              size_t max_rows, PointCache* cache = nullptr);
+
+// The most points of one file decoded into a PointCache.
+inline constexpr size_t kMostDecodedRows = 20'000'000;
 
 }  // namespace strata::api::internal

@@ -132,7 +132,7 @@ absl::StatusOr<std::vector<CatalogEntry>> ReadCatalog(query::QueryPool& pool,
   constexpr char kSql[] =
       "SELECT metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
       " coalesce(aggregation_temporality, 0), coalesce(min(metric_description), '')"
-      " FROM metrics WHERE metric_name IS NOT NULL"
+      " FROM metrics_stored WHERE metric_name IS NOT NULL"
       " AND time_unix_nano >= $1 AND time_unix_nano <= $2 GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3";
   STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
                           pool.Run(files, kSql, internal::Options(call, std::move(params), 0)));
@@ -390,23 +390,33 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
     STRATA_ASSIGN_OR_RETURN(
         internal::MetricPoints points,
         internal::ReadMetricPoints(pool_, files_, internal::RemainingCall(call_, began), names,
-                                   min_ms, max_ms, columns, read, max_rows));
+                                   min_ms, max_ms, columns, read, max_rows, cache_));
     // What the points of one identity share: the catalog entry, the labels,
-    // and the series each emitted name and label value goes to.
-    std::vector<IdentitySeries> identities(points.identities.size());
-    for (size_t i = 0; i < identities.size(); ++i) {
-      const internal::MetricIdentity& m = points.identities[i];
-      const auto found = wanted.find(m.otlp_name);
-      if (found == wanted.end()) continue;
-      const auto entry =
-          std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
-            return e->unit == m.unit && e->type == m.type && e->monotonic == m.monotonic &&
-                   e->temporality == m.temporality;
-          });
-      if (entry == found->second.end()) continue;  // a variant not asked for
-      identities[i].entry = *entry;
-      internal::AddResourceLabels(m.service, m.service_namespace, m.instance, &identities[i].base);
-      internal::AddAttributeLabels(m.attributes, &identities[i].base);
+    // and the series each emitted name and label value goes to; a part's
+    // identities from identity_base[part] on.
+    std::vector<size_t> identity_base;
+    size_t identity_count = 0;
+    for (const auto& part : points.parts) {
+      identity_base.push_back(identity_count);
+      identity_count += part->identities.size();
+    }
+    std::vector<IdentitySeries> identities(identity_count);
+    for (size_t p = 0; p < points.parts.size(); ++p) {
+      for (size_t j = 0; j < points.parts[p]->identities.size(); ++j) {
+        const internal::MetricIdentity& m = points.parts[p]->identities[j];
+        IdentitySeries& identity = identities[identity_base[p] + j];
+        const auto found = wanted.find(m.otlp_name);
+        if (found == wanted.end()) continue;
+        const auto entry =
+            std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
+              return e->unit == m.unit && e->type == m.type && e->monotonic == m.monotonic &&
+                     e->temporality == m.temporality;
+            });
+        if (entry == found->second.end()) continue;  // a variant not asked for
+        identity.entry = *entry;
+        internal::AddResourceLabels(m.service, m.service_namespace, m.instance, &identity.base);
+        internal::AddAttributeLabels(m.attributes, &identity.base);
+      }
     }
     // The series of `slot` (resolved on first use): family + `suffix`, with
     // label `extra_name` = `extra` when extra_name is not empty; nullopt
@@ -427,9 +437,11 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
       }
       return *slot;
     };
-    const std::vector<query::TypedColumn>& col = points.points.columns;
-    for (const uint32_t r : points.order) {
-      IdentitySeries& identity = identities[col[internal::kPointIdentity].uint64s[r]];
+    for (const internal::PointRow point : points.order) {
+      const std::vector<query::TypedColumn>& col = points.parts[point.part]->points.columns;
+      const size_t r = point.row;
+      IdentitySeries& identity =
+          identities[identity_base[point.part] + col[internal::kPointIdentity].uint64s[r]];
       if (identity.entry == nullptr) continue;
       const CatalogEntry& e = *identity.entry;
       const int64_t t_ms = static_cast<int64_t>(col[internal::kPointTime].uint64s[r]) / 1'000'000;
@@ -509,7 +521,9 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
         STRATA_RETURN_IF_ERROR(emit(identity.sum, "_sum", "", "", sum, accumulate));
       }
       STRATA_RETURN_IF_ERROR(emit(identity.count, "_count", "", "", count, accumulate));
-      if (e.type == kHistogram) {
+      // Columns not asked for may hold values (a cached file's points):
+      // only the wanted ones make series.
+      if (e.type == kHistogram && columns.buckets) {
         const double* bounds = bounds_column.double_list(r);
         const size_t bound_count = bounds_column.list_size(r);
         if (identity.le.empty() || !std::equal(bounds, bounds + bound_count,
@@ -530,7 +544,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
           STRATA_RETURN_IF_ERROR(
               emit(identity.buckets[k], "_bucket", "le", identity.le[k], cumulative, accumulate));
         }
-      } else if (e.type == kSummary) {
+      } else if (e.type == kSummary && columns.quantiles) {
         const query::TypedColumn& quantiles = col[internal::kPointQuantiles];
         const query::TypedColumn& values = col[internal::kPointQuantileValues];
         const size_t n = std::min(quantiles.list_size(r), values.list_size(r));
