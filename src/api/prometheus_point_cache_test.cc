@@ -37,12 +37,12 @@ std::string BatchJson(int64_t t0, int b) {
         R"({{"name":"requests","sum":{{"aggregationTemporality":2,"isMonotonic":true,"dataPoints":[)"
         R"({{"timeUnixNano":"{}","asInt":"{}","attributes":[{{"key":"route","value":{{"stringValue":"/a"}}}}]}},)"
         R"({{"timeUnixNano":"{}","asInt":"{}","attributes":[{{"key":"route","value":{{"stringValue":"/b"}}}}]}}]}}}},)"
-        R"({{"name":"queue.depth","gauge":{{"dataPoints":[{{"timeUnixNano":"{}","asDouble":{}}}]}}}},)"
+        R"({{"name":"queue.depth","description":"depth {}","gauge":{{"dataPoints":[{{"timeUnixNano":"{}","asDouble":{}}}]}}}},)"
         R"({{"name":"latency","unit":"s","histogram":{{"aggregationTemporality":2,"dataPoints":[)"
         R"({{"timeUnixNano":"{}","count":"{}","sum":{},"bucketCounts":["{}","{}","1"],"explicitBounds":[0.1,1]}}]}}}})"
         R"(]}}]}})",
-        resources.empty() ? "" : ",", service, t, 10 * b, t, 3 * b, shared_t, b, t, b + 3, b * 0.5,
-        b, 2);
+        resources.empty() ? "" : ",", service, t, 10 * b, t, 3 * b, b, shared_t, b, t, b + 3,
+        b * 0.5, b, 2);
   }
   return fmt::format(R"({{"resourceMetrics":[{}]}})", resources);
 }
@@ -100,6 +100,25 @@ class PrometheusPointCacheTest : public ::testing::Test {
     return out;
   }
 
+  // The families /api/v1/metadata lists for the window (from `from_s`
+  // seconds after t0), through `cache` (null: DuckDB), as
+  // "name type unit help" lines.
+  std::vector<std::string> Metadata(internal::PointCache* cache, int64_t from_s = -10) {
+    const auto snapshot = storage_->Pin();
+    const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
+    CallOptions call;
+    MetricsSeriesSource source(*pool_, files, call, cache);
+    const int64_t t0_ms = t0_ / 1'000'000;
+    auto listed = source.Metadata(t0_ms + from_s * 1000, t0_ms + 100'000);
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    std::vector<std::string> out;
+    if (!listed.ok()) return out;
+    for (const PromMetadata& m : *listed) {
+      out.push_back(fmt::format("{} {} {} {}", m.name, m.type, m.unit, m.help));
+    }
+    return out;
+  }
+
   // The matchers the tests ask with: every series, and a few narrower.
   static std::vector<std::vector<promql::LabelMatcher>> Questions() {
     using enum promql::MatchType;
@@ -128,6 +147,14 @@ TEST_F(PrometheusPointCacheTest, AnswersAsDuckDbBeforeAndAfterCompaction) {
     EXPECT_EQ(Select(matchers, &cache, 25), Select(matchers, nullptr, 25));  // a later window
   }
   EXPECT_EQ(cache.files(), static_cast<size_t>(kBatches));
+  EXPECT_EQ(Metadata(&cache), Metadata(nullptr));
+  EXPECT_EQ(Metadata(nullptr).size(), 3u);
+  // The least description among the window's points: batch 6's from 25 s on.
+  EXPECT_EQ(Metadata(&cache, 25), Metadata(nullptr, 25));
+  EXPECT_EQ(Metadata(nullptr, 25)[1], "queue_depth gauge  depth 6");
+  // After every point: nothing.
+  EXPECT_EQ(Metadata(&cache, 200), Metadata(nullptr, 200));
+  EXPECT_TRUE(Metadata(nullptr, 200).empty());
   for (int step = 0; step < 20 && storage_->Pin()->size() > 1; ++step) {
     storage_->maintenance().RunStep();
   }
@@ -135,6 +162,7 @@ TEST_F(PrometheusPointCacheTest, AnswersAsDuckDbBeforeAndAfterCompaction) {
   for (const auto& matchers : Questions()) {
     EXPECT_EQ(Select(matchers, &cache), Select(matchers, nullptr));
   }
+  EXPECT_EQ(Metadata(&cache), Metadata(nullptr));
   // The merged batch is a new file, decoded once.
   EXPECT_EQ(cache.files(), static_cast<size_t>(kBatches) + 1);
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -167,7 +168,8 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
           wanted.quantiles,
           labels ? "list_transform(summary_value, lambda x: CAST(0 AS DOUBLE))" : "summary_value",
           "DOUBLE[]"),
-      ", ", Wanted(read == PointRead::kExemplars, kExemplarsSql, "VARCHAR"));
+      ", ", Wanted(read == PointRead::kExemplars, kExemplarsSql, "VARCHAR"), ", ",
+      Wanted(otlp_names == nullptr, "metric_description", "VARCHAR"));
   const std::string points_sql = absl::StrCat(columns, where);
   query::QueryOptions options = Options(call, params, max_rows);
   STRATA_ASSIGN_OR_RETURN(out.points, pool.RunTyped(files, points_sql, options));
@@ -178,7 +180,7 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
       out.points,
       {TypedKind::kUInt64, TypedKind::kUInt64, TypedKind::kInt64, TypedKind::kDouble,
        TypedKind::kUInt64, TypedKind::kDouble, TypedKind::kDoubleList, TypedKind::kUInt64List,
-       TypedKind::kDoubleList, TypedKind::kDoubleList, TypedKind::kString},
+       TypedKind::kDoubleList, TypedKind::kDoubleList, TypedKind::kString, TypedKind::kString},
       "points"));
 
   // Each hash's identity: from the memo, else from the identity query
@@ -271,6 +273,46 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
   return out;
 }
 
+// The decoded points of metrics file `path` (one of files.metrics): from
+// `cache`, else read and kept there. Unimplemented when the file is too
+// large to decode.
+absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(query::QueryPool& pool,
+                                                                  const query::ViewFiles& files,
+                                                                  const std::string& path,
+                                                                  const CallOptions& call,
+                                                                  PointCache& cache) {
+  if (std::shared_ptr<const DecodedMetricsFile> found = cache.Find(path); found != nullptr) {
+    return found;
+  }
+  query::ViewFiles one = files;
+  one.metrics = {path};
+  const PointColumnsWanted every{
+      .value = true, .count = true, .sum = true, .buckets = true, .quantiles = true};
+  absl::StatusOr<DecodedMetricsFile> decoded = QueryPoints(
+      pool, one, call, nullptr, std::nullopt, every, PointRead::kSamples, kMostDecodedRows);
+  if (absl::IsResourceExhausted(decoded.status())) {
+    return absl::UnimplementedError("a metrics file too large to decode");
+  }
+  if (!decoded.ok()) return decoded.status();
+  auto made = std::make_shared<DecodedMetricsFile>(*std::move(decoded));
+  // Descriptions repeat: each row keeps an index into the distinct ones.
+  query::TypedColumn& text = made->points.columns[kPointDescription];
+  absl::flat_hash_map<std::string, int32_t> index;
+  made->description_of.resize(made->points.rows, -1);
+  for (size_t r = 0; r < made->points.rows; ++r) {
+    if (!text.is_valid(r)) continue;
+    const auto [it, fresh] =
+        index.emplace(text.strings[r], static_cast<int32_t>(made->descriptions.size()));
+    if (fresh) made->descriptions.push_back(text.strings[r]);
+    made->description_of[r] = it->second;
+  }
+  text.strings = {};
+  text.valid = {};
+  made->bytes = made->EstimatedBytes();
+  cache.Add(path, made);
+  return std::shared_ptr<const DecodedMetricsFile>(std::move(made));
+}
+
 // The points of `otlp_names` in [min_ms, max_ms] from each metrics file's
 // decoded points (kSamples; see ReadMetricPoints). Unimplemented when a
 // file is too large to decode.
@@ -284,29 +326,13 @@ absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
   const uint64_t from = TimeFrom(min_ms), to = TimeTo(max_ms);
   const absl::flat_hash_set<std::string_view> names(otlp_names.begin(), otlp_names.end());
   const size_t most_rows = max_rows > 0 ? max_rows : pool.options().default_max_rows;
-  const PointColumnsWanted every{
-      .value = true, .count = true, .sum = true, .buckets = true, .quantiles = true};
   MetricPoints out;
   auto time_of = [&](const PointRow& p) {
     return out.parts[p.part]->points.columns[kPointTime].uint64s[p.row];
   };
   for (const std::string& path : files.metrics) {
-    std::shared_ptr<const DecodedMetricsFile> file = cache.Find(path);
-    if (file == nullptr) {
-      query::ViewFiles one = files;
-      one.metrics = {path};
-      absl::StatusOr<DecodedMetricsFile> decoded =
-          QueryPoints(pool, one, RemainingCall(call, began), nullptr, std::nullopt, every,
-                      PointRead::kSamples, kMostDecodedRows);
-      if (absl::IsResourceExhausted(decoded.status())) {
-        return absl::UnimplementedError("a metrics file too large to decode");
-      }
-      if (!decoded.ok()) return decoded.status();
-      auto made = std::make_shared<DecodedMetricsFile>(*std::move(decoded));
-      made->bytes = made->EstimatedBytes();
-      cache.Add(path, made);
-      file = std::move(made);
-    }
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
+                            Decoded(pool, files, path, RemainingCall(call, began), cache));
     std::vector<bool> wanted(file->identities.size());
     bool any = false;
     for (size_t i = 0; i < wanted.size(); ++i) {
@@ -361,8 +387,60 @@ absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const quer
   return out;
 }
 
+absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& pool,
+                                                              const query::ViewFiles& files,
+                                                              const CallOptions& call,
+                                                              int64_t min_ms, int64_t max_ms,
+                                                              PointCache& cache) {
+  const auto began = std::chrono::steady_clock::now();
+  const uint64_t from = TimeFrom(min_ms), to = TimeTo(max_ms);
+  using Key = std::tuple<std::string, std::string, int64_t, bool, int64_t>;
+  // Each variant's least description so far (nullopt: none yet).
+  std::map<Key, std::optional<std::string>> variants;
+  for (const std::string& path : files.metrics) {
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
+                            Decoded(pool, files, path, RemainingCall(call, began), cache));
+    const std::vector<uint64_t>& times = file->points.columns[kPointTime].uint64s;
+    const std::vector<uint64_t>& ids = file->points.columns[kPointIdentity].uint64s;
+    const auto first = std::lower_bound(file->by_time.begin(), file->by_time.end(), from,
+                                        [&](uint32_t r, uint64_t t) { return times[r] < t; });
+    const auto last = std::upper_bound(first, file->by_time.end(), to,
+                                       [&](uint64_t t, uint32_t r) { return t < times[r]; });
+    // Per identity of this file: seen in the window, and its least description there.
+    std::vector<bool> seen(file->identities.size());
+    std::vector<int32_t> least(file->identities.size(), -1);
+    for (auto it = first; it != last; ++it) {
+      const size_t id = ids[*it];
+      seen[id] = true;
+      const int32_t d = file->description_of[*it];
+      if (d >= 0 && (least[id] < 0 || file->descriptions[d] < file->descriptions[least[id]])) {
+        least[id] = d;
+      }
+    }
+    for (size_t id = 0; id < seen.size(); ++id) {
+      if (!seen[id]) continue;
+      const MetricIdentity& m = file->identities[id];
+      std::optional<std::string>& description =
+          variants[Key(m.otlp_name, m.unit, m.type, m.monotonic, m.temporality)];
+      if (least[id] >= 0 &&
+          (!description.has_value() || file->descriptions[least[id]] < *description)) {
+        description = file->descriptions[least[id]];
+      }
+    }
+  }
+  std::vector<CatalogVariant> out;
+  out.reserve(variants.size());
+  for (auto& [key, description] : variants) {
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                   std::get<4>(key), description.value_or("")});
+  }
+  return out;
+}
+
 size_t DecodedMetricsFile::EstimatedBytes() const {
-  size_t total = sizeof(*this) + by_time.capacity() * sizeof(uint32_t);
+  size_t total = sizeof(*this) + by_time.capacity() * sizeof(uint32_t) +
+                 description_of.capacity() * sizeof(int32_t);
+  for (const std::string& d : descriptions) total += sizeof(d) + d.capacity();
   for (const MetricIdentity& m : identities) {
     total += sizeof(m) + m.otlp_name.capacity() + m.unit.capacity() + m.service.capacity() +
              m.service_namespace.capacity() + m.instance.capacity() + m.attributes.capacity();

@@ -78,6 +78,8 @@ enum PointColumn {
   kPointQuantiles,       // kDoubleList: summary_quantile
   kPointQuantileValues,  // kDoubleList: summary_value
   kPointExemplars,       // kString: internal::kExemplarsSql's text (kExemplars only)
+  kPointDescription,     // kString: metric_description (a PointCache's decode only; then
+                         // moved to DecodedMetricsFile::description_of)
   kPointColumns,
 };
 
@@ -89,6 +91,10 @@ struct DecodedMetricsFile {
   query::TypedResult points;
   // The rows in time order, ties in read order (for kLabels, read order).
   std::vector<uint32_t> by_time;
+  // A PointCache's decode only: the distinct metric descriptions, and each
+  // row's (an index into `descriptions`, -1 for NULL).
+  std::vector<std::string> descriptions;
+  std::vector<int32_t> description_of;
   size_t bytes = 0;  // EstimatedBytes() once complete
   // An estimate of the memory the above take.
   size_t EstimatedBytes() const;
@@ -130,6 +136,26 @@ absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const quer
                                               int64_t min_ms, int64_t max_ms,
                                               const PointColumnsWanted& wanted, PointRead read,
                                               size_t max_rows, PointCache* cache = nullptr);
+
+// One metric variant with a point in a window, as the catalog lists it.
+struct CatalogVariant {
+  std::string otlp_name;
+  std::string unit;  // "" for none
+  int64_t type = 0;
+  bool monotonic = false;
+  int64_t temporality = 0;
+  std::string description;  // the least of its points' in the window, "" for none
+};
+
+// The variants with a point in [min_ms, max_ms] from each metrics file's
+// decoded points in `cache` (decoding those it lacks), ordered by name,
+// unit, type, monotonicity and temporality. Unimplemented when a file is
+// too large to decode (then ask DuckDB).
+absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& pool,
+                                                              const query::ViewFiles& files,
+                                                              const CallOptions& call,
+                                                              int64_t min_ms, int64_t max_ms,
+                                                              PointCache& cache);
 
 // The most points of one file decoded into a PointCache.
 inline constexpr size_t kMostDecodedRows = 20'000'000;

@@ -122,10 +122,35 @@ std::vector<std::string> SeriesNames(const CatalogEntry& entry) {
   }
 }
 
+// The metric variants with a point in [min_ms, max_ms]: from `cache`'s
+// decoded files when there is one (and no file is too large to decode),
+// else from DuckDB.
 absl::StatusOr<std::vector<CatalogEntry>> ReadCatalog(query::QueryPool& pool,
                                                       const query::ViewFiles& files,
                                                       const CallOptions& call, int64_t min_ms,
-                                                      int64_t max_ms) {
+                                                      int64_t max_ms, internal::PointCache* cache) {
+  if (cache != nullptr) {
+    absl::StatusOr<std::vector<internal::CatalogVariant>> cached =
+        internal::ReadCachedCatalog(pool, files, call, min_ms, max_ms, *cache);
+    if (cached.ok()) {
+      std::vector<CatalogEntry> out;
+      out.reserve(cached->size());
+      for (internal::CatalogVariant& v : *cached) {
+        CatalogEntry entry;
+        entry.otlp_name = std::move(v.otlp_name);
+        entry.unit = std::move(v.unit);
+        entry.type = v.type;
+        entry.monotonic = v.monotonic;
+        entry.temporality = v.temporality;
+        entry.help = std::move(v.description);
+        entry.kind = KindOf(entry.type, entry.monotonic);
+        entry.family = PromMetricName(entry.otlp_name, entry.unit, entry.kind);
+        out.push_back(std::move(entry));
+      }
+      return out;
+    }
+    if (!absl::IsUnimplemented(cached.status())) return cached.status();
+  }
   std::vector<query::QueryParam> params;
   params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
   params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
@@ -335,7 +360,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
   };
   const auto began = std::chrono::steady_clock::now();
   STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
-                          ReadCatalog(pool_, files_, call_, min_ms, max_ms));
+                          ReadCatalog(pool_, files_, call_, min_ms, max_ms, cache_));
   // OTLP name -> the entries (one per unit/type variant) whose series are wanted.
   std::map<std::string, std::vector<const CatalogEntry*>> wanted;
   for (const CatalogEntry& entry : catalog) {
@@ -608,7 +633,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
 absl::StatusOr<std::vector<PromMetadata>> MetricsSeriesSource::Metadata(int64_t min_ms,
                                                                         int64_t max_ms) {
   STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
-                          ReadCatalog(pool_, files_, call_, min_ms, max_ms));
+                          ReadCatalog(pool_, files_, call_, min_ms, max_ms, cache_));
   std::map<std::string, PromMetadata> by_name;
   for (const CatalogEntry& entry : catalog) {
     static constexpr std::string_view kTypes[] = {"gauge", "counter", "histogram", "summary"};
