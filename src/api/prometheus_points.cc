@@ -308,6 +308,9 @@ absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(query::QueryPo
   }
   text.strings = {};
   text.valid = {};
+  // Samples never read exemplars: the column is all NULL here.
+  made->points.columns[kPointExemplars].strings = {};
+  made->points.columns[kPointExemplars].valid = {};
   made->bytes = made->EstimatedBytes();
   cache.Add(path, made);
   return std::shared_ptr<const DecodedMetricsFile>(std::move(made));

@@ -87,7 +87,9 @@ enum PointColumn {
 // point of one metrics file (PointCache).
 struct DecodedMetricsFile {
   std::vector<MetricIdentity> identities;
-  // Columns as PointColumn says; kPointIdentity indexes `identities`.
+  // Columns as PointColumn says; kPointIdentity indexes `identities`. In
+  // a PointCache's decode kPointExemplars and kPointDescription hold no
+  // values (not even `valid`): none are exemplars, descriptions are below.
   query::TypedResult points;
   // The rows in time order, ties in read order (for kLabels, read order).
   std::vector<uint32_t> by_time;
