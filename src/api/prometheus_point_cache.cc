@@ -34,6 +34,17 @@ void PointCache::Add(const std::string& path, std::shared_ptr<const DecodedMetri
   }
 }
 
+void PointCache::MarkTooLarge(const std::string& path) {
+  MutexLock lock(&mu_);
+  if (too_large_.size() >= kMostTooLarge) too_large_.clear();
+  too_large_.insert(path);
+}
+
+bool PointCache::IsTooLarge(const std::string& path) const {
+  MutexLock lock(&mu_);
+  return too_large_.contains(path);
+}
+
 size_t PointCache::bytes() const {
   MutexLock lock(&mu_);
   return bytes_;

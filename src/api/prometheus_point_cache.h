@@ -21,6 +21,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "api/prometheus_points.h"
 #include "common/mutex.h"
 #include "query/typed_result.h"
@@ -42,6 +43,17 @@ class PointCache {
   // than the bound is not kept.
   void Add(const std::string& path, std::shared_ptr<const DecodedMetricsFile> file);
 
+  // The most points of one file worth decoding: more than the bound could
+  // hold at kLeastBytesPerPoint bytes each.
+  static constexpr size_t kLeastBytesPerPoint = 64;
+  size_t MostRows() const { return max_bytes_ / kLeastBytesPerPoint; }
+  // Files found to hold more than MostRows() points, so that later queries
+  // read them from DuckDB without trying to decode them again (at most
+  // kMostTooLarge paths, forgotten all at once past that).
+  static constexpr size_t kMostTooLarge = 10'000;
+  void MarkTooLarge(const std::string& path);
+  bool IsTooLarge(const std::string& path) const;
+
   size_t bytes() const;
   size_t files() const;
   size_t max_bytes() const { return max_bytes_; }
@@ -56,6 +68,7 @@ class PointCache {
   std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // most recently used first
   absl::flat_hash_map<std::string, std::list<Entry>::iterator> by_path_ ABSL_GUARDED_BY(mu_);
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_set<std::string> too_large_ ABSL_GUARDED_BY(mu_);
 };
 
 // The process-wide cache the Prometheus API reads through

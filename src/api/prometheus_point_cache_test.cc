@@ -182,11 +182,16 @@ TEST_F(PrometheusPointCacheTest, HoldsNoMoreThanItsBound) {
     EXPECT_GE(small.files(), 2u);
     EXPECT_LE(small.files(), 3u);
   }
-  // Smaller than any one file: answered, nothing kept.
+  // Too small for any one file: answered from DuckDB, nothing kept, and
+  // the first file, which sent the query to DuckDB, is not decoded again.
   internal::PointCache tiny(16);
+  EXPECT_EQ(Select(all, &tiny), want);
   EXPECT_EQ(Select(all, &tiny), want);
   EXPECT_EQ(tiny.files(), 0u);
   EXPECT_EQ(tiny.bytes(), 0u);
+  const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
+  EXPECT_TRUE(tiny.IsTooLarge(files.metrics[0]));
+  EXPECT_FALSE(small.IsTooLarge(files.metrics[0]));
 }
 
 TEST(PointCacheTest, DropsTheLeastRecentlyUsed) {

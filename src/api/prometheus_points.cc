@@ -284,13 +284,16 @@ absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(query::QueryPo
   if (std::shared_ptr<const DecodedMetricsFile> found = cache.Find(path); found != nullptr) {
     return found;
   }
+  if (cache.IsTooLarge(path)) return absl::UnimplementedError("a metrics file too large to decode");
   query::ViewFiles one = files;
   one.metrics = {path};
   const PointColumnsWanted every{
       .value = true, .count = true, .sum = true, .buckets = true, .quantiles = true};
-  absl::StatusOr<DecodedMetricsFile> decoded = QueryPoints(
-      pool, one, call, nullptr, std::nullopt, every, PointRead::kSamples, kMostDecodedRows);
+  absl::StatusOr<DecodedMetricsFile> decoded =
+      QueryPoints(pool, one, call, nullptr, std::nullopt, every, PointRead::kSamples,
+                  std::max<size_t>(1, cache.MostRows()));
   if (absl::IsResourceExhausted(decoded.status())) {
+    cache.MarkTooLarge(path);
     return absl::UnimplementedError("a metrics file too large to decode");
   }
   if (!decoded.ok()) return decoded.status();

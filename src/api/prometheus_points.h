@@ -131,7 +131,8 @@ std::string ResourceValueSql(std::string_view key);
 // once, whole (every named metric, every time, every column), kept in the
 // cache and selected from there: the same points in the same order as the
 // query would read, though columns not `wanted` may hold values. A file of
-// more than kMostDecodedRows points is read by the query instead.
+// more points than the cache could hold (PointCache::MostRows) is read by
+// the query instead, and remembered as such.
 absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
                                               const CallOptions& call,
                                               const std::vector<std::string>& otlp_names,
@@ -158,8 +159,5 @@ absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& 
                                                               const CallOptions& call,
                                                               int64_t min_ms, int64_t max_ms,
                                                               PointCache& cache);
-
-// The most points of one file decoded into a PointCache.
-inline constexpr size_t kMostDecodedRows = 20'000'000;
 
 }  // namespace strata::api::internal
