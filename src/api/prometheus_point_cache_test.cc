@@ -20,7 +20,6 @@ namespace strata::api {
 namespace {
 
 namespace promql = compat::promql;
-constexpr int64_t kNanosPerSecond = 1'000'000'000;
 constexpr int kBatches = 8;  // what compaction merges into one
 
 // Batch `b` of the data: a counter, a gauge and a histogram of two
