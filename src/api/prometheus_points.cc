@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/prometheus_point_cache.h"
 #include "common/mutex.h"
 #include "common/status_macros.h"
 
@@ -89,6 +92,18 @@ IdentityMemo& Memo() {
   return *memo;
 }
 
+constexpr char kTooManyPoints[] =
+    "the query reads more points than its sample budget allows; narrow its range or matchers";
+
+// The first and last time_unix_nano of [min_ms, max_ms] (whole
+// milliseconds, inclusive; negative times read as 0).
+uint64_t TimeFrom(int64_t min_ms) {
+  return static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000);
+}
+uint64_t TimeTo(int64_t max_ms) {
+  return static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999);
+}
+
 }  // namespace
 
 std::string ResourceValueSql(std::string_view key) {
@@ -97,27 +112,39 @@ std::string ResourceValueSql(std::string_view key) {
       std::string(key), "')), '')");
 }
 
-absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
-                                              const CallOptions& call,
-                                              const std::vector<std::string>& otlp_names,
-                                              int64_t min_ms, int64_t max_ms,
-                                              const PointColumnsWanted& wanted, PointRead read,
-                                              size_t max_rows) {
+namespace {
+
+// The points of `otlp_names` (null: every named metric) with a time in
+// `window` (none: every time), as ReadMetricPoints reads them without a
+// cache, in one part.
+
+absl::StatusOr<DecodedMetricsFile> QueryPoints(
+    query::QueryPool& pool, const query::ViewFiles& files, const CallOptions& call,
+    const std::vector<std::string>* otlp_names, std::optional<std::pair<int64_t, int64_t>> window,
+    const PointColumnsWanted& wanted, PointRead read, size_t max_rows) {
   using query::TypedKind;
   const auto began = std::chrono::steady_clock::now();
-  MetricPoints out;
+  DecodedMetricsFile out;
   std::vector<query::QueryParam> params;
-  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
-  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
-  std::vector<std::string> placeholders;
-  for (const std::string& name : otlp_names) {
-    placeholders.push_back(NextParam(params));
-    params.emplace_back(name);
+  std::vector<std::string> conditions;
+  if (window.has_value()) {
+    params.emplace_back(TimeFrom(window->first));
+    params.emplace_back(TimeTo(window->second));
+    conditions.push_back("time_unix_nano >= $1 AND time_unix_nano <= $2");
+  }
+  if (read == PointRead::kExemplars) conditions.push_back("len(exemplar_time_unix_nano) > 0");
+  if (otlp_names != nullptr) {
+    std::vector<std::string> placeholders;
+    for (const std::string& name : *otlp_names) {
+      placeholders.push_back(NextParam(params));
+      params.emplace_back(name);
+    }
+    conditions.push_back(absl::StrCat("metric_name IN (", absl::StrJoin(placeholders, ", "), ")"));
+  } else {
+    conditions.push_back("metric_name IS NOT NULL");
   }
   const std::string where =
-      absl::StrCat(" FROM metrics_stored WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
-                   read == PointRead::kExemplars ? " AND len(exemplar_time_unix_nano) > 0" : "",
-                   " AND metric_name IN (", absl::StrJoin(placeholders, ", "), ")");
+      absl::StrCat(" FROM metrics_stored WHERE ", absl::StrJoin(conditions, " AND "));
 
   const bool labels = read == PointRead::kLabels;
   const std::string columns = absl::StrCat(
@@ -141,20 +168,19 @@ absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const quer
           wanted.quantiles,
           labels ? "list_transform(summary_value, lambda x: CAST(0 AS DOUBLE))" : "summary_value",
           "DOUBLE[]"),
-      ", ", Wanted(read == PointRead::kExemplars, kExemplarsSql, "VARCHAR"));
+      ", ", Wanted(read == PointRead::kExemplars, kExemplarsSql, "VARCHAR"), ", ",
+      Wanted(otlp_names == nullptr, "metric_description", "VARCHAR"));
   const std::string points_sql = absl::StrCat(columns, where);
   query::QueryOptions options = Options(call, params, max_rows);
   STRATA_ASSIGN_OR_RETURN(out.points, pool.RunTyped(files, points_sql, options));
   if (out.points.truncated) {
-    return absl::ResourceExhaustedError(
-        "the query reads more points than its sample budget allows; narrow its range or "
-        "matchers");
+    return absl::ResourceExhaustedError(kTooManyPoints);
   }
   STRATA_RETURN_IF_ERROR(CheckKinds(
       out.points,
       {TypedKind::kUInt64, TypedKind::kUInt64, TypedKind::kInt64, TypedKind::kDouble,
        TypedKind::kUInt64, TypedKind::kDouble, TypedKind::kDoubleList, TypedKind::kUInt64List,
-       TypedKind::kDoubleList, TypedKind::kDoubleList, TypedKind::kString},
+       TypedKind::kDoubleList, TypedKind::kDoubleList, TypedKind::kString, TypedKind::kString},
       "points"));
 
   // Each hash's identity: from the memo, else from the identity query
@@ -237,13 +263,201 @@ absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const quer
   for (uint64_t& id : out.points.columns[kPointIdentity].uint64s) id = index_of[id];
   // Time order (ties in read order), sorted here rather than by DuckDB.
   const std::vector<uint64_t>& times = out.points.columns[kPointTime].uint64s;
-  out.order.resize(out.points.rows);
-  for (size_t r = 0; r < out.order.size(); ++r) out.order[r] = static_cast<uint32_t>(r);
+  out.by_time.resize(out.points.rows);
+  for (size_t r = 0; r < out.by_time.size(); ++r) out.by_time[r] = static_cast<uint32_t>(r);
   if (read != PointRead::kLabels) {
-    std::stable_sort(out.order.begin(), out.order.end(),
+    std::stable_sort(out.by_time.begin(), out.by_time.end(),
                      [&](uint32_t a, uint32_t b) { return times[a] < times[b]; });
   }
+  out.bytes = out.EstimatedBytes();
   return out;
+}
+
+// The decoded points of metrics file `path` (one of files.metrics): from
+// `cache`, else read and kept there. Unimplemented when the file is too
+// large to decode.
+absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(query::QueryPool& pool,
+                                                                  const query::ViewFiles& files,
+                                                                  const std::string& path,
+                                                                  const CallOptions& call,
+                                                                  PointCache& cache) {
+  if (std::shared_ptr<const DecodedMetricsFile> found = cache.Find(path); found != nullptr) {
+    return found;
+  }
+  if (cache.IsTooLarge(path)) return absl::UnimplementedError("a metrics file too large to decode");
+  query::ViewFiles one = files;
+  one.metrics = {path};
+  const PointColumnsWanted every{
+      .value = true, .count = true, .sum = true, .buckets = true, .quantiles = true};
+  absl::StatusOr<DecodedMetricsFile> decoded =
+      QueryPoints(pool, one, call, nullptr, std::nullopt, every, PointRead::kSamples,
+                  std::max<size_t>(1, cache.MostRows()));
+  if (absl::IsResourceExhausted(decoded.status())) {
+    cache.MarkTooLarge(path);
+    return absl::UnimplementedError("a metrics file too large to decode");
+  }
+  if (!decoded.ok()) return decoded.status();
+  auto made = std::make_shared<DecodedMetricsFile>(*std::move(decoded));
+  // Descriptions repeat: each row keeps an index into the distinct ones.
+  query::TypedColumn& text = made->points.columns[kPointDescription];
+  absl::flat_hash_map<std::string, int32_t> index;
+  made->description_of.resize(made->points.rows, -1);
+  for (size_t r = 0; r < made->points.rows; ++r) {
+    if (!text.is_valid(r)) continue;
+    const auto [it, fresh] =
+        index.emplace(text.strings[r], static_cast<int32_t>(made->descriptions.size()));
+    if (fresh) made->descriptions.push_back(text.strings[r]);
+    made->description_of[r] = it->second;
+  }
+  text.strings = {};
+  text.valid = {};
+  // Samples never read exemplars: the column is all NULL here.
+  made->points.columns[kPointExemplars].strings = {};
+  made->points.columns[kPointExemplars].valid = {};
+  made->bytes = made->EstimatedBytes();
+  cache.Add(path, made);
+  return std::shared_ptr<const DecodedMetricsFile>(std::move(made));
+}
+
+// The points of `otlp_names` in [min_ms, max_ms] from each metrics file's
+// decoded points (kSamples; see ReadMetricPoints). Unimplemented when a
+// file is too large to decode.
+absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
+                                                const query::ViewFiles& files,
+                                                const CallOptions& call,
+                                                const std::vector<std::string>& otlp_names,
+                                                int64_t min_ms, int64_t max_ms, size_t max_rows,
+                                                PointCache& cache) {
+  const auto began = std::chrono::steady_clock::now();
+  const uint64_t from = TimeFrom(min_ms), to = TimeTo(max_ms);
+  const absl::flat_hash_set<std::string_view> names(otlp_names.begin(), otlp_names.end());
+  const size_t most_rows = max_rows > 0 ? max_rows : pool.options().default_max_rows;
+  MetricPoints out;
+  auto time_of = [&](const PointRow& p) {
+    return out.parts[p.part]->points.columns[kPointTime].uint64s[p.row];
+  };
+  for (const std::string& path : files.metrics) {
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
+                            Decoded(pool, files, path, RemainingCall(call, began), cache));
+    std::vector<bool> wanted(file->identities.size());
+    bool any = false;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      wanted[i] = names.contains(file->identities[i].otlp_name);
+      any = any || wanted[i];
+    }
+    if (!any) continue;
+    const std::vector<uint64_t>& times = file->points.columns[kPointTime].uint64s;
+    const std::vector<uint64_t>& ids = file->points.columns[kPointIdentity].uint64s;
+    const auto first = std::lower_bound(file->by_time.begin(), file->by_time.end(), from,
+                                        [&](uint32_t r, uint64_t t) { return times[r] < t; });
+    const auto last = std::upper_bound(first, file->by_time.end(), to,
+                                       [&](uint64_t t, uint32_t r) { return t < times[r]; });
+    const uint32_t part = static_cast<uint32_t>(out.parts.size());
+    out.parts.push_back(std::move(file));
+    const size_t run = out.order.size();
+    for (auto it = first; it != last; ++it) {
+      if (wanted[ids[*it]]) out.order.push_back({part, *it});
+    }
+    if (out.order.size() > most_rows) {
+      return absl::ResourceExhaustedError(kTooManyPoints);
+    }
+    // Each file's run is in time order; merged stably, earlier files'
+    // points stay ahead of later ones' at the same time, as a read would.
+    std::inplace_merge(
+        out.order.begin(), out.order.begin() + run, out.order.end(),
+        [&](const PointRow& a, const PointRow& b) { return time_of(a) < time_of(b); });
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
+                                              const CallOptions& call,
+                                              const std::vector<std::string>& otlp_names,
+                                              int64_t min_ms, int64_t max_ms,
+                                              const PointColumnsWanted& wanted, PointRead read,
+                                              size_t max_rows, PointCache* cache) {
+  if (cache != nullptr && read == PointRead::kSamples) {
+    absl::StatusOr<MetricPoints> cached =
+        SelectCachedPoints(pool, files, call, otlp_names, min_ms, max_ms, max_rows, *cache);
+    if (!absl::IsUnimplemented(cached.status())) return cached;
+  }
+  STRATA_ASSIGN_OR_RETURN(DecodedMetricsFile queried,
+                          QueryPoints(pool, files, call, &otlp_names,
+                                      std::make_pair(min_ms, max_ms), wanted, read, max_rows));
+  MetricPoints out;
+  out.order.reserve(queried.by_time.size());
+  for (const uint32_t r : queried.by_time) out.order.push_back({0, r});
+  out.parts.push_back(std::make_shared<const DecodedMetricsFile>(std::move(queried)));
+  return out;
+}
+
+absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& pool,
+                                                              const query::ViewFiles& files,
+                                                              const CallOptions& call,
+                                                              int64_t min_ms, int64_t max_ms,
+                                                              PointCache& cache) {
+  const auto began = std::chrono::steady_clock::now();
+  const uint64_t from = TimeFrom(min_ms), to = TimeTo(max_ms);
+  using Key = std::tuple<std::string, std::string, int64_t, bool, int64_t>;
+  // Each variant's least description so far (nullopt: none yet).
+  std::map<Key, std::optional<std::string>> variants;
+  for (const std::string& path : files.metrics) {
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
+                            Decoded(pool, files, path, RemainingCall(call, began), cache));
+    const std::vector<uint64_t>& times = file->points.columns[kPointTime].uint64s;
+    const std::vector<uint64_t>& ids = file->points.columns[kPointIdentity].uint64s;
+    const auto first = std::lower_bound(file->by_time.begin(), file->by_time.end(), from,
+                                        [&](uint32_t r, uint64_t t) { return times[r] < t; });
+    const auto last = std::upper_bound(first, file->by_time.end(), to,
+                                       [&](uint64_t t, uint32_t r) { return t < times[r]; });
+    // Per identity of this file: seen in the window, and its least description there.
+    std::vector<bool> seen(file->identities.size());
+    std::vector<int32_t> least(file->identities.size(), -1);
+    for (auto it = first; it != last; ++it) {
+      const size_t id = ids[*it];
+      seen[id] = true;
+      const int32_t d = file->description_of[*it];
+      if (d >= 0 && (least[id] < 0 || file->descriptions[d] < file->descriptions[least[id]])) {
+        least[id] = d;
+      }
+    }
+    for (size_t id = 0; id < seen.size(); ++id) {
+      if (!seen[id]) continue;
+      const MetricIdentity& m = file->identities[id];
+      std::optional<std::string>& description =
+          variants[Key(m.otlp_name, m.unit, m.type, m.monotonic, m.temporality)];
+      if (least[id] >= 0 &&
+          (!description.has_value() || file->descriptions[least[id]] < *description)) {
+        description = file->descriptions[least[id]];
+      }
+    }
+  }
+  std::vector<CatalogVariant> out;
+  out.reserve(variants.size());
+  for (auto& [key, description] : variants) {
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                   std::get<4>(key), description.value_or("")});
+  }
+  return out;
+}
+
+size_t DecodedMetricsFile::EstimatedBytes() const {
+  size_t total = sizeof(*this) + by_time.capacity() * sizeof(uint32_t) +
+                 description_of.capacity() * sizeof(int32_t);
+  for (const std::string& d : descriptions) total += sizeof(d) + d.capacity();
+  for (const MetricIdentity& m : identities) {
+    total += sizeof(m) + m.otlp_name.capacity() + m.unit.capacity() + m.service.capacity() +
+             m.service_namespace.capacity() + m.instance.capacity() + m.attributes.capacity();
+  }
+  for (const query::TypedColumn& c : points.columns) {
+    total += sizeof(c) + c.valid.capacity() + c.int64s.capacity() * sizeof(int64_t) +
+             c.uint64s.capacity() * sizeof(uint64_t) + c.doubles.capacity() * sizeof(double) +
+             c.offsets.capacity() * sizeof(size_t) + c.strings.capacity() * sizeof(std::string);
+    for (const std::string& str : c.strings) total += str.capacity();
+  }
+  return total;
 }
 
 }  // namespace strata::api::internal

@@ -24,6 +24,7 @@
 // as one series by their labels.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,16 +78,44 @@ enum PointColumn {
   kPointQuantiles,       // kDoubleList: summary_quantile
   kPointQuantileValues,  // kDoubleList: summary_value
   kPointExemplars,       // kString: internal::kExemplarsSql's text (kExemplars only)
+  kPointDescription,     // kString: metric_description (a PointCache's decode only; then
+                         // moved to DecodedMetricsFile::description_of)
   kPointColumns,
 };
 
-struct MetricPoints {
+// Points with their identities resolved: one query's answer, or every
+// point of one metrics file (PointCache).
+struct DecodedMetricsFile {
   std::vector<MetricIdentity> identities;
-  query::TypedResult points;  // columns as PointColumn says
-  // The rows of `points` in time order (ties in read order); for kLabels,
-  // in read order.
-  std::vector<uint32_t> order;
+  // Columns as PointColumn says; kPointIdentity indexes `identities`. In
+  // a PointCache's decode kPointExemplars and kPointDescription hold no
+  // values (not even `valid`): none are exemplars, descriptions are below.
+  query::TypedResult points;
+  // The rows in time order, ties in read order (for kLabels, read order).
+  std::vector<uint32_t> by_time;
+  // A PointCache's decode only: the distinct metric descriptions, and each
+  // row's (an index into `descriptions`, -1 for NULL).
+  std::vector<std::string> descriptions;
+  std::vector<int32_t> description_of;
+  size_t bytes = 0;  // EstimatedBytes() once complete
+  // An estimate of the memory the above take.
+  size_t EstimatedBytes() const;
 };
+
+// One point: row `row` of part `part`.
+struct PointRow {
+  uint32_t part = 0;
+  uint32_t row = 0;
+};
+
+struct MetricPoints {
+  std::vector<std::shared_ptr<const DecodedMetricsFile>> parts;
+  // The points read, in time order (ties in read order: file order, then
+  // row order); for kLabels, in read order.
+  std::vector<PointRow> order;
+};
+
+class PointCache;  // prometheus_point_cache.h
 
 // SQL for the value of resource attribute `key` (a literal of strata's
 // own, not request text) in a metrics row, "" when the row has none.
@@ -97,11 +126,38 @@ std::string ResourceValueSql(std::string_view key);
 // the pool's default), else ResourceExhausted (as the text reads were).
 // `deadline_call` bounds each query. Internal when two identities share a
 // hash (never seen; 64-bit hashes) or the answer has an unexpected shape.
+//
+// With `cache` (kSamples only), each metrics file's points are decoded
+// once, whole (every named metric, every time, every column), kept in the
+// cache and selected from there: the same points in the same order as the
+// query would read, though columns not `wanted` may hold values. A file of
+// more points than the cache could hold (PointCache::MostRows) is read by
+// the query instead, and remembered as such.
 absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
                                               const CallOptions& call,
                                               const std::vector<std::string>& otlp_names,
                                               int64_t min_ms, int64_t max_ms,
                                               const PointColumnsWanted& wanted, PointRead read,
-                                              size_t max_rows);
+                                              size_t max_rows, PointCache* cache = nullptr);
+
+// One metric variant with a point in a window, as the catalog lists it.
+struct CatalogVariant {
+  std::string otlp_name;
+  std::string unit;  // "" for none
+  int64_t type = 0;
+  bool monotonic = false;
+  int64_t temporality = 0;
+  std::string description;  // the least of its points' in the window, "" for none
+};
+
+// The variants with a point in [min_ms, max_ms] from each metrics file's
+// decoded points in `cache` (decoding those it lacks), ordered by name,
+// unit, type, monotonicity and temporality. Unimplemented when a file is
+// too large to decode (then ask DuckDB).
+absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& pool,
+                                                              const query::ViewFiles& files,
+                                                              const CallOptions& call,
+                                                              int64_t min_ms, int64_t max_ms,
+                                                              PointCache& cache);
 
 }  // namespace strata::api::internal

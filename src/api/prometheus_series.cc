@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -23,6 +22,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/prometheus_deltas.h"
+#include "api/prometheus_labels.h"
 #include "api/prometheus_names.h"
 #include "api/prometheus_points.h"
 #include "common/status_macros.h"
@@ -121,17 +122,42 @@ std::vector<std::string> SeriesNames(const CatalogEntry& entry) {
   }
 }
 
+// The metric variants with a point in [min_ms, max_ms]: from `cache`'s
+// decoded files when there is one (and no file is too large to decode),
+// else from DuckDB.
 absl::StatusOr<std::vector<CatalogEntry>> ReadCatalog(query::QueryPool& pool,
                                                       const query::ViewFiles& files,
                                                       const CallOptions& call, int64_t min_ms,
-                                                      int64_t max_ms) {
+                                                      int64_t max_ms, internal::PointCache* cache) {
+  if (cache != nullptr) {
+    absl::StatusOr<std::vector<internal::CatalogVariant>> cached =
+        internal::ReadCachedCatalog(pool, files, call, min_ms, max_ms, *cache);
+    if (cached.ok()) {
+      std::vector<CatalogEntry> out;
+      out.reserve(cached->size());
+      for (internal::CatalogVariant& v : *cached) {
+        CatalogEntry entry;
+        entry.otlp_name = std::move(v.otlp_name);
+        entry.unit = std::move(v.unit);
+        entry.type = v.type;
+        entry.monotonic = v.monotonic;
+        entry.temporality = v.temporality;
+        entry.help = std::move(v.description);
+        entry.kind = KindOf(entry.type, entry.monotonic);
+        entry.family = PromMetricName(entry.otlp_name, entry.unit, entry.kind);
+        out.push_back(std::move(entry));
+      }
+      return out;
+    }
+    if (!absl::IsUnimplemented(cached.status())) return cached.status();
+  }
   std::vector<query::QueryParam> params;
   params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
   params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
   constexpr char kSql[] =
       "SELECT metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
       " coalesce(aggregation_temporality, 0), coalesce(min(metric_description), '')"
-      " FROM metrics WHERE metric_name IS NOT NULL"
+      " FROM metrics_stored WHERE metric_name IS NOT NULL"
       " AND time_unix_nano >= $1 AND time_unix_nano <= $2 GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3";
   STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
                           pool.Run(files, kSql, internal::Options(call, std::move(params), 0)));
@@ -150,32 +176,6 @@ absl::StatusOr<std::vector<CatalogEntry>> ReadCatalog(query::QueryPool& pool,
     out.push_back(std::move(entry));
   }
   return out;
-}
-
-// "1,2.5,3" (array_to_string of a list) -> numbers.
-absl::StatusOr<std::vector<double>> NumberList(const std::optional<std::string>& cell) {
-  std::vector<double> out;
-  if (!cell.has_value() || cell->empty()) return out;
-  size_t begin = 0;
-  const std::string& text = *cell;
-  while (begin <= text.size()) {
-    size_t end = text.find(',', begin);
-    if (end == std::string::npos) end = text.size();
-    STRATA_ASSIGN_OR_RETURN(double value, CellDouble(text.substr(begin, end - begin)));
-    out.push_back(value);
-    begin = end + 1;
-  }
-  return out;
-}
-
-// Prometheus's text for an `le` or `quantile` label value: the shortest
-// decimal that reads back as the same double, without an exponent.
-std::string BoundText(double value) {
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  if (std::isnan(value)) return "NaN";
-  char buffer[400];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed);
-  return std::string(buffer, ec == std::errc() ? end : buffer);
 }
 
 // Series being built, keyed by their labels.
@@ -280,33 +280,6 @@ class SeriesBuilder {
   int64_t samples_ = 0;
 };
 
-// job and instance from the resource, as the specification says.
-void AddJobAndInstance(const std::string& service, const std::string& ns,
-                       const std::string& instance, promql::Labels* labels) {
-  if (!service.empty()) {
-    labels->push_back({"job", ns.empty() ? service : absl::StrCat(ns, "/", service)});
-  }
-  if (!instance.empty()) labels->push_back({"instance", instance});
-}
-
-// Attributes as labels: names translated, values of keys that translate to
-// the same name joined with ';' in key order; empty values dropped.
-void AddAttributes(std::string_view text, promql::Labels* labels) {
-  Attributes attributes = internal::SplitAttributeSet(text);
-  std::sort(attributes.begin(), attributes.end());
-  std::map<std::string, std::string> by_name;
-  for (const auto& [key, value] : attributes) {
-    if (value.empty()) continue;
-    std::string name = PromLabelName(key);
-    auto [it, inserted] = by_name.emplace(std::move(name), value);
-    if (!inserted) absl::StrAppend(&it->second, ";", value);
-  }
-  for (auto& [name, value] : by_name) {
-    if (name == "job" || name == "instance" || name == "__name__") continue;
-    labels->push_back({name, std::move(value)});
-  }
-}
-
 // The delta sums and histograms among `wanted`, by OTLP name.
 std::vector<std::string> DeltaNames(
     const std::map<std::string, std::vector<const CatalogEntry*>>& wanted) {
@@ -321,95 +294,6 @@ std::vector<std::string> DeltaNames(
     }
   }
   return out;
-}
-
-// Seeds `builder` with the running totals delta series have reached before
-// the window: the sum of every value, count, sum and bucket count before
-// `min_ms`, so that a delta counter's total counts from its first point ever
-// as an ingest-time conversion to cumulative would (and rate's zero-point
-// limit on extrapolation sees what Prometheus would).
-absl::Status AddDeltaBaselines(
-    query::QueryPool& pool, const query::ViewFiles& files, const CallOptions& call,
-    const std::vector<std::string>& names,
-    const std::map<std::string, std::vector<const CatalogEntry*>>& wanted, int64_t min_ms,
-    SeriesBuilder* builder) {
-  std::vector<query::QueryParam> params;
-  params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
-  std::vector<std::string> placeholders;
-  for (const std::string& name : names) {
-    placeholders.push_back(internal::NextParam(params));
-    params.emplace_back(name);
-  }
-  const std::string identity = absl::StrCat(
-      "metric_name, coalesce(metric_unit, ''), metric_type, coalesce(is_monotonic, false),"
-      " coalesce(service_name, ''), ",
-      internal::ResourceValueSql("service.namespace"), ", ",
-      internal::ResourceValueSql("service.instance.id"), ", ", internal::AttributeSetSql("attr"),
-      " AS attrs, array_to_string(explicit_bounds, ',') AS bounds");
-  const std::string where = absl::StrCat(
-      " FROM metrics WHERE time_unix_nano < $1 AND aggregation_temporality = 1"
-      " AND metric_name IN (",
-      absl::StrJoin(placeholders, ", "), ")");
-  // Bucket -1: the value (sums) or the count, -2: the histogram's sum, k >= 0:
-  // bucket k's count.
-  const std::string sql = absl::StrCat(
-      "SELECT * FROM (SELECT ", identity,
-      ", -1 AS k, sum(coalesce(value_double, CAST(value_int AS DOUBLE), CAST(\"count\" AS "
-      "DOUBLE)))",
-      where, " GROUP BY ALL UNION ALL SELECT ", identity, ", -2, sum(\"sum\")", where,
-      " AND \"sum\" IS NOT NULL GROUP BY ALL UNION ALL SELECT i.* EXCLUDE (c), sum(c) FROM "
-      "(SELECT ",
-      identity, ", unnest(range(0, len(bucket_counts))) AS k, unnest(bucket_counts) AS c", where,
-      " AND bucket_counts IS NOT NULL) i GROUP BY ALL) ORDER BY ALL");
-  STRATA_ASSIGN_OR_RETURN(query::QueryResult result,
-                          pool.Run(files, sql, internal::Options(call, std::move(params), 0)));
-  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 11, "delta baselines"));
-  // Cumulative bucket totals of the series being read, by its row's identity.
-  std::string last_identity;
-  double cumulative = 0;
-  for (const auto& row : result.rows) {
-    const std::string otlp_name = CellString(row[0]);
-    STRATA_ASSIGN_OR_RETURN(const int64_t type, CellInt(row[2]));
-    const bool monotonic = CellString(row[3]) == "true";
-    const auto found = wanted.find(otlp_name);
-    if (found == wanted.end()) continue;
-    auto entry =
-        std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
-          return e->unit == CellString(row[1]) && e->type == type && e->monotonic == monotonic &&
-                 e->temporality == kDelta;
-        });
-    if (entry == found->second.end()) continue;
-    const CatalogEntry& e = **entry;
-    promql::Labels labels;
-    AddJobAndInstance(CellString(row[4]), CellString(row[5]), CellString(row[6]), &labels);
-    AddAttributes(CellString(row[7]), &labels);
-    STRATA_ASSIGN_OR_RETURN(const int64_t k, CellInt(row[9]));
-    STRATA_ASSIGN_OR_RETURN(const double total, CellDouble(row[10]));
-    if (std::isnan(total)) continue;
-    if (e.type == kSum) {
-      labels.push_back({"__name__", e.family});
-    } else if (k == -1) {
-      labels.push_back({"__name__", e.family + "_count"});
-    } else if (k == -2) {
-      labels.push_back({"__name__", e.family + "_sum"});
-    } else {
-      // Buckets come in order of k within one identity: le is cumulative.
-      const std::string identity = absl::StrCat(
-          CellString(row[0]), "\x1e", CellString(row[4]), "\x1e", CellString(row[5]), "\x1e",
-          CellString(row[6]), "\x1e", CellString(row[7]), "\x1e", CellString(row[8]));
-      if (identity != last_identity || k == 0) cumulative = 0;
-      last_identity = identity;
-      cumulative += total;
-      STRATA_ASSIGN_OR_RETURN(std::vector<double> bounds, NumberList(row[8]));
-      const double le = k < static_cast<int64_t>(bounds.size()) ? bounds[k] : INFINITY;
-      labels.push_back({"__name__", e.family + "_bucket"});
-      labels.push_back({"le", BoundText(le)});
-      builder->SetBaseline(promql::SortedByName(std::move(labels)), cumulative);
-      continue;
-    }
-    builder->SetBaseline(promql::SortedByName(std::move(labels)), total);
-  }
-  return absl::OkStatus();
 }
 
 // A series of one identity, resolved on first use: unset until then, then
@@ -476,7 +360,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
   };
   const auto began = std::chrono::steady_clock::now();
   STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
-                          ReadCatalog(pool_, files_, call_, min_ms, max_ms));
+                          ReadCatalog(pool_, files_, call_, min_ms, max_ms, cache_));
   // OTLP name -> the entries (one per unit/type variant) whose series are wanted.
   std::map<std::string, std::vector<const CatalogEntry*>> wanted;
   for (const CatalogEntry& entry : catalog) {
@@ -490,8 +374,17 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
   SeriesBuilder builder(other_matchers, limits);
   if (mode == Mode::kSamples) {
     if (const std::vector<std::string> deltas = DeltaNames(wanted); !deltas.empty()) {
-      STRATA_RETURN_IF_ERROR(
-          AddDeltaBaselines(pool_, files_, call_, deltas, wanted, min_ms, &builder));
+      std::vector<internal::DeltaVariant> variants;
+      for (const std::string& name : deltas) {
+        for (const CatalogEntry* e : wanted[name]) {
+          if (e->temporality != kDelta) continue;
+          variants.push_back(
+              {e->otlp_name, e->unit, e->type, e->monotonic, e->type == kSum, e->family});
+        }
+      }
+      STRATA_ASSIGN_OR_RETURN(std::vector<internal::DeltaBaseline> baselines,
+                              internal::ReadDeltaBaselines(pool_, files_, call_, variants, min_ms));
+      for (const internal::DeltaBaseline& b : baselines) builder.SetBaseline(b.labels, b.total);
     }
   }
   const size_t max_rows = limits.max_samples > 0 ? static_cast<size_t>(limits.max_samples) : 0;
@@ -522,23 +415,33 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
     STRATA_ASSIGN_OR_RETURN(
         internal::MetricPoints points,
         internal::ReadMetricPoints(pool_, files_, internal::RemainingCall(call_, began), names,
-                                   min_ms, max_ms, columns, read, max_rows));
+                                   min_ms, max_ms, columns, read, max_rows, cache_));
     // What the points of one identity share: the catalog entry, the labels,
-    // and the series each emitted name and label value goes to.
-    std::vector<IdentitySeries> identities(points.identities.size());
-    for (size_t i = 0; i < identities.size(); ++i) {
-      const internal::MetricIdentity& m = points.identities[i];
-      const auto found = wanted.find(m.otlp_name);
-      if (found == wanted.end()) continue;
-      const auto entry =
-          std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
-            return e->unit == m.unit && e->type == m.type && e->monotonic == m.monotonic &&
-                   e->temporality == m.temporality;
-          });
-      if (entry == found->second.end()) continue;  // a variant not asked for
-      identities[i].entry = *entry;
-      AddJobAndInstance(m.service, m.service_namespace, m.instance, &identities[i].base);
-      AddAttributes(m.attributes, &identities[i].base);
+    // and the series each emitted name and label value goes to; a part's
+    // identities from identity_base[part] on.
+    std::vector<size_t> identity_base;
+    size_t identity_count = 0;
+    for (const auto& part : points.parts) {
+      identity_base.push_back(identity_count);
+      identity_count += part->identities.size();
+    }
+    std::vector<IdentitySeries> identities(identity_count);
+    for (size_t p = 0; p < points.parts.size(); ++p) {
+      for (size_t j = 0; j < points.parts[p]->identities.size(); ++j) {
+        const internal::MetricIdentity& m = points.parts[p]->identities[j];
+        IdentitySeries& identity = identities[identity_base[p] + j];
+        const auto found = wanted.find(m.otlp_name);
+        if (found == wanted.end()) continue;
+        const auto entry =
+            std::find_if(found->second.begin(), found->second.end(), [&](const CatalogEntry* e) {
+              return e->unit == m.unit && e->type == m.type && e->monotonic == m.monotonic &&
+                     e->temporality == m.temporality;
+            });
+        if (entry == found->second.end()) continue;  // a variant not asked for
+        identity.entry = *entry;
+        internal::AddResourceLabels(m.service, m.service_namespace, m.instance, &identity.base);
+        internal::AddAttributeLabels(m.attributes, &identity.base);
+      }
     }
     // The series of `slot` (resolved on first use): family + `suffix`, with
     // label `extra_name` = `extra` when extra_name is not empty; nullopt
@@ -559,9 +462,11 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
       }
       return *slot;
     };
-    const std::vector<query::TypedColumn>& col = points.points.columns;
-    for (const uint32_t r : points.order) {
-      IdentitySeries& identity = identities[col[internal::kPointIdentity].uint64s[r]];
+    for (const internal::PointRow point : points.order) {
+      const std::vector<query::TypedColumn>& col = points.parts[point.part]->points.columns;
+      const size_t r = point.row;
+      IdentitySeries& identity =
+          identities[identity_base[point.part] + col[internal::kPointIdentity].uint64s[r]];
       if (identity.entry == nullptr) continue;
       const CatalogEntry& e = *identity.entry;
       const int64_t t_ms = static_cast<int64_t>(col[internal::kPointTime].uint64s[r]) / 1'000'000;
@@ -585,7 +490,8 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
             const double* bound =
                 std::find_if(bounds, bounds_end, [&](double b) { return v <= b; });
             labels.push_back({"__name__", e.family + "_bucket"});
-            labels.push_back({"le", BoundText(bound == bounds_end ? INFINITY : *bound)});
+            labels.push_back(
+                {"le", internal::PromBoundText(bound == bounds_end ? INFINITY : *bound)});
           } else if (e.type == kGauge || e.type == kSum) {
             labels.push_back({"__name__", e.family});
           } else {
@@ -640,14 +546,17 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
         STRATA_RETURN_IF_ERROR(emit(identity.sum, "_sum", "", "", sum, accumulate));
       }
       STRATA_RETURN_IF_ERROR(emit(identity.count, "_count", "", "", count, accumulate));
-      if (e.type == kHistogram) {
+      // Columns not asked for may hold values (a cached file's points):
+      // only the wanted ones make series.
+      if (e.type == kHistogram && columns.buckets) {
         const double* bounds = bounds_column.double_list(r);
         const size_t bound_count = bounds_column.list_size(r);
         if (identity.le.empty() || !std::equal(bounds, bounds + bound_count,
                                                identity.bounds.begin(), identity.bounds.end())) {
           identity.bounds.assign(bounds, bounds + bound_count);
           identity.le.clear();
-          for (double bound : identity.bounds) identity.le.push_back(BoundText(bound));
+          for (double bound : identity.bounds)
+            identity.le.push_back(internal::PromBoundText(bound));
           identity.le.push_back("+Inf");
           identity.buckets.assign(identity.le.size(), SeriesSlot());
         }
@@ -660,12 +569,12 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
           STRATA_RETURN_IF_ERROR(
               emit(identity.buckets[k], "_bucket", "le", identity.le[k], cumulative, accumulate));
         }
-      } else if (e.type == kSummary) {
+      } else if (e.type == kSummary && columns.quantiles) {
         const query::TypedColumn& quantiles = col[internal::kPointQuantiles];
         const query::TypedColumn& values = col[internal::kPointQuantileValues];
         const size_t n = std::min(quantiles.list_size(r), values.list_size(r));
         for (size_t i = 0; i < n; ++i) {
-          std::string quantile = BoundText(quantiles.double_list(r)[i]);
+          std::string quantile = internal::PromBoundText(quantiles.double_list(r)[i]);
           SeriesSlot& slot = identity.quantiles[quantile];
           STRATA_RETURN_IF_ERROR(
               emit(slot, "", "quantile", quantile, values.double_list(r)[i], false));
@@ -700,7 +609,8 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
     STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 5, "target_info"));
     for (const auto& row : result.rows) {
       promql::Labels labels;
-      AddJobAndInstance(CellString(row[0]), CellString(row[1]), CellString(row[2]), &labels);
+      internal::AddResourceLabels(CellString(row[0]), CellString(row[1]), CellString(row[2]),
+                                  &labels);
       Attributes resource = internal::SplitAttributeSet(CellString(row[3]));
       std::string rest;
       for (const auto& [key, value] : resource) {
@@ -709,7 +619,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
         }
         absl::StrAppend(&rest, key, "\x1f", value, "\x1e");
       }
-      AddAttributes(rest, &labels);
+      internal::AddAttributeLabels(rest, &labels);
       labels.push_back({"__name__", "target_info"});
       STRATA_ASSIGN_OR_RETURN(const int64_t t_ms, CellInt(row[4]));
       STRATA_RETURN_IF_ERROR(
@@ -723,7 +633,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
 absl::StatusOr<std::vector<PromMetadata>> MetricsSeriesSource::Metadata(int64_t min_ms,
                                                                         int64_t max_ms) {
   STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
-                          ReadCatalog(pool_, files_, call_, min_ms, max_ms));
+                          ReadCatalog(pool_, files_, call_, min_ms, max_ms, cache_));
   std::map<std::string, PromMetadata> by_name;
   for (const CatalogEntry& entry : catalog) {
     static constexpr std::string_view kTypes[] = {"gauge", "counter", "histogram", "summary"};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/prometheus_point_cache.h"
 #include "api/search.h"
 #include "compat/promql/series_source.h"
 #include "query/query_pool.h"
@@ -31,10 +32,13 @@ struct PromExemplars {
 
 class MetricsSeriesSource : public compat::promql::SeriesSource {
  public:
-  // `pool`, `files` and `call` must outlive the source.
+  // `pool`, `files`, `call` and `cache` must outlive the source. Samples
+  // are read through `cache` (prometheus_point_cache.h; null: every point
+  // from DuckDB).
   MetricsSeriesSource(query::QueryPool& pool, const query::ViewFiles& files,
-                      const CallOptions& call)
-      : pool_(pool), files_(files), call_(call) {}
+                      const CallOptions& call,
+                      internal::PointCache* cache = &internal::DefaultPointCache())
+      : pool_(pool), files_(files), call_(call), cache_(cache) {}
 
   absl::StatusOr<std::vector<compat::promql::Series>> Select(
       absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
@@ -68,6 +72,7 @@ class MetricsSeriesSource : public compat::promql::SeriesSource {
   query::QueryPool& pool_;
   const query::ViewFiles& files_;
   const CallOptions& call_;
+  internal::PointCache* const cache_;
 };
 
 }  // namespace strata::api

@@ -1,0 +1,271 @@
+// PointCache and the series read through it: the same answers as DuckDB's
+// (MetricsSeriesSource without a cache) across compaction, within the
+// cache's byte bound, and with two threads reading at once.
+
+#include "api/prometheus_point_cache.h"
+
+#include <map>
+#include <thread>
+
+#include "api/api_test_server.h"
+#include "api/params.h"
+#include "api/prometheus_series.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+#include "otlp/decode.h"
+#include "storage/testing/commit_testing.h"
+
+namespace strata::api {
+namespace {
+
+namespace promql = compat::promql;
+constexpr int kBatches = 8;  // what compaction merges into one
+
+// Batch `b` of the data: a counter, a gauge and a histogram of two
+// services. Batches 2k and 2k + 1 both hold a gauge point at one time
+// (the later one read wins), and every batch's times step by 10 s.
+std::string BatchJson(int64_t t0, int b) {
+  std::string resources;
+  for (const char* service : {"cart", "checkout"}) {
+    const std::string t = std::to_string(t0 + b * 10 * kNanosPerSecond);
+    const std::string shared_t = std::to_string(t0 + (b / 2) * 10 * kNanosPerSecond + 5);
+    resources += fmt::format(
+        R"({}{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{}"}}}}]}},)"
+        R"("scopeMetrics":[{{"scope":{{"name":"t"}},"metrics":[)"
+        R"({{"name":"requests","sum":{{"aggregationTemporality":2,"isMonotonic":true,"dataPoints":[)"
+        R"({{"timeUnixNano":"{}","asInt":"{}","attributes":[{{"key":"route","value":{{"stringValue":"/a"}}}}]}},)"
+        R"({{"timeUnixNano":"{}","asInt":"{}","attributes":[{{"key":"route","value":{{"stringValue":"/b"}}}}]}}]}}}},)"
+        R"({{"name":"queue.depth","description":"depth {}","gauge":{{"dataPoints":[{{"timeUnixNano":"{}","asDouble":{}}}]}}}},)"
+        R"({{"name":"latency","unit":"s","histogram":{{"aggregationTemporality":2,"dataPoints":[)"
+        R"({{"timeUnixNano":"{}","count":"{}","sum":{},"bucketCounts":["{}","{}","1"],"explicitBounds":[0.1,1]}}]}}}})"
+        R"(]}}]}})",
+        resources.empty() ? "" : ",", service, t, 10 * b, t, 3 * b, b, shared_t, b, t, b + 3,
+        b * 0.5, b, 2);
+  }
+  return fmt::format(R"({{"resourceMetrics":[{}]}})", resources);
+}
+
+class PrometheusPointCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    t0_ = (SystemNowUnixNano() / kNanosPerSecond - 600) * kNanosPerSecond;
+    data_dir_ = tmp_.path() + "/data";
+    auto opened = storage::Storage::Open(fs_, data_dir_);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    storage_ = *std::move(opened);
+    for (int b = 0; b < kBatches; ++b) {
+      auto metrics = std::make_unique<otlp::MetricBatch>();
+      const absl::Status decoded = otlp::DecodeMetricsJson(BatchJson(t0_, b), metrics.get());
+      ASSERT_TRUE(decoded.ok()) << decoded;
+      storage::WriteRequest request;
+      request.metrics = std::move(metrics);
+      request.rows = 10;
+      request.bytes = 4096;
+      ASSERT_TRUE(storage_->Write(std::move(request)).ok());
+    }
+    pool_ = test_support::OpenTestPool(data_dir_, 2, 1);
+    ASSERT_NE(pool_, nullptr);
+  }
+  void TearDown() override {
+    pool_.reset();
+    if (storage_ != nullptr) storage_->Shutdown(std::chrono::seconds(5));
+  }
+
+  // Every series `matchers` select in the window (from `from_s` seconds
+  // after t0), read through `cache` (null: DuckDB), as "labels" -> "t:v ...".
+  std::map<std::string, std::string> Select(const std::vector<promql::LabelMatcher>& matchers,
+                                            internal::PointCache* cache, int64_t from_s = -10) {
+    const auto snapshot = storage_->Pin();
+    const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
+    CallOptions call;
+    MetricsSeriesSource source(*pool_, files, call, cache);
+    const int64_t t0_ms = t0_ / 1'000'000;
+    auto selected = source.Select(matchers, t0_ms + from_s * 1000, t0_ms + 100'000, {});
+    EXPECT_TRUE(selected.ok()) << selected.status();
+    std::map<std::string, std::string> out;
+    if (!selected.ok()) return out;
+    for (const auto& series : *selected) {
+      std::string labels, samples;
+      for (const auto& label : series.labels) {
+        labels += fmt::format("{}{}={}", labels.empty() ? "" : ",", label.name, label.value);
+      }
+      for (const auto& sample : series.samples) {
+        samples +=
+            fmt::format("{}{}:{}", samples.empty() ? "" : " ", sample.t_ms - t0_ms, sample.v);
+      }
+      out[labels] = samples;
+    }
+    return out;
+  }
+
+  // The families /api/v1/metadata lists for the window (from `from_s`
+  // seconds after t0), through `cache` (null: DuckDB), as
+  // "name type unit help" lines.
+  std::vector<std::string> Metadata(internal::PointCache* cache, int64_t from_s = -10) {
+    const auto snapshot = storage_->Pin();
+    const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
+    CallOptions call;
+    MetricsSeriesSource source(*pool_, files, call, cache);
+    const int64_t t0_ms = t0_ / 1'000'000;
+    auto listed = source.Metadata(t0_ms + from_s * 1000, t0_ms + 100'000);
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    std::vector<std::string> out;
+    if (!listed.ok()) return out;
+    for (const PromMetadata& m : *listed) {
+      out.push_back(fmt::format("{} {} {} {}", m.name, m.type, m.unit, m.help));
+    }
+    return out;
+  }
+
+  // The matchers the tests ask with: every series, and a few narrower.
+  static std::vector<std::vector<promql::LabelMatcher>> Questions() {
+    using enum promql::MatchType;
+    return {{{kRegexMatch, "__name__", ".+"}},
+            {{kEqual, "__name__", "requests_total"}, {kEqual, "route", "/b"}},
+            {{kEqual, "__name__", "latency_seconds_bucket"}},
+            {{kEqual, "__name__", "latency_seconds_count"}},
+            {{kEqual, "__name__", "queue_depth"}}};
+  }
+
+  PosixFileSystem fs_;
+  storage::testing::ScopedTempDir tmp_{"promcache"};
+  std::string data_dir_;
+  std::unique_ptr<storage::Storage> storage_;
+  std::unique_ptr<query::QueryPool> pool_;
+  int64_t t0_ = 0;
+};
+
+TEST_F(PrometheusPointCacheTest, AnswersAsDuckDbBeforeAndAfterCompaction) {
+  internal::PointCache cache(internal::PointCache::kDefaultMaxBytes);
+  for (const auto& matchers : Questions()) {
+    const auto want = Select(matchers, nullptr);
+    EXPECT_FALSE(want.empty());
+    EXPECT_EQ(Select(matchers, &cache), want);
+    EXPECT_EQ(Select(matchers, &cache), want);                               // all from the cache
+    EXPECT_EQ(Select(matchers, &cache, 25), Select(matchers, nullptr, 25));  // a later window
+  }
+  EXPECT_EQ(cache.files(), static_cast<size_t>(kBatches));
+  EXPECT_EQ(Metadata(&cache), Metadata(nullptr));
+  EXPECT_EQ(Metadata(nullptr).size(), 3u);
+  // The least description among the window's points: batch 6's from 25 s on.
+  EXPECT_EQ(Metadata(&cache, 25), Metadata(nullptr, 25));
+  EXPECT_EQ(Metadata(nullptr, 25)[1], "queue_depth gauge  depth 6");
+  // After every point: nothing.
+  EXPECT_EQ(Metadata(&cache, 200), Metadata(nullptr, 200));
+  EXPECT_TRUE(Metadata(nullptr, 200).empty());
+  for (int step = 0; step < 20 && storage_->Pin()->size() > 1; ++step) {
+    storage_->maintenance().RunStep();
+  }
+  ASSERT_EQ(storage_->Pin()->size(), 1u) << "compaction did not merge the batches";
+  for (const auto& matchers : Questions()) {
+    EXPECT_EQ(Select(matchers, &cache), Select(matchers, nullptr));
+  }
+  EXPECT_EQ(Metadata(&cache), Metadata(nullptr));
+  // The merged batch is a new file, decoded once.
+  EXPECT_EQ(cache.files(), static_cast<size_t>(kBatches) + 1);
+}
+
+TEST_F(PrometheusPointCacheTest, HoldsNoMoreThanItsBound) {
+  internal::PointCache measure(internal::PointCache::kDefaultMaxBytes);
+  const auto all = Questions()[0];
+  const auto want = Select(all, nullptr);
+  EXPECT_EQ(Select(all, &measure), want);
+  ASSERT_EQ(measure.files(), static_cast<size_t>(kBatches));
+  // Room for about three of the eight files.
+  const size_t bound = measure.bytes() * 3 / kBatches + 1;
+  internal::PointCache small(bound);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(Select(all, &small), want);
+    EXPECT_LE(small.bytes(), bound);
+    EXPECT_GE(small.files(), 2u);
+    EXPECT_LE(small.files(), 3u);
+  }
+  // Too small for any one file: answered from DuckDB, nothing kept, and
+  // the first file, which sent the query to DuckDB, is not decoded again.
+  internal::PointCache tiny(16);
+  EXPECT_EQ(Select(all, &tiny), want);
+  EXPECT_EQ(Select(all, &tiny), want);
+  EXPECT_EQ(tiny.files(), 0u);
+  EXPECT_EQ(tiny.bytes(), 0u);
+  const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
+  EXPECT_TRUE(tiny.IsTooLarge(files.metrics[0]));
+  EXPECT_FALSE(small.IsTooLarge(files.metrics[0]));
+}
+
+TEST(PointCacheTest, DropsTheLeastRecentlyUsed) {
+  auto file = [](size_t bytes) {
+    auto out = std::make_shared<internal::DecodedMetricsFile>();
+    out->bytes = bytes;
+    return out;
+  };
+  internal::PointCache cache(100);
+  cache.Add("a", file(40));
+  cache.Add("b", file(40));
+  ASSERT_NE(cache.Find("a"), nullptr);  // a is now the most recent
+  cache.Add("c", file(40));             // drops b
+  EXPECT_NE(cache.Find("a"), nullptr);
+  EXPECT_EQ(cache.Find("b"), nullptr);
+  EXPECT_NE(cache.Find("c"), nullptr);
+  EXPECT_EQ(cache.bytes(), 80u);
+  cache.Add("a", file(10));  // replaces a
+  EXPECT_EQ(cache.bytes(), 50u);
+  cache.Add("big", file(101));  // larger than the bound: not kept
+  EXPECT_EQ(cache.Find("big"), nullptr);
+  EXPECT_EQ(cache.bytes(), 50u);
+  EXPECT_EQ(cache.files(), 2u);
+}
+
+// The cache's own bookkeeping under two threads: many adds and finds on
+// few keys, with evictions all along.
+TEST(PointCacheTest, TwoThreadsAddingAndFindingAtOnce) {
+  internal::PointCache cache(1000);
+  auto work = [&](int seed) {
+    for (int i = 0; i < 1'000'000; ++i) {
+      const std::string key = std::to_string((i * 7 + seed) % 40);
+      if (i % 3 == 0) {
+        auto file = std::make_shared<internal::DecodedMetricsFile>();
+        file->bytes = 50 + (i % 5) * 10;
+        cache.Add(key, std::move(file));
+      } else if (auto found = cache.Find(key); found != nullptr) {
+        EXPECT_GE(found->bytes, 50u);
+      }
+    }
+  };
+  std::thread a(work, 0);
+  std::thread b(work, 1);
+  a.join();
+  b.join();
+  EXPECT_LE(cache.bytes(), 1000u);
+  size_t held = 0;
+  for (int k = 0; k < 40; ++k) {
+    if (auto found = cache.Find(std::to_string(k)); found != nullptr) held += found->bytes;
+  }
+  EXPECT_EQ(held, cache.bytes());
+}
+
+TEST_F(PrometheusPointCacheTest, TwoThreadsAskingAtOnceGetDuckDbsAnswers) {
+  std::vector<std::map<std::string, std::string>> want;
+  for (const auto& matchers : Questions()) want.push_back(Select(matchers, nullptr));
+  // Room for about half the files, so the threads also evict each other's.
+  internal::PointCache measure(internal::PointCache::kDefaultMaxBytes);
+  Select(Questions()[0], &measure);
+  internal::PointCache cache(measure.bytes() / 2);
+  auto ask = [&](int offset, int* wrong) {
+    for (int round = 0; round < 6; ++round) {
+      const size_t q = (round + offset) % want.size();
+      if (Select(Questions()[q], &cache) != want[q]) ++*wrong;
+    }
+  };
+  int wrong_a = 0, wrong_b = 0;
+  std::thread a(ask, 0, &wrong_a);
+  std::thread b(ask, 2, &wrong_b);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong_a, 0);
+  EXPECT_EQ(wrong_b, 0);
+  EXPECT_LE(cache.bytes(), cache.max_bytes());
+}
+
+}  // namespace
+}  // namespace strata::api
