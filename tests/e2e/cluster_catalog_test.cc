@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cluster/postgres_batch_catalog.h"
+#include "e2e/cluster_testing.h"
 #include "e2e/metrics_page.h"
 #include "e2e/server_process.h"
 #include "gtest/gtest.h"
@@ -31,36 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// The batch directories of node `node` under `data`'s days (the server's
-// own live batches once it is idle).
-std::set<std::string> LocalBatches(const std::string& data, int node) {
-  std::set<std::string> ids;
-  for (const auto& day : fs::directory_iterator(data + "/telemetry/days")) {
-    for (const auto& entry : fs::directory_iterator(day.path())) {
-      const std::string id = entry.path().stem().string();
-      if (entry.path().extension() == ".batch" && storage::BatchId::Parse(id)->node() == node) {
-        ids.insert(id);
-      }
-    }
-  }
-  return ids;
-}
-
-// The catalog's live batches of node `node` and their span rows.
-std::map<std::string, uint64_t> CatalogBatches(cluster::PostgresBatchCatalog& catalog, int node) {
-  std::map<std::string, uint64_t> rows;
-  absl::StatusOr<cluster::CatalogListing> listing = catalog.List();
-  EXPECT_TRUE(listing.ok()) << listing.status();
-  if (!listing.ok()) return rows;
-  for (const cluster::CatalogBatch& batch : listing->batches) {
-    if (storage::BatchId::Parse(batch.id)->node() != node) continue;
-    absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(batch.meta_json, batch.id);
-    EXPECT_TRUE(meta.ok()) << meta.status();
-    rows[batch.id] = meta.ok() ? meta->spans.rows : 0;
-  }
-  return rows;
-}
 
 std::string SpanCount(const ServerProcess& server, const std::string& reader) {
   auto [status, body] =
@@ -134,9 +105,8 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
     std::set<std::string> local, listed;
     for (;;) {
       const std::string page = MetricsPage(*server);
-      local = LocalBatches(data, node);
-      listed.clear();
-      for (const auto& [id, rows] : CatalogBatches(**catalog, node)) listed.insert(id);
+      local = OwnBatches(data, node);
+      listed = ListedBatches(**catalog, node);
       if ((MetricSample(page, "strata_upload_pending_batches") == 0 && !local.empty() &&
            local == listed) ||
           Clock::now() > deadline) {

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cluster/postgres_batch_catalog.h"
+#include "e2e/cluster_testing.h"
 #include "e2e/loadgen_record.h"
 #include "e2e/metrics_page.h"
 #include "e2e/server_process.h"
@@ -63,32 +64,6 @@ std::map<std::string, int> StoredSpans(const ServerProcess& server, const std::s
     }
     if (rows < 10000) return stored;
   }
-}
-
-// Node `node`'s batch directories under `data` (its own live batches once
-// idle).
-std::set<std::string> OwnBatches(const std::string& data, int node) {
-  std::set<std::string> ids;
-  for (const auto& day : fs::directory_iterator(data + "/telemetry/days")) {
-    for (const auto& entry : fs::directory_iterator(day.path())) {
-      const std::string id = entry.path().stem().string();
-      if (entry.path().extension() == ".batch" && storage::BatchId::Parse(id)->node() == node) {
-        ids.insert(id);
-      }
-    }
-  }
-  return ids;
-}
-
-std::set<std::string> ListedBatches(cluster::PostgresBatchCatalog& catalog, int node) {
-  std::set<std::string> ids;
-  absl::StatusOr<cluster::CatalogListing> listing = catalog.List();
-  EXPECT_TRUE(listing.ok()) << listing.status();
-  if (!listing.ok()) return ids;
-  for (const cluster::CatalogBatch& batch : listing->batches) {
-    if (storage::BatchId::Parse(batch.id)->node() == node) ids.insert(batch.id);
-  }
-  return ids;
 }
 
 TEST(ClusterCrashTest, SigkilledServersLoseNoAcknowledgedSpanAndEveryServerAnswersAll) {
