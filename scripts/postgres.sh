@@ -12,6 +12,12 @@
 #                                   on stdout (also in DIR/url).
 #   scripts/postgres.sh stop DIR    stop the server (immediate shutdown) and
 #                                   remove DIR.
+#   scripts/postgres.sh fixture DIR ctest's fixture for a whole test run:
+#                                   stop and remove what a killed earlier run
+#                                   left in DIR, then start as `start` does;
+#                                   without PostgreSQL installed, say so and
+#                                   exit 0 with no DIR/url (the tests that
+#                                   need it then skip, saying why).
 #   scripts/postgres.sh run CMD...  start in a fresh temporary directory, run
 #                                   CMD with STRATA_TEST_POSTGRES_URL exported,
 #                                   stop, and exit with CMD's status.
@@ -61,7 +67,7 @@ local all all trust
 HBA
   as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
     -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir \
--c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100" \
+-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
     start >/dev/null 2>&1 || die "the server did not start (see $dir/server.log)"
   as_server_user "$bin/psql" -h 127.0.0.1 -p "$port" -U strata -d postgres -q \
     -c "CREATE DATABASE strata" >/dev/null || die "could not create the database strata"
@@ -81,6 +87,15 @@ stop() {
 case "${1:-}" in
   start) [ $# -eq 2 ] || die "usage: postgres.sh start DIR"; start "$2" ;;
   stop) [ $# -eq 2 ] || die "usage: postgres.sh stop DIR"; stop "$2" ;;
+  fixture)
+    [ $# -eq 2 ] || die "usage: postgres.sh fixture DIR"
+    stop "$2"
+    if [ ! -x "$bin/initdb" ]; then
+      echo "postgres.sh: $bin/initdb is missing; the PostgreSQL tests will skip (scripts/setup.sh --tests installs it)"
+      exit 0
+    fi
+    start "$2" || { tail -40 "$2"/*.log >&2 2>/dev/null; exit 1; }
+    ;;
   run)
     shift
     [ $# -ge 1 ] || die "usage: postgres.sh run COMMAND..."
@@ -94,5 +109,5 @@ case "${1:-}" in
     "$@" || status=$?
     exit "$status"
     ;;
-  *) die "usage: postgres.sh start DIR | stop DIR | run COMMAND..." ;;
+  *) die "usage: postgres.sh start DIR | stop DIR | fixture DIR | run COMMAND..." ;;
 esac
