@@ -808,7 +808,13 @@ int RunServe(const ServeOptions& options) {
   (*grpc)->Shutdown(Remaining(deadline));
   (*http)->Shutdown(Remaining(deadline));
   (*storage)->Shutdown(Remaining(deadline));
-  if (cluster.member != nullptr) cluster.member->Stop();
+  if (cluster.member != nullptr) {
+    // The node id is free for a restart at once, not after the lease.
+    if (absl::Status left = cluster.member->Leave(); !left.ok()) {
+      spdlog::warn("strata serve: batch catalog: {} (the node id is free again after the lease)",
+                   left.ToString());
+    }
+  }
   const storage::GroupCommitWriterStats stats = (*storage)->WriterStats();
   spdlog::info("strata serve: drained; {} requests acknowledged, {} batches published",
                stats.requests_ok, stats.batches_committed);

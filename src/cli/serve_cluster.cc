@@ -72,6 +72,8 @@ absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::stri
       .uploaded = [uploader](const storage::BatchId& id) { return uploader->IsUploaded(id); },
       .adopt =
           [&storage](const std::string& meta_json) { return storage.AdoptRemoteBatch(meta_json); },
+      .restore =
+          [&storage](const std::string& meta_json) { return storage.RestoreOwnBatch(meta_json); },
       .drop = [&storage](const storage::BatchId& id) { return storage.DropRemoteBatch(id); },
       .delete_objects =
           [&store](const storage::BatchId& id, const std::string& day) {
@@ -81,6 +83,16 @@ absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::stri
   STRATA_ASSIGN_OR_RETURN(
       cluster.member,
       cluster::ClusterMember::Join(*cluster.catalog, std::move(local), std::move(options)));
+  // A data directory holding none of this node's batches (lost, or
+  // replaced by an empty one) gets back those the catalog lists, rather
+  // than the member taking them for replaced and removing them.
+  STRATA_ASSIGN_OR_RETURN(const size_t restored, cluster.member->RestoreOwnBatches());
+  if (restored > 0) {
+    spdlog::warn(
+        "strata serve: the data directory held no batch of node id {}; restored {} from the "
+        "batch catalog (read from the object store)",
+        node_id, restored);
+  }
   cluster.member->Start();
   return cluster;
 }

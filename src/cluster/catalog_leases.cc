@@ -164,6 +164,16 @@ absl::Status PostgresBatchCatalog::Heartbeat(std::string_view node, std::string_
   return absl::OkStatus();
 }
 
+absl::Status PostgresBatchCatalog::ReleaseNode(std::string_view node, std::string_view instance) {
+  STRATA_RETURN_IF_ERROR(CheckNodeId(node));
+  absl::StatusOr<PgRows> updated = db_->Query(
+      "UPDATE strata_catalog_nodes SET heartbeat_at = 0 WHERE node = $1 AND instance = $2 "
+      "RETURNING node",
+      {std::string(node), std::string(instance)});
+  if (!updated.ok()) return Annotate(updated.status(), fmt::format("release of node {}", node));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<NodeRecord>> PostgresBatchCatalog::Nodes() {
   absl::StatusOr<PgRows> rows = db_->Query(
       "SELECT node, instance, address, started_at, heartbeat_at FROM strata_catalog_nodes "

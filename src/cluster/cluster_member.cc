@@ -79,6 +79,11 @@ void ClusterMember::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+absl::Status ClusterMember::Leave() {
+  Stop();
+  return catalog_.ReleaseNode(options_.node, options_.instance);
+}
+
 ClusterMemberStats ClusterMember::Stats() const {
   MutexLock lock(&mu_);
   return stats_;
@@ -178,14 +183,39 @@ absl::Status ClusterMember::Sync() {
   return first_error;
 }
 
+std::string ClusterMember::FirstDayKept() const {
+  if (options_.keep_days <= 0) return "";
+  return absl::FormatTime("%Y-%m-%d", options_.clock() - absl::Hours(24) * options_.keep_days,
+                          absl::UTCTimeZone());
+}
+
+absl::StatusOr<size_t> ClusterMember::RestoreOwnBatches() {
+  const std::shared_ptr<const storage::Snapshot> snapshot = local_.pin();
+  for (const auto& batch : snapshot->batches()) {
+    if (batch->id().node() == node_number_) return 0;
+  }
+  STRATA_ASSIGN_OR_RETURN(const CatalogListing listing, catalog_.List());
+  const std::string first_day = FirstDayKept();
+  size_t restored = 0;
+  for (const CatalogBatch& batch : listing.batches) {
+    absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
+    if (!id.ok() || id->node() != node_number_ || batch.day < first_day) continue;
+    absl::Status status = local_.restore(batch.meta_json);
+    if (!status.ok()) {
+      return absl::Status(status.code(), fmt::format("restoring batch {}: {}", batch.id,
+                                                     std::string(status.message())));
+    }
+    ++restored;
+  }
+  MutexLock lock(&mu_);
+  stats_.batches_restored += restored;
+  return restored;
+}
+
 absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
                                        const storage::Snapshot& snapshot) {
-  // The first day kept (retention drops older ones here: not adopted).
-  std::string first_day;
-  if (options_.keep_days > 0) {
-    first_day = absl::FormatTime(
-        "%Y-%m-%d", options_.clock() - absl::Hours(24) * options_.keep_days, absl::UTCTimeZone());
-  }
+  // Retention drops older days here: not adopted.
+  const std::string first_day = FirstDayKept();
   absl::Status first_error;
   std::set<std::string> listed;
   uint64_t adopted = 0, dropped = 0;

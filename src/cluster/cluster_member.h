@@ -83,7 +83,8 @@ struct ClusterMemberStats {
   uint64_t swaps = 0;
   uint64_t batches_adopted = 0;
   uint64_t batches_dropped = 0;
-  uint64_t objects_deleted = 0;  // batches whose objects were deleted
+  uint64_t batches_restored = 0;  // this node's, into an empty directory
+  uint64_t objects_deleted = 0;   // batches whose objects were deleted
   // Days whose removals wait for uploads, or for another holder's lease.
   uint64_t days_waiting = 0;
   uint64_t failures = 0;
@@ -100,6 +101,9 @@ class ClusterMember {
     std::function<bool(const storage::BatchId&)> uploaded;
     // Adopts another node's batch from its meta.json (Storage::AdoptRemoteBatch).
     std::function<absl::Status(const std::string& meta_json)> adopt;
+    // Publishes one of this node's batches from its meta.json, read back
+    // from the store (Storage::RestoreOwnBatch).
+    std::function<absl::Status(const std::string& meta_json)> restore;
     // Drops an adopted batch (Storage::DropRemoteBatch).
     std::function<absl::Status(const storage::BatchId&)> drop;
     // Deletes a removed batch's objects (storage::DeleteBatchObjects).
@@ -113,6 +117,15 @@ class ClusterMember {
   ClusterMember(const ClusterMember&) = delete;
   ClusterMember& operator=(const ClusterMember&) = delete;
 
+  // For a node whose data directory was lost or replaced: when the local
+  // catalog holds no batch of this node while the shared catalog lists
+  // some, restores those (of the days kept) from the store, so that Sync()
+  // keeps them instead of removing them as replaced locally. Returns how
+  // many were restored; 0 when the local catalog holds any batch of this
+  // node (a directory with some of its batches is this node's own, and
+  // Sync() follows it). Called once, after Join() and before Start().
+  [[nodiscard]] absl::StatusOr<size_t> RestoreOwnBatches();
+
   // Starts the thread (heartbeats and Sync() every poll interval).
   void Start() ABSL_LOCKS_EXCLUDED(mu_);
   // A batch was published or uploaded: sync now rather than at the next poll.
@@ -121,6 +134,9 @@ class ClusterMember {
   [[nodiscard]] absl::Status Sync() ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the thread; later calls return at once.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // A clean stop: Stop(), then gives up the node id's claim so that a
+  // restart claims it at once instead of after the lease time.
+  [[nodiscard]] absl::Status Leave() ABSL_LOCKS_EXCLUDED(mu_);
 
   ClusterMemberStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
   const ClusterMemberOptions& options() const { return options_; }
@@ -128,6 +144,8 @@ class ClusterMember {
  private:
   ClusterMember(PostgresBatchCatalog& catalog, Local local, ClusterMemberOptions options,
                 int node_number);
+  // The first day kept ("YYYY-MM-DD"), or "" when every day is.
+  std::string FirstDayKept() const;
   // Adopts and drops other nodes' batches to match `listing`.
   absl::Status SyncOthers(const CatalogListing& listing, const storage::Snapshot& snapshot);
   // Deletes the objects of batches this node removed long enough ago.

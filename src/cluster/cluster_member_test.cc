@@ -67,6 +67,11 @@ class ClusterMemberTest : public testing::CatalogTest {
   // The member's view of this test's local catalog: adopting publishes
   // the record, dropping removes it, deleting objects is recorded.
   ClusterMember::Local LocalNode() {
+    auto publish_record = [this](const std::string& meta_json) {
+      absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
+      if (!meta.ok()) return meta.status();
+      return local_->Publish({LocalRecord(meta->id, meta->sources)}, {}).status();
+    };
     return ClusterMember::Local{
         .pin = [this] { return local_->Pin(); },
         .uploaded =
@@ -74,11 +79,12 @@ class ClusterMemberTest : public testing::CatalogTest {
               MutexLock lock(&mu_);
               return uploaded_.contains(id.ToString());
             },
-        .adopt =
-            [this](const std::string& meta_json) {
+        .adopt = publish_record,
+        .restore =
+            [this, publish_record](const std::string& meta_json) {
               absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
-              if (!meta.ok()) return meta.status();
-              return local_->Publish({LocalRecord(meta->id, meta->sources)}, {}).status();
+              if (meta.ok()) Uploaded(meta->id);
+              return publish_record(meta_json);
             },
         .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
         .delete_objects =
@@ -206,6 +212,14 @@ TEST_F(ClusterMemberTest, ASecondProcessWithTheSameNodeIdIsRefused) {
       ClusterMember::Join(*shared_, LocalNode(), options);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  // Once the first leaves (a clean stop), the id is free at once; the
+  // first leaving again changes nothing for the second.
+  ASSERT_TRUE(first->Leave().ok());
+  second = ClusterMember::Join(*shared_, LocalNode(), options);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE(first->Leave().ok());
+  EXPECT_EQ((*shared_->Nodes())[0].instance, "i2");
+  EXPECT_TRUE((*second)->Sync().ok());
 }
 
 // The thread: it registers what is published and uploaded, heartbeats, and
@@ -315,6 +329,46 @@ TEST_F(ClusterMemberTest, RemovedBatchesObjectsAreDeletedAfterTheGracePeriod) {
   EXPECT_THAT(Deleted(), ElementsAre(a, b));
   EXPECT_EQ(member->Stats().objects_deleted, 2u);
   EXPECT_THAT(*shared_->RemovedBefore(kStart + absl::Hours(1), 10), IsEmpty());
+}
+
+TEST_F(ClusterMemberTest, AnEmptyDataDirectoryGetsThisNodesBatchesBackInsteadOfRemovingThem) {
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  const std::string theirs = BatchIdOf(4, 0, 2);
+  for (const std::string& id : {a, b}) {
+    ASSERT_TRUE(shared_->AddBatch(RecordOf(id), "01", kStart).ok());
+  }
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(theirs), "02", kStart).ok());
+  // Node 01 comes back on an empty data directory.
+  std::unique_ptr<ClusterMember> member = Join();
+  absl::StatusOr<size_t> restored = member->RestoreOwnBatches();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, 2u);
+  EXPECT_EQ(member->Stats().batches_restored, 2u);
+  for (int round = 0; round < 2; ++round) ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(a, b, theirs));
+  EXPECT_EQ(member->Stats().batches_removed, 0u);
+  EXPECT_EQ(local_->Pin()->size(), 3u);  // its two, and node 02's adopted
+  // Once the directory holds batches of this node, nothing is restored.
+  restored = member->RestoreOwnBatches();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, 0u);
+}
+
+TEST_F(ClusterMemberTest, ADirectoryWithSomeOfThisNodesBatchesIsFollowedNotRestored) {
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  for (const std::string& id : {a, b}) {
+    ASSERT_TRUE(shared_->AddBatch(RecordOf(id), "01", kStart).ok());
+  }
+  // Compaction replaced a and b here before the crash; c is their output.
+  const std::string c = BatchIdOf(3, 1, 1);
+  Publish({c}, {}, {a, b});
+  Uploaded(c);
+  std::unique_ptr<ClusterMember> member = Join();
+  absl::StatusOr<size_t> restored = member->RestoreOwnBatches();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, 0u);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(c));
 }
 
 }  // namespace

@@ -162,6 +162,10 @@ class PostgresBatchCatalog {
   [[nodiscard]] absl::Status ClaimNode(const NodeRecord& node, absl::Duration ttl);
   [[nodiscard]] absl::Status Heartbeat(std::string_view node, std::string_view instance,
                                        absl::Time now);
+  // Gives up the claim of `instance` (a clean stop): its heartbeat time
+  // becomes 0, so the node id can be claimed again at once. OK when
+  // another instance holds the claim (nothing changes).
+  [[nodiscard]] absl::Status ReleaseNode(std::string_view node, std::string_view instance);
   // Every node that ever claimed an id, by node id.
   [[nodiscard]] absl::StatusOr<std::vector<NodeRecord>> Nodes();
 

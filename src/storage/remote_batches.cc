@@ -1,5 +1,6 @@
-// Storage::AdoptRemoteBatch and DropRemoteBatch (storage.h): other nodes'
-// batches in this data directory, for several servers sharing a catalog.
+// Storage::AdoptRemoteBatch, RestoreOwnBatch and DropRemoteBatch
+// (storage.h): batches read from the object store through the catalog
+// several servers share.
 
 #include <string>
 
@@ -25,20 +26,42 @@ absl::Status WriteDurably(FileSystem& fs, const std::string& path, std::string_v
 
 }  // namespace
 
-absl::Status Storage::AdoptRemoteBatch(std::string_view meta_json) {
+absl::StatusOr<BatchMeta> Storage::ParseCatalogRecord(std::string_view meta_json) const {
   if (!options_.shared_catalog || resolver_ == nullptr) {
-    return absl::FailedPreconditionError("adopting a batch needs a shared catalog");
+    return absl::FailedPreconditionError("batches of the shared catalog need a shared catalog");
   }
   absl::StatusOr<BatchMeta> parsed = ParseBatchMeta(meta_json, "from the shared catalog");
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(std::string(parsed.status().message()));
   }
-  const BatchMeta& meta = *parsed;
+  return parsed;
+}
+
+absl::Status Storage::AdoptRemoteBatch(std::string_view meta_json) {
+  STRATA_ASSIGN_OR_RETURN(const BatchMeta meta, ParseCatalogRecord(meta_json));
   STRATA_ASSIGN_OR_RETURN(const BatchId id, BatchId::Parse(meta.id));
   if (id.node() == options_.node) {
     return absl::InvalidArgumentError(
         fmt::format("batch {} is this node's own; only other nodes' batches are adopted", meta.id));
   }
+  return PublishStoredBatch(meta, id);
+}
+
+absl::Status Storage::RestoreOwnBatch(std::string_view meta_json) {
+  STRATA_ASSIGN_OR_RETURN(const BatchMeta meta, ParseCatalogRecord(meta_json));
+  STRATA_ASSIGN_OR_RETURN(const BatchId id, BatchId::Parse(meta.id));
+  if (id.node() != options_.node) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch {} is another node's; only this node's batches are restored", meta.id));
+  }
+  // In the store already: the uploader must not take the local stub for
+  // a batch to upload (marked before it is published, so it never sees it
+  // pending).
+  if (uploader_ != nullptr) uploader_->MarkUploaded(id, meta.day);
+  return PublishStoredBatch(meta, id);
+}
+
+absl::Status Storage::PublishStoredBatch(const BatchMeta& meta, const BatchId& id) {
   if (Pin()->Find(id) != nullptr) return absl::OkStatus();
   FileSystem& fs = data_dir_->fs();
   const DataDirPaths& paths = data_dir_->paths();

@@ -118,6 +118,51 @@ TEST_F(RemoteBatchesTest, AnAdoptedBatchIsFoundByTraceIdAndKeptAcrossARestart) {
   EXPECT_EQ(StoredObjects(), objects);
 }
 
+TEST_F(RemoteBatchesTest, ANodesOwnBatchIsRestoredIntoAnEmptyDirectoryAndNotUploadedAgain) {
+  std::string meta_json;
+  {
+    auto one = OpenNode("one", 1);
+    ASSERT_TRUE(one.ok()) << one.status();
+    meta_json = WriteOnNodeOne(**one);
+  }
+  const size_t objects = StoredObjects();
+  const otlp::TraceId trace_id = {0x5b, 0x8e, 0xff, 0xf7, 0x98, 0x03, 0x81, 0x03,
+                                  0xd2, 0x69, 0xb6, 0x33, 0x81, 0x3f, 0xc6, 0x0c};
+  // Node 1 again, on a new, empty directory; then restarted on it.
+  for (int boot = 0; boot < 2; ++boot) {
+    auto again = OpenNode("one-again", 1);
+    ASSERT_TRUE(again.ok()) << again.status();
+    if (boot == 0) {
+      EXPECT_EQ((*again)->Pin()->size(), 0u);
+      ASSERT_TRUE((*again)->RestoreOwnBatch(meta_json).ok());
+      ASSERT_TRUE((*again)->RestoreOwnBatch(meta_json).ok());  // a no-op
+    } else {
+      EXPECT_EQ((*again)->uploader()->Stats().found_at_start, 1u);
+    }
+    const std::shared_ptr<const Snapshot> snapshot = (*again)->Pin();
+    ASSERT_EQ(snapshot->size(), 1u) << "boot " << boot;
+    const LiveBatch& batch = *snapshot->batches().front();
+    EXPECT_EQ(batch.id().node(), 1);
+    EXPECT_TRUE(*HasEvictedMarker(fs_, batch.dir()));
+    EXPECT_TRUE((*again)->uploader()->IsUploaded(batch.id()));
+    absl::StatusOr<std::optional<otlp::TraceBatch>> found =
+        LookupTrace(fs_, tmp_.path() + "/one-again", *snapshot, trace_id, nullptr,
+                    TraceLookupDetail::kFull, store_.get());
+    ASSERT_TRUE(found.ok()) << found.status();
+    ASSERT_TRUE(found->has_value()) << "boot " << boot;
+    EXPECT_EQ((*found)->spans.size(), 1u);
+    // The uploader takes the restored batch as in the store: nothing is
+    // put again (its local directory has no data files to put).
+    EXPECT_EQ((*again)->uploader()->Stats().failures, 0u) << "boot " << boot;
+    EXPECT_EQ((*again)->uploader()->Stats().batches_uploaded, 0u) << "boot " << boot;
+    EXPECT_EQ(StoredObjects(), objects);
+  }
+  // Only this node's batches are restored.
+  auto two = OpenNode("two", 2);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ((*two)->RestoreOwnBatch(meta_json).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(RemoteBatchesTest, OwnBatchesAndBrokenRecordsAreRefused) {
   auto one = OpenNode("one", 1);
   ASSERT_TRUE(one.ok()) << one.status();

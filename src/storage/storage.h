@@ -155,6 +155,12 @@ class Storage {
   // parse; FailedPrecondition without shared_catalog; the store's and the
   // file system's errors.
   [[nodiscard]] absl::Status AdoptRemoteBatch(std::string_view meta_json);
+  // Publishes one of this node's own batches, given its meta.json from the
+  // shared catalog, as an evicted batch read from the store, the way
+  // AdoptRemoteBatch does, and tells the uploader the store holds it: for a
+  // node whose data directory was lost or replaced. InvalidArgument for
+  // another node's batch; otherwise as AdoptRemoteBatch.
+  [[nodiscard]] absl::Status RestoreOwnBatch(std::string_view meta_json);
   // Retires an adopted batch the shared catalog no longer lists (its local
   // directory is deleted once no reader holds it). OK when it is not live.
   // InvalidArgument for a batch of this node.
@@ -177,6 +183,11 @@ class Storage {
   Storage(std::unique_ptr<DataDir> data_dir, std::unique_ptr<Uploader> uploader,
           std::shared_ptr<RetiredBatches> retired, std::shared_ptr<LookupCacheBudget> lookup_cache,
           StorageOptions options);
+  // A shared catalog's record (remote_batches.cc): parsed, or
+  // InvalidArgument; FailedPrecondition without shared_catalog.
+  absl::StatusOr<BatchMeta> ParseCatalogRecord(std::string_view meta_json) const;
+  // Publishes a batch whose files are in the store as an evicted one.
+  absl::Status PublishStoredBatch(const BatchMeta& meta, const BatchId& id);
   // The writer's commit step.
   [[nodiscard]] absl::Status CommitGroup(std::span<WriteRequest* const> group);
 

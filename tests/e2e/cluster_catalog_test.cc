@@ -234,6 +234,31 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   EXPECT_EQ(one.Stop(), 0) << one.output();
   EXPECT_EQ(two.Stop(), 0) << two.output();
 
+  // Node 02 comes back on an empty data directory (its disk lost): it
+  // restores its batches from the catalog and the store rather than take
+  // them for replaced and remove them, and answers with every span again.
+  // (The member removes before it adopts, in one round: the count reaches
+  // both nodes' total only after a round that removed nothing.)
+  {
+    const std::set<std::string> listed_before = ListedBatches(**catalog, 2);
+    const std::string again_dir = dir.path() + "/two-again";
+    fs::create_directories(again_dir);
+    ServerProcess again(again_dir, flags("02"));
+    ASSERT_TRUE(again.ready()) << again.output();
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+    std::string count;
+    while ((count = SpanCount(again, reader2)) != std::to_string(catalog_spans) &&
+           Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(count, std::to_string(catalog_spans)) << again.output();
+    EXPECT_EQ(ListedBatches(**catalog, 2), listed_before);
+    EXPECT_NE(again.output().find("the data directory held no batch of node id 02"),
+              std::string::npos)
+        << again.output();
+    EXPECT_EQ(again.Stop(), 0) << again.output();
+  }
+
   // A data directory keeps its node id: node 01's directory as node 05.
   {
     std::vector<std::string> args = {"serve",         "--data-dir",          data1,

@@ -135,6 +135,12 @@ bool Uploader::IsUploaded(const BatchId& id) const {
   return uploaded_.contains(id);
 }
 
+void Uploader::MarkUploaded(const BatchId& id, const std::string& day) {
+  MutexLock lock(&mu_);
+  uploaded_.emplace(id, day);
+  uploaded_cv_.SignalAll();
+}
+
 UploadStats Uploader::Stats() const {
   MutexLock lock(&mu_);
   return stats_;

@@ -116,6 +116,9 @@ class Uploader {
   [[nodiscard]] absl::Status WaitUploaded(const BatchId& id, std::chrono::nanoseconds timeout)
       ABSL_LOCKS_EXCLUDED(mu_);
   bool IsUploaded(const BatchId& id) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The store holds batch `id` of `day` already (a batch restored from a
+  // shared catalog): it is not uploaded again.
+  void MarkUploaded(const BatchId& id, const std::string& day) ABSL_LOCKS_EXCLUDED(mu_);
   UploadStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the thread after the object it is putting; pending batches stay
   // pending (the next start uploads them). Later calls return at once.
