@@ -75,6 +75,7 @@ absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::stri
       .restore =
           [&storage](const std::string& meta_json) { return storage.RestoreOwnBatch(meta_json); },
       .drop = [&storage](const storage::BatchId& id) { return storage.DropRemoteBatch(id); },
+      .stored_batches = [&store] { return storage::ListStoredBatches(store); },
       .delete_objects =
           [&store](const storage::BatchId& id, const std::string& day) {
             return storage::DeleteBatchObjects(store, id, day);

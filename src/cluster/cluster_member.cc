@@ -92,6 +92,8 @@ ClusterMemberStats ClusterMember::Stats() const {
 void ClusterMember::Run() {
   const absl::Duration heartbeat_every = options_.lease_time / 3;
   absl::Time last_heartbeat = options_.clock();
+  // The first listing of the store comes one interval after the start.
+  absl::Time last_reconcile = last_heartbeat;
   for (;;) {
     {
       const auto deadline = std::chrono::steady_clock::now() + options_.poll_interval;
@@ -122,6 +124,11 @@ void ClusterMember::Run() {
         ++stats_.failures;
       }
       if (options_.on_error) options_.on_error(synced);
+    }
+    if (options_.clock() - last_reconcile >= options_.reconcile_interval) {
+      last_reconcile = options_.clock();
+      const absl::Status reconciled = ReconcileStore();
+      if (!reconciled.ok() && options_.on_error) options_.on_error(reconciled);
     }
   }
 }

@@ -23,7 +23,12 @@
 // it deletes the objects of batches it removed once `delete_after` has
 // passed, so other servers' queries that still read them finish first.
 // It decides from the lists alone, so a restart (or a crash between an
-// upload and its registration) needs no state of its own.
+// upload and its registration) needs no state of its own. Every
+// `reconcile_interval` it also lists the store (ReconcileStore()): objects
+// of a batch of this node that neither the local nor the shared catalog
+// lists (uploaded, then replaced locally before its registration; an
+// upload cut short whose batch is gone) are deleted once every listing for
+// `delete_after` found them so.
 //
 // Invariants:
 //   1. Nothing is added to the shared catalog before its meta.json is in
@@ -34,6 +39,9 @@
 //      the shared catalog or the store by this node.
 //   4. The objects of a removed batch are deleted only by the node that
 //      removed it, and only `delete_after` after its removal.
+//   5. Objects of a batch no catalog lists are deleted only by the batch's
+//      own node, and only after `delete_after` in which no listing of
+//      either catalog named it.
 //
 // Thread-safety: Sync() is for tests and runs on the caller's thread; the
 // thread started by Start() calls it too, so tests use Sync() without
@@ -44,6 +52,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -69,6 +78,9 @@ struct ClusterMemberOptions {
   std::chrono::milliseconds poll_interval{1000};
   // How long the objects of a removed batch stay in the store.
   absl::Duration delete_after = absl::Minutes(10);
+  // How often the store is listed for objects no catalog names
+  // (ReconcileStore()).
+  absl::Duration reconcile_interval = absl::Minutes(10);
   // Days of ingest time kept (the server's --retention-days; 0: all):
   // other nodes' batches of older days are not adopted.
   int keep_days = 0;
@@ -85,6 +97,10 @@ struct ClusterMemberStats {
   uint64_t batches_dropped = 0;
   uint64_t batches_restored = 0;  // this node's, into an empty directory
   uint64_t objects_deleted = 0;   // batches whose objects were deleted
+  // Batches of this node in the store that no catalog names: deleted, and
+  // waiting out `delete_after` at the last listing.
+  uint64_t orphans_deleted = 0;
+  uint64_t orphans_waiting = 0;
   // Days whose removals wait for uploads, or for another holder's lease.
   uint64_t days_waiting = 0;
   uint64_t failures = 0;
@@ -106,6 +122,9 @@ class ClusterMember {
     std::function<absl::Status(const std::string& meta_json)> restore;
     // Drops an adopted batch (Storage::DropRemoteBatch).
     std::function<absl::Status(const storage::BatchId&)> drop;
+    // Every batch with objects in the store, with its day
+    // (storage::ListStoredBatches).
+    std::function<absl::StatusOr<std::map<storage::BatchId, std::string>>()> stored_batches;
     // Deletes a removed batch's objects (storage::DeleteBatchObjects).
     std::function<absl::Status(const storage::BatchId&, const std::string& day)> delete_objects;
   };
@@ -132,6 +151,11 @@ class ClusterMember {
   void Notify() ABSL_LOCKS_EXCLUDED(mu_);
   // One comparison of the lists and the changes it calls for.
   [[nodiscard]] absl::Status Sync() ABSL_LOCKS_EXCLUDED(mu_);
+  // One listing of the store against both catalogs (the thread calls it
+  // every reconcile_interval): deletes the objects of this node's batches
+  // that no catalog named at this listing nor at any listing since
+  // `delete_after` ago.
+  [[nodiscard]] absl::Status ReconcileStore() ABSL_LOCKS_EXCLUDED(reconcile_mu_, mu_);
   // Ends the thread; later calls return at once.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
   // A clean stop: Stop(), then gives up the node id's claim so that a
@@ -167,6 +191,11 @@ class ClusterMember {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool notified_ ABSL_GUARDED_BY(mu_) = false;
   ClusterMemberStats stats_ ABSL_GUARDED_BY(mu_);
+  // One ReconcileStore() at a time, and what it found: batches of this
+  // node in the store and in no catalog, with the first listing that found
+  // them so.
+  Mutex reconcile_mu_;
+  std::map<storage::BatchId, absl::Time> orphans_ ABSL_GUARDED_BY(reconcile_mu_);
   std::thread thread_;
 };
 

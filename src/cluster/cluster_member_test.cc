@@ -87,10 +87,15 @@ class ClusterMemberTest : public testing::CatalogTest {
               return publish_record(meta_json);
             },
         .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
+        .stored_batches = [this]() -> absl::StatusOr<std::map<storage::BatchId, std::string>> {
+          MutexLock lock(&mu_);
+          return stored_;
+        },
         .delete_objects =
             [this](const storage::BatchId& id, const std::string& day) {
               MutexLock lock(&mu_);
               deleted_.insert(id.ToString());
+              stored_.erase(id);
               return absl::OkStatus();
             },
     };
@@ -107,6 +112,10 @@ class ClusterMemberTest : public testing::CatalogTest {
     for (const std::string& id : remove) removed.push_back(*storage::BatchId::Parse(id));
     ASSERT_TRUE(local_->Publish(std::move(records), removed).ok());
   }
+  void Stored(const std::vector<std::string>& ids) {
+    MutexLock lock(&mu_);
+    for (const std::string& id : ids) stored_.emplace(*storage::BatchId::Parse(id), kDay);
+  }
   void Uploaded(const std::string& id) {
     MutexLock lock(&mu_);
     uploaded_.insert(id);
@@ -121,6 +130,8 @@ class ClusterMemberTest : public testing::CatalogTest {
   Mutex mu_;
   std::set<std::string> uploaded_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> deleted_ ABSL_GUARDED_BY(mu_);
+  // The batches with objects in the store, by id, with their day.
+  std::map<storage::BatchId, std::string> stored_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(ClusterMemberTest, UploadedBatchesOfThisNodeAreAddedAndOtherNodesBatchesLeftToThem) {
@@ -369,6 +380,37 @@ TEST_F(ClusterMemberTest, ADirectoryWithSomeOfThisNodesBatchesIsFollowedNotResto
   EXPECT_EQ(*restored, 0u);
   ASSERT_TRUE(member->Sync().ok());
   EXPECT_THAT(SharedIds(), ElementsAre(c));
+}
+
+// Objects of this node's batches that no catalog names go after the
+// grace period; those a catalog names, or another node's, stay.
+TEST_F(ClusterMemberTest, ObjectsNoCatalogNamesAreDeletedAfterTheGracePeriod) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string listed = BatchIdOf(1, 0, 1);  // in the shared catalog only
+  const std::string local = BatchIdOf(2, 0, 1);   // published, not registered yet
+  const std::string orphan = BatchIdOf(3, 0, 1);  // replaced before its registration
+  const std::string late = BatchIdOf(5, 0, 1);    // uploaded before the listing saw it
+  const std::string theirs = BatchIdOf(4, 0, 2);  // node 02's, in no catalog
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(listed), "01", kStart).ok());
+  Publish({local}, {});
+  Stored({listed, local, orphan, late, theirs});
+  ASSERT_TRUE(member->ReconcileStore().ok());
+  EXPECT_THAT(Deleted(), IsEmpty());
+  EXPECT_EQ(member->Stats().orphans_waiting, 2u);
+  Advance(absl::Minutes(10) - absl::Seconds(1));
+  Publish({late}, {});
+  ASSERT_TRUE(member->ReconcileStore().ok());
+  EXPECT_THAT(Deleted(), IsEmpty());
+  EXPECT_EQ(member->Stats().orphans_waiting, 1u);
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(member->ReconcileStore().ok());
+  EXPECT_THAT(Deleted(), ElementsAre(orphan));
+  EXPECT_EQ(member->Stats().orphans_deleted, 1u);
+  EXPECT_EQ(member->Stats().orphans_waiting, 0u);
+  // Gone from the store: nothing more to do.
+  Advance(absl::Minutes(20));
+  ASSERT_TRUE(member->ReconcileStore().ok());
+  EXPECT_THAT(Deleted(), ElementsAre(orphan));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // uploader neither copies nor deletes them.
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -76,6 +77,12 @@ TEST_F(RemoteBatchesTest, AnAdoptedBatchIsFoundByTraceIdAndKeptAcrossARestart) {
   ASSERT_TRUE(one.ok()) << one.status();
   const std::string meta_json = WriteOnNodeOne(**one);
   const size_t objects = StoredObjects();
+  // The store's batches, as the cluster member's reconciler lists them.
+  absl::StatusOr<std::map<BatchId, std::string>> stored = ListStoredBatches(*store_);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 1u);
+  EXPECT_EQ(stored->begin()->first, (*one)->Pin()->batches().front()->id());
+  EXPECT_EQ(stored->begin()->second, (*one)->Pin()->batches().front()->day());
   // 5b8efff798038103d269b633813fc60c, the trace kTrace holds.
   const otlp::TraceId trace_id = {0x5b, 0x8e, 0xff, 0xf7, 0x98, 0x03, 0x81, 0x03,
                                   0xd2, 0x69, 0xb6, 0x33, 0x81, 0x3f, 0xc6, 0x0c};

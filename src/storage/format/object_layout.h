@@ -8,6 +8,7 @@
 //
 // Pure functions; safe to call from any thread.
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,5 +24,14 @@ std::string DayObjectPrefix(std::string_view day);
 std::string BatchObjectPrefix(std::string_view day, const BatchId& id);
 // "telemetry/days/day=<day>/<id>.batch/<file>".
 std::string BatchObjectKey(std::string_view day, const BatchId& id, std::string_view file);
+
+// The day and batch of an object key of that form (any file, at any depth
+// inside the batch), or nullopt for a key of another form or a batch id
+// that does not parse.
+struct BatchObjectName {
+  std::string day;
+  BatchId id;
+};
+std::optional<BatchObjectName> ParseBatchObjectKey(std::string_view key);
 
 }  // namespace strata::storage

@@ -300,4 +300,21 @@ absl::Status DeleteBatchObjects(objectstore::BatchStore& store, const BatchId& i
   return store.DeleteMany(keys);
 }
 
+absl::StatusOr<std::map<BatchId, std::string>> ListStoredBatches(objectstore::BatchStore& store) {
+  std::map<BatchId, std::string> batches;
+  const std::string prefix = std::string(kTelemetryDirName) + "/";
+  std::string continuation;
+  do {
+    STRATA_ASSIGN_OR_RETURN(objectstore::ListPage page,
+                            store.List(prefix, continuation, objectstore::kMaxKeysPerPage));
+    for (const objectstore::ObjectInfo& object : page.objects) {
+      if (std::optional<BatchObjectName> name = ParseBatchObjectKey(object.key)) {
+        batches.emplace(name->id, std::move(name->day));
+      }
+    }
+    continuation = std::move(page.next);
+  } while (!continuation.empty());
+  return batches;
+}
+
 }  // namespace strata::storage

@@ -164,5 +164,9 @@ class Uploader {
 // batch that is gone is OK.
 [[nodiscard]] absl::Status DeleteBatchObjects(objectstore::BatchStore& store, const BatchId& id,
                                               const std::string& day);
+// Every batch with at least one object in `store` (meta.json or not: an
+// upload a crash cut short counts), by id, with its day.
+[[nodiscard]] absl::StatusOr<std::map<BatchId, std::string>> ListStoredBatches(
+    objectstore::BatchStore& store);
 
 }  // namespace strata::storage
