@@ -1,12 +1,11 @@
 // Several servers under SIGKILL (docs/operations.md, "Several servers on
 // one store"): three `strata serve` processes share one object store
-// (file://) and one PostgreSQL catalog, compact, and adopt each other's
-// batches. Each round, strata loadgen sends to all three (recording every
-// acknowledged request) and one server, chosen at random, is SIGKILLed at
-// a random moment and restarted once its node id is free (its last
-// heartbeat older than --catalog-lease-sec). Afterwards, once every server
-// has uploaded and registered its batches, every server answers every
-// acknowledged span, and no span twice.
+// (file://, then a RADOS gateway bucket) and one PostgreSQL catalog, compact, and adopt each
+// other's batches. Each round, strata loadgen sends to all three (recording every acknowledged
+// request) and one server, chosen at random, is SIGKILLed at a random moment and restarted once its
+// node id is free (its last heartbeat older than --catalog-lease-sec). Afterwards, once every
+// server has uploaded and registered its batches, every server answers every acknowledged span, and
+// no span twice.
 //
 // STRATA_E2E_CLUSTER_KILLS sets the number of kill rounds (default 2).
 
@@ -25,6 +24,7 @@
 #include "e2e/cluster_testing.h"
 #include "e2e/loadgen_record.h"
 #include "e2e/metrics_page.h"
+#include "e2e/rados_gateway.h"
 #include "e2e/server_process.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -66,10 +66,9 @@ std::map<std::string, int> StoredSpans(const ServerProcess& server, const std::s
   }
 }
 
-TEST(ClusterCrashTest, SigkilledServersLoseNoAcknowledgedSpanAndEveryServerAnswersAll) {
-  if (!postgres::testing::PostgresServer::BinariesPresent()) {
-    GTEST_SKIP() << "PostgreSQL 15 is not installed; scripts/setup.sh --tests installs it";
-  }
+// The scenario above, the servers' data directories under `dir` and their
+// batches in the store `store_flags` name.
+void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& store_flags) {
   int kills = 2;
   if (const char* env = std::getenv("STRATA_E2E_CLUSTER_KILLS"); env != nullptr) {
     kills = std::atoi(env);
@@ -84,22 +83,24 @@ TEST(ClusterCrashTest, SigkilledServersLoseNoAcknowledgedSpanAndEveryServerAnswe
   absl::StatusOr<std::unique_ptr<cluster::PostgresBatchCatalog>> catalog =
       cluster::PostgresBatchCatalog::Open(url);
   ASSERT_TRUE(catalog.ok()) << catalog.status();
-  TempDir dir("e2e-cluster-crash");
-  const std::string store = dir.path() + "/store";
-  fs::create_directories(store);
   std::array<std::string, kNodes> data, ingest, reader;
   std::array<std::unique_ptr<ServerProcess>, kNodes> servers;
   auto start = [&](int i) {
-    servers[i] = std::make_unique<ServerProcess>(
-        data[i],
-        std::vector<std::string>{"--object-store", "file://" + store, "--catalog", url, "--node-id",
-                                 fmt::format("0{}", i + 1), "--catalog-lease-sec",
-                                 fmt::format("{}", kLeaseSeconds), "--compaction-min-inputs", "3",
-                                 "--maintenance-interval-sec", "0.2"});
+    servers[i] = std::make_unique<ServerProcess>(data[i], [&] {
+      std::vector<std::string> flags = store_flags;
+      for (const std::string& flag :
+           {std::string("--catalog"), url, std::string("--node-id"), fmt::format("0{}", i + 1),
+            std::string("--catalog-lease-sec"), fmt::format("{}", kLeaseSeconds),
+            std::string("--compaction-min-inputs"), std::string("3"),
+            std::string("--maintenance-interval-sec"), std::string("0.2")}) {
+        flags.push_back(flag);
+      }
+      return flags;
+    }());
     return servers[i]->ready();
   };
   for (int i = 0; i < kNodes; ++i) {
-    data[i] = fmt::format("{}/node{}", dir.path(), i + 1);
+    data[i] = fmt::format("{}/node{}", dir, i + 1);
     // Tokens live in the PostgreSQL store the servers share.
     const std::vector<std::string> shared = {"--catalog", url};
     ingest[i] = CreateToken(data[i], fmt::format("ingest{}", i), "ingest", shared);
@@ -112,7 +113,7 @@ TEST(ClusterCrashTest, SigkilledServersLoseNoAcknowledgedSpanAndEveryServerAnswe
     std::array<std::unique_ptr<Subprocess>, kNodes> loadgens;
     std::array<std::string, kNodes> records;
     for (int i = 0; i < kNodes; ++i) {
-      records[i] = fmt::format("{}/record-{}-{}", dir.path(), round, i);
+      records[i] = fmt::format("{}/record-{}-{}", dir, round, i);
       loadgens[i] = std::make_unique<Subprocess>(
           std::vector<std::string>{STRATA_BINARY,     "loadgen",
                                    "--protocol",      "http/protobuf",
@@ -192,6 +193,27 @@ TEST(ClusterCrashTest, SigkilledServersLoseNoAcknowledgedSpanAndEveryServerAnswe
                 acked.spans.size());
   }
   for (auto& server : servers) EXPECT_EQ(server->Stop(), 0) << server->output();
+}
+
+TEST(ClusterCrashTest, SigkilledServersLoseNoAcknowledgedSpanAndEveryServerAnswersAll) {
+  if (!postgres::testing::PostgresServer::BinariesPresent()) {
+    GTEST_SKIP() << "PostgreSQL 15 is not installed; scripts/setup.sh --tests installs it";
+  }
+  TempDir dir("e2e-cluster-crash");
+  const std::string store = dir.path() + "/store";
+  fs::create_directories(store);
+  RunSigkillRounds(dir.path(), {"--object-store", "file://" + store});
+}
+
+// The same on one RADOS gateway bucket, the S3 server of the issue.
+TEST(ClusterCrashTest, OnARadosGatewayBucketTooNoAcknowledgedSpanIsLost) {
+  if (!postgres::testing::PostgresServer::BinariesPresent()) {
+    GTEST_SKIP() << "PostgreSQL 15 is not installed; scripts/setup.sh --tests installs it";
+  }
+  TempDir dir("e2e-cluster-crash-s3");
+  RadosGateway gateway(dir.path() + "/rgw");
+  ASSERT_TRUE(gateway.started()) << gateway.output();
+  RunSigkillRounds(dir.path(), RadosGatewayFlags(gateway, "cluster"));
 }
 
 }  // namespace
