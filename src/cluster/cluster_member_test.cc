@@ -49,9 +49,11 @@ class ClusterMemberTest : public testing::CatalogTest {
     ASSERT_NE(shared_, nullptr);
     local_ = *storage::Catalog::Create({}, nullptr);
   }
-  // Joins as node 01 (instance `instance`) on the test's clock.
-  std::unique_ptr<ClusterMember> Join(const std::string& instance = "i1") {
+  // Joins as node 01 (instance `instance`, keeping `keep_days` days) on
+  // the test's clock.
+  std::unique_ptr<ClusterMember> Join(const std::string& instance = "i1", int keep_days = 0) {
     ClusterMemberOptions options;
+    options.keep_days = keep_days;
     options.node = "01";
     options.instance = instance;
     options.address = "127.0.0.1:7520";
@@ -303,19 +305,33 @@ TEST_F(ClusterMemberTest, OtherNodesBatchesAreAdoptedWhileListedAndDroppedAfter)
 }
 
 TEST_F(ClusterMemberTest, BatchesOfDaysPastRetentionAreNotAdopted) {
-  ClusterMemberOptions options;
-  options.node = "01";
-  options.instance = "k1";
-  options.keep_days = 7;
-  options.clock = [this] { return absl::FromUnixNanos(now_nanos_.load()); };
-  absl::StatusOr<std::unique_ptr<ClusterMember>> member =
-      ClusterMember::Join(*shared_, LocalNode(), options);
-  ASSERT_TRUE(member.ok()) << member.status();
+  std::unique_ptr<ClusterMember> member = Join("k1", /*keep_days=*/7);
+  ASSERT_NE(member, nullptr);
   const std::string old =
       storage::BatchId::Make(testing::kDayStartMicros - 86400000000 * 40, 0, 2)->ToString();
   ASSERT_TRUE(shared_->AddBatch(RecordOf(old), "02", kStart).ok());
-  ASSERT_TRUE((*member)->Sync().ok());
+  ASSERT_TRUE(member->Sync().ok());
   EXPECT_EQ(local_->Pin()->size(), 0u);
+}
+
+// Removal records of days past retention go once their objects are gone.
+TEST_F(ClusterMemberTest, RemovalRecordsOfDaysPastRetentionArePruned) {
+  std::unique_ptr<ClusterMember> member = Join("p1", /*keep_days=*/7);
+  ASSERT_NE(member, nullptr);
+  std::vector<std::string> old;
+  for (int n : {0, 1}) {
+    old.push_back(
+        storage::BatchId::Make(testing::kDayStartMicros - 86400000000 * 40 + n, 0, 1)->ToString());
+    ASSERT_TRUE(shared_->AddBatch(RecordOf(old.back()), "01", kStart).ok());
+  }
+  const std::string day = storage::BatchId::Parse(old[0])->Day();
+  std::optional<DayLease> lease = *shared_->AcquireLease(day, "01/p1", kStart, absl::Seconds(30));
+  ASSERT_TRUE(lease.has_value());
+  ASSERT_TRUE(shared_->Swap(*lease, old, {}, "01", kStart).ok());
+  ASSERT_TRUE(shared_->ObjectsDeleted({old[0]}, kStart).ok());
+  ASSERT_TRUE(member->ReconcileStore().ok());
+  EXPECT_EQ(*shared_->StateOf(old[0]), PostgresBatchCatalog::BatchState::kUnknown);
+  EXPECT_EQ(*shared_->StateOf(old[1]), PostgresBatchCatalog::BatchState::kRemoved);
 }
 
 // The objects of a batch this node removed are deleted only after the

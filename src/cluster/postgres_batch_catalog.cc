@@ -226,6 +226,16 @@ absl::StatusOr<std::vector<RemovedBatch>> PostgresBatchCatalog::RemovedBefore(ab
   return removed;
 }
 
+absl::StatusOr<int64_t> PostgresBatchCatalog::PruneRemovals(std::string_view first_day_kept) {
+  STRATA_RETURN_IF_ERROR(CheckDay(first_day_kept));
+  absl::StatusOr<PgRows> pruned = db_->Query(
+      "DELETE FROM strata_catalog_removed WHERE day < $1 "
+      "AND objects_deleted_at IS NOT NULL RETURNING id",
+      {std::string(first_day_kept)});
+  if (!pruned.ok()) return Annotate(pruned.status(), "prune removal records");
+  return static_cast<int64_t>(pruned->size());
+}
+
 absl::Status PostgresBatchCatalog::ObjectsDeleted(const std::vector<std::string>& ids,
                                                   absl::Time now) {
   if (ids.empty()) return absl::OkStatus();

@@ -11,7 +11,8 @@
 //     be added again (a node that still holds a copy cannot bring back
 //     rows a compaction output also holds), and RemovedBefore() lists it
 //     until its objects are deleted from the store (ObjectsDeleted()).
-//     The records stay after that (about 60 bytes each).
+//     The records stay after that (about 60 bytes each) until their day
+//     is past retention (PruneRemovals()).
 //   - Generation: one number that grows with every change of the live
 //     list, so a node polls it cheaply and lists only when it moved.
 //   - Day leases with a fencing epoch: compaction and retention of a day
@@ -154,6 +155,10 @@ class PostgresBatchCatalog {
   // Records that the objects of removed batches `ids` are deleted from the
   // store (RemovedBefore() no longer lists them).
   [[nodiscard]] absl::Status ObjectsDeleted(const std::vector<std::string>& ids, absl::Time now);
+  // Deletes the removal records of days before `first_day_kept`
+  // ("YYYY-MM-DD") whose objects are deleted: days past retention, which
+  // no node holds a copy of any more. Returns how many went.
+  [[nodiscard]] absl::StatusOr<int64_t> PruneRemovals(std::string_view first_day_kept);
 
   // Nodes. ClaimNode() registers this process as `node` (FailedPrecondition
   // naming the other instance while its heartbeat is younger than `ttl`);

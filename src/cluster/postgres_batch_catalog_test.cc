@@ -212,6 +212,13 @@ TEST_F(BatchCatalogTest, RemovedBatchesAreListedForDeletionUntilTheirObjectsAreD
   EXPECT_EQ(*catalog->StateOf(BatchIdOf(1)), PostgresBatchCatalog::BatchState::kRemoved);
   EXPECT_EQ(catalog->AddBatch(RecordOf(BatchIdOf(1)), "00", kNow).code(),
             absl::StatusCode::kFailedPrecondition);
+  // Pruned once its day is past retention, only with its objects deleted.
+  EXPECT_EQ(*catalog->PruneRemovals(kDay), 0);
+  EXPECT_EQ(*catalog->PruneRemovals("2026-12-06"), 1);
+  EXPECT_EQ(*catalog->StateOf(BatchIdOf(1)), PostgresBatchCatalog::BatchState::kUnknown);
+  EXPECT_EQ(*catalog->StateOf(BatchIdOf(2)), PostgresBatchCatalog::BatchState::kRemoved);
+  EXPECT_EQ(catalog->PruneRemovals("2026-13-01").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(BatchCatalogTest, ADatabaseMigratedByANewerStrataIsRefusedByName) {

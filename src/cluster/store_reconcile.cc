@@ -58,6 +58,14 @@ absl::Status ClusterMember::ReconcileStore() {
     }
   }
   orphans_ = std::move(orphans);
+  // Removal records of days past retention (and a day more), whose
+  // objects are gone: no node holds a copy of those batches any more.
+  if (options_.keep_days > 0) {
+    const std::string before = absl::FormatTime(
+        "%Y-%m-%d", now - absl::Hours(24) * (options_.keep_days + 1), absl::UTCTimeZone());
+    absl::StatusOr<int64_t> pruned = catalog_.PruneRemovals(before);
+    if (!pruned.ok() && first_error.ok()) first_error = pruned.status();
+  }
   MutexLock lock(&mu_);
   stats_.orphans_deleted += deleted;
   stats_.orphans_waiting = orphans_.size();
