@@ -361,6 +361,9 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     if (!(options.catalog_lease_sec >= 1 && options.catalog_lease_sec <= 3600)) {
       return absl::InvalidArgumentError("--catalog-lease-sec must be in [1, 3600]");
     }
+    if (!(options.catalog_delete_after_sec >= 1 && options.catalog_delete_after_sec <= 604800)) {
+      return absl::InvalidArgumentError("--catalog-delete-after-sec must be in [1, 604800]");
+    }
   }
   if (options.ack_after_upload && options.object_store.url.empty()) {
     return absl::InvalidArgumentError("--ack-after-upload needs --object-store");
@@ -593,9 +596,13 @@ int RunServe(const ServeOptions& options) {
   ServeCluster cluster;
   if (!options.catalog.empty()) {
     absl::StatusOr<ServeCluster> joined =
-        JoinCluster(options.catalog, options.node_id, options.api_address,
-                    absl::Seconds(options.catalog_lease_sec),
-                    static_cast<int>(options.retention_days), **storage);
+        JoinCluster({.url = options.catalog,
+                     .node_id = options.node_id,
+                     .address = options.api_address,
+                     .lease_time = absl::Seconds(options.catalog_lease_sec),
+                     .delete_after = absl::Seconds(options.catalog_delete_after_sec),
+                     .keep_days = static_cast<int>(options.retention_days)},
+                    **storage);
     if (!joined.ok()) {
       spdlog::error(
           "strata serve: {}; {}", std::string(joined.status().message()),
@@ -916,6 +923,10 @@ void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOpt
   AddFlag(command, env_names, "catalog-lease-sec", &options->catalog_lease_sec,
           "With --catalog: seconds after its last heartbeat before a silent server's node id "
           "and day leases may be taken over (it heartbeats every third of this)");
+  AddFlag(command, env_names, "catalog-delete-after-sec", &options->catalog_delete_after_sec,
+          "With --catalog: seconds the objects of a batch removed from the catalog (by "
+          "compaction or retention) stay in the store for queries of other servers still "
+          "reading them; also how long objects no catalog names wait before deletion");
   AddObjectStoreFlags(command, env_names, &options->object_store,
                       "Copy every committed batch to this object store in the background: "
                       "s3://<bucket>[/<prefix>] or file:///<path> (empty: none)");

@@ -111,6 +111,8 @@ struct ServeOptions {
   // With catalog: seconds after its last heartbeat before a silent
   // server's node id and day leases may be taken over.
   double catalog_lease_sec = 30;
+  // With catalog: seconds a removed batch's objects stay in the store.
+  double catalog_delete_after_sec = 600;
   bool ack_after_upload = false;
   double ack_upload_timeout_sec = 30;
   // Eviction (docs/operations.md, "Evicting local copies"), with an object

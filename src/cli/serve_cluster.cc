@@ -23,20 +23,20 @@ absl::Status ValidateCatalogUrl(const std::string& url) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::string& node_id,
-                                         const std::string& address, absl::Duration lease_time,
-                                         int keep_days, storage::Storage& storage) {
+absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
+                                         storage::Storage& storage) {
+  const std::string& node_id = settings.node_id;
   storage::Uploader* uploader = storage.uploader();
   if (uploader == nullptr) {
     return absl::FailedPreconditionError("--catalog needs --object-store");
   }
   ServeCluster cluster;
-  STRATA_ASSIGN_OR_RETURN(cluster.catalog, cluster::PostgresBatchCatalog::Open(url));
+  STRATA_ASSIGN_OR_RETURN(cluster.catalog, cluster::PostgresBatchCatalog::Open(settings.url));
   cluster::ClusterMemberOptions options;
   options.node = node_id;
   std::random_device random;
   options.instance = fmt::format("{:08x}{:08x}", random(), random());
-  options.address = address;
+  options.address = settings.address;
   options.on_error = [](const absl::Status& status) {
     spdlog::warn("strata serve: batch catalog: {} (retried)", status.ToString());
   };
@@ -44,8 +44,9 @@ absl::StatusOr<ServeCluster> JoinCluster(const std::string& url, const std::stri
     spdlog::error("strata serve: {}; stopping", std::string(status.message()));
     kill(getpid(), SIGTERM);
   };
-  options.keep_days = keep_days;
-  options.lease_time = lease_time;
+  options.keep_days = settings.keep_days;
+  options.lease_time = settings.lease_time;
+  options.delete_after = settings.delete_after;
   const storage::DataFileResolver* resolver = storage.resolver();
   if (resolver == nullptr) {
     return absl::FailedPreconditionError("--catalog: the storage engine reads no remote batches");

@@ -25,16 +25,22 @@ struct ServeCluster {
 // Checks the --catalog URL's form (InvalidArgument otherwise).
 [[nodiscard]] absl::Status ValidateCatalogUrl(const std::string& url);
 
-// Opens the catalog at `url`, claims `node_id` for this process and starts
-// the member's thread over `storage` (opened with shared_catalog: its
-// uploader registers this node's batches, AdoptRemoteBatch reads the
-// others'). `address` is the API's, for other servers and people;
-// `keep_days` the retention (0: all). A lost claim sends this process
+// What `serve` tells JoinCluster.
+struct ClusterSettings {
+  std::string url;                                  // --catalog
+  std::string node_id;                              // --node-id
+  std::string address;                              // the API's, for other servers and people
+  absl::Duration lease_time = absl::Seconds(30);    // --catalog-lease-sec
+  absl::Duration delete_after = absl::Minutes(10);  // --catalog-delete-after-sec
+  int keep_days = 0;                                // --retention-days (0: all)
+};
+
+// Opens the catalog at `settings.url`, claims the node id for this process
+// and starts the member's thread over `storage` (opened with
+// shared_catalog: its uploader registers this node's batches,
+// AdoptRemoteBatch reads the others'). A lost claim sends this process
 // SIGTERM. Errors: the catalog's; FailedPrecondition for a node id in use.
-[[nodiscard]] absl::StatusOr<ServeCluster> JoinCluster(const std::string& url,
-                                                       const std::string& node_id,
-                                                       const std::string& address,
-                                                       absl::Duration lease_time, int keep_days,
+[[nodiscard]] absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
                                                        storage::Storage& storage);
 
 }  // namespace strata::cli

@@ -162,6 +162,21 @@ TEST(ServeOptionsTest, CatalogIsAPostgresUrlAndNeedsAnObjectStore) {
   ServeFlags other;
   EXPECT_THAT(other.Parse({"--catalog", "mysql://h/d", "--object-store", "file:///tmp/store"}),
               HasSubstr("--catalog must be a PostgreSQL URL"));
+  // How long a removed batch's objects stay: 10 minutes unless set.
+  EXPECT_EQ(set.options.catalog_delete_after_sec, 600);
+  EXPECT_TRUE(set.env_names.contains("STRATA_CATALOG_DELETE_AFTER_SEC"));
+  for (const char* bad : {"0", "-5", "604801", "soon"}) {
+    ServeFlags flags;
+    EXPECT_THAT(flags.Parse({"--catalog", "postgres://h/d", "--object-store", "file:///tmp/store",
+                             "--catalog-delete-after-sec", bad}),
+                HasSubstr("--catalog-delete-after-sec"))
+        << bad;
+  }
+  ServeFlags grace;
+  ASSERT_EQ(grace.Parse({"--catalog", "postgres://h/d", "--object-store", "file:///tmp/store",
+                         "--catalog-delete-after-sec", "5"}),
+            "");
+  EXPECT_EQ(grace.options.catalog_delete_after_sec, 5);
 }
 
 }  // namespace

@@ -10,10 +10,12 @@
 // STRATA_E2E_CLUSTER_KILLS sets the number of kill rounds (default 2).
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <regex>
 #include <set>
@@ -27,7 +29,10 @@
 #include "e2e/rados_gateway.h"
 #include "e2e/server_process.h"
 #include "fmt/format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "postgres/pg_connection.h"
+#include "postgres/pg_migrations.h"
 #include "postgres/postgres_testing.h"
 #include "storage/format/batch_id.h"
 
@@ -38,6 +43,9 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 constexpr int kNodes = 3;
 constexpr double kLeaseSeconds = 2;
+// Seconds a swapped-out batch's objects stay in the store: past it, the
+// queries running meanwhile read what the servers adopted since.
+constexpr double kDeleteAfterSeconds = 5;
 
 // Every stored span key of the `spans` view through `server`'s SQL API,
 // with how many times it is stored (keyset pages of 10,000 rows).
@@ -66,6 +74,84 @@ std::map<std::string, int> StoredSpans(const ServerProcess& server, const std::s
   }
 }
 
+// Asks every server that is up, in a loop on its own thread, a SQL query
+// that reads a column of every span (so every batch's Parquet, on the disk
+// or in the store), and keeps every answer other than 200 from a server
+// that stayed up meanwhile: while servers compact, swap batches out,
+// delete their objects after the grace and adopt and drop each other's,
+// no query may fail. (Each server keeps the Parquet it read in its read
+// cache, so a deletion without the grace fails a query only between an
+// adoption and its first read: deleting at once did not fail this test
+// in one run; the grace itself is ClusterMemberTest's.)
+class QueriesMeanwhile {
+ public:
+  explicit QueriesMeanwhile(std::array<std::string, kNodes> tokens)
+      : tokens_(std::move(tokens)), thread_([this] { Run(); }) {}
+  ~QueriesMeanwhile() { (void)Stop(); }
+  // Server `i` answers at `address` / is about to go down.
+  void Up(int i, const std::string& address) {
+    std::lock_guard<std::mutex> lock(mu_);
+    address_[i] = address;
+  }
+  void Down(int i) {
+    std::lock_guard<std::mutex> lock(mu_);
+    address_[i].clear();
+  }
+  // Ends the loop; the failures seen.
+  std::vector<std::string> Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    return failures_;
+  }
+  int answered() const { return answered_; }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      for (int i = 0; i < kNodes && !stop_; ++i) {
+        std::string address;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          address = address_[i];
+        }
+        if (address.empty()) continue;
+        auto [status, body] =
+            Curl({"-X", "POST", "-H", "Authorization: Bearer " + tokens_[i], "-H",
+                  "Content-Type: text/plain", "--data-binary",
+                  "SELECT count(*), max(length(name)), sum(duration_nano) FROM spans",
+                  "http://" + address + "/api/v1/sql"});
+        if (status == 200) {
+          ++answered_;
+          continue;
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        if (address_[i] != address) continue;  // went down meanwhile
+        failures_.push_back(
+            fmt::format("node {} answered {}: {}", i + 1, status, body.substr(0, 500)));
+      }
+    }
+  }
+
+  const std::array<std::string, kNodes> tokens_;
+  std::mutex mu_;
+  std::array<std::string, kNodes> address_;
+  std::vector<std::string> failures_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> answered_{0};
+  std::thread thread_;
+};
+
+// The deleted batches' objects the catalog at `url` records.
+int64_t ObjectsDeletedCount(const std::string& url) {
+  absl::StatusOr<std::unique_ptr<postgres::PgConnection>> db = postgres::PgConnection::Connect(url);
+  if (!db.ok()) return -1;
+  absl::StatusOr<postgres::PgRows> rows = (*db)->Query(
+      "SELECT count(*) FROM strata_catalog_removed WHERE objects_deleted_at IS NOT NULL");
+  if (!rows.ok() || rows->empty()) return -1;
+  return postgres::ColumnInt64((*rows)[0][0], "count").value_or(-1);
+}
+
 // The scenario above, the servers' data directories under `dir` and their
 // batches in the store `store_flags` name.
 void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& store_flags) {
@@ -92,7 +178,8 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
            {std::string("--catalog"), url, std::string("--node-id"), fmt::format("0{}", i + 1),
             std::string("--catalog-lease-sec"), fmt::format("{}", kLeaseSeconds),
             std::string("--compaction-min-inputs"), std::string("3"),
-            std::string("--maintenance-interval-sec"), std::string("0.2")}) {
+            std::string("--maintenance-interval-sec"), std::string("0.2"),
+            std::string("--catalog-delete-after-sec"), fmt::format("{}", kDeleteAfterSeconds)}) {
         flags.push_back(flag);
       }
       return flags;
@@ -107,6 +194,8 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
     reader[i] = CreateToken(data[i], fmt::format("reader{}", i), "read", shared);
     ASSERT_TRUE(start(i)) << servers[i]->output();
   }
+  QueriesMeanwhile queries(reader);
+  for (int i = 0; i < kNodes; ++i) queries.Up(i, servers[i]->api_address());
 
   AckedRows acked;
   for (int round = 0; round < kills; ++round) {
@@ -132,6 +221,7 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
     const int victim = static_cast<int>(random() % kNodes);
     ASSERT_TRUE(WaitForRecordBytes(records[victim])) << servers[victim]->output();
     std::this_thread::sleep_for(std::chrono::milliseconds(random() % 1500));
+    queries.Down(victim);
     servers[victim]->Kill();
     for (int i = 0; i < kNodes; ++i) {
       (void)loadgens[i]->Wait(std::chrono::seconds(60));  // the victim's fails
@@ -154,6 +244,7 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ASSERT_TRUE(start(victim)) << "round " << round << ": " << servers[victim]->output();
+    queries.Up(victim, servers[victim]->api_address());
   }
   ASSERT_GT(acked.spans.size(), 0u);
 
@@ -192,6 +283,22 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
     std::printf("node %d: %zu spans stored, %zu acknowledged\n", i + 1, stored.size(),
                 acked.spans.size());
   }
+  // The queries went on while servers deleted the objects of batches they
+  // swapped out, past the grace (polled until some were deleted).
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+  while (ObjectsDeletedCount(url) <= 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_GT(ObjectsDeletedCount(url), 0);
+  const int answered_before = queries.answered();
+  while (queries.answered() < answered_before + kNodes && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::vector<std::string> failures = queries.Stop();
+  EXPECT_THAT(failures, ::testing::IsEmpty());
+  EXPECT_GT(queries.answered(), 0);
+  std::printf("%d queries answered while servers compacted, deleted and died\n",
+              queries.answered());
   for (auto& server : servers) EXPECT_EQ(server->Stop(), 0) << server->output();
 }
 
