@@ -264,6 +264,15 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
     }
     ASSERT_EQ(listed, own) << "node " << i + 1 << "\n" << servers[i]->output();
   }
+  // Compaction ran and its swaps went in (under the day leases, which a
+  // killed server held for at most the lease time).
+  int compacted = 0;
+  for (int i = 0; i < kNodes; ++i) {
+    for (const std::string& id : ListedBatches(**catalog, i + 1)) {
+      compacted += storage::BatchId::Parse(id)->generation() > 0 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(compacted, 0);
   // Every server answers every acknowledged span exactly once (polled
   // while the last adoptions land).
   for (int i = 0; i < kNodes; ++i) {
