@@ -270,6 +270,28 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
     EXPECT_NE(said.find("serve it with --node-id 01"), std::string::npos) << said;
     EXPECT_NE(said.find("batches-of-another-node-id"), std::string::npos) << said;
   }
+  // A catalog that does not answer stops the start, naming the runbook's
+  // section (port 1 of loopback: nothing listens there).
+  {
+    std::vector<std::string> args = {"serve",
+                                     "--data-dir",
+                                     dir.path() + "/five",
+                                     "--api-address",
+                                     "127.0.0.1:0",
+                                     "--otlp-grpc-address",
+                                     "127.0.0.1:0",
+                                     "--otlp-http-address",
+                                     "127.0.0.1:0",
+                                     "--object-store",
+                                     "file://" + store,
+                                     "--node-id",
+                                     "06",
+                                     "--catalog",
+                                     "postgres://strata@127.0.0.1:1/strata"};
+    auto [down, said] = RunStrata(args);
+    EXPECT_EQ(down, 1) << said;
+    EXPECT_NE(said.find("catalog-unusable"), std::string::npos) << said;
+  }
   // The catalog needs an object store.
   auto [refused, why] = RunStrata({"serve", "--data-dir", dir.path() + "/four", "--catalog", url});
   EXPECT_EQ(refused, 2) << why;
