@@ -32,12 +32,11 @@ struct PromExemplars {
 
 class MetricsSeriesSource : public compat::promql::SeriesSource {
  public:
-  // `pool`, `files`, `call` and `cache` must outlive the source. Samples
+  // `pool`, `files`, `call` and `cache` must outlive the source. Points
   // are read through `cache` (prometheus_point_cache.h; null: every point
   // from DuckDB).
   MetricsSeriesSource(query::QueryPool& pool, const query::ViewFiles& files,
-                      const CallOptions& call,
-                      internal::PointCache* cache = &internal::DefaultPointCache())
+                      const CallOptions& call, internal::PointCache* cache)
       : pool_(pool), files_(files), call_(call), cache_(cache) {}
 
   absl::StatusOr<std::vector<compat::promql::Series>> Select(
