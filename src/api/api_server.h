@@ -50,6 +50,7 @@
 #include "api/mcp_sessions.h"
 #include "api/mcp_streams.h"
 #include "api/params.h"
+#include "api/prometheus_point_cache.h"
 #include "api/service_health.h"
 #include "api/service_map.h"
 #include "api/trace_path.h"
@@ -121,6 +122,10 @@ struct ApiOptions {
   // Most bytes of values in one POST /api/v1/sql answer; rows past it are
   // left out and the answer says "truncated" (docs/api.md). Must be > 0.
   uint64_t sql_max_answer_bytes = kDefaultSqlMaxAnswerBytes;
+  // Bytes of decoded metrics files the Prometheus API keeps across
+  // queries (prometheus_point_cache.h; `strata serve --promql-cache-mb`);
+  // 0: none kept, every query reads its points through DuckDB.
+  size_t promql_cache_bytes = internal::PointCache::kDefaultMaxBytes;
   // GET /api/v1/logs/tail (log_tail.h).
   LogTailOptions log_tail;
   // GET /mcp: the MCP server's server-initiated streams (mcp_streams.h).
@@ -455,6 +460,12 @@ class Api {
   // Edges resolved across batches (service_map.h); its thread is started
   // in the constructor and joined before the workers are.
   std::unique_ptr<ServiceMap> service_map_ = std::make_unique<ServiceMap>();
+  // The decoded metrics files the Prometheus endpoints read through; null
+  // when ApiOptions::promql_cache_bytes is 0.
+  std::unique_ptr<internal::PointCache> point_cache_ =
+      options_.promql_cache_bytes == 0
+          ? nullptr
+          : std::make_unique<internal::PointCache>(options_.promql_cache_bytes);
   // The live MCP sessions (/mcp).
   std::unique_ptr<McpSessions> mcp_sessions_ = std::make_unique<McpSessions>();
   // Their server-initiated messages and GET streams; its keepalive thread

@@ -101,9 +101,11 @@ inline server::testing::HttpAnswer CallApi(const std::string& base, const std::s
 }
 
 // Starts the pool (two connections), the Api over `storage` (which must
-// outlive the result) and the server, accepting `read_token` only.
-inline LoopbackApi StartLoopbackApi(storage::Storage* storage, FileSystem* fs,
-                                    const std::string& data_dir, std::string read_token) {
+// outlive the result) and the server, accepting `read_token` only; the
+// Prometheus endpoints keep `promql_cache_bytes` of decoded files.
+inline LoopbackApi StartLoopbackApi(
+    storage::Storage* storage, FileSystem* fs, const std::string& data_dir, std::string read_token,
+    size_t promql_cache_bytes = internal::PointCache::kDefaultMaxBytes) {
   LoopbackApi out;
   out.pool = OpenTestPool(data_dir, 2, 2);
   if (out.pool == nullptr) return out;
@@ -113,6 +115,7 @@ inline LoopbackApi StartLoopbackApi(storage::Storage* storage, FileSystem* fs,
   options.fs = fs;
   options.data_dir = data_dir;
   options.authenticate = AcceptOnlyToken(std::move(read_token));
+  options.promql_cache_bytes = promql_cache_bytes;
   out.api = std::make_unique<Api>(std::move(options));
   auto started = ServeOnLoopback(*out.api);
   EXPECT_TRUE(started.ok()) << started.status();

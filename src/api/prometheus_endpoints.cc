@@ -156,11 +156,12 @@ absl::StatusOr<std::vector<promql::Labels>> MatchedLabelSets(
 // the request's match[] (required for /series), start and end.
 absl::StatusOr<std::vector<promql::Labels>> RequestedLabelSets(
     const server::HttpRequest& request, query::QueryPool& pool, const query::ViewFiles& files,
-    const CallOptions& call, TraceMetricsSource& traces, int64_t now_ms, bool match_required) {
+    const CallOptions& call, internal::PointCache* cache, TraceMetricsSource& traces,
+    int64_t now_ms, bool match_required) {
   STRATA_ASSIGN_OR_RETURN(QueryParams params, PromParams(request));
   STRATA_ASSIGN_OR_RETURN(const auto window, PromWindow(params, now_ms));
   STRATA_ASSIGN_OR_RETURN(const auto selectors, TakeMatchers(params, match_required));
-  MetricsSeriesSource metrics(pool, files, call);
+  MetricsSeriesSource metrics(pool, files, call, cache);
   PromSeriesSources source(metrics, traces);
   return MatchedLabelSets(source, selectors, window.first, window.second);
 }
@@ -208,7 +209,7 @@ server::HttpResponse Api::RunPromQuery(const server::HttpRequest& request,
   }
   const query::ViewFiles files = FilesOf(snapshot);
   const CallOptions call{std::chrono::milliseconds(deadline_ms)};
-  MetricsSeriesSource metrics(*options_.pool, files, call);
+  MetricsSeriesSource metrics(*options_.pool, files, call, point_cache_.get());
   TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
   PromSeriesSources source(metrics, traces);
   PROM_ASSIGN_OR_RESPOND(const promql::QueryResult result,
@@ -252,10 +253,11 @@ server::HttpResponse Api::PromFormatQueryEndpoint(const server::HttpRequest& req
 server::HttpResponse Api::PromLabelsEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
   TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
-  PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
-                         RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
-                                            CallOptions{options_.query_deadline}, traces,
-                                            options_.now() / 1'000'000, false));
+  PROM_ASSIGN_OR_RESPOND(
+      const std::vector<promql::Labels> sets,
+      RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
+                         CallOptions{options_.query_deadline}, point_cache_.get(), traces,
+                         options_.now() / 1'000'000, false));
   std::set<std::string> names;
   for (const auto& labels : sets) {
     for (const auto& label : labels) names.insert(label.name);
@@ -277,10 +279,11 @@ server::HttpResponse Api::PromLabelValuesEndpoint(const server::HttpRequest& req
         absl::InvalidArgumentError(absl::StrCat("invalid label name: \"", name, "\"")));
   }
   TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
-  PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
-                         RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
-                                            CallOptions{options_.query_deadline}, traces,
-                                            options_.now() / 1'000'000, false));
+  PROM_ASSIGN_OR_RESPOND(
+      const std::vector<promql::Labels> sets,
+      RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
+                         CallOptions{options_.query_deadline}, point_cache_.get(), traces,
+                         options_.now() / 1'000'000, false));
   std::set<std::string> values;
   for (const auto& labels : sets) {
     for (const auto& label : labels) {
@@ -293,10 +296,11 @@ server::HttpResponse Api::PromLabelValuesEndpoint(const server::HttpRequest& req
 server::HttpResponse Api::PromSeriesEndpoint(const server::HttpRequest& request,
                                              const storage::Snapshot& snapshot) {
   TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
-  PROM_ASSIGN_OR_RESPOND(const std::vector<promql::Labels> sets,
-                         RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
-                                            CallOptions{options_.query_deadline}, traces,
-                                            options_.now() / 1'000'000, true));
+  PROM_ASSIGN_OR_RESPOND(
+      const std::vector<promql::Labels> sets,
+      RequestedLabelSets(request, *options_.pool, FilesOf(snapshot),
+                         CallOptions{options_.query_deadline}, point_cache_.get(), traces,
+                         options_.now() / 1'000'000, true));
   std::string data;
   otlp::JsonWriter json(&data);
   json.BeginArray();
@@ -316,7 +320,7 @@ server::HttpResponse Api::PromMetadataEndpoint(const server::HttpRequest& reques
   }
   const query::ViewFiles files = FilesOf(snapshot);
   const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource metrics(*options_.pool, files, call);
+  MetricsSeriesSource metrics(*options_.pool, files, call, point_cache_.get());
   TraceMetricsSource traces(*rollups_, *service_map_, *options_.fs, snapshot);
   PromSeriesSources source(metrics, traces);
   PROM_ASSIGN_OR_RESPOND(std::vector<PromMetadata> all,
@@ -354,7 +358,7 @@ server::HttpResponse Api::PromExemplarsEndpoint(const server::HttpRequest& reque
                          promql::ParsePromQL(query.value_or("")));
   const query::ViewFiles files = FilesOf(snapshot);
   const CallOptions call{options_.query_deadline};
-  MetricsSeriesSource source(*options_.pool, files, call);
+  MetricsSeriesSource source(*options_.pool, files, call, point_cache_.get());
   std::string data;
   otlp::JsonWriter json(&data);
   json.BeginArray();

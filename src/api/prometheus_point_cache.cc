@@ -55,9 +55,4 @@ size_t PointCache::files() const {
   return lru_.size();
 }
 
-PointCache& DefaultPointCache() {
-  static PointCache* const cache = new PointCache(PointCache::kDefaultMaxBytes);
-  return *cache;
-}
-
 }  // namespace strata::api::internal

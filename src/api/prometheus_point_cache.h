@@ -10,6 +10,10 @@
 // used files past it; a file larger than the whole bound is answered but
 // not kept.
 //
+// Owner: the Api (api_server.h) makes one of ApiOptions::promql_cache_bytes
+// (`strata serve --promql-cache-mb`) and hands it to every series source
+// it makes; none when that bound is 0.
+//
 // Thread-safety: every method may be called from any thread.
 
 #include <cstddef>
@@ -30,7 +34,7 @@ namespace strata::api::internal {
 
 class PointCache {
  public:
-  // The default bound of the process-wide cache: 256 MiB.
+  // The default bound (`strata serve --promql-cache-mb`): 256 MiB.
   static constexpr size_t kDefaultMaxBytes = size_t{256} << 20;
 
   explicit PointCache(size_t max_bytes) : max_bytes_(max_bytes) {}
@@ -70,9 +74,5 @@ class PointCache {
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_set<std::string> too_large_ ABSL_GUARDED_BY(mu_);
 };
-
-// The process-wide cache the Prometheus API reads through
-// (PointCache::kDefaultMaxBytes).
-PointCache& DefaultPointCache();
 
 }  // namespace strata::api::internal

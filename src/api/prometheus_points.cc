@@ -319,15 +319,38 @@ absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(query::QueryPo
   return std::shared_ptr<const DecodedMetricsFile>(std::move(made));
 }
 
+// What a kLabels row of point `r` of `points` holds besides its values:
+// its identity, whether it has a sum, its bounds, how many bucket counts,
+// its quantiles (as the kLabels query's DISTINCT tells rows apart).
+std::string LabelShapeOf(const query::TypedResult& points, uint32_t r) {
+  const std::vector<query::TypedColumn>& col = points.columns;
+  std::string key;
+  auto append = [&](const void* data, size_t size) {
+    key.append(static_cast<const char*>(data), size);
+  };
+  const uint64_t id = col[kPointIdentity].uint64s[r];
+  append(&id, sizeof(id));
+  key.push_back(col[kPointSum].is_valid(r) ? 's' : '-');
+  for (const PointColumn c : {kPointBounds, kPointQuantiles}) {
+    const size_t n = col[c].list_size(r);
+    append(&n, sizeof(n));
+    append(col[c].double_list(r), n * sizeof(double));
+  }
+  const size_t buckets = col[kPointBuckets].list_size(r);
+  append(&buckets, sizeof(buckets));
+  return key;
+}
+
 // The points of `otlp_names` in [min_ms, max_ms] from each metrics file's
-// decoded points (kSamples; see ReadMetricPoints). Unimplemented when a
-// file is too large to decode.
+// decoded points (kSamples and kLabels; see ReadMetricPoints). For
+// kLabels, one point of each distinct LabelShapeOf per file, in no
+// particular order. Unimplemented when a file is too large to decode.
 absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
                                                 const query::ViewFiles& files,
                                                 const CallOptions& call,
                                                 const std::vector<std::string>& otlp_names,
-                                                int64_t min_ms, int64_t max_ms, size_t max_rows,
-                                                PointCache& cache) {
+                                                int64_t min_ms, int64_t max_ms, PointRead read,
+                                                size_t max_rows, PointCache& cache) {
   const auto began = std::chrono::steady_clock::now();
   const uint64_t from = TimeFrom(min_ms), to = TimeTo(max_ms);
   const absl::flat_hash_set<std::string_view> names(otlp_names.begin(), otlp_names.end());
@@ -355,6 +378,17 @@ absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
     const uint32_t part = static_cast<uint32_t>(out.parts.size());
     out.parts.push_back(std::move(file));
     const size_t run = out.order.size();
+    if (read == PointRead::kLabels) {
+      absl::flat_hash_set<std::string> shapes;
+      const query::TypedResult& points = out.parts[part]->points;
+      for (auto it = first; it != last; ++it) {
+        if (wanted[ids[*it]] && shapes.insert(LabelShapeOf(points, *it)).second) {
+          out.order.push_back({part, *it});
+        }
+      }
+      if (out.order.size() > most_rows) return absl::ResourceExhaustedError(kTooManyPoints);
+      continue;
+    }
     for (auto it = first; it != last; ++it) {
       if (wanted[ids[*it]]) out.order.push_back({part, *it});
     }
@@ -378,9 +412,9 @@ absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const quer
                                               int64_t min_ms, int64_t max_ms,
                                               const PointColumnsWanted& wanted, PointRead read,
                                               size_t max_rows, PointCache* cache) {
-  if (cache != nullptr && read == PointRead::kSamples) {
+  if (cache != nullptr && read != PointRead::kExemplars) {
     absl::StatusOr<MetricPoints> cached =
-        SelectCachedPoints(pool, files, call, otlp_names, min_ms, max_ms, max_rows, *cache);
+        SelectCachedPoints(pool, files, call, otlp_names, min_ms, max_ms, read, max_rows, *cache);
     if (!absl::IsUnimplemented(cached.status())) return cached;
   }
   STRATA_ASSIGN_OR_RETURN(DecodedMetricsFile queried,

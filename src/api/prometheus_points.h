@@ -127,10 +127,14 @@ std::string ResourceValueSql(std::string_view key);
 // `deadline_call` bounds each query. Internal when two identities share a
 // hash (never seen; 64-bit hashes) or the answer has an unexpected shape.
 //
-// With `cache` (kSamples only), each metrics file's points are decoded
-// once, whole (every named metric, every time, every column), kept in the
-// cache and selected from there: the same points in the same order as the
-// query would read, though columns not `wanted` may hold values. A file of
+// With `cache` (kSamples and kLabels), each metrics file's points are
+// decoded once, whole (every named metric, every time, every column), kept
+// in the cache and selected from there: the same points in the same order
+// as the query would read, though columns not `wanted` may hold values.
+// For kLabels the rows are the file's points of distinct identity, sum
+// presence, bounds, bucket count and quantiles (one per file, not across
+// files), with their real values, flags and times (a caller reads only
+// their shapes: a sum column's validity, not its value). A file of
 // more points than the cache could hold (PointCache::MostRows) is read by
 // the query instead, and remembered as such.
 absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,

@@ -470,7 +470,9 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
       if (identity.entry == nullptr) continue;
       const CatalogEntry& e = *identity.entry;
       const int64_t t_ms = static_cast<int64_t>(col[internal::kPointTime].uint64s[r]) / 1'000'000;
-      const bool stale = (col[internal::kPointFlags].int64s[r] & kNoRecordedValue) != 0;
+      // A labels read of a cached file has real flags and sums: only the shape counts.
+      const bool stale =
+          !labels_only && (col[internal::kPointFlags].int64s[r] & kNoRecordedValue) != 0;
       const query::TypedColumn& bounds_column = col[internal::kPointBounds];
       if (mode == Mode::kExemplars) {
         std::vector<MetricExemplar> exemplars;
@@ -542,7 +544,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
       const double count = number(internal::kPointCount);
       const double sum = number(internal::kPointSum);
       const bool accumulate = delta && e.type != kSummary;
-      if (!std::isnan(sum) || stale) {
+      if (labels_only ? col[internal::kPointSum].is_valid(r) : !std::isnan(sum) || stale) {
         STRATA_RETURN_IF_ERROR(emit(identity.sum, "_sum", "", "", sum, accumulate));
       }
       STRATA_RETURN_IF_ERROR(emit(identity.count, "_count", "", "", count, accumulate));

@@ -32,20 +32,20 @@ struct PromExemplars {
 
 class MetricsSeriesSource : public compat::promql::SeriesSource {
  public:
-  // `pool`, `files`, `call` and `cache` must outlive the source. Samples
+  // `pool`, `files`, `call` and `cache` must outlive the source. Points
   // are read through `cache` (prometheus_point_cache.h; null: every point
   // from DuckDB).
   MetricsSeriesSource(query::QueryPool& pool, const query::ViewFiles& files,
-                      const CallOptions& call,
-                      internal::PointCache* cache = &internal::DefaultPointCache())
+                      const CallOptions& call, internal::PointCache* cache)
       : pool_(pool), files_(files), call_(call), cache_(cache) {}
 
   absl::StatusOr<std::vector<compat::promql::Series>> Select(
       absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
       const compat::promql::SelectLimits& limits) override;
 
-  // The label sets Select would answer, without their samples (one
-  // DISTINCT query, not every point): for /api/v1/series, /labels and
+  // The label sets Select would answer, without their samples (from the
+  // cache's decoded files, else one DISTINCT query; target_info's from
+  // DuckDB either way): for /api/v1/series, /labels and
   // /label/{name}/values. At most `max_series` (0: no limit), else
   // ResourceExhausted.
   absl::StatusOr<std::vector<compat::promql::Labels>> SelectLabels(

@@ -134,7 +134,7 @@ class PrometheusSeriesTest : public ::testing::Test {
     const auto snapshot = storage_->Pin();
     const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
     CallOptions call;
-    MetricsSeriesSource source(*pool_, files, call);
+    MetricsSeriesSource source(*pool_, files, call, &cache_);
     auto selected = source.Select(matchers, t0_ / 1'000'000 - 1000, t0_ / 1'000'000 + 100'000, {});
     EXPECT_TRUE(selected.ok()) << selected.status();
     std::map<std::string, std::string> out;
@@ -158,6 +158,8 @@ class PrometheusSeriesTest : public ::testing::Test {
   std::string data_dir_;
   std::unique_ptr<storage::Storage> storage_;
   std::unique_ptr<query::QueryPool> pool_;
+  // As the Api keeps them: decoded files read through a cache.
+  internal::PointCache cache_{internal::PointCache::kDefaultMaxBytes};
   int64_t t0_ = 0;
 };
 
@@ -229,7 +231,7 @@ TEST_F(PrometheusSeriesTest, LabelSetsAloneAreThoseOfTheSeries) {
   const auto snapshot = storage_->Pin();
   const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
   CallOptions call;
-  MetricsSeriesSource source(*pool_, files, call);
+  MetricsSeriesSource source(*pool_, files, call, &cache_);
   for (const std::string regex : {".+", ".*duration.*", "target_info|rpc.*"}) {
     const std::vector<promql::LabelMatcher> matchers = {Name(kRegexMatch, regex)};
     auto series = source.Select(matchers, t0_ / 1'000'000 - 1000, t0_ / 1'000'000 + 100'000, {});
@@ -256,7 +258,7 @@ TEST_F(PrometheusSeriesTest, ExemplarsSitOnTheBucketThatHoldsThem) {
   const auto snapshot = storage_->Pin();
   const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
   CallOptions call;
-  MetricsSeriesSource source(*pool_, files, call);
+  MetricsSeriesSource source(*pool_, files, call, &cache_);
   const int64_t t0_ms = t0_ / 1'000'000;
   const std::vector<promql::LabelMatcher> matchers = {Name(kRegexMatch, ".*duration.*")};
   auto got = source.Exemplars(matchers, t0_ms - 1000, t0_ms + 100'000, 0);
@@ -290,7 +292,7 @@ TEST_F(PrometheusSeriesTest, MatchersOnOtherLabelsAndBudgets) {
   const auto snapshot = storage_->Pin();
   const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
   CallOptions call;
-  MetricsSeriesSource source(*pool_, files, call);
+  MetricsSeriesSource source(*pool_, files, call, &cache_);
   const std::vector<promql::LabelMatcher> all = {Name(kRegexMatch, ".+")};
   auto over = source.Select(all, t0_ / 1'000'000 - 1000, t0_ / 1'000'000 + 100'000,
                             {.max_series = 3, .max_samples = 0});

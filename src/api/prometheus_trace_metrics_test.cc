@@ -70,7 +70,7 @@ class TraceMetricsTest : public ::testing::Test {
     std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
     const query::ViewFiles files = FilesFor(*snapshot);
     const CallOptions call{std::chrono::seconds(30)};
-    MetricsSeriesSource metrics(*pool_, files, call);
+    MetricsSeriesSource metrics(*pool_, files, call, nullptr);
     TraceMetricsSource traces(rollups_, map_, fs_, *snapshot);
     PromSeriesSources source(metrics, traces);
     auto result = EvaluatePromQuery({text, t_ms, t_ms, 0, 0}, source, 0);
@@ -246,7 +246,7 @@ TEST_F(TraceMetricsTest, NamesAreListedBesideTheMetricsTablesAndSelectedByRegex)
   std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
   const query::ViewFiles files = FilesFor(*snapshot);
   const CallOptions call{std::chrono::seconds(30)};
-  MetricsSeriesSource metrics(*pool_, files, call);
+  MetricsSeriesSource metrics(*pool_, files, call, nullptr);
   TraceMetricsSource traces(rollups_, map_, fs_, *snapshot);
   PromSeriesSources source(metrics, traces);
   auto sets = source.SelectLabels({{promql::MatchType::kRegexMatch, "__name__", "traces_.+_total"}},

@@ -351,11 +351,13 @@ absl::StatusOr<PromqlBenchNumbers> RunPromqlBench(storage::Storage& storage, que
   const query::ViewFiles files = query::ViewFilesOf(*snapshot);
   const int64_t start_ms = start_s * 1000, end_ms = (end_s - kStepSeconds) * 1000;
   std::vector<double> rate_s, quantile_s, prom_rate_s, prom_quantile_s;
+  // As `strata serve` keeps them by default: decoded files kept across runs.
+  api::internal::PointCache cache(api::internal::PointCache::kDefaultMaxBytes);
   for (int run = 0; run < std::max(1, options.runs); ++run) {
     for (const char* text : {kRateQuery, kQuantileQuery}) {
       const bool rate = text == kRateQuery;
       const api::CallOptions call{.deadline = std::chrono::seconds(120)};
-      api::MetricsSeriesSource source(pool, files, call);
+      api::MetricsSeriesSource source(pool, files, call, &cache);
       const api::PromQuery query{.text = text, .start = start_ms, .end = end_ms, .step = 60'000};
       BenchClock::time_point t0 = BenchClock::now();
       auto result = api::EvaluatePromQuery(query, source, 120'000);

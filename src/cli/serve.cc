@@ -391,6 +391,10 @@ absl::Status ValidateServeOptions(const ServeOptions& options) {
     return absl::InvalidArgumentError(
         "--loki-tail-max-connections and --loki-tail-max-per-token must be >= 0");
   }
+  if (options.promql_cache_mb > kMaxPromqlCacheMb) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--promql-cache-mb must be at most {} (64 GiB; 0: no cache)", kMaxPromqlCacheMb));
+  }
   if (options.log_tail_max_queued_bytes < 4096) {
     return absl::InvalidArgumentError("--log-tail-max-queued-bytes must be at least 4096");
   }
@@ -723,6 +727,7 @@ int RunServe(const ServeOptions& options) {
       .worker_threads = options.api_workers,
       .query_deadline = query_timeout,
       .sql_max_answer_bytes = options.sql_max_answer_bytes,
+      .promql_cache_bytes = size_t{options.promql_cache_mb} << 20,
       .log_tail = {.max_connections = options.log_tail_max_connections,
                    .max_queued_bytes = options.log_tail_max_queued_bytes,
                    .formatted_max_connections = options.loki_tail_max_connections,
@@ -906,6 +911,9 @@ void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOpt
   AddFlag(command, env_names, "lookup-cache-bytes", &options->lookup_cache_bytes,
           "Memory trace lookups may keep for the batches' parsed footers and dictionary pages "
           "(0: none)");
+  AddFlag(command, env_names, "promql-cache-mb", &options->promql_cache_mb,
+          "MiB of decoded metrics files the Prometheus API keeps across queries (0: none; "
+          "every query reads through DuckDB)");
   AddFlag(command, env_names, "retention-days", &options->retention_days,
           "Days of ingest time kept; older whole days are deleted (0: keep everything)");
   AddFlag(command, env_names, "max-disk-bytes", &options->max_disk_bytes,

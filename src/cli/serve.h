@@ -69,6 +69,10 @@ struct ServeOptions {
   // What trace lookups may cache across all batches: their spans.parquet
   // footers and OffsetIndexes (docs/operations.md, "Querying").
   uint64_t lookup_cache_bytes = 64 << 20;
+  // Mebibytes of decoded metrics files the Prometheus API keeps across
+  // queries (docs/prometheus.md, "Decoded batches"); 0: none kept, every
+  // query reads its points through DuckDB. At most kMaxPromqlCacheMb.
+  uint32_t promql_cache_mb = 256;
   // Maintenance (docs/operations.md, "Compaction and retention"): days of
   // ingest time kept (0: all), a cap on the telemetry files' bytes (0: no
   // cap; oldest days go first), the batches a level of today needs before
@@ -123,6 +127,9 @@ struct ServeOptions {
   std::string evict_after;
   uint64_t cache_size = 0;
 };
+
+// The largest --promql-cache-mb: 64 GiB.
+inline constexpr uint32_t kMaxPromqlCacheMb = 65536;
 
 // The longest --evict-after: 36500 days (100 years), in microseconds.
 inline constexpr int64_t kMaxEvictAfterMicros = int64_t{36500} * 86'400'000'000;

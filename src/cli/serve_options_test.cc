@@ -1,5 +1,6 @@
-// `strata serve`'s option parsing: --evict-after, --cache-size and --node-id as the
-// command line, CLI11 and ValidateServeOptions take them.
+// `strata serve`'s option parsing: --evict-after, --cache-size, --node-id and
+// --promql-cache-mb as the command line, CLI11 and ValidateServeOptions take
+// them.
 
 #include <algorithm>
 #include <cstdint>
@@ -177,6 +178,29 @@ TEST(ServeOptionsTest, CatalogIsAPostgresUrlAndNeedsAnObjectStore) {
                          "--catalog-delete-after-sec", "5"}),
             "");
   EXPECT_EQ(grace.options.catalog_delete_after_sec, 5);
+}
+
+TEST(ServeOptionsTest, PromqlCacheMbDefaultsTo256AndZeroTurnsTheCacheOff) {
+  ServeFlags none;
+  ASSERT_EQ(none.Parse({}), "");
+  EXPECT_EQ(none.options.promql_cache_mb, 256u);
+  EXPECT_TRUE(none.env_names.contains("STRATA_PROMQL_CACHE_MB"));
+  ServeFlags off;
+  ASSERT_EQ(off.Parse({"--promql-cache-mb", "0"}), "");
+  EXPECT_EQ(off.options.promql_cache_mb, 0u);
+  ServeFlags largest;
+  ASSERT_EQ(largest.Parse({"--promql-cache-mb", std::to_string(kMaxPromqlCacheMb)}), "");
+  EXPECT_EQ(largest.options.promql_cache_mb, kMaxPromqlCacheMb);
+}
+
+TEST(ServeOptionsTest, BadPromqlCacheMbIsRefusedNamingTheFlag) {
+  for (const char* bad : {"-1", "256MiB", "1.5", "abc", "", "0x10", "4294967296"}) {
+    ServeFlags flags;
+    EXPECT_THAT(flags.Parse({"--promql-cache-mb", bad}), HasSubstr("--promql-cache-mb")) << bad;
+  }
+  ServeFlags too_large;
+  EXPECT_THAT(too_large.Parse({"--promql-cache-mb", std::to_string(kMaxPromqlCacheMb + 1)}),
+              HasSubstr("--promql-cache-mb must be at most 65536"));
 }
 
 }  // namespace
