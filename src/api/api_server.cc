@@ -22,6 +22,7 @@
 #include "fmt/format.h"
 #include "otlp/encode.h"
 #include "otlp/json_writer.h"
+#include "storage/format/layout.h"
 #include "storage/storage.h"
 #include "storage/trace_lookup.h"
 
@@ -113,6 +114,14 @@ Api::Api(ApiOptions options)
   const int threads = std::max(1, options_.worker_threads);
   workers_.reserve(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  if (!options_.data_dir.empty()) {
+    // The resolved state survives restarts (docs/format/service-map-state.md).
+    const storage::DataDirPaths paths(options_.data_dir);
+    ServiceMapOptions map_options;
+    map_options.state_path = paths.ServiceMapState();
+    map_options.state_temp_path = paths.ServiceMapStateTemp();
+    service_map_ = std::make_unique<ServiceMap>(std::move(map_options));
+  }
   service_map_->Start(options_.storage, options_.fs);
 }
 

@@ -8,7 +8,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "api/service_health_json.h"
+#include "common/path.h"
+#include "common/status_macros.h"
 #include "fmt/format.h"
+#include "rollups/service_map_state.h"
+#include "spdlog/spdlog.h"
 #include "storage/offload/data_file_resolver.h"
 #include "storage/storage.h"
 #include "storage/table/rollups_table.h"
@@ -120,12 +124,25 @@ void ServiceMap::Start(std::function<storage::Storage*()> storage, FileSystem* f
 }
 
 void ServiceMap::Loop(std::function<storage::Storage*()> storage, FileSystem* fs) {
+  const bool persistent = !options_.state_path.empty();
+  if (persistent) {
+    const absl::Status loaded = LoadState(*fs, options_.state_path);
+    if (loaded.ok()) {
+      MutexLock lock(&mu_);
+      spdlog::info("service map: resumed from {}: {} batches resolved, {} spans kept",
+                   options_.state_path, done_.size(), resolver_.indexed_spans());
+    } else if (!absl::IsNotFound(loaded)) {
+      spdlog::warn("service map: ignoring {} (every live batch is read again): {}",
+                   options_.state_path, loaded.ToString());
+    }
+  }
+  auto last_save = std::chrono::steady_clock::now();
   size_t pending = 0;
   for (;;) {
     {
       MutexLock lock(&mu_);
       if (pending == 0 && !stopping_) stop_cv_.WaitFor(&mu_, options_.poll);
-      if (stopping_) return;
+      if (stopping_) break;
     }
     storage::Storage* engine = storage();
     if (engine == nullptr) {
@@ -134,7 +151,63 @@ void ServiceMap::Loop(std::function<storage::Storage*()> storage, FileSystem* fs
     }
     const std::shared_ptr<const storage::Snapshot> snapshot = engine->Pin();
     pending = CatchUp(*fs, *snapshot, kLoopSpans);
+    const auto now = std::chrono::steady_clock::now();
+    if (persistent && now - last_save >= options_.state_save_interval) {
+      SaveIfChanged(*fs);
+      last_save = now;
+    }
   }
+  if (persistent) SaveIfChanged(*fs);
+}
+
+void ServiceMap::SaveIfChanged(FileSystem& fs) {
+  {
+    MutexLock lock(&mu_);
+    if (changes_ == saved_changes_) return;
+  }
+  if (absl::Status saved = SaveState(fs, options_.state_path, options_.state_temp_path);
+      !saved.ok()) {
+    spdlog::warn("service map: cannot save {} (the next save retries): {}", options_.state_path,
+                 saved.ToString());
+  }
+}
+
+absl::Status ServiceMap::SaveState(FileSystem& fs, const std::string& path,
+                                   const std::string& temp_path) {
+  std::string bytes;
+  uint64_t changes = 0;
+  {
+    // Not while a batch is half fed: the state names it resolved or not.
+    MutexLock feed(&feed_mu_);
+    MutexLock lock(&mu_);
+    const rollups::ServiceMapProgress progress{done_, resolved_from_, unreadable_,
+                                               last_unreadable_error_};
+    bytes = rollups::EncodeServiceMapState(resolver_, progress);
+    changes = changes_;
+  }
+  STRATA_RETURN_IF_ERROR(WriteFile(fs, temp_path, bytes));
+  STRATA_RETURN_IF_ERROR(fs.RenameFile(temp_path, path));
+  STRATA_RETURN_IF_ERROR(fs.SyncDir(ParentPath(path)));
+  MutexLock lock(&mu_);
+  saved_changes_ = std::max(saved_changes_, changes);
+  return absl::OkStatus();
+}
+
+absl::Status ServiceMap::LoadState(FileSystem& fs, const std::string& path) {
+  MutexLock feed(&feed_mu_);
+  STRATA_ASSIGN_OR_RETURN(const std::string bytes, fs.ReadFile(path));
+  MutexLock lock(&mu_);
+  rollups::ServiceMapProgress progress;
+  const absl::Status decoded = rollups::DecodeServiceMapState(bytes, &resolver_, &progress);
+  done_ = std::move(progress.resolved);
+  resolved_from_ = progress.resolved_from;
+  unreadable_ = progress.unreadable;
+  last_unreadable_error_ = std::move(progress.last_unreadable_error);
+  saved_changes_ = changes_;
+  if (!decoded.ok()) {
+    return absl::DataLossError(fmt::format("{}: {}", path, std::string(decoded.message())));
+  }
+  return absl::OkStatus();
 }
 
 size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t max_spans) {
@@ -162,12 +235,14 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, ui
       for (const std::string& source : meta.sources) sources_done &= done_.contains(source);
       if (sources_done || meta.spans.rows == 0 || !meta.spans.event_time.has_value()) {
         done_[meta.id] = age;
+        ++changes_;
         continue;
       }
       if (age + options_.horizon_nanos < newest_ingest) {
         // Ingested before the horizon: not read; the map starts after its
         // spans.
         done_[meta.id] = age;
+        ++changes_;
         resolved_from_ = std::max(
             resolved_from_, rollups::MinuteOf(meta.spans.event_time->max) + rollups::kMinuteNanos);
         continue;
@@ -212,6 +287,7 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, ui
         });
     MutexLock lock(&mu_);
     done_[batch.meta().id] = age;
+    ++changes_;
     if (!read.ok()) {
       ++unreadable_;
       last_unreadable_error_ = read.ToString();

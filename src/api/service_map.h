@@ -14,6 +14,14 @@
 // whole, and spans already resolved (same trace and span id) count once.
 // Retention: minutes before the oldest live span are dropped.
 //
+// Restarts: with `state_path` set, the background thread first loads the
+// resolved state a previous run saved there (docs/format/service-map-
+// state.md), so the batches it had resolved are not read again, and saves
+// it (written to `state_temp_path`, synced, renamed) at most every
+// `state_save_interval` while batches are being resolved, and when the
+// map stops. A state file that cannot be read or fails its checks is
+// logged and ignored: the map is then rebuilt from the batches.
+//
 // Thread-safety: safe for concurrent use. Errors: a batch whose spans
 // cannot be read is left out, counted in the answer and named with its
 // error there (the last one).
@@ -49,6 +57,10 @@ struct ServiceMapOptions {
   // Spans an answer resolves itself before answering with what it has.
   uint64_t answer_catch_up_spans = 2'000'000;
   std::chrono::milliseconds poll{1000};
+  // Where the resolved state survives a restart; empty: it does not.
+  std::string state_path;
+  std::string state_temp_path;
+  std::chrono::milliseconds state_save_interval{60'000};
 };
 
 struct MapNode {
@@ -120,6 +132,18 @@ class ServiceMap {
   size_t CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t max_spans)
       ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
 
+  // Writes the resolved state to `temp_path`, syncs it and renames it to
+  // `path` (then syncs its folder), so `path` holds a whole state or the
+  // one before. Encoding waits for a batch being fed to finish.
+  [[nodiscard]] absl::Status SaveState(FileSystem& fs, const std::string& path,
+                                       const std::string& temp_path)
+      ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
+  // Replaces the resolved state with the one saved at `path`; call before
+  // feeding batches. NotFound without a file; DataLoss (the map is then
+  // empty, as new) when it fails its checks (rollups/service_map_state.h).
+  [[nodiscard]] absl::Status LoadState(FileSystem& fs, const std::string& path)
+      ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
+
   // Whether the batch `id` was resolved (or skipped as too old).
   bool Resolved(const std::string& id) const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -137,6 +161,9 @@ class ServiceMap {
 
  private:
   void Loop(std::function<storage::Storage*()> storage, FileSystem* fs) ABSL_LOCKS_EXCLUDED(mu_);
+  // Saves to options_.state_path when something was resolved since the
+  // last save, logging a failure.
+  void SaveIfChanged(FileSystem& fs) ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
 
   const ServiceMapOptions options_;
   // Held by whoever is feeding batches (they are read outside mu_).
@@ -151,6 +178,10 @@ class ServiceMap {
   size_t unreadable_ ABSL_GUARDED_BY(mu_) = 0;
   std::string last_unreadable_error_ ABSL_GUARDED_BY(mu_);
   uint64_t resolved_from_ ABSL_GUARDED_BY(mu_) = 0;
+  // Counts the changes to done_ (and so to the resolver): the state saved
+  // last was that of `saved_changes_`.
+  uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t saved_changes_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "otlp/batch.h"
 
 namespace strata::rollups {
@@ -85,6 +86,7 @@ class NodeTable {
   bool full() const { return full_; }
 
  private:
+  friend class EdgeResolver;  // restores a table (DecodeState)
   bool full_ = false;
   std::vector<Node> nodes_;
   absl::flat_hash_map<Node, uint32_t> ids_;
@@ -212,6 +214,17 @@ class EdgeResolver {
   size_t indexed_spans() const { return index_.size(); }
   uint64_t oldest_age() const { return ages_.empty() ? 0 : ages_.begin()->first; }
 
+  // The whole state (nodes, per-minute edges, the spans kept for late
+  // counterparts), appended to `out` as docs/format/service-map-state.md,
+  // "Resolver", lays it out; a resolver that DecodeState()s it goes on
+  // exactly as this one would (edge_resolver_state.cc).
+  void EncodeState(std::string* out) const;
+  // Replaces the state with the one at the front of `*in` and consumes
+  // it. DataLoss when the bytes are malformed (short, a node or bucket out
+  // of range, a key twice); the state is then empty. Options are this
+  // resolver's, not the encoder's.
+  [[nodiscard]] absl::Status DecodeState(std::string_view* in);
+
  private:
   struct Indexed {
     uint32_t service;
@@ -244,6 +257,8 @@ class EdgeResolver {
   void FoundRemoteSource(const SpanKey& child);
   void Count(uint64_t minute, const EdgeKey& edge, int64_t duration, bool error, int sign);
   void Expire();
+  // DecodeState into this fresh resolver.
+  absl::Status DecodeInto(std::string_view* in);
 
   const EdgeResolverOptions options_;
   NodeTable nodes_;

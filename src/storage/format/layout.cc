@@ -30,6 +30,12 @@ std::string DataDirPaths::QueryTemp() const {
 std::string DataDirPaths::QueryCache() const {
   return JoinPath(Top(kQueryDirName), kQueryCacheDirName);
 }
+std::string DataDirPaths::ServiceMapState() const {
+  return JoinPath(Top(kQueryDirName), kServiceMapStateFileName);
+}
+std::string DataDirPaths::ServiceMapStateTemp() const {
+  return JoinPath(Top(kQueryDirName), kServiceMapStateTempFileName);
+}
 std::string DataDirPaths::ControlDb() const {
   return JoinPath(Top(kControlDirName), kControlDbFileName);
 }

@@ -13,6 +13,7 @@
 //   <data>/telemetry/quarantine/, telemetry/COMPACTION.json[.tmp]
 //   <data>/query/tmp/  (DuckDB's spill space)
 //   <data>/query/cache/  (with eviction: the ReadCache of evicted files)
+//   <data>/query/service_map.state[.tmp]  (the service map's resolved state)
 //   <data>/control/strata.sqlite
 //
 // Constants and a value type; safe to use from any thread.
@@ -60,6 +61,9 @@ inline constexpr const char* kBatchFileNames[] = {
 inline constexpr char kQueryTempDirName[] = "tmp";             // under query/
 inline constexpr char kQueryCacheDirName[] = "cache";          // under query/
 inline constexpr char kControlDbFileName[] = "strata.sqlite";  // under control/
+// The service map's resolved state (service-map-state.md), under query/.
+inline constexpr char kServiceMapStateFileName[] = "service_map.state";
+inline constexpr char kServiceMapStateTempFileName[] = "service_map.state.tmp";
 
 // The folders initialisation creates: these at the top of the data
 // directory, and telemetry/'s children below.
@@ -90,6 +94,9 @@ class DataDirPaths {
   std::string QueryTemp() const;
   // query/cache: the ReadCache of evicted batches' files
   std::string QueryCache() const;
+  // query/service_map.state and the temporary file it is written as
+  std::string ServiceMapState() const;
+  std::string ServiceMapStateTemp() const;
   // control/strata.sqlite
   std::string ControlDb() const;
   // staging/<id>
