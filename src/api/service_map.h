@@ -60,7 +60,7 @@ struct ServiceMapOptions {
   // Where the resolved state survives a restart; empty: it does not.
   std::string state_path;
   std::string state_temp_path;
-  std::chrono::milliseconds state_save_interval{60'000};
+  std::chrono::milliseconds state_save_interval{600'000};
 };
 
 struct MapNode {
