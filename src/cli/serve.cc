@@ -596,7 +596,6 @@ int RunServe(const ServeOptions& options) {
           : "off",
       options.retention_days == 0 ? "off" : fmt::format("{} days", options.retention_days),
       options.max_disk_bytes == 0 ? "off" : fmt::format("{} bytes", options.max_disk_bytes));
-  state.storage.store(storage->get());
   ServeCluster cluster;
   if (!options.catalog.empty()) {
     absl::StatusOr<ServeCluster> joined =
@@ -619,6 +618,10 @@ int RunServe(const ServeOptions& options) {
     spdlog::info("strata serve: batch catalog {}: node {} joined", cluster.catalog->server(),
                  options.node_id);
   }
+  // Queries and exports see the storage engine only now: with --catalog,
+  // once the first sync dropped the other servers' batches the catalog no
+  // longer lists (their objects may be gone after a long stop).
+  state.storage.store(storage->get());
 
   // With --catalog, tokens and accounts are the PostgreSQL ones several
   // servers share.

@@ -95,6 +95,14 @@ absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
         "batch catalog (read from the object store)",
         node_id, restored);
   }
+  // One sync before the server answers: adopted batches the catalog no
+  // longer lists (removed while this server was stopped, their objects
+  // deleted after the grace) are dropped, and those listed since adopted,
+  // so no query reads a batch whose objects are gone. Errors are retried
+  // by the thread.
+  if (absl::Status synced = cluster.member->Sync(); !synced.ok()) {
+    spdlog::warn("strata serve: batch catalog: first sync: {} (retried)", synced.ToString());
+  }
   cluster.member->Start();
   return cluster;
 }

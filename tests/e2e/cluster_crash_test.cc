@@ -45,7 +45,7 @@ constexpr int kNodes = 3;
 constexpr double kLeaseSeconds = 2;
 // Seconds a swapped-out batch's objects stay in the store: past it, the
 // queries running meanwhile read what the servers adopted since.
-constexpr double kDeleteAfterSeconds = 5;
+constexpr double kDeleteAfterSeconds = 10;
 
 // Every stored span key of the `spans` view through `server`'s SQL API,
 // with how many times it is stored (keyset pages of 10,000 rows).
