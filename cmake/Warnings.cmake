@@ -34,10 +34,10 @@ function(strata_unity_libraries dir)
 endfunction()
 
 # strata_test(<name> [POSTGRES] SOURCES ... LIBS ...): one GoogleTest
-# binary, registered with ctest. POSTGRES: its tests share the throwaway
-# PostgreSQL that the ctest fixture `postgres` (tests/CMakeLists.txt)
-# starts once per run, found through STRATA_TEST_POSTGRES_URL_FILE
-# (src/postgres/postgres_testing.h).
+# binary, registered with ctest one suite at a time (TestSuites.cmake).
+# POSTGRES: its tests share the throwaway PostgreSQL that the ctest fixture
+# `postgres` (tests/CMakeLists.txt) starts once per run, found through
+# STRATA_TEST_POSTGRES_URL_FILE (src/postgres/postgres_testing.h).
 set(STRATA_TEST_POSTGRES_DIR "${PROJECT_BINARY_DIR}/test-postgres")
 function(strata_test name)
   cmake_parse_arguments(ARG "POSTGRES" "" "SOURCES;LIBS" ${ARGN})
@@ -51,14 +51,12 @@ function(strata_test name)
     target_compile_options(${name} PRIVATE -O0)
     target_precompile_headers(${name} PRIVATE <gmock/gmock.h> <gtest/gtest.h>)
   endif()
-  # One variable each: gtest_discover_tests passes a list's items on as
-  # separate property arguments, so ENVIRONMENT holds one.
   if(ARG_POSTGRES)
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-      PROPERTIES ENVIRONMENT "STRATA_TEST_POSTGRES_URL_FILE=${STRATA_TEST_POSTGRES_DIR}/url"
-      FIXTURES_REQUIRED postgres)
+    strata_add_test_suites(${name}
+      ENVIRONMENT "TEST_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+        "STRATA_TEST_POSTGRES_URL_FILE=${STRATA_TEST_POSTGRES_DIR}/url"
+      FIXTURES postgres)
   else()
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-      PROPERTIES ENVIRONMENT "TEST_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    strata_add_test_suites(${name} ENVIRONMENT "TEST_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
   endif()
 endfunction()

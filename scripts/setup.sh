@@ -16,7 +16,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="$root/.deps"
 
 apt_packages=(
-  cmake ninja-build g++ clang-14 libclang-rt-14-dev clang-format clang-tidy
+  cmake ninja-build g++ clang-14 libclang-rt-14-dev lld-14 clang-format clang-tidy
   pkg-config curl ca-certificates
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc

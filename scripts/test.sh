@@ -36,7 +36,7 @@ step() {
 # (connection checkout, the deadline timer). The gRPC adapter's
 # tests are left out: Debian's libgrpc is not built for ThreadSanitizer, and
 # its internals report races of their own.
-tsan_tests='ListRanges|GroupCommitWriter|Catalog|StorageTest|CrashLoop|CompactionTest|TokenAuthenticator|HttpServer|HttpStream|HttpClient|OtlpHttp|GzipTest|IngestService|QueryPool|LogFeed'
+tsan_tests='ListRanges|GroupCommitWriter|Catalog|DataDirTest|StorageTest|CrashLoop|CompactionTest|TokenAuthenticator|HttpServer|HttpStream|HttpClient|OtlpHttp|GzipTest|IngestService|QueryPool|LogFeed'
 
 step "setup"
 bash scripts/setup.sh --tests

@@ -199,18 +199,19 @@ class ApiTest : public ::testing::Test {
   };
 
   static HttpAnswer Get(const std::string& target, const std::string& token = kReadToken) {
-    std::vector<std::string> args;
-    if (!token.empty()) args = {"-H", "Authorization: Bearer " + token};
-    args.push_back(fmt::format("http://127.0.0.1:{}{}", shared_->http_server->port(), target));
-    return Curl(args);
+    std::vector<std::string> headers;
+    if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+    return server::testing::Fetch(
+        "GET", fmt::format("http://127.0.0.1:{}{}", shared_->http_server->port(), target), headers);
   }
 
   static HttpAnswer PostSql(const std::string& body, const std::string& content_type,
                             const std::string& query = "") {
-    return Curl(
-        {"-X", "POST", "-H", std::string("Authorization: Bearer ") + kReadToken, "-H",
-         "Content-Type: " + content_type, "--data-binary", body,
-         fmt::format("http://127.0.0.1:{}/api/v1/sql{}", shared_->http_server->port(), query)});
+    return server::testing::Fetch(
+        "POST",
+        fmt::format("http://127.0.0.1:{}/api/v1/sql{}", shared_->http_server->port(), query),
+        {std::string("Authorization: Bearer ") + kReadToken, "Content-Type: " + content_type},
+        body);
   }
 
   static std::string Window() {

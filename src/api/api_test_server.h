@@ -22,6 +22,7 @@
 #include "query/query_pool.h"
 #include "server/http_adapter.h"
 #include "server/http_testing.h"
+#include "server/testing/http_fetch.h"
 #include "storage/storage.h"
 
 namespace strata::api::test_support {
@@ -82,22 +83,13 @@ inline absl::StatusOr<std::unique_ptr<server::HttpServer>> ServeOnLoopback(Api& 
 }
 
 // `method` `base` + `path` (base: "http://127.0.0.1:<port>") with
-// `headers` ("Name: value") and, when not empty, `body`.
+// `headers` ("Name: value") and, when not empty, `body`; sent from this
+// process (server/testing/http_fetch.h).
 inline server::testing::HttpAnswer CallApi(const std::string& base, const std::string& method,
                                            const std::string& path,
                                            const std::vector<std::string>& headers,
                                            const std::string& body = "") {
-  std::vector<std::string> args = {"-X", method};
-  for (const std::string& header : headers) {
-    args.push_back("-H");
-    args.push_back(header);
-  }
-  if (!body.empty()) {
-    args.push_back("--data-binary");
-    args.push_back(body);
-  }
-  args.push_back(base + path);
-  return server::testing::Curl(args);
+  return server::testing::Fetch(method, base + path, headers, body);
 }
 
 // Starts the pool (two connections), the Api over `storage` (which must

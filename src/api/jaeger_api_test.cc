@@ -159,9 +159,10 @@ class JaegerApiTest : public ::testing::Test {
   // A request as Grafana's Jaeger data source sends it, with the token in
   // a custom Authorization header.
   static HttpAnswer Grafana(const std::string& target) {
-    return Curl({"-H", std::string("Authorization: Bearer ") + kToken, "-H",
-                 "Accept: application/json, text/plain, */*", "-H", "X-Grafana-Org-Id: 1", "-A",
-                 "Grafana/11.3.0", Url(target)});
+    return server::testing::Fetch("GET", Url(target),
+                                  {std::string("Authorization: Bearer ") + kToken,
+                                   "Accept: application/json, text/plain, */*",
+                                   "X-Grafana-Org-Id: 1", "User-Agent: Grafana/11.3.0"});
   }
 
   // The answer's JSON; a test failure when it does not parse.

@@ -214,13 +214,14 @@ class LogVolumeTest : public ::testing::Test {
   };
 
   static HttpAnswer Get(const std::string& target) {
-    return Curl({"-H", std::string("Authorization: Bearer ") + kReadToken,
-                 fmt::format("http://127.0.0.1:{}{}", shared_->http_server->port(), target)});
+    return server::testing::Fetch(
+        "GET", fmt::format("http://127.0.0.1:{}{}", shared_->http_server->port(), target),
+        {std::string("Authorization: Bearer ") + kReadToken});
   }
   static HttpAnswer PostSql(const std::string& sql) {
-    return Curl({"-X", "POST", "-H", std::string("Authorization: Bearer ") + kReadToken,
-                 "--data-binary", sql,
-                 fmt::format("http://127.0.0.1:{}/api/v1/sql", shared_->http_server->port())});
+    return server::testing::Fetch(
+        "POST", fmt::format("http://127.0.0.1:{}/api/v1/sql", shared_->http_server->port()),
+        {std::string("Authorization: Bearer ") + kReadToken}, sql);
   }
   static std::string Window() {
     return fmt::format("start={}&end={}", shared_->start, shared_->end);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "api/api_test_server.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
@@ -163,13 +164,14 @@ class LokiApiTest : public ::testing::Test {
     return fmt::format("http://{}/loki/api/v1", shared_->served.http_server->address());
   }
 
-  // GET as Grafana sends it: the token as a basic-auth password.
+  // GET as Grafana sends it: the token as a basic-auth password; `extra`
+  // headers ("Name: value") besides.
   static HttpAnswer Get(const std::string& path_and_query,
                         const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"-u", std::string("grafana:") + kToken};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back(Base() + path_and_query);
-    return Curl(args);
+    std::vector<std::string> headers = {"Authorization: Basic " +
+                                        absl::Base64Escape(std::string("grafana:") + kToken)};
+    headers.insert(headers.end(), extra.begin(), extra.end());
+    return server::testing::Fetch("GET", Base() + path_and_query, headers);
   }
 
   static int64_t Start() { return shared_->end - 3600 * kSecond; }
@@ -402,7 +404,7 @@ TEST_F(LokiApiTest, CategorizedLabelsPutOtlpFieldsInStructuredMetadata) {
   const HttpAnswer answer =
       Get(fmt::format("/query_range?query={}&{}&limit=50",
                       Encode(fmt::format(R"({{service_name="{}"}})", service)), Window()),
-          {"-H", "X-Loki-Response-Encoding-Flags: categorize-labels"});
+          {"X-Loki-Response-Encoding-Flags: categorize-labels"});
   ASSERT_EQ(answer.status, 200) << answer.body;
   EXPECT_THAT(answer.body, HasSubstr("\"encodingFlags\":[\"categorize-labels\"]"));
   const std::vector<Entry> entries = Entries(answer);

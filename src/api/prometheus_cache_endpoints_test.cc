@@ -116,18 +116,15 @@ class PrometheusCacheEndpointsTest : public ::testing::Test {
     if (storage_ != nullptr) storage_->Shutdown(std::chrono::seconds(5));
   }
 
-  // GET `path` of `api` with `params` ("name=value", URL-encoded by curl);
+  // GET `path` of `api` with `params` ("name=value", the value URL-encoded);
   // the body, after a test failure unless the status is 200.
   static std::string Get(const test_support::LoopbackApi& api, const std::string& path,
                          const std::vector<std::string>& params) {
-    std::vector<std::string> args = {"-G", "-H", std::string("Authorization: Bearer ") + kToken};
-    for (const std::string& param : params) {
-      args.push_back("--data-urlencode");
-      args.push_back(param);
-    }
-    args.push_back(
-        fmt::format("http://127.0.0.1:{}/prometheus/api/v1/{}", api.http_server->port(), path));
-    const server::testing::HttpAnswer answer = server::testing::Curl(args);
+    const server::testing::HttpAnswer answer = server::testing::Fetch(
+        "GET",
+        fmt::format("http://127.0.0.1:{}/prometheus/api/v1/{}?{}", api.http_server->port(), path,
+                    server::testing::QueryString(params)),
+        {std::string("Authorization: Bearer ") + kToken});
     EXPECT_EQ(answer.status, 200) << path << "\n" << answer.body;
     return answer.body;
   }

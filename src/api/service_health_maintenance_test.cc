@@ -45,8 +45,8 @@ class Server {
  public:
   explicit Server(int port) : port_(port) {}
   HttpAnswer Get(const std::string& target) const {
-    return Curl({"-H", std::string("Authorization: Bearer ") + kToken,
-                 fmt::format("http://127.0.0.1:{}{}", port_, target)});
+    return server::testing::Fetch("GET", fmt::format("http://127.0.0.1:{}{}", port_, target),
+                                  {std::string("Authorization: Bearer ") + kToken});
   }
 
  private:

@@ -95,13 +95,13 @@ class TempoApiTest : public ::testing::Test {
     return fmt::format("http://{}/tempo", shared_->served.http_server->address());
   }
 
-  // GET with the token, as Grafana sends it (a custom Authorization header).
+  // GET with the token, as Grafana sends it (a custom Authorization
+  // header), and `extra` headers ("Name: value").
   static HttpAnswer Get(const std::string& path_and_query,
                         const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"-H", std::string("Authorization: Bearer ") + kToken};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back(Base() + path_and_query);
-    return Curl(args);
+    std::vector<std::string> headers = {std::string("Authorization: Bearer ") + kToken};
+    headers.insert(headers.end(), extra.begin(), extra.end());
+    return server::testing::Fetch("GET", Base() + path_and_query, headers);
   }
 
   static std::string Window() {
@@ -270,11 +270,11 @@ TEST_F(TempoApiTest, SearchAnswersInTempoSchemaWithMatchedSpans) {
 
 TEST_F(TempoApiTest, TraceByIdInProtobufAndJsonWithTrimmedIds) {
   const std::string trimmed = "abcdef12";
-  const HttpAnswer v2 = Get("/api/v2/traces/" + trimmed, {"-H", "Accept: application/protobuf"});
+  const HttpAnswer v2 = Get("/api/v2/traces/" + trimmed, {"Accept: application/protobuf"});
   ASSERT_EQ(v2.status, 200) << v2.body;
   EXPECT_EQ(v2.Header("content-type"), "application/protobuf");
   const HttpAnswer v1 =
-      Get("/api/traces/" + std::string(kZeroTrace), {"-H", "Accept: application/protobuf"});
+      Get("/api/traces/" + std::string(kZeroTrace), {"Accept: application/protobuf"});
   ASSERT_EQ(v1.status, 200);
   // v2 wraps v1's Trace as TraceByIDResponse.trace (field 1).
   EXPECT_EQ(v2.body, TempoTraceProto(v1.body, true));

@@ -411,13 +411,9 @@ class TraceCompactTest : public ::testing::Test {
   };
 
   static HttpAnswer Get(const std::string& target, std::vector<std::string> headers = {}) {
-    std::vector<std::string> args = {"-H", std::string("Authorization: Bearer ") + kReadToken};
-    for (std::string& h : headers) {
-      args.push_back("-H");
-      args.push_back(std::move(h));
-    }
-    args.push_back(fmt::format("http://127.0.0.1:{}{}", shared_->http_server->port(), target));
-    return Curl(args);
+    headers.insert(headers.begin(), std::string("Authorization: Bearer ") + kReadToken);
+    return server::testing::Fetch(
+        "GET", fmt::format("http://127.0.0.1:{}{}", shared_->http_server->port(), target), headers);
   }
 
   static std::vector<std::vector<std::string>> Truth(const std::string& sql) {

@@ -133,7 +133,7 @@ absl::StatusOr<HttpResponse> HttpClient::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   if (request.method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else if (request.method == "PUT" || request.method == "POST") {
+  } else if (request.method == "PUT" || request.method == "POST" || !request.body.empty()) {
     curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
     curl_easy_setopt(curl, CURLOPT_READDATA, &transfer);

@@ -260,7 +260,7 @@ class MaintenanceCrash {
   std::shared_ptr<std::atomic<int64_t>> now_ = std::make_shared<std::atomic<int64_t>>(kToday);
 };
 
-TEST(CompactionCrashTest, CrashAtEverySyncOfMaintenanceLosesAndDoublesNothing) {
+TEST(MaintenanceCrashTest, CrashAtEverySyncOfMaintenanceLosesAndDoublesNothing) {
   const uint64_t syncs = MaintenanceCrash().CountSyncs();
   ASSERT_GT(syncs, 20u);
   int halted = 0;
@@ -274,7 +274,7 @@ TEST(CompactionCrashTest, CrashAtEverySyncOfMaintenanceLosesAndDoublesNothing) {
   EXPECT_GT(halted, 0);
 }
 
-TEST(CompactionCrashTest, InjectedEioAndEnospcThenACrash) {
+TEST(MaintenanceCrashTest, InjectedEioAndEnospcThenACrash) {
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     MaintenanceCrash crash;
     crash.CrashAndCheck({.crash_after_syncs = std::nullopt,
