@@ -3,10 +3,10 @@
 // ClusterMember: one serving node's part in the batch catalog several nodes
 // share (postgres_batch_catalog.h, docs/format/postgres-catalog.md).
 //
-// Start() claims the node id (refused while another process heartbeats for
-// it); a thread then heartbeats, and keeps the catalog's view of this
-// node's batches (those whose ids carry its node field) equal to the local
-// catalog's, as far as the object store holds them:
+// Join() claims the node id (refused while another process heartbeats for
+// it); Start() starts a thread that heartbeats, and keeps the catalog's
+// view of this node's batches (those whose ids carry its node field) equal
+// to the local catalog's, as far as the object store holds them:
 //   - a local batch the uploader has put in the store (meta.json last) and
 //     the shared catalog does not list is added;
 //   - a batch of this node that the shared catalog lists and the local
@@ -45,9 +45,11 @@
 //
 // Thread-safety: Sync() is for tests and runs on the caller's thread; the
 // thread started by Start() calls it too, so tests use Sync() without
-// Start(). Errors: Start() returns the catalog's (FailedPrecondition for a
-// node id in use); later errors are reported through on_error and retried;
-// a lost node claim calls on_claim_lost once and ends the thread.
+// Start(). Errors: Join() returns the catalog's (FailedPrecondition for a
+// node id in use); the thread's errors (its first Sync()'s included) are
+// reported through on_error and retried at the next poll (a failed delete
+// of an orphan's objects at the next listing); a lost node claim calls
+// on_claim_lost once and ends the thread.
 
 #include <chrono>
 #include <cstdint>
