@@ -122,6 +122,9 @@ class ClusterMember {
     // Publishes one of this node's batches from its meta.json, read back
     // from the store (Storage::RestoreOwnBatch).
     std::function<absl::Status(const std::string& meta_json)> restore;
+    // Undoes `restore` for one of this node's batches
+    // (Storage::ForgetRestoredBatch).
+    std::function<absl::Status(const storage::BatchId&)> forget;
     // Drops an adopted batch (Storage::DropRemoteBatch).
     std::function<absl::Status(const storage::BatchId&)> drop;
     // Every batch with objects in the store, with its day
@@ -145,6 +148,12 @@ class ClusterMember {
   // many were restored; 0 when the local catalog holds any batch of this
   // node (a directory with some of its batches is this node's own, and
   // Sync() follows it). Called once, after Join() and before Start().
+  // When one of them cannot be restored (the store does not answer, or does
+  // not hold the batch), those restored are forgotten again, so that the
+  // directory still holds none and the next start restores them all (a
+  // directory left with some would be taken for the node's own, and Sync()
+  // would remove the others from the catalog): the restore's error, naming
+  // the batch, then. Nothing is removed from the shared catalog either way.
   [[nodiscard]] absl::StatusOr<size_t> RestoreOwnBatches();
 
   // Starts the thread (heartbeats and Sync() every poll interval).

@@ -97,6 +97,7 @@ class ClusterMemberTest : public testing::CatalogTest {
               if (meta.ok()) Uploaded(meta->id);
               return publish_record(meta_json);
             },
+        .forget = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
         .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
         .stored_batches = [this]() -> absl::StatusOr<std::map<storage::BatchId, std::string>> {
           MutexLock lock(&mu_);
