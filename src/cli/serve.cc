@@ -607,11 +607,8 @@ int RunServe(const ServeOptions& options) {
                      .keep_days = static_cast<int>(options.retention_days)},
                     **storage);
     if (!joined.ok()) {
-      spdlog::error(
-          "strata serve: {}; {}", std::string(joined.status().message()),
-          RunbookRef(absl::IsFailedPrecondition(joined.status()) ? "node-id-in-use"
-                     : absl::IsInvalidArgument(joined.status())  ? "batches-of-another-node-id"
-                                                                 : "catalog-unusable"));
+      // The message ends with its runbook section.
+      spdlog::error("strata serve: {}", std::string(joined.status().message()));
       return 1;
     }
     cluster = *std::move(joined);

@@ -3,15 +3,18 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <optional>
 #include <random>
+#include <string>
 #include <utility>
 
+#include "cluster/storage_local.h"
+#include "common/runbook.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "spdlog/spdlog.h"
 #include "storage/format/batch_id.h"
 #include "storage/offload/data_file_resolver.h"
-#include "storage/offload/uploader.h"
 
 namespace strata::cli {
 
@@ -23,15 +26,33 @@ absl::Status ValidateCatalogUrl(const std::string& url) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// `status` with `runbook_ref` (RunbookRef(), written out at each call so
+// runbook_test.cc checks its anchor) at the end of its message.
+absl::Status WithRunbookRef(const absl::Status& status, const std::string& runbook_ref) {
+  return absl::Status(status.code(), std::string(status.message()) + "; " + runbook_ref);
+}
+
+}  // namespace
+
 absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
                                          storage::Storage& storage) {
   const std::string& node_id = settings.node_id;
-  storage::Uploader* uploader = storage.uploader();
-  if (uploader == nullptr) {
-    return absl::FailedPreconditionError("--catalog needs --object-store");
+  if (storage.uploader() == nullptr) {
+    return WithRunbookRef(absl::FailedPreconditionError("--catalog needs --object-store"),
+                          RunbookRef("invalid-configuration"));
+  }
+  if (storage.resolver() == nullptr) {
+    return WithRunbookRef(
+        absl::FailedPreconditionError("--catalog: the storage engine reads no remote batches"),
+        RunbookRef("invalid-configuration"));
   }
   ServeCluster cluster;
-  STRATA_ASSIGN_OR_RETURN(cluster.catalog, cluster::PostgresBatchCatalog::Open(settings.url));
+  absl::StatusOr<std::unique_ptr<cluster::PostgresBatchCatalog>> catalog =
+      cluster::PostgresBatchCatalog::Open(settings.url);
+  if (!catalog.ok()) return WithRunbookRef(catalog.status(), RunbookRef("catalog-unusable"));
+  cluster.catalog = *std::move(catalog);
   cluster::ClusterMemberOptions options;
   options.node = node_id;
   std::random_device random;
@@ -47,10 +68,6 @@ absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
   options.keep_days = settings.keep_days;
   options.lease_time = settings.lease_time;
   options.delete_after = settings.delete_after;
-  const storage::DataFileResolver* resolver = storage.resolver();
-  if (resolver == nullptr) {
-    return absl::FailedPreconditionError("--catalog: the storage engine reads no remote batches");
-  }
   // Batches of another node id here are taken for another server's
   // (adopted, read from the store, dropped when it no longer lists them):
   // refuse a directory that holds such a batch it has not uploaded.
@@ -59,41 +76,42 @@ absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
     return parsed.ok() ? std::optional<int>(*parsed) : std::nullopt;
   }();
   for (const auto& batch : storage.Pin()->batches()) {
-    if (node.has_value() && batch->id().node() != *node && !resolver->IsEvicted(batch->id())) {
-      return absl::InvalidArgumentError(fmt::format(
-          "the data directory holds batch {} of node id {}, not this server's {}, and not "
-          "adopted from the catalog; serve it with --node-id {}",
-          batch->id().ToString(), batch->id().ToString().substr(21), node_id,
-          batch->id().ToString().substr(21)));
+    if (node.has_value() && batch->id().node() != *node &&
+        !storage.resolver()->IsEvicted(batch->id())) {
+      return WithRunbookRef(
+          absl::InvalidArgumentError(fmt::format(
+              "the data directory holds batch {} of node id {}, not this server's {}, and not "
+              "adopted from the catalog; serve it with --node-id {}",
+              batch->id().ToString(), batch->id().ToString().substr(21), node_id,
+              batch->id().ToString().substr(21))),
+          RunbookRef("batches-of-another-node-id"));
     }
   }
-  objectstore::BatchStore& store = resolver->store();
-  cluster::ClusterMember::Local local{
-      .pin = [&storage] { return storage.Pin(); },
-      .uploaded = [uploader](const storage::BatchId& id) { return uploader->IsUploaded(id); },
-      .adopt =
-          [&storage](const std::string& meta_json) { return storage.AdoptRemoteBatch(meta_json); },
-      .restore =
-          [&storage](const std::string& meta_json) { return storage.RestoreOwnBatch(meta_json); },
-      .drop = [&storage](const storage::BatchId& id) { return storage.DropRemoteBatch(id); },
-      .stored_batches = [&store] { return storage::ListStoredBatches(store); },
-      .delete_objects =
-          [&store](const storage::BatchId& id, const std::string& day) {
-            return storage::DeleteBatchObjects(store, id, day);
-          },
-  };
-  STRATA_ASSIGN_OR_RETURN(
-      cluster.member,
-      cluster::ClusterMember::Join(*cluster.catalog, std::move(local), std::move(options)));
+  STRATA_ASSIGN_OR_RETURN(cluster::ClusterMember::Local local, cluster::LocalOfStorage(storage));
+  absl::StatusOr<std::unique_ptr<cluster::ClusterMember>> member =
+      cluster::ClusterMember::Join(*cluster.catalog, std::move(local), std::move(options));
+  if (!member.ok()) {
+    return WithRunbookRef(member.status(), absl::IsFailedPrecondition(member.status())
+                                               ? RunbookRef("node-id-in-use")
+                                               : RunbookRef("catalog-unusable"));
+  }
+  cluster.member = *std::move(member);
   // A data directory holding none of this node's batches (lost, or
   // replaced by an empty one) gets back those the catalog lists, rather
-  // than the member taking them for replaced and removing them.
-  STRATA_ASSIGN_OR_RETURN(const size_t restored, cluster.member->RestoreOwnBatches());
-  if (restored > 0) {
+  // than the member taking them for replaced and removing them. When one
+  // cannot be restored, none is kept and the start fails; the node id is
+  // given up so that the next start need not wait out the lease.
+  absl::StatusOr<size_t> restored = cluster.member->RestoreOwnBatches();
+  if (!restored.ok()) {
+    // Should giving it up fail, the claim ends after the lease time.
+    (void)cluster.member->Leave();
+    return WithRunbookRef(restored.status(), RunbookRef("restoring-this-nodes-batches-failed"));
+  }
+  if (*restored > 0) {
     spdlog::warn(
         "strata serve: the data directory held no batch of node id {}; restored {} from the "
         "batch catalog (read from the object store)",
-        node_id, restored);
+        node_id, *restored);
   }
   // One sync before the server answers: adopted batches the catalog no
   // longer lists (removed while this server was stopped, their objects

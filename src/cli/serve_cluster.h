@@ -39,7 +39,11 @@ struct ClusterSettings {
 // and starts the member's thread over `storage` (opened with
 // shared_catalog: its uploader registers this node's batches,
 // AdoptRemoteBatch reads the others'). A lost claim sends this process
-// SIGTERM. Errors: the catalog's; FailedPrecondition for a node id in use.
+// SIGTERM. Errors (their messages end with the runbook section that
+// explains them): the catalog's; FailedPrecondition for a node id in use;
+// InvalidArgument for a directory holding another node id's batches; the
+// restore's (ClusterMember::RestoreOwnBatches) for a directory holding
+// none of this node's, whose batches could not be restored.
 [[nodiscard]] absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
                                                        storage::Storage& storage);
 

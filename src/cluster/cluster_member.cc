@@ -203,20 +203,38 @@ absl::StatusOr<size_t> ClusterMember::RestoreOwnBatches() {
   }
   STRATA_ASSIGN_OR_RETURN(const CatalogListing listing, catalog_.List());
   const std::string first_day = FirstDayKept();
-  size_t restored = 0;
+  std::vector<const CatalogBatch*> own;
   for (const CatalogBatch& batch : listing.batches) {
     absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
-    if (!id.ok() || id->node() != node_number_ || batch.day < first_day) continue;
-    absl::Status status = local_.restore(batch.meta_json);
-    if (!status.ok()) {
-      return absl::Status(status.code(), fmt::format("restoring batch {}: {}", batch.id,
-                                                     std::string(status.message())));
+    if (id.ok() && id->node() == node_number_ && batch.day >= first_day) own.push_back(&batch);
+  }
+  std::vector<storage::BatchId> restored;
+  for (const CatalogBatch* batch : own) {
+    absl::Status status = local_.restore(batch->meta_json);
+    if (status.ok()) {
+      restored.push_back(*storage::BatchId::Parse(batch->id));
+      continue;
     }
-    ++restored;
+    std::string undone = "and none is kept here, so the next start restores them all again";
+    for (const storage::BatchId& id : restored) {
+      if (absl::Status forgotten = local_.forget(id); !forgotten.ok()) {
+        undone = fmt::format(
+            "but batch {}, restored before, could not be forgotten ({}): start again on an "
+            "empty data directory",
+            id.ToString(), std::string(forgotten.message()));
+        break;
+      }
+    }
+    return absl::Status(
+        status.code(),
+        fmt::format("restoring batch {} (day {}) of node id {} from the object store: {}; the "
+                    "batch catalog still lists the node's {} batches {}",
+                    batch->id, batch->day, options_.node, std::string(status.message()), own.size(),
+                    undone));
   }
   MutexLock lock(&mu_);
-  stats_.batches_restored += restored;
-  return restored;
+  stats_.batches_restored += restored.size();
+  return restored.size();
 }
 
 absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,

@@ -3,10 +3,10 @@
 // ClusterMember: one serving node's part in the batch catalog several nodes
 // share (postgres_batch_catalog.h, docs/format/postgres-catalog.md).
 //
-// Start() claims the node id (refused while another process heartbeats for
-// it); a thread then heartbeats, and keeps the catalog's view of this
-// node's batches (those whose ids carry its node field) equal to the local
-// catalog's, as far as the object store holds them:
+// Join() claims the node id (refused while another process heartbeats for
+// it); Start() starts a thread that heartbeats, and keeps the catalog's
+// view of this node's batches (those whose ids carry its node field) equal
+// to the local catalog's, as far as the object store holds them:
 //   - a local batch the uploader has put in the store (meta.json last) and
 //     the shared catalog does not list is added;
 //   - a batch of this node that the shared catalog lists and the local
@@ -45,9 +45,11 @@
 //
 // Thread-safety: Sync() is for tests and runs on the caller's thread; the
 // thread started by Start() calls it too, so tests use Sync() without
-// Start(). Errors: Start() returns the catalog's (FailedPrecondition for a
-// node id in use); later errors are reported through on_error and retried;
-// a lost node claim calls on_claim_lost once and ends the thread.
+// Start(). Errors: Join() returns the catalog's (FailedPrecondition for a
+// node id in use); the thread's errors (its first Sync()'s included) are
+// reported through on_error and retried at the next poll (a failed delete
+// of an orphan's objects at the next listing); a lost node claim calls
+// on_claim_lost once and ends the thread.
 
 #include <chrono>
 #include <cstdint>
@@ -120,6 +122,9 @@ class ClusterMember {
     // Publishes one of this node's batches from its meta.json, read back
     // from the store (Storage::RestoreOwnBatch).
     std::function<absl::Status(const std::string& meta_json)> restore;
+    // Undoes `restore` for one of this node's batches
+    // (Storage::ForgetRestoredBatch).
+    std::function<absl::Status(const storage::BatchId&)> forget;
     // Drops an adopted batch (Storage::DropRemoteBatch).
     std::function<absl::Status(const storage::BatchId&)> drop;
     // Every batch with objects in the store, with its day
@@ -143,6 +148,12 @@ class ClusterMember {
   // many were restored; 0 when the local catalog holds any batch of this
   // node (a directory with some of its batches is this node's own, and
   // Sync() follows it). Called once, after Join() and before Start().
+  // When one of them cannot be restored (the store does not answer, or does
+  // not hold the batch), those restored are forgotten again, so that the
+  // directory still holds none and the next start restores them all (a
+  // directory left with some would be taken for the node's own, and Sync()
+  // would remove the others from the catalog): the restore's error, naming
+  // the batch, then. Nothing is removed from the shared catalog either way.
   [[nodiscard]] absl::StatusOr<size_t> RestoreOwnBatches();
 
   // Starts the thread (heartbeats and Sync() every poll interval).

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -50,8 +51,10 @@ class ClusterMemberTest : public testing::CatalogTest {
     local_ = *storage::Catalog::Create({}, nullptr);
   }
   // Joins as node 01 (instance `instance`, keeping `keep_days` days) on
-  // the test's clock.
-  std::unique_ptr<ClusterMember> Join(const std::string& instance = "i1", int keep_days = 0) {
+  // the test's clock; `adjust`, when given, changes the options last.
+  std::unique_ptr<ClusterMember> Join(
+      const std::string& instance = "i1", int keep_days = 0,
+      const std::function<void(ClusterMemberOptions&)>& adjust = nullptr) {
     ClusterMemberOptions options;
     options.keep_days = keep_days;
     options.node = "01";
@@ -61,6 +64,11 @@ class ClusterMemberTest : public testing::CatalogTest {
     options.poll_interval = std::chrono::milliseconds(10);
     options.on_claim_lost = [this](const absl::Status&) { claim_lost_ = true; };
     options.delete_after = absl::Minutes(10);
+    options.on_error = [this](const absl::Status& status) {
+      MutexLock lock(&mu_);
+      errors_.push_back(status);
+    };
+    if (adjust) adjust(options);
     absl::StatusOr<std::unique_ptr<ClusterMember>> member =
         ClusterMember::Join(*shared_, LocalNode(), options);
     EXPECT_TRUE(member.ok()) << member.status();
@@ -70,6 +78,7 @@ class ClusterMemberTest : public testing::CatalogTest {
   // the record, dropping removes it, deleting objects is recorded.
   ClusterMember::Local LocalNode() {
     auto publish_record = [this](const std::string& meta_json) {
+      if (absl::Status down = StoreStatus(); !down.ok()) return down;
       absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
       if (!meta.ok()) return meta.status();
       return local_->Publish({LocalRecord(meta->id, meta->sources)}, {}).status();
@@ -88,6 +97,7 @@ class ClusterMemberTest : public testing::CatalogTest {
               if (meta.ok()) Uploaded(meta->id);
               return publish_record(meta_json);
             },
+        .forget = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
         .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
         .stored_batches = [this]() -> absl::StatusOr<std::map<storage::BatchId, std::string>> {
           MutexLock lock(&mu_);
@@ -96,11 +106,47 @@ class ClusterMemberTest : public testing::CatalogTest {
         .delete_objects =
             [this](const storage::BatchId& id, const std::string& day) {
               MutexLock lock(&mu_);
+              if (undeletable_.contains(id.ToString())) {
+                return absl::UnavailableError("the store refused the delete");
+              }
               deleted_.insert(id.ToString());
               stored_.erase(id);
               return absl::OkStatus();
             },
     };
+  }
+  // The store's answer to reads (adopting, restoring): OK, or the error
+  // of a store that does not answer.
+  absl::Status StoreStatus() {
+    MutexLock lock(&mu_);
+    return store_status_;
+  }
+  void SetStoreStatus(absl::Status status) {
+    MutexLock lock(&mu_);
+    store_status_ = std::move(status);
+  }
+  // Deleting the objects of batch `id` fails while `fails`.
+  void SetUndeletable(const std::string& id, bool fails) {
+    MutexLock lock(&mu_);
+    if (fails) {
+      undeletable_.insert(id);
+    } else {
+      undeletable_.erase(id);
+    }
+  }
+  // What on_error was given, in order.
+  std::vector<absl::Status> Errors() {
+    MutexLock lock(&mu_);
+    return errors_;
+  }
+  // Waits (up to 20 s) until `done` holds; returns whether it does.
+  static bool WaitFor(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
   }
   std::set<std::string> Deleted() {
     MutexLock lock(&mu_);
@@ -132,6 +178,9 @@ class ClusterMemberTest : public testing::CatalogTest {
   Mutex mu_;
   std::set<std::string> uploaded_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> deleted_ ABSL_GUARDED_BY(mu_);
+  absl::Status store_status_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> undeletable_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Status> errors_ ABSL_GUARDED_BY(mu_);
   // The batches with objects in the store, by id, with their day.
   std::map<storage::BatchId, std::string> stored_ ABSL_GUARDED_BY(mu_);
 };
@@ -427,6 +476,93 @@ TEST_F(ClusterMemberTest, ObjectsNoCatalogNamesAreDeletedAfterTheGracePeriod) {
   Advance(absl::Minutes(20));
   ASSERT_TRUE(member->ReconcileStore().ok());
   EXPECT_THAT(Deleted(), ElementsAre(orphan));
+}
+
+// The thread's first Sync after Start() fails (the store does not answer
+// another node's batch): the error goes to on_error and counts as a
+// failure, and a later round, once the store answers, adopts the batch.
+TEST_F(ClusterMemberTest, AFirstSyncThatFailsIsReportedAndRetried) {
+  const std::string theirs = BatchIdOf(4, 0, 2);
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(theirs), "02", kStart).ok());
+  SetStoreStatus(absl::UnavailableError("the store does not answer"));
+  std::unique_ptr<ClusterMember> member = Join();
+  ASSERT_NE(member, nullptr);
+  member->Start();
+  ASSERT_TRUE(WaitFor([&] { return member->Stats().failures >= 2; }));
+  const std::vector<absl::Status> errors = Errors();
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0].code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(errors[0].message()),
+              ::testing::HasSubstr("adopting batch " + theirs + ": the store does not answer"));
+  EXPECT_EQ(local_->Pin()->size(), 0u);
+  // The store answers again: the thread adopts the batch.
+  SetStoreStatus(absl::OkStatus());
+  EXPECT_TRUE(WaitFor([&] { return member->Stats().batches_adopted == 1; }));
+  member->Stop();
+  ASSERT_EQ(local_->Pin()->size(), 1u);
+  EXPECT_EQ(local_->Pin()->batches().front()->id().ToString(), theirs);
+  EXPECT_THAT(SharedIds(), ElementsAre(theirs));
+}
+
+// The thread's listing of the store: an orphan whose delete fails is
+// reported through on_error and deleted at a later listing; the other
+// orphan goes at once, and what a catalog names stays.
+TEST_F(ClusterMemberTest, AnOrphanWhoseDeleteFailsIsReportedAndDeletedLater) {
+  // Listings every 20 s, orphans deleted after 20 s: the clock moves by
+  // less than the lease time at a time, so the node keeps its claim.
+  std::unique_ptr<ClusterMember> member =
+      Join("i1", /*keep_days=*/0, [](ClusterMemberOptions& options) {
+        options.reconcile_interval = absl::Seconds(20);
+        options.delete_after = absl::Seconds(20);
+      });
+  ASSERT_NE(member, nullptr);
+  const std::string listed = BatchIdOf(1, 0, 1);  // in the shared catalog only
+  // Published, never uploaded: the thread's Sync() keeps `listed`, as the
+  // removal of its day waits for this upload.
+  const std::string local = BatchIdOf(2, 0, 1);
+  const std::string stuck = BatchIdOf(3, 0, 1);   // an orphan the store will not delete
+  const std::string orphan = BatchIdOf(5, 0, 1);  // an orphan
+  const std::string theirs = BatchIdOf(4, 0, 2);  // node 02's, in no catalog
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(listed), "01", kStart).ok());
+  Publish({local}, {});
+  Stored({listed, local, stuck, orphan, theirs});
+  SetUndeletable(stuck, true);
+  member->Start();
+  // The thread's first Sync() (the removal of `listed` waits) comes after
+  // it read the clock: the first listing is 20 s after that.
+  ASSERT_TRUE(WaitFor([&] { return member->Stats().days_waiting == 1; }));
+  // The first listing finds the orphans; the next, delete_after later,
+  // deletes them.
+  Advance(absl::Seconds(20));
+  ASSERT_TRUE(WaitFor([&] { return member->Stats().orphans_waiting == 2; }));
+  EXPECT_THAT(Deleted(), IsEmpty());
+  Advance(absl::Seconds(20));
+  ASSERT_TRUE(WaitFor([&] { return member->Stats().orphans_deleted == 1; }));
+  EXPECT_THAT(Deleted(), ElementsAre(orphan));
+  EXPECT_EQ(member->Stats().orphans_waiting, 1u);
+  ASSERT_TRUE(WaitFor([&] { return !Errors().empty(); }));
+  const absl::Status error = Errors()[0];
+  EXPECT_EQ(error.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(error.message()),
+              ::testing::HasSubstr("deleting the objects of batch " + stuck + ", in no catalog"));
+  // The store deletes again: the next listing deletes the orphan, without
+  // waiting out delete_after again.
+  SetUndeletable(stuck, false);
+  Advance(absl::Seconds(20));
+  ASSERT_TRUE(WaitFor([&] { return member->Stats().orphans_deleted == 2; }));
+  member->Stop();
+  EXPECT_THAT(Deleted(), ElementsAre(stuck, orphan));
+  EXPECT_EQ(member->Stats().orphans_waiting, 0u);
+  EXPECT_EQ(Errors().size(), 1u);
+  EXPECT_EQ(member->Stats().failures, 0u);
+  // What a catalog names, and node 02's objects, stay.
+  EXPECT_THAT(SharedIds(), ElementsAre(listed));
+  EXPECT_EQ(local_->Pin()->size(), 1u);
+  MutexLock lock(&mu_);
+  EXPECT_EQ(stored_.size(), 3u);
+  for (const std::string& id : {listed, local, theirs}) {
+    EXPECT_TRUE(stored_.contains(*storage::BatchId::Parse(id))) << id;
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// Storage::AdoptRemoteBatch, RestoreOwnBatch and DropRemoteBatch
+// Storage::AdoptRemoteBatch, RestoreOwnBatch, ForgetRestoredBatch and DropRemoteBatch
 // (storage.h): batches read from the object store through the catalog
 // several servers share.
 
+#include <algorithm>
 #include <string>
 
 #include "common/status_macros.h"
@@ -54,11 +55,67 @@ absl::Status Storage::RestoreOwnBatch(std::string_view meta_json) {
     return absl::InvalidArgumentError(
         fmt::format("batch {} is another node's; only this node's batches are restored", meta.id));
   }
+  // Its meta.json, put last, stands for its objects: without it (or with
+  // one of another batch) the store does not hold this batch, and a
+  // restored stub would fail only later, at a query's read.
+  objectstore::BatchStore& store = resolver_->store();
+  const std::string key = BatchObjectKey(meta.day, id, kBatchMetaFileName);
+  absl::StatusOr<objectstore::ObjectInfo> info = store.Head(key);
+  if (absl::IsNotFound(info.status())) {
+    return absl::NotFoundError(
+        fmt::format("the store {} does not hold the batch: no {}", store.Describe(), key));
+  }
+  STRATA_RETURN_IF_ERROR(info.status());
+  STRATA_ASSIGN_OR_RETURN(const std::string stored,
+                          store.Get(key, 0, std::max<uint64_t>(info->size, 1)));
+  if (absl::StatusOr<BatchMeta> parsed = ParseBatchMeta(stored, key);
+      !parsed.ok() || parsed->id != meta.id) {
+    return absl::DataLossError(
+        fmt::format("{} in {} is not the meta.json of batch {}{}", key, store.Describe(), meta.id,
+                    parsed.ok() ? "" : ": " + std::string(parsed.status().message())));
+  }
   // In the store already: the uploader must not take the local stub for
   // a batch to upload (marked before it is published, so it never sees it
   // pending).
   if (uploader_ != nullptr) uploader_->MarkUploaded(id, meta.day);
   return PublishStoredBatch(meta, id);
+}
+
+absl::Status Storage::ForgetRestoredBatch(const BatchId& id) {
+  if (id.node() != options_.node) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch {} is another node's; only this node's restored batches are forgotten",
+                    id.ToString()));
+  }
+  std::string day;
+  {
+    const std::shared_ptr<const Snapshot> snapshot = Pin();
+    const LiveBatch* batch = snapshot->Find(id);
+    if (batch == nullptr) return absl::OkStatus();
+    day = batch->day();
+  }
+  if (resolver_ == nullptr || !resolver_->IsEvicted(id)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "batch {} has its files on this disk; only a batch read from the store is forgotten",
+        id.ToString()));
+  }
+  absl::Status removed = data_dir_->catalog().Publish({}, {id}).status();
+  // Retired by another caller since the check.
+  if (absl::IsNotFound(removed)) return absl::OkStatus();
+  STRATA_RETURN_IF_ERROR(removed);
+  // Out of days/ durably now, not at maintenance's next step (which then
+  // removes it from staging/, as boot would): a start that fails right
+  // after this must not find the batch again. Maintenance may have moved
+  // it first.
+  FileSystem& fs = data_dir_->fs();
+  const DataDirPaths& paths = data_dir_->paths();
+  if (absl::Status renamed = fs.RenameFile(paths.Batch(day, id), paths.RetiredBatch(id));
+      !renamed.ok()) {
+    STRATA_ASSIGN_OR_RETURN(const bool left, fs.Exists(paths.Batch(day, id)));
+    if (left) return renamed;
+  }
+  STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Day(day)));
+  return fs.SyncDir(paths.Staging());
 }
 
 absl::Status Storage::PublishStoredBatch(const BatchMeta& meta, const BatchId& id) {

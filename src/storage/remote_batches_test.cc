@@ -177,8 +177,14 @@ TEST_F(RemoteBatchesTest, OwnBatchesAndBrokenRecordsAreRefused) {
   EXPECT_EQ((*one)->AdoptRemoteBatch(meta_json).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*one)->DropRemoteBatch((*one)->Pin()->batches().front()->id()).code(),
             absl::StatusCode::kInvalidArgument);
+  // A batch whose files are on this disk is never forgotten: only one
+  // restored from the store is.
+  const BatchId own = (*one)->Pin()->batches().front()->id();
+  EXPECT_EQ((*one)->ForgetRestoredBatch(own).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*one)->Pin()->size(), 1u);
   auto two = OpenNode("two", 2);
   ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ((*two)->ForgetRestoredBatch(own).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*two)->AdoptRemoteBatch("{\"format\":3}").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*two)->Pin()->size(), 0u);
 }

@@ -158,9 +158,20 @@ class Storage {
   // Publishes one of this node's own batches, given its meta.json from the
   // shared catalog, as an evicted batch read from the store, the way
   // AdoptRemoteBatch does, and tells the uploader the store holds it: for a
-  // node whose data directory was lost or replaced. InvalidArgument for
-  // another node's batch; otherwise as AdoptRemoteBatch.
+  // node whose data directory was lost or replaced. The batch's meta.json
+  // must be in the store: NotFound without it (the store's error), DataLoss
+  // for one that is not this batch's. InvalidArgument for another node's
+  // batch; otherwise as AdoptRemoteBatch.
   [[nodiscard]] absl::Status RestoreOwnBatch(std::string_view meta_json);
+  // Undoes RestoreOwnBatch, for a start that could not restore every batch
+  // of this node: retires this node's batch `id` if it is evicted (its
+  // files are in the store only, which keeps them: with shared_catalog
+  // the uploader deletes no object), its directory moved out of days/
+  // durably before it returns, so a restart does not find it. For a start,
+  // before queries read the batch. OK when it is not live.
+  // InvalidArgument for another node's batch; FailedPrecondition for one
+  // whose files are on this disk; the file system's errors.
+  [[nodiscard]] absl::Status ForgetRestoredBatch(const BatchId& id);
   // Retires an adopted batch the shared catalog no longer lists (its local
   // directory is deleted once no reader holds it). OK when it is not live.
   // InvalidArgument for a batch of this node.

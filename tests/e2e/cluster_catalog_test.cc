@@ -8,7 +8,8 @@
 // catalog's meta.json hold for both (each answers from the other's batches
 // too; compaction swapped in whole: nothing twice, nothing missing). A
 // third server with a node id in use, and a catalog without an object
-// store, are refused by name.
+// store, are refused by name; so is a restore into an empty directory of
+// a batch whose meta.json the store lost.
 
 #include <algorithm>
 #include <chrono>
@@ -23,11 +24,13 @@
 #include "e2e/cluster_testing.h"
 #include "e2e/metrics_page.h"
 #include "e2e/server_process.h"
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "postgres/postgres_testing.h"
 #include "simdjson.h"
 #include "storage/format/batch_id.h"
 #include "storage/format/batch_meta.h"
+#include "storage/format/object_layout.h"
 
 namespace strata::testing {
 namespace {
@@ -259,6 +262,39 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
     EXPECT_EQ(again.Stop(), 0) << again.output();
   }
 
+  // The store lost the meta.json of node 02's newest batch: a start on an
+  // empty directory fails naming the batch and the runbook's section,
+  // removes nothing from the catalog and keeps none of the batches it
+  // restored before; with the object back, a start right after (the node
+  // id was given up) on the same directory restores them all.
+  {
+    const std::set<std::string> listed_before = ListedBatches(**catalog, 2);
+    ASSERT_FALSE(listed_before.empty());
+    const std::string lost = *listed_before.rbegin();
+    const storage::BatchId lost_id = *storage::BatchId::Parse(lost);
+    const fs::path meta =
+        fs::path(store) / storage::BatchObjectKey(lost_id.Day(), lost_id, "meta.json");
+    fs::rename(meta, meta.string() + ".aside");
+    const std::string lost_dir = dir.path() + "/two-lost";
+    std::vector<std::string> args = {"serve",         "--data-dir",          lost_dir,
+                                     "--api-address", "127.0.0.1:0",         "--otlp-grpc-address",
+                                     "127.0.0.1:0",   "--otlp-http-address", "127.0.0.1:0"};
+    for (const std::string& flag : flags("02")) args.push_back(flag);
+    auto [failed, said] = RunStrata(args);
+    EXPECT_EQ(failed, 1) << said;
+    EXPECT_NE(said.find("restoring batch " + lost), std::string::npos) << said;
+    EXPECT_NE(said.find("restoring-this-nodes-batches-failed"), std::string::npos) << said;
+    EXPECT_EQ(ListedBatches(**catalog, 2), listed_before);
+    fs::rename(meta.string() + ".aside", meta);
+    ServerProcess again(lost_dir, flags("02"));
+    ASSERT_TRUE(again.ready()) << again.output();
+    EXPECT_NE(again.output().find(
+                  fmt::format("restored {} from the batch catalog", listed_before.size())),
+              std::string::npos)
+        << again.output();
+    EXPECT_EQ(again.Stop(), 0) << again.output();
+    EXPECT_EQ(ListedBatches(**catalog, 2), listed_before);
+  }
   // A data directory keeps its node id: node 01's directory as node 05.
   {
     std::vector<std::string> args = {"serve",         "--data-dir",          data1,
