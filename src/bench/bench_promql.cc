@@ -263,6 +263,8 @@ class Prometheus {
                                 "--storage.tsdb.retention.time=100y",
                                 fmt::format("--web.listen-address=127.0.0.1:{}", port),
                                 "--log.level=error"};
+    // The child's freopen would otherwise write our unflushed output again.
+    std::fflush(nullptr);
     pid_ = fork();
     if (pid_ < 0) return absl::InternalError("fork failed");
     if (pid_ == 0) {
