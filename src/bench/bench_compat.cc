@@ -271,12 +271,12 @@ int RunBenchCompat(const BenchCompatOptions& options) {
     // without.
     fmt::print("{:<56} {:>10} {:>10} {:>10}\n", "  listings over the window (ms)", "cold",
                "cached p50", "uncached");
-    struct Listing {
+    struct ListingLine {
       const char* key;  // the JSON fields' prefix
       std::string title;
       const PromListTimes& times;
     };
-    const Listing listings[] = {
+    const ListingLine listings[] = {
         {"series",
          fmt::format("  /series, match[] the _bucket series ({})", p.listings.series.answers),
          p.listings.series},
@@ -285,7 +285,7 @@ int RunBenchCompat(const BenchCompatOptions& options) {
         {"label_values",
          fmt::format("  /label/__name__/values ({} values)", p.listings.label_values.answers),
          p.listings.label_values}};
-    for (const Listing& listing : listings) {
+    for (const ListingLine& listing : listings) {
       const PromListTimes& times = listing.times;
       fmt::print("{:<56} {:>10.1f} {:>10.1f} {:>10.1f}   (cached/uncached {:.2f})\n", listing.title,
                  times.cold_ms, times.cached_p50_ms, times.uncached_p50_ms,
