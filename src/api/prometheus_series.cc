@@ -8,12 +8,12 @@
 // more series (a histogram point: one per bucket, `_sum` and `_count`), the
 // other matchers are applied to the finished label sets, and delta points
 // are summed into running totals so that rate() and increase() see
-// counters.
+// counters. The series themselves are assembled by
+// prometheus_series_builder.h.
 
 #include "api/prometheus_series.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -26,9 +26,9 @@
 #include "api/prometheus_labels.h"
 #include "api/prometheus_names.h"
 #include "api/prometheus_points.h"
+#include "api/prometheus_series_builder.h"
 #include "common/status_macros.h"
 #include "compat/promql/label_matcher.h"
-#include "re2/re2.h"
 
 namespace strata::api {
 namespace {
@@ -42,42 +42,6 @@ constexpr int kGauge = 5, kSum = 7, kHistogram = 9, kExponentialHistogram = 10, 
 constexpr int kDelta = 1;
 constexpr int64_t kNoRecordedValue = 1;  // DataPointFlags.FLAG_NO_RECORDED_VALUE
 constexpr size_t kMaxQueryBytes = size_t{512} << 20;
-
-// A label matcher with its regular expression compiled (fully anchored, as
-// Prometheus anchors them).
-class Matcher {
- public:
-  explicit Matcher(const promql::LabelMatcher& m) : m_(m) {
-    if (m.type == promql::MatchType::kRegexMatch || m.type == promql::MatchType::kRegexNoMatch) {
-      re_ = std::make_unique<RE2>(absl::StrCat("^(?:", m.value, ")$"), RE2::Quiet);
-    }
-  }
-  const std::string& name() const { return m_.name; }
-  absl::Status status() const {
-    if (re_ != nullptr && !re_->ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad regular expression \"", m_.value, "\": ", re_->error()));
-    }
-    return absl::OkStatus();
-  }
-  bool Matches(std::string_view value) const {
-    switch (m_.type) {
-      case promql::MatchType::kEqual:
-        return value == m_.value;
-      case promql::MatchType::kNotEqual:
-        return value != m_.value;
-      case promql::MatchType::kRegexMatch:
-        return RE2::FullMatch(value, *re_);
-      case promql::MatchType::kRegexNoMatch:
-        return !RE2::FullMatch(value, *re_);
-    }
-    return false;
-  }
-
- private:
-  promql::LabelMatcher m_;
-  std::unique_ptr<RE2> re_;
-};
 
 // One OTLP metric of the catalog.
 struct CatalogEntry {
@@ -178,108 +142,6 @@ absl::StatusOr<std::vector<CatalogEntry>> ReadCatalog(query::QueryPool& pool,
   return out;
 }
 
-// Series being built, keyed by their labels.
-class SeriesBuilder {
- public:
-  SeriesBuilder(const std::vector<Matcher>& matchers, const promql::SelectLimits& limits)
-      : matchers_(matchers), limits_(limits) {}
-
-  // The index of series `labels` (sorted by the caller), made if new;
-  // nullopt when the matchers refuse it. ResourceExhausted past the series
-  // budget.
-  absl::StatusOr<std::optional<size_t>> Intern(promql::Labels labels) {
-    std::string key = KeyOf(labels);
-    if (auto found = index_.find(key); found != index_.end()) return found->second;
-    for (const Matcher& matcher : matchers_) {
-      if (!matcher.Matches(promql::LabelValue(labels, matcher.name()))) {
-        index_.emplace(std::move(key), std::nullopt);
-        return std::nullopt;
-      }
-    }
-    if (limits_.max_series > 0 && static_cast<int64_t>(out_.size()) >= limits_.max_series) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the query selects more than ", limits_.max_series, " series; narrow its matchers"));
-    }
-    const auto baseline = baselines_.find(key);
-    running_.push_back(baseline == baselines_.end() ? 0 : baseline->second);
-    index_.emplace(std::move(key), out_.size());
-    out_.push_back({std::move(labels), {}});
-    return out_.size() - 1;
-  }
-
-  // Adds sample (t_ms, v) to series `i`; `delta`: v is an increment since
-  // the series' previous sample.
-  absl::Status Append(size_t i, int64_t t_ms, double v, bool delta, bool stale) {
-    promql::Series& series = out_[i];
-    double value = v;
-    if (stale) {
-      value = std::bit_cast<double>(promql::kStaleNaNBits);
-    } else if (delta) {
-      running_[i] += v;
-      value = running_[i];
-    }
-    if (!series.samples.empty() && series.samples.back().t_ms >= t_ms) {
-      // Points are read in time order; two in one millisecond keep the last.
-      series.samples.back().v = value;
-      return absl::OkStatus();
-    }
-    if (limits_.max_samples > 0 && ++samples_ > limits_.max_samples) {
-      return absl::ResourceExhaustedError(absl::StrCat("the query reads more than ",
-                                                       limits_.max_samples,
-                                                       " samples; narrow its range or matchers"));
-    }
-    series.samples.push_back({t_ms, value});
-    return absl::OkStatus();
-  }
-
-  absl::Status Add(promql::Labels labels, int64_t t_ms, double v, bool delta, bool stale) {
-    STRATA_ASSIGN_OR_RETURN(const std::optional<size_t> i, Intern(std::move(labels)));
-    if (!i.has_value()) return absl::OkStatus();
-    return Append(*i, t_ms, v, delta, stale);
-  }
-
-  // The running total a delta series starts from: the sum of its deltas
-  // before the window (call before its first Add).
-  void SetBaseline(const promql::Labels& labels, double total) {
-    baselines_[KeyOf(labels)] += total;
-  }
-
-  // The series in label order, as Prometheus's storage returns them (the
-  // order functions such as topk break ties by).
-  std::vector<promql::Series> Finish() {
-    std::vector<size_t> order(out_.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const promql::Labels& x = out_[a].labels;
-      const promql::Labels& y = out_[b].labels;
-      return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end(),
-                                          [](const promql::Label& l, const promql::Label& r) {
-                                            return std::tie(l.name, l.value) <
-                                                   std::tie(r.name, r.value);
-                                          });
-    });
-    std::vector<promql::Series> sorted;
-    sorted.reserve(out_.size());
-    for (size_t i : order) sorted.push_back(std::move(out_[i]));
-    return sorted;
-  }
-
- private:
-  static std::string KeyOf(const promql::Labels& labels) {
-    std::string key;
-    for (const auto& label : labels) absl::StrAppend(&key, label.name, "\x1f", label.value, "\x1e");
-    return key;
-  }
-
-  std::map<std::string, double> baselines_;
-  const std::vector<Matcher>& matchers_;
-  const promql::SelectLimits& limits_;
-  absl::flat_hash_map<std::string, std::optional<size_t>> index_;
-  std::vector<promql::Series> out_;
-  std::vector<double> running_;
-  int64_t samples_ = 0;
-};
-
 // The delta sums and histograms among `wanted`, by OTLP name.
 std::vector<std::string> DeltaNames(
     const std::map<std::string, std::vector<const CatalogEntry*>>& wanted) {
@@ -347,16 +209,16 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
   const bool labels_only = mode == Mode::kLabels;
   // Exemplar mode: series key -> index in *exemplars_out.
   std::map<std::string, size_t> exemplar_index;
-  std::vector<Matcher> name_matchers, other_matchers;
+  std::vector<internal::CompiledMatcher> name_matchers, other_matchers;
   for (const auto& m : matchers) {
     (m.name == "__name__" ? name_matchers : other_matchers).emplace_back(m);
   }
   for (const auto* list : {&name_matchers, &other_matchers}) {
-    for (const Matcher& m : *list) STRATA_RETURN_IF_ERROR(m.status());
+    for (const internal::CompiledMatcher& m : *list) STRATA_RETURN_IF_ERROR(m.status());
   }
   auto name_wanted = [&](std::string_view name) {
     return std::all_of(name_matchers.begin(), name_matchers.end(),
-                       [&](const Matcher& m) { return m.Matches(name); });
+                       [&](const internal::CompiledMatcher& m) { return m.Matches(name); });
   };
   const auto began = std::chrono::steady_clock::now();
   STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
@@ -371,7 +233,7 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
       }
     }
   }
-  SeriesBuilder builder(other_matchers, limits);
+  internal::SeriesBuilder builder(other_matchers, limits);
   if (mode == Mode::kSamples) {
     if (const std::vector<std::string> deltas = DeltaNames(wanted); !deltas.empty()) {
       std::vector<internal::DeltaVariant> variants;
@@ -501,9 +363,10 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
           }
           if (!name_wanted(labels[labels.size() - (e.type == kHistogram ? 2 : 1)].value)) continue;
           labels = promql::SortedByName(std::move(labels));
-          if (!std::all_of(other_matchers.begin(), other_matchers.end(), [&](const Matcher& m) {
-                return m.Matches(promql::LabelValue(labels, m.name()));
-              })) {
+          if (!std::all_of(other_matchers.begin(), other_matchers.end(),
+                           [&](const internal::CompiledMatcher& m) {
+                             return m.Matches(promql::LabelValue(labels, m.name()));
+                           })) {
             continue;
           }
           std::string key;

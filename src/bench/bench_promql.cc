@@ -263,6 +263,8 @@ class Prometheus {
                                 "--storage.tsdb.retention.time=100y",
                                 fmt::format("--web.listen-address=127.0.0.1:{}", port),
                                 "--log.level=error"};
+    // The child's freopen would otherwise write our unflushed output again.
+    std::fflush(nullptr);
     pid_ = fork();
     if (pid_ < 0) return absl::InternalError("fork failed");
     if (pid_ == 0) {
@@ -303,11 +305,63 @@ class Prometheus {
     }
     return std::pair{seconds, series};
   }
+  // The body of GET `path` with `args` (curl -G arguments, URL-encoded).
+  absl::StatusOr<std::string> Get(const std::string& path, const std::string& args) {
+    return Run(fmt::format("curl -sf -G {} {}{}", args, url_, path));
+  }
 
  private:
   pid_t pid_ = -1;
   std::string url_;
 };
+
+// The answer's `"data":[...]` for a list of strings, as Prometheus writes
+// it (compact, no escapes needed for these names).
+std::string DataArrayJson(const std::vector<std::string>& strings) {
+  std::string out = "\"data\":[";
+  for (size_t i = 0; i < strings.size(); ++i) {
+    out.append(i == 0 ? "\"" : ",\"").append(strings[i]).append("\"");
+  }
+  return out + "]";
+}
+
+// Prometheus over [start_s, end_s] must answer what strata's listings did:
+// the same series count for kPromSeriesMetric, the same label names, and
+// the same metric names but target_info (strata's resources; Prometheus
+// got none).
+absl::Status CheckListings(Prometheus& prometheus, const PromLabelsBenchNumbers& ours,
+                           int64_t start_s, int64_t end_s) {
+  const std::string window = fmt::format("-d start={} -d end={}", start_s, end_s);
+  STRATA_ASSIGN_OR_RETURN(
+      const std::string series,
+      prometheus.Get("/api/v1/series",
+                     fmt::format("--data-urlencode 'match[]={}' {}", kPromSeriesMetric, window)));
+  size_t their_series = 0;
+  for (size_t p = series.find("\"__name__\":"); p != std::string::npos;
+       p = series.find("\"__name__\":", p + 1)) {
+    ++their_series;
+  }
+  if (their_series != ours.series.answers) {
+    return absl::InternalError(fmt::format("series {}: strata answered {}, Prometheus {}",
+                                           kPromSeriesMetric, ours.series.answers, their_series));
+  }
+  STRATA_ASSIGN_OR_RETURN(const std::string labels, prometheus.Get("/api/v1/labels", window));
+  if (labels.find(DataArrayJson(ours.label_names)) == std::string::npos) {
+    return absl::InternalError(absl::StrCat("label names: strata answered ",
+                                            DataArrayJson(ours.label_names), ", Prometheus ",
+                                            labels.substr(0, 300)));
+  }
+  std::vector<std::string> metric_names = ours.metric_names;
+  std::erase(metric_names, "target_info");
+  STRATA_ASSIGN_OR_RETURN(const std::string values,
+                          prometheus.Get("/api/v1/label/__name__/values", window));
+  if (values.find(DataArrayJson(metric_names)) == std::string::npos) {
+    return absl::InternalError(absl::StrCat("metric names: strata answered ",
+                                            DataArrayJson(metric_names), " (and target_info), ",
+                                            "Prometheus ", values.substr(0, 300)));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -377,6 +431,10 @@ absl::StatusOr<PromqlBenchNumbers> RunPromqlBench(storage::Storage& storage, que
   numbers.strata_quantile_p50_ms = QuantileMs(quantile_s, 0.5);
   numbers.prometheus_rate_p50_ms = QuantileMs(prom_rate_s, 0.5);
   numbers.prometheus_quantile_p50_ms = QuantileMs(prom_quantile_s, 0.5);
+  STRATA_ASSIGN_OR_RETURN(numbers.listings,
+                          RunPromLabelsBench(pool, files, start_ms, end_ms, options.runs));
+  STRATA_RETURN_IF_ERROR(
+      CheckListings(*prometheus, numbers.listings, start_s, end_s - kStepSeconds));
   prometheus.reset();
   std::filesystem::remove_all(scratch);
   return numbers;

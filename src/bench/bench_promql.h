@@ -6,12 +6,15 @@
 // create-blocks-from openmetrics`, to a throwaway Debian Prometheus on
 // loopback; then the two queries of the issue timed on both in the same
 // run: strata's evaluation in process, Prometheus's as its own
-// `execTotalTime` (stats=all), so neither side pays for HTTP.
+// `execTotalTime` (stats=all), so neither side pays for HTTP. Then the
+// series listings of bench_prom_labels.h over the same window, whose
+// answers must agree with Prometheus's.
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "bench/bench_prom_labels.h"
 #include "query/query_pool.h"
 #include "storage/storage.h"
 
@@ -36,6 +39,9 @@ struct PromqlBenchNumbers {
   double prometheus_quantile_p50_ms = 0;
   size_t rate_series = 0;
   size_t quantile_series = 0;
+  // /api/v1/series, /labels and /label/__name__/values over the same
+  // window (bench_prom_labels.h), checked against Prometheus's answers.
+  PromLabelsBenchNumbers listings;
 };
 
 // Writes the model into `storage` (ending at `end_ns`), then times. The
