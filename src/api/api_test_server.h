@@ -115,4 +115,16 @@ inline LoopbackApi StartLoopbackApi(
   return out;
 }
 
+// GET /prometheus/api/v1/`path` of `api` with `token` and `params`
+// ("name=value", the value URL-encoded, as `curl -G --data-urlencode`).
+inline server::testing::HttpAnswer GetPrometheus(const LoopbackApi& api, const std::string& token,
+                                                 const std::string& path,
+                                                 const std::vector<std::string>& params) {
+  return server::testing::Fetch("GET",
+                                "http://127.0.0.1:" + std::to_string(api.http_server->port()) +
+                                    "/prometheus/api/v1/" + path + "?" +
+                                    server::testing::QueryString(params),
+                                {"Authorization: Bearer " + token});
+}
+
 }  // namespace strata::api::test_support

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "api/api_test_server.h"
 #include "api/params.h"
+#include "api/prometheus_apis_testing.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -83,51 +83,9 @@ std::string CacheBatchJson(int64_t t0, int b) {
   return fmt::format(R"({{"resourceMetrics":[{}]}})", resources);
 }
 
-class PrometheusCacheEndpointsTest : public ::testing::Test {
+class PrometheusCacheEndpointsTest : public test_support::CachedAndUncachedApisTest {
  protected:
-  void SetUp() override {
-    t0_s_ = SystemNowUnixNano() / kNanosPerSecond - 600;
-    data_dir_ = tmp_.path() + "/data";
-    auto opened = storage::Storage::Open(fs_, data_dir_);
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    storage_ = *std::move(opened);
-    for (int b = 0; b < kCacheBatches; ++b) {
-      auto metrics = std::make_unique<otlp::MetricBatch>();
-      const absl::Status decoded =
-          otlp::DecodeMetricsJson(CacheBatchJson(t0_s_ * kNanosPerSecond, b), metrics.get());
-      ASSERT_TRUE(decoded.ok()) << decoded;
-      storage::WriteRequest request;
-      request.metrics = std::move(metrics);
-      request.rows = 20;
-      request.bytes = 8192;
-      ASSERT_TRUE(storage_->Write(std::move(request)).ok());
-    }
-    ASSERT_EQ(storage_->Pin()->size(), static_cast<size_t>(kCacheBatches));
-    cached_ = test_support::StartLoopbackApi(storage_.get(), &fs_, data_dir_, kToken);
-    uncached_ = test_support::StartLoopbackApi(storage_.get(), &fs_, data_dir_, kToken, 0);
-    ASSERT_NE(cached_.http_server, nullptr);
-    ASSERT_NE(uncached_.http_server, nullptr);
-  }
-  void TearDown() override {
-    for (test_support::LoopbackApi* one : {&cached_, &uncached_}) {
-      if (one->http_server != nullptr) one->http_server->Shutdown(std::chrono::seconds(5));
-      *one = {};
-    }
-    if (storage_ != nullptr) storage_->Shutdown(std::chrono::seconds(5));
-  }
-
-  // GET `path` of `api` with `params` ("name=value", the value URL-encoded);
-  // the body, after a test failure unless the status is 200.
-  static std::string Get(const test_support::LoopbackApi& api, const std::string& path,
-                         const std::vector<std::string>& params) {
-    const server::testing::HttpAnswer answer = server::testing::Fetch(
-        "GET",
-        fmt::format("http://127.0.0.1:{}/prometheus/api/v1/{}?{}", api.http_server->port(), path,
-                    server::testing::QueryString(params)),
-        {std::string("Authorization: Bearer ") + kToken});
-    EXPECT_EQ(answer.status, 200) << path << "\n" << answer.body;
-    return answer.body;
-  }
+  void SetUp() override { WriteAndServe(kCacheBatches, 600, kToken, CacheBatchJson); }
 
   // Asks both servers, the cached one twice (decoding, then from its
   // cache); the uncached answer.
@@ -150,13 +108,6 @@ class PrometheusCacheEndpointsTest : public ::testing::Test {
     };
     return {{}, window(-10, 15), window(25, 100)};
   }
-
-  PosixFileSystem fs_;
-  storage::testing::ScopedTempDir tmp_{"promcache_http"};
-  std::string data_dir_;
-  std::unique_ptr<storage::Storage> storage_;
-  test_support::LoopbackApi cached_, uncached_;
-  int64_t t0_s_ = 0;
 };
 
 TEST_F(PrometheusCacheEndpointsTest, SeriesLabelsAndValuesAnswerAsWithoutTheCache) {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "api/api_test_server.h"
 #include "api/params.h"
+#include "api/prometheus_apis_testing.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -106,56 +106,16 @@ std::string DeltaBatchJson(int64_t t0_ns, int b) {
       delta_sums, cumulative_sums, delta_histograms, cumulative_histograms);
 }
 
-class PrometheusDeltaEndpointsTest : public ::testing::Test {
+class PrometheusDeltaEndpointsTest : public test_support::CachedAndUncachedApisTest {
  protected:
-  void SetUp() override {
-    t0_s_ = SystemNowUnixNano() / kNanosPerSecond - 1800;
-    data_dir_ = tmp_.path() + "/data";
-    auto opened = storage::Storage::Open(fs_, data_dir_);
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    storage_ = *std::move(opened);
-    for (int b = 0; b < kDeltaBatches; ++b) {
-      auto metrics = std::make_unique<otlp::MetricBatch>();
-      const absl::Status decoded =
-          otlp::DecodeMetricsJson(DeltaBatchJson(t0_s_ * kNanosPerSecond, b), metrics.get());
-      ASSERT_TRUE(decoded.ok()) << decoded;
-      storage::WriteRequest request;
-      request.metrics = std::move(metrics);
-      request.rows = 40;
-      request.bytes = 16384;
-      ASSERT_TRUE(storage_->Write(std::move(request)).ok());
-    }
-    ASSERT_EQ(storage_->Pin()->size(), static_cast<size_t>(kDeltaBatches));
-    cached_ = test_support::StartLoopbackApi(storage_.get(), &fs_, data_dir_, kDeltaToken);
-    uncached_ = test_support::StartLoopbackApi(storage_.get(), &fs_, data_dir_, kDeltaToken, 0);
-    ASSERT_NE(cached_.http_server, nullptr);
-    ASSERT_NE(uncached_.http_server, nullptr);
-  }
-  void TearDown() override {
-    for (test_support::LoopbackApi* one : {&cached_, &uncached_}) {
-      if (one->http_server != nullptr) one->http_server->Shutdown(std::chrono::seconds(5));
-      *one = {};
-    }
-    if (storage_ != nullptr) storage_->Shutdown(std::chrono::seconds(5));
-  }
+  void SetUp() override { WriteAndServe(kDeltaBatches, 1800, kDeltaToken, DeltaBatchJson); }
 
-  // GET `path` of `api` with `params` ("name=value", URL-encoded by curl);
-  // the body, after a test failure unless the status is 200 and the
-  // answer a success.
-  static std::string Get(const test_support::LoopbackApi& api, const std::string& path,
-                         const std::vector<std::string>& params) {
-    std::vector<std::string> args = {"-G", "-H",
-                                     std::string("Authorization: Bearer ") + kDeltaToken};
-    for (const std::string& param : params) {
-      args.push_back("--data-urlencode");
-      args.push_back(param);
-    }
-    args.push_back(
-        fmt::format("http://127.0.0.1:{}/prometheus/api/v1/{}", api.http_server->port(), path));
-    const server::testing::HttpAnswer answer = server::testing::Curl(args);
-    EXPECT_EQ(answer.status, 200) << path << "\n" << answer.body;
-    EXPECT_THAT(answer.body, HasSubstr(R"("status":"success")")) << path;
-    return answer.body;
+  // As the fixture's Get(), and the answer must be a success.
+  std::string Get(const test_support::LoopbackApi& api, const std::string& path,
+                  const std::vector<std::string>& params) const {
+    const std::string body = CachedAndUncachedApisTest::Get(api, path, params);
+    EXPECT_THAT(body, HasSubstr(R"("status":"success")")) << path;
+    return body;
   }
 
   // Asks `query_template` with the delta metric `delta_name` and with its
@@ -178,13 +138,6 @@ class PrometheusDeltaEndpointsTest : public ::testing::Test {
     EXPECT_EQ(ask(cached_, delta_name), want) << asked << " (cached)";
     EXPECT_EQ(ask(cached_, delta_name), want) << asked << " (cached, warm)";
   }
-
-  PosixFileSystem fs_;
-  storage::testing::ScopedTempDir tmp_{"promdelta_http"};
-  std::string data_dir_;
-  std::unique_ptr<storage::Storage> storage_;
-  test_support::LoopbackApi cached_, uncached_;
-  int64_t t0_s_ = 0;
 };
 
 // Queries of the counter and of the histogram, {} standing for the metric
