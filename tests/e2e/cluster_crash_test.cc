@@ -1,8 +1,9 @@
 // Several servers under SIGKILL (docs/operations.md, "Several servers on
 // one store"): three `strata serve` processes share one object store
 // (file://, then a RADOS gateway bucket) and one PostgreSQL catalog, compact, and adopt each
-// other's batches. Each round, strata loadgen sends to all three (recording every acknowledged
-// request) and one server, chosen at random, is SIGKILLed at a random moment and restarted once its
+// other's batches. Each round, the OpenTelemetry JS SDK sends traces to all three
+// (otel_record_send.mjs, which records every acknowledged request as `strata loadgen --record`
+// does) and one server, chosen at random, is SIGKILLed at a random moment and restarted once its
 // node id is free (its last heartbeat older than --catalog-lease-sec). Afterwards, once every
 // server has uploaded and registered its batches, every server answers every acknowledged span, and
 // no span twice.
@@ -199,23 +200,15 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
 
   AckedRows acked;
   for (int round = 0; round < kills; ++round) {
-    std::array<std::unique_ptr<Subprocess>, kNodes> loadgens;
+    // Each sender: 3 s at most, 100 traces of 20 spans, 4 exports at a time.
+    std::array<std::unique_ptr<Subprocess>, kNodes> senders;
     std::array<std::string, kNodes> records;
     for (int i = 0; i < kNodes; ++i) {
       records[i] = fmt::format("{}/record-{}-{}", dir, round, i);
-      loadgens[i] = std::make_unique<Subprocess>(
-          std::vector<std::string>{STRATA_BINARY,     "loadgen",
-                                   "--protocol",      "http/protobuf",
-                                   "--target",        servers[i]->http_address(),
-                                   "--token",         ingest[i],
-                                   "--signals",       "traces",
-                                   "--request-spans", "20",
-                                   "--concurrency",   "4",
-                                   "--duration",      "3",
-                                   "--max-requests",  "100",
-                                   "--record",        records[i],
-                                   "--seed",          std::to_string(seed + round * kNodes + i),
-                                   "--quiet"},
+      senders[i] = std::make_unique<Subprocess>(
+          std::vector<std::string>{
+              STRATA_NODE, std::string(STRATA_E2E_DIR) + "/otel_record_send.mjs",
+              servers[i]->http_address(), ingest[i], records[i], "3", "100", "20", "4"},
           ChildEnvironment());
     }
     const int victim = static_cast<int>(random() % kNodes);
@@ -224,7 +217,7 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
     queries.Down(victim);
     servers[victim]->Kill();
     for (int i = 0; i < kNodes; ++i) {
-      (void)loadgens[i]->Wait(std::chrono::seconds(60));  // the victim's fails
+      (void)senders[i]->Wait(std::chrono::seconds(60));  // the victim's exports fail
       ReadLoadgenRecord(records[i], &acked);
     }
     // Restart once the victim's node id is free.
