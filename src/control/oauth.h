@@ -4,8 +4,13 @@
 // clients registered dynamically (RFC 7591), authorization codes bound to
 // their client, redirect URI and PKCE S256 challenge, access tokens bound
 // to one resource (RFC 8707: strata's /mcp URL) and refresh tokens that
-// rotate. Rows live in the control database (docs/format/control-db.md,
-// tables oauth_clients, oauth_codes, oauth_grants, oauth_tokens).
+// rotate. OAuth is an interface with two implementations of the same
+// behaviour: SqliteOAuth (sqlite_oauth.h), a single node's, whose rows
+// live in the control database (docs/format/control-db.md, tables
+// oauth_clients, oauth_codes, oauth_grants, oauth_tokens), and
+// PostgresOAuth (postgres_oauth.h), whose rows several nodes share
+// (docs/format/postgres-control.md), so a client registered or a code
+// issued on one node works on every node.
 //
 // A grant is one user's consent to one client: the family of every token
 // issued from one authorization code. A refresh token works once; its use
@@ -19,8 +24,9 @@
 // and compared in constant time, as tokens are (token.h). The PKCE check
 // compares SHA-256 of the verifier with the challenge in constant time.
 //
-// Thread-safety: safe for concurrent use (SqliteDb serializes statements;
-// each exchange is one transaction).
+// Thread-safety: implementations are safe for concurrent use; each
+// exchange is one transaction, and a code or refresh token is consumed by
+// at most one exchange, whichever node runs it.
 //
 // Errors: InvalidArgument ("invalid_request: ...", "invalid_target: ...")
 // for malformed input; NotFound ("invalid_client: ...") for an unknown
@@ -39,7 +45,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "control/sqlite_db.h"
 
 namespace strata::control {
 
@@ -104,7 +109,10 @@ std::string PkceChallenge(std::string_view verifier);
 
 class OAuth {
  public:
-  // Opens the control database at `db_path` (migrations applied).
+  virtual ~OAuth() = default;
+
+  // The single node's: SqliteOAuth on the control database at `db_path`
+  // (migrations applied).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<OAuth>> Open(const std::string& db_path,
                                                                    absl::Time now,
                                                                    OAuthOptions options = {});
@@ -112,53 +120,40 @@ class OAuth {
   // Registers a public client; `redirect_uris` are checked by the caller
   // (oauth_requests.h). Deletes the oldest unused clients past
   // max_unused_clients - 1 first. ResourceExhausted past max_clients.
-  [[nodiscard]] absl::StatusOr<OAuthClient> RegisterClient(
-      std::string_view name, const std::vector<std::string>& redirect_uris, absl::Time now);
+  [[nodiscard]] virtual absl::StatusOr<OAuthClient> RegisterClient(
+      std::string_view name, const std::vector<std::string>& redirect_uris, absl::Time now) = 0;
   // NotFound ("invalid_client") for an unknown id.
-  [[nodiscard]] absl::StatusOr<OAuthClient> GetClient(std::string_view client_id);
+  [[nodiscard]] virtual absl::StatusOr<OAuthClient> GetClient(std::string_view client_id) = 0;
 
   // A new single-use code for `approval`, valid code_lifetime.
-  [[nodiscard]] absl::StatusOr<std::string> IssueCode(const OAuthApproval& approval,
-                                                      absl::Time now);
+  [[nodiscard]] virtual absl::StatusOr<std::string> IssueCode(const OAuthApproval& approval,
+                                                              absl::Time now) = 0;
   // authorization_code: the code must be unused and unexpired, and
   // `client_id`, `redirect_uri` and the verifier must match what it was
   // issued for (and `resource`, when not empty). A code presented twice
   // revokes the grant its first use made.
-  [[nodiscard]] absl::StatusOr<OAuthTokens> ExchangeCode(std::string_view code,
-                                                         std::string_view client_id,
-                                                         std::string_view redirect_uri,
-                                                         std::string_view verifier,
-                                                         std::string_view resource, absl::Time now);
+  [[nodiscard]] virtual absl::StatusOr<OAuthTokens> ExchangeCode(
+      std::string_view code, std::string_view client_id, std::string_view redirect_uri,
+      std::string_view verifier, std::string_view resource, absl::Time now) = 0;
   // refresh_token: rotates; a used refresh token revokes its grant.
-  [[nodiscard]] absl::StatusOr<OAuthTokens> Refresh(std::string_view refresh_token,
-                                                    std::string_view client_id,
-                                                    std::string_view resource, absl::Time now);
+  [[nodiscard]] virtual absl::StatusOr<OAuthTokens> Refresh(std::string_view refresh_token,
+                                                            std::string_view client_id,
+                                                            std::string_view resource,
+                                                            absl::Time now) = 0;
   // The grant of a live access token issued for `resource` to a user who
   // is still active; nullopt otherwise.
-  [[nodiscard]] absl::StatusOr<std::optional<OAuthAccess>> ResolveAccess(
-      std::string_view access_token, std::string_view resource, absl::Time now);
+  [[nodiscard]] virtual absl::StatusOr<std::optional<OAuthAccess>> ResolveAccess(
+      std::string_view access_token, std::string_view resource, absl::Time now) = 0;
 
   // `user_id`'s grants that are not revoked, newest first (at most 1,000).
-  [[nodiscard]] absl::StatusOr<std::vector<OAuthGrant>> ListGrants(int64_t user_id);
+  [[nodiscard]] virtual absl::StatusOr<std::vector<OAuthGrant>> ListGrants(int64_t user_id) = 0;
   // Revokes `user_id`'s grant `grant_id`: its access and refresh tokens
   // stop working at once. NotFound unless it is a live grant of that user.
-  [[nodiscard]] absl::Status RevokeGrant(int64_t user_id, int64_t grant_id, absl::Time now);
+  [[nodiscard]] virtual absl::Status RevokeGrant(int64_t user_id, int64_t grant_id,
+                                                 absl::Time now) = 0;
 
   // Clients no user has consented to (no code, no grant).
-  [[nodiscard]] absl::StatusOr<int64_t> UnusedClients();
-
-  // For tests: the database.
-  SqliteDb& db() { return *db_; }
-
- private:
-  OAuth(std::unique_ptr<SqliteDb> db, OAuthOptions options)
-      : db_(std::move(db)), options_(options) {}
-  // New access and refresh tokens in `grant_id`, inside `txn`.
-  absl::StatusOr<OAuthTokens> IssueTokens(SqliteDb::Transaction& txn, int64_t grant_id,
-                                          absl::Time now);
-
-  const std::unique_ptr<SqliteDb> db_;
-  const OAuthOptions options_;
+  [[nodiscard]] virtual absl::StatusOr<int64_t> UnusedClients() = 0;
 };
 
 }  // namespace strata::control

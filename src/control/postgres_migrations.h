@@ -17,7 +17,7 @@
 namespace strata::control {
 
 // The newest schema version this binary writes.
-inline constexpr int64_t kPostgresControlSchemaVersion = 2;
+inline constexpr int64_t kPostgresControlSchemaVersion = 3;
 
 [[nodiscard]] absl::Status ApplyPostgresMigrations(postgres::PgConnection& db);
 
