@@ -620,8 +620,8 @@ int RunServe(const ServeOptions& options) {
   // longer lists (their objects may be gone after a long stop).
   state.storage.store(storage->get());
 
-  // With --catalog, tokens and accounts are the PostgreSQL ones several
-  // servers share.
+  // With --catalog, tokens, accounts and MCP's OAuth are the PostgreSQL
+  // ones several servers share.
   absl::StatusOr<std::unique_ptr<control::TokenStore>> tokens =
       OpenTokenStore(options.data_dir, options.catalog);
   if (!tokens.ok()) {
@@ -666,9 +666,10 @@ int RunServe(const ServeOptions& options) {
   };
   control::Accounts accounts(account_store->get(), std::move(account_options));
   control::SavedQueries saved_queries(account_store->get());
-  // The same database, whose migrations the account store just applied.
+  // The account store's database (with --catalog, the PostgreSQL one the
+  // servers share), whose users its grants reference.
   absl::StatusOr<std::unique_ptr<control::OAuth>> oauth =
-      control::OAuth::Open(storage::DataDirPaths(options.data_dir).ControlDb(), absl::Now());
+      OpenOAuth(options.data_dir, options.catalog, absl::Now());
   if (!oauth.ok()) {
     spdlog::error("strata serve: {}", oauth.status().ToString());
     return 1;
