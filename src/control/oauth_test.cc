@@ -289,6 +289,40 @@ TEST_P(OAuthTest, TwoNodesExchangingOneCodeAtOnceLeaveNoLiveGrant) {
   EXPECT_TRUE(oauth_->ListGrants(user_id_)->empty());
 }
 
+// Two nodes rotating one refresh token at once: one gets new tokens, the
+// other finds it used and revokes the grant, every round.
+TEST_P(OAuthTest, TwoNodesRefreshingOneTokenAtOnceLeaveNoLiveGrant) {
+  auto second = OpenOAuth();
+  ASSERT_NE(second, nullptr);
+  for (int round = 0; round < 50; ++round) {
+    auto tokens =
+        oauth_->ExchangeCode(Code(now_), client_id_, kRedirect, kVerifier, kResource, now_);
+    ASSERT_TRUE(tokens.ok()) << tokens.status();
+    std::atomic<int> rotated{0};
+    std::atomic<int> refused{0};
+    std::string access_token;
+    auto refresh = [&](OAuth* node) {
+      auto fresh = node->Refresh(tokens->refresh_token, client_id_, kResource, now_);
+      EXPECT_TRUE(fresh.ok() || absl::IsUnauthenticated(fresh.status())) << fresh.status();
+      if (fresh.ok()) {
+        access_token = fresh->access_token;
+        ++rotated;
+      } else {
+        ++refused;
+      }
+    };
+    std::thread first(refresh, oauth_.get());
+    std::thread other(refresh, second.get());
+    first.join();
+    other.join();
+    ASSERT_EQ(rotated, 1) << "round " << round;
+    ASSERT_EQ(refused, 1) << "round " << round;
+    EXPECT_FALSE(oauth_->ResolveAccess(access_token, kResource, now_)->has_value())
+        << "round " << round;
+  }
+  EXPECT_TRUE(oauth_->ListGrants(user_id_)->empty());
+}
+
 // A deleted user's grants go with them (the cascade).
 TEST_P(OAuthTest, ADeletedUsersGrantsGo) {
   auto tokens = oauth_->ExchangeCode(Code(now_), client_id_, kRedirect, kVerifier, kResource, now_);
