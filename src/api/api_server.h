@@ -50,6 +50,7 @@
 #include "api/mcp_sessions.h"
 #include "api/mcp_streams.h"
 #include "api/params.h"
+#include "api/rollup_preload.h"
 #include "api/prometheus_point_cache.h"
 #include "api/service_health.h"
 #include "api/service_map.h"
@@ -133,6 +134,9 @@ struct ApiOptions {
   // Most spans of one Jaeger trace search's answer: traces after the one
   // that reaches it are left out (docs/api.md, GET /jaeger/api/traces).
   size_t jaeger_max_search_spans = 200'000;
+  // Reading the live batches' rollups in the background at start
+  // (rollup_preload.h); a horizon of 0 turns it off.
+  RollupPreloadOptions rollup_preload;
 };
 
 // The HTTP status for an error status (docs/api.md, "Errors"): 422 for a
@@ -167,6 +171,11 @@ class Api {
   // when it starts to drain).
   void StopMcpStreams() { mcp_streams_->Stop(); }
   McpStreamStats McpStreamStatistics() const { return mcp_streams_->Stats(); }
+  // The start-up read of the rollups (rollup_preload.h).
+  RollupPreloadStats RollupPreloadStatistics() const { return rollup_preload_->Stats(); }
+  bool TEST_WaitForRollupPreload(std::chrono::nanoseconds timeout) {
+    return rollup_preload_->WaitUntilDone(timeout);
+  }
 
  private:
   // Telemetry endpoints read a pinned Snapshot; account endpoints need
@@ -457,6 +466,9 @@ class Api {
   std::unique_ptr<LogTail> tail_;
   // Each live batch's rollups, read once (service_health.h).
   std::unique_ptr<RollupCache> rollups_ = std::make_unique<RollupCache>();
+  // Fills rollups_ at start; its thread is started in the constructor and
+  // joined when it is destroyed (before rollups_).
+  std::unique_ptr<RollupPreload> rollup_preload_;
   // Edges resolved across batches (service_map.h); its thread is started
   // in the constructor and joined before the workers are.
   std::unique_ptr<ServiceMap> service_map_ = std::make_unique<ServiceMap>();

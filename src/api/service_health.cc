@@ -3,6 +3,7 @@
 #include "api/service_health.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -124,7 +125,8 @@ absl::StatusOr<std::vector<RollupCache::Rows>> RollupCache::ForWindow(
     FileSystem& fs, const storage::Snapshot& snapshot, const MinuteWindow& window) {
   std::vector<Rows> out;
   if (window.first >= window.end) return out;
-  std::vector<const storage::LiveBatch*> missing;
+  std::vector<const storage::LiveBatch*> claimed;
+  std::vector<const storage::LiveBatch*> awaited;
   {
     MutexLock lock(&mu_);
     for (const auto& batch : snapshot.batches()) {
@@ -132,25 +134,34 @@ absl::StatusOr<std::vector<RollupCache::Rows>> RollupCache::ForWindow(
       if (!EventBounds(batch->meta(), &min, &max)) continue;
       // Rows of the batch lie in minutes [MinuteOf(min), MinuteOf(max)].
       if (rollups::MinuteOf(max) < window.first || rollups::MinuteOf(min) >= window.end) continue;
-      auto it = by_batch_.find(batch->meta().id);
+      const std::string& id = batch->meta().id;
+      auto it = by_batch_.find(id);
       if (it != by_batch_.end()) {
         out.push_back(it->second);
+      } else if (reading_.contains(id)) {
+        awaited.push_back(batch.get());
       } else {
-        missing.push_back(batch.get());
+        reading_.insert(id);
+        claimed.push_back(batch.get());
       }
     }
   }
-  // Read outside the lock; two requests may read one batch at once, and
-  // the second to finish keeps its copy (they are equal).
-  for (const storage::LiveBatch* batch : missing) {
-    rollups::RollupRows rows;
-    // An evicted batch's rollups (or, for a batch without rollups.parquet,
-    // its table files) come from their cached copies.
-    STRATA_ASSIGN_OR_RETURN(
-        rows, storage::ReadBatchRollups(storage::DataFilesOf(fs, *batch), batch->meta()));
-    out.push_back(std::make_shared<const BatchRollups>(std::move(rows)));
-    MutexLock lock(&mu_);
-    by_batch_[batch->meta().id] = out.back();
+  // Read outside the lock: first the batches this call claimed, then
+  // those another caller was reading (by now most likely read).
+  for (size_t i = 0; i < claimed.size(); ++i) {
+    absl::StatusOr<Rows> rows = ReadClaimed(fs, *claimed[i]);
+    if (!rows.ok()) {
+      // Give up the claims not read, so that other callers read them.
+      MutexLock lock(&mu_);
+      for (size_t j = i + 1; j < claimed.size(); ++j) reading_.erase(claimed[j]->meta().id);
+      read_cv_.SignalAll();
+      return rows.status();
+    }
+    out.push_back(*std::move(rows));
+  }
+  for (const storage::LiveBatch* batch : awaited) {
+    STRATA_ASSIGN_OR_RETURN(Rows rows, Obtain(fs, *batch));
+    out.push_back(std::move(rows));
   }
   MutexLock lock(&mu_);
   if (by_batch_.size() > 2 * snapshot.size() + 16) {
@@ -161,9 +172,84 @@ absl::StatusOr<std::vector<RollupCache::Rows>> RollupCache::ForWindow(
   return out;
 }
 
+absl::StatusOr<RollupCache::Rows> RollupCache::Obtain(FileSystem& fs,
+                                                      const storage::LiveBatch& batch) {
+  const std::string& id = batch.meta().id;
+  {
+    MutexLock lock(&mu_);
+    // Bounded: the caller reading the batch removes its id when its read
+    // ends, either way.
+    while (reading_.contains(id)) read_cv_.WaitFor(&mu_, std::chrono::seconds(1));
+    auto it = by_batch_.find(id);
+    if (it != by_batch_.end()) return it->second;
+    // That read failed (or the batch was never claimed): read it here.
+    reading_.insert(id);
+  }
+  return ReadClaimed(fs, batch);
+}
+
+absl::StatusOr<RollupCache::Rows> RollupCache::ReadClaimed(FileSystem& fs,
+                                                           const storage::LiveBatch& batch) {
+  // An evicted batch's rollups (or, for a batch without rollups.parquet,
+  // its table files) come from their cached copies.
+  absl::StatusOr<rollups::RollupRows> read =
+      storage::ReadBatchRollups(storage::DataFilesOf(fs, batch), batch.meta());
+  Rows rows;
+  if (read.ok()) rows = std::make_shared<const BatchRollups>(*std::move(read));
+  MutexLock lock(&mu_);
+  reading_.erase(batch.meta().id);
+  read_cv_.SignalAll();
+  ++reads_;
+  if (!read.ok()) return read.status();
+  by_batch_[batch.meta().id] = rows;
+  return rows;
+}
+
+size_t RollupCache::Preload(FileSystem& fs, const storage::Snapshot& snapshot,
+                            uint64_t horizon_nanos, const std::function<bool()>& stop,
+                            size_t* unreadable) {
+  struct Candidate {
+    const storage::LiveBatch* batch;
+    uint64_t newest_event;
+  };
+  std::vector<Candidate> candidates;
+  uint64_t newest = 0;
+  for (const auto& batch : snapshot.batches()) {
+    uint64_t min = 0, max = 0;
+    if (!EventBounds(batch->meta(), &min, &max)) continue;
+    candidates.push_back({batch.get(), max});
+    newest = std::max(newest, max);
+  }
+  const uint64_t from = newest > horizon_nanos ? newest - horizon_nanos : 0;
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Candidate& a, const Candidate& b) { return a.newest_event > b.newest_event; });
+  size_t read = 0;
+  for (const Candidate& candidate : candidates) {
+    if (candidate.newest_event < from || stop()) break;
+    const std::string& id = candidate.batch->meta().id;
+    {
+      MutexLock lock(&mu_);
+      // Cached, or a request is reading it: nothing to do.
+      if (by_batch_.contains(id) || reading_.contains(id)) continue;
+      reading_.insert(id);
+    }
+    if (ReadClaimed(fs, *candidate.batch).ok()) {
+      ++read;
+    } else if (unreadable != nullptr) {
+      ++*unreadable;
+    }
+  }
+  return read;
+}
+
 size_t RollupCache::batches() const {
   MutexLock lock(&mu_);
   return by_batch_.size();
+}
+
+uint64_t RollupCache::reads() const {
+  MutexLock lock(&mu_);
+  return reads_;
 }
 
 // ---- Red ----

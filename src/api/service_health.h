@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "common/mutex.h"
 #include "io/file_system.h"
@@ -70,18 +72,48 @@ class RollupCache {
 
   // The rollups of every batch of `snapshot` that may hold a row of
   // `window` (by meta.json's event times), reading those not read yet.
+  // A batch another caller is reading (a request, or Preload) is not read
+  // again: its rollups are awaited, after this call has read the batches
+  // nobody else was reading.
   [[nodiscard]] absl::StatusOr<std::vector<Rows>> ForWindow(FileSystem& fs,
                                                             const storage::Snapshot& snapshot,
                                                             const MinuteWindow& window)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Reads, newest first, the rollups not read yet of every batch of
+  // `snapshot` with an event within `horizon_nanos` before the newest
+  // event of any of its batches (what ForWindow would read for a window
+  // that long ending at the newest data), one batch at a time, checking
+  // `stop` before each. Returns the number of batches it read; a batch
+  // that cannot be read is left to ForWindow (which reports its error),
+  // and counted in *unreadable.
+  size_t Preload(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t horizon_nanos,
+                 const std::function<bool()>& stop, size_t* unreadable) ABSL_LOCKS_EXCLUDED(mu_);
+
   size_t batches() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Rollups files (or, for a batch without one, table files) read since
+  // construction: one per batch while it stays live.
+  uint64_t reads() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // The batch's rollups: cached, else awaited from the caller reading
+  // them, else read by this call.
+  absl::StatusOr<Rows> Obtain(FileSystem& fs, const storage::LiveBatch& batch)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Reads a batch whose id this caller added to reading_, then stores the
+  // rows (on success) and removes the id.
+  absl::StatusOr<Rows> ReadClaimed(FileSystem& fs, const storage::LiveBatch& batch)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   mutable Mutex mu_;
+  // Signalled whenever an id leaves reading_.
+  CondVar read_cv_;
   // By batch id; entries of batches no longer live are dropped when the
   // cache holds more than twice the snapshot's batches.
   absl::flat_hash_map<std::string, Rows> by_batch_ ABSL_GUARDED_BY(mu_);
+  // Batches some caller is reading now (not in by_batch_).
+  absl::flat_hash_set<std::string> reading_ ABSL_GUARDED_BY(mu_);
+  uint64_t reads_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Spans merged: counts, the exact duration sum, extremes and a histogram.
