@@ -25,8 +25,9 @@ namespace {
 // raw, so that each query computes the same value for the same row.
 constexpr char kIdentityHash[] =
     "hash(metric_name, metric_unit, metric_type, is_monotonic, aggregation_temporality,"
-    " service_name, resource_attr_keys, resource_attr_str, attr_keys, attr_str, attr_int,"
-    " attr_double, attr_bool)";
+    " service_name, resource_attr_keys, resource_attr_str, resource_attr_int,"
+    " resource_attr_double, resource_attr_bool, attr_keys, attr_str, attr_int, attr_double,"
+    " attr_bool)";
 
 // The columns of the identity query, in MetricIdentity's order after the hash.
 enum IdentityColumn {
@@ -40,6 +41,7 @@ enum IdentityColumn {
   kIdNamespace,
   kIdInstance,
   kIdAttributes,
+  kIdResource,
   kIdColumns,
 };
 
@@ -204,10 +206,12 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
         " coalesce(is_monotonic, false), coalesce(aggregation_temporality, 0),"
         " coalesce(service_name, ''), ",
         ResourceValueSql("service.namespace"), ", ", ResourceValueSql("service.instance.id"), ", ",
-        AttributeSetSql("attr"), " FROM (SELECT DISTINCT ", kIdentityHash,
+        AttributeSetSql("attr"), ", ", AttributeSetSql("resource_attr"), " FROM (SELECT DISTINCT ",
+        kIdentityHash,
         " AS id, metric_name, metric_unit, metric_type, is_monotonic, aggregation_temporality,"
-        " service_name, resource_attr_keys, resource_attr_str, attr_keys, attr_str, attr_int,"
-        " attr_double, attr_bool",
+        " service_name, resource_attr_keys, resource_attr_str, resource_attr_int,"
+        " resource_attr_double, resource_attr_bool, attr_keys, attr_str, attr_int, attr_double,"
+        " attr_bool",
         where, only, ")");
     options = Options(RemainingCall(call, began), std::move(params), max_rows);
     STRATA_ASSIGN_OR_RETURN(query::TypedResult ids, pool.RunTyped(files, identity_sql, options));
@@ -220,7 +224,7 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
         CheckKinds(ids,
                    {TypedKind::kUInt64, TypedKind::kString, TypedKind::kString, TypedKind::kInt64,
                     TypedKind::kBool, TypedKind::kInt64, TypedKind::kString, TypedKind::kString,
-                    TypedKind::kString, TypedKind::kString},
+                    TypedKind::kString, TypedKind::kString, TypedKind::kString},
                    "identities"));
     std::vector<bool> answered(out.identities.size());
     for (size_t r = 0; r < ids.rows; ++r) {
@@ -234,6 +238,7 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
       identity.service_namespace = std::move(ids.columns[kIdNamespace].strings[r]);
       identity.instance = std::move(ids.columns[kIdInstance].strings[r]);
       identity.attributes = std::move(ids.columns[kIdAttributes].strings[r]);
+      identity.resource = std::move(ids.columns[kIdResource].strings[r]);
       const uint64_t hash = ids.columns[kIdHash].uint64s[r];
       const auto it = index_of.find(hash);
       if (it == index_of.end()) continue;  // not among the points (no filter)
@@ -242,10 +247,11 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
         // Rows whose raw columns differ where the text does not (a NULL unit
         // and an empty one) may hash alike: the same identity, kept once.
         if (std::tie(other.otlp_name, other.unit, other.type, other.monotonic, other.temporality,
-                     other.service, other.service_namespace, other.instance, other.attributes) ==
+                     other.service, other.service_namespace, other.instance, other.attributes,
+                     other.resource) ==
             std::tie(identity.otlp_name, identity.unit, identity.type, identity.monotonic,
                      identity.temporality, identity.service, identity.service_namespace,
-                     identity.instance, identity.attributes)) {
+                     identity.instance, identity.attributes, identity.resource)) {
           continue;
         }
         return absl::InternalError("metric points: two series identities share a hash");
@@ -477,13 +483,65 @@ absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& 
   return out;
 }
 
+absl::StatusOr<ResourceTimes> ReadCachedResourceTimes(query::QueryPool& pool,
+                                                      const query::ViewFiles& files,
+                                                      const CallOptions& call, int64_t min_ms,
+                                                      int64_t max_ms, bool times_zero,
+                                                      size_t max_rows, PointCache& cache) {
+  const auto began = std::chrono::steady_clock::now();
+  const uint64_t from = TimeFrom(min_ms), to = TimeTo(max_ms);
+  const size_t most_rows = max_rows > 0 ? max_rows : pool.options().default_max_rows;
+  ResourceTimes out;
+  // A resource's fields, joined -> its index in out.resources.
+  absl::flat_hash_map<std::string, size_t> resource_index;
+  absl::flat_hash_set<std::pair<size_t, int64_t>> seen;
+  for (const std::string& path : files.metrics) {
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
+                            Decoded(pool, files, path, RemainingCall(call, began), cache));
+    // This file's identities -> their resources' indexes.
+    std::vector<size_t> resource_of(file->identities.size());
+    for (size_t i = 0; i < resource_of.size(); ++i) {
+      const MetricIdentity& m = file->identities[i];
+      std::string key = absl::StrCat(m.service, "\x1d", m.service_namespace, "\x1d", m.instance,
+                                     "\x1d", m.resource);
+      const auto [it, fresh] = resource_index.emplace(std::move(key), out.resources.size());
+      if (fresh) {
+        MetricIdentity resource;
+        resource.service = m.service;
+        resource.service_namespace = m.service_namespace;
+        resource.instance = m.instance;
+        resource.resource = m.resource;
+        out.resources.push_back(std::move(resource));
+      }
+      resource_of[i] = it->second;
+    }
+    const std::vector<uint64_t>& times = file->points.columns[kPointTime].uint64s;
+    const std::vector<uint64_t>& ids = file->points.columns[kPointIdentity].uint64s;
+    const auto first = std::lower_bound(file->by_time.begin(), file->by_time.end(), from,
+                                        [&](uint32_t r, uint64_t t) { return times[r] < t; });
+    const auto last = std::upper_bound(first, file->by_time.end(), to,
+                                       [&](uint64_t t, uint32_t r) { return t < times[r]; });
+    for (auto it = first; it != last; ++it) {
+      const int64_t t_ms = times_zero ? 0 : static_cast<int64_t>(times[*it] / 1'000'000);
+      if (seen.emplace(resource_of[ids[*it]], t_ms).second) {
+        out.points.emplace_back(resource_of[ids[*it]], t_ms);
+        if (out.points.size() > most_rows) return absl::ResourceExhaustedError(kTooManyPoints);
+      }
+    }
+  }
+  std::stable_sort(out.points.begin(), out.points.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  return out;
+}
+
 size_t DecodedMetricsFile::EstimatedBytes() const {
   size_t total = sizeof(*this) + by_time.capacity() * sizeof(uint32_t) +
                  description_of.capacity() * sizeof(int32_t);
   for (const std::string& d : descriptions) total += sizeof(d) + d.capacity();
   for (const MetricIdentity& m : identities) {
     total += sizeof(m) + m.otlp_name.capacity() + m.unit.capacity() + m.service.capacity() +
-             m.service_namespace.capacity() + m.instance.capacity() + m.attributes.capacity();
+             m.service_namespace.capacity() + m.instance.capacity() + m.attributes.capacity() +
+             m.resource.capacity();
   }
   for (const query::TypedColumn& c : points.columns) {
     total += sizeof(c) + c.valid.capacity() + c.int64s.capacity() * sizeof(int64_t) +

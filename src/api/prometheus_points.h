@@ -47,6 +47,7 @@ struct MetricIdentity {
   std::string service_namespace;
   std::string instance;    // service.instance.id
   std::string attributes;  // the point attributes as AttributeSetSql renders them
+  std::string resource;    // the resource attributes as AttributeSetSql renders them
 };
 
 // Which point columns to read; those not wanted read NULL.
@@ -163,5 +164,26 @@ absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& 
                                                               const CallOptions& call,
                                                               int64_t min_ms, int64_t max_ms,
                                                               PointCache& cache);
+
+// The resources with a point of any metric in [min_ms, max_ms], each with
+// the milliseconds it has points in (target_info's samples), from each
+// metrics file's decoded points in `cache` (decoding those it lacks).
+struct ResourceTimes {
+  // Indexes into `resources`: service, service.namespace,
+  // service.instance.id and the resource attribute set, as MetricIdentity
+  // holds them.
+  std::vector<MetricIdentity> resources;  // only the resource's fields set
+  // (index into resources, time in ms), each pair once, in time order;
+  // with `times_zero`, every time 0 (one per resource).
+  std::vector<std::pair<size_t, int64_t>> points;
+};
+// ResourceExhausted past `max_rows` pairs (0: the pool's default), as the
+// query would be truncated; Unimplemented when a file is too large to
+// decode (then ask DuckDB).
+absl::StatusOr<ResourceTimes> ReadCachedResourceTimes(query::QueryPool& pool,
+                                                      const query::ViewFiles& files,
+                                                      const CallOptions& call, int64_t min_ms,
+                                                      int64_t max_ms, bool times_zero,
+                                                      size_t max_rows, PointCache& cache);
 
 }  // namespace strata::api::internal
