@@ -30,7 +30,9 @@ constexpr int kCacheBatches = 4;
 // and a delta counter by route, a gauge by queue (q2 only in even batches,
 // q1 stale in batch 2), a histogram (a third bound from batch 3 on; in
 // batch 1 a stale point of route /gone with neither sum nor buckets) and a
-// summary. Times step by 10 s per batch, checkout 1 s after cart.
+// summary. Times step by 10 s per batch, checkout 1 s after cart. The
+// resources change (so does target_info): checkout's host.name alternates
+// between h0 and h1, cart has a k8s.pod.name from batch 2 on.
 std::string CacheBatchJson(int64_t t0, int b) {
   std::string resources;
   for (const char* service : {"cart", "checkout"}) {
@@ -38,8 +40,12 @@ std::string CacheBatchJson(int64_t t0, int b) {
     const std::string t =
         std::to_string(t0 + (b * 10 + (checkout ? 1 : 0)) * int64_t{kNanosPerSecond});
     const std::string resource =
-        checkout ? R"([{"key":"service.name","value":{"stringValue":"checkout"}},)"
-                   R"({"key":"service.namespace","value":{"stringValue":"shop"}}])"
+        checkout ? fmt::format(R"([{{"key":"service.name","value":{{"stringValue":"checkout"}}}},)"
+                               R"({{"key":"service.namespace","value":{{"stringValue":"shop"}}}},)"
+                               R"({{"key":"host.name","value":{{"stringValue":"h{}"}}}}])",
+                               b % 2)
+        : b >= 2 ? R"([{"key":"service.name","value":{"stringValue":"cart"}},)"
+                   R"({"key":"k8s.pod.name","value":{"stringValue":"cart-1"}}])"
                  : R"([{"key":"service.name","value":{"stringValue":"cart"}}])";
     auto attr = [](const char* key, const char* value) {
       return fmt::format(R"([{{"key":"{}","value":{{"stringValue":"{}"}}}}])", key, value);
@@ -139,6 +145,11 @@ TEST_F(PrometheusCacheEndpointsTest, SeriesLabelsAndValuesAnswerAsWithoutTheCach
   EXPECT_THAT(ExpectSameAnswers("label/le/values", {}), HasSubstr(R"("0.5")"));
   EXPECT_THAT(ExpectSameAnswers("label/le/values", Windows()[1]), Not(HasSubstr(R"("0.5")")));
   EXPECT_THAT(ExpectSameAnswers("label/quantile/values", {}), HasSubstr(R"("0.99")"));
+  // target_info's series carry the resources' other attributes.
+  EXPECT_THAT(ExpectSameAnswers("label/host_name/values", {}), HasSubstr(R"("h1")"));
+  EXPECT_THAT(
+      ExpectSameAnswers("series", {"match[]=target_info", "start=" + std::to_string(t0_s_ + 25)}),
+      HasSubstr(R"("k8s_pod_name":"cart-1")"));
   const std::string gone = ExpectSameAnswers("series", {R"(match[]={route="/gone"})"});
   EXPECT_THAT(gone, HasSubstr("latency_seconds_count"));
   EXPECT_THAT(gone, Not(HasSubstr("latency_seconds_sum")));  // it has none
@@ -150,7 +161,8 @@ TEST_F(PrometheusCacheEndpointsTest, QueriesAndMetadataAnswerAsWithoutTheCache) 
        {"requests_total", R"(rate(requests_total{route=~"/a|/b"}[30s]))",
         "increase(errors_total[1m])", "queue_depth",
         R"(histogram_quantile(0.5, sum by (le) (latency_seconds_bucket)))",
-        R"(rpc_duration_milliseconds{quantile="0.99"})", "latency_seconds_sum"}) {
+        R"(rpc_duration_milliseconds{quantile="0.99"})", "latency_seconds_sum", "target_info",
+        R"(count by (job, host_name) (target_info{k8s_pod_name=""}))"}) {
     ExpectSameAnswers("query_range",
                       {std::string("query=") + query, "start=" + start, "end=" + end, "step=5"});
     ExpectSameAnswers("query",

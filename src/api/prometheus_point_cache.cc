@@ -1,48 +1,83 @@
 // PointCache (prometheus_point_cache.h): an LRU list of decoded metrics
-// files bounded by their estimated bytes.
+// files' catalogs and metrics, bounded by their estimated bytes.
 
 #include "api/prometheus_point_cache.h"
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace strata::api::internal {
 
-std::shared_ptr<const DecodedMetricsFile> PointCache::Find(const std::string& path) {
-  MutexLock lock(&mu_);
-  const auto found = by_path_.find(path);
-  if (found == by_path_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, found->second);
-  return found->second->file;
+std::string PointCache::CatalogKey(std::string_view path) {
+  return absl::StrCat("c\x1f", std::string(path));
 }
 
-void PointCache::Add(const std::string& path, std::shared_ptr<const DecodedMetricsFile> file) {
+std::string PointCache::PointsKey(std::string_view path, std::string_view otlp_name) {
+  // A path holds no \x1f: the name after it cannot make another key.
+  return absl::StrCat("p\x1f", std::string(path), "\x1f", std::string(otlp_name));
+}
+
+const PointCache::Entry* PointCache::Touch(const std::string& key) {
+  const auto found = by_key_.find(key);
+  if (found == by_key_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, found->second);
+  return &*found->second;
+}
+
+std::shared_ptr<const DecodedMetricsFile> PointCache::Find(const std::string& key) {
   MutexLock lock(&mu_);
-  if (const auto found = by_path_.find(path); found != by_path_.end()) {
-    bytes_ -= found->second->file->bytes;
+  const Entry* entry = Touch(key);
+  return entry == nullptr ? nullptr : entry->file;
+}
+
+std::shared_ptr<const FileCatalog> PointCache::FindCatalog(const std::string& key) {
+  MutexLock lock(&mu_);
+  const Entry* entry = Touch(key);
+  return entry == nullptr ? nullptr : entry->catalog;
+}
+
+void PointCache::Add(const std::string& key, std::shared_ptr<const DecodedMetricsFile> file) {
+  MutexLock lock(&mu_);
+  points_added_ += file->points.rows;
+  const size_t bytes = file->bytes;
+  Keep({.key = key, .file = std::move(file), .catalog = nullptr, .bytes = bytes});
+}
+
+void PointCache::AddCatalog(const std::string& key, std::shared_ptr<const FileCatalog> catalog) {
+  MutexLock lock(&mu_);
+  const size_t bytes = catalog->bytes;
+  Keep({.key = key, .file = nullptr, .catalog = std::move(catalog), .bytes = bytes});
+}
+
+void PointCache::Keep(Entry entry) {
+  if (const auto found = by_key_.find(entry.key); found != by_key_.end()) {
+    bytes_ -= found->second->bytes;
     lru_.erase(found->second);
-    by_path_.erase(found);
+    by_key_.erase(found);
   }
-  if (file->bytes > max_bytes_) return;
-  bytes_ += file->bytes;
-  lru_.push_front({path, std::move(file)});
-  by_path_[path] = lru_.begin();
+  if (entry.bytes > max_bytes_) return;
+  bytes_ += entry.bytes;
+  const std::string key = entry.key;
+  lru_.push_front(std::move(entry));
+  by_key_[key] = lru_.begin();
   while (bytes_ > max_bytes_) {
     const Entry& last = lru_.back();
-    bytes_ -= last.file->bytes;
-    by_path_.erase(last.path);
+    bytes_ -= last.bytes;
+    by_key_.erase(last.key);
     lru_.pop_back();
   }
 }
 
-void PointCache::MarkTooLarge(const std::string& path) {
+void PointCache::MarkTooLarge(const std::string& key) {
   MutexLock lock(&mu_);
   if (too_large_.size() >= kMostTooLarge) too_large_.clear();
-  too_large_.insert(path);
+  too_large_.insert(key);
 }
 
-bool PointCache::IsTooLarge(const std::string& path) const {
+bool PointCache::IsTooLarge(const std::string& key) const {
   MutexLock lock(&mu_);
-  return too_large_.contains(path);
+  return too_large_.contains(key);
 }
 
 size_t PointCache::bytes() const {
@@ -50,9 +85,14 @@ size_t PointCache::bytes() const {
   return bytes_;
 }
 
-size_t PointCache::files() const {
+size_t PointCache::entries() const {
   MutexLock lock(&mu_);
   return lru_.size();
+}
+
+size_t PointCache::points_added() const {
+  MutexLock lock(&mu_);
+  return points_added_;
 }
 
 }  // namespace strata::api::internal

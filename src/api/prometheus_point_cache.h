@@ -4,11 +4,14 @@
 // queries (docs/prometheus.md, "Decoded batches"). A batch's files never
 // change once committed: compaction and retention take a batch out of the
 // catalog and compaction writes a new one under a new id, so a file's path
-// (which names its batch's id) keys its decoded points for as long as
-// anyone asks for it. The cache holds at most a bound of bytes (the
-// estimate DecodedMetricsFile::bytes gives) and drops the least recently
-// used files past it; a file larger than the whole bound is answered but
-// not kept.
+// (which names its batch's id) keys what was decoded from it for as long
+// as anyone asks for it. Two kinds of entries, each under its own key:
+// a file's catalog (FileCatalog: its metric variants and their times,
+// CatalogKey) and the points of one metric of a file (DecodedMetricsFile,
+// PointsKey), so that a query decodes only the metrics it selects. The
+// cache holds at most a bound of bytes (the estimates the entries' `bytes`
+// give) and drops the least recently used entries past it; an entry larger
+// than the whole bound is answered but not kept.
 //
 // Owner: the Api (api_server.h) makes one of ApiOptions::promql_cache_bytes
 // (`strata serve --promql-cache-mb`) and hands it to every series source
@@ -21,6 +24,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -39,39 +43,59 @@ class PointCache {
 
   explicit PointCache(size_t max_bytes) : max_bytes_(max_bytes) {}
 
-  // The decoded points of `path`, or null; a hit becomes the most recently
-  // used.
-  std::shared_ptr<const DecodedMetricsFile> Find(const std::string& path);
-  // Keeps `file` as `path`'s (replacing any), then drops the least recently
-  // used files until the bytes held are within the bound. A file larger
-  // than the bound is not kept.
-  void Add(const std::string& path, std::shared_ptr<const DecodedMetricsFile> file);
+  // The keys of a file's catalog and of one metric's points in it.
+  static std::string CatalogKey(std::string_view path);
+  static std::string PointsKey(std::string_view path, std::string_view otlp_name);
 
-  // The most points of one file worth decoding: more than the bound could
-  // hold at kLeastBytesPerPoint bytes each.
+  // The decoded points kept under `key`, or null; a hit becomes the most
+  // recently used.
+  std::shared_ptr<const DecodedMetricsFile> Find(const std::string& key);
+  // Keeps `file` under `key` (replacing any entry), then drops the least
+  // recently used entries until the bytes held are within the bound. An
+  // entry larger than the bound is not kept. Counts its rows in
+  // points_added().
+  void Add(const std::string& key, std::shared_ptr<const DecodedMetricsFile> file);
+  // The same for a file's catalog.
+  std::shared_ptr<const FileCatalog> FindCatalog(const std::string& key);
+  void AddCatalog(const std::string& key, std::shared_ptr<const FileCatalog> catalog);
+
+  // The most points of one metric of a file (or rows of a file's catalog)
+  // worth decoding: more than the bound could hold at kLeastBytesPerPoint
+  // bytes each.
   static constexpr size_t kLeastBytesPerPoint = 64;
   size_t MostRows() const { return max_bytes_ / kLeastBytesPerPoint; }
-  // Files found to hold more than MostRows() points, so that later queries
+  // Keys found to hold more than MostRows() rows, so that later queries
   // read them from DuckDB without trying to decode them again (at most
-  // kMostTooLarge paths, forgotten all at once past that).
+  // kMostTooLarge keys, forgotten all at once past that).
   static constexpr size_t kMostTooLarge = 10'000;
-  void MarkTooLarge(const std::string& path);
-  bool IsTooLarge(const std::string& path) const;
+  void MarkTooLarge(const std::string& key);
+  bool IsTooLarge(const std::string& key) const;
 
   size_t bytes() const;
-  size_t files() const;
+  size_t entries() const;
+  // The rows of every points entry ever given to Add (kept or not): what
+  // this cache has had decoded.
+  size_t points_added() const;
   size_t max_bytes() const { return max_bytes_; }
 
  private:
   struct Entry {
-    std::string path;
-    std::shared_ptr<const DecodedMetricsFile> file;
+    std::string key;
+    std::shared_ptr<const DecodedMetricsFile> file;  // a points entry, else null
+    std::shared_ptr<const FileCatalog> catalog;      // a catalog entry, else null
+    size_t bytes = 0;
   };
+  // Keeps `entry` (replacing any of its key) and evicts past the bound.
+  void Keep(Entry entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The entry of `key` made the most recently used, or null.
+  const Entry* Touch(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const size_t max_bytes_;
   mutable Mutex mu_;
   std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // most recently used first
-  absl::flat_hash_map<std::string, std::list<Entry>::iterator> by_path_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::list<Entry>::iterator> by_key_ ABSL_GUARDED_BY(mu_);
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t points_added_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_set<std::string> too_large_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -21,6 +21,9 @@ namespace {
 
 namespace promql = compat::promql;
 constexpr int kBatches = 8;  // what compaction merges into one
+// A batch file's cache entries once every metric is read: its catalog and
+// its three metrics' points.
+constexpr size_t kEntriesPerFile = 4;
 
 // Batch `b` of the data: a counter, a gauge and a histogram of two
 // services. Batches 2k and 2k + 1 both hold a gauge point at one time
@@ -145,7 +148,7 @@ TEST_F(PrometheusPointCacheTest, AnswersAsDuckDbBeforeAndAfterCompaction) {
     EXPECT_EQ(Select(matchers, &cache), want);                               // all from the cache
     EXPECT_EQ(Select(matchers, &cache, 25), Select(matchers, nullptr, 25));  // a later window
   }
-  EXPECT_EQ(cache.files(), static_cast<size_t>(kBatches));
+  EXPECT_EQ(cache.entries(), kBatches * kEntriesPerFile);
   EXPECT_EQ(Metadata(&cache), Metadata(nullptr));
   EXPECT_EQ(Metadata(nullptr).size(), 3u);
   // The least description among the window's points: batch 6's from 25 s on.
@@ -163,7 +166,7 @@ TEST_F(PrometheusPointCacheTest, AnswersAsDuckDbBeforeAndAfterCompaction) {
   }
   EXPECT_EQ(Metadata(&cache), Metadata(nullptr));
   // The merged batch is a new file, decoded once.
-  EXPECT_EQ(cache.files(), static_cast<size_t>(kBatches) + 1);
+  EXPECT_EQ(cache.entries(), (kBatches + 1) * kEntriesPerFile);
 }
 
 TEST_F(PrometheusPointCacheTest, HoldsNoMoreThanItsBound) {
@@ -171,26 +174,27 @@ TEST_F(PrometheusPointCacheTest, HoldsNoMoreThanItsBound) {
   const auto all = Questions()[0];
   const auto want = Select(all, nullptr);
   EXPECT_EQ(Select(all, &measure), want);
-  ASSERT_EQ(measure.files(), static_cast<size_t>(kBatches));
-  // Room for about three of the eight files.
+  ASSERT_EQ(measure.entries(), kBatches * kEntriesPerFile);
+  // Room for about three of the eight files' entries.
   const size_t bound = measure.bytes() * 3 / kBatches + 1;
   internal::PointCache small(bound);
   for (int round = 0; round < 3; ++round) {
     EXPECT_EQ(Select(all, &small), want);
     EXPECT_LE(small.bytes(), bound);
-    EXPECT_GE(small.files(), 2u);
-    EXPECT_LE(small.files(), 3u);
+    EXPECT_GE(small.entries(), kEntriesPerFile);
+    EXPECT_LT(small.entries(), measure.entries());
   }
   // Too small for any one file: answered from DuckDB, nothing kept, and
   // the first file, which sent the query to DuckDB, is not decoded again.
   internal::PointCache tiny(16);
   EXPECT_EQ(Select(all, &tiny), want);
   EXPECT_EQ(Select(all, &tiny), want);
-  EXPECT_EQ(tiny.files(), 0u);
+  EXPECT_EQ(tiny.entries(), 0u);
   EXPECT_EQ(tiny.bytes(), 0u);
   const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
-  EXPECT_TRUE(tiny.IsTooLarge(files.metrics[0]));
-  EXPECT_FALSE(small.IsTooLarge(files.metrics[0]));
+  const std::string first_catalog = internal::PointCache::CatalogKey(files.metrics[0]);
+  EXPECT_TRUE(tiny.IsTooLarge(first_catalog));
+  EXPECT_FALSE(small.IsTooLarge(first_catalog));
 }
 
 TEST(PointCacheTest, DropsTheLeastRecentlyUsed) {
@@ -213,7 +217,40 @@ TEST(PointCacheTest, DropsTheLeastRecentlyUsed) {
   cache.Add("big", file(101));  // larger than the bound: not kept
   EXPECT_EQ(cache.Find("big"), nullptr);
   EXPECT_EQ(cache.bytes(), 50u);
-  EXPECT_EQ(cache.files(), 2u);
+  EXPECT_EQ(cache.entries(), 2u);
+}
+
+// A first query of one metric decodes that metric's points and no other's
+// (counted against DuckDB's count of each metric's rows); a later query of
+// another metric decodes only that one, and nothing is decoded twice.
+TEST_F(PrometheusPointCacheTest, AColdQueryDecodesOnlyTheMetricsItSelects) {
+  const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
+  auto rows_of = [&](const std::string& where) -> size_t {
+    auto counted =
+        pool_->RunTyped(files, "SELECT count(*)::UBIGINT FROM metrics_stored WHERE " + where);
+    EXPECT_TRUE(counted.ok()) << counted.status();
+    if (!counted.ok() || counted->rows != 1) return 0;
+    return counted->columns[0].uint64s[0];
+  };
+  const size_t depth_rows = rows_of("metric_name = 'queue.depth'");
+  const size_t requests_rows = rows_of("metric_name = 'requests'");
+  const size_t named_rows = rows_of("metric_name IS NOT NULL");
+  ASSERT_GT(depth_rows, 0u);
+  ASSERT_GT(named_rows, depth_rows + requests_rows);
+  using enum promql::MatchType;
+  internal::PointCache cache(internal::PointCache::kDefaultMaxBytes);
+  const std::vector<promql::LabelMatcher> depth = {{kEqual, "__name__", "queue_depth"}};
+  EXPECT_EQ(Select(depth, &cache), Select(depth, nullptr));
+  EXPECT_EQ(cache.points_added(), depth_rows);
+  EXPECT_EQ(cache.entries(), 2u * kBatches);  // each file's catalog and queue.depth
+  const std::vector<promql::LabelMatcher> requests = {{kEqual, "__name__", "requests_total"}};
+  EXPECT_EQ(Select(requests, &cache), Select(requests, nullptr));
+  EXPECT_EQ(cache.points_added(), depth_rows + requests_rows);
+  const std::vector<promql::LabelMatcher> all = Questions()[0];
+  EXPECT_EQ(Select(all, &cache), Select(all, nullptr));
+  EXPECT_EQ(Select(depth, &cache), Select(depth, nullptr));
+  EXPECT_EQ(cache.points_added(), named_rows);
+  EXPECT_EQ(cache.entries(), kBatches * kEntriesPerFile);
 }
 
 // The cache's own bookkeeping under two threads: many adds and finds on

@@ -25,8 +25,9 @@ namespace {
 // raw, so that each query computes the same value for the same row.
 constexpr char kIdentityHash[] =
     "hash(metric_name, metric_unit, metric_type, is_monotonic, aggregation_temporality,"
-    " service_name, resource_attr_keys, resource_attr_str, attr_keys, attr_str, attr_int,"
-    " attr_double, attr_bool)";
+    " service_name, resource_attr_keys, resource_attr_str, resource_attr_int,"
+    " resource_attr_double, resource_attr_bool, attr_keys, attr_str, attr_int, attr_double,"
+    " attr_bool)";
 
 // The columns of the identity query, in MetricIdentity's order after the hash.
 enum IdentityColumn {
@@ -40,6 +41,7 @@ enum IdentityColumn {
   kIdNamespace,
   kIdInstance,
   kIdAttributes,
+  kIdResource,
   kIdColumns,
 };
 
@@ -204,10 +206,12 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
         " coalesce(is_monotonic, false), coalesce(aggregation_temporality, 0),"
         " coalesce(service_name, ''), ",
         ResourceValueSql("service.namespace"), ", ", ResourceValueSql("service.instance.id"), ", ",
-        AttributeSetSql("attr"), " FROM (SELECT DISTINCT ", kIdentityHash,
+        AttributeSetSql("attr"), ", ", AttributeSetSql("resource_attr"), " FROM (SELECT DISTINCT ",
+        kIdentityHash,
         " AS id, metric_name, metric_unit, metric_type, is_monotonic, aggregation_temporality,"
-        " service_name, resource_attr_keys, resource_attr_str, attr_keys, attr_str, attr_int,"
-        " attr_double, attr_bool",
+        " service_name, resource_attr_keys, resource_attr_str, resource_attr_int,"
+        " resource_attr_double, resource_attr_bool, attr_keys, attr_str, attr_int, attr_double,"
+        " attr_bool",
         where, only, ")");
     options = Options(RemainingCall(call, began), std::move(params), max_rows);
     STRATA_ASSIGN_OR_RETURN(query::TypedResult ids, pool.RunTyped(files, identity_sql, options));
@@ -220,7 +224,7 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
         CheckKinds(ids,
                    {TypedKind::kUInt64, TypedKind::kString, TypedKind::kString, TypedKind::kInt64,
                     TypedKind::kBool, TypedKind::kInt64, TypedKind::kString, TypedKind::kString,
-                    TypedKind::kString, TypedKind::kString},
+                    TypedKind::kString, TypedKind::kString, TypedKind::kString},
                    "identities"));
     std::vector<bool> answered(out.identities.size());
     for (size_t r = 0; r < ids.rows; ++r) {
@@ -234,6 +238,7 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
       identity.service_namespace = std::move(ids.columns[kIdNamespace].strings[r]);
       identity.instance = std::move(ids.columns[kIdInstance].strings[r]);
       identity.attributes = std::move(ids.columns[kIdAttributes].strings[r]);
+      identity.resource = std::move(ids.columns[kIdResource].strings[r]);
       const uint64_t hash = ids.columns[kIdHash].uint64s[r];
       const auto it = index_of.find(hash);
       if (it == index_of.end()) continue;  // not among the points (no filter)
@@ -242,10 +247,11 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
         // Rows whose raw columns differ where the text does not (a NULL unit
         // and an empty one) may hash alike: the same identity, kept once.
         if (std::tie(other.otlp_name, other.unit, other.type, other.monotonic, other.temporality,
-                     other.service, other.service_namespace, other.instance, other.attributes) ==
+                     other.service, other.service_namespace, other.instance, other.attributes,
+                     other.resource) ==
             std::tie(identity.otlp_name, identity.unit, identity.type, identity.monotonic,
                      identity.temporality, identity.service, identity.service_namespace,
-                     identity.instance, identity.attributes)) {
+                     identity.instance, identity.attributes, identity.resource)) {
           continue;
         }
         return absl::InternalError("metric points: two series identities share a hash");
@@ -273,50 +279,137 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
   return out;
 }
 
-// The decoded points of metrics file `path` (one of files.metrics): from
-// `cache`, else read and kept there. Unimplemented when the file is too
-// large to decode.
-absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(query::QueryPool& pool,
-                                                                  const query::ViewFiles& files,
-                                                                  const std::string& path,
-                                                                  const CallOptions& call,
-                                                                  PointCache& cache) {
-  if (std::shared_ptr<const DecodedMetricsFile> found = cache.Find(path); found != nullptr) {
+// The decoded points of metric `otlp_name` in metrics file `path` (one of
+// files.metrics): from `cache`, else read and kept there. Unimplemented
+// when it has too many points to decode.
+absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(
+    query::QueryPool& pool, const query::ViewFiles& files, const std::string& path,
+    const std::string& otlp_name, const CallOptions& call, PointCache& cache) {
+  const std::string key = PointCache::PointsKey(path, otlp_name);
+  if (std::shared_ptr<const DecodedMetricsFile> found = cache.Find(key); found != nullptr) {
     return found;
   }
-  if (cache.IsTooLarge(path)) return absl::UnimplementedError("a metrics file too large to decode");
+  if (cache.IsTooLarge(key)) return absl::UnimplementedError("a metric too large to decode");
   query::ViewFiles one = files;
   one.metrics = {path};
   const PointColumnsWanted every{
       .value = true, .count = true, .sum = true, .buckets = true, .quantiles = true};
+  const std::vector<std::string> name = {otlp_name};
   absl::StatusOr<DecodedMetricsFile> decoded =
-      QueryPoints(pool, one, call, nullptr, std::nullopt, every, PointRead::kSamples,
+      QueryPoints(pool, one, call, &name, std::nullopt, every, PointRead::kSamples,
                   std::max<size_t>(1, cache.MostRows()));
   if (absl::IsResourceExhausted(decoded.status())) {
-    cache.MarkTooLarge(path);
-    return absl::UnimplementedError("a metrics file too large to decode");
+    cache.MarkTooLarge(key);
+    return absl::UnimplementedError("a metric too large to decode");
   }
   if (!decoded.ok()) return decoded.status();
   auto made = std::make_shared<DecodedMetricsFile>(*std::move(decoded));
-  // Descriptions repeat: each row keeps an index into the distinct ones.
-  query::TypedColumn& text = made->points.columns[kPointDescription];
-  absl::flat_hash_map<std::string, int32_t> index;
-  made->description_of.resize(made->points.rows, -1);
-  for (size_t r = 0; r < made->points.rows; ++r) {
-    if (!text.is_valid(r)) continue;
-    const auto [it, fresh] =
-        index.emplace(text.strings[r], static_cast<int32_t>(made->descriptions.size()));
-    if (fresh) made->descriptions.push_back(text.strings[r]);
-    made->description_of[r] = it->second;
+  // Samples never read exemplars or descriptions: those columns are all
+  // NULL here.
+  for (const PointColumn c : {kPointExemplars, kPointDescription}) {
+    made->points.columns[c].strings = {};
+    made->points.columns[c].valid = {};
   }
-  text.strings = {};
-  text.valid = {};
-  // Samples never read exemplars: the column is all NULL here.
-  made->points.columns[kPointExemplars].strings = {};
-  made->points.columns[kPointExemplars].valid = {};
   made->bytes = made->EstimatedBytes();
-  cache.Add(path, made);
+  cache.Add(key, made);
   return std::shared_ptr<const DecodedMetricsFile>(std::move(made));
+}
+
+// The catalog of metrics file `path` (one of files.metrics): from `cache`,
+// else read (one grouped query over its name, variant, description and
+// time columns) and kept there. Unimplemented when it has more rows than
+// the cache would decode.
+absl::StatusOr<std::shared_ptr<const FileCatalog>> CatalogOf(query::QueryPool& pool,
+                                                             const query::ViewFiles& files,
+                                                             const std::string& path,
+                                                             const CallOptions& call,
+                                                             PointCache& cache) {
+  using query::TypedKind;
+  const std::string key = PointCache::CatalogKey(path);
+  if (std::shared_ptr<const FileCatalog> found = cache.FindCatalog(key); found != nullptr) {
+    return found;
+  }
+  if (cache.IsTooLarge(key)) return absl::UnimplementedError("a metrics catalog too large");
+  query::ViewFiles one = files;
+  one.metrics = {path};
+  constexpr char kSql[] =
+      "SELECT metric_name, coalesce(metric_unit, ''), metric_type,"
+      " coalesce(is_monotonic, false), coalesce(aggregation_temporality, 0), metric_description,"
+      " time_unix_nano FROM metrics_stored WHERE metric_name IS NOT NULL GROUP BY ALL";
+  STRATA_ASSIGN_OR_RETURN(
+      query::TypedResult rows,
+      pool.RunTyped(one, kSql, Options(call, {}, std::max<size_t>(1, cache.MostRows()))));
+  if (rows.truncated) {
+    cache.MarkTooLarge(key);
+    return absl::UnimplementedError("a metrics catalog too large");
+  }
+  STRATA_RETURN_IF_ERROR(
+      CheckKinds(rows,
+                 {TypedKind::kString, TypedKind::kString, TypedKind::kInt64, TypedKind::kBool,
+                  TypedKind::kInt64, TypedKind::kString, TypedKind::kUInt64},
+                 "catalog"));
+  auto made = std::make_shared<FileCatalog>();
+  using Variant = std::tuple<std::string, std::string, int64_t, bool, int64_t>;
+  absl::flat_hash_map<Variant, size_t> variant_index;
+  absl::flat_hash_map<std::string, int32_t> description_index;
+  absl::flat_hash_map<std::pair<size_t, int32_t>, size_t> times_index;
+  std::vector<query::TypedColumn>& col = rows.columns;
+  for (size_t r = 0; r < rows.rows; ++r) {
+    Variant variant(col[0].strings[r], col[1].strings[r], col[2].int64s[r], col[3].int64s[r] != 0,
+                    col[4].int64s[r]);
+    const auto [v, fresh] = variant_index.emplace(variant, made->variants.size());
+    if (fresh) {
+      made->variants.push_back({std::get<0>(variant), std::get<1>(variant), std::get<2>(variant),
+                                std::get<3>(variant), std::get<4>(variant), ""});
+    }
+    int32_t description = -1;
+    if (col[5].is_valid(r)) {
+      const auto [d, fresh_description] = description_index.emplace(
+          col[5].strings[r], static_cast<int32_t>(made->descriptions.size()));
+      if (fresh_description) made->descriptions.push_back(col[5].strings[r]);
+      description = d->second;
+    }
+    const auto [t, fresh_times] =
+        times_index.emplace(std::make_pair(v->second, description), made->times.size());
+    if (fresh_times) made->times.push_back({v->second, description, {}});
+    made->times[t->second].times.push_back(col[6].uint64s[r]);
+  }
+  // GROUP BY ALL gave each (variant, description, time) once.
+  for (FileCatalog::Times& t : made->times) std::sort(t.times.begin(), t.times.end());
+  for (const CatalogVariant& v : made->variants) made->names.push_back(v.otlp_name);
+  std::sort(made->names.begin(), made->names.end());
+  made->names.erase(std::unique(made->names.begin(), made->names.end()), made->names.end());
+  made->bytes = made->EstimatedBytes();
+  cache.AddCatalog(key, made);
+  return std::shared_ptr<const FileCatalog>(std::move(made));
+}
+
+// Whether ascending `times` holds one in [from, to].
+bool AnyTimeIn(const std::vector<uint64_t>& times, uint64_t from, uint64_t to) {
+  const auto first = std::lower_bound(times.begin(), times.end(), from);
+  return first != times.end() && *first <= to;
+}
+
+// Whether `catalog`'s metric `otlp_name` has a point in [from, to].
+bool HasPointIn(const FileCatalog& catalog, std::string_view otlp_name, uint64_t from,
+                uint64_t to) {
+  for (const FileCatalog::Times& t : catalog.times) {
+    if (catalog.variants[t.variant].otlp_name == otlp_name && AnyTimeIn(t.times, from, to)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The rows of `file` with a time in [from, to], as a range of its by_time.
+std::pair<std::vector<uint32_t>::const_iterator, std::vector<uint32_t>::const_iterator> RowsIn(
+    const DecodedMetricsFile& file, uint64_t from, uint64_t to) {
+  const std::vector<uint64_t>& times = file.points.columns[kPointTime].uint64s;
+  const auto first = std::lower_bound(file.by_time.begin(), file.by_time.end(), from,
+                                      [&](uint32_t r, uint64_t t) { return times[r] < t; });
+  const auto last = std::upper_bound(first, file.by_time.end(), to,
+                                     [&](uint64_t t, uint32_t r) { return t < times[r]; });
+  return {first, last};
 }
 
 // What a kLabels row of point `r` of `points` holds besides its values:
@@ -342,9 +435,10 @@ std::string LabelShapeOf(const query::TypedResult& points, uint32_t r) {
 }
 
 // The points of `otlp_names` in [min_ms, max_ms] from each metrics file's
-// decoded points (kSamples and kLabels; see ReadMetricPoints). For
-// kLabels, one point of each distinct LabelShapeOf per file, in no
-// particular order. Unimplemented when a file is too large to decode.
+// decoded metrics (kSamples and kLabels; see ReadMetricPoints). For
+// kLabels, one point of each distinct LabelShapeOf per file and metric, in
+// no particular order. Unimplemented when a file's catalog or a metric of
+// a file is too large to decode.
 absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
                                                 const query::ViewFiles& files,
                                                 const CallOptions& call,
@@ -359,47 +453,38 @@ absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
   auto time_of = [&](const PointRow& p) {
     return out.parts[p.part]->points.columns[kPointTime].uint64s[p.row];
   };
+  auto by_time = [&](const PointRow& a, const PointRow& b) { return time_of(a) < time_of(b); };
   for (const std::string& path : files.metrics) {
-    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
-                            Decoded(pool, files, path, RemainingCall(call, began), cache));
-    std::vector<bool> wanted(file->identities.size());
-    bool any = false;
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      wanted[i] = names.contains(file->identities[i].otlp_name);
-      any = any || wanted[i];
-    }
-    if (!any) continue;
-    const std::vector<uint64_t>& times = file->points.columns[kPointTime].uint64s;
-    const std::vector<uint64_t>& ids = file->points.columns[kPointIdentity].uint64s;
-    const auto first = std::lower_bound(file->by_time.begin(), file->by_time.end(), from,
-                                        [&](uint32_t r, uint64_t t) { return times[r] < t; });
-    const auto last = std::upper_bound(first, file->by_time.end(), to,
-                                       [&](uint64_t t, uint32_t r) { return t < times[r]; });
-    const uint32_t part = static_cast<uint32_t>(out.parts.size());
-    out.parts.push_back(std::move(file));
-    const size_t run = out.order.size();
-    if (read == PointRead::kLabels) {
-      absl::flat_hash_set<std::string> shapes;
-      const query::TypedResult& points = out.parts[part]->points;
-      for (auto it = first; it != last; ++it) {
-        if (wanted[ids[*it]] && shapes.insert(LabelShapeOf(points, *it)).second) {
-          out.order.push_back({part, *it});
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> catalog,
+                            CatalogOf(pool, files, path, RemainingCall(call, began), cache));
+    const size_t file_run = out.order.size();
+    for (const std::string& name : catalog->names) {  // ascending
+      if (!names.contains(name) || !HasPointIn(*catalog, name, from, to)) continue;
+      STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> metric,
+                              Decoded(pool, files, path, name, RemainingCall(call, began), cache));
+      const auto [first, last] = RowsIn(*metric, from, to);
+      if (first == last) continue;
+      const uint32_t part = static_cast<uint32_t>(out.parts.size());
+      out.parts.push_back(std::move(metric));
+      const size_t run = out.order.size();
+      if (read == PointRead::kLabels) {
+        absl::flat_hash_set<std::string> shapes;
+        const query::TypedResult& points = out.parts[part]->points;
+        for (auto it = first; it != last; ++it) {
+          if (shapes.insert(LabelShapeOf(points, *it)).second) out.order.push_back({part, *it});
         }
+      } else {
+        for (auto it = first; it != last; ++it) out.order.push_back({part, *it});
+        // This file's metrics' runs merged in name order at equal times.
+        std::inplace_merge(out.order.begin() + file_run, out.order.begin() + run, out.order.end(),
+                           by_time);
       }
       if (out.order.size() > most_rows) return absl::ResourceExhaustedError(kTooManyPoints);
-      continue;
     }
-    for (auto it = first; it != last; ++it) {
-      if (wanted[ids[*it]]) out.order.push_back({part, *it});
-    }
-    if (out.order.size() > most_rows) {
-      return absl::ResourceExhaustedError(kTooManyPoints);
-    }
+    if (read == PointRead::kLabels) continue;
     // Each file's run is in time order; merged stably, earlier files'
     // points stay ahead of later ones' at the same time, as a read would.
-    std::inplace_merge(
-        out.order.begin(), out.order.begin() + run, out.order.end(),
-        [&](const PointRow& a, const PointRow& b) { return time_of(a) < time_of(b); });
+    std::inplace_merge(out.order.begin(), out.order.begin() + file_run, out.order.end(), by_time);
   }
   return out;
 }
@@ -438,33 +523,16 @@ absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& 
   // Each variant's least description so far (nullopt: none yet).
   std::map<Key, std::optional<std::string>> variants;
   for (const std::string& path : files.metrics) {
-    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
-                            Decoded(pool, files, path, RemainingCall(call, began), cache));
-    const std::vector<uint64_t>& times = file->points.columns[kPointTime].uint64s;
-    const std::vector<uint64_t>& ids = file->points.columns[kPointIdentity].uint64s;
-    const auto first = std::lower_bound(file->by_time.begin(), file->by_time.end(), from,
-                                        [&](uint32_t r, uint64_t t) { return times[r] < t; });
-    const auto last = std::upper_bound(first, file->by_time.end(), to,
-                                       [&](uint64_t t, uint32_t r) { return t < times[r]; });
-    // Per identity of this file: seen in the window, and its least description there.
-    std::vector<bool> seen(file->identities.size());
-    std::vector<int32_t> least(file->identities.size(), -1);
-    for (auto it = first; it != last; ++it) {
-      const size_t id = ids[*it];
-      seen[id] = true;
-      const int32_t d = file->description_of[*it];
-      if (d >= 0 && (least[id] < 0 || file->descriptions[d] < file->descriptions[least[id]])) {
-        least[id] = d;
-      }
-    }
-    for (size_t id = 0; id < seen.size(); ++id) {
-      if (!seen[id]) continue;
-      const MetricIdentity& m = file->identities[id];
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> file,
+                            CatalogOf(pool, files, path, RemainingCall(call, began), cache));
+    for (const FileCatalog::Times& t : file->times) {
+      if (!AnyTimeIn(t.times, from, to)) continue;
+      const CatalogVariant& v = file->variants[t.variant];
       std::optional<std::string>& description =
-          variants[Key(m.otlp_name, m.unit, m.type, m.monotonic, m.temporality)];
-      if (least[id] >= 0 &&
-          (!description.has_value() || file->descriptions[least[id]] < *description)) {
-        description = file->descriptions[least[id]];
+          variants[Key(v.otlp_name, v.unit, v.type, v.monotonic, v.temporality)];
+      if (t.description >= 0 &&
+          (!description.has_value() || file->descriptions[t.description] < *description)) {
+        description = file->descriptions[t.description];
       }
     }
   }
@@ -477,13 +545,83 @@ absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& 
   return out;
 }
 
+namespace {
+
+// Adds the (resource, millisecond) pairs of `file`'s points in [from, to]
+// not in `seen` to `out` (ReadCachedResourceTimes), with resources by
+// their joined fields in `resource_index`. ResourceExhausted past
+// `most_rows` pairs.
+absl::Status AddResourceTimes(const DecodedMetricsFile& file, uint64_t from, uint64_t to,
+                              bool times_zero, size_t most_rows,
+                              absl::flat_hash_map<std::string, size_t>& resource_index,
+                              absl::flat_hash_set<std::pair<size_t, int64_t>>& seen,
+                              ResourceTimes& out) {
+  // This file's identities -> their resources' indexes.
+  std::vector<size_t> resource_of(file.identities.size());
+  for (size_t i = 0; i < resource_of.size(); ++i) {
+    const MetricIdentity& m = file.identities[i];
+    std::string key = absl::StrCat(m.service, "\x1d", m.service_namespace, "\x1d", m.instance,
+                                   "\x1d", m.resource);
+    const auto [it, fresh] = resource_index.emplace(std::move(key), out.resources.size());
+    if (fresh) {
+      MetricIdentity resource;
+      resource.service = m.service;
+      resource.service_namespace = m.service_namespace;
+      resource.instance = m.instance;
+      resource.resource = m.resource;
+      out.resources.push_back(std::move(resource));
+    }
+    resource_of[i] = it->second;
+  }
+  const std::vector<uint64_t>& times = file.points.columns[kPointTime].uint64s;
+  const std::vector<uint64_t>& ids = file.points.columns[kPointIdentity].uint64s;
+  const auto [first, last] = RowsIn(file, from, to);
+  for (auto it = first; it != last; ++it) {
+    const int64_t t_ms = times_zero ? 0 : static_cast<int64_t>(times[*it] / 1'000'000);
+    if (seen.emplace(resource_of[ids[*it]], t_ms).second) {
+      out.points.emplace_back(resource_of[ids[*it]], t_ms);
+      if (out.points.size() > most_rows) return absl::ResourceExhaustedError(kTooManyPoints);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ResourceTimes> ReadCachedResourceTimes(query::QueryPool& pool,
+                                                      const query::ViewFiles& files,
+                                                      const CallOptions& call, int64_t min_ms,
+                                                      int64_t max_ms, bool times_zero,
+                                                      size_t max_rows, PointCache& cache) {
+  const auto began = std::chrono::steady_clock::now();
+  const uint64_t from = TimeFrom(min_ms), to = TimeTo(max_ms);
+  const size_t most_rows = max_rows > 0 ? max_rows : pool.options().default_max_rows;
+  ResourceTimes out;
+  // A resource's fields, joined -> its index in out.resources.
+  absl::flat_hash_map<std::string, size_t> resource_index;
+  absl::flat_hash_set<std::pair<size_t, int64_t>> seen;
+  for (const std::string& path : files.metrics) {
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> catalog,
+                            CatalogOf(pool, files, path, RemainingCall(call, began), cache));
+    for (const std::string& name : catalog->names) {
+      if (!HasPointIn(*catalog, name, from, to)) continue;
+      STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
+                              Decoded(pool, files, path, name, RemainingCall(call, began), cache));
+      STRATA_RETURN_IF_ERROR(
+          AddResourceTimes(*file, from, to, times_zero, most_rows, resource_index, seen, out));
+    }
+  }
+  std::stable_sort(out.points.begin(), out.points.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  return out;
+}
+
 size_t DecodedMetricsFile::EstimatedBytes() const {
-  size_t total = sizeof(*this) + by_time.capacity() * sizeof(uint32_t) +
-                 description_of.capacity() * sizeof(int32_t);
-  for (const std::string& d : descriptions) total += sizeof(d) + d.capacity();
+  size_t total = sizeof(*this) + by_time.capacity() * sizeof(uint32_t);
   for (const MetricIdentity& m : identities) {
     total += sizeof(m) + m.otlp_name.capacity() + m.unit.capacity() + m.service.capacity() +
-             m.service_namespace.capacity() + m.instance.capacity() + m.attributes.capacity();
+             m.service_namespace.capacity() + m.instance.capacity() + m.attributes.capacity() +
+             m.resource.capacity();
   }
   for (const query::TypedColumn& c : points.columns) {
     total += sizeof(c) + c.valid.capacity() + c.int64s.capacity() * sizeof(int64_t) +
@@ -491,6 +629,17 @@ size_t DecodedMetricsFile::EstimatedBytes() const {
              c.offsets.capacity() * sizeof(size_t) + c.strings.capacity() * sizeof(std::string);
     for (const std::string& str : c.strings) total += str.capacity();
   }
+  return total;
+}
+
+size_t FileCatalog::EstimatedBytes() const {
+  size_t total = sizeof(*this) + names.capacity() * sizeof(std::string) +
+                 descriptions.capacity() * sizeof(std::string) +
+                 variants.capacity() * sizeof(CatalogVariant) + times.capacity() * sizeof(Times);
+  for (const std::string& n : names) total += n.capacity();
+  for (const std::string& d : descriptions) total += d.capacity();
+  for (const CatalogVariant& v : variants) total += v.otlp_name.capacity() + v.unit.capacity();
+  for (const Times& t : times) total += t.times.capacity() * sizeof(uint64_t);
   return total;
 }
 

@@ -47,6 +47,7 @@ struct MetricIdentity {
   std::string service_namespace;
   std::string instance;    // service.instance.id
   std::string attributes;  // the point attributes as AttributeSetSql renders them
+  std::string resource;    // the resource attributes as AttributeSetSql renders them
 };
 
 // Which point columns to read; those not wanted read NULL.
@@ -78,8 +79,7 @@ enum PointColumn {
   kPointQuantiles,       // kDoubleList: summary_quantile
   kPointQuantileValues,  // kDoubleList: summary_value
   kPointExemplars,       // kString: internal::kExemplarsSql's text (kExemplars only)
-  kPointDescription,     // kString: metric_description (a PointCache's decode only; then
-                         // moved to DecodedMetricsFile::description_of)
+  kPointDescription,     // kString: metric_description (never read: NULL)
   kPointColumns,
 };
 
@@ -89,14 +89,11 @@ struct DecodedMetricsFile {
   std::vector<MetricIdentity> identities;
   // Columns as PointColumn says; kPointIdentity indexes `identities`. In
   // a PointCache's decode kPointExemplars and kPointDescription hold no
-  // values (not even `valid`): none are exemplars, descriptions are below.
+  // values (not even `valid`): none are exemplars, descriptions are in the
+  // file's FileCatalog.
   query::TypedResult points;
   // The rows in time order, ties in read order (for kLabels, read order).
   std::vector<uint32_t> by_time;
-  // A PointCache's decode only: the distinct metric descriptions, and each
-  // row's (an index into `descriptions`, -1 for NULL).
-  std::vector<std::string> descriptions;
-  std::vector<int32_t> description_of;
   size_t bytes = 0;  // EstimatedBytes() once complete
   // An estimate of the memory the above take.
   size_t EstimatedBytes() const;
@@ -115,6 +112,35 @@ struct MetricPoints {
   std::vector<PointRow> order;
 };
 
+// One metric variant with a point in a window, as the catalog lists it.
+struct CatalogVariant {
+  std::string otlp_name;
+  std::string unit;  // "" for none
+  int64_t type = 0;
+  bool monotonic = false;
+  int64_t temporality = 0;
+  std::string description;  // the least of its points' in the window, "" for none
+};
+
+// What a metrics file holds of each metric variant, for the catalog of a
+// window without decoding the points: per (variant, description) the
+// distinct times of its points. Small: a variant's points share their
+// times (one per collection interval), so the rows are about the variants
+// times the file's intervals, not its points.
+struct FileCatalog {
+  struct Times {
+    size_t variant = 0;           // index into `variants`
+    int32_t description = 0;      // index into `descriptions`, -1 for NULL
+    std::vector<uint64_t> times;  // time_unix_nano, ascending, each once
+  };
+  std::vector<CatalogVariant> variants;  // each once; `description` unused
+  std::vector<std::string> descriptions;
+  std::vector<Times> times;
+  std::vector<std::string> names;  // the distinct metric names, ascending
+  size_t bytes = 0;                // EstimatedBytes() once complete
+  size_t EstimatedBytes() const;
+};
+
 class PointCache;  // prometheus_point_cache.h
 
 // SQL for the value of resource attribute `key` (a literal of strata's
@@ -127,16 +153,19 @@ std::string ResourceValueSql(std::string_view key);
 // `deadline_call` bounds each query. Internal when two identities share a
 // hash (never seen; 64-bit hashes) or the answer has an unexpected shape.
 //
-// With `cache` (kSamples and kLabels), each metrics file's points are
-// decoded once, whole (every named metric, every time, every column), kept
-// in the cache and selected from there: the same points in the same order
-// as the query would read, though columns not `wanted` may hold values.
+// With `cache` (kSamples and kLabels), each metrics file's catalog is read
+// once (FileCatalog), and the points of each of `otlp_names` the file holds
+// are decoded once per file and metric (every time, every column), kept in
+// the cache and selected from there: the same points as the query would
+// read, though columns not `wanted` may hold values, in the same order
+// but for points of two metrics of one file at the same time (in name
+// order rather than the file's).
 // For kLabels the rows are the file's points of distinct identity, sum
 // presence, bounds, bucket count and quantiles (one per file, not across
 // files), with their real values, flags and times (a caller reads only
-// their shapes: a sum column's validity, not its value). A file of
-// more points than the cache could hold (PointCache::MostRows) is read by
-// the query instead, and remembered as such.
+// their shapes: a sum column's validity, not its value). A metric of a
+// file with more points than the cache could hold (PointCache::MostRows)
+// is read by the query instead (the whole request), and remembered as such.
 absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
                                               const CallOptions& call,
                                               const std::vector<std::string>& otlp_names,
@@ -144,24 +173,36 @@ absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const quer
                                               const PointColumnsWanted& wanted, PointRead read,
                                               size_t max_rows, PointCache* cache = nullptr);
 
-// One metric variant with a point in a window, as the catalog lists it.
-struct CatalogVariant {
-  std::string otlp_name;
-  std::string unit;  // "" for none
-  int64_t type = 0;
-  bool monotonic = false;
-  int64_t temporality = 0;
-  std::string description;  // the least of its points' in the window, "" for none
-};
-
 // The variants with a point in [min_ms, max_ms] from each metrics file's
-// decoded points in `cache` (decoding those it lacks), ordered by name,
-// unit, type, monotonicity and temporality. Unimplemented when a file is
-// too large to decode (then ask DuckDB).
+// FileCatalog in `cache` (reading those it lacks; no points are decoded),
+// ordered by name, unit, type, monotonicity and temporality. Unimplemented
+// when a file's catalog is too large to keep (then ask DuckDB).
 absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& pool,
                                                               const query::ViewFiles& files,
                                                               const CallOptions& call,
                                                               int64_t min_ms, int64_t max_ms,
                                                               PointCache& cache);
+
+// The resources with a point of any metric in [min_ms, max_ms], each with
+// the milliseconds it has points in (target_info's samples), from the
+// decoded points of every metric of each metrics file in `cache` (decoding
+// those it lacks).
+struct ResourceTimes {
+  // Indexes into `resources`: service, service.namespace,
+  // service.instance.id and the resource attribute set, as MetricIdentity
+  // holds them.
+  std::vector<MetricIdentity> resources;  // only the resource's fields set
+  // (index into resources, time in ms), each pair once, in time order;
+  // with `times_zero`, every time 0 (one per resource).
+  std::vector<std::pair<size_t, int64_t>> points;
+};
+// ResourceExhausted past `max_rows` pairs (0: the pool's default), as the
+// query would be truncated; Unimplemented when a file is too large to
+// decode (then ask DuckDB).
+absl::StatusOr<ResourceTimes> ReadCachedResourceTimes(query::QueryPool& pool,
+                                                      const query::ViewFiles& files,
+                                                      const CallOptions& call, int64_t min_ms,
+                                                      int64_t max_ms, bool times_zero,
+                                                      size_t max_rows, PointCache& cache);
 
 }  // namespace strata::api::internal

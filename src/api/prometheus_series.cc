@@ -173,6 +173,27 @@ struct IdentitySeries {
   absl::flat_hash_map<std::string, SeriesSlot> quantiles;  // by `quantile` text
 };
 
+// target_info's labels for a resource: job and instance, and its other
+// attributes (`resource`, as AttributeSetSql renders them).
+promql::Labels TargetInfoLabels(const std::string& service, const std::string& service_namespace,
+                                const std::string& instance, std::string_view resource) {
+  promql::Labels labels;
+  internal::AddResourceLabels(service, service_namespace, instance, &labels);
+  std::string rest;
+  for (const auto& [key, value] : internal::SplitAttributeSet(resource)) {
+    if (key == "service.name" || key == "service.namespace" || key == "service.instance.id") {
+      continue;
+    }
+    absl::StrAppend(&rest, key, "\x1f", value, "\x1e");
+  }
+  internal::AddAttributeLabels(rest, &labels);
+  labels.push_back({"__name__", "target_info"});
+  return promql::SortedByName(std::move(labels));
+}
+
+constexpr char kTargetInfoTooLarge[] =
+    "target_info: more samples than the query's budget allows; narrow its range";
+
 }  // namespace
 
 absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Select(
@@ -449,50 +470,60 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
   }
 
   if (mode != Mode::kExemplars && name_wanted("target_info")) {
-    // One sample of value 1 per resource and point time: the resource's
-    // attributes other than those job and instance come from.
-    std::vector<query::QueryParam> info_params;
-    info_params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
-    info_params.emplace_back(
-        static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
-    const std::string sql =
-        absl::StrCat("SELECT DISTINCT coalesce(service_name, ''), ",
-                     internal::ResourceValueSql("service.namespace"), ", ",
-                     internal::ResourceValueSql("service.instance.id"), ", ",
-                     internal::AttributeSetSql("resource_attr"),
-                     labels_only ? ", 0" : ", time_unix_nano // 1000000",
-                     " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
-                     labels_only ? "" : " ORDER BY 5");
-    query::QueryOptions options =
-        internal::Options(internal::RemainingCall(call_, began), std::move(info_params), max_rows);
-    options.max_bytes = kMaxQueryBytes;
-    STRATA_ASSIGN_OR_RETURN(query::QueryResult result, pool_.Run(files_, sql, options));
-    if (result.truncated) {
-      return absl::ResourceExhaustedError(
-          "target_info: more samples than the query's budget allows; narrow its range");
-    }
-    STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 5, "target_info"));
-    for (const auto& row : result.rows) {
-      promql::Labels labels;
-      internal::AddResourceLabels(CellString(row[0]), CellString(row[1]), CellString(row[2]),
-                                  &labels);
-      Attributes resource = internal::SplitAttributeSet(CellString(row[3]));
-      std::string rest;
-      for (const auto& [key, value] : resource) {
-        if (key == "service.name" || key == "service.namespace" || key == "service.instance.id") {
-          continue;
-        }
-        absl::StrAppend(&rest, key, "\x1f", value, "\x1e");
-      }
-      internal::AddAttributeLabels(rest, &labels);
-      labels.push_back({"__name__", "target_info"});
-      STRATA_ASSIGN_OR_RETURN(const int64_t t_ms, CellInt(row[4]));
-      STRATA_RETURN_IF_ERROR(
-          builder.Add(promql::SortedByName(std::move(labels)), t_ms, 1, false, false));
-    }
+    STRATA_RETURN_IF_ERROR(AddTargetInfo(min_ms, max_ms, labels_only, max_rows,
+                                         internal::RemainingCall(call_, began), builder));
   }
   // Both queries read in time order, so every series' samples ascend.
   return builder.Finish();
+}
+
+absl::Status MetricsSeriesSource::AddTargetInfo(int64_t min_ms, int64_t max_ms, bool labels_only,
+                                                size_t max_rows, const CallOptions& call,
+                                                internal::SeriesBuilder& builder) {
+  // One sample of value 1 per resource and point time.
+  if (cache_ != nullptr) {
+    absl::StatusOr<internal::ResourceTimes> cached = internal::ReadCachedResourceTimes(
+        pool_, files_, call, min_ms, max_ms, labels_only, max_rows, *cache_);
+    if (absl::IsResourceExhausted(cached.status())) {
+      return absl::ResourceExhaustedError(kTargetInfoTooLarge);
+    }
+    if (!absl::IsUnimplemented(cached.status())) {
+      STRATA_RETURN_IF_ERROR(cached.status());
+      std::vector<promql::Labels> labels;
+      labels.reserve(cached->resources.size());
+      for (const internal::MetricIdentity& r : cached->resources) {
+        labels.push_back(TargetInfoLabels(r.service, r.service_namespace, r.instance, r.resource));
+      }
+      for (const auto& [resource, t_ms] : cached->points) {
+        STRATA_RETURN_IF_ERROR(builder.Add(labels[resource], t_ms, 1, false, false));
+      }
+      return absl::OkStatus();
+    }
+  }
+  std::vector<query::QueryParam> info_params;
+  info_params.emplace_back(static_cast<uint64_t>(std::max<int64_t>(0, min_ms) * 1'000'000));
+  info_params.emplace_back(
+      static_cast<uint64_t>(std::max<int64_t>(0, max_ms) * 1'000'000 + 999'999));
+  const std::string sql =
+      absl::StrCat("SELECT DISTINCT coalesce(service_name, ''), ",
+                   internal::ResourceValueSql("service.namespace"), ", ",
+                   internal::ResourceValueSql("service.instance.id"), ", ",
+                   internal::AttributeSetSql("resource_attr"),
+                   labels_only ? ", 0" : ", time_unix_nano // 1000000",
+                   " FROM metrics WHERE time_unix_nano >= $1 AND time_unix_nano <= $2",
+                   labels_only ? "" : " ORDER BY 5");
+  query::QueryOptions options = internal::Options(call, std::move(info_params), max_rows);
+  options.max_bytes = kMaxQueryBytes;
+  STRATA_ASSIGN_OR_RETURN(query::QueryResult result, pool_.Run(files_, sql, options));
+  if (result.truncated) return absl::ResourceExhaustedError(kTargetInfoTooLarge);
+  STRATA_RETURN_IF_ERROR(internal::CheckShape(result, 5, "target_info"));
+  for (const auto& row : result.rows) {
+    STRATA_ASSIGN_OR_RETURN(const int64_t t_ms, CellInt(row[4]));
+    STRATA_RETURN_IF_ERROR(builder.Add(TargetInfoLabels(CellString(row[0]), CellString(row[1]),
+                                                        CellString(row[2]), CellString(row[3])),
+                                       t_ms, 1, false, false));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<PromMetadata>> MetricsSeriesSource::Metadata(int64_t min_ms,

@@ -15,6 +15,9 @@
 #include "query/view_files.h"
 
 namespace strata::api {
+namespace internal {
+class SeriesBuilder;  // prometheus_series_builder.h
+}  // namespace internal
 
 // One metric family as /api/v1/metadata lists it.
 struct PromMetadata {
@@ -44,9 +47,8 @@ class MetricsSeriesSource : public compat::promql::SeriesSource {
       const compat::promql::SelectLimits& limits) override;
 
   // The label sets Select would answer, without their samples (from the
-  // cache's decoded files, else one DISTINCT query; target_info's from
-  // DuckDB either way): for /api/v1/series, /labels and
-  // /label/{name}/values. At most `max_series` (0: no limit), else
+  // cache's decoded files, else one DISTINCT query; target_info's too):
+  // for /api/v1/series, /labels and /label/{name}/values. At most `max_series` (0: no limit), else
   // ResourceExhausted.
   absl::StatusOr<std::vector<compat::promql::Labels>> SelectLabels(
       absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
@@ -68,6 +70,12 @@ class MetricsSeriesSource : public compat::promql::SeriesSource {
       absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
       const compat::promql::SelectLimits& limits, Mode mode,
       std::vector<PromExemplars>* exemplars_out);
+  // Adds target_info's samples in [min_ms, max_ms] to `builder` (all at
+  // time 0 when `labels_only`): from the cache's decoded files when it
+  // can, else from one DISTINCT query, with the same answer. At most
+  // `max_rows` (0: the pool's default), else ResourceExhausted.
+  absl::Status AddTargetInfo(int64_t min_ms, int64_t max_ms, bool labels_only, size_t max_rows,
+                             const CallOptions& call, internal::SeriesBuilder& builder);
 
   query::QueryPool& pool_;
   const query::ViewFiles& files_;
