@@ -598,14 +598,15 @@ int RunServe(const ServeOptions& options) {
       options.max_disk_bytes == 0 ? "off" : fmt::format("{} bytes", options.max_disk_bytes));
   ServeCluster cluster;
   if (!options.catalog.empty()) {
-    absl::StatusOr<ServeCluster> joined =
-        JoinCluster({.url = options.catalog,
-                     .node_id = options.node_id,
-                     .address = options.api_address,
-                     .lease_time = absl::Seconds(options.catalog_lease_sec),
-                     .delete_after = absl::Seconds(options.catalog_delete_after_sec),
-                     .keep_days = static_cast<int>(options.retention_days)},
-                    **storage);
+    absl::StatusOr<ServeCluster> joined = JoinCluster(
+        {.url = options.catalog,
+         .node_id = options.node_id,
+         .address = options.api_address,
+         .lease_time = absl::Seconds(options.catalog_lease_sec),
+         .delete_after = absl::Seconds(options.catalog_delete_after_sec),
+         .keep_days = static_cast<int>(options.retention_days),
+         .TEST_restore_step_delay = absl::Milliseconds(options.test_restore_step_delay_ms)},
+        **storage);
     if (!joined.ok()) {
       // The message ends with its runbook section.
       spdlog::error("strata serve: {}", std::string(joined.status().message()));
@@ -936,6 +937,11 @@ void AddServeFlags(CLI::App* command, std::set<std::string>* env_names, ServeOpt
           "With --catalog: seconds the objects of a batch removed from the catalog (by "
           "compaction or retention) stay in the store for queries of other servers still "
           "reading them; also how long objects no catalog names wait before deletion");
+  // Hidden (no group): a test-only knob, ClusterMemberOptions::TEST_restore_step_delay.
+  AddFlag(command, env_names, "test-restore-step-delay-ms", &options->test_restore_step_delay_ms,
+          "Test only: wait this long before each batch a restore into an empty data directory "
+          "restores")
+      ->group("");
   AddObjectStoreFlags(command, env_names, &options->object_store,
                       "Copy every committed batch to this object store in the background: "
                       "s3://<bucket>[/<prefix>] or file:///<path> (empty: none)");

@@ -117,6 +117,11 @@ struct ServeOptions {
   double catalog_lease_sec = 30;
   // With catalog: seconds a removed batch's objects stay in the store.
   double catalog_delete_after_sec = 600;
+  // Test-only, hidden from --help: milliseconds the restore of this node's
+  // batches into an empty data directory waits before each batch, so that
+  // a test can kill the server in the middle of it
+  // (ClusterMemberOptions::TEST_restore_step_delay).
+  uint32_t test_restore_step_delay_ms = 0;
   bool ack_after_upload = false;
   double ack_upload_timeout_sec = 30;
   // Eviction (docs/operations.md, "Evicting local copies"), with an object

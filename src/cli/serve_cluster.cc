@@ -48,10 +48,29 @@ absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
         absl::FailedPreconditionError("--catalog: the storage engine reads no remote batches"),
         RunbookRef("invalid-configuration"));
   }
+  // A restore of this node's batches cut short (the restore marker): the
+  // directory is not the node's whole state, and nothing may start before
+  // the restore is finished. Any failure to finish it leaves everything as
+  // it is and names its own runbook section.
+  absl::StatusOr<bool> restore_marked = storage.RestoreMarked();
+  if (!restore_marked.ok()) {
+    return WithRunbookRef(restore_marked.status(), RunbookRef("a-restore-was-cut-short"));
+  }
+  auto cut_short = [&](const absl::Status& status) {
+    return WithRunbookRef(
+        absl::Status(status.code(),
+                     fmt::format("the data directory holds a restore of node id {}'s batches cut "
+                                 "short (telemetry/RESTORING), which this start cannot finish: {}",
+                                 node_id, std::string(status.message()))),
+        RunbookRef("a-restore-was-cut-short"));
+  };
   ServeCluster cluster;
   absl::StatusOr<std::unique_ptr<cluster::PostgresBatchCatalog>> catalog =
       cluster::PostgresBatchCatalog::Open(settings.url);
-  if (!catalog.ok()) return WithRunbookRef(catalog.status(), RunbookRef("catalog-unusable"));
+  if (!catalog.ok()) {
+    if (*restore_marked) return cut_short(catalog.status());
+    return WithRunbookRef(catalog.status(), RunbookRef("catalog-unusable"));
+  }
   cluster.catalog = *std::move(catalog);
   cluster::ClusterMemberOptions options;
   options.node = node_id;
@@ -68,6 +87,7 @@ absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
   options.keep_days = settings.keep_days;
   options.lease_time = settings.lease_time;
   options.delete_after = settings.delete_after;
+  options.TEST_restore_step_delay = settings.TEST_restore_step_delay;
   // Batches of another node id here are taken for another server's
   // (adopted, read from the store, dropped when it no longer lists them):
   // refuse a directory that holds such a batch it has not uploaded.
@@ -91,9 +111,11 @@ absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
   absl::StatusOr<std::unique_ptr<cluster::ClusterMember>> member =
       cluster::ClusterMember::Join(*cluster.catalog, std::move(local), std::move(options));
   if (!member.ok()) {
-    return WithRunbookRef(member.status(), absl::IsFailedPrecondition(member.status())
-                                               ? RunbookRef("node-id-in-use")
-                                               : RunbookRef("catalog-unusable"));
+    if (absl::IsFailedPrecondition(member.status())) {
+      return WithRunbookRef(member.status(), RunbookRef("node-id-in-use"));
+    }
+    if (*restore_marked) return cut_short(member.status());
+    return WithRunbookRef(member.status(), RunbookRef("catalog-unusable"));
   }
   cluster.member = *std::move(member);
   // A data directory holding none of this node's batches (lost, or
@@ -101,13 +123,21 @@ absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
   // than the member taking them for replaced and removing them. When one
   // cannot be restored, none is kept and the start fails; the node id is
   // given up so that the next start need not wait out the lease.
+  // A restore cut short before (the restore marker) is finished first,
+  // whatever the directory holds.
   absl::StatusOr<size_t> restored = cluster.member->RestoreOwnBatches();
   if (!restored.ok()) {
     // Should giving it up fail, the claim ends after the lease time.
     (void)cluster.member->Leave();
+    if (*restore_marked) return cut_short(restored.status());
     return WithRunbookRef(restored.status(), RunbookRef("restoring-this-nodes-batches-failed"));
   }
-  if (*restored > 0) {
+  if (*restore_marked) {
+    spdlog::warn(
+        "strata serve: finished the restore of node id {}'s batches cut short before: restored "
+        "{} more from the batch catalog (read from the object store)",
+        node_id, *restored);
+  } else if (*restored > 0) {
     spdlog::warn(
         "strata serve: the data directory held no batch of node id {}; restored {} from the "
         "batch catalog (read from the object store)",

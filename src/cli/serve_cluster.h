@@ -33,6 +33,9 @@ struct ClusterSettings {
   absl::Duration lease_time = absl::Seconds(30);    // --catalog-lease-sec
   absl::Duration delete_after = absl::Minutes(10);  // --catalog-delete-after-sec
   int keep_days = 0;                                // --retention-days (0: all)
+  // Test-only (ClusterMemberOptions::TEST_restore_step_delay): the
+  // environment's STRATA_TEST_RESTORE_STEP_DELAY_MS.
+  absl::Duration TEST_restore_step_delay = absl::ZeroDuration();
 };
 
 // Opens the catalog at `settings.url`, claims the node id for this process
@@ -43,7 +46,11 @@ struct ClusterSettings {
 // explains them): the catalog's; FailedPrecondition for a node id in use;
 // InvalidArgument for a directory holding another node id's batches; the
 // restore's (ClusterMember::RestoreOwnBatches) for a directory holding
-// none of this node's, whose batches could not be restored.
+// none of this node's, whose batches could not be restored. A directory
+// with the restore marker (a restore cut short) gets its restore finished
+// before anything syncs; when the catalog or the store cannot be reached
+// for it, the start fails, changing nothing, with the catalog's or the
+// store's error and the runbook section a-restore-was-cut-short.
 [[nodiscard]] absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
                                                        storage::Storage& storage);
 

@@ -134,6 +134,15 @@ void ClusterMember::Run() {
 }
 
 absl::Status ClusterMember::Sync() {
+  // Invariant 6: a directory with a restore cut short lacks batches the
+  // catalog lists, which must not be taken for replaced here.
+  STRATA_ASSIGN_OR_RETURN(const bool restoring, local_.restore_marked());
+  if (restoring) {
+    return absl::FailedPreconditionError(fmt::format(
+        "the data directory holds the restore marker: a restore of node id {}'s batches is not "
+        "finished (RestoreOwnBatches)",
+        options_.node));
+  }
   const std::shared_ptr<const storage::Snapshot> snapshot = local_.pin();
   STRATA_ASSIGN_OR_RETURN(const CatalogListing listing, catalog_.List());
   // This node's batches in the shared list, by day.
@@ -197,44 +206,105 @@ std::string ClusterMember::FirstDayKept() const {
 }
 
 absl::StatusOr<size_t> ClusterMember::RestoreOwnBatches() {
-  const std::shared_ptr<const storage::Snapshot> snapshot = local_.pin();
-  for (const auto& batch : snapshot->batches()) {
-    if (batch->id().node() == node_number_) return 0;
+  absl::StatusOr<bool> marked = local_.restore_marked();
+  if (!marked.ok()) {
+    return absl::Status(
+        marked.status().code(),
+        fmt::format("looking for the restore marker: {}", std::string(marked.status().message())));
   }
-  STRATA_ASSIGN_OR_RETURN(const CatalogListing listing, catalog_.List());
+  // With the marker, a restore was cut short: the batches here are part
+  // of the node's, not the node's own whole state.
+  const bool resumed = *marked;
+  const std::shared_ptr<const storage::Snapshot> snapshot = local_.pin();
+  if (!resumed) {
+    for (const auto& batch : snapshot->batches()) {
+      if (batch->id().node() == node_number_) return 0;
+    }
+  }
+  absl::StatusOr<CatalogListing> listing = catalog_.List();
+  if (!listing.ok()) {
+    if (!resumed) return listing.status();
+    return absl::Status(
+        listing.status().code(),
+        fmt::format("finishing the restore of node id {}'s batches cut short before (the data "
+                    "directory holds the restore marker): the batch catalog: {}; nothing was "
+                    "changed",
+                    options_.node, std::string(listing.status().message())));
+  }
   const std::string first_day = FirstDayKept();
-  std::vector<const CatalogBatch*> own;
-  for (const CatalogBatch& batch : listing.batches) {
+  size_t listed = 0;
+  std::vector<const CatalogBatch*> missing;
+  for (const CatalogBatch& batch : listing->batches) {
     absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
-    if (id.ok() && id->node() == node_number_ && batch.day >= first_day) own.push_back(&batch);
+    if (!id.ok() || id->node() != node_number_ || batch.day < first_day) continue;
+    ++listed;
+    if (snapshot->Find(*id) == nullptr) missing.push_back(&batch);
+  }
+  if (!resumed && missing.empty()) return 0;
+  // Durable before the first batch is published: a process killed from
+  // here on leaves a directory the next start does not take for whole.
+  if (!resumed) {
+    if (absl::Status status = local_.set_restore_marked(true); !status.ok()) {
+      return absl::Status(status.code(), fmt::format("writing the restore marker: {}",
+                                                     std::string(status.message())));
+    }
   }
   std::vector<storage::BatchId> restored;
-  for (const CatalogBatch* batch : own) {
+  for (const CatalogBatch* batch : missing) {
+    if (options_.TEST_restore_step_delay > absl::ZeroDuration()) {
+      absl::SleepFor(options_.TEST_restore_step_delay);
+    }
     absl::Status status = local_.restore(batch->meta_json);
-    if (status.ok()) {
-      restored.push_back(*storage::BatchId::Parse(batch->id));
-      continue;
-    }
-    std::string undone = "and none is kept here, so the next start restores them all again";
-    for (const storage::BatchId& id : restored) {
-      if (absl::Status forgotten = local_.forget(id); !forgotten.ok()) {
-        undone = fmt::format(
-            "but batch {}, restored before, could not be forgotten ({}): start again on an "
-            "empty data directory",
-            id.ToString(), std::string(forgotten.message()));
-        break;
-      }
-    }
+    if (!status.ok()) return RestoreFailed(*batch, status, listed, !resumed, restored);
+    restored.push_back(*storage::BatchId::Parse(batch->id));
+  }
+  if (absl::Status status = local_.set_restore_marked(false); !status.ok()) {
     return absl::Status(
         status.code(),
-        fmt::format("restoring batch {} (day {}) of node id {} from the object store: {}; the "
-                    "batch catalog still lists the node's {} batches {}",
-                    batch->id, batch->day, options_.node, std::string(status.message()), own.size(),
-                    undone));
+        fmt::format("restored node id {}'s {} batches, but removing the restore marker: {}; the "
+                    "next start finishes the restore",
+                    options_.node, listed, std::string(status.message())));
   }
   MutexLock lock(&mu_);
   stats_.batches_restored += restored.size();
   return restored.size();
+}
+
+absl::Status ClusterMember::RestoreFailed(const CatalogBatch& batch, const absl::Status& status,
+                                          size_t listed, bool began,
+                                          const std::vector<storage::BatchId>& restored) {
+  // A restore finished here is changed no further: the marker stays, and
+  // the next start finishes it.
+  std::string undone =
+      "and the data directory keeps the restore marker, so the next start finishes the restore";
+  if (began) {
+    undone = "and none is kept here, so the next start restores them all again";
+    absl::Status forgotten;
+    for (const storage::BatchId& id : restored) {
+      forgotten = local_.forget(id);
+      if (!forgotten.ok()) {
+        undone = fmt::format(
+            "but batch {}, restored before, could not be forgotten ({}): the data directory "
+            "keeps the restore marker, so the next start finishes the restore",
+            id.ToString(), std::string(forgotten.message()));
+        break;
+      }
+    }
+    if (forgotten.ok()) {
+      if (absl::Status unmarked = local_.set_restore_marked(false); !unmarked.ok()) {
+        undone = fmt::format(
+            "and none is kept here, but the restore marker could not be removed ({}), so the "
+            "next start finishes the restore",
+            std::string(unmarked.message()));
+      }
+    }
+  }
+  return absl::Status(
+      status.code(),
+      fmt::format("restoring batch {} (day {}) of node id {} from the object store: {}; the "
+                  "batch catalog still lists the node's {} batches {}",
+                  batch.id, batch.day, options_.node, std::string(status.message()), listed,
+                  undone));
 }
 
 absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,

@@ -42,6 +42,9 @@
 //   5. Objects of a batch no catalog lists are deleted only by the batch's
 //      own node, and only after `delete_after` in which no listing of
 //      either catalog named it.
+//   6. No batch of this node leaves the shared catalog while the data
+//      directory holds the restore marker (a restore of the node's batches
+//      under way or cut short): Sync() runs only without it.
 //
 // Thread-safety: Sync() is for tests and runs on the caller's thread; the
 // thread started by Start() calls it too, so tests use Sync() without
@@ -87,6 +90,10 @@ struct ClusterMemberOptions {
   // other nodes' batches of older days are not adopted.
   int keep_days = 0;
   std::function<absl::Time()> clock = [] { return absl::Now(); };
+  // Test-only: RestoreOwnBatches() waits this long before each batch it
+  // restores, so that a test can kill the process in the middle of a
+  // restore (`strata serve` reads it from STRATA_TEST_RESTORE_STEP_DELAY_MS).
+  absl::Duration TEST_restore_step_delay = absl::ZeroDuration();
   std::function<void(const absl::Status&)> on_error;
   std::function<void(const absl::Status&)> on_claim_lost;
 };
@@ -125,6 +132,13 @@ class ClusterMember {
     // Undoes `restore` for one of this node's batches
     // (Storage::ForgetRestoredBatch).
     std::function<absl::Status(const storage::BatchId&)> forget;
+    // Whether the data directory's restore marker is present: a restore
+    // of this node's batches began there and did not finish
+    // (Storage::RestoreMarked).
+    std::function<absl::StatusOr<bool>()> restore_marked;
+    // Writes (true) or removes (false) the restore marker, durably
+    // (Storage::SetRestoreMarked).
+    std::function<absl::Status(bool)> set_restore_marked;
     // Drops an adopted batch (Storage::DropRemoteBatch).
     std::function<absl::Status(const storage::BatchId&)> drop;
     // Every batch with objects in the store, with its day
@@ -148,12 +162,23 @@ class ClusterMember {
   // many were restored; 0 when the local catalog holds any batch of this
   // node (a directory with some of its batches is this node's own, and
   // Sync() follows it). Called once, after Join() and before Start().
-  // When one of them cannot be restored (the store does not answer, or does
-  // not hold the batch), those restored are forgotten again, so that the
-  // directory still holds none and the next start restores them all (a
-  // directory left with some would be taken for the node's own, and Sync()
-  // would remove the others from the catalog): the restore's error, naming
-  // the batch, then. Nothing is removed from the shared catalog either way.
+  //
+  // The restore marker (Local::restore_marked) is written before the first
+  // batch is restored and removed after the last, so that a process killed
+  // in between leaves a directory that is not taken for the node's own:
+  // a call that finds the marker finishes the restore (restores every
+  // batch of this node the shared catalog lists, of the days kept, that
+  // the local catalog lacks, whatever the directory holds besides), then
+  // removes the marker. Sync() refuses to run while the marker is present.
+  //
+  // When one batch cannot be restored (the store does not answer, or does
+  // not hold the batch): in a restore this call began, those it restored
+  // are forgotten again and the marker removed, so that the directory
+  // still holds none and the next start restores them all; in a restore
+  // it finished, nothing is changed and the marker stays (the next start
+  // finishes it). The restore's error, naming the batch, then; the
+  // listing's error when the shared catalog does not answer. Nothing is
+  // removed from the shared catalog either way.
   [[nodiscard]] absl::StatusOr<size_t> RestoreOwnBatches();
 
   // Starts the thread (heartbeats and Sync() every poll interval).
@@ -161,6 +186,8 @@ class ClusterMember {
   // A batch was published or uploaded: sync now rather than at the next poll.
   void Notify() ABSL_LOCKS_EXCLUDED(mu_);
   // One comparison of the lists and the changes it calls for.
+  // FailedPrecondition while the restore marker is present (a restore cut
+  // short: the directory is not the node's whole state).
   [[nodiscard]] absl::Status Sync() ABSL_LOCKS_EXCLUDED(mu_);
   // One listing of the store against both catalogs (the thread calls it
   // every reconcile_interval): deletes the objects of this node's batches
@@ -181,6 +208,10 @@ class ClusterMember {
                 int node_number);
   // The first day kept ("YYYY-MM-DD"), or "" when every day is.
   std::string FirstDayKept() const;
+  // RestoreOwnBatches()'s failure to restore `batch` (`status`): in a
+  // restore this call `began`, forgets those `restored` and the marker.
+  absl::Status RestoreFailed(const CatalogBatch& batch, const absl::Status& status, size_t listed,
+                             bool began, const std::vector<storage::BatchId>& restored);
   // Adopts and drops other nodes' batches to match `listing`.
   absl::Status SyncOthers(const CatalogListing& listing, const storage::Snapshot& snapshot);
   // Deletes the objects of batches this node removed long enough ago.

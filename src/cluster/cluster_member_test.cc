@@ -93,11 +93,18 @@ class ClusterMemberTest : public testing::CatalogTest {
         .adopt = publish_record,
         .restore =
             [this, publish_record](const std::string& meta_json) {
+              if (!restore_marked_) ++restored_unmarked_;
               absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
               if (meta.ok()) Uploaded(meta->id);
               return publish_record(meta_json);
             },
         .forget = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
+        .restore_marked = [this]() -> absl::StatusOr<bool> { return restore_marked_.load(); },
+        .set_restore_marked =
+            [this](bool marked) {
+              restore_marked_ = marked;
+              return absl::OkStatus();
+            },
         .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
         .stored_batches = [this]() -> absl::StatusOr<std::map<storage::BatchId, std::string>> {
           MutexLock lock(&mu_);
@@ -175,6 +182,10 @@ class ClusterMemberTest : public testing::CatalogTest {
   std::unique_ptr<storage::Catalog> local_;
   std::atomic<int64_t> now_nanos_{absl::ToUnixNanos(kStart)};
   std::atomic<bool> claim_lost_{false};
+  // The data directory's restore marker (Local::restore_marked).
+  std::atomic<bool> restore_marked_{false};
+  // Batches restored while the marker was absent.
+  std::atomic<int> restored_unmarked_{0};
   Mutex mu_;
   std::set<std::string> uploaded_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> deleted_ ABSL_GUARDED_BY(mu_);
@@ -428,6 +439,52 @@ TEST_F(ClusterMemberTest, AnEmptyDataDirectoryGetsThisNodesBatchesBackInsteadOfR
   restored = member->RestoreOwnBatches();
   ASSERT_TRUE(restored.ok()) << restored.status();
   EXPECT_EQ(*restored, 0u);
+}
+
+// The restore marker is written before the first batch is restored and
+// removed after the last.
+TEST_F(ClusterMemberTest, ARestoreHoldsTheMarkerFromItsFirstBatchToItsLast) {
+  for (const std::string& id : {BatchIdOf(1, 0, 1), BatchIdOf(2, 0, 1)}) {
+    ASSERT_TRUE(shared_->AddBatch(RecordOf(id), "01", kStart).ok());
+  }
+  std::unique_ptr<ClusterMember> member = Join();
+  absl::StatusOr<size_t> restored = member->RestoreOwnBatches();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, 2u);
+  EXPECT_EQ(restored_unmarked_, 0);
+  EXPECT_FALSE(restore_marked_);
+}
+
+// A process killed in the middle of a restore left the marker and a
+// directory holding one of the node's three batches: the directory is not
+// taken for the node's own. Sync() refuses to run until RestoreOwnBatches()
+// has restored the other two and removed the marker; nothing is removed.
+TEST_F(ClusterMemberTest, ARestoreCutShortIsFinishedBeforeAnythingIsRemoved) {
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1), c = BatchIdOf(3, 0, 1);
+  for (const std::string& id : {a, b, c}) {
+    ASSERT_TRUE(shared_->AddBatch(RecordOf(id), "01", kStart).ok());
+  }
+  Publish({a}, {});
+  Uploaded(a);
+  restore_marked_ = true;
+  std::unique_ptr<ClusterMember> member = Join();
+  EXPECT_EQ(member->Sync().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(SharedIds(), ElementsAre(a, b, c));
+  // The store does not answer: nothing changes, the marker stays.
+  SetStoreStatus(absl::UnavailableError("the store does not answer"));
+  absl::StatusOr<size_t> restored = member->RestoreOwnBatches();
+  EXPECT_EQ(restored.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(restore_marked_);
+  EXPECT_EQ(local_->Pin()->size(), 1u);
+  SetStoreStatus(absl::OkStatus());
+  restored = member->RestoreOwnBatches();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, 2u);
+  EXPECT_FALSE(restore_marked_);
+  for (int round = 0; round < 2; ++round) ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(a, b, c));
+  EXPECT_EQ(member->Stats().batches_removed, 0u);
+  EXPECT_EQ(local_->Pin()->size(), 3u);
 }
 
 TEST_F(ClusterMemberTest, ADirectoryWithSomeOfThisNodesBatchesIsFollowedNotRestored) {

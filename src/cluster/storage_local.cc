@@ -23,6 +23,8 @@ absl::StatusOr<ClusterMember::Local> LocalOfStorage(storage::Storage& storage) {
       .restore =
           [&storage](const std::string& meta_json) { return storage.RestoreOwnBatch(meta_json); },
       .forget = [&storage](const storage::BatchId& id) { return storage.ForgetRestoredBatch(id); },
+      .restore_marked = [&storage] { return storage.RestoreMarked(); },
+      .set_restore_marked = [&storage](bool marked) { return storage.SetRestoreMarked(marked); },
       .drop = [&storage](const storage::BatchId& id) { return storage.DropRemoteBatch(id); },
       .stored_batches = [&store] { return storage::ListStoredBatches(store); },
       .delete_objects =

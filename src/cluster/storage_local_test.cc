@@ -3,7 +3,8 @@
 // empty data directory when the store does not hold one of them, or does
 // not answer. The start fails naming the batch, the directory is left
 // holding none of the node's batches, the catalog still lists them all,
-// and the next start restores them.
+// and the next start restores them. A restore cut short (the restore
+// marker left) is finished by the next start before anything is removed.
 
 #include "cluster/storage_local.h"
 
@@ -143,6 +144,7 @@ class StorageLocalTest : public testing::CatalogTest {
     return ids;
   }
   std::vector<std::string> CatalogIds() { return IdsOf(*shared_->List()); }
+  void LeaveARestoreCutShort(const std::string& name);
   std::string MetaKey(const storage::BatchId& id) {
     return storage::BatchObjectKey(id.Day(), id, storage::kBatchMetaFileName);
   }
@@ -236,6 +238,109 @@ TEST_F(StorageLocalTest, AStoreThatDoesNotAnswerFailsTheRestore) {
   }
   EXPECT_THAT(CatalogIds(), ElementsAre(ids[0].ToString(), ids[1].ToString()));
   EXPECT_EQ(BatchesAtBoot("one-again"), 0u);
+}
+
+// What a process killed in the middle of a restore leaves in data
+// directory `name`: the restore marker, and the first of this node's
+// batches the catalog lists restored, not the others.
+void StorageLocalTest::LeaveARestoreCutShort(const std::string& name) {
+  auto node = OpenNode(name);
+  ASSERT_TRUE(node.ok()) << node.status();
+  absl::StatusOr<CatalogListing> listing = shared_->List();
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  ASSERT_GE(listing->batches.size(), 2u);
+  ASSERT_TRUE((*node)->SetRestoreMarked(true).ok());
+  ASSERT_TRUE((*node)->RestoreOwnBatch(listing->batches[0].meta_json).ok());
+}
+
+// A start finds the marker and a directory holding one of the node's two
+// batches: it does not take the directory for the node's own (Sync()
+// refuses to run), restores the other batch, removes the marker, and the
+// catalog keeps both.
+TEST_F(StorageLocalTest, ARestoreCutShortIsFinishedAtTheNextStartAndRemovesNothing) {
+  const std::vector<storage::BatchId> ids = TwoBatchesInTheCatalog();
+  ASSERT_EQ(ids.size(), 2u);
+  LeaveARestoreCutShort("one-again");
+  const std::string marker = storage::DataDirPaths(tmp_.path() + "/one-again").RestoreMarker();
+  // Boot keeps the marker (not a stray entry) and the restored batch.
+  EXPECT_EQ(BatchesAtBoot("one-again"), 1u);
+  ASSERT_TRUE(*fs_.Exists(marker));
+  auto again = OpenNode("one-again");
+  ASSERT_TRUE(again.ok()) << again.status();
+  std::unique_ptr<ClusterMember> member = Join(**again, "second");
+  ASSERT_NE(member, nullptr);
+  const absl::Status early = member->Sync();
+  EXPECT_EQ(early.code(), absl::StatusCode::kFailedPrecondition) << early;
+  EXPECT_THAT(std::string(early.message()), HasSubstr("restore marker"));
+  EXPECT_THAT(CatalogIds(), ElementsAre(ids[0].ToString(), ids[1].ToString()));
+  absl::StatusOr<size_t> restored = member->RestoreOwnBatches();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, 1u);
+  EXPECT_FALSE(*fs_.Exists(marker));
+  for (int round = 0; round < 2; ++round) ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(CatalogIds(), ElementsAre(ids[0].ToString(), ids[1].ToString()));
+  EXPECT_EQ(member->Stats().batches_removed, 0u);
+  EXPECT_EQ((*again)->Pin()->size(), 2u);
+  ASSERT_TRUE(member->Leave().ok());
+  member.reset();
+  again->reset();
+  EXPECT_EQ(BatchesAtBoot("one-again"), 2u);
+}
+
+// A start finds the marker while the store does not answer: it fails
+// naming the batch and the marker, and changes nothing (the batch
+// restored before stays, so does the marker); the next start finishes.
+TEST_F(StorageLocalTest, ARestoreCutShortThatCannotBeFinishedChangesNothing) {
+  const std::vector<storage::BatchId> ids = TwoBatchesInTheCatalog();
+  ASSERT_EQ(ids.size(), 2u);
+  LeaveARestoreCutShort("one-again");
+  const std::string marker = storage::DataDirPaths(tmp_.path() + "/one-again").RestoreMarker();
+  {
+    auto again = OpenNode("one-again");
+    ASSERT_TRUE(again.ok()) << again.status();
+    std::unique_ptr<ClusterMember> member = Join(**again, "second");
+    ASSERT_NE(member, nullptr);
+    store_->answers = false;
+    absl::StatusOr<size_t> restored = member->RestoreOwnBatches();
+    store_->answers = true;
+    ASSERT_FALSE(restored.ok());
+    EXPECT_EQ(restored.status().code(), absl::StatusCode::kUnavailable);
+    EXPECT_THAT(std::string(restored.status().message()),
+                HasSubstr("restoring batch " + ids[1].ToString()));
+    EXPECT_THAT(std::string(restored.status().message()),
+                HasSubstr("keeps the restore marker, so the next start finishes the restore"));
+    EXPECT_EQ((*again)->Pin()->size(), 1u);
+    EXPECT_TRUE(*fs_.Exists(marker));
+    ASSERT_TRUE(member->Leave().ok());
+  }
+  EXPECT_THAT(CatalogIds(), ElementsAre(ids[0].ToString(), ids[1].ToString()));
+  EXPECT_EQ(BatchesAtBoot("one-again"), 1u);
+  EXPECT_TRUE(*fs_.Exists(marker));
+  auto again = OpenNode("one-again");
+  ASSERT_TRUE(again.ok()) << again.status();
+  std::unique_ptr<ClusterMember> member = Join(**again, "third");
+  ASSERT_NE(member, nullptr);
+  absl::StatusOr<size_t> restored = member->RestoreOwnBatches();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, 1u);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(CatalogIds(), ElementsAre(ids[0].ToString(), ids[1].ToString()));
+  EXPECT_EQ((*again)->Pin()->size(), 2u);
+}
+
+// A restore that fails in the start that began it takes out the marker
+// with its batches: the directory holds none of the node's, as before.
+TEST_F(StorageLocalTest, AFailedRestoreRemovesTheMarkerItWrote) {
+  const std::vector<storage::BatchId> ids = TwoBatchesInTheCatalog();
+  ASSERT_EQ(ids.size(), 2u);
+  ASSERT_TRUE(store_->DeleteMany({MetaKey(ids[1])}).ok());
+  auto again = OpenNode("one-again");
+  ASSERT_TRUE(again.ok()) << again.status();
+  std::unique_ptr<ClusterMember> member = Join(**again, "second");
+  ASSERT_NE(member, nullptr);
+  EXPECT_FALSE(member->RestoreOwnBatches().ok());
+  EXPECT_FALSE(*fs_.Exists(storage::DataDirPaths(tmp_.path() + "/one-again").RestoreMarker()));
+  EXPECT_EQ((*again)->Pin()->size(), 0u);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Storage::AdoptRemoteBatch, RestoreOwnBatch, ForgetRestoredBatch and DropRemoteBatch
-// (storage.h): batches read from the object store through the catalog
-// several servers share.
+// Storage::AdoptRemoteBatch, RestoreOwnBatch, ForgetRestoredBatch, the
+// restore marker and DropRemoteBatch (storage.h): batches read from the
+// object store through the catalog several servers share.
 
 #include <algorithm>
 #include <string>
@@ -116,6 +116,24 @@ absl::Status Storage::ForgetRestoredBatch(const BatchId& id) {
   }
   STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Day(day)));
   return fs.SyncDir(paths.Staging());
+}
+
+absl::StatusOr<bool> Storage::RestoreMarked() const {
+  return data_dir_->fs().Exists(data_dir_->paths().RestoreMarker());
+}
+
+absl::Status Storage::SetRestoreMarked(bool marked) {
+  FileSystem& fs = data_dir_->fs();
+  const DataDirPaths& paths = data_dir_->paths();
+  const std::string marker = paths.RestoreMarker();
+  STRATA_ASSIGN_OR_RETURN(const bool present, fs.Exists(marker));
+  if (present == marked) return absl::OkStatus();
+  if (marked) {
+    STRATA_RETURN_IF_ERROR(WriteDurably(fs, marker, ""));
+  } else {
+    STRATA_RETURN_IF_ERROR(fs.RemoveFile(marker));
+  }
+  return fs.SyncDir(paths.Telemetry());
 }
 
 absl::Status Storage::PublishStoredBatch(const BatchMeta& meta, const BatchId& id) {

@@ -172,6 +172,16 @@ class Storage {
   // InvalidArgument for another node's batch; FailedPrecondition for one
   // whose files are on this disk; the file system's errors.
   [[nodiscard]] absl::Status ForgetRestoredBatch(const BatchId& id);
+  // The restore marker (telemetry/RESTORING, layout.md): whether a restore
+  // of this node's batches from the shared catalog began in this data
+  // directory and has not finished, so that the batches here are not the
+  // node's whole state. The file system's errors.
+  [[nodiscard]] absl::StatusOr<bool> RestoreMarked() const;
+  // Writes the restore marker (`marked`) or removes it, durably (the file
+  // synced, then telemetry/) before it returns: before the first batch of
+  // a restore is published, and after the last. OK when it is so already.
+  // The file system's errors.
+  [[nodiscard]] absl::Status SetRestoreMarked(bool marked);
   // Retires an adopted batch the shared catalog no longer lists (its local
   // directory is deleted once no reader holds it). OK when it is not live.
   // InvalidArgument for a batch of this node.

@@ -279,20 +279,23 @@ absl::StatusOr<BatchRecord> CheckBatch(FileSystem& fs, const std::string& dir,
       .id = id, .day = day, .dir = dir, .meta = std::move(meta), .attachment = attachment};
 }
 
-// The stray entries at telemetry/'s top: anything but the three folders and
-// the compaction marker (and its temporary file), which step 2 resolves.
+// The stray entries at telemetry/'s top: anything but the three folders,
+// the compaction marker (and its temporary file), which step 2 resolves,
+// and the restore marker, which the cluster member resolves.
 absl::Status ListTopLevelStrays(FileSystem& fs, const DataDirPaths& paths,
                                 std::vector<StrayEntry>& strays) {
   absl::StatusOr<std::vector<std::string>> names = fs.ListDir(paths.Telemetry());
   if (!names.ok()) return InDataDir(paths, "list telemetry", names.status());
   for (const std::string& name : *names) {
     if (name == kCompactionMarkerFileName || name == kCompactionMarkerTempFileName ||
+        name == kRestoreMarkerFileName ||
         std::find(kTelemetryDirNames.begin(), kTelemetryDirNames.end(), name) !=
             kTelemetryDirNames.end()) {
       continue;
     }
     strays.push_back(
-        {.path = name, .expected = "staging/, days/, quarantine/ or the compaction marker"});
+        {.path = name,
+         .expected = "staging/, days/, quarantine/, the compaction or the restore marker"});
   }
   return absl::OkStatus();
 }

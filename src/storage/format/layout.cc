@@ -24,6 +24,9 @@ std::string DataDirPaths::CompactionMarker() const {
 std::string DataDirPaths::CompactionMarkerTemp() const {
   return JoinPath(Telemetry(), kCompactionMarkerTempFileName);
 }
+std::string DataDirPaths::RestoreMarker() const {
+  return JoinPath(Telemetry(), kRestoreMarkerFileName);
+}
 std::string DataDirPaths::QueryTemp() const {
   return JoinPath(Top(kQueryDirName), kQueryTempDirName);
 }

@@ -11,6 +11,7 @@
 //                                           spans.tidx, logs.parquet,
 //                                           metrics.parquet}
 //   <data>/telemetry/quarantine/, telemetry/COMPACTION.json[.tmp]
+//   <data>/telemetry/RESTORING  (a restore of this node's batches under way)
 //   <data>/query/tmp/  (DuckDB's spill space)
 //   <data>/query/cache/  (with eviction: the ReadCache of evicted files)
 //   <data>/query/service_map.state[.tmp]  (the service map's resolved state)
@@ -41,6 +42,10 @@ inline constexpr char kDaysDirName[] = "days";
 inline constexpr char kQuarantineDirName[] = "quarantine";
 inline constexpr char kCompactionMarkerFileName[] = "COMPACTION.json";
 inline constexpr char kCompactionMarkerTempFileName[] = "COMPACTION.json.tmp";
+// Present while a restore of this node's batches from the shared catalog
+// (ClusterMember::RestoreOwnBatches) is under way: the batches here are
+// not yet the node's whole state.
+inline constexpr char kRestoreMarkerFileName[] = "RESTORING";
 
 // ---- Batch directories and their files ----
 inline constexpr char kBatchDirSuffix[] = ".batch";
@@ -90,6 +95,8 @@ class DataDirPaths {
   std::string Quarantine() const;
   std::string CompactionMarker() const;
   std::string CompactionMarkerTemp() const;
+  // telemetry/RESTORING
+  std::string RestoreMarker() const;
   // query/tmp
   std::string QueryTemp() const;
   // query/cache: the ReadCache of evicted batches' files
