@@ -163,6 +163,29 @@ TEST_P(BatchStoreConformanceTest, MissingKeyIsNotFound) {
   EXPECT_TRUE(absl::IsNotFound(store().Head(ns() + "dir").status()));
 }
 
+// Storage::RestoreOwnBatch tells a batch the store does not hold (its
+// meta.json, put last, missing while its data files are there: an upload
+// cut short, or a meta.json deleted by hand) from a store that does not
+// answer by this NotFound, for Head and for a ranged Get at any offset.
+TEST_P(BatchStoreConformanceTest, AMissingMetaJsonBesideItsDataFilesIsNotFound) {
+  const std::string batch = ns() + "telemetry/days/day=2026-12-05/20261205120000000000001.batch/";
+  ASSERT_TRUE(store().PutIfAbsent(batch + "spans.parquet", "PAR1").ok());
+  ASSERT_TRUE(store().PutIfAbsent(batch + "meta.json.tmp", "{}").ok());
+  const std::string key = batch + "meta.json";
+  absl::Status head = store().Head(key).status();
+  EXPECT_TRUE(absl::IsNotFound(head)) << head;
+  for (uint64_t offset : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 20}) {
+    absl::Status get = store().Get(key, offset, 4096).status();
+    EXPECT_TRUE(absl::IsNotFound(get)) << "offset " << offset << ": " << get;
+  }
+  // Deleted, it is missing again.
+  ASSERT_TRUE(store().PutIfAbsent(key, "{}").ok());
+  ASSERT_TRUE(store().Head(key).ok());
+  ASSERT_TRUE(store().DeleteMany({key}).ok());
+  EXPECT_TRUE(absl::IsNotFound(store().Head(key).status()));
+  EXPECT_TRUE(absl::IsNotFound(store().Get(key, 0, 10).status()));
+}
+
 TEST_P(BatchStoreConformanceTest, ListingAcrossPagesOfMoreThanAThousandKeys) {
   constexpr int kKeys = 1234;
   std::string prefix = ns() + "days/";
