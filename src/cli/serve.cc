@@ -510,6 +510,7 @@ int RunServe(const ServeOptions& options) {
 
   PosixFileSystem fs;
   storage::StorageOptions storage_options;
+  std::shared_ptr<cluster::ClusterCompactionGate> compaction_gate;
   storage_options.writer.inflight_bytes_limit = options.inflight_bytes_limit;
   storage_options.start_maintenance = true;
   storage_options.lookup_cache_bytes = options.lookup_cache_bytes;
@@ -537,6 +538,11 @@ int RunServe(const ServeOptions& options) {
     storage_options.object_store = object_store.get();
     storage_options.ack_after_upload = options.ack_after_upload;
     storage_options.shared_catalog = !options.catalog.empty();
+    if (storage_options.shared_catalog) {
+      // One compactor per day across the servers (cluster_member.h).
+      compaction_gate = std::make_shared<cluster::ClusterCompactionGate>();
+      storage_options.maintenance.gate = compaction_gate;
+    }
     storage_options.ack_upload_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double>(options.ack_upload_timeout_sec));
     storage_options.upload.on_error = [](const absl::Status& status) {
@@ -605,6 +611,7 @@ int RunServe(const ServeOptions& options) {
          .lease_time = absl::Seconds(options.catalog_lease_sec),
          .delete_after = absl::Seconds(options.catalog_delete_after_sec),
          .keep_days = static_cast<int>(options.retention_days),
+         .gate = compaction_gate,
          .TEST_restore_step_delay = absl::Milliseconds(options.test_restore_step_delay_ms)},
         **storage);
     if (!joined.ok()) {

@@ -151,6 +151,11 @@ absl::StatusOr<ServeCluster> JoinCluster(const ClusterSettings& settings,
   if (absl::Status synced = cluster.member->Sync(); !synced.ok()) {
     spdlog::warn("strata serve: batch catalog: first sync: {} (retried)", synced.ToString());
   }
+  // Compaction takes what the catalog lists, one server per day.
+  if (settings.gate != nullptr) {
+    cluster.gate = settings.gate;
+    cluster.gate->Attach(cluster.member.get());
+  }
   cluster.member->Start();
   return cluster;
 }

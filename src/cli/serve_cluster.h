@@ -11,15 +11,24 @@
 
 #include "absl/status/statusor.h"
 #include "cluster/cluster_member.h"
+#include "cluster/compaction_gate.h"
 #include "cluster/postgres_batch_catalog.h"
 #include "storage/storage.h"
 
 namespace strata::cli {
 
-// Declared in this order so the member (and its thread) goes first.
+// Declared in this order so the member (and its thread) goes first; the
+// gate lets go of the member before that.
 struct ServeCluster {
+  ServeCluster() = default;
+  ServeCluster(ServeCluster&&) = default;
+  ServeCluster& operator=(ServeCluster&&) = default;
+  ~ServeCluster() {
+    if (gate != nullptr) gate->Detach();
+  }
   std::unique_ptr<cluster::PostgresBatchCatalog> catalog;
   std::unique_ptr<cluster::ClusterMember> member;
+  std::shared_ptr<cluster::ClusterCompactionGate> gate;
 };
 
 // Checks the --catalog URL's form (InvalidArgument otherwise).
@@ -33,6 +42,9 @@ struct ClusterSettings {
   absl::Duration lease_time = absl::Seconds(30);    // --catalog-lease-sec
   absl::Duration delete_after = absl::Minutes(10);  // --catalog-delete-after-sec
   int keep_days = 0;                                // --retention-days (0: all)
+  // The storage engine's compaction gate (StorageOptions::maintenance.gate),
+  // attached to the member once its first sync listed the catalog.
+  std::shared_ptr<cluster::ClusterCompactionGate> gate;
   // Test-only (ClusterMemberOptions::TEST_restore_step_delay): the
   // environment's STRATA_TEST_RESTORE_STEP_DELAY_MS.
   absl::Duration TEST_restore_step_delay = absl::ZeroDuration();

@@ -81,7 +81,88 @@ void ClusterMember::Stop() {
 
 absl::Status ClusterMember::Leave() {
   Stop();
+  std::map<std::string, DayLease> held;
+  {
+    MutexLock lock(&mu_);
+    held.swap(held_days_);
+  }
+  for (const auto& [day, lease] : held) (void)catalog_.ReleaseLease(lease);
   return catalog_.ReleaseNode(options_.node, options_.instance);
+}
+
+bool ClusterMember::AdmitsForCompaction(const storage::LiveBatch& batch) const {
+  const std::string id = batch.id().ToString();
+  MutexLock lock(&mu_);
+  return listed_.contains(id);
+}
+
+bool ClusterMember::ClaimDay(const std::string& day) {
+  {
+    MutexLock lock(&mu_);
+    if (stopping_) return false;
+  }
+  // Taken, or extended when this node holds it (the same epoch).
+  absl::StatusOr<std::optional<DayLease>> lease =
+      catalog_.AcquireLease(day, holder_, options_.clock(), options_.lease_time);
+  if (!lease.ok()) {
+    if (options_.on_error) {
+      options_.on_error(absl::Status(
+          lease.status().code(), fmt::format("taking the lease of day {} for compaction: {}", day,
+                                             std::string(lease.status().message()))));
+    }
+    return false;
+  }
+  MutexLock lock(&mu_);
+  if (!lease->has_value()) {
+    ++stats_.claims_refused;
+    return false;
+  }
+  if (!held_days_.contains(day)) ++stats_.days_claimed;
+  held_days_[day] = **lease;
+  compacting_day_ = day;
+  return true;
+}
+
+void ClusterMember::CompactionEnded(const std::string& day, bool published) {
+  (void)published;  // the lease stays until Sync() registers or finds no output
+  MutexLock lock(&mu_);
+  if (compacting_day_ == day) compacting_day_.reset();
+}
+
+void ClusterMember::RenewHeldDays() {
+  std::map<std::string, DayLease> held;
+  {
+    MutexLock lock(&mu_);
+    held = held_days_;
+  }
+  for (const auto& [day, lease] : held) {
+    absl::StatusOr<DayLease> renewed =
+        catalog_.RenewLease(lease, options_.clock(), options_.lease_time);
+    MutexLock lock(&mu_);
+    auto it = held_days_.find(day);
+    if (it == held_days_.end() || it->second.epoch != lease.epoch) continue;
+    if (renewed.ok()) {
+      it->second = *renewed;
+    } else if (absl::IsFailedPrecondition(renewed.status())) {
+      held_days_.erase(it);  // lost: its swap would be refused
+    }
+  }
+}
+
+void ClusterMember::ReleaseIdleDays(const std::set<std::string>& pending_days) {
+  std::vector<DayLease> idle;
+  {
+    MutexLock lock(&mu_);
+    for (auto it = held_days_.begin(); it != held_days_.end();) {
+      if (compacting_day_ == it->first || pending_days.contains(it->first)) {
+        ++it;
+        continue;
+      }
+      idle.push_back(it->second);
+      it = held_days_.erase(it);
+    }
+  }
+  for (const DayLease& lease : idle) (void)catalog_.ReleaseLease(lease);
 }
 
 ClusterMemberStats ClusterMember::Stats() const {
@@ -113,6 +194,7 @@ void ClusterMember::Run() {
       }
       if (beat.ok()) {
         last_heartbeat = now;
+        RenewHeldDays();
       } else if (options_.on_error) {
         options_.on_error(beat);
       }
@@ -143,8 +225,12 @@ absl::Status ClusterMember::Sync() {
         "finished (RestoreOwnBatches)",
         options_.node));
   }
-  const std::shared_ptr<const storage::Snapshot> snapshot = local_.pin();
+  std::shared_ptr<const storage::Snapshot> snapshot = local_.pin();
   STRATA_ASSIGN_OR_RETURN(const CatalogListing listing, catalog_.List());
+  STRATA_ASSIGN_OR_RETURN(const bool followed, FollowOthersCompactions(listing, *snapshot));
+  if (followed) snapshot = local_.pin();
+  std::set<std::string> live;
+  for (const CatalogBatch& batch : listing.batches) live.insert(batch.id);
   // This node's batches in the shared list, by day.
   std::map<std::string, std::set<std::string>> shared;
   for (const CatalogBatch& batch : listing.batches) {
@@ -153,25 +239,36 @@ absl::Status ClusterMember::Sync() {
   }
   struct DayChange {
     std::vector<CatalogBatch> add;
-    std::vector<std::string> remove;
+    std::set<std::string> remove;
     bool waiting_for_upload = false;
   };
   std::map<std::string, DayChange> changes;
   std::map<std::string, std::set<std::string>> local;
+  // Inputs of this node's outputs not registered yet (other nodes'
+  // included): removed with the outputs' registration, never adopted.
+  std::set<std::string> consumed;
   for (const auto& batch : snapshot->batches()) {
     if (batch->id().node() != node_number_) continue;
     const std::string id = batch->id().ToString();
     local[batch->day()].insert(id);
     if (shared[batch->day()].contains(id)) continue;
+    DayChange& change = changes[batch->day()];
+    for (const std::string& source : batch->meta().sources) {
+      consumed.insert(source);
+      absl::StatusOr<storage::BatchId> source_id = storage::BatchId::Parse(source);
+      if (live.contains(source) && source_id.ok() && snapshot->Find(*source_id) == nullptr) {
+        change.remove.insert(source);
+      }
+    }
     if (local_.uploaded(batch->id())) {
-      changes[batch->day()].add.push_back(RecordOfLocal(*batch));
+      change.add.push_back(RecordOfLocal(*batch));
     } else {
-      changes[batch->day()].waiting_for_upload = true;
+      change.waiting_for_upload = true;
     }
   }
   for (const auto& [day, ids] : shared) {
     for (const std::string& id : ids) {
-      if (!local[day].contains(id)) changes[day].remove.push_back(id);
+      if (!local[day].contains(id)) changes[day].remove.insert(id);
     }
   }
   absl::Status first_error;
@@ -182,21 +279,98 @@ absl::Status ClusterMember::Sync() {
       continue;
     }
     if (change.add.empty() && change.remove.empty()) continue;
-    absl::StatusOr<bool> done = SyncDay(day, change.add, change.remove);
+    absl::StatusOr<bool> done = SyncDay(
+        day, change.add, std::vector<std::string>(change.remove.begin(), change.remove.end()));
     if (!done.ok()) {
       if (first_error.ok()) first_error = done.status();
     } else if (!*done) {
       ++waiting;  // another node holds the day's lease
+    } else {
+      for (const CatalogBatch& batch : change.add) live.insert(batch.id);
+      for (const std::string& id : change.remove) live.erase(id);
     }
   }
   {
     MutexLock lock(&mu_);
     stats_.days_waiting = waiting;
+    listed_ = live;
   }
-  for (absl::Status status : {SyncOthers(listing, *snapshot), DeleteRemovedObjects()}) {
+  // A day held for compaction stays held while an output of it waits to
+  // be registered.
+  std::set<std::string> pending_days;
+  for (const auto& batch : snapshot->batches()) {
+    if (batch->id().node() == node_number_ && !batch->meta().sources.empty() &&
+        !live.contains(batch->id().ToString())) {
+      pending_days.insert(batch->day());
+    }
+  }
+  ReleaseIdleDays(pending_days);
+  for (absl::Status status : {SyncOthers(listing, *snapshot, consumed), DeleteRemovedObjects()}) {
     if (!status.ok() && first_error.ok()) first_error = status;
   }
   return first_error;
+}
+
+absl::StatusOr<bool> ClusterMember::FollowOthersCompactions(const CatalogListing& listing,
+                                                            const storage::Snapshot& snapshot) {
+  std::map<std::string, const CatalogBatch*> live;
+  for (const CatalogBatch& batch : listing.batches) live[batch.id] = &batch;
+  std::vector<storage::BatchId> drop;
+  std::vector<std::string> put_back;
+  std::set<std::string> putting_back;
+  uint64_t replaced = 0, discarded = 0;
+  for (const auto& batch : snapshot.batches()) {
+    if (batch->id().node() != node_number_) continue;
+    const std::string id = batch->id().ToString();
+    if (live.contains(id)) continue;
+    // Registered once (so uploaded), then removed by a swap this node did
+    // not make: another node's output holds its rows.
+    if (local_.uploaded(batch->id())) {
+      STRATA_ASSIGN_OR_RETURN(const PostgresBatchCatalog::BatchState state, catalog_.StateOf(id));
+      if (state == PostgresBatchCatalog::BatchState::kRemoved) {
+        drop.push_back(batch->id());
+        ++replaced;
+        continue;
+      }
+    }
+    // An output of this node: an input neither listed nor here was removed
+    // by another node's compaction of the day (this node's lease was lost
+    // meanwhile), so the output holds rows listed elsewhere too.
+    bool doomed = false;
+    for (const std::string& source : batch->meta().sources) {
+      if (live.contains(source)) continue;
+      absl::StatusOr<storage::BatchId> source_id = storage::BatchId::Parse(source);
+      if (!source_id.ok() || snapshot.Find(*source_id) != nullptr) continue;
+      STRATA_ASSIGN_OR_RETURN(const PostgresBatchCatalog::BatchState state,
+                              catalog_.StateOf(source));
+      if (state == PostgresBatchCatalog::BatchState::kRemoved) {
+        doomed = true;
+        break;
+      }
+    }
+    if (!doomed) continue;
+    drop.push_back(batch->id());
+    ++discarded;
+    // Its inputs still listed come back from the store in the same
+    // Snapshot, so no reader misses their rows.
+    for (const std::string& source : batch->meta().sources) {
+      auto it = live.find(source);
+      if (it != live.end() && putting_back.insert(source).second) {
+        put_back.push_back(it->second->meta_json);
+      }
+    }
+  }
+  if (drop.empty()) return false;
+  if (absl::Status status = local_.replace(put_back, drop); !status.ok()) {
+    return absl::Status(status.code(),
+                        fmt::format("dropping {} batches of node id {} that another node's "
+                                    "compaction replaced: {}",
+                                    drop.size(), options_.node, std::string(status.message())));
+  }
+  MutexLock lock(&mu_);
+  stats_.batches_replaced_elsewhere += replaced;
+  stats_.outputs_discarded += discarded;
+  return true;
 }
 
 std::string ClusterMember::FirstDayKept() const {
@@ -308,7 +482,8 @@ absl::Status ClusterMember::RestoreFailed(const CatalogBatch& batch, const absl:
 }
 
 absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
-                                       const storage::Snapshot& snapshot) {
+                                       const storage::Snapshot& snapshot,
+                                       const std::set<std::string>& consumed) {
   // Retention drops older days here: not adopted.
   const std::string first_day = FirstDayKept();
   absl::Status first_error;
@@ -319,6 +494,8 @@ absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
     if (!id.ok() || id->node() == node_number_) continue;
     listed.insert(batch.id);
     if (snapshot.Find(*id) != nullptr || batch.day < first_day) continue;
+    // An input of this node's output: its rows are here already.
+    if (consumed.contains(batch.id)) continue;
     absl::Status status = local_.adopt(batch.meta_json);
     if (status.ok()) {
       ++adopted;
@@ -382,12 +559,32 @@ absl::StatusOr<bool> ClusterMember::SyncDay(const std::string& day,
     stats_.batches_added += added;
     return true;
   }
-  STRATA_ASSIGN_OR_RETURN(const std::optional<DayLease> lease,
-                          catalog_.AcquireLease(day, holder_, now, options_.lease_time));
-  if (!lease.has_value()) return false;
-  absl::Status swapped = catalog_.Swap(*lease, remove, add, options_.node, now);
-  (void)catalog_.ReleaseLease(*lease);
-  STRATA_RETURN_IF_ERROR(swapped);
+  // A day held for compaction keeps its lease (renewed with the
+  // heartbeat); any other is taken for this swap alone.
+  std::optional<DayLease> held;
+  {
+    MutexLock lock(&mu_);
+    auto it = held_days_.find(day);
+    if (it != held_days_.end()) held = it->second;
+  }
+  if (held.has_value()) {
+    absl::Status swapped = catalog_.Swap(*held, remove, add, options_.node, now);
+    if (absl::IsFailedPrecondition(swapped)) {
+      // Lost: the next round takes the day afresh (or finds another
+      // node's compaction of it, FollowOthersCompactions).
+      MutexLock lock(&mu_);
+      auto it = held_days_.find(day);
+      if (it != held_days_.end() && it->second.epoch == held->epoch) held_days_.erase(it);
+    }
+    STRATA_RETURN_IF_ERROR(swapped);
+  } else {
+    STRATA_ASSIGN_OR_RETURN(const std::optional<DayLease> lease,
+                            catalog_.AcquireLease(day, holder_, now, options_.lease_time));
+    if (!lease.has_value()) return false;
+    absl::Status swapped = catalog_.Swap(*lease, remove, add, options_.node, now);
+    (void)catalog_.ReleaseLease(*lease);
+    STRATA_RETURN_IF_ERROR(swapped);
+  }
   MutexLock lock(&mu_);
   stats_.batches_added += add.size();
   stats_.batches_removed += remove.size();

@@ -15,7 +15,24 @@
 //     under the day's lease; and only once every local batch of that day is
 //     in the store, so a compaction's output goes in with the removal of
 //     its inputs (whatever generations lay between) and no listing misses
-//     its rows or holds them twice.
+//     its rows or holds them twice. The inputs of this node's compaction
+//     outputs (meta.json's `sources`) that the shared catalog lists are
+//     removed in that swap too, other nodes' batches among them.
+// One compactor per day: the member is the storage engine's
+// CompactionGate (storage/maintenance/compaction.h). Compaction takes only
+// batches the shared catalog lists (any node's: others' are read back from
+// the store), and merges a day only while this node holds the day's lease,
+// which it takes at the first group (ClaimDay) and keeps, renewed with the
+// heartbeat, until its outputs of that day are registered; another node's
+// compaction of the day waits for it, and a node that dies loses the lease
+// after `lease_time`, when another node takes the day over.
+// When another node's compaction replaced batches of this node (it held
+// the day), this node follows: a batch of its own that the shared catalog
+// records as removed is dropped here (its rows are in the other node's
+// output), and an output of its own whose inputs another node compacted
+// too (a lease lost while compacting) is dropped with its inputs still
+// listed put back from the store, in one local Snapshot
+// (Local::replace), before the output could ever be registered.
 // It also keeps the local catalog's view of other nodes' batches equal to
 // the shared one: a batch another node listed is adopted (as an evicted
 // batch, read back from the store), one no longer listed is dropped; days
@@ -35,8 +52,9 @@
 //      the store.
 //   2. A batch of this node leaves the shared catalog only in the same
 //      transaction that adds every uploaded local batch of its day.
-//   3. Batches of other nodes are never added, removed or deleted from
-//      the shared catalog or the store by this node.
+//   3. Batches of other nodes are never added to the shared catalog by
+//      this node, and removed from it only in the swap that registers
+//      this node's compaction output holding their rows (invariant 7).
 //   4. The objects of a removed batch are deleted only by the node that
 //      removed it, and only `delete_after` after its removal.
 //   5. Objects of a batch no catalog lists are deleted only by the batch's
@@ -45,6 +63,14 @@
 //   6. No batch of this node leaves the shared catalog while the data
 //      directory holds the restore marker (a restore of the node's batches
 //      under way or cut short): Sync() runs only without it.
+//   7. Compaction takes only batches the shared catalog listed, of days
+//      whose lease this node holds; an output is registered only in a
+//      swap fenced by that lease which removes every input, so each row is
+//      listed once. An output whose inputs another node removed is never
+//      registered.
+//   8. A batch of this node is dropped locally because another node
+//      removed it only once the shared catalog records its removal, which
+//      happens only in the swap that adds the output holding its rows.
 //
 // Thread-safety: Sync() is for tests and runs on the caller's thread; the
 // thread started by Start() calls it too, so tests use Sync() without
@@ -59,8 +85,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -105,6 +134,15 @@ struct ClusterMemberStats {
   uint64_t batches_adopted = 0;
   uint64_t batches_dropped = 0;
   uint64_t batches_restored = 0;  // this node's, into an empty directory
+  // This node's batches dropped because another node's compaction
+  // replaced them, and outputs of its own dropped because another node
+  // compacted their inputs too.
+  uint64_t batches_replaced_elsewhere = 0;
+  uint64_t outputs_discarded = 0;
+  // Day leases taken for compaction, and day claims refused (another
+  // node holds the day).
+  uint64_t days_claimed = 0;
+  uint64_t claims_refused = 0;
   uint64_t objects_deleted = 0;   // batches whose objects were deleted
   // Batches of this node in the store that no catalog names: deleted, and
   // waiting out `delete_after` at the last listing.
@@ -141,6 +179,12 @@ class ClusterMember {
     std::function<absl::Status(bool)> set_restore_marked;
     // Drops an adopted batch (Storage::DropRemoteBatch).
     std::function<absl::Status(const storage::BatchId&)> drop;
+    // Publishes batches from their meta.json in the shared catalog and
+    // retires local batches, in one Snapshot
+    // (Storage::ReplaceWithStoredBatches).
+    std::function<absl::Status(const std::vector<std::string>& stored,
+                               const std::vector<storage::BatchId>& drop)>
+        replace;
     // Every batch with objects in the store, with its day
     // (storage::ListStoredBatches).
     std::function<absl::StatusOr<std::map<storage::BatchId, std::string>>()> stored_batches;
@@ -200,6 +244,15 @@ class ClusterMember {
   // restart claims it at once instead of after the lease time.
   [[nodiscard]] absl::Status Leave() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The storage engine's CompactionGate (compaction.h), through
+  // ClusterCompactionGate: whether compaction may take `batch` (the shared
+  // catalog listed it at the last Sync()); whether this node may compact
+  // `day` now (it holds the day's lease or took it: one compactor per
+  // day); and the end of a compaction of a claimed day.
+  bool AdmitsForCompaction(const storage::LiveBatch& batch) const ABSL_LOCKS_EXCLUDED(mu_);
+  bool ClaimDay(const std::string& day) ABSL_LOCKS_EXCLUDED(mu_);
+  void CompactionEnded(const std::string& day, bool published) ABSL_LOCKS_EXCLUDED(mu_);
+
   ClusterMemberStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
   const ClusterMemberOptions& options() const { return options_; }
 
@@ -212,8 +265,20 @@ class ClusterMember {
   // restore this call `began`, forgets those `restored` and the marker.
   absl::Status RestoreFailed(const CatalogBatch& batch, const absl::Status& status, size_t listed,
                              bool began, const std::vector<storage::BatchId>& restored);
-  // Adopts and drops other nodes' batches to match `listing`.
-  absl::Status SyncOthers(const CatalogListing& listing, const storage::Snapshot& snapshot);
+  // Adopts and drops other nodes' batches to match `listing`; `consumed`
+  // (inputs of this node's outputs not registered yet) are not adopted.
+  absl::Status SyncOthers(const CatalogListing& listing, const storage::Snapshot& snapshot,
+                          const std::set<std::string>& consumed);
+  // Drops this node's batches another node's compaction replaced, and
+  // outputs of its own whose inputs another node compacted (their inputs
+  // still listed put back); true when it changed anything.
+  absl::StatusOr<bool> FollowOthersCompactions(const CatalogListing& listing,
+                                               const storage::Snapshot& snapshot);
+  // Renews the day leases held for compaction (with the heartbeat).
+  void RenewHeldDays() ABSL_LOCKS_EXCLUDED(mu_);
+  // Gives back the held day leases with no compaction running and no
+  // output of this node waiting to be registered (`pending_days`).
+  void ReleaseIdleDays(const std::set<std::string>& pending_days) ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the objects of batches this node removed long enough ago.
   absl::Status DeleteRemovedObjects();
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
@@ -233,6 +298,11 @@ class ClusterMember {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool notified_ ABSL_GUARDED_BY(mu_) = false;
   ClusterMemberStats stats_ ABSL_GUARDED_BY(mu_);
+  // Batch ids the shared catalog listed at the last Sync().
+  std::set<std::string> listed_ ABSL_GUARDED_BY(mu_);
+  // Day leases held for compaction, and the day being compacted.
+  std::map<std::string, DayLease> held_days_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::string> compacting_day_ ABSL_GUARDED_BY(mu_);
   // One ReconcileStore() at a time, and what it found: batches of this
   // node in the store and in no catalog, with the first listing that found
   // them so.

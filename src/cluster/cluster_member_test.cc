@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -106,6 +107,22 @@ class ClusterMemberTest : public testing::CatalogTest {
               return absl::OkStatus();
             },
         .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
+        .replace =
+            [this](const std::vector<std::string>& stored,
+                   const std::vector<storage::BatchId>& drop) -> absl::Status {
+              if (absl::Status down = StoreStatus(); !down.ok()) return down;
+              std::vector<storage::BatchRecord> records;
+              for (const std::string& meta_json : stored) {
+                absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
+                if (!meta.ok()) return meta.status();
+                records.push_back(LocalRecord(meta->id, meta->sources));
+              }
+              std::vector<storage::BatchId> live;
+              for (const storage::BatchId& id : drop) {
+                if (local_->Pin()->Find(id) != nullptr) live.push_back(id);
+              }
+              return local_->Publish(std::move(records), live).status();
+            },
         .stored_batches = [this]() -> absl::StatusOr<std::map<storage::BatchId, std::string>> {
           MutexLock lock(&mu_);
           return stored_;
@@ -243,6 +260,161 @@ TEST_F(ClusterMemberTest, ACompactionOutputGoesInWithTheRemovalOfItsInputsOnceUp
   EXPECT_EQ(member->Stats().days_waiting, 0u);
   EXPECT_EQ(*shared_->StateOf(a), PostgresBatchCatalog::BatchState::kRemoved);
   EXPECT_EQ(*shared_->StateOf(c), PostgresBatchCatalog::BatchState::kUnknown);
+}
+
+// One compactor per day: only batches the catalog lists are admitted, and
+// the day's lease, taken at the claim, is kept until the output is
+// registered; another node cannot take the day meanwhile.
+TEST_F(ClusterMemberTest, AClaimedDayStaysLeasedUntilItsOutputIsRegistered) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1), fresh = BatchIdOf(3, 0, 1);
+  Publish({a, b, fresh}, {});
+  Uploaded(a);
+  Uploaded(b);
+  ASSERT_TRUE(member->Sync().ok());
+  const std::shared_ptr<const storage::Snapshot> snapshot = local_->Pin();
+  EXPECT_TRUE(member->AdmitsForCompaction(*snapshot->Find(*storage::BatchId::Parse(a))));
+  EXPECT_FALSE(member->AdmitsForCompaction(*snapshot->Find(*storage::BatchId::Parse(fresh))));
+  ASSERT_TRUE(member->ClaimDay(kDay));
+  EXPECT_FALSE(shared_->AcquireLease(kDay, "07/z", kStart, absl::Seconds(30))->has_value());
+  // Compacted: a and b into c, not uploaded yet; the compaction ended.
+  const std::string c = BatchIdOf(5, 1, 1);
+  Publish({c}, {a, b}, {a, b});
+  member->CompactionEnded(kDay, true);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(a, b));
+  EXPECT_FALSE(shared_->AcquireLease(kDay, "07/z", kStart, absl::Seconds(30))->has_value());
+  Uploaded(c);
+  Uploaded(fresh);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(fresh, c));
+  // Registered: the day is given back.
+  EXPECT_TRUE(shared_->AcquireLease(kDay, "07/z", kStart, absl::Seconds(30))->has_value());
+  EXPECT_FALSE(member->ClaimDay(kDay));
+  EXPECT_EQ(member->Stats().days_claimed, 1u);
+  EXPECT_EQ(member->Stats().claims_refused, 1u);
+}
+
+// A compactor that stops renewing (its process died) loses the day after
+// the lease time; another node's claim then takes it with the next epoch,
+// and the old holder's swap is refused.
+TEST_F(ClusterMemberTest, ADaysCompactionPassesToAnotherNodeWhenItsHolderStops) {
+  std::unique_ptr<ClusterMember> first = Join();
+  std::unique_ptr<ClusterMember> second =
+      Join("i2", 0, [](ClusterMemberOptions& options) { options.node = "02"; });
+  ASSERT_NE(second, nullptr);
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  Publish({a, b}, {});
+  Uploaded(a);
+  Uploaded(b);
+  ASSERT_TRUE(first->Sync().ok());
+  ASSERT_TRUE(first->ClaimDay(kDay));
+  EXPECT_FALSE(second->ClaimDay(kDay));
+  Advance(absl::Seconds(29));
+  EXPECT_FALSE(second->ClaimDay(kDay));
+  Advance(absl::Seconds(2));
+  ASSERT_TRUE(second->ClaimDay(kDay));
+  // The first node's output of the day can no longer be registered.
+  const std::string output = BatchIdOf(5, 1, 1);
+  Publish({output}, {a, b}, {a, b});
+  first->CompactionEnded(kDay, true);
+  Uploaded(output);
+  const absl::Status refused = first->Sync();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_THAT(SharedIds(), ElementsAre(a, b));
+}
+
+// The day's compactor merged another node's batch (adopted here) with its
+// own: the output's registration removes both, the other node's batch is
+// not adopted again while the output waits, and its objects are deleted by
+// this node, which removed it, after the grace.
+TEST_F(ClusterMemberTest, AnOutputTakesTheOtherNodesInputsOutOfTheCatalog) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string mine = BatchIdOf(1, 0, 1), theirs = BatchIdOf(2, 0, 2);
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(theirs), "02", kStart).ok());
+  Publish({mine}, {});
+  Uploaded(mine);
+  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_NE(local_->Pin()->Find(*storage::BatchId::Parse(theirs)), nullptr);
+  ASSERT_TRUE(member->ClaimDay(kDay));
+  const std::string output = BatchIdOf(5, 1, 1);
+  Publish({output}, {mine, theirs}, {mine, theirs});
+  member->CompactionEnded(kDay, true);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_EQ(local_->Pin()->Find(*storage::BatchId::Parse(theirs)), nullptr)
+      << "adopted again while the output holds its rows";
+  EXPECT_THAT(SharedIds(), ElementsAre(mine, theirs));
+  Uploaded(output);
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(output));
+  const std::vector<RemovedBatch> removed =
+      *shared_->RemovedBefore(kStart + absl::Hours(1), /*limit=*/10);
+  ASSERT_EQ(removed.size(), 2u);
+  EXPECT_EQ(removed[0].removed_by, "01");
+  EXPECT_EQ(removed[1].removed_by, "01");
+  Advance(absl::Minutes(11));
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_EQ(Deleted(), (std::set<std::string>{mine, theirs}));
+}
+
+// Another node held the day and compacted this node's batches: they are
+// dropped here (their rows are in its output, adopted in the same sync),
+// and never registered again.
+TEST_F(ClusterMemberTest, BatchesAnotherNodeCompactedAreDroppedHere) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1), c = BatchIdOf(3, 0, 1);
+  Publish({a, b, c}, {});
+  Uploaded(a);
+  Uploaded(b);
+  Uploaded(c);
+  ASSERT_TRUE(member->Sync().ok());
+  const std::optional<DayLease> lease =
+      *shared_->AcquireLease(kDay, "02/z", kStart, absl::Seconds(30));
+  ASSERT_TRUE(lease.has_value());
+  const std::string theirs = BatchIdOf(9, 1, 2);
+  ASSERT_TRUE(shared_->Swap(*lease, {a, b}, {RecordOf(theirs, {a, b})}, "02", kStart).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  std::vector<std::string> here;
+  for (const auto& batch : local_->Pin()->batches()) here.push_back(batch->id().ToString());
+  EXPECT_THAT(here, ElementsAre(c, theirs));
+  EXPECT_THAT(SharedIds(), ElementsAre(c, theirs));
+  EXPECT_EQ(member->Stats().batches_replaced_elsewhere, 2u);
+  EXPECT_EQ(member->Stats().batches_removed, 0u);
+}
+
+// This node's lease was lost while it compacted (it paused past the lease),
+// and another node compacted one of the same inputs: the output is never
+// registered; it is dropped and its other input, still listed, put back
+// from the store in the same local Snapshot.
+TEST_F(ClusterMemberTest, AnOutputWhoseInputAnotherNodeCompactedIsDiscarded) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  Publish({a, b}, {});
+  Uploaded(a);
+  Uploaded(b);
+  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_TRUE(member->ClaimDay(kDay));
+  const std::string output = BatchIdOf(5, 1, 1);
+  Publish({output}, {a, b}, {a, b});
+  member->CompactionEnded(kDay, true);
+  Advance(absl::Seconds(31));
+  const std::optional<DayLease> lease =
+      *shared_->AcquireLease(kDay, "02/z", kStart + absl::Seconds(31), absl::Seconds(30));
+  ASSERT_TRUE(lease.has_value());
+  const std::string theirs = BatchIdOf(9, 1, 2);
+  ASSERT_TRUE(shared_->Swap(*lease, {a}, {RecordOf(theirs, {a})}, "02", kStart).ok());
+  ASSERT_TRUE(shared_->ReleaseLease(*lease).ok());
+  Uploaded(output);
+  ASSERT_TRUE(member->Sync().ok());
+  std::vector<std::string> here;
+  for (const auto& batch : local_->Pin()->batches()) here.push_back(batch->id().ToString());
+  EXPECT_THAT(here, ElementsAre(b, theirs));
+  EXPECT_THAT(SharedIds(), ElementsAre(b, theirs));
+  EXPECT_EQ(*shared_->StateOf(output), PostgresBatchCatalog::BatchState::kUnknown);
+  EXPECT_EQ(member->Stats().outputs_discarded, 1u);
+  // Nothing more to do.
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(b, theirs));
 }
 
 TEST_F(ClusterMemberTest, RetentionDroppingADayRemovesItsBatches) {

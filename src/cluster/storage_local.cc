@@ -1,6 +1,7 @@
 #include "cluster/storage_local.h"
 
 #include <string>
+#include <vector>
 
 #include "storage/offload/data_file_resolver.h"
 #include "storage/offload/uploader.h"
@@ -26,6 +27,11 @@ absl::StatusOr<ClusterMember::Local> LocalOfStorage(storage::Storage& storage) {
       .restore_marked = [&storage] { return storage.RestoreMarked(); },
       .set_restore_marked = [&storage](bool marked) { return storage.SetRestoreMarked(marked); },
       .drop = [&storage](const storage::BatchId& id) { return storage.DropRemoteBatch(id); },
+      .replace =
+          [&storage](const std::vector<std::string>& stored,
+                     const std::vector<storage::BatchId>& drop) {
+            return storage.ReplaceWithStoredBatches(stored, drop);
+          },
       .stored_batches = [&store] { return storage::ListStoredBatches(store); },
       .delete_objects =
           [&store](const storage::BatchId& id, const std::string& day) {

@@ -1,9 +1,11 @@
-// Storage::AdoptRemoteBatch, RestoreOwnBatch, ForgetRestoredBatch, the
-// restore marker and DropRemoteBatch (storage.h): batches read from the
+// Storage::AdoptRemoteBatch, RestoreOwnBatch, ReplaceWithStoredBatches,
+// ForgetRestoredBatch, the restore marker and DropRemoteBatch (storage.h): batches read from the
 // object store through the catalog several servers share.
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status_macros.h"
 #include "fmt/format.h"
@@ -55,6 +57,11 @@ absl::Status Storage::RestoreOwnBatch(std::string_view meta_json) {
     return absl::InvalidArgumentError(
         fmt::format("batch {} is another node's; only this node's batches are restored", meta.id));
   }
+  STRATA_RETURN_IF_ERROR(CheckOwnStored(meta, id));
+  return PublishStoredBatch(meta, id);
+}
+
+absl::Status Storage::CheckOwnStored(const BatchMeta& meta, const BatchId& id) {
   // Its meta.json, put last, stands for its objects: without it (or with
   // one of another batch) the store does not hold this batch, and a
   // restored stub would fail only later, at a query's read.
@@ -78,7 +85,26 @@ absl::Status Storage::RestoreOwnBatch(std::string_view meta_json) {
   // a batch to upload (marked before it is published, so it never sees it
   // pending).
   if (uploader_ != nullptr) uploader_->MarkUploaded(id, meta.day);
-  return PublishStoredBatch(meta, id);
+  return absl::OkStatus();
+}
+
+absl::Status Storage::ReplaceWithStoredBatches(const std::vector<std::string>& stored,
+                                               const std::vector<BatchId>& drop) {
+  std::vector<BatchRecord> records;
+  for (const std::string& meta_json : stored) {
+    STRATA_ASSIGN_OR_RETURN(const BatchMeta meta, ParseCatalogRecord(meta_json));
+    STRATA_ASSIGN_OR_RETURN(const BatchId id, BatchId::Parse(meta.id));
+    if (id.node() == options_.node) STRATA_RETURN_IF_ERROR(CheckOwnStored(meta, id));
+    STRATA_ASSIGN_OR_RETURN(std::optional<BatchRecord> record, StageStoredBatch(meta, id));
+    if (record.has_value()) records.push_back(*std::move(record));
+  }
+  const std::shared_ptr<const Snapshot> snapshot = Pin();
+  std::vector<BatchId> live;
+  for (const BatchId& id : drop) {
+    if (snapshot->Find(id) != nullptr) live.push_back(id);
+  }
+  if (records.empty() && live.empty()) return absl::OkStatus();
+  return data_dir_->catalog().Publish(std::move(records), live).status();
 }
 
 absl::Status Storage::ForgetRestoredBatch(const BatchId& id) {
@@ -137,7 +163,14 @@ absl::Status Storage::SetRestoreMarked(bool marked) {
 }
 
 absl::Status Storage::PublishStoredBatch(const BatchMeta& meta, const BatchId& id) {
-  if (Pin()->Find(id) != nullptr) return absl::OkStatus();
+  STRATA_ASSIGN_OR_RETURN(std::optional<BatchRecord> record, StageStoredBatch(meta, id));
+  if (!record.has_value()) return absl::OkStatus();
+  return data_dir_->catalog().Publish({*std::move(record)}, {}).status();
+}
+
+absl::StatusOr<std::optional<BatchRecord>> Storage::StageStoredBatch(const BatchMeta& meta,
+                                                                     const BatchId& id) {
+  if (Pin()->Find(id) != nullptr) return std::nullopt;
   FileSystem& fs = data_dir_->fs();
   const DataDirPaths& paths = data_dir_->paths();
   // Staged whole, then renamed into its day: boot removes a staging entry
@@ -174,7 +207,7 @@ absl::Status Storage::PublishStoredBatch(const BatchMeta& meta, const BatchId& i
   };
   STRATA_ASSIGN_OR_RETURN(BatchRecord record, ValidateBatchDir(fs, paths, meta.day, id, checks));
   resolver_->MarkEvicted(id);
-  return data_dir_->catalog().Publish({std::move(record)}, {}).status();
+  return record;
 }
 
 absl::Status Storage::DropRemoteBatch(const BatchId& id) {

@@ -95,10 +95,25 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
       if (evicted) resolver->MarkEvicted(batch->id());
     }
     InstallDataFileResolver(resolver.get());
-    options.maintenance.policy.keep_out = [](const LiveBatch& batch) {
-      const DataFileResolver* installed = InstalledDataFileResolver();
-      return installed != nullptr && installed->IsEvicted(batch.id());
-    };
+    // This engine's own resolver (it lives as long as the engine), not
+    // the process's installed one: tests run several engines at once.
+    const DataFileResolver* own = resolver.get();
+    options.maintenance.input_file = InputFileResolver{
+        .remote = [own](const LiveBatch& batch) { return own->IsEvicted(batch.id()); },
+        .resolve = [own](const LiveBatch& batch,
+                         std::string_view file) -> absl::StatusOr<InputFile> {
+          STRATA_ASSIGN_OR_RETURN(ResolvedFile resolved, own->Resolve(batch, file));
+          return InputFile{.path = std::move(resolved.path), .hold = std::move(resolved.hold)};
+        }};
+    // One server alone compacts only what it holds on its disk; several
+    // servers compact what the shared catalog lists (the gate), evicted
+    // batches and other nodes' included, read back through the cache.
+    if (options.maintenance.gate == nullptr) {
+      options.maintenance.policy.keep_out = [](const LiveBatch& batch) {
+        const DataFileResolver* installed = InstalledDataFileResolver();
+        return installed != nullptr && installed->IsEvicted(batch.id());
+      };
+    }
   }
   std::unique_ptr<Storage> storage(new Storage(std::move(dir), std::move(uploader),
                                                std::move(retired), std::move(lookup_cache),

@@ -25,7 +25,9 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -163,6 +165,19 @@ class Storage {
   // for one that is not this batch's. InvalidArgument for another node's
   // batch; otherwise as AdoptRemoteBatch.
   [[nodiscard]] absl::Status RestoreOwnBatch(std::string_view meta_json);
+  // Several servers: publishes the batches of `stored` (meta.json records
+  // of the shared catalog, this node's or others'), each as RestoreOwnBatch
+  // or AdoptRemoteBatch would, and retires this data directory's batches
+  // `drop`, in one Snapshot: a reader sees either the dropped batches or
+  // their replacements, never both. For a compaction output of this node
+  // whose inputs another node compacted too (the cluster member puts back
+  // the inputs still live and drops the output), and for this node's
+  // batches another node's compaction replaced (`stored` empty). Batches
+  // already live and dropped ids not live are passed over. Errors as
+  // RestoreOwnBatch's; a batch staged before an error stays in its day and
+  // is published by the next start or call.
+  [[nodiscard]] absl::Status ReplaceWithStoredBatches(const std::vector<std::string>& stored,
+                                                      const std::vector<BatchId>& drop);
   // Undoes RestoreOwnBatch, for a start that could not restore every batch
   // of this node: retires this node's batch `id` if it is evicted (its
   // files are in the store only, which keeps them: with shared_catalog
@@ -209,6 +224,13 @@ class Storage {
   absl::StatusOr<BatchMeta> ParseCatalogRecord(std::string_view meta_json) const;
   // Publishes a batch whose files are in the store as an evicted one.
   absl::Status PublishStoredBatch(const BatchMeta& meta, const BatchId& id);
+  // Stages it into its day as an evicted batch and returns its record to
+  // publish; nullopt when it is live already.
+  absl::StatusOr<std::optional<BatchRecord>> StageStoredBatch(const BatchMeta& meta,
+                                                              const BatchId& id);
+  // This node's batch `id` has its meta.json in the store (NotFound,
+  // DataLoss otherwise); marks it uploaded.
+  absl::Status CheckOwnStored(const BatchMeta& meta, const BatchId& id);
   // The writer's commit step.
   [[nodiscard]] absl::Status CommitGroup(std::span<WriteRequest* const> group);
 

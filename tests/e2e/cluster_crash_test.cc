@@ -144,13 +144,18 @@ class QueriesMeanwhile {
 };
 
 // The deleted batches' objects the catalog at `url` records.
-int64_t ObjectsDeletedCount(const std::string& url) {
+// The count a query of the catalog's database answers; -1 on an error.
+int64_t CatalogCount(const std::string& url, const std::string& query) {
   absl::StatusOr<std::unique_ptr<postgres::PgConnection>> db = postgres::PgConnection::Connect(url);
   if (!db.ok()) return -1;
-  absl::StatusOr<postgres::PgRows> rows = (*db)->Query(
-      "SELECT count(*) FROM strata_catalog_removed WHERE objects_deleted_at IS NOT NULL");
+  absl::StatusOr<postgres::PgRows> rows = (*db)->Query(query);
   if (!rows.ok() || rows->empty()) return -1;
   return postgres::ColumnInt64((*rows)[0][0], "count").value_or(-1);
+}
+
+int64_t ObjectsDeletedCount(const std::string& url) {
+  return CatalogCount(
+      url, "SELECT count(*) FROM strata_catalog_removed WHERE objects_deleted_at IS NOT NULL");
 }
 
 // The scenario above, the servers' data directories under `dir` and their
@@ -266,6 +271,13 @@ void RunSigkillRounds(const std::string& dir, const std::vector<std::string>& st
     }
   }
   EXPECT_GT(compacted, 0);
+  // One compactor per day: the holder of a day merged other servers'
+  // batches too (a batch id ends with its node id).
+  const int64_t cross_node = CatalogCount(
+      url, "SELECT count(*) FROM strata_catalog_removed WHERE removed_by <> right(id, 2)");
+  EXPECT_GT(cross_node, 0);
+  std::printf("%lld batches removed by another server's compaction\n",
+              static_cast<long long>(cross_node));
   // Every server answers every acknowledged span exactly once (polled
   // while the last adoptions land).
   for (int i = 0; i < kNodes; ++i) {

@@ -10,6 +10,7 @@
 #include "fmt/format.h"
 #include "rollups/rollup_rows.h"
 #include "storage/commit/batch_committer.h"
+#include "storage/format/batch_meta.h"
 #include "storage/index/trace_index.h"
 #include "storage/table/rollups_table.h"
 
@@ -53,12 +54,35 @@ std::optional<std::pair<size_t, size_t>> PickRun(const std::vector<const LiveBat
   return std::nullopt;
 }
 
-MergeInput InputOf(const LiveBatch& batch, const char* file, uint64_t file_rows) {
+MergeInput InputOf(const LiveBatch& batch, std::string path, uint64_t file_rows) {
   MergeInput input;
-  input.path = JoinPath(batch.dir(), file);
+  input.path = std::move(path);
   input.batch_id = batch.meta().id;
   input.file_rows = file_rows;
   return input;
+}
+
+// An input's data file where the merge reads it, checked against the size
+// and xxh3-64 its meta.json declares (the batch directory's own files are
+// checked whole by CheckBatchFiles instead).
+absl::StatusOr<InputFile> RemoteInputFile(FileSystem& fs, const InputFileResolver& resolver,
+                                          const LiveBatch& batch, const char* name,
+                                          const FileMeta& declared) {
+  absl::StatusOr<InputFile> file = resolver.resolve(batch, name);
+  if (!file.ok()) {
+    return absl::Status(file.status().code(),
+                        fmt::format("compaction input {} ({}, read from the object store): {}",
+                                    batch.meta().id, name, std::string(file.status().message())));
+  }
+  STRATA_ASSIGN_OR_RETURN(const FileChecksum sum, ChecksumFile(fs, file->path));
+  if (sum.bytes != declared.bytes || sum.xxh3_64 != declared.xxh3_64) {
+    return absl::DataLossError(fmt::format(
+        "compaction input {} ({}, read from the object store): {} bytes with xxh3-64 {}, but its "
+        "meta.json declares {} bytes with {}",
+        batch.meta().id, name, sum.bytes, FormatXxh3_64(sum.xxh3_64), declared.bytes,
+        FormatXxh3_64(declared.xxh3_64)));
+  }
+  return file;
 }
 
 }  // namespace
@@ -131,6 +155,21 @@ absl::Status RemoveCompactionMarker(FileSystem& fs, const DataDirPaths& paths) {
 Compactor::Compactor(const DataDir& dir, CompactorOptions options)
     : dir_(dir), options_(std::move(options)) {}
 
+DataFileOpener Compactor::OpenerOf(const LiveBatch& batch,
+                                   std::vector<std::shared_ptr<const void>>* holds) const {
+  FileSystem& fs = dir_.fs();
+  if (!options_.input_file.remote || !options_.input_file.remote(batch)) {
+    return LocalDataFiles(fs, batch.dir());
+  }
+  return [this, &fs, &batch, holds](std::string_view file)
+             -> absl::StatusOr<std::unique_ptr<parquet::RandomAccessSource>> {
+    STRATA_ASSIGN_OR_RETURN(InputFile input, options_.input_file.resolve(batch, file));
+    holds->push_back(std::move(input.hold));
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, input.path));
+    return source;
+  };
+}
+
 absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, const BatchId& id) {
   FileSystem& fs = dir_.fs();
   const DataDirPaths& paths = dir_.paths();
@@ -143,24 +182,45 @@ absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, c
   std::vector<MergeInput> spans, logs, metrics;
   EncodedBatch planned{.id = id};
   NanosRange ingest{UINT64_MAX, 0};
+  // Holds the read cache's copies of remote inputs' files until the merge
+  // is done.
+  std::vector<std::shared_ptr<const void>> holds;
   for (const std::shared_ptr<const LiveBatch>& batch : group.inputs) {
     const BatchMeta& meta = batch->meta();
+    const bool remote = options_.input_file.remote && options_.input_file.remote(*batch);
     // The inputs are deleted once the output is published: check now that
     // every file still has the size and xxh3-64 meta.json declares, so a
-    // file damaged since boot fails the merge instead of the output.
-    if (absl::Status files = CheckBatchFiles(fs, batch->dir(), meta); !files.ok()) {
-      return absl::Status(files.code(), fmt::format("compaction input {}: {}", batch->dir(),
-                                                    std::string(files.message())));
+    // file damaged since boot (or in the store) fails the merge instead of
+    // the output.
+    if (!remote) {
+      if (absl::Status files = CheckBatchFiles(fs, batch->dir(), meta); !files.ok()) {
+        return absl::Status(files.code(), fmt::format("compaction input {}: {}", batch->dir(),
+                                                      std::string(files.message())));
+      }
     }
+    // The path of `name`: the batch directory's file, or a remote batch's
+    // in the read cache (its spans.tidx is always local).
+    auto path_of = [&](const char* name,
+                       const std::optional<FileMeta>& declared) -> absl::StatusOr<std::string> {
+      if (!remote) return JoinPath(batch->dir(), name);
+      STRATA_ASSIGN_OR_RETURN(InputFile file,
+                              RemoteInputFile(fs, options_.input_file, *batch, name, *declared));
+      holds.push_back(std::move(file.hold));
+      return std::move(file.path);
+    };
     if (meta.spans_parquet.has_value()) {
-      spans.push_back(InputOf(*batch, kSpansFileName, meta.spans.file_rows));
+      STRATA_ASSIGN_OR_RETURN(std::string path, path_of(kSpansFileName, meta.spans_parquet));
+      spans.push_back(InputOf(*batch, std::move(path), meta.spans.file_rows));
       if (meta.spans_tidx.has_value())
         spans.back().tidx_path = JoinPath(batch->dir(), kTraceIndexFileName);
     }
-    if (meta.logs_parquet.has_value())
-      logs.push_back(InputOf(*batch, kLogsFileName, meta.logs.file_rows));
+    if (meta.logs_parquet.has_value()) {
+      STRATA_ASSIGN_OR_RETURN(std::string path, path_of(kLogsFileName, meta.logs_parquet));
+      logs.push_back(InputOf(*batch, std::move(path), meta.logs.file_rows));
+    }
     if (meta.metrics_parquet.has_value()) {
-      metrics.push_back(InputOf(*batch, kMetricsFileName, meta.metrics.file_rows));
+      STRATA_ASSIGN_OR_RETURN(std::string path, path_of(kMetricsFileName, meta.metrics_parquet));
+      metrics.push_back(InputOf(*batch, std::move(path), meta.metrics.file_rows));
     }
     ingest.min = std::min(ingest.min, meta.ingest_time.min);
     ingest.max = std::max(ingest.max, meta.ingest_time.max);
@@ -229,10 +289,10 @@ absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, c
   std::vector<rollups::RollupRows> input_rollups;
   for (const std::shared_ptr<const LiveBatch>& batch : group.inputs) {
     if (options_.check_stop) STRATA_RETURN_IF_ERROR(options_.check_stop());
+    const DataFileOpener open = OpenerOf(*batch, &holds);
     STRATA_ASSIGN_OR_RETURN(input_rollups.emplace_back(),
-                            options_.recompute_rollups
-                                ? ComputeBatchRollups(fs, batch->dir(), batch->meta())
-                                : ReadBatchRollups(fs, batch->dir(), batch->meta()));
+                            options_.recompute_rollups ? ComputeBatchRollups(open, batch->meta())
+                                                       : ReadBatchRollups(open, batch->meta()));
   }
   std::vector<const rollups::RollupRows*> rollup_inputs;
   for (const rollups::RollupRows& rows : input_rollups) rollup_inputs.push_back(&rows);

@@ -43,6 +43,7 @@
 #include "storage/commit/data_dir.h"
 #include "storage/commit/recovery.h"
 #include "storage/maintenance/table_merge.h"
+#include "storage/table/file_source.h"
 
 namespace strata::storage {
 
@@ -81,8 +82,42 @@ std::optional<CompactionGroup> PlanCompaction(const Snapshot& snapshot,
 uint64_t BatchRows(const BatchMeta& meta);
 uint64_t BatchBytes(const BatchMeta& meta);
 
+// Where a compaction reads one of an input's data files: a path and a hold
+// that keeps the file there while the merge reads it (an evicted or
+// adopted batch's file in the read cache; offload/data_file_resolver.h).
+struct InputFile {
+  std::string path;
+  std::shared_ptr<const void> hold;
+};
+// `file` (a name from layout.h) of `batch`; `remote` is whether the batch's
+// data files are elsewhere than its directory. Set by the storage engine,
+// which may include the offload layer that this one cannot.
+struct InputFileResolver {
+  std::function<bool(const LiveBatch& batch)> remote;
+  std::function<absl::StatusOr<InputFile>(const LiveBatch& batch, std::string_view file)> resolve;
+};
+
+// Several servers sharing one batch catalog (src/cluster/): the catalog
+// decides which batches a compaction may take and which server compacts a
+// day (one at a time: the holder of the day's lease). Implemented by the
+// cluster member; the maintenance thread calls it.
+class CompactionGate {
+ public:
+  virtual ~CompactionGate() = default;
+  // Whether `batch` may be an input now (listed in the shared catalog).
+  virtual bool Admits(const LiveBatch& batch) = 0;
+  // Before a group of `day` is merged: whether this server may compact
+  // the day now (it holds or took the day's lease, which it then keeps
+  // until the output is registered). False leaves the day for this step.
+  virtual bool Claim(const std::string& day) = 0;
+  // After a compaction of a claimed day ended, published or not.
+  virtual void Ended(const std::string& day, bool published) = 0;
+};
+
 struct CompactorOptions {
   MergeOptions merge;
+  // Where inputs' data files are read; empty: their directories.
+  InputFileResolver input_file;
   // Builds the output's catalog attachment (its trace filter); empty: none.
   BatchAttachmentLoader load_attachment;
   // Called between pieces of output; a non-OK status (shutdown) stops the
@@ -118,6 +153,10 @@ class Compactor {
   [[nodiscard]] absl::StatusOr<CompactionResult> Run(const CompactionGroup& group);
 
  private:
+  // Opens `batch`'s data files where they are (a remote batch's through
+  // options_.input_file, whose holds go to `holds`).
+  DataFileOpener OpenerOf(const LiveBatch& batch,
+                          std::vector<std::shared_ptr<const void>>* holds) const;
   // Streams the merged tables into staging/<id>/ and seals it.
   absl::StatusOr<BatchMeta> WriteOutput(const CompactionGroup& group, const BatchId& id);
   // Undoes a compaction that wrote its marker: output out of days/,

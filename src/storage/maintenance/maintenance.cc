@@ -51,6 +51,7 @@ Maintenance::Maintenance(DataDir& dir, std::shared_ptr<RetiredBatches> retired,
       retired_(std::move(retired)),
       options_(std::move(options)),
       compactor_(dir, CompactorOptions{.merge = options_.merge,
+                                       .input_file = options_.input_file,
                                        .load_attachment = options_.load_attachment,
                                        .check_stop = [this] { return CheckStop(); }}) {}
 
@@ -247,6 +248,7 @@ absl::StatusOr<BatchId> Maintenance::RewriteWithFreshRollups(
     return absl::FailedPreconditionError("a compaction marker is pending; reclaim first");
   }
   Compactor compactor(dir_, CompactorOptions{.merge = options_.merge,
+                                             .input_file = options_.input_file,
                                              .load_attachment = options_.load_attachment,
                                              .check_stop = [this] { return CheckStop(); },
                                              .recompute_rollups = true});
@@ -274,10 +276,31 @@ bool Maintenance::CompactOnce(const Snapshot& snapshot) {
     return false;
   }
   const std::string today = DayOfNanos(static_cast<uint64_t>(options_.clock()) * 1000);
-  std::optional<CompactionGroup> group = PlanCompaction(snapshot, options_.policy, today);
-  if (!group.has_value()) return false;
+  std::optional<CompactionGroup> group;
+  if (options_.gate == nullptr) {
+    group = PlanCompaction(snapshot, options_.policy, today);
+  } else {
+    // Days another server compacts are left out of the plan, up to four.
+    std::set<std::string> refused;
+    CompactionPolicy policy = options_.policy;
+    policy.keep_out = [&](const LiveBatch& batch) {
+      return refused.contains(batch.day()) || !options_.gate->Admits(batch) ||
+             (options_.policy.keep_out && options_.policy.keep_out(batch));
+    };
+    for (int attempt = 0; attempt < 4 && !group.has_value(); ++attempt) {
+      group = PlanCompaction(snapshot, policy, today);
+      if (!group.has_value()) return false;
+      if (!options_.gate->Claim(group->day)) {
+        refused.insert(group->day);
+        group.reset();
+      }
+    }
+    if (!group.has_value()) return false;
+  }
+  const std::string day = group->day;
   absl::StatusOr<CompactionResult> result = compactor_.Run(*group);
   group.reset();  // the inputs may now be retired
+  if (options_.gate != nullptr) options_.gate->Ended(day, result.ok());
   if (!result.ok()) {
     Report(result.status());
     MutexLock lock(&mu_);

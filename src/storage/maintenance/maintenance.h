@@ -10,7 +10,10 @@
 //   3. remove the directories of dropped days once they are empty;
 //   4. retention: drop one day (retention.h) from the live Snapshot;
 //   5. compaction: merge one group (compaction.h), unless a marker is
-//      still pending.
+//      still pending. With a CompactionGate (several servers), only
+//      batches it admits are planned, and a group is merged only once the
+//      gate lets this server claim its day; a day refused is left out of
+//      this step's plan (up to four days are tried).
 //
 // A step that did something is followed at once by the next; otherwise
 // the thread sleeps for idle_interval or until a batch is retired. The
@@ -94,6 +97,13 @@ struct MaintenanceOptions {
   MicrosClock clock = SystemClockMicros;
   // Builds a compaction output's attachment (its trace filter).
   BatchAttachmentLoader load_attachment;
+  // Where compactions read inputs' data files (remote ones from the read
+  // cache); empty: the batch directories. Set by the storage engine.
+  InputFileResolver input_file;
+  // Several servers (compaction.h): the batches compaction may take and
+  // the days it may compact now. Null: every batch the policy does not
+  // keep out, every day.
+  std::shared_ptr<CompactionGate> gate;
   // Told about every failure (for the log); may be empty.
   std::function<void(const absl::Status&)> on_error;
 };

@@ -1,0 +1,177 @@
+// One compactor per day over real storage engines: two nodes share a file
+// store and the PostgreSQL catalog. The node holding the day merges both
+// nodes' batches (the other's read back from the store), its output takes
+// them all out of the catalog, and the other node drops its own copies and
+// adopts the output: every span is listed once, on both nodes.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_member.h"
+#include "cluster/cluster_testing.h"
+#include "cluster/compaction_gate.h"
+#include "cluster/storage_local.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "io/posix_file_system.h"
+#include "objectstore/local_batch_store.h"
+#include "otlp/decode.h"
+#include "storage/storage.h"
+#include "storage/testing/commit_testing.h"
+
+namespace strata::cluster {
+namespace {
+
+using ::strata::cluster::testing::IdsOf;
+using ::testing::ElementsAre;
+
+constexpr char kTrace[] =
+    R"({"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":)"
+    R"({"stringValue":"checkout"}}]},"scopeSpans":[{"spans":[{"traceId":)"
+    R"("5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"GET /cart",)"
+    R"("startTimeUnixNano":"1750000000000000000","endTimeUnixNano":"1750000000100000000"}]}]}]})";
+
+// One server: its storage engine (maintenance driven by the test), the
+// gate compaction asks, and its membership.
+struct Node {
+  int number = 0;
+  std::shared_ptr<ClusterCompactionGate> gate = std::make_shared<ClusterCompactionGate>();
+  std::unique_ptr<storage::Storage> storage;
+  std::unique_ptr<ClusterMember> member;
+  ~Node() {
+    gate->Detach();
+    member.reset();
+    storage.reset();
+  }
+};
+
+class ClusterCompactionTest : public testing::CatalogTest {
+ protected:
+  void SetUp() override {
+    testing::CatalogTest::SetUp();
+    if (IsSkipped()) return;
+    shared_ = Open();
+    ASSERT_NE(shared_, nullptr);
+    auto store = objectstore::LocalBatchStore::Open(fs_, tmp_.path() + "/store");
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+  // Node `node` ("01", "02") on its own data directory.
+  std::unique_ptr<Node> Start(const std::string& node) {
+    auto started = std::make_unique<Node>();
+    storage::StorageOptions options;
+    options.node = *storage::ParseBatchIdNode(node);
+    started->number = options.node;
+    options.object_store = store_.get();
+    options.shared_catalog = true;
+    options.upload.poll_interval = std::chrono::milliseconds(10);
+    options.start_maintenance = false;
+    options.maintenance.policy.min_inputs = 2;
+    options.maintenance.gate = started->gate;
+    options.maintenance.on_error = [node](const absl::Status& status) {
+      ADD_FAILURE() << "node " << node << ": maintenance: " << status;
+    };
+    absl::StatusOr<std::unique_ptr<storage::Storage>> storage =
+        storage::Storage::Open(fs_, tmp_.path() + "/" + node, options);
+    EXPECT_TRUE(storage.ok()) << storage.status();
+    if (!storage.ok()) return nullptr;
+    started->storage = *std::move(storage);
+    absl::StatusOr<ClusterMember::Local> local = LocalOfStorage(*started->storage);
+    EXPECT_TRUE(local.ok()) << local.status();
+    if (!local.ok()) return nullptr;
+    ClusterMemberOptions member;
+    member.node = node;
+    member.instance = "i" + node;
+    absl::StatusOr<std::unique_ptr<ClusterMember>> joined =
+        ClusterMember::Join(*shared_, *std::move(local), member);
+    EXPECT_TRUE(joined.ok()) << joined.status();
+    if (!joined.ok()) return nullptr;
+    started->member = *std::move(joined);
+    started->gate->Attach(started->member.get());
+    return started;
+  }
+  // Writes `n` batches of one span each and waits until they are uploaded.
+  static void WriteBatches(Node& node, int n) {
+    for (int i = 0; i < n; ++i) {
+      storage::WriteRequest request;
+      request.traces = std::make_unique<otlp::TraceBatch>();
+      ASSERT_TRUE(otlp::DecodeTracesJson(kTrace, request.traces.get()).ok());
+      request.rows = 1;
+      request.bytes = sizeof(kTrace);
+      ASSERT_TRUE(node.storage->Write(std::move(request)).ok());
+    }
+    WaitUploaded(node);
+  }
+  // Waits until the node's own batches are in the store.
+  static void WaitUploaded(Node& node) {
+    for (const auto& batch : node.storage->Pin()->batches()) {
+      if (batch->id().node() != node.number) continue;  // adopted
+      ASSERT_TRUE(
+          node.storage->uploader()->WaitUploaded(batch->id(), std::chrono::seconds(30)).ok());
+    }
+  }
+  // Spans in the node's live batches, and how many batches hold them.
+  static uint64_t SpansOf(const Node& node) {
+    uint64_t spans = 0;
+    for (const auto& batch : node.storage->Pin()->batches()) spans += batch->meta().spans.rows;
+    return spans;
+  }
+  std::vector<std::string> CatalogIds() { return IdsOf(*shared_->List()); }
+
+  PosixFileSystem fs_;
+  storage::testing::ScopedTempDir tmp_{"cluster_compaction"};
+  std::unique_ptr<objectstore::BatchStore> store_;
+  std::unique_ptr<PostgresBatchCatalog> shared_;
+};
+
+TEST_F(ClusterCompactionTest, TheDaysHolderMergesEveryNodesBatchesAndTheOtherFollows) {
+  std::unique_ptr<Node> one = Start("01");
+  std::unique_ptr<Node> two = Start("02");
+  ASSERT_NE(one, nullptr);
+  ASSERT_NE(two, nullptr);
+  WriteBatches(*one, 2);
+  WriteBatches(*two, 2);
+  // Each registers its own, then adopts the other's.
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(one->member->Sync().ok());
+    ASSERT_TRUE(two->member->Sync().ok());
+  }
+  ASSERT_EQ(CatalogIds().size(), 4u);
+  ASSERT_EQ(SpansOf(*one), 4u);
+  ASSERT_EQ(SpansOf(*two), 4u);
+
+  // Node 01 takes the day and merges all four; node 02 is refused the day.
+  ASSERT_TRUE(one->storage->maintenance().RunStep());
+  EXPECT_EQ(one->storage->GetMaintenanceStats().compactions, 1u);
+  EXPECT_EQ(one->storage->GetMaintenanceStats().compacted_input_batches, 4u);
+  (void)two->storage->maintenance().RunStep();
+  EXPECT_EQ(two->storage->GetMaintenanceStats().compactions, 0u);
+  EXPECT_EQ(two->member->Stats().claims_refused, 1u);
+  ASSERT_EQ(one->storage->Pin()->size(), 1u);
+  const storage::BatchId output = one->storage->Pin()->batches().front()->id();
+  EXPECT_EQ(output.node(), 1);
+  EXPECT_EQ(SpansOf(*one), 4u) << "the merge read node 02's batches back from the store";
+
+  // Registered with the removal of all four inputs, node 02's among them.
+  ASSERT_TRUE(one->storage->uploader()->WaitUploaded(output, std::chrono::seconds(30)).ok());
+  ASSERT_TRUE(one->member->Sync().ok());
+  EXPECT_THAT(CatalogIds(), ElementsAre(output.ToString()));
+  // Node 02 drops its own copies and adopts the output in one sync.
+  ASSERT_TRUE(two->member->Sync().ok());
+  EXPECT_EQ(two->member->Stats().batches_replaced_elsewhere, 2u);
+  ASSERT_EQ(two->storage->Pin()->size(), 1u);
+  EXPECT_EQ(two->storage->Pin()->batches().front()->id(), output);
+  EXPECT_EQ(SpansOf(*two), 4u);
+  // Nothing registers twice afterwards.
+  ASSERT_TRUE(one->member->Sync().ok());
+  ASSERT_TRUE(two->member->Sync().ok());
+  EXPECT_THAT(CatalogIds(), ElementsAre(output.ToString()));
+  // The day was given back once the output was registered: node 02 may
+  // take it now.
+  EXPECT_TRUE(two->member->ClaimDay(output.Day()));
+}
+
+}  // namespace
+}  // namespace strata::cluster
