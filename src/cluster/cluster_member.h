@@ -143,7 +143,7 @@ struct ClusterMemberStats {
   // node holds the day).
   uint64_t days_claimed = 0;
   uint64_t claims_refused = 0;
-  uint64_t objects_deleted = 0;   // batches whose objects were deleted
+  uint64_t objects_deleted = 0;  // batches whose objects were deleted
   // Batches of this node in the store that no catalog names: deleted, and
   // waiting out `delete_after` at the last listing.
   uint64_t orphans_deleted = 0;

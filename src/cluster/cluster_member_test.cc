@@ -107,22 +107,21 @@ class ClusterMemberTest : public testing::CatalogTest {
               return absl::OkStatus();
             },
         .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
-        .replace =
-            [this](const std::vector<std::string>& stored,
-                   const std::vector<storage::BatchId>& drop) -> absl::Status {
-              if (absl::Status down = StoreStatus(); !down.ok()) return down;
-              std::vector<storage::BatchRecord> records;
-              for (const std::string& meta_json : stored) {
-                absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
-                if (!meta.ok()) return meta.status();
-                records.push_back(LocalRecord(meta->id, meta->sources));
-              }
-              std::vector<storage::BatchId> live;
-              for (const storage::BatchId& id : drop) {
-                if (local_->Pin()->Find(id) != nullptr) live.push_back(id);
-              }
-              return local_->Publish(std::move(records), live).status();
-            },
+        .replace = [this](const std::vector<std::string>& stored,
+                          const std::vector<storage::BatchId>& drop) -> absl::Status {
+          if (absl::Status down = StoreStatus(); !down.ok()) return down;
+          std::vector<storage::BatchRecord> records;
+          for (const std::string& meta_json : stored) {
+            absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
+            if (!meta.ok()) return meta.status();
+            records.push_back(LocalRecord(meta->id, meta->sources));
+          }
+          std::vector<storage::BatchId> live;
+          for (const storage::BatchId& id : drop) {
+            if (local_->Pin()->Find(id) != nullptr) live.push_back(id);
+          }
+          return local_->Publish(std::move(records), live).status();
+        },
         .stored_batches = [this]() -> absl::StatusOr<std::map<storage::BatchId, std::string>> {
           MutexLock lock(&mu_);
           return stored_;

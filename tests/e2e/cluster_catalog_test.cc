@@ -98,7 +98,8 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   TempDir dir("e2e-cluster");
   const std::string store = dir.path() + "/store";
   fs::create_directories(store);
-  auto flags = [&](const std::string& node) {
+  // `min_inputs` "0" turns compaction off.
+  auto flags = [&](const std::string& node, const std::string& min_inputs = "3") {
     return std::vector<std::string>{"--object-store",
                                     "file://" + store,
                                     "--catalog",
@@ -106,7 +107,7 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
                                     "--node-id",
                                     node,
                                     "--compaction-min-inputs",
-                                    "3",
+                                    min_inputs,
                                     "--maintenance-interval-sec",
                                     "0.2"};
   };
@@ -143,23 +144,35 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   absl::StatusOr<std::unique_ptr<cluster::PostgresBatchCatalog>> catalog =
       cluster::PostgresBatchCatalog::Open(url);
   ASSERT_TRUE(catalog.ok()) << catalog.status();
-  // Converged: every local batch uploaded and listed, nothing else listed.
-  for (const auto& [server, data, node] :
-       {std::tuple{&one, data1, 1}, std::tuple{&two, data2, 2}}) {
-    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(90);
-    std::set<std::string> local, listed;
-    for (;;) {
-      const std::string page = MetricsPage(*server);
-      local = OwnBatches(data, node);
-      listed = ListedBatches(**catalog, node);
-      if ((MetricSample(page, "strata_upload_pending_batches") == 0 && !local.empty() &&
-           local == listed) ||
-          Clock::now() > deadline) {
-        break;
+  // Converged: compaction ran (one server at a time merges a day's
+  // batches, both servers' among them), and each server's own local
+  // batches are uploaded and listed, nothing else listed.
+  auto compaction_listed = [&] {
+    for (int node : {1, 2}) {
+      for (const std::string& id : ListedBatches(**catalog, node)) {
+        if (storage::BatchId::Parse(id)->generation() > 0) return true;
       }
+    }
+    return false;
+  };
+  {
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(90);
+    for (;;) {
+      bool settled = compaction_listed();
+      for (const auto& [server, data, node] :
+           {std::tuple{&one, data1, 1}, std::tuple{&two, data2, 2}}) {
+        settled = settled &&
+                  MetricSample(MetricsPage(*server), "strata_upload_pending_batches") == 0 &&
+                  OwnBatches(data, node) == ListedBatches(**catalog, node);
+      }
+      if (settled || Clock::now() > deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    EXPECT_EQ(listed, local) << "node " << node << "\n" << server->output();
+  }
+  for (const auto& [server, data, node] :
+       {std::tuple{&one, data1, 1}, std::tuple{&two, data2, 2}}) {
+    EXPECT_EQ(ListedBatches(**catalog, node), OwnBatches(data, node)) << "node " << node << "\n"
+                                                                      << server->output();
   }
   // Compaction ran and was swapped in whole, and every server answers
   // from every server's batches: each one's SQL count is the span rows the
@@ -237,6 +250,40 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   EXPECT_EQ(one.Stop(), 0) << one.output();
   EXPECT_EQ(two.Stop(), 0) << two.output();
 
+  // Node 02 alone, compaction off, takes more spans: the catalog then
+  // lists batches of its own for the restores below (the day's compactor
+  // may have merged all of its earlier ones into node 01's outputs).
+  {
+    ServerProcess alone(data2, flags("02", "0"));
+    ASSERT_TRUE(alone.ready()) << alone.output();
+    Subprocess loadgen({STRATA_BINARY,     "loadgen",
+                        "--protocol",      "http/protobuf",
+                        "--target",        alone.http_address(),
+                        "--token",         ingest2,
+                        "--seed",          "3",
+                        "--signals",       "traces",
+                        "--request-spans", "50",
+                        "--concurrency",   "2",
+                        "--max-requests",  "12",
+                        "--duration",      "30",
+                        "--quiet"},
+                       ChildEnvironment());
+    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+    while (!(MetricSample(MetricsPage(alone), "strata_upload_pending_batches") == 0 &&
+             OwnBatches(data2, 2) == ListedBatches(**catalog, 2) &&
+             !ListedBatches(**catalog, 2).empty()) &&
+           Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_FALSE(ListedBatches(**catalog, 2).empty()) << alone.output();
+    EXPECT_EQ(alone.Stop(), 0) << alone.output();
+  }
+  catalog_spans = 0;
+  for (int node : {1, 2}) {
+    for (const auto& [id, rows] : CatalogBatches(**catalog, node)) catalog_spans += rows;
+  }
+
   // Node 02 comes back on an empty data directory (its disk lost): it
   // restores its batches from the catalog and the store rather than take
   // them for replaced and remove them, and answers with every span again.
@@ -246,7 +293,7 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
     const std::set<std::string> listed_before = ListedBatches(**catalog, 2);
     const std::string again_dir = dir.path() + "/two-again";
     fs::create_directories(again_dir);
-    ServerProcess again(again_dir, flags("02"));
+    ServerProcess again(again_dir, flags("02", "0"));
     ASSERT_TRUE(again.ready()) << again.output();
     const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
     std::string count;
@@ -279,14 +326,14 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
     std::vector<std::string> args = {"serve",         "--data-dir",          lost_dir,
                                      "--api-address", "127.0.0.1:0",         "--otlp-grpc-address",
                                      "127.0.0.1:0",   "--otlp-http-address", "127.0.0.1:0"};
-    for (const std::string& flag : flags("02")) args.push_back(flag);
+    for (const std::string& flag : flags("02", "0")) args.push_back(flag);
     auto [failed, said] = RunStrata(args);
     EXPECT_EQ(failed, 1) << said;
     EXPECT_NE(said.find("restoring batch " + lost), std::string::npos) << said;
     EXPECT_NE(said.find("restoring-this-nodes-batches-failed"), std::string::npos) << said;
     EXPECT_EQ(ListedBatches(**catalog, 2), listed_before);
     fs::rename(meta.string() + ".aside", meta);
-    ServerProcess again(lost_dir, flags("02"));
+    ServerProcess again(lost_dir, flags("02", "0"));
     ASSERT_TRUE(again.ready()) << again.output();
     EXPECT_NE(again.output().find(
                   fmt::format("restored {} from the batch catalog", listed_before.size())),

@@ -161,13 +161,14 @@ DataFileOpener Compactor::OpenerOf(const LiveBatch& batch,
   if (!options_.input_file.remote || !options_.input_file.remote(batch)) {
     return LocalDataFiles(fs, batch.dir());
   }
-  return [this, &fs, &batch, holds](std::string_view file)
-             -> absl::StatusOr<std::unique_ptr<parquet::RandomAccessSource>> {
-    STRATA_ASSIGN_OR_RETURN(InputFile input, options_.input_file.resolve(batch, file));
-    holds->push_back(std::move(input.hold));
-    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, input.path));
-    return source;
-  };
+  return
+      [this, &fs, &batch, holds](
+          std::string_view file) -> absl::StatusOr<std::unique_ptr<parquet::RandomAccessSource>> {
+        STRATA_ASSIGN_OR_RETURN(InputFile input, options_.input_file.resolve(batch, file));
+        holds->push_back(std::move(input.hold));
+        STRATA_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, OpenFileSource(fs, input.path));
+        return source;
+      };
 }
 
 absl::StatusOr<BatchMeta> Compactor::WriteOutput(const CompactionGroup& group, const BatchId& id) {

@@ -295,8 +295,8 @@ bool Maintenance::CompactOnce(const Snapshot& snapshot) {
         group.reset();
       }
     }
-    if (!group.has_value()) return false;
   }
+  if (!group.has_value()) return false;
   const std::string day = group->day;
   absl::StatusOr<CompactionResult> result = compactor_.Run(*group);
   group.reset();  // the inputs may now be retired
