@@ -27,12 +27,6 @@ namespace {
 using ::strata::cluster::testing::IdsOf;
 using ::testing::ElementsAre;
 
-constexpr char kTrace[] =
-    R"({"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":)"
-    R"({"stringValue":"checkout"}}]},"scopeSpans":[{"spans":[{"traceId":)"
-    R"("5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"GET /cart",)"
-    R"("startTimeUnixNano":"1750000000000000000","endTimeUnixNano":"1750000000100000000"}]}]}]})";
-
 // One server: its storage engine (maintenance driven by the test), the
 // gate compaction asks, and its membership.
 struct Node {
@@ -47,13 +41,11 @@ struct Node {
   }
 };
 
-class ClusterCompactionTest : public testing::CatalogTest {
+class ClusterCompactionTest : public testing::SharedCatalogTest {
  protected:
   void SetUp() override {
-    testing::CatalogTest::SetUp();
-    if (IsSkipped()) return;
-    shared_ = Open();
-    ASSERT_NE(shared_, nullptr);
+    testing::SharedCatalogTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     auto store = objectstore::LocalBatchStore::Open(fs_, tmp_.path() + "/store");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
@@ -94,14 +86,7 @@ class ClusterCompactionTest : public testing::CatalogTest {
   }
   // Writes `n` batches of one span each and waits until they are uploaded.
   static void WriteBatches(Node& node, int n) {
-    for (int i = 0; i < n; ++i) {
-      storage::WriteRequest request;
-      request.traces = std::make_unique<otlp::TraceBatch>();
-      ASSERT_TRUE(otlp::DecodeTracesJson(kTrace, request.traces.get()).ok());
-      request.rows = 1;
-      request.bytes = sizeof(kTrace);
-      ASSERT_TRUE(node.storage->Write(std::move(request)).ok());
-    }
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(testing::WriteOneSpan(*node.storage).ok());
     WaitUploaded(node);
   }
   // Waits until the node's own batches are in the store.
@@ -123,7 +108,6 @@ class ClusterCompactionTest : public testing::CatalogTest {
   PosixFileSystem fs_;
   storage::testing::ScopedTempDir tmp_{"cluster_compaction"};
   std::unique_ptr<objectstore::BatchStore> store_;
-  std::unique_ptr<PostgresBatchCatalog> shared_;
 };
 
 TEST_F(ClusterCompactionTest, TheDaysHolderMergesEveryNodesBatchesAndTheOtherFollows) {

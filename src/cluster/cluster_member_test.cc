@@ -42,13 +42,11 @@ storage::BatchRecord LocalRecord(const std::string& id, std::vector<std::string>
                               .meta = *meta};
 }
 
-class ClusterMemberTest : public testing::CatalogTest {
+class ClusterMemberTest : public testing::SharedCatalogTest {
  protected:
   void SetUp() override {
-    testing::CatalogTest::SetUp();
-    if (IsSkipped()) return;
-    shared_ = Open();
-    ASSERT_NE(shared_, nullptr);
+    testing::SharedCatalogTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     local_ = *storage::Catalog::Create({}, nullptr);
   }
   // Joins as node 01 (instance `instance`, keeping `keep_days` days) on
@@ -183,6 +181,13 @@ class ClusterMemberTest : public testing::CatalogTest {
     for (const std::string& id : remove) removed.push_back(*storage::BatchId::Parse(id));
     ASSERT_TRUE(local_->Publish(std::move(records), removed).ok());
   }
+  // Publishes level-0 batches `ids` locally, uploads them and lets
+  // `member` register them.
+  void Registered(ClusterMember& member, const std::vector<std::string>& ids) {
+    Publish(ids, {});
+    for (const std::string& id : ids) Uploaded(id);
+    ASSERT_TRUE(member.Sync().ok());
+  }
   void Stored(const std::vector<std::string>& ids) {
     MutexLock lock(&mu_);
     for (const std::string& id : ids) stored_.emplace(*storage::BatchId::Parse(id), kDay);
@@ -194,7 +199,6 @@ class ClusterMemberTest : public testing::CatalogTest {
   std::vector<std::string> SharedIds() { return IdsOf(*shared_->List()); }
   void Advance(absl::Duration by) { now_nanos_ += absl::ToInt64Nanoseconds(by); }
 
-  std::unique_ptr<PostgresBatchCatalog> shared_;
   std::unique_ptr<storage::Catalog> local_;
   std::atomic<int64_t> now_nanos_{absl::ToUnixNanos(kStart)};
   std::atomic<bool> claim_lost_{false};
@@ -239,10 +243,7 @@ TEST_F(ClusterMemberTest, UploadedBatchesOfThisNodeAreAddedAndOtherNodesBatchesL
 TEST_F(ClusterMemberTest, ACompactionOutputGoesInWithTheRemovalOfItsInputsOnceUploaded) {
   std::unique_ptr<ClusterMember> member = Join();
   const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
-  Publish({a, b}, {});
-  Uploaded(a);
-  Uploaded(b);
-  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
   // Local compaction: a and b into c, then c into d, neither uploaded yet.
   const std::string c = BatchIdOf(5, 1, 1), d = BatchIdOf(6, 2, 1);
   Publish({c}, {a, b}, {a, b});
@@ -362,11 +363,7 @@ TEST_F(ClusterMemberTest, AnOutputTakesTheOtherNodesInputsOutOfTheCatalog) {
 TEST_F(ClusterMemberTest, BatchesAnotherNodeCompactedAreDroppedHere) {
   std::unique_ptr<ClusterMember> member = Join();
   const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1), c = BatchIdOf(3, 0, 1);
-  Publish({a, b, c}, {});
-  Uploaded(a);
-  Uploaded(b);
-  Uploaded(c);
-  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b, c}));
   const std::optional<DayLease> lease =
       *shared_->AcquireLease(kDay, "02/z", kStart, absl::Seconds(30));
   ASSERT_TRUE(lease.has_value());
@@ -388,10 +385,7 @@ TEST_F(ClusterMemberTest, BatchesAnotherNodeCompactedAreDroppedHere) {
 TEST_F(ClusterMemberTest, AnOutputWhoseInputAnotherNodeCompactedIsDiscarded) {
   std::unique_ptr<ClusterMember> member = Join();
   const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
-  Publish({a, b}, {});
-  Uploaded(a);
-  Uploaded(b);
-  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
   ASSERT_TRUE(member->ClaimDay(kDay));
   const std::string output = BatchIdOf(5, 1, 1);
   Publish({output}, {a, b}, {a, b});
@@ -419,10 +413,7 @@ TEST_F(ClusterMemberTest, AnOutputWhoseInputAnotherNodeCompactedIsDiscarded) {
 TEST_F(ClusterMemberTest, RetentionDroppingADayRemovesItsBatches) {
   std::unique_ptr<ClusterMember> member = Join();
   const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
-  Publish({a, b}, {});
-  Uploaded(a);
-  Uploaded(b);
-  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
   Publish({}, {a, b});
   ASSERT_TRUE(member->Sync().ok());
   EXPECT_THAT(SharedIds(), IsEmpty());
@@ -570,10 +561,7 @@ TEST_F(ClusterMemberTest, RemovalRecordsOfDaysPastRetentionArePruned) {
 TEST_F(ClusterMemberTest, RemovedBatchesObjectsAreDeletedAfterTheGracePeriod) {
   std::unique_ptr<ClusterMember> member = Join();
   const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
-  Publish({a, b}, {});
-  Uploaded(a);
-  Uploaded(b);
-  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
   const std::string c = BatchIdOf(5, 1, 1);
   Publish({c}, {a, b}, {a, b});
   Uploaded(c);

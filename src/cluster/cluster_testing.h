@@ -10,9 +10,11 @@
 
 #include "cluster/postgres_batch_catalog.h"
 #include "gtest/gtest.h"
+#include "otlp/decode.h"
 #include "postgres/postgres_testing.h"
 #include "storage/format/batch_id.h"
 #include "storage/format/batch_meta.h"
+#include "storage/storage.h"
 
 namespace strata::cluster::testing {
 
@@ -42,6 +44,18 @@ class CatalogTest : public ::testing::Test {
   std::string url_;
 };
 
+// A CatalogTest with one catalog open on its database (`shared_`).
+class SharedCatalogTest : public CatalogTest {
+ protected:
+  void SetUp() override {
+    CatalogTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    shared_ = Open();
+    ASSERT_NE(shared_, nullptr);
+  }
+  std::unique_ptr<PostgresBatchCatalog> shared_;
+};
+
 // 2026-12-05 00:00:00 UTC in microseconds, and the id of level-0 batch
 // `n` (n microseconds later) of node `node`.
 inline constexpr int64_t kDayStartMicros = 1796428800000000;
@@ -66,6 +80,23 @@ inline CatalogBatch RecordOf(const std::string& id, std::vector<std::string> sou
                       .day = meta.day,
                       .meta_json = storage::SerializeBatchMeta(meta),
                       .bytes = 1000 + static_cast<int64_t>(id.back())};
+}
+
+// Writes one request of one span to `storage`: one batch once it commits.
+inline absl::Status WriteOneSpan(storage::Storage& storage) {
+  static constexpr char kTrace[] =
+      R"({"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":)"
+      R"({"stringValue":"checkout"}}]},"scopeSpans":[{"spans":[{"traceId":)"
+      R"("5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"GET /cart",)"
+      R"("startTimeUnixNano":"1750000000000000000","endTimeUnixNano":"1750000000100000000"}]}]}]})";
+  storage::WriteRequest request;
+  request.traces = std::make_unique<otlp::TraceBatch>();
+  if (absl::Status decoded = otlp::DecodeTracesJson(kTrace, request.traces.get()); !decoded.ok()) {
+    return decoded;
+  }
+  request.rows = 1;
+  request.bytes = sizeof(kTrace);
+  return storage.Write(std::move(request));
 }
 
 inline std::vector<std::string> IdsOf(const CatalogListing& listing) {

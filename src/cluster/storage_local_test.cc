@@ -32,12 +32,6 @@ using ::strata::cluster::testing::IdsOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr char kTrace[] =
-    R"({"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":)"
-    R"({"stringValue":"checkout"}}]},"scopeSpans":[{"spans":[{"traceId":)"
-    R"("5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"GET /cart",)"
-    R"("startTimeUnixNano":"1750000000000000000","endTimeUnixNano":"1750000000100000000"}]}]}]})";
-
 // A local file store that stops answering (every call Unavailable) while
 // `answers` is false: a store that is down or out of reach.
 class SwitchedStore : public objectstore::BatchStore {
@@ -79,13 +73,11 @@ class SwitchedStore : public objectstore::BatchStore {
   const std::unique_ptr<objectstore::BatchStore> store_;
 };
 
-class StorageLocalTest : public testing::CatalogTest {
+class StorageLocalTest : public testing::SharedCatalogTest {
  protected:
   void SetUp() override {
-    testing::CatalogTest::SetUp();
-    if (IsSkipped()) return;
-    shared_ = Open();
-    ASSERT_NE(shared_, nullptr);
+    testing::SharedCatalogTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     auto store = objectstore::LocalBatchStore::Open(fs_, tmp_.path() + "/store");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::make_unique<SwitchedStore>(*std::move(store));
@@ -121,14 +113,7 @@ class StorageLocalTest : public testing::CatalogTest {
     auto one = OpenNode("one");
     EXPECT_TRUE(one.ok()) << one.status();
     if (!one.ok()) return {};
-    for (int n = 0; n < 2; ++n) {
-      storage::WriteRequest request;
-      request.traces = std::make_unique<otlp::TraceBatch>();
-      EXPECT_TRUE(otlp::DecodeTracesJson(kTrace, request.traces.get()).ok());
-      request.rows = 1;
-      request.bytes = sizeof(kTrace);
-      EXPECT_TRUE((*one)->Write(std::move(request)).ok());
-    }
+    for (int n = 0; n < 2; ++n) EXPECT_TRUE(testing::WriteOneSpan(**one).ok());
     std::vector<storage::BatchId> ids;
     for (const auto& batch : (*one)->Pin()->batches()) {
       ids.push_back(batch->id());
@@ -163,7 +148,6 @@ class StorageLocalTest : public testing::CatalogTest {
   PosixFileSystem fs_;
   storage::testing::ScopedTempDir tmp_{"storage_local"};
   std::unique_ptr<SwitchedStore> store_;
-  std::unique_ptr<PostgresBatchCatalog> shared_;
 };
 
 // The second batch's meta.json is gone from the store: the first, restored

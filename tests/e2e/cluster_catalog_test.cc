@@ -126,19 +126,7 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   // asked of the other server is read from the store.
   for (const auto& [server, token, seed] :
        {std::tuple{&one, ingest1, "1"}, std::tuple{&two, ingest2, "2"}}) {
-    Subprocess loadgen({STRATA_BINARY,     "loadgen",
-                        "--protocol",      "http/protobuf",
-                        "--target",        server->http_address(),
-                        "--token",         token,
-                        "--seed",          seed,
-                        "--signals",       "traces",
-                        "--request-spans", "50",
-                        "--concurrency",   "2",
-                        "--max-requests",  "40",
-                        "--duration",      "30",
-                        "--quiet"},
-                       ChildEnvironment());
-    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
+    SendTraces(*server, token, seed, /*requests=*/40, /*spans=*/50, /*concurrency=*/2);
   }
 
   absl::StatusOr<std::unique_ptr<cluster::PostgresBatchCatalog>> catalog =
@@ -256,27 +244,8 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   {
     ServerProcess alone(data2, flags("02", "0"));
     ASSERT_TRUE(alone.ready()) << alone.output();
-    Subprocess loadgen({STRATA_BINARY,     "loadgen",
-                        "--protocol",      "http/protobuf",
-                        "--target",        alone.http_address(),
-                        "--token",         ingest2,
-                        "--seed",          "3",
-                        "--signals",       "traces",
-                        "--request-spans", "50",
-                        "--concurrency",   "2",
-                        "--max-requests",  "12",
-                        "--duration",      "30",
-                        "--quiet"},
-                       ChildEnvironment());
-    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
-    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
-    while (!(MetricSample(MetricsPage(alone), "strata_upload_pending_batches") == 0 &&
-             OwnBatches(data2, 2) == ListedBatches(**catalog, 2) &&
-             !ListedBatches(**catalog, 2).empty()) &&
-           Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ASSERT_FALSE(ListedBatches(**catalog, 2).empty()) << alone.output();
+    SendTraces(alone, ingest2, "3", /*requests=*/12, /*spans=*/50, /*concurrency=*/2);
+    ASSERT_TRUE(WaitRegistered(alone, data2, 2, **catalog)) << alone.output();
     EXPECT_EQ(alone.Stop(), 0) << alone.output();
   }
   catalog_spans = 0;

@@ -112,32 +112,8 @@ TEST(ClusterRestoreKillTest, ARestoreKilledInTheMiddleIsFinishedAndLosesNoBatch)
   {
     ServerProcess first(first_dir, flags);
     ASSERT_TRUE(first.ready()) << first.output();
-    Subprocess loadgen({STRATA_BINARY,     "loadgen",
-                        "--protocol",      "http/protobuf",
-                        "--target",        first.http_address(),
-                        "--token",         ingest,
-                        "--seed",          "7",
-                        "--signals",       "traces",
-                        "--request-spans", "20",
-                        "--concurrency",   "1",
-                        "--max-requests",  "12",
-                        "--duration",      "30",
-                        "--quiet"},
-                       ChildEnvironment());
-    ASSERT_EQ(loadgen.Wait(std::chrono::seconds(60)), 0) << loadgen.output();
-    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(90);
-    std::set<std::string> local, listed;
-    for (;;) {
-      local = OwnBatches(first_dir, 2);
-      listed = ListedBatches(**catalog, 2);
-      if ((MetricSample(MetricsPage(first), "strata_upload_pending_batches") == 0 &&
-           !local.empty() && local == listed) ||
-          Clock::now() > deadline) {
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ASSERT_EQ(listed, local) << first.output();
+    SendTraces(first, ingest, "7", /*requests=*/12, /*spans=*/20, /*concurrency=*/1);
+    ASSERT_TRUE(WaitRegistered(first, first_dir, 2, **catalog)) << first.output();
     ASSERT_EQ(first.Stop(), 0) << first.output();
   }
   const std::set<std::string> listed = ListedBatches(**catalog, 2);
