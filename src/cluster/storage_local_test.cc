@@ -133,11 +133,12 @@ absl::StatusOr<std::string> RunbookRemovalSql() {
     end = std::min(end, doc.find(next, start + heading.size()));
   }
   const std::string section = doc.substr(start, end - start);
-  const std::string open = "\n```sh\npsql '<catalog url>' -c \"";
-  const std::string close = "\"\n```\n";
-  const size_t sql_start = section.find(open);
-  const size_t sql_end =
-      sql_start == std::string::npos ? sql_start : section.find(close, sql_start + open.size());
+  const std::string block_open = "\n```sh\npsql '<catalog url>' -c \"";
+  const std::string block_close = "\"\n```\n";
+  const size_t sql_start = section.find(block_open);
+  const size_t sql_end = sql_start == std::string::npos
+                             ? sql_start
+                             : section.find(block_close, sql_start + block_open.size());
   if (sql_end == std::string::npos) {
     return absl::NotFoundError(absl::StrCat(
         path,
@@ -145,7 +146,8 @@ absl::StatusOr<std::string> RunbookRemovalSql() {
         "shape psql '<catalog url>' -c \"<SQL>\" (the command that takes a lost batch out "
         "of the catalog); if the runbook changed, change this test with it"));
   }
-  std::string sql = section.substr(sql_start + open.size(), sql_end - sql_start - open.size());
+  std::string sql =
+      section.substr(sql_start + block_open.size(), sql_end - sql_start - block_open.size());
   if (sql.find_first_of("\"$`\\") != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": the runbook's SQL holds a character a shell changes inside double quotes: ", sql));
