@@ -100,8 +100,10 @@ std::string PsqlClient() {
   constexpr char kPostgres15[] = "/usr/lib/postgresql/15/bin/psql";
   if (access(kPostgres15, X_OK) == 0) return kPostgres15;
   const char* path = std::getenv("PATH");
-  for (std::string_view dir : absl::StrSplit(path == nullptr ? "" : path, ':', absl::SkipEmpty())) {
-    std::string candidate = absl::StrCat(dir, "/psql");
+  const std::vector<std::string> dirs =
+      absl::StrSplit(path == nullptr ? "" : path, ':', absl::SkipEmpty());
+  for (const std::string& dir : dirs) {
+    const std::string candidate = dir + "/psql";
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
