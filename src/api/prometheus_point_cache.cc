@@ -95,4 +95,14 @@ size_t PointCache::points_added() const {
   return points_added_;
 }
 
+void PointCache::CountDecodeQuery() {
+  MutexLock lock(&mu_);
+  ++decode_queries_;
+}
+
+size_t PointCache::decode_queries() const {
+  MutexLock lock(&mu_);
+  return decode_queries_;
+}
+
 }  // namespace strata::api::internal

@@ -8,7 +8,9 @@
 // as anyone asks for it. Two kinds of entries, each under its own key:
 // a file's catalog (FileCatalog: its metric variants and their times,
 // CatalogKey) and the points of one metric of a file (DecodedMetricsFile,
-// PointsKey), so that a query decodes only the metrics it selects. The
+// PointsKey), so that a query decodes only the metrics it selects (a
+// query that needs most of a file's metrics decodes them in one read and
+// keeps each metric under its own key all the same). The
 // cache holds at most a bound of bytes (the estimates the entries' `bytes`
 // give) and drops the least recently used entries past it; an entry larger
 // than the whole bound is answered but not kept.
@@ -76,6 +78,12 @@ class PointCache {
   // The rows of every points entry ever given to Add (kept or not): what
   // this cache has had decoded.
   size_t points_added() const;
+  // The point queries run to fill this cache (one per metric of a file,
+  // or one for several metrics of a file; prometheus_points.cc counts
+  // them with CountDecodeQuery). Identity queries and catalogs are not
+  // counted.
+  void CountDecodeQuery();
+  size_t decode_queries() const;
   size_t max_bytes() const { return max_bytes_; }
 
  private:
@@ -96,6 +104,7 @@ class PointCache {
   absl::flat_hash_map<std::string, std::list<Entry>::iterator> by_key_ ABSL_GUARDED_BY(mu_);
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   size_t points_added_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t decode_queries_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_set<std::string> too_large_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -253,6 +253,102 @@ TEST_F(PrometheusPointCacheTest, AColdQueryDecodesOnlyTheMetricsItSelects) {
   EXPECT_EQ(cache.entries(), kBatches * kEntriesPerFile);
 }
 
+// Every field of `file` as text: its identities, each row's columns
+// (validity and value) in read order, and its time order.
+std::string Dump(const internal::DecodedMetricsFile& file) {
+  std::string out;
+  for (const internal::MetricIdentity& m : file.identities) {
+    out += fmt::format("id {}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", m.otlp_name, m.unit, m.type,
+                       m.monotonic, m.temporality, m.service, m.service_namespace, m.instance,
+                       m.attributes, m.resource);
+  }
+  for (size_t r = 0; r < file.points.rows; ++r) {
+    out += "row";
+    for (const query::TypedColumn& c : file.points.columns) {
+      out += fmt::format(" {}:", c.name);
+      if (c.valid.empty()) continue;  // a column the cache drops
+      out += c.is_valid(r) ? "" : "null/";
+      switch (c.kind) {
+        case query::TypedKind::kBool:
+        case query::TypedKind::kInt64:
+          out += std::to_string(c.int64s[r]);
+          break;
+        case query::TypedKind::kUInt64:
+          out += std::to_string(c.uint64s[r]);
+          break;
+        case query::TypedKind::kDouble:
+          out += fmt::format("{}", c.doubles[r]);
+          break;
+        case query::TypedKind::kString:
+          out += c.strings[r];
+          break;
+        case query::TypedKind::kDoubleList:
+          for (size_t i = 0; i < c.list_size(r); ++i)
+            out += fmt::format("{},", c.double_list(r)[i]);
+          break;
+        case query::TypedKind::kUInt64List:
+          for (size_t i = 0; i < c.list_size(r); ++i)
+            out += fmt::format("{},", c.uint64_list(r)[i]);
+          break;
+      }
+    }
+    out += "\n";
+  }
+  out += "by time";
+  for (const uint32_t r : file.by_time) out += fmt::format(" {}", r);
+  return out;
+}
+
+// A request that needs every metric of cold files decodes them with one
+// query per file, and keeps the same entries of each metric (identities,
+// points, time order) as requests of one metric each, which decode them
+// with one query per metric and file; so does one that needs the two
+// metrics of each file not yet decoded (six of its eight rows).
+TEST_F(PrometheusPointCacheTest, OneQueryPerFileKeepsWhatOneQueryPerMetricKeeps) {
+  const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
+  const size_t file_count = files.metrics.size();
+  ASSERT_EQ(file_count, static_cast<size_t>(kBatches));
+  using enum promql::MatchType;
+  const std::vector<promql::LabelMatcher> all = Questions()[0];
+  const std::vector<promql::LabelMatcher> depth = {{kEqual, "__name__", "queue_depth"}};
+  const auto want = Select(all, nullptr);
+
+  internal::PointCache whole(internal::PointCache::kDefaultMaxBytes);
+  EXPECT_EQ(Select(all, &whole), want);
+  EXPECT_EQ(whole.decode_queries(), file_count);
+
+  internal::PointCache each(internal::PointCache::kDefaultMaxBytes);
+  for (const char* name : {"requests_total", "queue_depth", "latency_seconds_count"}) {
+    const std::vector<promql::LabelMatcher> one = {{kEqual, "__name__", name}};
+    EXPECT_EQ(Select(one, &each), Select(one, nullptr));
+  }
+  EXPECT_EQ(each.decode_queries(), 3 * file_count);
+  EXPECT_EQ(Select(all, &each), want);  // every metric decoded already
+  EXPECT_EQ(each.decode_queries(), 3 * file_count);
+
+  internal::PointCache rest(internal::PointCache::kDefaultMaxBytes);
+  EXPECT_EQ(Select(depth, &rest), Select(depth, nullptr));
+  EXPECT_EQ(rest.decode_queries(), file_count);
+  EXPECT_EQ(Select(all, &rest), want);
+  EXPECT_EQ(rest.decode_queries(), 2 * file_count);
+
+  EXPECT_EQ(whole.points_added(), each.points_added());
+  EXPECT_EQ(rest.points_added(), each.points_added());
+  for (const std::string& path : files.metrics) {
+    for (const char* otlp_name : {"requests", "queue.depth", "latency"}) {
+      const std::string key = internal::PointCache::PointsKey(path, otlp_name);
+      const auto by_metric = each.Find(key);
+      ASSERT_NE(by_metric, nullptr) << key;
+      EXPECT_GT(by_metric->points.rows, 0u) << key;
+      for (internal::PointCache* cache : {&whole, &rest}) {
+        const auto found = cache->Find(key);
+        ASSERT_NE(found, nullptr) << key;
+        EXPECT_EQ(Dump(*found), Dump(*by_metric)) << key;
+      }
+    }
+  }
+}
+
 // The cache's own bookkeeping under two threads: many adds and finds on
 // few keys, with evictions all along.
 TEST(PointCacheTest, TwoThreadsAddingAndFindingAtOnce) {

@@ -116,6 +116,18 @@ std::string ResourceValueSql(std::string_view key) {
 
 namespace {
 
+// Sets `file.by_time` to its rows in time order, ties in read order
+// (sorted here rather than by DuckDB), or without `sort` in read order.
+void SetReadOrder(DecodedMetricsFile& file, bool sort) {
+  const std::vector<uint64_t>& times = file.points.columns[kPointTime].uint64s;
+  file.by_time.resize(file.points.rows);
+  for (size_t r = 0; r < file.by_time.size(); ++r) file.by_time[r] = static_cast<uint32_t>(r);
+  if (sort) {
+    std::stable_sort(file.by_time.begin(), file.by_time.end(),
+                     [&](uint32_t a, uint32_t b) { return times[a] < times[b]; });
+  }
+}
+
 // The points of `otlp_names` (null: every named metric) with a time in
 // `window` (none: every time), as ReadMetricPoints reads them without a
 // cache, in one part.
@@ -267,43 +279,35 @@ absl::StatusOr<DecodedMetricsFile> QueryPoints(
     }
   }
   for (uint64_t& id : out.points.columns[kPointIdentity].uint64s) id = index_of[id];
-  // Time order (ties in read order), sorted here rather than by DuckDB.
-  const std::vector<uint64_t>& times = out.points.columns[kPointTime].uint64s;
-  out.by_time.resize(out.points.rows);
-  for (size_t r = 0; r < out.by_time.size(); ++r) out.by_time[r] = static_cast<uint32_t>(r);
-  if (read != PointRead::kLabels) {
-    std::stable_sort(out.by_time.begin(), out.by_time.end(),
-                     [&](uint32_t a, uint32_t b) { return times[a] < times[b]; });
-  }
+  SetReadOrder(out, read != PointRead::kLabels);
   out.bytes = out.EstimatedBytes();
   return out;
 }
 
-// The decoded points of metric `otlp_name` in metrics file `path` (one of
-// files.metrics): from `cache`, else read and kept there. Unimplemented
-// when it has too many points to decode.
-absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(
-    query::QueryPool& pool, const query::ViewFiles& files, const std::string& path,
-    const std::string& otlp_name, const CallOptions& call, PointCache& cache) {
-  const std::string key = PointCache::PointsKey(path, otlp_name);
-  if (std::shared_ptr<const DecodedMetricsFile> found = cache.Find(key); found != nullptr) {
-    return found;
-  }
-  if (cache.IsTooLarge(key)) return absl::UnimplementedError("a metric too large to decode");
+// Every point of the metrics `otlp_names` of metrics file `path` (one of
+// files.metrics), every column and time, as QueryPoints reads them: one
+// query, counted in `cache`'s decode_queries. ResourceExhausted past the
+// points the cache would decode (PointCache::MostRows).
+absl::StatusOr<DecodedMetricsFile> QueryMetricsOfFile(query::QueryPool& pool,
+                                                      const query::ViewFiles& files,
+                                                      const std::string& path,
+                                                      const std::vector<std::string>& otlp_names,
+                                                      const CallOptions& call, PointCache& cache) {
   query::ViewFiles one = files;
   one.metrics = {path};
   const PointColumnsWanted every{
       .value = true, .count = true, .sum = true, .buckets = true, .quantiles = true};
-  const std::vector<std::string> name = {otlp_name};
-  absl::StatusOr<DecodedMetricsFile> decoded =
-      QueryPoints(pool, one, call, &name, std::nullopt, every, PointRead::kSamples,
-                  std::max<size_t>(1, cache.MostRows()));
-  if (absl::IsResourceExhausted(decoded.status())) {
-    cache.MarkTooLarge(key);
-    return absl::UnimplementedError("a metric too large to decode");
-  }
-  if (!decoded.ok()) return decoded.status();
-  auto made = std::make_shared<DecodedMetricsFile>(*std::move(decoded));
+  cache.CountDecodeQuery();
+  return QueryPoints(pool, one, call, &otlp_names, std::nullopt, every, PointRead::kSamples,
+                     std::max<size_t>(1, cache.MostRows()));
+}
+
+// Keeps `decoded`, the points of one metric of a file, in `cache` under
+// `key` and returns it.
+std::shared_ptr<const DecodedMetricsFile> KeepDecoded(const std::string& key,
+                                                      DecodedMetricsFile decoded,
+                                                      PointCache& cache) {
+  auto made = std::make_shared<DecodedMetricsFile>(std::move(decoded));
   // Samples never read exemplars or descriptions: those columns are all
   // NULL here.
   for (const PointColumn c : {kPointExemplars, kPointDescription}) {
@@ -312,13 +316,116 @@ absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(
   }
   made->bytes = made->EstimatedBytes();
   cache.Add(key, made);
-  return std::shared_ptr<const DecodedMetricsFile>(std::move(made));
+  return made;
+}
+
+// The decoded points of metric `otlp_name` in metrics file `path` (one of
+// files.metrics): from `cache`, else read (one query) and kept there.
+// Unimplemented when it has too many points to decode.
+absl::StatusOr<std::shared_ptr<const DecodedMetricsFile>> Decoded(
+    query::QueryPool& pool, const query::ViewFiles& files, const std::string& path,
+    const std::string& otlp_name, const CallOptions& call, PointCache& cache) {
+  const std::string key = PointCache::PointsKey(path, otlp_name);
+  if (std::shared_ptr<const DecodedMetricsFile> found = cache.Find(key); found != nullptr) {
+    return found;
+  }
+  if (cache.IsTooLarge(key)) return absl::UnimplementedError("a metric too large to decode");
+  absl::StatusOr<DecodedMetricsFile> decoded =
+      QueryMetricsOfFile(pool, files, path, {otlp_name}, call, cache);
+  if (absl::IsResourceExhausted(decoded.status())) {
+    cache.MarkTooLarge(key);
+    return absl::UnimplementedError("a metric too large to decode");
+  }
+  if (!decoded.ok()) return decoded.status();
+  return KeepDecoded(key, *std::move(decoded), cache);
+}
+
+// Appends row `r` of `from` to `to` (a column of the same kind).
+void AppendRow(const query::TypedColumn& from, size_t r, query::TypedColumn& to) {
+  using query::TypedKind;
+  to.valid.push_back(from.valid[r]);
+  switch (from.kind) {
+    case TypedKind::kBool:
+    case TypedKind::kInt64:
+      to.int64s.push_back(from.int64s[r]);
+      break;
+    case TypedKind::kUInt64:
+      to.uint64s.push_back(from.uint64s[r]);
+      break;
+    case TypedKind::kDouble:
+      to.doubles.push_back(from.doubles[r]);
+      break;
+    case TypedKind::kString:
+      to.strings.push_back(from.strings[r]);
+      break;
+    case TypedKind::kDoubleList:
+      to.doubles.insert(to.doubles.end(), from.doubles.begin() + from.offsets[r],
+                        from.doubles.begin() + from.offsets[r + 1]);
+      to.offsets.push_back(to.doubles.size());
+      break;
+    case TypedKind::kUInt64List:
+      to.uint64s.insert(to.uint64s.end(), from.uint64s.begin() + from.offsets[r],
+                        from.uint64s.begin() + from.offsets[r + 1]);
+      to.offsets.push_back(to.uint64s.size());
+      break;
+  }
+}
+
+// `all` (QueryMetricsOfFile of `otlp_names`, in the file's row order)
+// split into one DecodedMetricsFile per name, in `otlp_names`' order, each
+// as QueryMetricsOfFile of that name alone reads it: its rows in the
+// file's order, its identities numbered in the order of their first row,
+// its by_time. Internal when a row's metric is not among `otlp_names`.
+absl::StatusOr<std::vector<DecodedMetricsFile>> SplitByMetric(
+    const DecodedMetricsFile& all, const std::vector<std::string>& otlp_names) {
+  using query::TypedKind;
+  absl::flat_hash_map<std::string_view, size_t> part_of_name;
+  for (size_t n = 0; n < otlp_names.size(); ++n) part_of_name.emplace(otlp_names[n], n);
+  std::vector<DecodedMetricsFile> parts(otlp_names.size());
+  for (DecodedMetricsFile& part : parts) {
+    part.points.columns.resize(all.points.columns.size());
+    for (size_t c = 0; c < all.points.columns.size(); ++c) {
+      query::TypedColumn& column = part.points.columns[c];
+      column.name = all.points.columns[c].name;
+      column.kind = all.points.columns[c].kind;
+      if (column.kind == TypedKind::kDoubleList || column.kind == TypedKind::kUInt64List) {
+        column.offsets = {0};
+      }
+    }
+  }
+  // all's identity -> (its part, its number there), numbered on first use.
+  constexpr size_t kUnnumbered = ~size_t{0};
+  std::vector<size_t> part_of_identity(all.identities.size());
+  std::vector<size_t> number_of_identity(all.identities.size(), kUnnumbered);
+  for (size_t i = 0; i < all.identities.size(); ++i) {
+    const auto found = part_of_name.find(all.identities[i].otlp_name);
+    if (found == part_of_name.end()) {
+      return absl::InternalError("metric points: a point of a metric not asked for");
+    }
+    part_of_identity[i] = found->second;
+  }
+  const std::vector<uint64_t>& ids = all.points.columns[kPointIdentity].uint64s;
+  for (size_t r = 0; r < all.points.rows; ++r) {
+    const size_t identity = ids[r];
+    DecodedMetricsFile& part = parts[part_of_identity[identity]];
+    if (number_of_identity[identity] == kUnnumbered) {
+      number_of_identity[identity] = part.identities.size();
+      part.identities.push_back(all.identities[identity]);
+    }
+    for (size_t c = 0; c < all.points.columns.size(); ++c) {
+      AppendRow(all.points.columns[c], r, part.points.columns[c]);
+    }
+    part.points.columns[kPointIdentity].uint64s.back() = number_of_identity[identity];
+    ++part.points.rows;
+  }
+  for (DecodedMetricsFile& part : parts) SetReadOrder(part, /*sort=*/true);
+  return parts;
 }
 
 // The catalog of metrics file `path` (one of files.metrics): from `cache`,
 // else read (one grouped query over its name, variant, description and
-// time columns) and kept there. Unimplemented when it has more rows than
-// the cache would decode.
+// time columns, counting the rows of each group) and kept there. Unimplemented when it has more
+// rows than the cache would decode.
 absl::StatusOr<std::shared_ptr<const FileCatalog>> CatalogOf(query::QueryPool& pool,
                                                              const query::ViewFiles& files,
                                                              const std::string& path,
@@ -335,7 +442,7 @@ absl::StatusOr<std::shared_ptr<const FileCatalog>> CatalogOf(query::QueryPool& p
   constexpr char kSql[] =
       "SELECT metric_name, coalesce(metric_unit, ''), metric_type,"
       " coalesce(is_monotonic, false), coalesce(aggregation_temporality, 0), metric_description,"
-      " time_unix_nano FROM metrics_stored WHERE metric_name IS NOT NULL GROUP BY ALL";
+      " time_unix_nano, count(*) FROM metrics_stored WHERE metric_name IS NOT NULL GROUP BY ALL";
   STRATA_ASSIGN_OR_RETURN(
       query::TypedResult rows,
       pool.RunTyped(one, kSql, Options(call, {}, std::max<size_t>(1, cache.MostRows()))));
@@ -346,7 +453,7 @@ absl::StatusOr<std::shared_ptr<const FileCatalog>> CatalogOf(query::QueryPool& p
   STRATA_RETURN_IF_ERROR(
       CheckKinds(rows,
                  {TypedKind::kString, TypedKind::kString, TypedKind::kInt64, TypedKind::kBool,
-                  TypedKind::kInt64, TypedKind::kString, TypedKind::kUInt64},
+                  TypedKind::kInt64, TypedKind::kString, TypedKind::kUInt64, TypedKind::kInt64},
                  "catalog"));
   auto made = std::make_shared<FileCatalog>();
   using Variant = std::tuple<std::string, std::string, int64_t, bool, int64_t>;
@@ -373,6 +480,7 @@ absl::StatusOr<std::shared_ptr<const FileCatalog>> CatalogOf(query::QueryPool& p
         times_index.emplace(std::make_pair(v->second, description), made->times.size());
     if (fresh_times) made->times.push_back({v->second, description, {}});
     made->times[t->second].times.push_back(col[6].uint64s[r]);
+    made->times[t->second].rows += static_cast<uint64_t>(col[7].int64s[r]);
   }
   // GROUP BY ALL gave each (variant, description, time) once.
   for (FileCatalog::Times& t : made->times) std::sort(t.times.begin(), t.times.end());
@@ -399,6 +507,72 @@ bool HasPointIn(const FileCatalog& catalog, std::string_view otlp_name, uint64_t
     }
   }
   return false;
+}
+
+// A request that needs at least kLeastMetricsInOneQuery metrics of a file
+// not yet decoded, holding at least 1 / kMostRowsPerNeededRow of the file's
+// rows (FileCatalog::Times::rows), decodes them in one query rather than
+// one query per metric (docs/prometheus.md, "Decoded batches"). The file
+// is sorted by metric name: a query of one name reads only that name's
+// row groups, while one query of several names may read every row of the
+// file, at worst twice the rows needed here, in exchange for one scan
+// (and one identity query) instead of one per metric.
+constexpr size_t kLeastMetricsInOneQuery = 2;
+constexpr uint64_t kMostRowsPerNeededRow = 2;
+
+// The decoded points of each of `otlp_names` (metrics of file `path`, one
+// of files.metrics, whose catalog is `catalog`), in that order: from
+// `cache`, else read and kept there; the metrics not decoded yet in one
+// query when they are enough of the file (above), else one query each.
+// Unimplemented when a metric has too many points to decode.
+absl::StatusOr<std::vector<std::shared_ptr<const DecodedMetricsFile>>> DecodedMetrics(
+    query::QueryPool& pool, const query::ViewFiles& files, const std::string& path,
+    const FileCatalog& catalog, const std::vector<std::string>& otlp_names, const CallOptions& call,
+    PointCache& cache) {
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<std::shared_ptr<const DecodedMetricsFile>> out(otlp_names.size());
+  std::vector<size_t> missing;  // indexes into otlp_names
+  for (size_t n = 0; n < otlp_names.size(); ++n) {
+    const std::string key = PointCache::PointsKey(path, otlp_names[n]);
+    out[n] = cache.Find(key);
+    if (out[n] != nullptr) continue;
+    if (cache.IsTooLarge(key)) return absl::UnimplementedError("a metric too large to decode");
+    missing.push_back(n);
+  }
+  if (missing.size() >= kLeastMetricsInOneQuery) {
+    absl::flat_hash_map<std::string_view, uint64_t> rows_of_name;
+    uint64_t file_rows = 0;
+    for (const FileCatalog::Times& t : catalog.times) {
+      rows_of_name[catalog.variants[t.variant].otlp_name] += t.rows;
+      file_rows += t.rows;
+    }
+    std::vector<std::string> missing_names;
+    uint64_t missing_rows = 0;
+    for (const size_t n : missing) {
+      missing_names.push_back(otlp_names[n]);
+      missing_rows += rows_of_name[otlp_names[n]];
+    }
+    if (missing_rows * kMostRowsPerNeededRow >= file_rows && missing_rows <= cache.MostRows()) {
+      absl::StatusOr<DecodedMetricsFile> decoded =
+          QueryMetricsOfFile(pool, files, path, missing_names, RemainingCall(call, began), cache);
+      // Past the bound (the catalog's count notwithstanding): one query each.
+      if (!decoded.ok() && !absl::IsResourceExhausted(decoded.status())) return decoded.status();
+      if (decoded.ok()) {
+        STRATA_ASSIGN_OR_RETURN(std::vector<DecodedMetricsFile> parts,
+                                SplitByMetric(*decoded, missing_names));
+        for (size_t m = 0; m < missing.size(); ++m) {
+          out[missing[m]] = KeepDecoded(PointCache::PointsKey(path, missing_names[m]),
+                                        std::move(parts[m]), cache);
+        }
+        return out;
+      }
+    }
+  }
+  for (const size_t n : missing) {
+    STRATA_ASSIGN_OR_RETURN(
+        out[n], Decoded(pool, files, path, otlp_names[n], RemainingCall(call, began), cache));
+  }
+  return out;
 }
 
 // The rows of `file` with a time in [from, to], as a range of its by_time.
@@ -458,10 +632,14 @@ absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
     STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> catalog,
                             CatalogOf(pool, files, path, RemainingCall(call, began), cache));
     const size_t file_run = out.order.size();
-    for (const std::string& name : catalog->names) {  // ascending
-      if (!names.contains(name) || !HasPointIn(*catalog, name, from, to)) continue;
-      STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> metric,
-                              Decoded(pool, files, path, name, RemainingCall(call, began), cache));
+    std::vector<std::string> selected;  // ascending
+    for (const std::string& name : catalog->names) {
+      if (names.contains(name) && HasPointIn(*catalog, name, from, to)) selected.push_back(name);
+    }
+    STRATA_ASSIGN_OR_RETURN(
+        std::vector<std::shared_ptr<const DecodedMetricsFile>> metrics,
+        DecodedMetrics(pool, files, path, *catalog, selected, RemainingCall(call, began), cache));
+    for (std::shared_ptr<const DecodedMetricsFile>& metric : metrics) {
       const auto [first, last] = RowsIn(*metric, from, to);
       if (first == last) continue;
       const uint32_t part = static_cast<uint32_t>(out.parts.size());
@@ -603,10 +781,14 @@ absl::StatusOr<ResourceTimes> ReadCachedResourceTimes(query::QueryPool& pool,
   for (const std::string& path : files.metrics) {
     STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> catalog,
                             CatalogOf(pool, files, path, RemainingCall(call, began), cache));
+    std::vector<std::string> selected;
     for (const std::string& name : catalog->names) {
-      if (!HasPointIn(*catalog, name, from, to)) continue;
-      STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const DecodedMetricsFile> file,
-                              Decoded(pool, files, path, name, RemainingCall(call, began), cache));
+      if (HasPointIn(*catalog, name, from, to)) selected.push_back(name);
+    }
+    STRATA_ASSIGN_OR_RETURN(
+        std::vector<std::shared_ptr<const DecodedMetricsFile>> metrics,
+        DecodedMetrics(pool, files, path, *catalog, selected, RemainingCall(call, began), cache));
+    for (const std::shared_ptr<const DecodedMetricsFile>& file : metrics) {
       STRATA_RETURN_IF_ERROR(
           AddResourceTimes(*file, from, to, times_zero, most_rows, resource_index, seen, out));
     }

@@ -132,6 +132,9 @@ struct FileCatalog {
     size_t variant = 0;           // index into `variants`
     int32_t description = 0;      // index into `descriptions`, -1 for NULL
     std::vector<uint64_t> times;  // time_unix_nano, ascending, each once
+    // The file's rows at these times: its points (and a metric's one row
+    // when it has none, at time 0), what decoding them reads.
+    uint64_t rows = 0;
   };
   std::vector<CatalogVariant> variants;  // each once; `description` unused
   std::vector<std::string> descriptions;
@@ -155,8 +158,10 @@ std::string ResourceValueSql(std::string_view key);
 //
 // With `cache` (kSamples and kLabels), each metrics file's catalog is read
 // once (FileCatalog), and the points of each of `otlp_names` the file holds
-// are decoded once per file and metric (every time, every column), kept in
-// the cache and selected from there: the same points as the query would
+// are decoded once per file and metric (every time, every column; the
+// metrics of a file not decoded yet in one query when they hold at least
+// half its rows, else one query each), kept in the cache, one entry per
+// metric, and selected from there: the same points as the query would
 // read, though columns not `wanted` may hold values, in the same order
 // but for points of two metrics of one file at the same time (in name
 // order rather than the file's).
