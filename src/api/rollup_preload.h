@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "api/params.h"
 #include "api/service_health.h"
 #include "common/mutex.h"
 #include "io/file_system.h"
@@ -37,6 +38,9 @@ struct RollupPreloadOptions {
   int nice = 10;
   // How often to look again while storage is still recovering.
   std::chrono::milliseconds poll{100};
+  // The clock the horizon counts back from (Unix nanoseconds); empty: the
+  // Api's (ApiOptions::now), else the system's.
+  NowFunction now;
 };
 
 struct RollupPreloadStats {
