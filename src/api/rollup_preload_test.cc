@@ -279,7 +279,7 @@ TEST_F(RollupPreloadTest, RequestWaitsForTheBatchThePreloadIsReading) {
   size_t preloaded = 0;
   std::thread preload([&] {
     preloaded = cache.Preload(
-        counter, *snapshot, 24 * kHourNanos, [] { return false; }, nullptr);
+        counter, *snapshot, kStartNanos - kDayNanos, [] { return false; }, nullptr);
   });
   ASSERT_TRUE(counter.WaitForOpened(1));
   absl::StatusOr<std::vector<RollupCache::Rows>> rows;
