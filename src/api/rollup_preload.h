@@ -14,10 +14,10 @@
 // a client whose clock runs ahead does not make it skip the recent
 // batches; batches with events after now count as recent and come first),
 // then ends; older batches are read by the first answer that needs them,
-// as before. Owner: the Api; the thread is
-// started in the constructor and joined in the destructor. Thread-safety:
-// safe for concurrent use. Errors: a batch whose rollups cannot be read is
-// counted and left to the first answer that needs it (which reports it).
+// as before. Owner: the Api; the thread is started in the constructor and
+// joined in the destructor. Thread-safety: safe for concurrent use.
+// Errors: a batch whose rollups cannot be read is counted and left to the
+// first answer that needs it (which reports it).
 
 #include <chrono>
 #include <cstdint>
