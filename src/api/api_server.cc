@@ -123,7 +123,9 @@ Api::Api(ApiOptions options)
     service_map_ = std::make_unique<ServiceMap>(std::move(map_options));
   }
   service_map_->Start(options_.storage, options_.fs);
-  rollup_preload_ = std::make_unique<RollupPreload>(options_.rollup_preload, options_.storage,
+  RollupPreloadOptions preload = options_.rollup_preload;
+  if (!preload.now) preload.now = options_.now;
+  rollup_preload_ = std::make_unique<RollupPreload>(std::move(preload), options_.storage,
                                                     options_.fs, rollups_.get());
 }
 

@@ -74,10 +74,15 @@ void RollupPreload::Run(std::function<storage::Storage*()> storage, FileSystem* 
   size_t read = 0;
   size_t unreadable = 0;
   if (engine != nullptr) {
+    // Counted back from the clock, not from the newest event: a batch from
+    // a client whose clock runs ahead must not hide the recent ones, and
+    // the UI's windows end now.
+    const int64_t now = options_.now ? options_.now() : SystemNowUnixNano();
+    const int64_t horizon = options_.horizon.count();
+    const uint64_t from = now > horizon ? static_cast<uint64_t>(now - horizon) : 0;
     const std::shared_ptr<const storage::Snapshot> snapshot = engine->Pin();
     read = cache->Preload(
-        *fs, *snapshot, static_cast<uint64_t>(options_.horizon.count()),
-        [this] { return Stopping(); }, &unreadable);
+        *fs, *snapshot, from, [this] { return Stopping(); }, &unreadable);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

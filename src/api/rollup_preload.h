@@ -9,12 +9,15 @@
 // reads it itself, and one that needs the batch being read waits for that
 // read (RollupCache::ForWindow): no file is read twice.
 //
-// It reads each batch once, newest first, over the batches with events
-// within `horizon` of the newest, then ends; later batches are read by the
-// first answer that needs them, as before. Owner: the Api; the thread is
-// started in the constructor and joined in the destructor. Thread-safety:
-// safe for concurrent use. Errors: a batch whose rollups cannot be read is
-// counted and left to the first answer that needs it (which reports it).
+// It reads each batch once, newest first, over the batches with an event
+// within `horizon` before now (the server's clock, not the newest event:
+// a client whose clock runs ahead does not make it skip the recent
+// batches; batches with events after now count as recent and come first),
+// then ends; older batches are read by the first answer that needs them,
+// as before. Owner: the Api; the thread is started in the constructor and
+// joined in the destructor. Thread-safety: safe for concurrent use.
+// Errors: a batch whose rollups cannot be read is counted and left to the
+// first answer that needs it (which reports it).
 
 #include <chrono>
 #include <cstdint>
@@ -22,6 +25,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "api/params.h"
 #include "api/service_health.h"
 #include "common/mutex.h"
 #include "io/file_system.h"
@@ -30,13 +34,19 @@
 namespace strata::api {
 
 struct RollupPreloadOptions {
-  // Batches with an event this long before the newest event are read;
-  // 0 turns the preload off (the thread ends at once).
-  std::chrono::nanoseconds horizon = std::chrono::hours(24);
+  // Batches with an event this long before now, or later, are read; 0
+  // turns the preload off (the thread ends at once). The default, 7 days,
+  // is the widest preset window of the web UI's time picker ("Last 7d",
+  // ui/src/components/time_picker.tsx), which the services page asks for
+  // as a window ending now.
+  std::chrono::nanoseconds horizon = std::chrono::hours(7 * 24);
   // The thread's nice value (Linux: per thread); 0 leaves it unchanged.
   int nice = 10;
   // How often to look again while storage is still recovering.
   std::chrono::milliseconds poll{100};
+  // The clock the horizon counts back from (Unix nanoseconds); empty: the
+  // Api's (ApiOptions::now), else the system's.
+  NowFunction now;
 };
 
 struct RollupPreloadStats {

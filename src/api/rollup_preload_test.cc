@@ -1,7 +1,9 @@
 // The start-up read of the rollups (rollup_preload.h): after a server
 // starts and the preload is done, the first services answer reads no
 // rollups file; a request that needs a batch being read waits for that
-// read instead of reading the file again.
+// read instead of reading the file again; the horizon counts back from the
+// server's clock, so a batch from a client whose clock runs ahead does not
+// hide the batches of the last days.
 
 #include "api/rollup_preload.h"
 
@@ -34,6 +36,9 @@ constexpr int kBatches = 4;
 constexpr int64_t kStartMicros = int64_t{1'795'168'800} * 1'000'000;
 constexpr uint64_t kStartNanos = static_cast<uint64_t>(kStartMicros) * 1'000;
 constexpr uint64_t kHourNanos = uint64_t{3'600} * 1'000'000'000;
+constexpr uint64_t kDayNanos = 24 * kHourNanos;
+// The server's clock in these tests: an hour after the batches' start.
+constexpr int64_t kNowNanos = static_cast<int64_t>(kStartNanos + kHourNanos);
 
 bool IsRollupsFile(const std::string& path) { return path.ends_with("/rollups.parquet"); }
 
@@ -46,17 +51,22 @@ class RollupsReadCounter final : public ForwardingFileSystem {
 
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
       const std::string& path) override {
-    if (IsRollupsFile(path)) Count();
+    if (IsRollupsFile(path)) Count(path);
     return base().NewRandomAccessFile(path);
   }
   absl::StatusOr<std::string> ReadFile(const std::string& path) override {
-    if (IsRollupsFile(path)) Count();
+    if (IsRollupsFile(path)) Count(path);
     return base().ReadFile(path);
   }
 
   int opened() const {
     MutexLock lock(&mu_);
     return opened_;
+  }
+  // The rollups files opened, in order.
+  std::vector<std::string> paths() const {
+    MutexLock lock(&mu_);
+    return paths_;
   }
   // Waits (at most a minute) until `n` openings have begun.
   bool WaitForOpened(int n) {
@@ -73,10 +83,11 @@ class RollupsReadCounter final : public ForwardingFileSystem {
   }
 
  private:
-  void Count() {
+  void Count(const std::string& path) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
     MutexLock lock(&mu_);
     ++opened_;
+    paths_.push_back(path);
     cv_.SignalAll();
     if (held_) return;
     held_ = true;
@@ -87,6 +98,7 @@ class RollupsReadCounter final : public ForwardingFileSystem {
   mutable Mutex mu_;
   CondVar cv_;
   int opened_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> paths_ ABSL_GUARDED_BY(mu_);
   bool held_ ABSL_GUARDED_BY(mu_);
   bool released_ ABSL_GUARDED_BY(mu_) = false;
 };
@@ -110,16 +122,63 @@ class RollupPreloadTest : public ::testing::Test {
     traffic.start_time_unix_nano = kStartNanos;
     traffic.trace_spacing_nanos = 1'000'000'000;
     workload::TrafficGenerator generator(traffic);
-    for (int i = 0; i < kBatches; ++i) {
-      storage::WriteRequest request;
-      request.traces = generator.Traces(200);
-      request.logs = generator.Logs(50);
-      request.metrics = generator.Metrics(50);
-      request.rows = 300;
-      request.bytes = 1 << 20;
-      ASSERT_TRUE(storage_->Write(std::move(request)).ok());
-    }
+    for (int i = 0; i < kBatches; ++i) ASSERT_NO_FATAL_FAILURE(WriteBatch(generator));
     ASSERT_EQ(storage_->Pin()->size(), static_cast<size_t>(kBatches));
+  }
+
+  // Writes one batch of the traffic's next events (a few minutes of them).
+  void WriteBatch(workload::TrafficGenerator& generator) {
+    storage::WriteRequest request;
+    request.traces = generator.Traces(200);
+    request.logs = generator.Logs(50);
+    request.metrics = generator.Metrics(50);
+    request.rows = 300;
+    request.bytes = 1 << 20;
+    ASSERT_TRUE(storage_->Write(std::move(request)).ok());
+  }
+
+  // Writes one batch whose events start at `start_nanos`; returns its id.
+  std::string WriteBatchAt(uint64_t start_nanos) {
+    workload::TrafficOptions traffic;
+    traffic.seed = 11;
+    traffic.start_time_unix_nano = start_nanos;
+    traffic.trace_spacing_nanos = 1'000'000'000;
+    workload::TrafficGenerator generator(traffic);
+    const size_t before = storage_->Pin()->size();
+    WriteBatch(generator);
+    const std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+    EXPECT_EQ(snapshot->size(), before + 1);
+    for (const auto& batch : snapshot->batches()) {
+      if (batch->meta().spans.event_time.has_value() &&
+          batch->meta().spans.event_time->min >= start_nanos &&
+          batch->meta().spans.event_time->min < start_nanos + kHourNanos) {
+        return batch->meta().id;
+      }
+    }
+    ADD_FAILURE() << "no batch with events at " << start_nanos;
+    return "";
+  }
+
+  // The Api over storage_ reading through `fs`, its clock at kNowNanos,
+  // with `preload` (its clock left to the Api's).
+  test_support::LoopbackApi StartApi(FileSystem* fs, RollupPreloadOptions preload = {}) {
+    test_support::LoopbackApi api;
+    api.pool = test_support::OpenTestPool(data_dir_, 2, 2);
+    if (api.pool == nullptr) return api;
+    ApiOptions options;
+    storage::Storage* storage = storage_.get();
+    options.storage = [storage] { return storage; };
+    options.pool = api.pool.get();
+    options.fs = fs;
+    options.data_dir = data_dir_;
+    options.authenticate = AcceptOnlyToken(kToken);
+    options.now = [] { return kNowNanos; };
+    options.rollup_preload = std::move(preload);
+    api.api = std::make_unique<Api>(std::move(options));
+    auto started = test_support::ServeOnLoopback(*api.api);
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (started.ok()) api.http_server = *std::move(started);
+    return api;
   }
 
   // GET /api/v1/services over the batches' two hours.
@@ -139,8 +198,7 @@ class RollupPreloadTest : public ::testing::Test {
 
 TEST_F(RollupPreloadTest, FirstServicesAnswerAfterThePreloadReadsNoRollupsFile) {
   RollupsReadCounter counter(fs_);
-  test_support::LoopbackApi api =
-      test_support::StartLoopbackApi(storage_.get(), &counter, data_dir_, kToken);
+  test_support::LoopbackApi api = StartApi(&counter);
   ASSERT_NE(api.http_server, nullptr);
   ASSERT_TRUE(api.api->TEST_WaitForRollupPreload(std::chrono::minutes(1)));
   const RollupPreloadStats stats = api.api->RollupPreloadStatistics();
@@ -157,21 +215,10 @@ TEST_F(RollupPreloadTest, FirstServicesAnswerAfterThePreloadReadsNoRollupsFile) 
 
 TEST_F(RollupPreloadTest, WithoutThePreloadTheFirstServicesAnswerReadsEveryBatch) {
   RollupsReadCounter counter(fs_);
-  test_support::LoopbackApi api;
-  api.pool = test_support::OpenTestPool(data_dir_, 2, 2);
-  ASSERT_NE(api.pool, nullptr);
-  ApiOptions options;
-  storage::Storage* storage = storage_.get();
-  options.storage = [storage] { return storage; };
-  options.pool = api.pool.get();
-  options.fs = &counter;
-  options.data_dir = data_dir_;
-  options.authenticate = AcceptOnlyToken(kToken);
-  options.rollup_preload.horizon = std::chrono::nanoseconds(0);
-  api.api = std::make_unique<Api>(std::move(options));
-  auto started = test_support::ServeOnLoopback(*api.api);
-  ASSERT_TRUE(started.ok()) << started.status();
-  api.http_server = *std::move(started);
+  RollupPreloadOptions off;
+  off.horizon = std::chrono::nanoseconds(0);
+  test_support::LoopbackApi api = StartApi(&counter, off);
+  ASSERT_NE(api.http_server, nullptr);
   ASSERT_TRUE(api.api->TEST_WaitForRollupPreload(std::chrono::minutes(1)));
   EXPECT_EQ(api.api->RollupPreloadStatistics().batches_read, 0u);
 
@@ -179,6 +226,47 @@ TEST_F(RollupPreloadTest, WithoutThePreloadTheFirstServicesAnswerReadsEveryBatch
   ASSERT_EQ(answer.status, 200) << answer.body;
   EXPECT_THAT(answer.body, ::testing::HasSubstr(R"("name":"frontend")"));
   EXPECT_EQ(counter.opened(), kBatches);
+}
+
+// A client whose clock runs two days ahead wrote the newest batch. The
+// horizon counts back from the server's clock, not from that batch's
+// events: the batches of the last hours are read at start (the future one
+// first, as the newest), so is one of six days ago (the UI's widest
+// window is the last 7 days); one of ten days ago is left to the first
+// answer that asks for it.
+TEST_F(RollupPreloadTest, HorizonCountsBackFromTheClockNotFromTheNewestEvent) {
+  const std::string future = WriteBatchAt(kStartNanos + 2 * kDayNanos);
+  const std::string six_days = WriteBatchAt(kStartNanos - 6 * kDayNanos);
+  const uint64_t ten_days_ago = kStartNanos - 10 * kDayNanos;
+  const std::string ten_days = WriteBatchAt(ten_days_ago);
+  ASSERT_FALSE(future.empty());
+  ASSERT_FALSE(six_days.empty());
+  ASSERT_FALSE(ten_days.empty());
+  RollupsReadCounter counter(fs_);
+  test_support::LoopbackApi api = StartApi(&counter);
+  ASSERT_NE(api.http_server, nullptr);
+  ASSERT_TRUE(api.api->TEST_WaitForRollupPreload(std::chrono::minutes(1)));
+  const RollupPreloadStats stats = api.api->RollupPreloadStatistics();
+  EXPECT_EQ(stats.batches_read, static_cast<size_t>(kBatches + 2))
+      << "the recent batches, the future one and the one of six days ago";
+  EXPECT_EQ(stats.unreadable, 0u);
+  const std::vector<std::string> paths = counter.paths();
+  ASSERT_EQ(paths.size(), static_cast<size_t>(kBatches + 2));
+  EXPECT_THAT(paths.front(), ::testing::HasSubstr(future)) << "newest first";
+  EXPECT_THAT(paths.back(), ::testing::HasSubstr(six_days));
+  for (const std::string& path : paths)
+    EXPECT_THAT(path, ::testing::Not(::testing::HasSubstr(ten_days)));
+
+  // The batch of ten days ago is read by the first answer over its window.
+  const server::testing::HttpAnswer answer = server::testing::Fetch(
+      "GET",
+      fmt::format("http://127.0.0.1:{}/api/v1/services?start={}&end={}", api.http_server->port(),
+                  ten_days_ago, ten_days_ago + kHourNanos),
+      {std::string("Authorization: Bearer ") + kToken});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_THAT(answer.body, ::testing::HasSubstr(R"("name":"frontend")"));
+  ASSERT_EQ(counter.opened(), kBatches + 3);
+  EXPECT_THAT(counter.paths().back(), ::testing::HasSubstr(ten_days));
 }
 
 // The preload holds its first batch's file open while a request asks for
@@ -191,7 +279,7 @@ TEST_F(RollupPreloadTest, RequestWaitsForTheBatchThePreloadIsReading) {
   size_t preloaded = 0;
   std::thread preload([&] {
     preloaded = cache.Preload(
-        counter, *snapshot, 24 * kHourNanos, [] { return false; }, nullptr);
+        counter, *snapshot, kStartNanos - kDayNanos, [] { return false; }, nullptr);
   });
   ASSERT_TRUE(counter.WaitForOpened(1));
   absl::StatusOr<std::vector<RollupCache::Rows>> rows;

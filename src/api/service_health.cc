@@ -205,27 +205,23 @@ absl::StatusOr<RollupCache::Rows> RollupCache::ReadClaimed(FileSystem& fs,
   return rows;
 }
 
-size_t RollupCache::Preload(FileSystem& fs, const storage::Snapshot& snapshot,
-                            uint64_t horizon_nanos, const std::function<bool()>& stop,
-                            size_t* unreadable) {
+size_t RollupCache::Preload(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t from_nanos,
+                            const std::function<bool()>& stop, size_t* unreadable) {
   struct Candidate {
     const storage::LiveBatch* batch;
     uint64_t newest_event;
   };
   std::vector<Candidate> candidates;
-  uint64_t newest = 0;
   for (const auto& batch : snapshot.batches()) {
     uint64_t min = 0, max = 0;
     if (!EventBounds(batch->meta(), &min, &max)) continue;
     candidates.push_back({batch.get(), max});
-    newest = std::max(newest, max);
   }
-  const uint64_t from = newest > horizon_nanos ? newest - horizon_nanos : 0;
   std::sort(candidates.begin(), candidates.end(),
             [](const Candidate& a, const Candidate& b) { return a.newest_event > b.newest_event; });
   size_t read = 0;
   for (const Candidate& candidate : candidates) {
-    if (candidate.newest_event < from || stop()) break;
+    if (candidate.newest_event < from_nanos || stop()) break;
     const std::string& id = candidate.batch->meta().id;
     {
       MutexLock lock(&mu_);

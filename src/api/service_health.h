@@ -80,14 +80,15 @@ class RollupCache {
                                                             const MinuteWindow& window)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Reads, newest first, the rollups not read yet of every batch of
-  // `snapshot` with an event within `horizon_nanos` before the newest
-  // event of any of its batches (what ForWindow would read for a window
-  // that long ending at the newest data), one batch at a time, checking
-  // `stop` before each. Returns the number of batches it read; a batch
-  // that cannot be read is left to ForWindow (which reports its error),
-  // and counted in *unreadable.
-  size_t Preload(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t horizon_nanos,
+  // Reads, newest first (by each batch's newest event), the rollups not
+  // read yet of every batch of `snapshot` with an event at or after
+  // `from_nanos` (Unix ns; RollupPreload passes its clock's now less its
+  // horizon: what ForWindow would read for a window from then to now, and
+  // batches with events after now, which come first), one batch at a
+  // time, checking `stop` before each. Returns the number of batches it
+  // read; a batch that cannot be read is left to ForWindow (which reports
+  // its error), and counted in *unreadable.
+  size_t Preload(FileSystem& fs, const storage::Snapshot& snapshot, uint64_t from_nanos,
                  const std::function<bool()>& stop, size_t* unreadable) ABSL_LOCKS_EXCLUDED(mu_);
 
   size_t batches() const ABSL_LOCKS_EXCLUDED(mu_);
