@@ -5,6 +5,7 @@
 // adopts the output: every span is listed once, on both nodes.
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,11 +14,14 @@
 #include "cluster/cluster_testing.h"
 #include "cluster/compaction_gate.h"
 #include "cluster/storage_local.h"
+#include "common/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
 #include "objectstore/local_batch_store.h"
 #include "otlp/decode.h"
+#include "storage/format/layout.h"
+#include "storage/format/object_layout.h"
 #include "storage/storage.h"
 #include "storage/testing/commit_testing.h"
 
@@ -26,14 +30,23 @@ namespace {
 
 using ::strata::cluster::testing::IdsOf;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 // One server: its storage engine (maintenance driven by the test), the
 // gate compaction asks, and its membership.
 struct Node {
+  // What maintenance reported.
+  std::vector<std::string> Errors() {
+    MutexLock lock(&mu);
+    return errors;
+  }
   int number = 0;
   std::shared_ptr<ClusterCompactionGate> gate = std::make_shared<ClusterCompactionGate>();
   std::unique_ptr<storage::Storage> storage;
   std::unique_ptr<ClusterMember> member;
+  Mutex mu;
+  std::vector<std::string> errors ABSL_GUARDED_BY(mu);
   ~Node() {
     gate->Detach();
     member.reset();
@@ -62,8 +75,9 @@ class ClusterCompactionTest : public testing::SharedCatalogTest {
     options.start_maintenance = false;
     options.maintenance.policy.min_inputs = 2;
     options.maintenance.gate = started->gate;
-    options.maintenance.on_error = [node](const absl::Status& status) {
-      ADD_FAILURE() << "node " << node << ": maintenance: " << status;
+    options.maintenance.on_error = [node = started.get()](const absl::Status& status) {
+      MutexLock lock(&node->mu);
+      node->errors.push_back(status.ToString());
     };
     absl::StatusOr<std::unique_ptr<storage::Storage>> storage =
         storage::Storage::Open(fs_, tmp_.path() + "/" + node, options);
@@ -123,6 +137,7 @@ TEST_F(ClusterCompactionTest, TheDaysHolderMergesEveryNodesBatchesAndTheOtherFol
     ASSERT_TRUE(two->member->Sync().ok());
   }
   ASSERT_EQ(CatalogIds().size(), 4u);
+  ASSERT_THAT(one->Errors(), IsEmpty());
   ASSERT_EQ(SpansOf(*one), 4u);
   ASSERT_EQ(SpansOf(*two), 4u);
 
@@ -155,6 +170,56 @@ TEST_F(ClusterCompactionTest, TheDaysHolderMergesEveryNodesBatchesAndTheOtherFol
   // The day was given back once the output was registered: node 02 may
   // take it now.
   EXPECT_TRUE(two->member->ClaimDay(output.Day()));
+  EXPECT_THAT(one->Errors(), IsEmpty());
+  EXPECT_THAT(two->Errors(), IsEmpty());
+}
+
+// Node 02's spans.parquet in the store no longer matches its meta.json
+// (same length, one byte changed): node 01's merge fails naming the batch,
+// and its inputs stay live here and in the catalog.
+TEST_F(ClusterCompactionTest, ARemoteInputUnlikeItsMetaJsonFailsTheMergeAndChangesNothing) {
+  std::unique_ptr<Node> one = Start("01");
+  std::unique_ptr<Node> two = Start("02");
+  ASSERT_NE(one, nullptr);
+  ASSERT_NE(two, nullptr);
+  WriteBatches(*one, 1);
+  WriteBatches(*two, 1);
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(one->member->Sync().ok());
+    ASSERT_TRUE(two->member->Sync().ok());
+  }
+  const std::vector<std::string> listed = CatalogIds();
+  ASSERT_EQ(listed.size(), 2u);
+  const storage::BatchId theirs = two->storage->Pin()->batches().front()->id().node() == 2
+                                      ? two->storage->Pin()->batches().front()->id()
+                                      : two->storage->Pin()->batches().back()->id();
+  ASSERT_EQ(theirs.node(), 2);
+  const std::string object = tmp_.path() + "/store/" +
+                             storage::BatchObjectKey(theirs.Day(), theirs, storage::kSpansFileName);
+  {
+    std::fstream file(object, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(file.good()) << object;
+    file.seekg(0, std::ios::end);
+    const std::streamoff size = file.tellg();
+    ASSERT_GT(size, 16);
+    file.seekg(size / 2);
+    char byte = 0;
+    file.read(&byte, 1);
+    file.seekp(size / 2);
+    byte = static_cast<char>(byte ^ 0x5a);
+    file.write(&byte, 1);
+  }
+  EXPECT_FALSE(one->storage->maintenance().RunStep());
+  EXPECT_EQ(one->storage->GetMaintenanceStats().compactions, 0u);
+  EXPECT_EQ(one->storage->GetMaintenanceStats().compaction_failures, 1u);
+  const std::vector<std::string> errors = one->Errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("DATA_LOSS: compaction input " + theirs.ToString() +
+                                   " (spans.parquet, read from the object store)"));
+  EXPECT_THAT(errors[0], HasSubstr("but its meta.json declares"));
+  EXPECT_EQ(one->storage->Pin()->size(), 2u);
+  ASSERT_TRUE(one->member->Sync().ok());
+  EXPECT_EQ(CatalogIds(), listed);
 }
 
 }  // namespace
