@@ -103,6 +103,16 @@ class ClusterCompactionTest : public testing::SharedCatalogTest {
     for (int i = 0; i < n; ++i) ASSERT_TRUE(testing::WriteOneSpan(*node.storage).ok());
     WaitUploaded(node);
   }
+  // Writes `each` batches on both nodes; each registers its own, then
+  // adopts the other's.
+  static void WriteAndShare(Node& one, Node& two, int each) {
+    ASSERT_NO_FATAL_FAILURE(WriteBatches(one, each));
+    ASSERT_NO_FATAL_FAILURE(WriteBatches(two, each));
+    for (int round = 0; round < 2; ++round) {
+      ASSERT_TRUE(one.member->Sync().ok());
+      ASSERT_TRUE(two.member->Sync().ok());
+    }
+  }
   // Waits until the node's own batches are in the store.
   static void WaitUploaded(Node& node) {
     for (const auto& batch : node.storage->Pin()->batches()) {
@@ -129,13 +139,7 @@ TEST_F(ClusterCompactionTest, TheDaysHolderMergesEveryNodesBatchesAndTheOtherFol
   std::unique_ptr<Node> two = Start("02");
   ASSERT_NE(one, nullptr);
   ASSERT_NE(two, nullptr);
-  WriteBatches(*one, 2);
-  WriteBatches(*two, 2);
-  // Each registers its own, then adopts the other's.
-  for (int round = 0; round < 2; ++round) {
-    ASSERT_TRUE(one->member->Sync().ok());
-    ASSERT_TRUE(two->member->Sync().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteAndShare(*one, *two, 2));
   ASSERT_EQ(CatalogIds().size(), 4u);
   ASSERT_THAT(one->Errors(), IsEmpty());
   ASSERT_EQ(SpansOf(*one), 4u);
@@ -182,12 +186,7 @@ TEST_F(ClusterCompactionTest, ARemoteInputUnlikeItsMetaJsonFailsTheMergeAndChang
   std::unique_ptr<Node> two = Start("02");
   ASSERT_NE(one, nullptr);
   ASSERT_NE(two, nullptr);
-  WriteBatches(*one, 1);
-  WriteBatches(*two, 1);
-  for (int round = 0; round < 2; ++round) {
-    ASSERT_TRUE(one->member->Sync().ok());
-    ASSERT_TRUE(two->member->Sync().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteAndShare(*one, *two, 1));
   const std::vector<std::string> listed = CatalogIds();
   ASSERT_EQ(listed.size(), 2u);
   const storage::BatchId theirs = two->storage->Pin()->batches().front()->id().node() == 2
