@@ -140,7 +140,7 @@ absl::Status PostgresBatchCatalog::ClaimNode(const NodeRecord& node, absl::Durat
     }
     return txn.Exec(
         "UPDATE strata_catalog_nodes SET instance = $2, address = $3, started_at = $4, "
-        "heartbeat_at = $5 WHERE node = $1",
+        "heartbeat_at = $5, synced_generation = 0 WHERE node = $1",
         {node.node, node.instance, node.address, absl::ToUnixMillis(node.started_at),
          absl::ToUnixMillis(node.heartbeat_at)});
   }),
@@ -162,6 +162,16 @@ absl::Status PostgresBatchCatalog::Heartbeat(std::string_view node, std::string_
                     node));
   }
   return absl::OkStatus();
+}
+
+absl::Status PostgresBatchCatalog::ReportSynced(std::string_view node, std::string_view instance,
+                                                int64_t generation) {
+  STRATA_RETURN_IF_ERROR(CheckNodeId(node));
+  return Annotate(
+      db_->Exec("UPDATE strata_catalog_nodes SET synced_generation = GREATEST(synced_generation, "
+                "$3) WHERE node = $1 AND instance = $2",
+                {std::string(node), std::string(instance), generation}),
+      fmt::format("the listing node {} applied", node));
 }
 
 absl::Status PostgresBatchCatalog::ReleaseNode(std::string_view node, std::string_view instance) {

@@ -44,6 +44,12 @@ constexpr std::string_view kCatalogMigrations[] = {
     "  started_at BIGINT NOT NULL,"
     "  heartbeat_at BIGINT NOT NULL);"
     "END $$",
+    // 2: the generation each removal made, and the newest listing each node
+    // has applied, so a removal's objects wait for every live node.
+    "DO $$ BEGIN "
+    "ALTER TABLE strata_catalog_removed ADD COLUMN removed_generation BIGINT;"
+    "ALTER TABLE strata_catalog_nodes ADD COLUMN synced_generation BIGINT NOT NULL DEFAULT 0;"
+    "END $$",
 };
 
 // Any constant no other schema uses: "strata" + 2 (the control store's is + 1).

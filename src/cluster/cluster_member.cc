@@ -305,8 +305,24 @@ absl::Status ClusterMember::Sync() {
     }
   }
   ReleaseIdleDays(pending_days);
-  for (absl::Status status : {SyncOthers(listing, *snapshot, consumed), DeleteRemovedObjects()}) {
-    if (!status.ok() && first_error.ok()) first_error = status;
+  bool applied = false;
+  if (absl::Status status = SyncOthers(listing, *snapshot, consumed, &applied);
+      !status.ok() && first_error.ok()) {
+    first_error = status;
+  }
+  // Invariant 4: every batch this listing lacks is gone from the local
+  // catalog (own ones by FollowOthersCompactions, others' just now).
+  if (applied && listing.generation > reported_generation_) {
+    absl::Status reported =
+        catalog_.ReportSynced(options_.node, options_.instance, listing.generation);
+    if (reported.ok()) {
+      reported_generation_ = listing.generation;
+    } else if (first_error.ok()) {
+      first_error = reported;
+    }
+  }
+  if (absl::Status status = DeleteRemovedObjects(); !status.ok() && first_error.ok()) {
+    first_error = status;
   }
   return first_error;
 }
@@ -483,7 +499,7 @@ absl::Status ClusterMember::RestoreFailed(const CatalogBatch& batch, const absl:
 
 absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
                                        const storage::Snapshot& snapshot,
-                                       const std::set<std::string>& consumed) {
+                                       const std::set<std::string>& consumed, bool* applied) {
   // Retention drops older days here: not adopted.
   const std::string first_day = FirstDayKept();
   absl::Status first_error;
@@ -496,6 +512,7 @@ absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
     if (snapshot.Find(*id) != nullptr || batch.day < first_day) continue;
     // An input of this node's output: its rows are here already.
     if (consumed.contains(batch.id)) continue;
+    if (stopping()) continue;  // listed all the same: nothing listed is dropped
     absl::Status status = local_.adopt(batch.meta_json);
     if (status.ok()) {
       ++adopted;
@@ -504,13 +521,15 @@ absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
                                                             std::string(status.message())));
     }
   }
+  *applied = true;
   for (const auto& batch : snapshot.batches()) {
     if (batch->id().node() == node_number_ || listed.contains(batch->id().ToString())) continue;
     absl::Status status = local_.drop(batch->id());
     if (status.ok()) {
       ++dropped;
-    } else if (first_error.ok()) {
-      first_error = status;
+    } else {
+      *applied = false;
+      if (first_error.ok()) first_error = status;
     }
   }
   MutexLock lock(&mu_);
@@ -520,13 +539,17 @@ absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
 }
 
 absl::Status ClusterMember::DeleteRemovedObjects() {
-  STRATA_ASSIGN_OR_RETURN(
-      const std::vector<RemovedBatch> removed,
-      catalog_.RemovedBefore(options_.clock() - options_.delete_after, /*limit=*/1000));
+  const absl::Time now = options_.clock();
+  STRATA_ASSIGN_OR_RETURN(const std::vector<RemovedBatch> removed,
+                          catalog_.RemovedBefore(options_.node, now - options_.delete_after,
+                                                 now - options_.lease_time, /*limit=*/256));
+  // At most about one poll interval here, so the listing stays fresh;
+  // the rest waits for the next round.
+  const auto stop_at = std::chrono::steady_clock::now() + options_.poll_interval;
   std::vector<std::string> deleted;
   absl::Status first_error;
   for (const RemovedBatch& batch : removed) {
-    if (batch.removed_by != options_.node) continue;
+    if (std::chrono::steady_clock::now() >= stop_at || stopping()) break;
     absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
     if (!id.ok()) continue;
     absl::Status status = local_.delete_objects(*id, batch.day);

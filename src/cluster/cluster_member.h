@@ -56,7 +56,13 @@
 //      this node, and removed from it only in the swap that registers
 //      this node's compaction output holding their rows (invariant 7).
 //   4. The objects of a removed batch are deleted only by the node that
-//      removed it, and only `delete_after` after its removal.
+//      removed it, only `delete_after` after its removal, and only once
+//      every live node (a heartbeat within `lease_time`) has reported a
+//      listing at or after the removal applied to its local catalog, so
+//      no node still reads the batch (a node reports a listing once every
+//      batch it lacks is out of its local catalog; a claim starts at
+//      none; a node that died stops counting after `lease_time` and, back,
+//      drops the batch at its first Sync() before it answers).
 //   5. Objects of a batch no catalog lists are deleted only by the batch's
 //      own node, and only after `delete_after` in which no listing of
 //      either catalog named it.
@@ -267,8 +273,10 @@ class ClusterMember {
                              bool began, const std::vector<storage::BatchId>& restored);
   // Adopts and drops other nodes' batches to match `listing`; `consumed`
   // (inputs of this node's outputs not registered yet) are not adopted.
+  // `*applied`: every batch of another node that `listing` lacks is out
+  // of the local catalog.
   absl::Status SyncOthers(const CatalogListing& listing, const storage::Snapshot& snapshot,
-                          const std::set<std::string>& consumed);
+                          const std::set<std::string>& consumed, bool* applied);
   // Drops this node's batches another node's compaction replaced, and
   // outputs of its own whose inputs another node compacted (their inputs
   // still listed put back); true when it changed anything.
@@ -279,8 +287,14 @@ class ClusterMember {
   // Gives back the held day leases with no compaction running and no
   // output of this node waiting to be registered (`pending_days`).
   void ReleaseIdleDays(const std::set<std::string>& pending_days) ABSL_LOCKS_EXCLUDED(mu_);
-  // Deletes the objects of batches this node removed long enough ago.
+  // Deletes the objects of batches this node removed `delete_after` ago or
+  // more which every live node has synced past (invariant 4), for about
+  // one poll interval at most.
   absl::Status DeleteRemovedObjects();
+  bool stopping() const ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    return stopping_;
+  }
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // Adds and removes the batches of one day; false when a removal waits
   // for another node's lease of the day.
@@ -298,6 +312,9 @@ class ClusterMember {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool notified_ ABSL_GUARDED_BY(mu_) = false;
   ClusterMemberStats stats_ ABSL_GUARDED_BY(mu_);
+  // The newest listing generation reported applied (ReportSynced); only
+  // Sync() uses it, one caller at a time.
+  int64_t reported_generation_ = 0;
   // Batch ids the shared catalog listed at the last Sync().
   std::set<std::string> listed_ ABSL_GUARDED_BY(mu_);
   // Day leases held for compaction, and the day being compacted.

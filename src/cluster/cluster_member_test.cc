@@ -348,7 +348,7 @@ TEST_F(ClusterMemberTest, AnOutputTakesTheOtherNodesInputsOutOfTheCatalog) {
   ASSERT_TRUE(member->Sync().ok());
   EXPECT_THAT(SharedIds(), ElementsAre(output));
   const std::vector<RemovedBatch> removed =
-      *shared_->RemovedBefore(kStart + absl::Hours(1), /*limit=*/10);
+      *shared_->RemovedBefore("01", kStart + absl::Hours(1), kStart, /*limit=*/10);
   ASSERT_EQ(removed.size(), 2u);
   EXPECT_EQ(removed[0].removed_by, "01");
   EXPECT_EQ(removed[1].removed_by, "01");
@@ -574,7 +574,61 @@ TEST_F(ClusterMemberTest, RemovedBatchesObjectsAreDeletedAfterTheGracePeriod) {
   ASSERT_TRUE(member->Sync().ok());
   EXPECT_THAT(Deleted(), ElementsAre(a, b));
   EXPECT_EQ(member->Stats().objects_deleted, 2u);
-  EXPECT_THAT(*shared_->RemovedBefore(kStart + absl::Hours(1), 10), IsEmpty());
+  EXPECT_THAT(*shared_->RemovedBefore("01", kStart + absl::Hours(1), kStart, 10), IsEmpty());
+}
+
+// Another live node that has not applied the listing without the removed
+// batches may still read them: their objects wait for it, and go once it
+// reports that listing (or stops heartbeating for the lease time).
+TEST_F(ClusterMemberTest, RemovedBatchesObjectsWaitForEveryLiveNodeToSyncPastTheRemoval) {
+  std::unique_ptr<ClusterMember> member = Join();
+  ASSERT_TRUE(
+      shared_
+          ->ClaimNode(
+              NodeRecord{
+                  .node = "02", .instance = "other", .started_at = kStart, .heartbeat_at = kStart},
+              absl::Seconds(30))
+          .ok());
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
+  const std::string c = BatchIdOf(5, 1, 1);
+  Publish({c}, {a, b}, {a, b});
+  Uploaded(c);
+  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_THAT(SharedIds(), ElementsAre(c));
+  const int64_t removal = *shared_->Generation();
+  auto beat = [&](const std::string& node, const std::string& instance) {
+    ASSERT_TRUE(shared_->Heartbeat(node, instance, absl::FromUnixNanos(now_nanos_.load())).ok());
+  };
+  Advance(absl::Minutes(11));
+  beat("01", "i1");
+  beat("02", "other");
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(Deleted(), IsEmpty()) << "node 02 has not applied the removal";
+  ASSERT_TRUE(shared_->ReportSynced("02", "other", removal - 1).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(Deleted(), IsEmpty()) << "node 02 applied an older listing only";
+  ASSERT_TRUE(shared_->ReportSynced("02", "other", removal).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(Deleted(), ElementsAre(a, b));
+  // A node that dies holding back a removal stops counting after the
+  // lease time.
+  const std::string d = BatchIdOf(6, 0, 1);
+  ASSERT_NO_FATAL_FAILURE(Registered(*member, {d}));
+  const std::string e = BatchIdOf(7, 1, 1);
+  Publish({e}, {c, d}, {c, d});
+  Uploaded(e);
+  ASSERT_TRUE(member->Sync().ok());
+  ASSERT_THAT(SharedIds(), ElementsAre(e));
+  Advance(absl::Minutes(11));
+  beat("01", "i1");
+  beat("02", "other");
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_EQ(Deleted().count(c), 0u);
+  Advance(absl::Seconds(31));
+  beat("01", "i1");
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_EQ(Deleted(), (std::set<std::string>{a, b, c, d}));
 }
 
 TEST_F(ClusterMemberTest, AnEmptyDataDirectoryGetsThisNodesBatchesBackInsteadOfRemovingThem) {

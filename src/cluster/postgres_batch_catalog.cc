@@ -191,8 +191,10 @@ absl::Status PostgresBatchCatalog::Swap(const DayLease& lease,
                         absl::StrJoin(missing, ", ")));
       }
       STRATA_RETURN_IF_ERROR(txn.Exec(
-          "INSERT INTO strata_catalog_removed(id, day, removed_at, removed_by) "
-          "SELECT unnest(string_to_array($1, ',')), $2, $3, $4",
+          "INSERT INTO strata_catalog_removed(id, day, removed_at, removed_by, "
+          "removed_generation) "
+          "SELECT unnest(string_to_array($1, ',')), $2, $3, $4, "
+          "(SELECT generation FROM strata_catalog_state)",
           {absl::StrJoin(sorted, ","), lease.day, absl::ToUnixMillis(now), std::string(node)}));
     }
     for (const CatalogBatch& batch : add) {
@@ -203,12 +205,20 @@ absl::Status PostgresBatchCatalog::Swap(const DayLease& lease,
                   fmt::format("swap batches of day {}", lease.day));
 }
 
-absl::StatusOr<std::vector<RemovedBatch>> PostgresBatchCatalog::RemovedBefore(absl::Time before,
-                                                                              size_t limit) {
+absl::StatusOr<std::vector<RemovedBatch>> PostgresBatchCatalog::RemovedBefore(
+    std::string_view node, absl::Time before, absl::Time alive_after, size_t limit) {
+  STRATA_RETURN_IF_ERROR(CheckNodeId(node));
+  // A removal made before migration 2 has no generation: only the time
+  // counts for it.
   absl::StatusOr<PgRows> rows = db_->Query(
       "SELECT id, day, removed_at, removed_by FROM strata_catalog_removed "
-      "WHERE removed_at < $1 AND objects_deleted_at IS NULL ORDER BY removed_at, id LIMIT $2",
-      {absl::ToUnixMillis(before), static_cast<int64_t>(limit)});
+      "WHERE removed_by = $1 AND removed_at < $2 AND objects_deleted_at IS NULL "
+      "AND (removed_generation IS NULL OR removed_generation <= "
+      "  (SELECT COALESCE(MIN(synced_generation), removed_generation) FROM strata_catalog_nodes "
+      "   WHERE instance <> '' AND heartbeat_at > $3)) "
+      "ORDER BY removed_at, id LIMIT $4",
+      {std::string(node), absl::ToUnixMillis(before), absl::ToUnixMillis(alive_after),
+       static_cast<int64_t>(limit)});
   if (!rows.ok()) return Annotate(rows.status(), "list removed batches");
   std::vector<RemovedBatch> removed;
   removed.reserve(rows->size());

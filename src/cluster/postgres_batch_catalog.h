@@ -148,9 +148,13 @@ class PostgresBatchCatalog {
   [[nodiscard]] absl::Status Swap(const DayLease& lease, const std::vector<std::string>& remove,
                                   const std::vector<CatalogBatch>& add, std::string_view node,
                                   absl::Time now);
-  // Removal records older than `before` whose objects are not deleted yet,
-  // oldest first, at most `limit`.
-  [[nodiscard]] absl::StatusOr<std::vector<RemovedBatch>> RemovedBefore(absl::Time before,
+  // Removal records made by node `node` before `before` whose objects are
+  // not deleted yet and which every live node (a heartbeat after
+  // `alive_after`) has applied (ReportSynced() with the removal's
+  // generation or a later one), oldest first, at most `limit`.
+  [[nodiscard]] absl::StatusOr<std::vector<RemovedBatch>> RemovedBefore(std::string_view node,
+                                                                        absl::Time before,
+                                                                        absl::Time alive_after,
                                                                         size_t limit);
   // Records that the objects of removed batches `ids` are deleted from the
   // store (RemovedBefore() no longer lists them).
@@ -167,6 +171,11 @@ class PostgresBatchCatalog {
   [[nodiscard]] absl::Status ClaimNode(const NodeRecord& node, absl::Duration ttl);
   [[nodiscard]] absl::Status Heartbeat(std::string_view node, std::string_view instance,
                                        absl::Time now);
+  // Records that `instance` of `node` has applied the listing of
+  // `generation` to its local catalog: no batch that listing lacks is
+  // read there from now on (a claim starts at 0).
+  [[nodiscard]] absl::Status ReportSynced(std::string_view node, std::string_view instance,
+                                          int64_t generation);
   // Gives up the claim of `instance` (a clean stop): its heartbeat time
   // becomes 0, so the node id can be claimed again at once. OK when
   // another instance holds the claim (nothing changes).

@@ -24,6 +24,7 @@ using ::strata::cluster::testing::kDay;
 using ::strata::cluster::testing::RecordOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 const absl::Time kNow = absl::FromUnixSeconds(1796450000);
 constexpr absl::Duration kTtl = absl::Seconds(30);
@@ -196,18 +197,20 @@ TEST_F(BatchCatalogTest, RemovedBatchesAreListedForDeletionUntilTheirObjectsAreD
   ASSERT_TRUE(catalog->Swap(lease, {BatchIdOf(2)}, {}, "00", kNow + absl::Seconds(10)).ok());
   // Only the records older than the bound, oldest first.
   absl::StatusOr<std::vector<RemovedBatch>> old =
-      catalog->RemovedBefore(kNow + absl::Seconds(5), 10);
+      catalog->RemovedBefore("00", kNow + absl::Seconds(5), kNow, 10);
   ASSERT_TRUE(old.ok()) << old.status();
   ASSERT_EQ(old->size(), 1u);
   EXPECT_EQ((*old)[0].id, BatchIdOf(1));
   EXPECT_EQ((*old)[0].removed_by, "00");
   EXPECT_EQ((*old)[0].removed_at, kNow);
-  old = catalog->RemovedBefore(kNow + absl::Minutes(1), 10);
+  old = catalog->RemovedBefore("00", kNow + absl::Minutes(1), kNow, 10);
   ASSERT_EQ(old->size(), 2u);
   ASSERT_TRUE(catalog->ObjectsDeleted({BatchIdOf(1)}, kNow + absl::Minutes(1)).ok());
-  old = catalog->RemovedBefore(kNow + absl::Minutes(1), 10);
+  old = catalog->RemovedBefore("00", kNow + absl::Minutes(1), kNow, 10);
   ASSERT_EQ(old->size(), 1u);
   EXPECT_EQ((*old)[0].id, BatchIdOf(2));
+  // Another node's removals are its own to delete.
+  EXPECT_THAT(*catalog->RemovedBefore("01", kNow + absl::Minutes(1), kNow, 10), IsEmpty());
   // The record stays: the batch is still never live again.
   EXPECT_EQ(*catalog->StateOf(BatchIdOf(1)), PostgresBatchCatalog::BatchState::kRemoved);
   EXPECT_EQ(catalog->AddBatch(RecordOf(BatchIdOf(1)), "00", kNow).code(),
@@ -219,6 +222,51 @@ TEST_F(BatchCatalogTest, RemovedBatchesAreListedForDeletionUntilTheirObjectsAreD
   EXPECT_EQ(*catalog->StateOf(BatchIdOf(2)), PostgresBatchCatalog::BatchState::kRemoved);
   EXPECT_EQ(catalog->PruneRemovals("2026-13-01").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// A removal's objects wait for every live node to apply a listing made at
+// or after it; a node whose heartbeat is older than `alive_after` does not
+// count, and a new claim of a node id starts with no listing applied.
+TEST_F(BatchCatalogTest, RemovalsWaitForEveryLiveNodeToApplyAListingAfterThem) {
+  std::unique_ptr<PostgresBatchCatalog> catalog = Open();
+  auto claim = [&](const std::string& node, const std::string& instance, absl::Time at) {
+    return catalog->ClaimNode(
+        NodeRecord{.node = node, .instance = instance, .started_at = at, .heartbeat_at = at},
+        absl::Seconds(30));
+  };
+  ASSERT_TRUE(claim("00", "a", kNow).ok());
+  ASSERT_TRUE(claim("01", "b", kNow).ok());
+  for (int n : {1, 2}) ASSERT_TRUE(catalog->AddBatch(RecordOf(BatchIdOf(n)), "00", kNow).ok());
+  ASSERT_TRUE(catalog->Swap(Lease(*catalog), {BatchIdOf(1)}, {}, "00", kNow).ok());
+  const int64_t removal = *catalog->Generation();
+  const absl::Time later = kNow + absl::Minutes(1);
+  auto deletable = [&](absl::Time alive_after) {
+    std::vector<std::string> ids;
+    absl::StatusOr<std::vector<RemovedBatch>> removed =
+        catalog->RemovedBefore("00", later, alive_after, 10);
+    EXPECT_TRUE(removed.ok()) << removed.status();
+    if (removed.ok()) {
+      for (const RemovedBatch& batch : *removed) ids.push_back(batch.id);
+    }
+    return ids;
+  };
+  EXPECT_THAT(deletable(kNow - absl::Seconds(1)), IsEmpty()) << "no node applied it";
+  ASSERT_TRUE(catalog->ReportSynced("00", "a", removal).ok());
+  ASSERT_TRUE(catalog->ReportSynced("01", "b", removal - 1).ok());
+  EXPECT_THAT(deletable(kNow - absl::Seconds(1)), IsEmpty()) << "node 01 lags";
+  // An older report never lowers it; another instance's report counts not.
+  ASSERT_TRUE(catalog->ReportSynced("00", "a", removal - 1).ok());
+  ASSERT_TRUE(catalog->ReportSynced("01", "other", removal).ok());
+  EXPECT_THAT(deletable(kNow - absl::Seconds(1)), IsEmpty());
+  // Node 01 silent past the bound: only node 00 counts.
+  ASSERT_TRUE(catalog->Heartbeat("00", "a", kNow + absl::Seconds(1)).ok());
+  EXPECT_THAT(deletable(kNow), ElementsAre(BatchIdOf(1)));
+  ASSERT_TRUE(catalog->ReportSynced("01", "b", removal).ok());
+  EXPECT_THAT(deletable(kNow - absl::Seconds(1)), ElementsAre(BatchIdOf(1)));
+  // Node 00 restarts: its new claim has applied nothing yet.
+  ASSERT_TRUE(catalog->ReleaseNode("00", "a").ok());
+  ASSERT_TRUE(claim("00", "c", kNow).ok());
+  EXPECT_THAT(deletable(kNow - absl::Seconds(1)), IsEmpty());
 }
 
 TEST_F(BatchCatalogTest, ADatabaseMigratedByANewerStrataIsRefusedByName) {

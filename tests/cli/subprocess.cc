@@ -38,6 +38,7 @@ Subprocess::Subprocess(const std::vector<std::string>& argv, const std::vector<s
   }
   close(fds[1]);
   fd_ = fds[0];
+  reader_ = std::thread([this] { Read(); });
 }
 
 Subprocess::~Subprocess() {
@@ -45,28 +46,54 @@ Subprocess::~Subprocess() {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  reader_.join();
   if (fd_ >= 0) close(fd_);
 }
 
-bool Subprocess::ReadSome(std::chrono::milliseconds timeout) {
-  pollfd p{fd_, POLLIN, 0};
-  if (poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return true;
+void Subprocess::Read() {
   char buf[4096];
-  ssize_t n = read(fd_, buf, sizeof(buf));
-  if (n <= 0) return false;
-  output_.append(buf, static_cast<size_t>(n));
-  return true;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) return;
+    }
+    // A bounded poll, so the destructor's stop is seen even when a
+    // grandchild keeps the pipe open.
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0) continue;
+    const ssize_t n = read(fd_, buf, sizeof(buf));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (n <= 0) {
+      eof_ = true;
+      more_.notify_all();
+      return;
+    }
+    output_.append(buf, static_cast<size_t>(n));
+    more_.notify_all();
+  }
+}
+
+std::string Subprocess::output() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return output_;
+}
+
+bool Subprocess::WaitForMore(size_t seen, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  more_.wait_for(lock, timeout, [&] { return output_.size() > seen || eof_; });
+  return output_.size() > seen || !eof_;
 }
 
 bool Subprocess::WaitForOutput(const std::string& needle, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (output_.find(needle) == std::string::npos) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    if (!ReadSome(left)) return output_.find(needle) != std::string::npos;
-  }
-  return true;
+  std::unique_lock<std::mutex> lock(mu_);
+  return more_.wait_until(lock, deadline, [&] {
+    return eof_ || output_.find(needle) != std::string::npos;
+  }) && output_.find(needle) != std::string::npos;
 }
 
 void Subprocess::Signal(int signal) { kill(pid_, signal); }
@@ -78,9 +105,11 @@ int Subprocess::Wait(std::chrono::milliseconds timeout) {
     pid_t r = waitpid(pid_, &status, WNOHANG);
     if (r == pid_) {
       exited_ = true;
-      while (ReadSome(std::chrono::milliseconds(50))) {
-        pollfd p{fd_, POLLIN, 0};
-        if (poll(&p, 1, 0) <= 0) break;
+      // The rest of its output: until end of file, or a quiet 50 ms (a
+      // grandchild may hold the pipe open).
+      for (;;) {
+        const size_t seen = output().size();
+        if (!WaitForMore(seen, std::chrono::milliseconds(50)) || output().size() == seen) break;
       }
       if (WIFEXITED(status)) return WEXITSTATUS(status);
       if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -94,8 +123,8 @@ int Subprocess::Wait(std::chrono::milliseconds timeout) {
       exited_ = true;
       return -1;
     }
-    // Drain output while waiting so a chatty child cannot block on a full pipe.
-    if (!ReadSome(std::min(left, std::chrono::milliseconds(20)))) {
+    // At end of file the child is gone or going: reap it.
+    if (!WaitForMore(output().size(), std::min(left, std::chrono::milliseconds(20)))) {
       int s = 0;
       if (waitpid(pid_, &s, 0) == pid_) {
         exited_ = true;

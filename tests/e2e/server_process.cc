@@ -55,7 +55,7 @@ ServerProcess::ServerProcess(const std::string& data_dir,
   process_ = std::make_unique<Subprocess>(argv, ChildEnvironment());
   ready_ =
       process_->WaitForOutput("ready; waiting for SIGINT or SIGTERM", std::chrono::seconds(30));
-  const std::string& out = process_->output();
+  const std::string out = process_->output();
   grpc_address_ = Capture(out, "OTLP/gRPC listening on ([0-9.]+:[0-9]+)");
   http_address_ = Capture(out, "OTLP/HTTP listening on ([0-9.]+:[0-9]+)");
   api_address_ = Capture(out, "API listening on ([0-9.]+:[0-9]+)");

@@ -43,7 +43,7 @@ class ServerProcess {
   const std::string& first_token() const { return token_; }
   // The first-boot setup link's token; empty once an account exists.
   const std::string& setup_token() const { return setup_token_; }
-  const std::string& output() const { return process_->output(); }
+  std::string output() const { return process_->output(); }
 
   // Sends `signal` (SIGHUP reloads the TLS certificate).
   void Signal(int signal);
