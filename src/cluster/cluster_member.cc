@@ -321,8 +321,8 @@ absl::Status ClusterMember::Sync() {
       first_error = reported;
     }
   }
-  if (absl::Status status = DeleteRemovedObjects(); !status.ok() && first_error.ok()) {
-    first_error = status;
+  for (absl::Status status : {ExpireSilentNodesDays(listing), DeleteRemovedObjects()}) {
+    if (!status.ok() && first_error.ok()) first_error = status;
   }
   return first_error;
 }
@@ -535,6 +535,56 @@ absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
   MutexLock lock(&mu_);
   stats_.batches_adopted += adopted;
   stats_.batches_dropped += dropped;
+  return first_error;
+}
+
+absl::Status ClusterMember::ExpireSilentNodesDays(const CatalogListing& listing) {
+  const std::string first_day = FirstDayKept();
+  if (first_day.empty()) return absl::OkStatus();
+  std::map<std::string, std::vector<std::string>> expired;  // by day
+  for (const CatalogBatch& batch : listing.batches) {
+    if (batch.day >= first_day) continue;
+    absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
+    if (!id.ok() || id->node() == node_number_) continue;
+    expired[batch.day].push_back(batch.id);
+  }
+  if (expired.empty()) return absl::OkStatus();
+  STRATA_ASSIGN_OR_RETURN(const std::vector<NodeRecord> records, catalog_.Nodes());
+  const absl::Time now = options_.clock();
+  std::set<std::string> alive;
+  for (const NodeRecord& record : records) {
+    if (record.heartbeat_at + options_.lease_time > now) alive.insert(record.node);
+  }
+  absl::Status first_error;
+  uint64_t removed = 0;
+  for (auto& [day, ids] : expired) {
+    // A live node drops its own expired days (its retention, then Sync).
+    std::erase_if(ids,
+                  [&](const std::string& id) { return alive.contains(id.substr(id.size() - 2)); });
+    if (ids.empty()) continue;
+    {
+      // Held for compaction: not given back here.
+      MutexLock lock(&mu_);
+      if (held_days_.contains(day)) continue;
+    }
+    absl::StatusOr<std::optional<DayLease>> lease =
+        catalog_.AcquireLease(day, holder_, now, options_.lease_time);
+    if (!lease.ok() || !lease->has_value()) {
+      if (!lease.ok() && first_error.ok()) first_error = lease.status();
+      continue;  // another node holds the day: its turn
+    }
+    absl::Status swapped = catalog_.Swap(**lease, ids, {}, options_.node, now);
+    (void)catalog_.ReleaseLease(**lease);
+    if (swapped.ok()) {
+      removed += ids.size();
+    } else if (first_error.ok()) {
+      first_error = absl::Status(swapped.code(),
+                                 fmt::format("expiring {} batches of day {} of silent nodes: {}",
+                                             ids.size(), day, std::string(swapped.message())));
+    }
+  }
+  MutexLock lock(&mu_);
+  stats_.batches_expired += removed;
   return first_error;
 }
 

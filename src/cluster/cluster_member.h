@@ -36,7 +36,9 @@
 // It also keeps the local catalog's view of other nodes' batches equal to
 // the shared one: a batch another node listed is adopted (as an evicted
 // batch, read back from the store), one no longer listed is dropped; days
-// older than `keep_days` are not adopted (retention drops them here). And
+// older than `keep_days` are not adopted (retention drops them here), and
+// those of a node that stopped heartbeating are removed from the shared
+// catalog by whichever node takes the day's lease first. And
 // it deletes the objects of batches it removed once `delete_after` has
 // passed, so other servers' queries that still read them finish first.
 // It decides from the lists alone, so a restart (or a crash between an
@@ -154,6 +156,9 @@ struct ClusterMemberStats {
   // waiting out `delete_after` at the last listing.
   uint64_t orphans_deleted = 0;
   uint64_t orphans_waiting = 0;
+  // Batches of days past `keep_days` that this node removed from the
+  // shared catalog for a node that no longer heartbeats.
+  uint64_t batches_expired = 0;
   // Days whose removals wait for uploads, or for another holder's lease.
   uint64_t days_waiting = 0;
   uint64_t failures = 0;
@@ -287,6 +292,10 @@ class ClusterMember {
   // Gives back the held day leases with no compaction running and no
   // output of this node waiting to be registered (`pending_days`).
   void ReleaseIdleDays(const std::set<std::string>& pending_days) ABSL_LOCKS_EXCLUDED(mu_);
+  // Removes from the shared catalog the batches of days before
+  // `keep_days` whose node has not heartbeated for `lease_time` (it would
+  // have dropped them itself), one swap per day under the day's lease.
+  absl::Status ExpireSilentNodesDays(const CatalogListing& listing);
   // Deletes the objects of batches this node removed `delete_after` ago or
   // more which every live node has synced past (invariant 4), for about
   // one poll interval at most.

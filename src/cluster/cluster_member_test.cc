@@ -536,6 +536,37 @@ TEST_F(ClusterMemberTest, BatchesOfDaysPastRetentionAreNotAdopted) {
   EXPECT_EQ(local_->Pin()->size(), 0u);
 }
 
+// Days past retention of a node that stopped heartbeating leave the
+// shared catalog (a live node drops its own); the remover deletes their
+// objects after the grace.
+TEST_F(ClusterMemberTest, ASilentNodesBatchesOfDaysPastRetentionLeaveTheCatalog) {
+  std::unique_ptr<ClusterMember> member = Join("k1", /*keep_days=*/7);
+  ASSERT_NE(member, nullptr);
+  ASSERT_TRUE(
+      shared_
+          ->ClaimNode(
+              NodeRecord{
+                  .node = "02", .instance = "other", .started_at = kStart, .heartbeat_at = kStart},
+              absl::Seconds(30))
+          .ok());
+  const std::string old =
+      storage::BatchId::Make(testing::kDayStartMicros - 86400000000 * 40, 0, 2)->ToString();
+  const std::string recent = BatchIdOf(1, 0, 2);
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(old), "02", kStart).ok());
+  ASSERT_TRUE(shared_->AddBatch(RecordOf(recent), "02", kStart).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(old, recent)) << "node 02 heartbeats: its own to drop";
+  Advance(absl::Seconds(31));
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(SharedIds(), ElementsAre(recent));
+  EXPECT_EQ(*shared_->StateOf(old), PostgresBatchCatalog::BatchState::kRemoved);
+  EXPECT_EQ(member->Stats().batches_expired, 1u);
+  Advance(absl::Minutes(11));
+  ASSERT_TRUE(shared_->Heartbeat("01", "k1", absl::FromUnixNanos(now_nanos_.load())).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(Deleted(), ElementsAre(old));
+}
+
 // Removal records of days past retention go once their objects are gone.
 TEST_F(ClusterMemberTest, RemovalRecordsOfDaysPastRetentionArePruned) {
   std::unique_ptr<ClusterMember> member = Join("p1", /*keep_days=*/7);

@@ -66,20 +66,8 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
     options.upload.only_node = options.node;
     options.upload.delete_removed = false;
   }
-  std::unique_ptr<Uploader> uploader;
-  if (options.object_store != nullptr) {
-    absl::StatusOr<std::unique_ptr<Uploader>> started =
-        Uploader::Start(fs, dir->catalog(), *options.object_store, options.upload);
-    if (!started.ok()) {
-      return absl::Status(
-          started.status().code(),
-          fmt::format("the object store {} does not answer: {}", options.object_store->Describe(),
-                      std::string(started.status().message())));
-    }
-    uploader = *std::move(started);
-  }
   std::unique_ptr<DataFileResolver> resolver;
-  if (uploader != nullptr &&
+  if (options.object_store != nullptr &&
       (options.evict_after.count() > 0 || options.read_evicted || options.shared_catalog)) {
     const std::string cache_dir = DataDirPaths(data_dir).QueryCache();
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<ReadCache> cache,
@@ -94,10 +82,10 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
       STRATA_ASSIGN_OR_RETURN(const bool evicted, HasEvictedMarker(fs, batch->dir()));
       if (evicted) resolver->MarkEvicted(batch->id());
     }
-    InstallDataFileResolver(resolver.get());
     // This engine's own resolver (it lives as long as the engine), not
     // the process's installed one: tests run several engines at once.
     const DataFileResolver* own = resolver.get();
+    options.upload.in_store = [own](const BatchId& id) { return own->IsEvicted(id); };
     options.maintenance.input_file = InputFileResolver{
         .remote = [own](const LiveBatch& batch) { return own->IsEvicted(batch.id()); },
         .resolve = [own](const LiveBatch& batch,
@@ -115,6 +103,21 @@ absl::StatusOr<std::unique_ptr<Storage>> Storage::Open(FileSystem& fs, const std
       };
     }
   }
+  std::unique_ptr<Uploader> uploader;
+  if (options.object_store != nullptr) {
+    absl::StatusOr<std::unique_ptr<Uploader>> started =
+        Uploader::Start(fs, dir->catalog(), *options.object_store, options.upload);
+    if (!started.ok()) {
+      return absl::Status(
+          started.status().code(),
+          fmt::format("the object store {} does not answer: {}", options.object_store->Describe(),
+                      std::string(started.status().message())));
+    }
+    uploader = *std::move(started);
+  }
+  // Installed once nothing here can fail any more (the engine removes it
+  // before destroying it).
+  if (resolver != nullptr) InstallDataFileResolver(resolver.get());
   std::unique_ptr<Storage> storage(new Storage(std::move(dir), std::move(uploader),
                                                std::move(retired), std::move(lookup_cache),
                                                std::move(options)));

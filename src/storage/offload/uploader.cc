@@ -185,12 +185,18 @@ void Uploader::Run() {
       for (const auto& [id, day] : uploaded_) {
         if (snapshot->Find(id) == nullptr) gone.emplace_back(id, day);
       }
+      bool marked = false;
       for (const auto& batch : snapshot->batches()) {
-        if (Owns(*batch) && !uploaded_.contains(batch->id())) {
-          next = batch.get();
-          break;
+        if (!Owns(*batch) || uploaded_.contains(batch->id())) continue;
+        if (options_.in_store && options_.in_store(batch->id())) {
+          uploaded_.emplace(batch->id(), batch->day());
+          marked = true;
+          continue;
         }
+        next = batch.get();
+        break;
       }
+      if (marked) uploaded_cv_.SignalAll();
       UpdatePendingLocked(*snapshot);
     }
     for (const auto& [id, day] : gone) {

@@ -79,6 +79,12 @@ struct UploaderOptions {
   // at once (a single server). With a shared catalog other servers may
   // still read it: the cluster member deletes it after a grace period.
   bool delete_removed = true;
+  // Whether a batch's data files are in the store only (evicted, or read
+  // back from it: the data file resolver's IsEvicted). Such a batch is
+  // counted as uploaded and never read here: it has no local files, and
+  // it cannot be pending, whatever the order in which it was marked
+  // uploaded and published. Null: none is.
+  std::function<bool(const BatchId&)> in_store;
   // Called (on the uploader's thread) with every failed attempt.
   std::function<void(const absl::Status&)> on_error;
 };

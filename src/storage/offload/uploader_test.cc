@@ -8,6 +8,7 @@
 #include "storage/offload/uploader.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -114,8 +115,10 @@ class UploaderTest : public ::testing::Test {
     local_ = *std::move(local);
   }
 
-  std::unique_ptr<Storage> Open(RecordingStore& store, bool ack_after_upload = false) {
+  std::unique_ptr<Storage> Open(RecordingStore& store, bool ack_after_upload = false,
+                                std::function<bool(const BatchId&)> in_store = nullptr) {
     StorageOptions options;
+    options.upload.in_store = std::move(in_store);
     options.object_store = &store;
     options.ack_after_upload = ack_after_upload;
     options.ack_upload_timeout = std::chrono::milliseconds(500);
@@ -193,6 +196,30 @@ TEST_F(UploaderTest, UploadsEveryBatchDataFirstMetaLastWithTheLocalBytes) {
   EXPECT_EQ(stats.batches_pending, 0u);
   EXPECT_EQ(stats.bytes_pending, 0u);
   EXPECT_GT(stats.bytes_uploaded, 0u);
+}
+
+// A batch whose files are in the store only (an evicted or read-back
+// stub) counts as uploaded and is never read for an upload: its local
+// files are not there to read.
+TEST_F(UploaderTest, ABatchInTheStoreOnlyCountsAsUploadedAndIsNeverPut) {
+  RecordingStore store(*local_);
+  std::atomic<int> asked{0};
+  std::unique_ptr<Storage> storage = Open(store, false, [&](const BatchId&) {
+    ++asked;
+    return true;
+  });
+  ASSERT_NE(storage, nullptr);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(storage->Write(SpansRequest(10, i)).ok());
+  WaitAll(*storage);
+  for (const auto& batch : storage->Pin()->batches()) {
+    EXPECT_TRUE(storage->uploader()->IsUploaded(batch->id()));
+  }
+  EXPECT_GE(asked.load(), 3);
+  EXPECT_TRUE(store.puts().empty()) << store.puts().front();
+  const UploadStats stats = storage->uploader()->Stats();
+  EXPECT_EQ(stats.batches_uploaded, 0u);
+  EXPECT_EQ(stats.batches_pending, 0u);
+  EXPECT_EQ(stats.failures, 0u);
 }
 
 TEST_F(UploaderTest, ARestartUploadsNothingTwiceAndFinishesABatchWithoutMetaJson) {
