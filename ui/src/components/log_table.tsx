@@ -3,7 +3,6 @@
 // scroll as smoothly as 10. A record's body opens in place into its typed
 // body, attributes, resource and a link to its trace.
 
-import type { VNode } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Attributes, Value } from './attributes';
 import type { LogRecord } from '../lib/api';
@@ -60,56 +59,63 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
     open: openRows.index, openHeight: openRows.height, openGuess: 240,
   });
 
-  // The rows' callbacks, the same functions for the table's life (they
-  // read the latest state through `latest`).
-  const latest = useRef({ heights });
-  latest.current.heights = heights;
-  const callbacks = useRef<RowCallbacks | null>(null);
-  callbacks.current ??= {
-    toggle: (record) =>
-      setOpen((previous) => {
-        const next = new Set(previous);
-        if (next.has(record)) next.delete(record);
-        else next.add(record);
-        return next;
-      }),
-    measured: (record, h) => {
-      if (Math.abs((latest.current.heights.get(record) ?? -1) - h) > 0.5) {
-        setHeights((previous) => new Map(previous).set(record, h));
-      }
-    },
+  const measure = (record: LogRecord) => (element: HTMLTableRowElement | null) => {
+    if (!element) return;
+    const h = element.getBoundingClientRect().height;
+    if (Math.abs((heights.get(record) ?? -1) - h) > 0.5) {
+      setHeights((previous) => new Map(previous).set(record, h));
+    }
   };
 
-  // A row's element is kept while its record, place and openness stay the
-  // same: Preact skips an element it rendered before (unless a signal the
-  // row read changed, such as the time zone), so a scroll step renders only
-  // the rows it brings into the page.
-  const kept = useRef(new Map<LogRecord, { index: number; expanded: boolean; formatTime: unknown; node: VNode }>());
-  const keep = new Map<LogRecord, { index: number; expanded: boolean; formatTime: unknown; node: VNode }>();
   const rows = [];
   for (let i = view.first; i < view.last; i += 1) {
     const record = records[i];
     const expanded = open.has(record);
-    let row = kept.current.get(record);
-    if (!row || row.index !== i || row.expanded !== expanded || row.formatTime !== props.formatTime) {
-      row = {
-        index: i, expanded, formatTime: props.formatTime,
-        node: (
-          <LogRow
-            key={`r${i}`}
-            record={record}
-            index={i}
-            expanded={expanded}
-            formatTime={props.formatTime}
-            callbacks={callbacks.current}
-          />
-        ),
-      };
+    const severity = severityClass(record.severity_number);
+    rows.push(
+      <tr key={`r${i}`} class={`log ${severity}`} aria-rowindex={i + 2}>
+        <td class="time">{props.formatTime(record.time_unix_nano)}</td>
+        <td>
+          <span class={`severity ${severity}`}>{record.severity_text || severity}</span>
+        </td>
+        <td>{record.service_name}</td>
+        <td class="body">
+          <button
+            type="button"
+            class="expand"
+            aria-expanded={expanded}
+            onClick={() => {
+              const next = new Set(open);
+              if (expanded) next.delete(record);
+              else next.add(record);
+              setOpen(next);
+            }}
+          >
+            {oneLine(record.body)}
+          </button>
+        </td>
+      </tr>,
+    );
+    if (expanded) {
+      rows.push(
+        <tr key={`d${i}`} class="log-detail" ref={measure(record)}>
+          <td colSpan={4}>
+            <h3>Body</h3>
+            <Value value={record.body} />
+            {record.trace_id && (
+              <p>
+                <a href={`/traces/${record.trace_id}${record.span_id ? `?span=${record.span_id}` : ''}`}>Open the trace</a>
+              </p>
+            )}
+            <h3>Attributes</h3>
+            <Attributes attributes={record.attributes} label="Log attributes" />
+            <h3>Resource</h3>
+            <Attributes attributes={record.resource_attributes} />
+          </td>
+        </tr>,
+      );
     }
-    keep.set(record, row);
-    rows.push(row.node);
   }
-  kept.current = keep;
 
   return (
     <div
@@ -137,60 +143,5 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
         </tbody>
       </table>
     </div>
-  );
-}
-
-interface RowCallbacks {
-  toggle: (record: LogRecord) => void;
-  measured: (record: LogRecord, height: number) => void;
-}
-
-// One record's row, and its detail below it when open.
-function LogRow(props: {
-  record: LogRecord;
-  index: number;
-  expanded: boolean;
-  formatTime: (nanos: string) => string;
-  callbacks: RowCallbacks;
-}) {
-  const { record, expanded, callbacks } = props;
-  const severity = severityClass(record.severity_number);
-  return (
-    <>
-      <tr class={`log ${severity}`} aria-rowindex={props.index + 2}>
-        <td class="time">{props.formatTime(record.time_unix_nano)}</td>
-        <td>
-          <span class={`severity ${severity}`}>{record.severity_text || severity}</span>
-        </td>
-        <td>{record.service_name}</td>
-        <td class="body">
-          <button type="button" class="expand" aria-expanded={expanded} onClick={() => callbacks.toggle(record)}>
-            {oneLine(record.body)}
-          </button>
-        </td>
-      </tr>
-      {expanded && (
-        <tr
-          class="log-detail"
-          ref={(element: HTMLTableRowElement | null) => {
-            if (element) callbacks.measured(record, element.getBoundingClientRect().height);
-          }}
-        >
-          <td colSpan={4}>
-            <h3>Body</h3>
-            <Value value={record.body} />
-            {record.trace_id && (
-              <p>
-                <a href={`/traces/${record.trace_id}${record.span_id ? `?span=${record.span_id}` : ''}`}>Open the trace</a>
-              </p>
-            )}
-            <h3>Attributes</h3>
-            <Attributes attributes={record.attributes} label="Log attributes" />
-            <h3>Resource</h3>
-            <Attributes attributes={record.resource_attributes} />
-          </td>
-        </tr>
-      )}
-    </>
   );
 }

@@ -121,8 +121,10 @@ export function Waterfall(props: WaterfallProps) {
     }
   }, [trace, tree, rows, marks.critical, size.width, barWidth, themeKey]);
 
-  // Everything else repaints on any change.
-  useLayoutEffect(paint);
+  // Everything else repaints when what it shows changes. A render for a
+  // scroll step alone leaves the bars to the scroll's own frame (paintOnScroll):
+  // painting here as well drew them twice in that frame.
+  useLayoutEffect(paint, [trace, tree, rows, marks, size.width, size.height, barWidth, themeKey]);
 
   // A selected span out of view (a search step, a deep link) is scrolled to.
   useEffect(() => {
