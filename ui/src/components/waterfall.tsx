@@ -240,7 +240,9 @@ interface SpanRowProps {
 }
 
 // One row of the tree. Its props are all primitives or shared objects, so
-// a shallow comparison says whether it would render differently.
+// a shallow comparison says whether it would render differently. It reads
+// no signal: its own shouldComponentUpdate replaces the one @preact/signals
+// gives every component, which re-renders on a signal's change.
 class SpanRow extends Component<SpanRowProps> {
   shouldComponentUpdate(next: SpanRowProps) {
     const now = this.props;
