@@ -20,7 +20,14 @@
 // of the runs; the targets are 150 KB, 1,000 ms, 1,500 ms, 16 ms, 16 ms).
 //
 //   node ui/bench.mjs [--binary build/release/strata] [--dir build/ui-bench-data]
-//                     [--spans 20000000] [--runs 5] [--rebuild]
+//                     [--spans 20000000] [--runs 5] [--rebuild] [--profile DIR]
+//
+// --profile DIR scrolls each view three times, records a Chromium trace
+// (categories devtools.timeline and v8) over each scroll, writes them to
+// DIR, and prints the renderer main thread's CPU time per frame by kind
+// (script, style, layout, paint, GC, other): what a frame costs, which a
+// busy machine changes less than the time between frames. `--spans 100000`
+// (a small directory, built in seconds) is enough for that comparison.
 //
 // The data directory is built once with `strata bench query --keep` (spans
 // over 24 hours, log records in the last hour) and reused while it is less
@@ -46,6 +53,7 @@ function parseArgs(argv) {
     spans: 20_000_000,
     runs: 5,
     rebuild: false,
+    profile: null,
   };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
@@ -59,6 +67,7 @@ function parseArgs(argv) {
     else if (flag === '--spans') options.spans = Number(value());
     else if (flag === '--runs') options.runs = Number(value());
     else if (flag === '--rebuild') options.rebuild = true;
+    else if (flag === '--profile') options.profile = resolve(value());
     else throw new Error(`unknown argument ${flag} (see the comment at the top of ui/bench.mjs)`);
   }
   if (!Number.isInteger(options.spans) || options.spans < 100_000) throw new Error('--spans: at least 100000');
@@ -254,6 +263,110 @@ async function scrollFrameTimes(page, selector, frames = 240, step = 180) {
   );
 }
 
+// The kind of main-thread work a trace event is (its self time is counted
+// there; an event of no kind passes its self time to the nearest enclosing
+// event that has one, else to "other").
+const KINDS = new Map([
+  ...['FunctionCall', 'EventDispatch', 'FireAnimationFrame', 'TimerFire', 'RunMicrotasks', 'EvaluateScript',
+    'v8.evaluateModule', 'FireIdleCallback', 'ResizeObserverLoop', 'HitTest'].map((n) => [n, 'script']),
+  ...['UpdateLayoutTree', 'RecalculateStyles', 'ParseAuthorStyleSheet'].map((n) => [n, 'style']),
+  ...['Layout', 'UpdateLayerTree', 'IntersectionObserverController::computeIntersections'].map((n) => [n, 'layout']),
+  ...['Paint', 'PrePaint', 'Layerize', 'PaintImage', 'CompositeLayers', 'Commit', 'UpdateLayer'].map((n) => [n, 'paint']),
+  ...['MinorGC', 'MajorGC', 'BlinkGC.AtomicPhase', 'V8.GCScavenger', 'V8.GCFinalizeMC', 'V8.GC_SCAVENGER',
+    'V8.GCIncrementalMarking', 'V8.GC_MC_INCREMENTAL', 'BlinkGC.IncrementalMarkingStep', 'V8.GCCompactor',
+    'ThreadState::performIdleLazySweep', 'BlinkGC.LazySweepInIdle'].map((n) => [n, 'gc']),
+]);
+const kindOf = (name) => KINDS.get(name) ?? (/^(V8\.GC|BlinkGC|MinorGC|MajorGC|CppGC)/.test(name) ? 'gc' : null);
+
+// The renderer main thread's CPU milliseconds by kind per frame, over `frames` frames,
+// from a Chromium trace (the renderer with the most main-thread time).
+function mainThreadPerFrame(trace, frames) {
+  const events = JSON.parse(trace).traceEvents ?? [];
+  const mains = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
+    .map((e) => `${e.pid}/${e.tid}`));
+  const byThread = new Map();
+  const open = new Map();
+  for (const e of events) {
+    const thread = `${e.pid}/${e.tid}`;
+    if (!mains.has(thread)) continue;
+    let span = null;
+    // Thread time (tdur) where the event has it: the CPU the frame took,
+    // which other processes on the machine change less than its wall time.
+    if (e.ph === 'X' && e.dur !== undefined) span = { name: e.name, start: e.ts, end: e.ts + e.dur, cpu: e.tdur ?? e.dur };
+    else if (e.ph === 'B') {
+      if (!open.has(thread)) open.set(thread, []);
+      open.get(thread).push(e);
+    } else if (e.ph === 'E') {
+      const begin = open.get(thread)?.pop();
+      if (begin) {
+        const cpu = begin.tts !== undefined && e.tts !== undefined ? e.tts - begin.tts : e.ts - begin.ts;
+        span = { name: begin.name, start: begin.ts, end: e.ts, cpu };
+      }
+    }
+    if (!span) continue;
+    if (!byThread.has(thread)) byThread.set(thread, []);
+    byThread.get(thread).push(span);
+  }
+  let best = null;
+  for (const spans of byThread.values()) {
+    const busy = spans.reduce((sum, s) => sum + s.cpu, 0);
+    if (!best || busy > best.busy) best = { spans, busy };
+  }
+  const totals = { script: 0, style: 0, layout: 0, paint: 0, gc: 0, other: 0, wall: 0, counts: { style: 0, layout: 0, paint: 0 } };
+  if (!best) return totals;
+  // Self times through a stack of enclosing events.
+  const spans = best.spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  const stack = [];
+  const close = (until) => {
+    while (stack.length > 0 && stack[stack.length - 1].end <= until) {
+      const done = stack.pop();
+      let kind = kindOf(done.name);
+      for (let i = stack.length - 1; kind === null && i >= 0; i -= 1) kind = kindOf(stack[i].name);
+      totals[kind ?? 'other'] += Math.max(0, done.cpu - done.children);
+      totals.wall += stack.length === 0 ? done.end - done.start : 0;
+      if (stack.length > 0) stack[stack.length - 1].children += done.cpu;
+    }
+  };
+  for (const s of spans) {
+    close(s.start);
+    const kind = kindOf(s.name);
+    if (kind === 'style' && (s.name === 'UpdateLayoutTree' || s.name === 'RecalculateStyles')) totals.counts.style += 1;
+    if (s.name === 'Layout') totals.counts.layout += 1;
+    if (s.name === 'Paint') totals.counts.paint += 1;
+    const parent = stack[stack.length - 1];
+    stack.push({ ...s, end: parent ? Math.min(s.end, parent.end) : s.end, children: 0 });
+  }
+  close(Infinity);
+  for (const key of ['script', 'style', 'layout', 'paint', 'gc', 'other', 'wall']) totals[key] = totals[key] / 1000 / frames;
+  return totals;
+}
+
+// scrollFrameTimes, with a Chromium trace around it when --profile is set:
+// then the scroll is repeated PROFILE_PASSES times, each traced and printed
+// (the least busy pass is the one other processes disturbed least); the
+// first pass's frame times are returned.
+const PROFILE_PASSES = 3;
+async function profiledScroll(browser, page, selector, options, name) {
+  if (!options.profile) return scrollFrameTimes(page, selector);
+  mkdirSync(options.profile, { recursive: true });
+  let first = null;
+  for (let pass = 1; pass <= PROFILE_PASSES; pass += 1) {
+    await browser.startTracing(page, { categories: ['devtools.timeline', 'v8'] });
+    const result = await scrollFrameTimes(page, selector);
+    const trace = (await browser.stopTracing()).toString('utf8');
+    writeFileSync(join(options.profile, `${name}-${pass}.json`), trace);
+    const t = mainThreadPerFrame(trace, result.times.length);
+    const ms = (v) => v.toFixed(2);
+    console.log(`${name} pass ${pass} main thread per frame (ms): script ${ms(t.script)}, style ${ms(t.style)}, layout ${ms(t.layout)}, ` +
+      `paint ${ms(t.paint)}, gc ${ms(t.gc)}, other ${ms(t.other)}, total ${ms(t.script + t.style + t.layout + t.paint + t.gc + t.other)} ` +
+      `(thread time; wall ${ms(t.wall)}); over ${result.times.length} frames: ${t.counts.style} style recalculations, ` +
+      `${t.counts.layout} layouts, ${t.counts.paint} paints; ` +
+      `frame p50 ${percentile(result.times, 0.5).toFixed(1)}, p95 ${percentile(result.times, 0.95).toFixed(1)}, max ${Math.max(...result.times).toFixed(1)}`);
+    first ??= result;
+  }
+  return first;
+}
+
 // Waits until the server process is idle: under 10% of one core for three
 // seconds in a row (its background work after a start or a write —
 // compaction, the service map's catch-up — shares the two cores with the
@@ -344,7 +457,7 @@ async function main() {
       if (run === 0) {
         const shown = await page.locator('[role="treegrid"]').getAttribute('aria-rowcount');
         if (shown !== null && Number(shown) !== 50_000) throw new Error(`the waterfall has ${shown} rows, not 50000`);
-        traceScroll = (await scrollFrameTimes(page, '[role="treegrid"]')).times;
+        traceScroll = (await profiledScroll(browser, page, '[role="treegrid"]', options, 'waterfall')).times;
       }
       await ctx.close();
     }
@@ -369,7 +482,7 @@ async function main() {
       rows = Number(await table.getAttribute('aria-rowcount'));
     }
     console.log(`log table: 10,000 rows loaded in ${((Date.now() - loadStarted) / 1000).toFixed(1)} s`);
-    const logScroll = (await scrollFrameTimes(page, '[data-log-table]')).times;
+    const logScroll = (await profiledScroll(browser, page, '[data-log-table]', options, 'log-table')).times;
     console.log(`log table scroll: frame p50 ${percentile(logScroll, 0.5).toFixed(1)} ms, p95 ${percentile(logScroll, 0.95).toFixed(1)} ms over ${logScroll.length} frames`);
     await ctx.close();
 

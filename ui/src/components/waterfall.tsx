@@ -4,6 +4,7 @@
 // view are in the page and on the canvas, so 100,000 spans scroll as
 // smoothly as ten.
 
+import { Component } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { duration } from '../lib/format';
 import { osScheme, theme } from '../lib/theme';
@@ -52,6 +53,13 @@ export function Waterfall(props: WaterfallProps) {
   const [size, setSize] = useState({ width: 800, height: 600 });
   const latest = useRef(props);
   latest.current = props;
+  // The rows' callbacks, the same functions for the component's life, so a
+  // row whose own props did not change is not re-rendered (SpanRow).
+  const callbacks = useRef<RowCallbacks | null>(null);
+  callbacks.current ??= {
+    toggle: (span) => latest.current.onToggle(span),
+    select: (span) => latest.current.onSelect(span),
+  };
   const themeKey = `${theme.value}/${osScheme.value}`;
   const nameWidth = Math.max(256, Math.round(size.width * 0.38));
   const barWidth = Math.max(50, size.width - nameWidth - DURATION_WIDTH);
@@ -113,8 +121,10 @@ export function Waterfall(props: WaterfallProps) {
     }
   }, [trace, tree, rows, marks.critical, size.width, barWidth, themeKey]);
 
-  // Everything else repaints on any change.
-  useLayoutEffect(paint);
+  // Everything else repaints when what it shows changes. A render for a
+  // scroll step alone leaves the bars to the scroll's own frame (paintOnScroll):
+  // painting here as well drew them twice in that frame.
+  useLayoutEffect(paint, [trace, tree, rows, marks, size.width, size.height, barWidth, themeKey]);
 
   // A selected span out of view (a search step, a deep link) is scrolled to.
   useEffect(() => {
@@ -176,16 +186,7 @@ export function Waterfall(props: WaterfallProps) {
           }}
         >
           <div style={{ height: `${rows.length * ROW_HEIGHT}px`, position: 'relative' }}>
-            {rows.slice(first, last).map((span, k) => (
-              <SpanRow
-                key={span}
-                {...props}
-                span={span}
-                index={first + k}
-                total={total}
-                expanded={!collapsed.has(span)}
-              />
-            ))}
+            {spanRows(props, first, last, total, callbacks.current)}
           </div>
         </div>
         <canvas ref={bars} class="waterfall-bars" aria-hidden="true" />
@@ -194,14 +195,75 @@ export function Waterfall(props: WaterfallProps) {
   );
 }
 
-function SpanRow(props: WaterfallProps & { span: number; index: number; total: number; expanded: boolean }) {
-  const { trace, tree, span, marks } = props;
+// The tree's rows [first, last). A scroll step adds and drops a few rows
+// at the ends; the rest keep their props and are not re-rendered.
+function spanRows(props: WaterfallProps, first: number, last: number, total: number, callbacks: RowCallbacks) {
+  const { trace, tree, rows, collapsed, marks } = props;
+  const out = [];
+  for (let index = first; index < last; index += 1) {
+    const span = rows[index];
+    out.push(
+      <SpanRow
+        key={span}
+        trace={trace}
+        tree={tree}
+        span={span}
+        index={index}
+        total={total}
+        expanded={!collapsed.has(span)}
+        selected={span === marks.selected}
+        match={marks.matches !== null && marks.matches[span] === 1}
+        critical={marks.critical !== null && marks.critical[span] === 1}
+        callbacks={callbacks}
+      />,
+    );
+  }
+  return out;
+}
+
+interface RowCallbacks {
+  toggle: (span: number) => void;
+  select: (span: number) => void;
+}
+
+interface SpanRowProps {
+  trace: CompactTrace;
+  tree: SpanTree;
+  span: number;
+  index: number;
+  total: number;
+  expanded: boolean;
+  selected: boolean;
+  match: boolean;
+  critical: boolean;
+  callbacks: RowCallbacks;
+}
+
+// One row of the tree. Its props are all primitives or shared objects, so
+// a shallow comparison says whether it would render differently. It reads
+// no signal: its own shouldComponentUpdate replaces the one @preact/signals
+// gives every component, which re-renders on a signal's change.
+class SpanRow extends Component<SpanRowProps> {
+  shouldComponentUpdate(next: SpanRowProps) {
+    const now = this.props;
+    return (
+      next.span !== now.span || next.index !== now.index || next.expanded !== now.expanded ||
+      next.selected !== now.selected || next.match !== now.match || next.critical !== now.critical ||
+      next.trace !== now.trace || next.tree !== now.tree || next.total !== now.total ||
+      next.callbacks !== now.callbacks
+    );
+  }
+
+  render() {
+    return spanRow(this.props);
+  }
+}
+
+function spanRow(props: SpanRowProps) {
+  const { trace, tree, span, selected, match, critical, callbacks } = props;
   const service = trace.services[trace.spans.service[span]];
   const hasChildren = tree.children[span].length > 0;
   const failed = trace.spans.status_code[span] === 2;
-  const selected = span === marks.selected;
-  const match = marks.matches !== null && marks.matches[span] === 1;
-  const critical = marks.critical !== null && marks.critical[span] === 1;
   const classes = ['span-row'];
   if (selected) classes.push('selected');
   if (failed) classes.push('failed');
@@ -215,7 +277,7 @@ function SpanRow(props: WaterfallProps & { span: number; index: number; total: n
       aria-selected={selected}
       class={classes.join(' ')}
       style={{ top: `${props.index * ROW_HEIGHT}px` }}
-      onClick={() => props.onSelect(span)}
+      onClick={() => callbacks.select(span)}
     >
       <div role="gridcell" class="span-name" style={{ paddingLeft: `${tree.depth[span] * 14 + 4}px` }}>
         {hasChildren ? (
@@ -225,7 +287,7 @@ function SpanRow(props: WaterfallProps & { span: number; index: number; total: n
             aria-label={props.expanded ? 'Collapse' : 'Expand'}
             onClick={(event) => {
               event.stopPropagation();
-              props.onToggle(span);
+              callbacks.toggle(span);
             }}
           >
             {props.expanded ? '▾' : '▸'}
