@@ -291,8 +291,13 @@ std::string Dump(const internal::DecodedMetricsFile& file) {
   for (size_t r = 0; r < file.points.rows; ++r) {
     out += "row";
     for (const query::TypedColumn& c : file.points.columns) {
+      // A column the cache drops: no values, and its name is whatever
+      // the query that read it called it.
+      if (c.valid.empty()) {
+        out += " (dropped)";
+        continue;
+      }
       out += fmt::format(" {}:", c.name);
-      if (c.valid.empty()) continue;  // a column the cache drops
       out += c.is_valid(r) ? "" : "null/";
       switch (c.kind) {
         case query::TypedKind::kBool:
