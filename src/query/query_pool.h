@@ -77,7 +77,6 @@
 
 namespace strata::query {
 
-// The Parquet files one query reads, absolute paths, one list per view.
 // What a batch's meta.json says of its metrics.parquet (meta-json.md):
 // every row it holds (placeholders included) and the least and greatest
 // time_unix_nano of its data points (nullopt: none recorded).
@@ -86,6 +85,7 @@ struct MetricsFileMeta {
   std::optional<std::pair<uint64_t, uint64_t>> event_time;
 };
 
+// The Parquet files one query reads, absolute paths, one list per view.
 struct ViewFiles {
   // The pinned Snapshot's sequence number (for logs and tests). A
   // connection rebuilds its views whenever the lists differ from the ones
