@@ -105,4 +105,14 @@ size_t PointCache::decode_queries() const {
   return decode_queries_;
 }
 
+void PointCache::CountCatalogQuery() {
+  MutexLock lock(&mu_);
+  ++catalog_queries_;
+}
+
+size_t PointCache::catalog_queries() const {
+  MutexLock lock(&mu_);
+  return catalog_queries_;
+}
+
 }  // namespace strata::api::internal

@@ -79,11 +79,15 @@ class PointCache {
   // this cache has had decoded.
   size_t points_added() const;
   // The point queries run to fill this cache (one per metric of a file,
-  // or one for several metrics of a file; prometheus_points.cc counts
-  // them with CountDecodeQuery). Identity queries and catalogs are not
-  // counted.
+  // or one for several or all metrics of a file, the last with its
+  // catalog; prometheus_points.cc counts them with CountDecodeQuery).
+  // Identity queries are not counted.
   void CountDecodeQuery();
   size_t decode_queries() const;
+  // The grouped queries run for a file's catalog alone (not counted in
+  // decode_queries): a file decoded whole has none.
+  void CountCatalogQuery();
+  size_t catalog_queries() const;
   size_t max_bytes() const { return max_bytes_; }
 
  private:
@@ -105,6 +109,7 @@ class PointCache {
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   size_t points_added_ ABSL_GUARDED_BY(mu_) = 0;
   size_t decode_queries_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t catalog_queries_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_set<std::string> too_large_ ABSL_GUARDED_BY(mu_);
 };
 

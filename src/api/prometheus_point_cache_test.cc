@@ -4,6 +4,7 @@
 
 #include "api/prometheus_point_cache.h"
 
+#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -99,6 +100,31 @@ class PrometheusPointCacheTest : public ::testing::Test {
       }
       out[labels] = samples;
     }
+    return out;
+  }
+
+  // The label sets of every series `matchers` select in the window (from
+  // `from_s` seconds after t0), as /api/v1/labels and /series read them,
+  // through `cache` (null: DuckDB), each as "name=value,...".
+  std::vector<std::string> Listed(const std::vector<promql::LabelMatcher>& matchers,
+                                  internal::PointCache* cache, int64_t from_s = -10) {
+    const auto snapshot = storage_->Pin();
+    const query::ViewFiles files = ViewFilesFor(*snapshot, data_dir_);
+    CallOptions call;
+    MetricsSeriesSource source(*pool_, files, call, cache);
+    const int64_t t0_ms = t0_ / 1'000'000;
+    auto listed = source.SelectLabels(matchers, t0_ms + from_s * 1000, t0_ms + 100'000, 10'000);
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    std::vector<std::string> out;
+    if (!listed.ok()) return out;
+    for (const auto& labels : *listed) {
+      std::string text;
+      for (const auto& label : labels) {
+        text += fmt::format("{}{}={}", text.empty() ? "" : ",", label.name, label.value);
+      }
+      out.push_back(std::move(text));
+    }
+    std::sort(out.begin(), out.end());
     return out;
   }
 
@@ -265,8 +291,13 @@ std::string Dump(const internal::DecodedMetricsFile& file) {
   for (size_t r = 0; r < file.points.rows; ++r) {
     out += "row";
     for (const query::TypedColumn& c : file.points.columns) {
+      // A column the cache drops: no values, and its name is whatever
+      // the query that read it called it.
+      if (c.valid.empty()) {
+        out += " (dropped)";
+        continue;
+      }
       out += fmt::format(" {}:", c.name);
-      if (c.valid.empty()) continue;  // a column the cache drops
       out += c.is_valid(r) ? "" : "null/";
       switch (c.kind) {
         case query::TypedKind::kBool:
@@ -347,6 +378,83 @@ TEST_F(PrometheusPointCacheTest, OneQueryPerFileKeepsWhatOneQueryPerMetricKeeps)
       }
     }
   }
+}
+
+// Every field of `catalog` as text, in an order of its own (a catalog's
+// order of variants and times is the order it met them in).
+std::string Dump(const internal::FileCatalog& catalog) {
+  std::vector<std::string> lines;
+  for (const internal::FileCatalog::Times& t : catalog.times) {
+    const internal::CatalogVariant& v = catalog.variants[t.variant];
+    std::string line = fmt::format(
+        "{}|{}|{}|{}|{}|{}|rows {}|", v.otlp_name, v.unit, v.type, v.monotonic, v.temporality,
+        t.description < 0 ? "NULL" : catalog.descriptions[t.description], t.rows);
+    for (const uint64_t time : t.times) line += fmt::format(" {}", time);
+    lines.push_back(std::move(line));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string out = fmt::format("{} variants, names", catalog.variants.size());
+  for (const std::string& name : catalog.names) out += " " + name;
+  for (const std::string& line : lines) out += "\n" + line;
+  return out;
+}
+
+// A cold listing of every series (no metric name, as /api/v1/labels and
+// /label/__name__/values ask) whose window holds all of each file's points
+// reads each file once: one decode query per file, which gives both the
+// points of every metric and the file's catalog (the same catalog as the
+// grouped query's), and no catalog query. Where the window holds only part
+// of a file's points, that file's catalog is read apart first, as before.
+TEST_F(PrometheusPointCacheTest, AColdListingOfEveryMetricReadsEachFileOnce) {
+  const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
+  const size_t file_count = files.metrics.size();
+  ASSERT_EQ(file_count, static_cast<size_t>(kBatches));
+  ASSERT_EQ(files.metrics_meta.size(), file_count);
+  using enum promql::MatchType;
+  const std::vector<promql::LabelMatcher> all = Questions()[0];
+  const auto want = Listed(all, nullptr);
+  ASSERT_FALSE(want.empty());
+
+  internal::PointCache cold(internal::PointCache::kDefaultMaxBytes);
+  EXPECT_EQ(Listed(all, &cold), want);
+  EXPECT_EQ(cold.decode_queries(), file_count);
+  EXPECT_EQ(cold.catalog_queries(), 0u);
+  EXPECT_EQ(cold.entries(), kBatches * kEntriesPerFile);
+  EXPECT_EQ(Listed(all, &cold), want);  // warm: nothing read
+  EXPECT_EQ(Select(all, &cold), Select(all, nullptr));
+  EXPECT_EQ(cold.decode_queries(), file_count);
+  EXPECT_EQ(cold.catalog_queries(), 0u);
+  EXPECT_EQ(Metadata(&cold), Metadata(nullptr));
+
+  // The catalogs the grouped query reads (metadata reads no points).
+  internal::PointCache grouped(internal::PointCache::kDefaultMaxBytes);
+  EXPECT_EQ(Metadata(&grouped), Metadata(nullptr));
+  EXPECT_EQ(grouped.catalog_queries(), file_count);
+  EXPECT_EQ(grouped.decode_queries(), 0u);
+  for (const std::string& path : files.metrics) {
+    const std::string key = internal::PointCache::CatalogKey(path);
+    const auto from_points = cold.FindCatalog(key);
+    const auto from_groups = grouped.FindCatalog(key);
+    ASSERT_NE(from_points, nullptr) << key;
+    ASSERT_NE(from_groups, nullptr) << key;
+    EXPECT_EQ(Dump(*from_points), Dump(*from_groups)) << key;
+  }
+
+  // No name but a label: every metric all the same.
+  internal::PointCache by_job(internal::PointCache::kDefaultMaxBytes);
+  const std::vector<promql::LabelMatcher> cart = {{kEqual, "job", "cart"}};
+  EXPECT_EQ(Listed(cart, &by_job), Listed(cart, nullptr));
+  EXPECT_EQ(by_job.decode_queries(), file_count);
+  EXPECT_EQ(by_job.catalog_queries(), 0u);
+
+  // From 25 s on: batches 6 and 7 (points at 30 s and later) lie in the
+  // window, one query each; 0 to 5 have points before it, so each has its
+  // catalog read apart, and 3 to 5 (requests and latency in the window, 6
+  // of 8 rows) then one decode query each.
+  internal::PointCache partial(internal::PointCache::kDefaultMaxBytes);
+  EXPECT_EQ(Listed(all, &partial, 25), Listed(all, nullptr, 25));
+  EXPECT_EQ(partial.catalog_queries(), file_count - 2);
+  EXPECT_EQ(partial.decode_queries(), 2u + 3u);
 }
 
 // The cache's own bookkeeping under two threads: many adds and finds on

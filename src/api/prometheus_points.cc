@@ -371,7 +371,8 @@ void AppendRow(const query::TypedColumn& from, size_t r, query::TypedColumn& to)
   }
 }
 
-// `all` (QueryMetricsOfFile of `otlp_names`, in the file's row order)
+// `all` (one query of `otlp_names` of a file, in the file's row order:
+// QueryMetricsOfFile, or DecodeWholeFile's of every name)
 // split into one DecodedMetricsFile per name, in `otlp_names`' order, each
 // as QueryMetricsOfFile of that name alone reads it: its rows in the
 // file's order, its identities numbered in the order of their first row,
@@ -413,6 +414,8 @@ absl::StatusOr<std::vector<DecodedMetricsFile>> SplitByMetric(
       part.identities.push_back(all.identities[identity]);
     }
     for (size_t c = 0; c < all.points.columns.size(); ++c) {
+      // A column dropped already (no `valid`) stays empty in the parts.
+      if (all.points.columns[c].valid.empty()) continue;
       AppendRow(all.points.columns[c], r, part.points.columns[c]);
     }
     part.points.columns[kPointIdentity].uint64s.back() = number_of_identity[identity];
@@ -422,30 +425,161 @@ absl::StatusOr<std::vector<DecodedMetricsFile>> SplitByMetric(
   return parts;
 }
 
-// The catalog of metrics file `path` (one of files.metrics): from `cache`,
-// else read (one grouped query over its name, variant, description and
-// time columns, counting the rows of each group) and kept there. Unimplemented when it has more
-// rows than the cache would decode.
+// Builds a FileCatalog from groups of a file's named rows, each a
+// (variant, description, time) and its count of rows: the groups of
+// CatalogOf's grouped query, or one row at a time (count 1) from the
+// file's decoded points, with the same catalog either way.
+class CatalogBuilder {
+ public:
+  using Variant = std::tuple<std::string, std::string, int64_t, bool, int64_t>;
+
+  CatalogBuilder() : made_(std::make_shared<FileCatalog>()) {}
+
+  size_t VariantIndex(const Variant& variant) {
+    const auto [v, fresh] = variant_index_.emplace(variant, made_->variants.size());
+    if (fresh) {
+      made_->variants.push_back({std::get<0>(variant), std::get<1>(variant), std::get<2>(variant),
+                                 std::get<3>(variant), std::get<4>(variant), ""});
+    }
+    return v->second;
+  }
+  int32_t DescriptionIndex(const std::string& description) {
+    const auto [d, fresh] =
+        description_index_.emplace(description, static_cast<int32_t>(made_->descriptions.size()));
+    if (fresh) made_->descriptions.push_back(description);
+    return d->second;
+  }
+  // `rows` rows of variant `variant` with description `description` (-1:
+  // NULL) at `time` (`time_valid` false: a NULL time, which reads 0 and is
+  // a group apart from time 0, as in SQL's GROUP BY).
+  void Add(size_t variant, int32_t description, bool time_valid, uint64_t time, uint64_t rows) {
+    const auto [t, fresh_times] =
+        times_index_.emplace(std::make_pair(variant, description), made_->times.size());
+    if (fresh_times) made_->times.push_back({variant, description, {}});
+    FileCatalog::Times& times = made_->times[t->second];
+    if (groups_.emplace(t->second, time_valid, time).second) times.times.push_back(time);
+    times.rows += rows;
+  }
+  std::shared_ptr<FileCatalog> Finish() && {
+    for (FileCatalog::Times& t : made_->times) std::sort(t.times.begin(), t.times.end());
+    for (const CatalogVariant& v : made_->variants) made_->names.push_back(v.otlp_name);
+    std::sort(made_->names.begin(), made_->names.end());
+    made_->names.erase(std::unique(made_->names.begin(), made_->names.end()), made_->names.end());
+    made_->bytes = made_->EstimatedBytes();
+    return std::move(made_);
+  }
+
+ private:
+  std::shared_ptr<FileCatalog> made_;
+  absl::flat_hash_map<Variant, size_t> variant_index_;
+  absl::flat_hash_map<std::string, int32_t> description_index_;
+  absl::flat_hash_map<std::pair<size_t, int32_t>, size_t> times_index_;
+  // (index into times, whether the time is valid, the time): each once.
+  absl::flat_hash_set<std::tuple<size_t, bool, uint64_t>> groups_;
+};
+
+// Decodes every named row of metrics file `files.metrics[f]` with one
+// query (counted in `cache`'s decode_queries) and keeps, in `cache`, each
+// of its metrics' points (as QueryMetricsOfFile of that metric alone reads
+// them) and the file's catalog, built from the same rows (as CatalogOf's
+// grouped query would give it): the file is read once. Returns the
+// catalog, or null when the file has more rows than the cache would
+// decode (nothing kept).
+absl::StatusOr<std::shared_ptr<const FileCatalog>> DecodeWholeFile(query::QueryPool& pool,
+                                                                   const query::ViewFiles& files,
+                                                                   size_t f,
+                                                                   const CallOptions& call,
+                                                                   PointCache& cache) {
+  const std::string& path = files.metrics[f];
+  query::ViewFiles one = files;
+  one.metrics = {path};
+  const PointColumnsWanted every{
+      .value = true, .count = true, .sum = true, .buckets = true, .quantiles = true};
+  cache.CountDecodeQuery();
+  // No names: every named row, with its description (QueryPoints).
+  absl::StatusOr<DecodedMetricsFile> all =
+      QueryPoints(pool, one, call, nullptr, std::nullopt, every, PointRead::kSamples,
+                  std::max<size_t>(1, cache.MostRows()));
+  if (absl::IsResourceExhausted(all.status())) return nullptr;
+  if (!all.ok()) return all.status();
+  CatalogBuilder builder;
+  std::vector<size_t> variant_of(all->identities.size());
+  for (size_t i = 0; i < all->identities.size(); ++i) {
+    const MetricIdentity& m = all->identities[i];
+    variant_of[i] = builder.VariantIndex({m.otlp_name, m.unit, m.type, m.monotonic, m.temporality});
+  }
+  const query::TypedColumn& ids = all->points.columns[kPointIdentity];
+  const query::TypedColumn& times = all->points.columns[kPointTime];
+  const query::TypedColumn& descriptions = all->points.columns[kPointDescription];
+  for (size_t r = 0; r < all->points.rows; ++r) {
+    const int32_t description =
+        descriptions.is_valid(r) ? builder.DescriptionIndex(descriptions.strings[r]) : -1;
+    builder.Add(variant_of[ids.uint64s[r]], description, times.is_valid(r), times.uint64s[r], 1);
+  }
+  std::shared_ptr<const FileCatalog> catalog = std::move(builder).Finish();
+  // The entries keep neither (KeepDecoded): not copied into the parts.
+  for (const PointColumn c : {kPointExemplars, kPointDescription}) {
+    all->points.columns[c].strings = {};
+    all->points.columns[c].valid = {};
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<DecodedMetricsFile> parts,
+                          SplitByMetric(*all, catalog->names));
+  for (size_t m = 0; m < parts.size(); ++m) {
+    KeepDecoded(PointCache::PointsKey(path, catalog->names[m]), std::move(parts[m]), cache);
+  }
+  cache.AddCatalog(PointCache::CatalogKey(path), catalog);
+  return catalog;
+}
+
+// Whether a request that reads every metric with a point in [from, to]
+// reads every metric of file `files.metrics[f]`: meta.json's event_time
+// of the file lies within the window (its placeholder rows, at no time,
+// are read with their metric either way), and its rows are few enough
+// for the cache to decode. False when the meta is not known.
+bool WindowHoldsFile(const query::ViewFiles& files, size_t f, uint64_t from, uint64_t to,
+                     const PointCache& cache) {
+  if (files.metrics_meta.size() != files.metrics.size()) return false;
+  const query::MetricsFileMeta& meta = files.metrics_meta[f];
+  return meta.event_time.has_value() && meta.event_time->first >= from &&
+         meta.event_time->second <= to && meta.file_rows <= cache.MostRows();
+}
+
+// The catalog of metrics file `files.metrics[f]`: from `cache`, else,
+// with `whole_file`, from DecodeWholeFile (the file's catalog and every
+// metric's points from one query; a file too large for it goes on as
+// without), else read (one grouped query over its name, variant,
+// description and time columns, counting the rows of each group, counted
+// in `cache`'s catalog_queries) and kept there. Unimplemented when it has
+// more rows than the cache would decode.
 absl::StatusOr<std::shared_ptr<const FileCatalog>> CatalogOf(query::QueryPool& pool,
                                                              const query::ViewFiles& files,
-                                                             const std::string& path,
+                                                             size_t f, bool whole_file,
                                                              const CallOptions& call,
                                                              PointCache& cache) {
   using query::TypedKind;
+  const auto began = std::chrono::steady_clock::now();
+  const std::string& path = files.metrics[f];
   const std::string key = PointCache::CatalogKey(path);
   if (std::shared_ptr<const FileCatalog> found = cache.FindCatalog(key); found != nullptr) {
     return found;
   }
   if (cache.IsTooLarge(key)) return absl::UnimplementedError("a metrics catalog too large");
+  if (whole_file) {
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> decoded,
+                            DecodeWholeFile(pool, files, f, call, cache));
+    if (decoded != nullptr) return decoded;
+  }
   query::ViewFiles one = files;
   one.metrics = {path};
   constexpr char kSql[] =
       "SELECT metric_name, coalesce(metric_unit, ''), metric_type,"
       " coalesce(is_monotonic, false), coalesce(aggregation_temporality, 0), metric_description,"
       " time_unix_nano, count(*) FROM metrics_stored WHERE metric_name IS NOT NULL GROUP BY ALL";
-  STRATA_ASSIGN_OR_RETURN(
-      query::TypedResult rows,
-      pool.RunTyped(one, kSql, Options(call, {}, std::max<size_t>(1, cache.MostRows()))));
+  cache.CountCatalogQuery();
+  STRATA_ASSIGN_OR_RETURN(query::TypedResult rows,
+                          pool.RunTyped(one, kSql,
+                                        Options(RemainingCall(call, began), {},
+                                                std::max<size_t>(1, cache.MostRows()))));
   if (rows.truncated) {
     cache.MarkTooLarge(key);
     return absl::UnimplementedError("a metrics catalog too large");
@@ -455,41 +589,20 @@ absl::StatusOr<std::shared_ptr<const FileCatalog>> CatalogOf(query::QueryPool& p
                  {TypedKind::kString, TypedKind::kString, TypedKind::kInt64, TypedKind::kBool,
                   TypedKind::kInt64, TypedKind::kString, TypedKind::kUInt64, TypedKind::kInt64},
                  "catalog"));
-  auto made = std::make_shared<FileCatalog>();
-  using Variant = std::tuple<std::string, std::string, int64_t, bool, int64_t>;
-  absl::flat_hash_map<Variant, size_t> variant_index;
-  absl::flat_hash_map<std::string, int32_t> description_index;
-  absl::flat_hash_map<std::pair<size_t, int32_t>, size_t> times_index;
+  CatalogBuilder builder;
   std::vector<query::TypedColumn>& col = rows.columns;
   for (size_t r = 0; r < rows.rows; ++r) {
-    Variant variant(col[0].strings[r], col[1].strings[r], col[2].int64s[r], col[3].int64s[r] != 0,
-                    col[4].int64s[r]);
-    const auto [v, fresh] = variant_index.emplace(variant, made->variants.size());
-    if (fresh) {
-      made->variants.push_back({std::get<0>(variant), std::get<1>(variant), std::get<2>(variant),
-                                std::get<3>(variant), std::get<4>(variant), ""});
-    }
-    int32_t description = -1;
-    if (col[5].is_valid(r)) {
-      const auto [d, fresh_description] = description_index.emplace(
-          col[5].strings[r], static_cast<int32_t>(made->descriptions.size()));
-      if (fresh_description) made->descriptions.push_back(col[5].strings[r]);
-      description = d->second;
-    }
-    const auto [t, fresh_times] =
-        times_index.emplace(std::make_pair(v->second, description), made->times.size());
-    if (fresh_times) made->times.push_back({v->second, description, {}});
-    made->times[t->second].times.push_back(col[6].uint64s[r]);
-    made->times[t->second].rows += static_cast<uint64_t>(col[7].int64s[r]);
+    const size_t variant =
+        builder.VariantIndex({col[0].strings[r], col[1].strings[r], col[2].int64s[r],
+                              col[3].int64s[r] != 0, col[4].int64s[r]});
+    const int32_t description =
+        col[5].is_valid(r) ? builder.DescriptionIndex(col[5].strings[r]) : -1;
+    builder.Add(variant, description, col[6].is_valid(r), col[6].uint64s[r],
+                static_cast<uint64_t>(col[7].int64s[r]));
   }
-  // GROUP BY ALL gave each (variant, description, time) once.
-  for (FileCatalog::Times& t : made->times) std::sort(t.times.begin(), t.times.end());
-  for (const CatalogVariant& v : made->variants) made->names.push_back(v.otlp_name);
-  std::sort(made->names.begin(), made->names.end());
-  made->names.erase(std::unique(made->names.begin(), made->names.end()), made->names.end());
-  made->bytes = made->EstimatedBytes();
+  std::shared_ptr<const FileCatalog> made = std::move(builder).Finish();
   cache.AddCatalog(key, made);
-  return std::shared_ptr<const FileCatalog>(std::move(made));
+  return made;
 }
 
 // Whether ascending `times` holds one in [from, to].
@@ -628,9 +741,12 @@ absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
     return out.parts[p.part]->points.columns[kPointTime].uint64s[p.row];
   };
   auto by_time = [&](const PointRow& a, const PointRow& b) { return time_of(a) < time_of(b); };
-  for (const std::string& path : files.metrics) {
-    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> catalog,
-                            CatalogOf(pool, files, path, RemainingCall(call, began), cache));
+  for (size_t f = 0; f < files.metrics.size(); ++f) {
+    const std::string& path = files.metrics[f];
+    // The catalog is there already when ReadCachedCatalog read it first.
+    STRATA_ASSIGN_OR_RETURN(
+        std::shared_ptr<const FileCatalog> catalog,
+        CatalogOf(pool, files, f, /*whole_file=*/false, RemainingCall(call, began), cache));
     const size_t file_run = out.order.size();
     std::vector<std::string> selected;  // ascending
     for (const std::string& name : catalog->names) {
@@ -690,19 +806,19 @@ absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const quer
   return out;
 }
 
-absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& pool,
-                                                              const query::ViewFiles& files,
-                                                              const CallOptions& call,
-                                                              int64_t min_ms, int64_t max_ms,
-                                                              PointCache& cache) {
+absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(
+    query::QueryPool& pool, const query::ViewFiles& files, const CallOptions& call, int64_t min_ms,
+    int64_t max_ms, bool every_metric, PointCache& cache) {
   const auto began = std::chrono::steady_clock::now();
   const uint64_t from = TimeFrom(min_ms), to = TimeTo(max_ms);
   using Key = std::tuple<std::string, std::string, int64_t, bool, int64_t>;
   // Each variant's least description so far (nullopt: none yet).
   std::map<Key, std::optional<std::string>> variants;
-  for (const std::string& path : files.metrics) {
-    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> file,
-                            CatalogOf(pool, files, path, RemainingCall(call, began), cache));
+  for (size_t f = 0; f < files.metrics.size(); ++f) {
+    const bool whole_file = every_metric && WindowHoldsFile(files, f, from, to, cache);
+    STRATA_ASSIGN_OR_RETURN(
+        std::shared_ptr<const FileCatalog> file,
+        CatalogOf(pool, files, f, whole_file, RemainingCall(call, began), cache));
     for (const FileCatalog::Times& t : file->times) {
       if (!AnyTimeIn(t.times, from, to)) continue;
       const CatalogVariant& v = file->variants[t.variant];
@@ -778,9 +894,12 @@ absl::StatusOr<ResourceTimes> ReadCachedResourceTimes(query::QueryPool& pool,
   // A resource's fields, joined -> its index in out.resources.
   absl::flat_hash_map<std::string, size_t> resource_index;
   absl::flat_hash_set<std::pair<size_t, int64_t>> seen;
-  for (const std::string& path : files.metrics) {
-    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const FileCatalog> catalog,
-                            CatalogOf(pool, files, path, RemainingCall(call, began), cache));
+  for (size_t f = 0; f < files.metrics.size(); ++f) {
+    const std::string& path = files.metrics[f];
+    const bool whole_file = WindowHoldsFile(files, f, from, to, cache);
+    STRATA_ASSIGN_OR_RETURN(
+        std::shared_ptr<const FileCatalog> catalog,
+        CatalogOf(pool, files, f, whole_file, RemainingCall(call, began), cache));
     std::vector<std::string> selected;
     for (const std::string& name : catalog->names) {
       if (HasPointIn(*catalog, name, from, to)) selected.push_back(name);

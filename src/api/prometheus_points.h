@@ -179,19 +179,27 @@ absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const quer
                                               size_t max_rows, PointCache* cache = nullptr);
 
 // The variants with a point in [min_ms, max_ms] from each metrics file's
-// FileCatalog in `cache` (reading those it lacks; no points are decoded),
-// ordered by name, unit, type, monotonicity and temporality. Unimplemented
-// when a file's catalog is too large to keep (then ask DuckDB).
+// FileCatalog in `cache` (reading those it lacks), ordered by name, unit,
+// type, monotonicity and temporality. Without `every_metric` no points are
+// decoded. With it (the caller reads every metric with a point in the
+// window next: a listing, target_info), a file the cache lacks whose
+// points all lie in the window (meta.json's event_time,
+// ViewFiles::metrics_meta) is decoded whole with one query, which gives
+// both its catalog and each metric's points: the file is read once.
+// Unimplemented when a file's catalog is too large to keep (then ask
+// DuckDB).
 absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& pool,
                                                               const query::ViewFiles& files,
                                                               const CallOptions& call,
                                                               int64_t min_ms, int64_t max_ms,
-                                                              PointCache& cache);
+                                                              bool every_metric, PointCache& cache);
 
 // The resources with a point of any metric in [min_ms, max_ms], each with
 // the milliseconds it has points in (target_info's samples), from the
 // decoded points of every metric of each metrics file in `cache` (decoding
-// those it lacks).
+// those it lacks; a file the cache lacks whose points all lie in the
+// window with its catalog in one query, as ReadCachedCatalog's
+// `every_metric`).
 struct ResourceTimes {
   // Indexes into `resources`: service, service.namespace,
   // service.instance.id and the resource attribute set, as MetricIdentity

@@ -88,14 +88,16 @@ std::vector<std::string> SeriesNames(const CatalogEntry& entry) {
 
 // The metric variants with a point in [min_ms, max_ms]: from `cache`'s
 // decoded files when there is one (and no file is too large to decode),
-// else from DuckDB.
+// else from DuckDB. `every_metric`: the caller reads the points of every
+// variant listed next, through `cache` (internal::ReadCachedCatalog).
 absl::StatusOr<std::vector<CatalogEntry>> ReadCatalog(query::QueryPool& pool,
                                                       const query::ViewFiles& files,
                                                       const CallOptions& call, int64_t min_ms,
-                                                      int64_t max_ms, internal::PointCache* cache) {
+                                                      int64_t max_ms, bool every_metric,
+                                                      internal::PointCache* cache) {
   if (cache != nullptr) {
     absl::StatusOr<std::vector<internal::CatalogVariant>> cached =
-        internal::ReadCachedCatalog(pool, files, call, min_ms, max_ms, *cache);
+        internal::ReadCachedCatalog(pool, files, call, min_ms, max_ms, every_metric, *cache);
     if (cached.ok()) {
       std::vector<CatalogEntry> out;
       out.reserve(cached->size());
@@ -140,6 +142,21 @@ absl::StatusOr<std::vector<CatalogEntry>> ReadCatalog(query::QueryPool& pool,
     out.push_back(std::move(entry));
   }
   return out;
+}
+
+// Whether `m`, a matcher of `__name__`, accepts every series name (none
+// is empty): =~".*", =~".+", !="" or !~"". Others may refuse some.
+bool AcceptsEveryName(const promql::LabelMatcher& m) {
+  switch (m.type) {
+    case promql::MatchType::kRegexMatch:
+      return m.value == ".*" || m.value == ".+";
+    case promql::MatchType::kNotEqual:
+    case promql::MatchType::kRegexNoMatch:
+      return m.value.empty();
+    case promql::MatchType::kEqual:
+      return false;
+  }
+  return false;
 }
 
 // The delta sums and histograms among `wanted`, by OTLP name.
@@ -242,8 +259,17 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
                        [&](const internal::CompiledMatcher& m) { return m.Matches(name); });
   };
   const auto began = std::chrono::steady_clock::now();
+  // Every metric of the window wanted (a listing without a name, as
+  // Grafana's metric browser asks): the points of every variant are read
+  // next, so a file is decoded whole with its catalog (exemplars are not
+  // read through the cache).
+  const bool every_metric =
+      mode != Mode::kExemplars &&
+      std::all_of(matchers.begin(), matchers.end(), [](const promql::LabelMatcher& m) {
+        return m.name != "__name__" || AcceptsEveryName(m);
+      });
   STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
-                          ReadCatalog(pool_, files_, call_, min_ms, max_ms, cache_));
+                          ReadCatalog(pool_, files_, call_, min_ms, max_ms, every_metric, cache_));
   // OTLP name -> the entries (one per unit/type variant) whose series are wanted.
   std::map<std::string, std::vector<const CatalogEntry*>> wanted;
   for (const CatalogEntry& entry : catalog) {
@@ -529,7 +555,8 @@ absl::Status MetricsSeriesSource::AddTargetInfo(int64_t min_ms, int64_t max_ms, 
 absl::StatusOr<std::vector<PromMetadata>> MetricsSeriesSource::Metadata(int64_t min_ms,
                                                                         int64_t max_ms) {
   STRATA_ASSIGN_OR_RETURN(std::vector<CatalogEntry> catalog,
-                          ReadCatalog(pool_, files_, call_, min_ms, max_ms, cache_));
+                          ReadCatalog(pool_, files_, call_, min_ms, max_ms,
+                                      /*every_metric=*/false, cache_));
   std::map<std::string, PromMetadata> by_name;
   for (const CatalogEntry& entry : catalog) {
     static constexpr std::string_view kTypes[] = {"gauge", "counter", "histogram", "summary"};

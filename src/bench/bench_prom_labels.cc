@@ -89,6 +89,8 @@ absl::StatusOr<PromListTimes> TimeListing(query::QueryPool& pool, const query::V
   std::vector<double> cold_s, cached_s, uncached_s;
   STRATA_ASSIGN_OR_RETURN(const ListingAnswer cold,
                           CallListing(pool, files, listing, start_ms, end_ms, &cache, &cold_s));
+  const size_t cold_decode_queries = cache.decode_queries();
+  const size_t cold_catalog_queries = cache.catalog_queries();
   for (int run = 0; run < runs; ++run) {
     STRATA_ASSIGN_OR_RETURN(
         const ListingAnswer uncached,
@@ -105,7 +107,9 @@ absl::StatusOr<PromListTimes> TimeListing(query::QueryPool& pool, const query::V
   return PromListTimes{.cold_ms = QuantileMs(cold_s, 0.5),
                        .cached_p50_ms = QuantileMs(cached_s, 0.5),
                        .uncached_p50_ms = QuantileMs(uncached_s, 0.5),
-                       .answers = answer->size()};
+                       .answers = answer->size(),
+                       .cold_decode_queries = cold_decode_queries,
+                       .cold_catalog_queries = cold_catalog_queries};
 }
 
 }  // namespace

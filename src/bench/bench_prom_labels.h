@@ -31,6 +31,10 @@ struct PromListTimes {
   double cached_p50_ms = 0;    // later calls through it
   double uncached_p50_ms = 0;  // calls with no cache
   size_t answers = 0;          // series, label names or label values answered
+  // What the cold call ran (PointCache's counters): decode queries and
+  // catalog queries apart from them.
+  size_t cold_decode_queries = 0;
+  size_t cold_catalog_queries = 0;
 };
 
 struct PromLabelsBenchNumbers {

@@ -66,14 +66,24 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "query/duckdb_engine.h"
 
 namespace strata::query {
+
+// What a batch's meta.json says of its metrics.parquet (meta-json.md):
+// every row it holds (placeholders included) and the least and greatest
+// time_unix_nano of its data points (nullopt: none recorded).
+struct MetricsFileMeta {
+  uint64_t file_rows = 0;
+  std::optional<std::pair<uint64_t, uint64_t>> event_time;
+};
 
 // The Parquet files one query reads, absolute paths, one list per view.
 struct ViewFiles {
@@ -84,6 +94,11 @@ struct ViewFiles {
   std::vector<std::string> spans;
   std::vector<std::string> logs;
   std::vector<std::string> metrics;
+  // The meta.json figures of each of `metrics`, in the same order, so a
+  // reader can tell whether a window holds every point of a file without
+  // opening it; empty when the lists were made by hand (nothing known).
+  // Not part of the views: operator== leaves it out.
+  std::vector<MetricsFileMeta> metrics_meta;
   // rollups.parquet of the batches that have one (meta.json format 2).
   std::vector<std::string> rollups;
   // Keeps the cached copies of evicted batches' files listed above while

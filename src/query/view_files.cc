@@ -52,6 +52,12 @@ ViewFiles ViewFilesOf(const storage::Snapshot& snapshot, std::optional<EventWind
     }
     if (meta.metrics_parquet.has_value()) {
       Add(*batch, storage::kMetricsFileName, &files.metrics, &files);
+      MetricsFileMeta& metrics = files.metrics_meta.emplace_back();
+      metrics.file_rows = meta.metrics.file_rows;
+      if (meta.metrics.event_time.has_value()) {
+        metrics.event_time =
+            std::make_pair(meta.metrics.event_time->min, meta.metrics.event_time->max);
+      }
     }
     // The view reads one layout: format 2 files (rollups-parquet.md,
     // "Format 2 layout") stay out of it, as format 1 batches have none.
