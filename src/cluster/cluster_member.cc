@@ -62,6 +62,7 @@ void ClusterMember::Start() {
   MutexLock lock(&mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = std::thread([this] { Run(); });
+  heartbeat_thread_ = std::thread([this] { Beat(); });
 }
 
 void ClusterMember::Notify() {
@@ -77,6 +78,7 @@ void ClusterMember::Stop() {
     wake_cv_.SignalAll();
   }
   if (thread_.joinable()) thread_.join();
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
 }
 
 absl::Status ClusterMember::Leave() {
@@ -170,11 +172,41 @@ ClusterMemberStats ClusterMember::Stats() const {
   return stats_;
 }
 
-void ClusterMember::Run() {
+void ClusterMember::Beat() {
   const absl::Duration heartbeat_every = options_.lease_time / 3;
   absl::Time last_heartbeat = options_.clock();
+  for (;;) {
+    {
+      const auto deadline = std::chrono::steady_clock::now() + options_.poll_interval;
+      MutexLock lock(&mu_);
+      while (!stopping_) {
+        if (!wake_cv_.WaitUntil(&mu_, deadline)) break;
+      }
+      if (stopping_) return;
+    }
+    const absl::Time now = options_.clock();
+    if (now - last_heartbeat < heartbeat_every) continue;
+    const absl::Status beat = catalog_.Heartbeat(options_.node, options_.instance, now);
+    if (absl::IsFailedPrecondition(beat)) {
+      if (options_.on_claim_lost) options_.on_claim_lost(beat);
+      // The listing thread ends too: this process no longer owns the id.
+      MutexLock lock(&mu_);
+      stopping_ = true;
+      wake_cv_.SignalAll();
+      return;
+    }
+    if (beat.ok()) {
+      last_heartbeat = now;
+      RenewHeldDays();
+    } else if (options_.on_error) {
+      options_.on_error(beat);
+    }
+  }
+}
+
+void ClusterMember::Run() {
   // The first listing of the store comes one interval after the start.
-  absl::Time last_reconcile = last_heartbeat;
+  absl::Time last_reconcile = options_.clock();
   for (;;) {
     {
       const auto deadline = std::chrono::steady_clock::now() + options_.poll_interval;
@@ -184,20 +216,6 @@ void ClusterMember::Run() {
       }
       notified_ = false;
       if (stopping_) return;
-    }
-    const absl::Time now = options_.clock();
-    if (now - last_heartbeat >= heartbeat_every) {
-      const absl::Status beat = catalog_.Heartbeat(options_.node, options_.instance, now);
-      if (absl::IsFailedPrecondition(beat)) {
-        if (options_.on_claim_lost) options_.on_claim_lost(beat);
-        return;
-      }
-      if (beat.ok()) {
-        last_heartbeat = now;
-        RenewHeldDays();
-      } else if (options_.on_error) {
-        options_.on_error(beat);
-      }
     }
     const absl::Status synced = Sync();
     if (!synced.ok()) {

@@ -4,7 +4,8 @@
 // share (postgres_batch_catalog.h, docs/format/postgres-catalog.md).
 //
 // Join() claims the node id (refused while another process heartbeats for
-// it); Start() starts a thread that heartbeats, and keeps the catalog's
+// it); Start() starts a thread that heartbeats and renews the day leases
+// held (its own, so a slow listing never lets them lapse) and one that keeps the catalog's
 // view of this node's batches (those whose ids carry its node field) equal
 // to the local catalog's, as far as the object store holds them:
 //   - a local batch the uploader has put in the store (meta.json last) and
@@ -305,6 +306,9 @@ class ClusterMember {
     return stopping_;
   }
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // The heartbeat thread: the node's heartbeat and the held day leases'
+  // renewals, every third of the lease time, whatever a listing costs.
+  void Beat() ABSL_LOCKS_EXCLUDED(mu_);
   // Adds and removes the batches of one day; false when a removal waits
   // for another node's lease of the day.
   absl::StatusOr<bool> SyncDay(const std::string& day, const std::vector<CatalogBatch>& add,
@@ -335,6 +339,7 @@ class ClusterMember {
   Mutex reconcile_mu_;
   std::map<storage::BatchId, absl::Time> orphans_ ABSL_GUARDED_BY(reconcile_mu_);
   std::thread thread_;
+  std::thread heartbeat_thread_;
 };
 
 }  // namespace strata::cluster

@@ -110,7 +110,7 @@ std::string CreateToken(const std::string& data_dir, const std::string& name,
 std::pair<int, std::string> Curl(const std::vector<std::string>& args) {
   TempDir dir("curl");
   const std::string body_path = dir.path() + "/body";
-  std::vector<std::string> argv = {STRATA_CURL, "-s", "-o", body_path, "-w", "%{http_code}"};
+  std::vector<std::string> argv = {STRATA_CURL, "-sS", "-o", body_path, "-w", "%{http_code}"};
   argv.insert(argv.end(), args.begin(), args.end());
   auto [code, out] = RunToCompletion(argv, ChildEnvironment());
   std::string body;
@@ -122,6 +122,8 @@ std::pair<int, std::string> Curl(const std::vector<std::string>& args) {
   }
   int status = 0;
   if (code == 0 && out.size() >= 3) status = std::atoi(out.substr(out.size() - 3).c_str());
+  // What curl said, for the test's message (-S: its error on stderr).
+  if (status == 0) body += fmt::format("\n(curl exited {}: {})", code, out);
   return {status, body};
 }
 

@@ -75,8 +75,9 @@ std::pair<int, std::string> RunStrata(const std::vector<std::string>& args);
 std::string CreateToken(const std::string& data_dir, const std::string& name,
                         const std::string& scope, const std::vector<std::string>& flags = {});
 
-// Runs curl with `args` plus "-s -o <body> -w %{http_code}" and returns
-// {http status, body}; status 0 when curl itself failed.
+// Runs curl with `args` plus "-sS -o <body> -w %{http_code}" and returns
+// {http status, body}; status 0 when curl itself failed (its exit code and
+// error are then appended to the body).
 std::pair<int, std::string> Curl(const std::vector<std::string>& args);
 
 // DuckDB over every Parquet file of `table` ("spans", "logs", "metrics") in
