@@ -197,6 +197,16 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
     uploaded_.insert(id);
   }
   std::vector<std::string> SharedIds() { return IdsOf(*shared_->List()); }
+  // Another process claims node 02 (instance "other") at the start.
+  void ClaimNode02() {
+    ASSERT_TRUE(shared_
+                    ->ClaimNode(NodeRecord{.node = "02",
+                                           .instance = "other",
+                                           .started_at = kStart,
+                                           .heartbeat_at = kStart},
+                                absl::Seconds(30))
+                    .ok());
+  }
   void Advance(absl::Duration by) { now_nanos_ += absl::ToInt64Nanoseconds(by); }
 
   std::unique_ptr<storage::Catalog> local_;
@@ -542,13 +552,7 @@ TEST_F(ClusterMemberTest, BatchesOfDaysPastRetentionAreNotAdopted) {
 TEST_F(ClusterMemberTest, ASilentNodesBatchesOfDaysPastRetentionLeaveTheCatalog) {
   std::unique_ptr<ClusterMember> member = Join("k1", /*keep_days=*/7);
   ASSERT_NE(member, nullptr);
-  ASSERT_TRUE(
-      shared_
-          ->ClaimNode(
-              NodeRecord{
-                  .node = "02", .instance = "other", .started_at = kStart, .heartbeat_at = kStart},
-              absl::Seconds(30))
-          .ok());
+  ASSERT_NO_FATAL_FAILURE(ClaimNode02());
   const std::string old =
       storage::BatchId::Make(testing::kDayStartMicros - 86400000000 * 40, 0, 2)->ToString();
   const std::string recent = BatchIdOf(1, 0, 2);
@@ -613,13 +617,7 @@ TEST_F(ClusterMemberTest, RemovedBatchesObjectsAreDeletedAfterTheGracePeriod) {
 // reports that listing (or stops heartbeating for the lease time).
 TEST_F(ClusterMemberTest, RemovedBatchesObjectsWaitForEveryLiveNodeToSyncPastTheRemoval) {
   std::unique_ptr<ClusterMember> member = Join();
-  ASSERT_TRUE(
-      shared_
-          ->ClaimNode(
-              NodeRecord{
-                  .node = "02", .instance = "other", .started_at = kStart, .heartbeat_at = kStart},
-              absl::Seconds(30))
-          .ok());
+  ASSERT_NO_FATAL_FAILURE(ClaimNode02());
   const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
   ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
   const std::string c = BatchIdOf(5, 1, 1);
