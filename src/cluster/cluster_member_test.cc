@@ -197,6 +197,15 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
     uploaded_.insert(id);
   }
   std::vector<std::string> SharedIds() { return IdsOf(*shared_->List()); }
+  // This node compacts `inputs` into `output` locally, uploads it and lets
+  // `member` register it in the swap that removes the inputs.
+  void CompactedAndRegistered(ClusterMember& member, const std::vector<std::string>& inputs,
+                              const std::string& output) {
+    Publish({output}, inputs, inputs);
+    Uploaded(output);
+    ASSERT_TRUE(member.Sync().ok());
+    ASSERT_THAT(SharedIds(), ElementsAre(output));
+  }
   // Another process claims node 02 (instance "other") at the start.
   void ClaimNode02() {
     ASSERT_TRUE(shared_
@@ -598,10 +607,7 @@ TEST_F(ClusterMemberTest, RemovedBatchesObjectsAreDeletedAfterTheGracePeriod) {
   const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
   ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
   const std::string c = BatchIdOf(5, 1, 1);
-  Publish({c}, {a, b}, {a, b});
-  Uploaded(c);
-  ASSERT_TRUE(member->Sync().ok());
-  EXPECT_THAT(SharedIds(), ElementsAre(c));
+  ASSERT_NO_FATAL_FAILURE(CompactedAndRegistered(*member, {a, b}, c));
   Advance(absl::Minutes(10) - absl::Milliseconds(1));
   ASSERT_TRUE(member->Sync().ok());
   EXPECT_THAT(Deleted(), IsEmpty());
@@ -621,10 +627,7 @@ TEST_F(ClusterMemberTest, RemovedBatchesObjectsWaitForEveryLiveNodeToSyncPastThe
   const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
   ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
   const std::string c = BatchIdOf(5, 1, 1);
-  Publish({c}, {a, b}, {a, b});
-  Uploaded(c);
-  ASSERT_TRUE(member->Sync().ok());
-  ASSERT_THAT(SharedIds(), ElementsAre(c));
+  ASSERT_NO_FATAL_FAILURE(CompactedAndRegistered(*member, {a, b}, c));
   const int64_t removal = *shared_->Generation();
   auto beat = [&](const std::string& node, const std::string& instance) {
     ASSERT_TRUE(shared_->Heartbeat(node, instance, absl::FromUnixNanos(now_nanos_.load())).ok());
@@ -645,10 +648,7 @@ TEST_F(ClusterMemberTest, RemovedBatchesObjectsWaitForEveryLiveNodeToSyncPastThe
   const std::string d = BatchIdOf(6, 0, 1);
   ASSERT_NO_FATAL_FAILURE(Registered(*member, {d}));
   const std::string e = BatchIdOf(7, 1, 1);
-  Publish({e}, {c, d}, {c, d});
-  Uploaded(e);
-  ASSERT_TRUE(member->Sync().ok());
-  ASSERT_THAT(SharedIds(), ElementsAre(e));
+  ASSERT_NO_FATAL_FAILURE(CompactedAndRegistered(*member, {c, d}, e));
   Advance(absl::Minutes(11));
   beat("01", "i1");
   beat("02", "other");
