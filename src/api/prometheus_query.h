@@ -21,7 +21,7 @@ inline constexpr int64_t kMaxPromSteps = 11'000;
 // A query's budgets: series its selectors select, and samples they read
 // plus points its intermediate results hold (docs/prometheus.md, Limits).
 inline constexpr int64_t kPromMaxSeries = 100'000;
-inline constexpr int64_t kPromMaxSamples = 5'000'000;
+inline constexpr int64_t kPromMaxSamples = 20'000'000;
 
 // What /query and /query_range were asked, times in milliseconds. An
 // instant query has start == end and step 0.
