@@ -431,10 +431,13 @@ absl::StatusOr<std::vector<promql::Labels>> TraceMetricsSource::SelectLabels(
     STRATA_ASSIGN_OR_RETURN(RollupSet rows,
                             rollups_.ForWindow(fs_, snapshot_, MinuteWindow{from, end}));
     for (const auto& batch : rows) {
-      for (const rollups::RollupRow& row : batch->rows) {
+      // A batch whose minutes all lie in [from, end) is read merged over
+      // them (a row per operation; it counted if it counted in a minute).
+      const bool whole = batch->first_minute >= from && batch->last_minute < end;
+      for (const rollups::RollupRow& row : whole ? batch->whole : batch->rows) {
         const rollups::RollupKey& key = row.key;
-        if (key.kind != rollups::RollupKind::kOperation || key.minute < from || key.minute >= end ||
-            row.measures.count == 0) {
+        if (key.kind != rollups::RollupKind::kOperation || row.measures.count == 0 ||
+            (!whole && (key.minute < from || key.minute >= end))) {
           continue;
         }
         add(Family::kSpanMetrics, OperationLabels(key));
