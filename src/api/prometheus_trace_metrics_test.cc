@@ -22,6 +22,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
+#include "otlp/decode.h"
 #include "query/duckdb_engine.h"
 #include "rollups/duration_histogram.h"
 #include "storage/storage.h"
@@ -395,6 +396,60 @@ TEST_F(TraceMetricsTest, ListingsBuildNothingPerMinuteAndReadOnlyTheirMinutes) {
   ASSERT_TRUE(selected.ok()) << selected.status();
   EXPECT_TRUE(selected->empty());
   EXPECT_GT(fresh.reads(), 0u);
+}
+
+// One batch whose minutes are not all in a listing's window: an operation
+// counted only at its start is listed only while that count is recent.
+TEST(TraceMetricsListingTest, ABatchPartlyInTheWindowListsOnlyItsRecentOperations) {
+  storage::testing::ScopedTempDir tmp("trace-metrics-listing");
+  PosixFileSystem fs;
+  auto opened = storage::Storage::Open(fs, tmp.path() + "/data");
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<storage::Storage> storage = std::move(*opened);
+  // One request, so one batch: "early" at minute 0, "late" at minute 40.
+  auto span = [](int id, std::string_view name, int64_t start) {
+    return fmt::format(R"({{"traceId":"{:032x}","spanId":"{:016x}","name":"{}","kind":2,)"
+                       R"("startTimeUnixNano":"{}","endTimeUnixNano":"{}"}})",
+                       id, id, name, start, start + 5 * smt::kMs);
+  };
+  const std::string json = smt::RequestJson(
+      "frontend", {span(1, "early", kStart), span(2, "late", kStart + 40 * kMinuteMs * smt::kMs)});
+  auto batch = std::make_unique<otlp::TraceBatch>();
+  ASSERT_TRUE(otlp::DecodeTracesJson(json, batch.get()).ok());
+  storage::WriteRequest request;
+  request.rows = batch->spans.size();
+  request.traces = std::move(batch);
+  request.bytes = json.size();
+  ASSERT_TRUE(storage->Write(std::move(request)).ok());
+  std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+  ASSERT_EQ(snapshot->size(), 1u);
+
+  RollupCache rollups;
+  ServiceMap map;
+  TraceMetricsSource traces(rollups, map, fs, *snapshot);
+  const std::vector<promql::LabelMatcher> calls = {
+      {promql::MatchType::kEqual, "__name__", "traces_spanmetrics_calls_total"}};
+  auto names_at = [&](int minute) {
+    const int64_t from = kStartMs + minute * kMinuteMs, to = from + kMinuteMs;
+    auto series = traces.Select(calls, from, to, {});
+    EXPECT_TRUE(series.ok()) << series.status();
+    std::vector<promql::Labels> want;
+    if (series.ok()) {
+      for (const auto& one : *series) want.push_back(one.labels);
+    }
+    auto listed = traces.SelectLabels(calls, from, to, 0);
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    std::set<std::string> names;
+    if (!listed.ok()) return names;
+    EXPECT_EQ(LabelLines(*listed), LabelLines(want)) << "minute " << minute;
+    for (const auto& labels : *listed) names.insert(promql::LabelValue(labels, "span_name"));
+    return names;
+  };
+  for (int minute = -2; minute <= 60; ++minute) names_at(minute);
+  EXPECT_EQ(names_at(5), std::set<std::string>{"early"});
+  EXPECT_EQ(names_at(30), std::set<std::string>{});
+  EXPECT_EQ(names_at(45), std::set<std::string>{"late"});
+  storage->Shutdown(std::chrono::seconds(5));
 }
 
 }  // namespace
