@@ -5,7 +5,8 @@
 // server, connection type) from the resolver's minutes. Each base keeps its
 // measures per minute of the window and, merged, before it. The series of a
 // base are then running totals of one of those measures, sampled at the end
-// of every minute while the base is active.
+// of every minute while the base is active. A SelectLabels keeps only the
+// distinct bases with a count in the minutes that can give a sample.
 
 #include "api/prometheus_trace_metrics.h"
 
@@ -13,10 +14,12 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "api/service_health_json.h"
 #include "common/status_macros.h"
@@ -235,6 +238,48 @@ const char* ConnectionType(const rollups::Node& target, rollups::EdgeType type) 
   return target.type == rollups::NodeType::kService ? "" : "virtual_node";
 }
 
+// The minutes whose end lies in [min_ms, max_ms], the instants of the
+// samples: [first, last], by their first instants; nullopt for none.
+struct SampleMinutes {
+  uint64_t first = 0;
+  uint64_t last = 0;
+};
+
+std::optional<SampleMinutes> SampleMinutesOf(int64_t min_ms, int64_t max_ms) {
+  if (max_ms < kMinuteMs || max_ms < min_ms) return std::nullopt;
+  const int64_t first_ms = std::max<int64_t>(0, min_ms - kMinuteMs);
+  const uint64_t first = static_cast<uint64_t>((first_ms + kMinuteMs - 1) / kMinuteMs) * kMinute;
+  const uint64_t last = static_cast<uint64_t>((max_ms - kMinuteMs) / kMinuteMs) * kMinute;
+  if (last < first) return std::nullopt;
+  return SampleMinutes{first, last};
+}
+
+promql::Labels OperationLabels(const rollups::RollupKey& key) {
+  return promql::SortedByName({{"service", key.service_name},
+                               {"span_kind", SpanKindName(key.span_kind)},
+                               {"span_name", key.span_name}});
+}
+
+promql::Labels EdgeLabels(const MinuteEdge& edge) {
+  promql::Labels labels = {{"client", edge.source.name}, {"server", edge.target.name}};
+  const char* connection = ConnectionType(edge.target, edge.type);
+  if (*connection != '\0') labels.push_back({"connection_type", connection});
+  return promql::SortedByName(std::move(labels));
+}
+
+// The labels of one output series of a base.
+promql::Labels SeriesLabels(const promql::Labels& base, const Output& output) {
+  promql::Labels labels = base;
+  labels.push_back({"__name__", output.name});
+  if (!output.label.empty()) labels.push_back({output.label, output.value});
+  return promql::SortedByName(std::move(labels));
+}
+
+absl::Status TooManySeries(int64_t max_series) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("the query selects more than ", max_series, " series; narrow its matchers"));
+}
+
 }  // namespace
 
 double TraceLatencyBoundSeconds(int index) { return static_cast<double>(BoundNanos(index)) / 1e9; }
@@ -271,32 +316,10 @@ std::vector<PromMetadata> TraceMetricsSource::Metadata() {
 absl::StatusOr<std::vector<promql::Series>> TraceMetricsSource::Select(
     absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
     const promql::SelectLimits& limits) {
-  return Collect(matchers, min_ms, max_ms, limits, false);
-}
-
-absl::StatusOr<std::vector<promql::Labels>> TraceMetricsSource::SelectLabels(
-    absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
-    int64_t max_series) {
-  STRATA_ASSIGN_OR_RETURN(std::vector<promql::Series> series,
-                          Collect(matchers, min_ms, max_ms, {max_series, 0}, true));
-  std::vector<promql::Labels> out;
-  out.reserve(series.size());
-  for (auto& one : series) out.push_back(std::move(one.labels));
-  return out;
-}
-
-absl::StatusOr<std::vector<promql::Series>> TraceMetricsSource::Collect(
-    absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
-    const promql::SelectLimits& limits, bool labels_only) {
   std::vector<promql::Series> out;
-  // Samples lie at the ends of minutes: the minutes whose end is in
-  // [min_ms, max_ms].
-  if (max_ms < kMinuteMs || max_ms < min_ms) return out;
-  const int64_t first_ms = std::max<int64_t>(0, min_ms - kMinuteMs);
-  const uint64_t first = static_cast<uint64_t>((first_ms + kMinuteMs - 1) / kMinuteMs) * kMinute;
-  const uint64_t last = static_cast<uint64_t>((max_ms - kMinuteMs) / kMinuteMs) * kMinute;
-  if (last < first) return out;
-  const uint64_t end = last + kMinute;
+  const std::optional<SampleMinutes> window = SampleMinutesOf(min_ms, max_ms);
+  if (!window.has_value()) return out;
+  const uint64_t first = window->first, last = window->last, end = last + kMinute;
 
   const bool span_metrics = FamilyWanted(matchers, Family::kSpanMetrics);
   const bool service_graph = FamilyWanted(matchers, Family::kServiceGraph);
@@ -304,6 +327,7 @@ absl::StatusOr<std::vector<promql::Series>> TraceMetricsSource::Collect(
   STRATA_ASSIGN_OR_RETURN(const promql::MatcherSet matcher_set,
                           promql::MatcherSet::Compile(matchers));
 
+  // Every minute before the window counts in the running totals.
   Bases bases;
   if (span_metrics) {
     STRATA_ASSIGN_OR_RETURN(RollupSet rows,
@@ -312,33 +336,32 @@ absl::StatusOr<std::vector<promql::Series>> TraceMetricsSource::Collect(
       for (const rollups::RollupRow& row : batch->rows) {
         const rollups::RollupKey& key = row.key;
         if (key.kind != rollups::RollupKind::kOperation || key.minute >= end) continue;
-        Base& base = bases.Get(Family::kSpanMetrics,
-                               promql::SortedByName({{"service", key.service_name},
-                                                     {"span_kind", SpanKindName(key.span_kind)},
-                                                     {"span_name", key.span_name}}));
+        Base& base = bases.Get(Family::kSpanMetrics, OperationLabels(key));
         Bases::Count(base, key.minute, first, FromRollup(row.measures));
       }
     }
   }
   if (service_graph) {
     for (const MinuteEdge& edge : map_.MinuteEdges(fs_, snapshot_, end)) {
-      promql::Labels labels = {{"client", edge.source.name}, {"server", edge.target.name}};
-      const char* connection = ConnectionType(edge.target, edge.type);
-      if (*connection != '\0') labels.push_back({"connection_type", connection});
-      Base& base = bases.Get(Family::kServiceGraph, promql::SortedByName(std::move(labels)));
+      Base& base = bases.Get(Family::kServiceGraph, EdgeLabels(edge));
       Bases::Count(base, edge.minute, first, FromEdge(edge.measures));
     }
   }
 
   int64_t samples = 0;
   for (Base& base : bases.all()) {
+    work_.minute_measures += static_cast<int64_t>(base.minutes.size());
     // The running totals at the end of each minute the base is active in.
+    // An inactive stretch is skipped to the next minute with measures, so
+    // the loop takes a step per sample or per such minute, however long
+    // the window (all of time, for a listing without `start`).
     std::vector<std::pair<int64_t, Measures>> totals;
     Measures running = base.before;
     bool active = base.counted_before;
     uint64_t active_until = base.last_count_before + kActiveAfterLastCount;
     auto next = base.minutes.begin();
     for (uint64_t minute = first; minute <= last; minute += kMinute) {
+      ++work_.minute_steps;
       if (next != base.minutes.end() && next->first == minute) {
         running.Add(next->second);
         if (next->second.count != 0) {
@@ -347,35 +370,93 @@ absl::StatusOr<std::vector<promql::Series>> TraceMetricsSource::Collect(
         }
         ++next;
       }
-      if (!active || minute > active_until) continue;
+      if (!active || minute > active_until) {
+        // No sample before the next minute with measures (the minutes
+        // lie before `end`, after this one).
+        if (next == base.minutes.end()) break;
+        minute = next->first - kMinute;
+        continue;
+      }
       totals.push_back({static_cast<int64_t>((minute + kMinute) / 1'000'000), running});
-      if (labels_only) break;
     }
     if (totals.empty()) continue;
     for (const Output& output : OutputsOf(base.family)) {
-      promql::Labels labels = base.labels;
-      labels.push_back({"__name__", output.name});
-      if (!output.label.empty()) labels.push_back({output.label, output.value});
-      labels = promql::SortedByName(std::move(labels));
+      promql::Labels labels = SeriesLabels(base.labels, output);
       if (!matcher_set.Matches(labels)) continue;
       if (limits.max_series > 0 && static_cast<int64_t>(out.size()) >= limits.max_series) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "the query selects more than ", limits.max_series, " series; narrow its matchers"));
+        return TooManySeries(limits.max_series);
+      }
+      samples += static_cast<int64_t>(totals.size());
+      if (limits.max_samples > 0 && samples > limits.max_samples) {
+        return absl::ResourceExhaustedError(absl::StrCat("the query reads more than ",
+                                                         limits.max_samples,
+                                                         " samples; narrow its range or matchers"));
       }
       promql::Series series{std::move(labels), {}};
-      if (!labels_only) {
-        samples += static_cast<int64_t>(totals.size());
-        if (limits.max_samples > 0 && samples > limits.max_samples) {
-          return absl::ResourceExhaustedError(
-              absl::StrCat("the query reads more than ", limits.max_samples,
-                           " samples; narrow its range or matchers"));
-        }
-        series.samples.reserve(totals.size());
-        for (const auto& [t_ms, measures] : totals) {
-          series.samples.push_back({t_ms, output.measure(measures)});
-        }
+      series.samples.reserve(totals.size());
+      for (const auto& [t_ms, measures] : totals) {
+        series.samples.push_back({t_ms, output.measure(measures)});
       }
       out.push_back(std::move(series));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<promql::Labels>> TraceMetricsSource::SelectLabels(
+    absl::Span<const promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
+    int64_t max_series) {
+  std::vector<promql::Labels> out;
+  const std::optional<SampleMinutes> window = SampleMinutesOf(min_ms, max_ms);
+  if (!window.has_value()) return out;
+  const bool span_metrics = FamilyWanted(matchers, Family::kSpanMetrics);
+  const bool service_graph = FamilyWanted(matchers, Family::kServiceGraph);
+  if (!span_metrics && !service_graph) return out;
+  STRATA_ASSIGN_OR_RETURN(const promql::MatcherSet matcher_set,
+                          promql::MatcherSet::Compile(matchers));
+
+  // Select gives a base series when it has a sample in the window: when it
+  // is active at some minute of [first, last], that is when it counted in
+  // a minute of [first - 15 minutes, last]. Only those minutes are read,
+  // and nothing is kept per minute: the distinct bases, in the order met.
+  const uint64_t end = window->last + kMinute;
+  const uint64_t from =
+      window->first > kActiveAfterLastCount ? window->first - kActiveAfterLastCount : 0;
+  std::vector<std::pair<Family, promql::Labels>> bases;
+  absl::flat_hash_set<std::string> seen;
+  auto add = [&](Family family, promql::Labels labels) {
+    if (seen.insert(KeyOf(labels)).second) bases.push_back({family, std::move(labels)});
+  };
+  if (span_metrics) {
+    STRATA_ASSIGN_OR_RETURN(RollupSet rows,
+                            rollups_.ForWindow(fs_, snapshot_, MinuteWindow{from, end}));
+    for (const auto& batch : rows) {
+      // A batch whose minutes all lie in [from, end) is read merged over
+      // them (a row per operation; it counted if it counted in a minute).
+      const bool whole = batch->first_minute >= from && batch->last_minute < end;
+      for (const rollups::RollupRow& row : whole ? batch->whole : batch->rows) {
+        const rollups::RollupKey& key = row.key;
+        if (key.kind != rollups::RollupKind::kOperation || row.measures.count == 0 ||
+            (!whole && (key.minute < from || key.minute >= end))) {
+          continue;
+        }
+        add(Family::kSpanMetrics, OperationLabels(key));
+      }
+    }
+  }
+  if (service_graph) {
+    for (const MinuteEdge& edge : map_.MinuteEdges(fs_, snapshot_, end, from)) {
+      if (edge.measures.calls != 0) add(Family::kServiceGraph, EdgeLabels(edge));
+    }
+  }
+  for (const auto& [family, base_labels] : bases) {
+    for (const Output& output : OutputsOf(family)) {
+      promql::Labels labels = SeriesLabels(base_labels, output);
+      if (!matcher_set.Matches(labels)) continue;
+      if (max_series > 0 && static_cast<int64_t>(out.size()) >= max_series) {
+        return TooManySeries(max_series);
+      }
+      out.push_back(std::move(labels));
     }
   }
   return out;

@@ -56,22 +56,31 @@ class TraceMetricsSource {
   absl::StatusOr<std::vector<compat::promql::Series>> Select(
       absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
       const compat::promql::SelectLimits& limits);
-  // The label sets Select would answer, without samples.
+  // The label sets Select would answer (in another order), without
+  // samples: it reads the operation rows and edges of the window's minutes
+  // and the 15 before them, not those of all earlier minutes, and keeps
+  // nothing per minute (the listings /labels, /label/x/values and /series).
   absl::StatusOr<std::vector<compat::promql::Labels>> SelectLabels(
       absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
       int64_t max_series);
   // The families, by name.
   static std::vector<PromMetadata> Metadata();
 
- private:
-  absl::StatusOr<std::vector<compat::promql::Series>> Collect(
-      absl::Span<const compat::promql::LabelMatcher> matchers, int64_t min_ms, int64_t max_ms,
-      const compat::promql::SelectLimits& limits, bool labels_only);
+  // What this source's calls did, for the tests: minutes Select stepped
+  // through building running totals, and measures it kept per minute and
+  // base. SelectLabels adds to neither.
+  struct Work {
+    int64_t minute_steps = 0;
+    int64_t minute_measures = 0;
+  };
+  const Work& work() const { return work_; }
 
+ private:
   RollupCache& rollups_;
   ServiceMap& map_;
   FileSystem& fs_;
   const storage::Snapshot& snapshot_;
+  Work work_;
 };
 
 // What the Prometheus API reads: the metrics tables' series and, beside

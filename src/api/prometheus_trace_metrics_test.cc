@@ -22,6 +22,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "io/posix_file_system.h"
+#include "otlp/decode.h"
 #include "query/duckdb_engine.h"
 #include "rollups/duration_histogram.h"
 #include "storage/storage.h"
@@ -287,6 +288,168 @@ TEST_F(TraceMetricsTest, SelectsPastTheSeriesOrSampleBudgetAreRefused) {
   EXPECT_TRUE(absl::IsResourceExhausted(samples.status())) << samples.status();
   auto labels = traces.SelectLabels(all, from, to, 3);
   EXPECT_TRUE(absl::IsResourceExhausted(labels.status())) << labels.status();
+}
+
+// Label sets as sortable text, one line each.
+std::set<std::string> LabelLines(const std::vector<promql::Labels>& sets) {
+  std::set<std::string> out;
+  for (const auto& labels : sets) {
+    std::string line;
+    for (const auto& label : labels) line += label.name + "=" + label.value + ",";
+    EXPECT_TRUE(out.insert(line).second) << "listed twice: " << line;
+  }
+  return out;
+}
+
+TEST_F(TraceMetricsTest, ListedLabelSetsEqualTheSeriesOfSelect) {
+  std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+  TraceMetricsSource traces(rollups_, map_, fs_, *snapshot);
+  const std::vector<std::vector<promql::LabelMatcher>> selectors = {
+      {{promql::MatchType::kRegexMatch, "__name__", ".+"}},
+      {{promql::MatchType::kRegexMatch, "__name__", "traces_.+_total"}},
+      {{promql::MatchType::kEqual, "__name__",
+        "traces_service_graph_request_server_seconds_bucket"},
+       {promql::MatchType::kEqual, "le", "+Inf"}},
+      {{promql::MatchType::kRegexMatch, "__name__", ".+"},
+       {promql::MatchType::kNotEqual, "status_code", "STATUS_CODE_ERROR"}},
+      {{promql::MatchType::kRegexNoMatch, "__name__", "traces_spanmetrics.*"}},
+  };
+  // All of time (a listing without start), the data's whole span, and one
+  // minute or less at every minute around the data: before it, while it
+  // counts (spans over minutes 0 to 6), while it is active without counts
+  // and after it went stale (15 minutes after minute 6).
+  std::vector<std::pair<int64_t, int64_t>> windows = {
+      {0, kStartMs + 400 * 24 * 60 * kMinuteMs},
+      {kStartMs - 60 * kMinuteMs, kStartMs + 60 * kMinuteMs},
+  };
+  for (int minute = -3; minute <= 25; ++minute) {
+    windows.push_back({kStartMs + minute * kMinuteMs, kStartMs + (minute + 1) * kMinuteMs});
+    windows.push_back({kStartMs + minute * kMinuteMs + 1, kStartMs + minute * kMinuteMs + 2});
+  }
+  int non_empty = 0, empty = 0;
+  for (const auto& matchers : selectors) {
+    for (const auto& [from, to] : windows) {
+      auto series = traces.Select(matchers, from, to, {});
+      ASSERT_TRUE(series.ok()) << series.status();
+      std::vector<promql::Labels> want;
+      for (const auto& one : *series) want.push_back(one.labels);
+      auto listed = traces.SelectLabels(matchers, from, to, 0);
+      ASSERT_TRUE(listed.ok()) << listed.status();
+      EXPECT_EQ(LabelLines(*listed), LabelLines(want))
+          << "window [" << from - kStartMs << ", " << to - kStartMs << "] ms from the data, "
+          << matchers.size() << " matchers on " << matchers[0].value;
+      ++(want.empty() ? empty : non_empty);
+    }
+  }
+  // Both kinds of answer were compared.
+  EXPECT_GT(non_empty, 50);
+  EXPECT_GT(empty, 20);
+}
+
+TEST_F(TraceMetricsTest, ListingsBuildNothingPerMinuteAndReadOnlyTheirMinutes) {
+  std::shared_ptr<const storage::Snapshot> snapshot = storage_->Pin();
+  const std::vector<promql::LabelMatcher> all = {
+      {promql::MatchType::kRegexMatch, "__name__", ".+"}};
+  // A listing over all of time builds no running totals.
+  TraceMetricsSource traces(rollups_, map_, fs_, *snapshot);
+  auto listed = traces.SelectLabels(all, 0, kStartMs + 400 * 24 * 60 * kMinuteMs, 0);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_FALSE(listed->empty());
+  EXPECT_EQ(traces.work().minute_steps, 0);
+  EXPECT_EQ(traces.work().minute_measures, 0);
+
+  // Select steps through the minutes with samples or measures, not through
+  // every minute of its window (here two days: 2,880 per base).
+  auto series =
+      traces.Select(all, kStartMs - 24 * 60 * kMinuteMs, kStartMs + 24 * 60 * kMinuteMs, {});
+  ASSERT_TRUE(series.ok()) << series.status();
+  std::set<std::string> bases;
+  size_t samples = 0;
+  for (const auto& one : *series) {
+    std::string base;
+    for (const auto& label : one.labels) {
+      if (label.name != "__name__" && label.name != "le" && label.name != "status_code") {
+        base += label.name + "=" + label.value + ",";
+      }
+    }
+    bases.insert(base);
+    samples += one.samples.size();
+  }
+  ASSERT_GT(bases.size(), 5u);
+  // Counts in minutes 0 to 7 at most, samples until 15 minutes after the
+  // last: some 24 steps per base (a step into the data, 23 with samples, one
+  // to leave).
+  EXPECT_GT(traces.work().minute_steps, 0);
+  EXPECT_LE(traces.work().minute_steps, static_cast<int64_t>(bases.size()) * 40);
+  EXPECT_GT(traces.work().minute_measures, 0);
+  EXPECT_GT(samples, bases.size() * 15);
+
+  // A listing of minutes long after the data reads no rollups (Select reads
+  // every earlier minute's, for its running totals).
+  RollupCache fresh;
+  TraceMetricsSource later(fresh, map_, fs_, *snapshot);
+  auto none = later.SelectLabels(all, kStartMs + 60 * kMinuteMs, kStartMs + 90 * kMinuteMs, 0);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+  EXPECT_EQ(fresh.reads(), 0u);
+  auto selected = later.Select(all, kStartMs + 60 * kMinuteMs, kStartMs + 90 * kMinuteMs, {});
+  ASSERT_TRUE(selected.ok()) << selected.status();
+  EXPECT_TRUE(selected->empty());
+  EXPECT_GT(fresh.reads(), 0u);
+}
+
+// One batch whose minutes are not all in a listing's window: an operation
+// counted only at its start is listed only while that count is recent.
+TEST(TraceMetricsListingTest, ABatchPartlyInTheWindowListsOnlyItsRecentOperations) {
+  storage::testing::ScopedTempDir tmp("trace-metrics-listing");
+  PosixFileSystem fs;
+  auto opened = storage::Storage::Open(fs, tmp.path() + "/data");
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<storage::Storage> storage = std::move(*opened);
+  // One request, so one batch: "early" at minute 0, "late" at minute 40.
+  auto span = [](int id, std::string_view name, int64_t start) {
+    return fmt::format(R"({{"traceId":"{:032x}","spanId":"{:016x}","name":"{}","kind":2,)"
+                       R"("startTimeUnixNano":"{}","endTimeUnixNano":"{}"}})",
+                       id, id, name, start, start + 5 * smt::kMs);
+  };
+  const std::string json = smt::RequestJson(
+      "frontend", {span(1, "early", kStart), span(2, "late", kStart + 40 * kMinuteMs * smt::kMs)});
+  auto batch = std::make_unique<otlp::TraceBatch>();
+  ASSERT_TRUE(otlp::DecodeTracesJson(json, batch.get()).ok());
+  storage::WriteRequest request;
+  request.rows = batch->spans.size();
+  request.traces = std::move(batch);
+  request.bytes = json.size();
+  ASSERT_TRUE(storage->Write(std::move(request)).ok());
+  std::shared_ptr<const storage::Snapshot> snapshot = storage->Pin();
+  ASSERT_EQ(snapshot->size(), 1u);
+
+  RollupCache rollups;
+  ServiceMap map;
+  TraceMetricsSource traces(rollups, map, fs, *snapshot);
+  const std::vector<promql::LabelMatcher> calls = {
+      {promql::MatchType::kEqual, "__name__", "traces_spanmetrics_calls_total"}};
+  auto names_at = [&](int minute) {
+    const int64_t from = kStartMs + minute * kMinuteMs, to = from + kMinuteMs;
+    auto series = traces.Select(calls, from, to, {});
+    EXPECT_TRUE(series.ok()) << series.status();
+    std::vector<promql::Labels> want;
+    if (series.ok()) {
+      for (const auto& one : *series) want.push_back(one.labels);
+    }
+    auto listed = traces.SelectLabels(calls, from, to, 0);
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    std::set<std::string> names;
+    if (!listed.ok()) return names;
+    EXPECT_EQ(LabelLines(*listed), LabelLines(want)) << "minute " << minute;
+    for (const auto& labels : *listed) names.insert(promql::LabelValue(labels, "span_name"));
+    return names;
+  };
+  for (int minute = -2; minute <= 60; ++minute) names_at(minute);
+  EXPECT_EQ(names_at(5), std::set<std::string>{"early"});
+  EXPECT_EQ(names_at(30), std::set<std::string>{});
+  EXPECT_EQ(names_at(45), std::set<std::string>{"late"});
+  storage->Shutdown(std::chrono::seconds(5));
 }
 
 }  // namespace

@@ -298,12 +298,12 @@ size_t ServiceMap::CatchUp(FileSystem& fs, const storage::Snapshot& snapshot, ui
 }
 
 std::vector<MinuteEdge> ServiceMap::MinuteEdges(FileSystem& fs, const storage::Snapshot& snapshot,
-                                                uint64_t end) {
+                                                uint64_t end, uint64_t first) {
   CatchUp(fs, snapshot, options_.answer_catch_up_spans);
   std::vector<MinuteEdge> out;
   MutexLock lock(&mu_);
   const rollups::NodeTable& nodes = resolver_.nodes();
-  resolver_.ForEachMinute(0, end, [&](uint64_t minute, const auto& edges) {
+  resolver_.ForEachMinute(first, end, [&](uint64_t minute, const auto& edges) {
     for (const auto& [key, measures] : edges) {
       out.push_back(
           MinuteEdge{minute, nodes.at(key.source), nodes.at(key.target), key.type, measures});

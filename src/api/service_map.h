@@ -154,10 +154,11 @@ class ServiceMap {
                           const MinuteWindow& window, const RollupSet& rollups,
                           size_t limit = 10'000) ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
 
-  // The edges of every minute before `end` the resolver holds, minutes
+  // The edges of every minute in [first, end) the resolver holds, minutes
   // ascending, after catching up on `snapshot` as Answer does.
   std::vector<MinuteEdge> MinuteEdges(FileSystem& fs, const storage::Snapshot& snapshot,
-                                      uint64_t end) ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
+                                      uint64_t end, uint64_t first = 0)
+      ABSL_LOCKS_EXCLUDED(feed_mu_, mu_);
 
  private:
   void Loop(std::function<storage::Storage*()> storage, FileSystem* fs) ABSL_LOCKS_EXCLUDED(mu_);
