@@ -469,12 +469,29 @@ function slowFrames(trace, times) {
       for (const [part, file] of WORKER_PARTS) add(part, tasks.filter((s) => file.test(s.args?.src_file ?? '')));
     }
   }
+  // Every frame: whether it laid out (the page's DOM changed) and whether
+  // a GC ran in it on any thread, for the frame times of each sort.
+  const sorted = [...work].sort((a, b) => a.start - b.start);
+  const gcThreads = groups.get('workers: v8 gc') ?? [];
+  let at = 0;
+  for (const w of windows) {
+    while (at < sorted.length && sorted[at].start < w.from) at += 1;
+    w.layout = false;
+    w.gc = false;
+    for (let j = at; j < sorted.length && sorted[j].start < w.to; j += 1) {
+      w.layout ||= sorted[j].name === 'Layout';
+      w.gc ||= sorted[j].kind === 'gc';
+    }
+    w.gc ||= gcThreads.some((t) => coveredMs(t, w.from, w.to) > 0);
+  }
   const summary = (slow) => {
     const chosen = windows.filter((w) => w.slow === slow);
-    const out = { frames: chosen.length, frame_ms: 0, kinds: Object.fromEntries(kinds.map((k) => [k, 0])), names: new Map(), busy: {} };
+    const out = {
+      frames: chosen.length, frame_ms: 0, kinds: Object.fromEntries(kinds.map((k) => [k, 0])), names: new Map(), busy: {},
+      with_layout: 0, with_gc: 0,
+    };
     for (const w of chosen) out.frame_ms += w.ms;
     let i = 0;
-    const sorted = [...work].sort((a, b) => a.start - b.start);
     for (const w of chosen) {
       while (i < sorted.length && sorted[i].start < w.from) i += 1;
       for (let j = i; j < sorted.length && sorted[j].start < w.to; j += 1) {
@@ -484,6 +501,8 @@ function slowFrames(trace, times) {
       for (const [group, threads] of groups) {
         out.busy[group] = (out.busy[group] ?? 0) + threads.reduce((sum, t) => sum + coveredMs(t, w.from, w.to), 0);
       }
+      if (w.layout) out.with_layout += 1;
+      if (w.gc) out.with_gc += 1;
     }
     const n = Math.max(1, chosen.length);
     out.frame_ms /= n;
@@ -492,7 +511,13 @@ function slowFrames(trace, times) {
     out.names = [...out.names].map(([name, ms]) => [name, ms / n]).sort((a, b) => b[1] - a[1]).slice(0, 8);
     return out;
   };
-  return { threshold, slow: summary(true), rest: summary(false), windows };
+  const sort = (chosen) => ({
+    frames: chosen.length, p50: percentile(chosen.map((w) => w.ms), 0.5), p95: percentile(chosen.map((w) => w.ms), 0.95),
+  });
+  return {
+    threshold, slow: summary(true), rest: summary(false), windows,
+    laid_out: sort(windows.filter((w) => w.layout)), not_laid_out: sort(windows.filter((w) => !w.layout)),
+  };
 }
 
 function printPerFrame(name, pass, t, times) {
@@ -511,13 +536,15 @@ function printSlowFrames(name, pass, result) {
     return;
   }
   const ms = (v) => v.toFixed(2);
+  const sort = (s) => (s.frames === 0 ? '0 frames' : `${s.frames} frames, p50 ${s.p50.toFixed(1)}, p95 ${s.p95.toFixed(1)} ms`);
+  console.log(`${name} pass ${pass} frames that laid out: ${sort(result.laid_out)}; the others: ${sort(result.not_laid_out)}`);
   for (const [label, s] of [['slow', result.slow], ['rest', result.rest]]) {
     const kinds = Object.entries(s.kinds).map(([k, v]) => `${k} ${ms(v)}`).join(', ');
     const busy = Object.entries(s.busy).filter(([, v]) => v >= 0.05).sort((a, b) => b[1] - a[1])
       .map(([g, v]) => `${g} ${ms(v)}`).join(', ');
     const names = s.names.map(([n, v]) => `${n} ${ms(v)}`).join(', ');
     console.log(`${name} pass ${pass} ${label} frames (${s.frames}, ${label === 'slow' ? '>' : '<='} p95 ${result.threshold.toFixed(1)} ms; ` +
-      `mean ${ms(s.frame_ms)} ms): main CPU ${kinds}; busy wall per frame: ${busy}; main by event: ${names}`);
+      `mean ${ms(s.frame_ms)} ms; ${s.with_layout} with a layout, ${s.with_gc} with a GC): main CPU ${kinds}; busy wall per frame: ${busy}; main by event: ${names}`);
   }
 }
 
