@@ -33,7 +33,9 @@
 // thread's costliest events and each group of threads' busy wall time per
 // frame (main; the compositor; the renderer's workers and, of those, raster,
 // V8's compilers and V8's concurrent GC; viz; the GPU process): what the
-// slow frames do that the others do not, on the main thread or off it.
+// slow frames do that the others do not, on the main thread or off it;
+// and the frame times of the frames that laid out (a scroll step changed
+// the rows in the page) against the others'.
 // `--spans 100000` (a small directory, built in seconds) is enough for
 // that comparison. --analyse DIR prints the same again from DIR's traces.
 //

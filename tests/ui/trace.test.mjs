@@ -326,7 +326,8 @@ test('a trace of 100,000 spans opens, scrolls to its end and selects its last sp
         const want = expected(index);
         const name = row.querySelector('.span-name').textContent.replace(/^[▾▸]/, '');
         if (n > 0 && index !== Number(rows[n - 1].getAttribute('aria-rowindex')) + 1) problems.push(`row ${index} after ${rows[n - 1].getAttribute('aria-rowindex')}`);
-        if (row.style.top !== `${(index - 1) * 24}px`) problems.push(`row ${index} at ${row.style.top}`);
+        const at = row.getBoundingClientRect().top - element.firstElementChild.getBoundingClientRect().top;
+        if (Math.abs(at - (index - 1) * 24) > 0.5) problems.push(`row ${index} at ${at}`);
         if (name !== want.name || Number(row.getAttribute('aria-level')) !== want.level) problems.push(`row ${index}: ${name}`);
       });
       const firstIndex = Number(rows[0].getAttribute('aria-rowindex'));
