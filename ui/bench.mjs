@@ -21,13 +21,23 @@
 //
 //   node ui/bench.mjs [--binary build/release/strata] [--dir build/ui-bench-data]
 //                     [--spans 20000000] [--runs 5] [--rebuild] [--profile DIR]
+//   node ui/bench.mjs --analyse DIR
 //
 // --profile DIR scrolls each view three times, records a Chromium trace
-// (categories devtools.timeline and v8) over each scroll, writes them to
-// DIR, and prints the renderer main thread's CPU time per frame by kind
-// (script, style, layout, paint, GC, other): what a frame costs, which a
-// busy machine changes less than the time between frames. `--spans 100000`
-// (a small directory, built in seconds) is enough for that comparison.
+// (categories devtools.timeline, v8 and toplevel) over each scroll, writes
+// them to DIR with the frame times, and prints the renderer main thread's
+// CPU time per frame by kind (script, style, layout, paint, GC, other):
+// what a frame costs, which a busy machine changes less than the time
+// between frames. It then prints, for the slow frames (above the scroll's
+// 95th percentile) and for the rest, the mean of the same kinds, the main
+// thread's costliest events and each group of threads' busy wall time per
+// frame (main; the compositor; the renderer's workers and, of those, raster,
+// V8's compilers and V8's concurrent GC; viz; the GPU process): what the
+// slow frames do that the others do not, on the main thread or off it;
+// and the frame times of the frames that laid out (a scroll step changed
+// the rows in the page) against the others'.
+// `--spans 100000` (a small directory, built in seconds) is enough for
+// that comparison. --analyse DIR prints the same again from DIR's traces.
 //
 // The data directory is built once with `strata bench query --keep` (spans
 // over 24 hours, log records in the last hour) and reused while it is less
@@ -36,7 +46,7 @@
 // from tests/ui (`bash scripts/setup.sh --tests` installs it).
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -54,6 +64,7 @@ function parseArgs(argv) {
     runs: 5,
     rebuild: false,
     profile: null,
+    analyse: null,
   };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
@@ -68,6 +79,7 @@ function parseArgs(argv) {
     else if (flag === '--runs') options.runs = Number(value());
     else if (flag === '--rebuild') options.rebuild = true;
     else if (flag === '--profile') options.profile = resolve(value());
+    else if (flag === '--analyse') options.analyse = resolve(value());
     else throw new Error(`unknown argument ${flag} (see the comment at the top of ui/bench.mjs)`);
   }
   if (!Number.isInteger(options.spans) || options.spans < 100_000) throw new Error('--spans: at least 100000');
@@ -241,15 +253,18 @@ async function timeToSelector(page, url, selector, timeoutMs = 120_000) {
 
 // Frame times while `selector`'s element scrolls `step` pixels per frame
 // for `frames` frames (from the top, wrapping at the end).
-async function scrollFrameTimes(page, selector, frames = 240, step = 180) {
+// With `mark`, each frame also leaves a console.timeStamp('bench-frame')
+// in a trace being recorded (slowFrames finds the frames by them).
+async function scrollFrameTimes(page, selector, { frames = 240, step = 180, mark = false } = {}) {
   return page.evaluate(
-    ({ selector: wanted, frames: count, step: distance }) => new Promise((done, fail) => {
+    ({ selector: wanted, frames: count, step: distance, mark: marked }) => new Promise((done, fail) => {
       const element = document.querySelector(wanted);
       if (!element) return fail(new Error(`${wanted} not found`));
       element.scrollTop = 0;
       const times = [];
       let last = null;
       const frame = (now) => {
+        if (marked) console.timeStamp('bench-frame');
         if (last !== null) times.push(now - last);
         last = now;
         if (times.length >= count) return done({ times, height: element.scrollHeight });
@@ -259,7 +274,7 @@ async function scrollFrameTimes(page, selector, frames = 240, step = 180) {
       };
       requestAnimationFrame(frame);
     }),
-    { selector, frames, step },
+    { selector, frames, step, mark },
   );
 }
 
@@ -278,67 +293,261 @@ const KINDS = new Map([
 ]);
 const kindOf = (name) => KINDS.get(name) ?? (/^(V8\.GC|BlinkGC|MinorGC|MajorGC|CppGC)/.test(name) ? 'gc' : null);
 
-// The renderer main thread's CPU milliseconds by kind per frame, over `frames` frames,
-// from a Chromium trace (the renderer with the most main-thread time).
-function mainThreadPerFrame(trace, frames) {
+// Complete events of every thread of a Chromium trace ({name, cat, start,
+// end, cpu} in µs; B/E pairs joined) by "pid/tid", and the threads' names.
+function traceSpans(trace) {
   const events = JSON.parse(trace).traceEvents ?? [];
-  const mains = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
-    .map((e) => `${e.pid}/${e.tid}`));
+  const names = new Map();
+  const processes = new Map();
   const byThread = new Map();
   const open = new Map();
   for (const e of events) {
     const thread = `${e.pid}/${e.tid}`;
-    if (!mains.has(thread)) continue;
+    if (e.ph === 'M' && e.name === 'thread_name') names.set(thread, e.args?.name ?? '');
+    if (e.ph === 'M' && e.name === 'process_name') processes.set(e.pid, e.args?.name ?? '');
     let span = null;
     // Thread time (tdur) where the event has it: the CPU the frame took,
     // which other processes on the machine change less than its wall time.
-    if (e.ph === 'X' && e.dur !== undefined) span = { name: e.name, start: e.ts, end: e.ts + e.dur, cpu: e.tdur ?? e.dur };
-    else if (e.ph === 'B') {
+    if (e.ph === 'X' && e.dur !== undefined) {
+      span = { name: e.name, cat: e.cat, start: e.ts, end: e.ts + e.dur, cpu: e.tdur ?? e.dur, args: e.args };
+    } else if (e.ph === 'I' || e.ph === 'i' || e.ph === 'R') {
+      span = { name: e.name, cat: e.cat, start: e.ts, end: e.ts, cpu: 0, args: e.args };
+    } else if (e.ph === 'B') {
       if (!open.has(thread)) open.set(thread, []);
       open.get(thread).push(e);
     } else if (e.ph === 'E') {
       const begin = open.get(thread)?.pop();
       if (begin) {
         const cpu = begin.tts !== undefined && e.tts !== undefined ? e.tts - begin.tts : e.ts - begin.ts;
-        span = { name: begin.name, start: begin.ts, end: e.ts, cpu };
+        span = { name: begin.name, cat: begin.cat, start: begin.ts, end: e.ts, cpu, args: begin.args };
       }
     }
     if (!span) continue;
     if (!byThread.has(thread)) byThread.set(thread, []);
     byThread.get(thread).push(span);
   }
+  for (const spans of byThread.values()) spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  const group = (thread) => threadGroup(processes.get(Number(thread.split('/')[0])) ?? '', names.get(thread) ?? '');
+  return { names, byThread, group };
+}
+
+// The renderer main thread with the most time in kinds of work.
+function rendererMain({ names, byThread }) {
   let best = null;
-  for (const spans of byThread.values()) {
-    const busy = spans.reduce((sum, s) => sum + s.cpu, 0);
-    if (!best || busy > best.busy) best = { spans, busy };
+  for (const [thread, spans] of byThread) {
+    if (names.get(thread) !== 'CrRendererMain') continue;
+    const busy = spans.reduce((sum, s) => sum + (isTask(s) ? 0 : s.cpu), 0);
+    if (!best || busy > best.busy) best = { thread, spans, busy };
   }
-  const totals = { script: 0, style: 0, layout: 0, paint: 0, gc: 0, other: 0, wall: 0, counts: { style: 0, layout: 0, paint: 0 } };
-  if (!best) return totals;
-  // Self times through a stack of enclosing events.
-  const spans = best.spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  return best;
+}
+
+// The "toplevel" category's task events (every task of every thread):
+// they say how busy a thread is; the kinds below leave them out, so a main
+// thread's per-kind times are those of the devtools.timeline events alone.
+const isTask = (s) => s.cat !== undefined && s.cat.split(',').includes('toplevel');
+
+// Self times of the main thread's events by kind ({kind, name, start, self}
+// in µs), through a stack of enclosing events.
+function mainThreadWork(spans) {
+  const out = [];
+  const counts = { style: 0, layout: 0, paint: 0 };
   const stack = [];
   const close = (until) => {
     while (stack.length > 0 && stack[stack.length - 1].end <= until) {
       const done = stack.pop();
       let kind = kindOf(done.name);
       for (let i = stack.length - 1; kind === null && i >= 0; i -= 1) kind = kindOf(stack[i].name);
-      totals[kind ?? 'other'] += Math.max(0, done.cpu - done.children);
-      totals.wall += stack.length === 0 ? done.end - done.start : 0;
+      out.push({
+        kind: kind ?? 'other', name: done.name, start: done.start, self: Math.max(0, done.cpu - done.children),
+        outermost: stack.length === 0, wall: done.end - done.start,
+      });
       if (stack.length > 0) stack[stack.length - 1].children += done.cpu;
     }
   };
   for (const s of spans) {
+    if (isTask(s) || s.end === s.start) continue;
     close(s.start);
     const kind = kindOf(s.name);
-    if (kind === 'style' && (s.name === 'UpdateLayoutTree' || s.name === 'RecalculateStyles')) totals.counts.style += 1;
-    if (s.name === 'Layout') totals.counts.layout += 1;
-    if (s.name === 'Paint') totals.counts.paint += 1;
+    if (kind === 'style' && (s.name === 'UpdateLayoutTree' || s.name === 'RecalculateStyles')) counts.style += 1;
+    if (s.name === 'Layout') counts.layout += 1;
+    if (s.name === 'Paint') counts.paint += 1;
     const parent = stack[stack.length - 1];
     stack.push({ ...s, end: parent ? Math.min(s.end, parent.end) : s.end, children: 0 });
   }
   close(Infinity);
+  return { work: out, counts };
+}
+
+// The renderer main thread's CPU milliseconds by kind per frame, over `frames` frames,
+// from a Chromium trace (the renderer with the most main-thread time).
+function mainThreadPerFrame(trace, frames) {
+  const totals = { script: 0, style: 0, layout: 0, paint: 0, gc: 0, other: 0, wall: 0, counts: { style: 0, layout: 0, paint: 0 } };
+  const main = rendererMain(typeof trace === 'string' ? traceSpans(trace) : trace);
+  if (!main) return totals;
+  const { work, counts } = mainThreadWork(main.spans);
+  for (const w of work) {
+    totals[w.kind] += w.self;
+    if (w.outermost) totals.wall += w.wall;
+  }
+  totals.counts = counts;
   for (const key of ['script', 'style', 'layout', 'paint', 'gc', 'other', 'wall']) totals[key] = totals[key] / 1000 / frames;
   return totals;
+}
+
+// Which group of threads a thread is in, for the time off the renderer's
+// main thread: the renderer's compositor thread and its worker pool
+// (raster tasks, V8's compiler and concurrent GC), the GPU process's display
+// compositor (viz) and main thread, the browser.
+function threadGroup(process, name) {
+  if (process === 'Renderer') {
+    if (name === 'CrRendererMain') return 'main';
+    if (name === 'Compositor') return 'compositor';
+    if (/^(ThreadPoolForegroundWorker|CompositorTileWorker)/.test(name)) return 'workers';
+  }
+  if (process === 'GPU Process') {
+    if (name === 'VizCompositorThread') return 'viz';
+    if (name === 'CrGpuMain') return 'gpu';
+  }
+  if (process === 'Browser' && name === 'CrBrowserMain') return 'browser';
+  return 'other';
+}
+
+// The renderer's worker pool's tasks by what posted them: tile raster
+// (cc's worker pool), V8's optimizing compilers, V8's concurrent GC.
+const WORKER_PARTS = [
+  ['workers: raster', /^cc\//],
+  ['workers: v8 compile', /^v8\/src\/(compiler|maglev|baseline|codegen)/],
+  ['workers: v8 gc', /^v8\/src\/heap\//],
+];
+
+// Milliseconds of [from, to) that the union of `spans` (sorted by start) covers.
+function coveredMs(spans, from, to) {
+  let covered = 0;
+  let reach = from;
+  for (const s of spans) {
+    if (s.start >= to) break;
+    const a = Math.max(reach, s.start);
+    const b = Math.min(to, s.end);
+    if (b > a) {
+      covered += b - a;
+      reach = b;
+    }
+  }
+  return covered / 1000;
+}
+
+// The slow frames of a traced scroll: its frames are the intervals between
+// the scroll's own frame marks (console.timeStamp 'bench-frame', one per
+// animation frame, so interval k is frame time k). For the frames above
+// the scroll's 95th percentile and for the others: the mean main-thread
+// CPU by kind, the main thread's busiest event names, and each group of
+// threads' busy wall time (the union of its tasks, per thread, summed).
+function slowFrames(trace, times) {
+  const spans = traceSpans(trace);
+  const main = rendererMain(spans);
+  if (!main) return null;
+  const marks = main.spans.filter((s) => s.name === 'TimeStamp' && s.args?.data?.message === 'bench-frame')
+    .map((s) => s.start);
+  if (marks.length < times.length + 1) return { error: `${marks.length} frame marks for ${times.length} frames` };
+  const threshold = percentile(times, 0.95);
+  const windows = times.map((ms, k) => ({ ms, from: marks[k], to: marks[k + 1], slow: ms > threshold }));
+  const { work } = mainThreadWork(main.spans);
+  const kinds = ['script', 'style', 'layout', 'paint', 'gc', 'other'];
+  // Busy wall time: the union of each thread's tasks, summed over the
+  // group's threads; "workers: ..." the workers' tasks by kind. The main
+  // thread's wall against its CPU by kind is time it waited for a core.
+  const groups = new Map();
+  const add = (group, tasks) => {
+    if (tasks.length === 0) return;
+    if (!groups.has(group)) groups.set(group, []);
+    groups.get(group).push(tasks);
+  };
+  for (const [thread, list] of spans.byThread) {
+    const group = spans.group(thread);
+    add(group, list.filter(isTask).filter((s) => group !== 'main' || thread === main.thread));
+    if (group === 'workers') {
+      const tasks = list.filter(isTask);
+      for (const [part, file] of WORKER_PARTS) add(part, tasks.filter((s) => file.test(s.args?.src_file ?? '')));
+    }
+  }
+  // Every frame: whether it laid out (the page's DOM changed) and whether
+  // a GC ran in it on any thread, for the frame times of each sort.
+  const sorted = [...work].sort((a, b) => a.start - b.start);
+  const gcThreads = groups.get('workers: v8 gc') ?? [];
+  let at = 0;
+  for (const w of windows) {
+    while (at < sorted.length && sorted[at].start < w.from) at += 1;
+    w.layout = false;
+    w.gc = false;
+    for (let j = at; j < sorted.length && sorted[j].start < w.to; j += 1) {
+      w.layout ||= sorted[j].name === 'Layout';
+      w.gc ||= sorted[j].kind === 'gc';
+    }
+    w.gc ||= gcThreads.some((t) => coveredMs(t, w.from, w.to) > 0);
+  }
+  const summary = (slow) => {
+    const chosen = windows.filter((w) => w.slow === slow);
+    const out = {
+      frames: chosen.length, frame_ms: 0, kinds: Object.fromEntries(kinds.map((k) => [k, 0])), names: new Map(), busy: {},
+      with_layout: 0, with_gc: 0,
+    };
+    for (const w of chosen) out.frame_ms += w.ms;
+    let i = 0;
+    for (const w of chosen) {
+      while (i < sorted.length && sorted[i].start < w.from) i += 1;
+      for (let j = i; j < sorted.length && sorted[j].start < w.to; j += 1) {
+        out.kinds[sorted[j].kind] += sorted[j].self / 1000;
+        out.names.set(sorted[j].name, (out.names.get(sorted[j].name) ?? 0) + sorted[j].self / 1000);
+      }
+      for (const [group, threads] of groups) {
+        out.busy[group] = (out.busy[group] ?? 0) + threads.reduce((sum, t) => sum + coveredMs(t, w.from, w.to), 0);
+      }
+      if (w.layout) out.with_layout += 1;
+      if (w.gc) out.with_gc += 1;
+    }
+    const n = Math.max(1, chosen.length);
+    out.frame_ms /= n;
+    for (const k of kinds) out.kinds[k] /= n;
+    for (const g of Object.keys(out.busy)) out.busy[g] /= n;
+    out.names = [...out.names].map(([name, ms]) => [name, ms / n]).sort((a, b) => b[1] - a[1]).slice(0, 8);
+    return out;
+  };
+  const sort = (chosen) => ({
+    frames: chosen.length, p50: percentile(chosen.map((w) => w.ms), 0.5), p95: percentile(chosen.map((w) => w.ms), 0.95),
+  });
+  return {
+    threshold, slow: summary(true), rest: summary(false), windows,
+    laid_out: sort(windows.filter((w) => w.layout)), not_laid_out: sort(windows.filter((w) => !w.layout)),
+  };
+}
+
+function printPerFrame(name, pass, t, times) {
+  const ms = (v) => v.toFixed(2);
+  console.log(`${name} pass ${pass} main thread per frame (ms): script ${ms(t.script)}, style ${ms(t.style)}, layout ${ms(t.layout)}, ` +
+    `paint ${ms(t.paint)}, gc ${ms(t.gc)}, other ${ms(t.other)}, total ${ms(t.script + t.style + t.layout + t.paint + t.gc + t.other)} ` +
+    `(thread time; wall ${ms(t.wall)}); over ${times.length} frames: ${t.counts.style} style recalculations, ` +
+    `${t.counts.layout} layouts, ${t.counts.paint} paints; ` +
+    `frame p50 ${percentile(times, 0.5).toFixed(1)}, p95 ${percentile(times, 0.95).toFixed(1)}, max ${Math.max(...times).toFixed(1)}`);
+}
+
+function printSlowFrames(name, pass, result) {
+  if (!result) return;
+  if (result.error) {
+    console.log(`${name} pass ${pass} slow frames: ${result.error}`);
+    return;
+  }
+  const ms = (v) => v.toFixed(2);
+  const sort = (s) => (s.frames === 0 ? '0 frames' : `${s.frames} frames, p50 ${s.p50.toFixed(1)}, p95 ${s.p95.toFixed(1)} ms`);
+  console.log(`${name} pass ${pass} frames that laid out: ${sort(result.laid_out)}; the others: ${sort(result.not_laid_out)}`);
+  for (const [label, s] of [['slow', result.slow], ['rest', result.rest]]) {
+    const kinds = Object.entries(s.kinds).map(([k, v]) => `${k} ${ms(v)}`).join(', ');
+    const busy = Object.entries(s.busy).filter(([, v]) => v >= 0.05).sort((a, b) => b[1] - a[1])
+      .map(([g, v]) => `${g} ${ms(v)}`).join(', ');
+    const names = s.names.map(([n, v]) => `${n} ${ms(v)}`).join(', ');
+    console.log(`${name} pass ${pass} ${label} frames (${s.frames}, ${label === 'slow' ? '>' : '<='} p95 ${result.threshold.toFixed(1)} ms; ` +
+      `mean ${ms(s.frame_ms)} ms; ${s.with_layout} with a layout, ${s.with_gc} with a GC): main CPU ${kinds}; busy wall per frame: ${busy}; main by event: ${names}`);
+  }
 }
 
 // scrollFrameTimes, with a Chromium trace around it when --profile is set:
@@ -351,17 +560,13 @@ async function profiledScroll(browser, page, selector, options, name) {
   mkdirSync(options.profile, { recursive: true });
   let first = null;
   for (let pass = 1; pass <= PROFILE_PASSES; pass += 1) {
-    await browser.startTracing(page, { categories: ['devtools.timeline', 'v8'] });
-    const result = await scrollFrameTimes(page, selector);
+    await browser.startTracing(page, { categories: ['devtools.timeline', 'v8', 'toplevel'] });
+    const result = await scrollFrameTimes(page, selector, { mark: true });
     const trace = (await browser.stopTracing()).toString('utf8');
     writeFileSync(join(options.profile, `${name}-${pass}.json`), trace);
-    const t = mainThreadPerFrame(trace, result.times.length);
-    const ms = (v) => v.toFixed(2);
-    console.log(`${name} pass ${pass} main thread per frame (ms): script ${ms(t.script)}, style ${ms(t.style)}, layout ${ms(t.layout)}, ` +
-      `paint ${ms(t.paint)}, gc ${ms(t.gc)}, other ${ms(t.other)}, total ${ms(t.script + t.style + t.layout + t.paint + t.gc + t.other)} ` +
-      `(thread time; wall ${ms(t.wall)}); over ${result.times.length} frames: ${t.counts.style} style recalculations, ` +
-      `${t.counts.layout} layouts, ${t.counts.paint} paints; ` +
-      `frame p50 ${percentile(result.times, 0.5).toFixed(1)}, p95 ${percentile(result.times, 0.95).toFixed(1)}, max ${Math.max(...result.times).toFixed(1)}`);
+    writeFileSync(join(options.profile, `${name}-${pass}.times.json`), JSON.stringify(result.times));
+    printPerFrame(name, pass, mainThreadPerFrame(trace, result.times.length), result.times);
+    printSlowFrames(name, pass, slowFrames(trace, result.times));
     first ??= result;
   }
   return first;
@@ -391,8 +596,23 @@ async function settle(pid, limitMs = 900_000) {
   return Date.now() - started;
 }
 
+// --analyse DIR: prints the analysis of the traces an earlier --profile
+// run wrote to DIR, without running anything.
+function analyseProfiles(dir) {
+  for (const file of readdirSync(dir).filter((f) => /^[a-z-]+-\d+\.json$/.test(f)).sort()) {
+    const [, name, pass] = /^([a-z-]+)-(\d+)\.json$/.exec(file);
+    const timesFile = join(dir, `${name}-${pass}.times.json`);
+    if (!existsSync(timesFile)) continue;
+    const trace = readFileSync(join(dir, file), 'utf8');
+    const times = JSON.parse(readFileSync(timesFile, 'utf8'));
+    printPerFrame(name, pass, mainThreadPerFrame(trace, times.length), times);
+    printSlowFrames(name, pass, slowFrames(trace, times));
+  }
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2));
+  if (options.analyse) return analyseProfiles(options.analyse);
   const require = createRequire(join(root, 'tests/ui/package.json'));
   let chromium;
   try {

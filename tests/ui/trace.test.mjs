@@ -306,6 +306,42 @@ test('a trace of 100,000 spans opens, scrolls to its end and selects its last sp
   assert.equal(await treegrid().getAttribute('aria-rowcount'), String(BIG_COUNT));
   // Only the rows in view are in the page.
   assert.ok((await treegrid().getByRole('row').count()) < 200);
+  // Scrolled 180 px a frame for 60 frames (as ui/bench.mjs scrolls), the
+  // rows in the page always cover the view, in order, each placed and
+  // named as the tree says (row 1 the root; then each part and its 99
+  // reads).
+  const walk = await treegrid().evaluate((element) => new Promise((done) => {
+    const expected = (index) => {
+      if (index === 1) return { level: 1, name: 'gateway GET /report' };
+      const k = index - 2;
+      const m = k % 100;
+      return m === 0 ? { level: 2, name: `reports part ${Math.floor(k / 100) % 10}` } : { level: 3, name: `store read ${(m - 1) % 7}` };
+    };
+    const problems = [];
+    element.scrollTop = 0;
+    const frame = (left) => {
+      const rows = [...element.querySelectorAll('[role=row]')];
+      rows.forEach((row, n) => {
+        const index = Number(row.getAttribute('aria-rowindex'));
+        const want = expected(index);
+        const name = row.querySelector('.span-name').textContent.replace(/^[▾▸]/, '');
+        if (n > 0 && index !== Number(rows[n - 1].getAttribute('aria-rowindex')) + 1) problems.push(`row ${index} after ${rows[n - 1].getAttribute('aria-rowindex')}`);
+        const at = row.getBoundingClientRect().top - element.firstElementChild.getBoundingClientRect().top;
+        if (Math.abs(at - (index - 1) * 24) > 0.5) problems.push(`row ${index} at ${at}`);
+        if (name !== want.name || Number(row.getAttribute('aria-level')) !== want.level) problems.push(`row ${index}: ${name}`);
+      });
+      const firstIndex = Number(rows[0].getAttribute('aria-rowindex'));
+      const lastIndex = Number(rows[rows.length - 1].getAttribute('aria-rowindex'));
+      const inView = [Math.floor(element.scrollTop / 24) + 1, Math.ceil((element.scrollTop + element.clientHeight) / 24)];
+      if (firstIndex > inView[0] || lastIndex < inView[1]) problems.push(`rows ${firstIndex}-${lastIndex} for ${inView}`);
+      if (left === 0 || problems.length > 5) return done({ problems, top: element.scrollTop });
+      element.scrollTop += 180;
+      requestAnimationFrame(() => frame(left - 1));
+    };
+    requestAnimationFrame(() => frame(60));
+  }));
+  assert.deepEqual(walk.problems, []);
+  assert.equal(walk.top, 60 * 180);
   // The minimap scrolls the waterfall: pressed at its middle, the view
   // moves to the middle rows.
   const map = await page.locator('canvas.trace-minimap').boundingBox();

@@ -285,6 +285,42 @@ test('the log table keeps only the rows in view in the page', async () => {
     });
   }));
   assert.equal(changes, 0, 'a 100 px scroll changed the log table\'s DOM');
+  // Scrolled 100 px a frame to the end, the rows in the page always cover
+  // the view, in order (the newest record first, so each body's number one
+  // less than the row's above), each in its place in the whole list.
+  const walk = await page.locator('[data-log-table]').evaluate((element) => new Promise((done) => {
+    const problems = [];
+    let frames = 0;
+    element.scrollTop = 0;
+    const frame = () => {
+      const rows = [...element.querySelectorAll('tbody tr.log')];
+      frames += 1;
+      const head = element.querySelector('thead').getBoundingClientRect().height;
+      const body = element.querySelector('tbody').getBoundingClientRect().top;
+      rows.forEach((row, n) => {
+        const index = Number(row.getAttribute('aria-rowindex'));
+        // Each record's row is where the whole list would put it.
+        const at = row.getBoundingClientRect().top - body;
+        if (Math.abs(at - (index - 2) * 33) > 1) problems.push(`row ${index} at ${at}`);
+        if (n === 0) return;
+        const above = rows[n - 1];
+        const number = (tr) => Number(/many (\d+)/.exec(tr.querySelector('td.body').textContent)?.[1]);
+        if (index !== Number(above.getAttribute('aria-rowindex')) + 1) problems.push(`row ${index} after ${above.getAttribute('aria-rowindex')}`);
+        if (number(row) !== number(above) - 1) problems.push(`row ${index}: ${row.textContent}`);
+      });
+      const inView = [Math.floor(element.scrollTop / 33) + 2, Math.ceil((element.scrollTop + element.clientHeight - head) / 33) + 1];
+      const shown = [Number(rows[0].getAttribute('aria-rowindex')), Number(rows[rows.length - 1].getAttribute('aria-rowindex'))];
+      if (shown[0] > inView[0] || shown[1] < Math.min(201, inView[1])) problems.push(`rows ${shown} for ${inView}`);
+      if (element.scrollTop + element.clientHeight >= element.scrollHeight || problems.length > 5) {
+        return done({ frames, problems });
+      }
+      element.scrollTop += 100;
+      requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  }));
+  assert.deepEqual(walk.problems, []);
+  assert.ok(walk.frames > 50, `${walk.frames} frames`);
   // Scrolled to the end, the last record is there, with its row index.
   await page.locator('[data-log-table]').evaluate((element) => (element.scrollTop = element.scrollHeight));
   const last = table.locator('tbody tr.log[aria-rowindex="201"]');
