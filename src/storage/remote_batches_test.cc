@@ -1,7 +1,10 @@
 // Other nodes' batches in a data directory (StorageOptions::shared_catalog):
 // adopted as evicted batches from their meta.json, found by trace id and
 // read back through the store, kept across a restart, dropped again; the
-// uploader neither copies nor deletes them.
+// uploader neither copies nor deletes them. And a compaction input put
+// back from the store (ReplaceWithStoredBatches) while a reader still
+// holds its retired record: it takes that record's directory over, which
+// is deleted only after the last record of the id.
 
 #include <chrono>
 #include <map>

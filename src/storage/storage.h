@@ -152,7 +152,9 @@ class Storage {
   // batch, given its meta.json from the shared catalog, as an evicted batch
   // of this data directory (meta.json, spans.tidx fetched from the store,
   // the EVICTED marker; staged and renamed into its day durably, so boot
-  // reads it back as any evicted batch). OK when it is live already.
+  // reads it back as any evicted batch; a directory of its id still in its
+  // day, a retired record's, is taken over as it is, as
+  // ReplaceWithStoredBatches says). OK when it is live already.
   // InvalidArgument for a batch of this node or a meta.json that does not
   // parse; FailedPrecondition without shared_catalog; the store's and the
   // file system's errors.
