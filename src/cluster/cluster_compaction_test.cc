@@ -221,5 +221,50 @@ TEST_F(ClusterCompactionTest, ARemoteInputUnlikeItsMetaJsonFailsTheMergeAndChang
   EXPECT_EQ(CatalogIds(), listed);
 }
 
+// Node 01 lost the day's lease while it merged (another node took the day
+// and compacted one input) and a reader still holds the inputs: the output
+// is dropped and the other input put back from the store on the directory
+// the reader holds, which stays once the reader lets go and after a
+// restart.
+TEST_F(ClusterCompactionTest, AnInputPutBackWhileAReaderHoldsItKeepsItsDirectory) {
+  std::unique_ptr<Node> one = Start("01");
+  ASSERT_NE(one, nullptr);
+  ASSERT_NO_FATAL_FAILURE(WriteBatches(*one, 2));
+  ASSERT_TRUE(one->member->Sync().ok());
+  ASSERT_EQ(CatalogIds().size(), 2u);
+  std::shared_ptr<const storage::Snapshot> reader = one->storage->Pin();
+  const storage::BatchId a = reader->batches()[0]->id(), b = reader->batches()[1]->id();
+  const std::string b_dir = reader->batches()[1]->dir();
+  ASSERT_TRUE(one->storage->maintenance().RunStep());
+  ASSERT_EQ(one->storage->GetMaintenanceStats().compactions, 1u);
+  // Another node takes the day after node 01's lease ran out and compacts a.
+  const absl::Time later = absl::Now() + absl::Hours(1);
+  const std::optional<DayLease> lease =
+      *shared_->AcquireLease(a.Day(), "02/z", later, absl::Seconds(30));
+  ASSERT_TRUE(lease.has_value());
+  const std::string theirs = storage::BatchId::Make(a.stamp_micros() + 1, 1, 2)->ToString();
+  ASSERT_TRUE(
+      shared_
+          ->Swap(*lease, {a.ToString()}, {testing::RecordOf(theirs, {a.ToString()})}, "02", later)
+          .ok());
+  ASSERT_TRUE(shared_->ReleaseLease(*lease).ok());
+  const absl::Status synced = one->member->Sync();
+  ASSERT_TRUE(synced.ok()) << synced;
+  EXPECT_EQ(one->member->Stats().outputs_discarded, 1u);
+  std::vector<std::string> here;
+  for (const auto& batch : one->storage->Pin()->batches()) here.push_back(batch->id().ToString());
+  EXPECT_THAT(here, ElementsAre(theirs, b.ToString()));
+  reader.reset();
+  for (int step = 0; step < 3; ++step) (void)one->storage->maintenance().Reclaim();
+  EXPECT_TRUE(*fs_.Exists(b_dir + "/" + storage::kSpansFileName));
+  EXPECT_EQ(SpansOf(*one), 1u);
+  EXPECT_THAT(one->Errors(), IsEmpty());
+  one.reset();
+  one = Start("01");
+  ASSERT_NE(one, nullptr);
+  EXPECT_NE(one->storage->Pin()->Find(b), nullptr);
+  EXPECT_EQ(SpansOf(*one), 1u);
+}
+
 }  // namespace
 }  // namespace strata::cluster

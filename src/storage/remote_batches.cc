@@ -10,6 +10,7 @@
 #include "common/status_macros.h"
 #include "fmt/format.h"
 #include "io/file_system.h"
+#include "storage/check/batch_contents.h"
 #include "storage/commit/recovery.h"
 #include "storage/format/batch_meta.h"
 #include "storage/format/evicted_marker.h"
@@ -90,12 +91,24 @@ absl::Status Storage::CheckOwnStored(const BatchMeta& meta, const BatchId& id) {
 
 absl::Status Storage::ReplaceWithStoredBatches(const std::vector<std::string>& stored,
                                                const std::vector<BatchId>& drop) {
-  std::vector<BatchRecord> records;
+  struct Staged {
+    BatchMeta meta;
+    BatchId id;
+    bool staged;
+  };
+  std::vector<Staged> batches;
   for (const std::string& meta_json : stored) {
-    STRATA_ASSIGN_OR_RETURN(const BatchMeta meta, ParseCatalogRecord(meta_json));
+    STRATA_ASSIGN_OR_RETURN(BatchMeta meta, ParseCatalogRecord(meta_json));
     STRATA_ASSIGN_OR_RETURN(const BatchId id, BatchId::Parse(meta.id));
     if (id.node() == options_.node) STRATA_RETURN_IF_ERROR(CheckOwnStored(meta, id));
-    STRATA_ASSIGN_OR_RETURN(std::optional<BatchRecord> record, StageStoredBatch(meta, id));
+    STRATA_ASSIGN_OR_RETURN(const bool staged, StageStoredBatch(meta, id));
+    batches.push_back(Staged{.meta = std::move(meta), .id = id, .staged = staged});
+  }
+  MutexLock dir_lock(&data_dir_->batch_dir_mu());
+  std::vector<BatchRecord> records;
+  for (const Staged& batch : batches) {
+    STRATA_ASSIGN_OR_RETURN(std::optional<BatchRecord> record,
+                            InstallStoredBatch(batch.meta, batch.id, batch.staged));
     if (record.has_value()) records.push_back(*std::move(record));
   }
   const std::shared_ptr<const Snapshot> snapshot = Pin();
@@ -135,6 +148,9 @@ absl::Status Storage::ForgetRestoredBatch(const BatchId& id) {
   // it first.
   FileSystem& fs = data_dir_->fs();
   const DataDirPaths& paths = data_dir_->paths();
+  MutexLock dir_lock(&data_dir_->batch_dir_mu());
+  // Published again since (its directory taken over): it stays.
+  if (Pin()->Find(id) != nullptr) return absl::OkStatus();
   if (absl::Status renamed = fs.RenameFile(paths.Batch(day, id), paths.RetiredBatch(id));
       !renamed.ok()) {
     STRATA_ASSIGN_OR_RETURN(const bool left, fs.Exists(paths.Batch(day, id)));
@@ -163,14 +179,24 @@ absl::Status Storage::SetRestoreMarked(bool marked) {
 }
 
 absl::Status Storage::PublishStoredBatch(const BatchMeta& meta, const BatchId& id) {
-  STRATA_ASSIGN_OR_RETURN(std::optional<BatchRecord> record, StageStoredBatch(meta, id));
+  STRATA_ASSIGN_OR_RETURN(const bool staged, StageStoredBatch(meta, id));
+  MutexLock dir_lock(&data_dir_->batch_dir_mu());
+  STRATA_ASSIGN_OR_RETURN(std::optional<BatchRecord> record, InstallStoredBatch(meta, id, staged));
   if (!record.has_value()) return absl::OkStatus();
   return data_dir_->catalog().Publish({*std::move(record)}, {}).status();
 }
 
-absl::StatusOr<std::optional<BatchRecord>> Storage::StageStoredBatch(const BatchMeta& meta,
-                                                                     const BatchId& id) {
-  if (Pin()->Find(id) != nullptr) return std::nullopt;
+absl::StatusOr<bool> Storage::StageStoredBatch(const BatchMeta& meta, const BatchId& id) {
+  if (Pin()->Find(id) != nullptr) return false;
+  // Its directory is there already: InstallStoredBatch takes it over.
+  STRATA_ASSIGN_OR_RETURN(const bool present,
+                          data_dir_->fs().Exists(data_dir_->paths().Batch(meta.day, id)));
+  if (present) return false;
+  STRATA_RETURN_IF_ERROR(WriteStoredBatch(meta, id));
+  return true;
+}
+
+absl::Status Storage::WriteStoredBatch(const BatchMeta& meta, const BatchId& id) {
   FileSystem& fs = data_dir_->fs();
   const DataDirPaths& paths = data_dir_->paths();
   // Staged whole, then renamed into its day: boot removes a staging entry
@@ -190,22 +216,61 @@ absl::StatusOr<std::optional<BatchRecord>> Storage::StageStoredBatch(const Batch
     STRATA_RETURN_IF_ERROR(WriteDurably(fs, JoinPath(staging, kTraceIndexFileName), tidx));
   }
   STRATA_RETURN_IF_ERROR(WriteEvictedMarker(fs, staging, meta.id));
-  STRATA_RETURN_IF_ERROR(fs.SyncDir(staging));
-  if (absl::Status day = fs.CreateDir(paths.Day(meta.day)); !day.ok()) {
-    if (!absl::IsAlreadyExists(day)) return day;
+  return fs.SyncDir(staging);
+}
+
+absl::StatusOr<std::optional<BatchRecord>> Storage::InstallStoredBatch(const BatchMeta& meta,
+                                                                       const BatchId& id,
+                                                                       bool staged) {
+  FileSystem& fs = data_dir_->fs();
+  const DataDirPaths& paths = data_dir_->paths();
+  const std::string staging = paths.StagingBatch(id);
+  if (Pin()->Find(id) != nullptr) {
+    // Published by another caller since it was staged; boot removes what
+    // is left in staging/ if this fails.
+    if (staged) (void)fs.RemoveAll(staging);
+    return std::nullopt;
   }
-  STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Days()));
-  STRATA_RETURN_IF_ERROR(fs.RenameFile(staging, paths.Batch(meta.day, id)));
-  STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Day(meta.day)));
-  STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Staging()));
-  // The checks boot makes (the EVICTED rules, spans.tidx's checksum) and
-  // the trace filter.
+  STRATA_ASSIGN_OR_RETURN(const bool present, fs.Exists(paths.Batch(meta.day, id)));
+  if (present) {
+    // The directory of a retired record of this id that a reader still
+    // holds, or that maintenance has not deleted yet, or one a failed call
+    // renamed into its day and never published. Its files belong to this
+    // id and never change, so the new record takes it over as it is (boot
+    // would read it back the same way); maintenance deletes it only once
+    // no record of the id is alive (Catalog::HoldsRecordOf), and this
+    // lock keeps it from deciding meanwhile. Nothing on disk changes.
+    if (staged) (void)fs.RemoveAll(staging);
+  } else {
+    if (!staged) STRATA_RETURN_IF_ERROR(WriteStoredBatch(meta, id));
+    if (absl::Status day = fs.CreateDir(paths.Day(meta.day)); !day.ok()) {
+      if (!absl::IsAlreadyExists(day)) return day;
+    }
+    STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Days()));
+    STRATA_RETURN_IF_ERROR(fs.RenameFile(staging, paths.Batch(meta.day, id)));
+    STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Day(meta.day)));
+    STRATA_RETURN_IF_ERROR(fs.SyncDir(paths.Staging()));
+  }
+  // The checks boot makes (the EVICTED rules, spans.tidx's checksum, a
+  // directory taken over with its data files: their footers) and the
+  // trace filter.
   RecoveryOptions checks;
+  checks.validate_batch = [](FileSystem& fs, const std::string& dir, const BatchMeta& meta) {
+    return CheckBatchContents(fs, dir, meta);
+  };
   checks.load_attachment = [budget = lookup_cache_](FileSystem& fs, const std::string& dir,
                                                     const BatchMeta& meta) {
     return LoadBatchLookupState(fs, dir, meta, budget);
   };
   STRATA_ASSIGN_OR_RETURN(BatchRecord record, ValidateBatchDir(fs, paths, meta.day, id, checks));
+  // Read through the store, a directory taken over with its data files
+  // included: those may be all a reader of the retired record reads, so
+  // this record never resolves to them, and the evictor (which passes
+  // over evicted ids) never removes them under that reader. They go with
+  // the directory; after a restart, which finds no EVICTED marker, the
+  // batch is read from them again. The store holds the batch: it is in
+  // the shared catalog, and this node's own were checked there
+  // (CheckOwnStored, which marked them uploaded).
   resolver_->MarkEvicted(id);
   return record;
 }

@@ -1,7 +1,10 @@
 // Other nodes' batches in a data directory (StorageOptions::shared_catalog):
 // adopted as evicted batches from their meta.json, found by trace id and
 // read back through the store, kept across a restart, dropped again; the
-// uploader neither copies nor deletes them.
+// uploader neither copies nor deletes them. And a compaction input put
+// back from the store (ReplaceWithStoredBatches) while a reader still
+// holds its retired record: it takes that record's directory over, which
+// is deleted only after the last record of the id.
 
 #include <chrono>
 #include <map>
@@ -36,14 +39,15 @@ class RemoteBatchesTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
   }
-  absl::StatusOr<std::unique_ptr<Storage>> OpenNode(const std::string& name, int node) {
+  absl::StatusOr<std::unique_ptr<Storage>> OpenNode(const std::string& name, int node,
+                                                    bool maintenance_thread = true) {
     StorageOptions options;
     options.node = node;
     options.object_store = store_.get();
     options.shared_catalog = true;
     options.upload.poll_interval = std::chrono::milliseconds(10);
     // Maintenance deletes retired batches' directories.
-    options.start_maintenance = true;
+    options.start_maintenance = maintenance_thread;
     options.maintenance.idle_interval = std::chrono::milliseconds(10);
     return Storage::Open(fs_, tmp_.path() + "/" + name, options);
   }
@@ -65,6 +69,29 @@ class RemoteBatchesTest : public ::testing::Test {
     absl::StatusOr<objectstore::ListPage> page = store_->List("", "", 1000);
     EXPECT_TRUE(page.ok()) << page.status();
     return page.ok() ? page->objects.size() : 0;
+  }
+
+  // Whether node `name`'s snapshot finds kTrace's one span.
+  bool FindsTheSpan(const std::string& name, const Snapshot& snapshot) {
+    // 5b8efff798038103d269b633813fc60c, the trace kTrace holds.
+    const otlp::TraceId trace_id = {0x5b, 0x8e, 0xff, 0xf7, 0x98, 0x03, 0x81, 0x03,
+                                    0xd2, 0x69, 0xb6, 0x33, 0x81, 0x3f, 0xc6, 0x0c};
+    absl::StatusOr<std::optional<otlp::TraceBatch>> found =
+        LookupTrace(fs_, tmp_.path() + "/" + name, snapshot, trace_id, nullptr,
+                    TraceLookupDetail::kFull, store_.get());
+    EXPECT_TRUE(found.ok()) << found.status();
+    return found.ok() && found->has_value() && (*found)->spans.size() == 1;
+  }
+  // Reclaim steps until no compaction marker is pending (readers the
+  // uploader holds let go on their own).
+  void ReclaimUntilNoMarker(Storage& storage) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    do {
+      storage.maintenance().Reclaim();
+      if (!storage.GetMaintenanceStats().marker_pending) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } while (std::chrono::steady_clock::now() < deadline);
+    ADD_FAILURE() << "the compaction marker is still pending";
   }
 
   PosixFileSystem fs_;
@@ -187,6 +214,87 @@ TEST_F(RemoteBatchesTest, OwnBatchesAndBrokenRecordsAreRefused) {
   EXPECT_EQ((*two)->ForgetRestoredBatch(own).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*two)->AdoptRemoteBatch("{\"format\":3}").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*two)->Pin()->size(), 0u);
+}
+
+// A cluster node whose compaction output is dropped (its lease lost) puts
+// the input back from the store while a reader still holds the retired
+// input: the put-back record takes the input's directory over, and
+// neither the old record's release nor reclaim deletes it.
+TEST_F(RemoteBatchesTest, AnInputPutBackWhileStillReadTakesItsDirectoryOver) {
+  auto one = OpenNode("one", 1, /*maintenance_thread=*/false);
+  ASSERT_TRUE(one.ok()) << one.status();
+  const std::string meta_json = WriteOnNodeOne(**one);
+  std::shared_ptr<const Snapshot> reader = (*one)->Pin();
+  std::shared_ptr<const LiveBatch> input = reader->batches().front();
+  const BatchId id = input->id();
+  const std::string dir = input->dir();
+  absl::StatusOr<BatchId> output = (*one)->maintenance().RewriteWithFreshRollups(input);
+  input.reset();
+  ASSERT_TRUE(output.ok()) << output.status();
+  ASSERT_EQ((*one)->Pin()->Find(id), nullptr);
+  ASSERT_TRUE(*fs_.Exists(dir));  // `reader` holds it
+  // The output dropped, the input back, in one Snapshot.
+  absl::Status replaced = (*one)->ReplaceWithStoredBatches({meta_json}, {*output});
+  ASSERT_TRUE(replaced.ok()) << replaced;
+  {
+    const std::shared_ptr<const Snapshot> now = (*one)->Pin();
+    ASSERT_EQ(now->size(), 1u);
+    ASSERT_NE(now->Find(id), nullptr);
+    EXPECT_EQ(now->Find(id)->dir(), dir);
+    EXPECT_TRUE(FindsTheSpan("one", *now));
+    EXPECT_TRUE(FindsTheSpan("one", *reader));
+  }
+  // The old record let go, then reclaimed: the directory stays, the
+  // output goes, and so does the marker.
+  reader.reset();
+  ReclaimUntilNoMarker(**one);
+  EXPECT_TRUE(*fs_.Exists(JoinPath(dir, kBatchMetaFileName)));
+  EXPECT_TRUE(*fs_.Exists(JoinPath(dir, kSpansFileName)));
+  EXPECT_FALSE(*fs_.Exists(DataDirPaths(tmp_.path() + "/one").RetiredBatch(id)));
+  EXPECT_TRUE(FindsTheSpan("one", *(*one)->Pin()));
+  EXPECT_TRUE((*one)->uploader()->IsUploaded(id));
+  // Boot reads it back: a whole local batch, uploaded.
+  one->reset();
+  auto again = OpenNode("one", 1, /*maintenance_thread=*/false);
+  ASSERT_TRUE(again.ok()) << again.status();
+  const std::shared_ptr<const Snapshot> booted = (*again)->Pin();
+  ASSERT_EQ(booted->size(), 1u);
+  ASSERT_NE(booted->Find(id), nullptr);
+  EXPECT_FALSE(*HasEvictedMarker(fs_, dir));
+  EXPECT_TRUE(FindsTheSpan("one", *booted));
+  EXPECT_TRUE((*again)->uploader()->IsUploaded(id));
+  (*again)->maintenance().Reclaim();
+  EXPECT_TRUE(*fs_.Exists(dir));
+}
+
+// The other order: the put-back record is retired and let go while a
+// reader still holds the input's first record. The directory stays until
+// that reader lets go too, and only then is deleted.
+TEST_F(RemoteBatchesTest, ASharedDirectoryIsDeletedOnlyAfterItsLastRecord) {
+  auto one = OpenNode("one", 1, /*maintenance_thread=*/false);
+  ASSERT_TRUE(one.ok()) << one.status();
+  const std::string meta_json = WriteOnNodeOne(**one);
+  std::shared_ptr<const Snapshot> reader = (*one)->Pin();
+  std::shared_ptr<const LiveBatch> input = reader->batches().front();
+  const BatchId id = input->id();
+  const std::string dir = input->dir();
+  absl::StatusOr<BatchId> output = (*one)->maintenance().RewriteWithFreshRollups(input);
+  input.reset();
+  ASSERT_TRUE(output.ok()) << output.status();
+  ASSERT_TRUE((*one)->ReplaceWithStoredBatches({meta_json}, {*output}).ok());
+  // Another node's compaction replaced it after all.
+  ASSERT_TRUE((*one)->ReplaceWithStoredBatches({}, {id}).ok());
+  ASSERT_EQ((*one)->Pin()->size(), 0u);
+  for (int step = 0; step < 3; ++step) (*one)->maintenance().Reclaim();
+  EXPECT_TRUE(*fs_.Exists(JoinPath(dir, kSpansFileName)));
+  EXPECT_TRUE(FindsTheSpan("one", *reader));
+  reader.reset();
+  ReclaimUntilNoMarker(**one);
+  EXPECT_FALSE(*fs_.Exists(dir));
+  one->reset();
+  auto again = OpenNode("one", 1, /*maintenance_thread=*/false);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->Pin()->size(), 0u);
 }
 
 }  // namespace

@@ -152,7 +152,9 @@ class Storage {
   // batch, given its meta.json from the shared catalog, as an evicted batch
   // of this data directory (meta.json, spans.tidx fetched from the store,
   // the EVICTED marker; staged and renamed into its day durably, so boot
-  // reads it back as any evicted batch). OK when it is live already.
+  // reads it back as any evicted batch; a directory of its id still in its
+  // day, a retired record's, is taken over as it is, as
+  // ReplaceWithStoredBatches says). OK when it is live already.
   // InvalidArgument for a batch of this node or a meta.json that does not
   // parse; FailedPrecondition without shared_catalog; the store's and the
   // file system's errors.
@@ -173,9 +175,14 @@ class Storage {
   // whose inputs another node compacted too (the cluster member puts back
   // the inputs still live and drops the output), and for this node's
   // batches another node's compaction replaced (`stored` empty). Batches
-  // already live and dropped ids not live are passed over. Errors as
-  // RestoreOwnBatch's; a batch staged before an error stays in its day and
-  // is published by the next start or call.
+  // already live and dropped ids not live are passed over. A batch whose
+  // directory is still in its day (a retired record of it that a reader
+  // holds or maintenance has not deleted yet: a compaction input put back)
+  // takes that directory over as it is, read through the store, and the
+  // directory is deleted only once no record of the id is alive
+  // (maintenance.h, invariant 1). Errors as RestoreOwnBatch's; a batch
+  // renamed into its day before an error stays there and is published by
+  // the next start or call.
   [[nodiscard]] absl::Status ReplaceWithStoredBatches(const std::vector<std::string>& stored,
                                                       const std::vector<BatchId>& drop);
   // Undoes RestoreOwnBatch, for a start that could not restore every batch
@@ -224,10 +231,20 @@ class Storage {
   absl::StatusOr<BatchMeta> ParseCatalogRecord(std::string_view meta_json) const;
   // Publishes a batch whose files are in the store as an evicted one.
   absl::Status PublishStoredBatch(const BatchMeta& meta, const BatchId& id);
-  // Stages it into its day as an evicted batch and returns its record to
-  // publish; nullopt when it is live already.
-  absl::StatusOr<std::optional<BatchRecord>> StageStoredBatch(const BatchMeta& meta,
-                                                              const BatchId& id);
+  // Writes it into staging/ as an evicted batch (meta.json, spans.tidx
+  // from the store, the EVICTED marker) unless it is live or its directory
+  // is in its day already; true when it did.
+  absl::StatusOr<bool> StageStoredBatch(const BatchMeta& meta, const BatchId& id);
+  // The writing alone: staging/<id>, synced.
+  absl::Status WriteStoredBatch(const BatchMeta& meta, const BatchId& id);
+  // Its record to publish under the same hold of batch_dir_mu: its
+  // directory in its day (renamed there from staging/, staged now if
+  // `staged` is false and it is missing, or taken over as found),
+  // validated as boot does, and counted evicted by the resolver. nullopt
+  // when it is live already.
+  absl::StatusOr<std::optional<BatchRecord>> InstallStoredBatch(const BatchMeta& meta,
+                                                                const BatchId& id, bool staged)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(data_dir_->batch_dir_mu());
   // This node's batch `id` has its meta.json in the store (NotFound,
   // DataLoss otherwise); marks it uploaded.
   absl::Status CheckOwnStored(const BatchMeta& meta, const BatchId& id);

@@ -30,8 +30,9 @@ const LiveBatch* Snapshot::Find(const BatchId& id) const {
 absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Create(std::vector<BatchRecord> initial,
                                                          RetireCallback on_retire,
                                                          ReplaceCallback on_replace) {
-  auto retire =
-      std::make_shared<RetireState>(RetireState{std::move(on_retire), std::move(on_replace)});
+  auto retire = std::make_shared<RetireState>();
+  retire->callback = std::move(on_retire);
+  retire->on_replace = std::move(on_replace);
   const Snapshot empty(0, {});
   std::unique_ptr<Catalog> catalog(new Catalog(retire, nullptr));
   absl::StatusOr<std::shared_ptr<const Snapshot>> first =
@@ -57,8 +58,15 @@ std::shared_ptr<const LiveBatch> Catalog::MakeLiveBatch(BatchRecord record) cons
         // The last reference is gone. The acquire pairs with Publish()'s
         // release store, which happened before Publish() let go of its own
         // reference.
-        if (batch->retired_.load(std::memory_order_acquire) && retire->callback) {
-          retire->callback(*batch);
+        if (batch->retired_.load(std::memory_order_acquire)) {
+          {
+            MutexLock lock(&retire->mu);
+            auto it = retire->retired_alive.find(batch->id());
+            if (it != retire->retired_alive.end() && --it->second == 0) {
+              retire->retired_alive.erase(it);
+            }
+          }
+          if (retire->callback) retire->callback(*batch);
         }
         if (batch->successor_ != nullptr && retire->on_replace) retire->on_replace(*batch);
         // Releases the successor only now (invariant 4).
@@ -121,6 +129,10 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Catalog::Publish(
     next = *std::move(built);
     // `previous` still names every removed batch, so none can have been
     // released yet (invariant 3).
+    {
+      MutexLock lock(&retire_->mu);
+      for (const BatchId& id : remove) ++retire_->retired_alive[id];
+    }
     for (const BatchId& id : remove) {
       previous->Find(id)->retired_.store(true, std::memory_order_release);
     }
@@ -131,6 +143,14 @@ absl::StatusOr<std::shared_ptr<const Snapshot>> Catalog::Publish(
     }
   }
   return next;
+}
+
+bool Catalog::HoldsRecordOf(const BatchId& id) const {
+  // The Snapshot first: Publish() counts a removed record before it swaps
+  // the Snapshot that no longer names it in.
+  if (Pin()->Find(id) != nullptr) return true;
+  MutexLock lock(&retire_->mu);
+  return retire_->retired_alive.contains(id);
 }
 
 absl::StatusOr<std::shared_ptr<const Snapshot>> Catalog::Replace(BatchRecord record) {

@@ -27,6 +27,12 @@
 // keeps its successor alive, so a successor removed later is retired only
 // after every reader of the old one let go.
 //
+// A record of an id outlives its removal while a reader holds it, and an
+// id removed may be published again (a batch put back from a shared
+// catalog), so one batch directory may be named by several records at
+// once. HoldsRecordOf() tells whether any record of an id is alive: a
+// directory is deleted only when none is.
+//
 // Invariants:
 //   1. A Snapshot never changes after it is published; its batches are
 //      sorted by id, ids are unique.
@@ -37,6 +43,9 @@
 //   4. The ReplaceCallback runs exactly once for each replaced LiveBatch,
 //      only after no Snapshot or pointer names it, and before the
 //      RetireCallback of any later record of its id.
+//   5. A retired record is counted by HoldsRecordOf() from before the
+//      Snapshot that removes it is published until just before its
+//      RetireCallback runs.
 //
 // Thread-safety: Catalog is safe for concurrent use; Snapshot and LiveBatch
 // are immutable and may be shared freely. Errors: Publish() returns
@@ -49,6 +58,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -152,12 +162,22 @@ class Catalog {
   [[nodiscard]] absl::StatusOr<std::shared_ptr<const Snapshot>> Replace(BatchRecord record)
       ABSL_LOCKS_EXCLUDED(publish_mu_, current_mu_);
 
+  // Whether some record of `id` is alive: the current Snapshot names the
+  // id, or a retired record of it is still referenced (its RetireCallback
+  // has not run). Stays true while a publisher may be adding or removing
+  // the id; the caller keeps the id from being published meanwhile if it
+  // acts on false (Maintenance deletes the batch's directory then).
+  bool HoldsRecordOf(const BatchId& id) const ABSL_LOCKS_EXCLUDED(current_mu_);
+
  private:
   // Shared with every LiveBatch's deleter, so a batch outliving the catalog
   // still reaches the callback.
   struct RetireState {
     RetireCallback callback;
     ReplaceCallback on_replace;
+    // Retired records still referenced, by id (invariant 5).
+    mutable Mutex mu;
+    std::map<BatchId, int> retired_alive ABSL_GUARDED_BY(mu);
   };
 
   Catalog(std::shared_ptr<RetireState> retire, std::shared_ptr<const Snapshot> first);

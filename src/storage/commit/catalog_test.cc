@@ -64,6 +64,32 @@ class RetireLog {
   std::vector<int> retired_ ABSL_GUARDED_BY(mu_);
 };
 
+// An id published again while a removed record of it is still held: some
+// record of it is alive until both are gone, whichever goes last, and the
+// callback sees that one no longer counted.
+TEST(CatalogTest, HoldsRecordOfCountsLiveAndStillHeldRetiredRecords) {
+  std::unique_ptr<Catalog> catalog;
+  std::vector<bool> held_at_retire;
+  absl::StatusOr<std::unique_ptr<Catalog>> created =
+      Catalog::Create({Record(1)}, [&](const LiveBatch& batch) {
+        held_at_retire.push_back(catalog->HoldsRecordOf(batch.id()));
+      });
+  ASSERT_TRUE(created.ok()) << created.status();
+  catalog = *std::move(created);
+  EXPECT_TRUE(catalog->HoldsRecordOf(IdAt(1)));
+  EXPECT_FALSE(catalog->HoldsRecordOf(IdAt(2)));
+  std::shared_ptr<const Snapshot> reader = catalog->Pin();
+  ASSERT_TRUE(catalog->Publish({}, {IdAt(1)}).ok());
+  EXPECT_TRUE(catalog->HoldsRecordOf(IdAt(1)));  // `reader` holds it
+  ASSERT_TRUE(catalog->Publish({Record(1)}, {}).ok());
+  ASSERT_TRUE(catalog->Publish({}, {IdAt(1)}).ok());  // the second record goes first
+  EXPECT_THAT(held_at_retire, ElementsAre(true));
+  EXPECT_TRUE(catalog->HoldsRecordOf(IdAt(1)));
+  reader.reset();
+  EXPECT_THAT(held_at_retire, ElementsAre(true, false));
+  EXPECT_FALSE(catalog->HoldsRecordOf(IdAt(1)));
+}
+
 TEST(CatalogTest, FirstSnapshotHoldsTheInitialBatchesSorted) {
   absl::StatusOr<std::unique_ptr<Catalog>> catalog =
       Catalog::Create({Record(3), Record(1), Record(2)}, nullptr);

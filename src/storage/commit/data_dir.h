@@ -31,7 +31,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "io/file_system.h"
 #include "storage/commit/batch_committer.h"
 #include "storage/commit/catalog.h"
@@ -70,6 +72,15 @@ class DataDir {
   BatchCommitter& committer() const { return *committer_; }
   // What boot found and did.
   const RecoveryReport& recovery() const { return report_; }
+  // Held from deciding what becomes of a batch directory in days/ whose
+  // id was removed to acting on it: by maintenance, from finding that no
+  // record of the id is alive (Catalog::HoldsRecordOf) to the directory's
+  // rename out of days/; by the storage engine, from finding a batch's
+  // directory in days/ (or not) to publishing a record of it, which takes
+  // that directory over (remote_batches.cc). So a directory is never
+  // deleted under a record published meanwhile. Taken before the catalog's
+  // locks; I/O happens under it, but no ingest path takes it.
+  Mutex& batch_dir_mu() const ABSL_LOCK_RETURNED(batch_dir_mu_) { return batch_dir_mu_; }
 
  private:
   friend absl::StatusOr<std::unique_ptr<DataDir>> OpenDataDir(FileSystem&, const std::string&,
@@ -83,6 +94,7 @@ class DataDir {
   std::unique_ptr<BatchIdIssuer> issuer_;
   std::unique_ptr<BatchCommitter> committer_;
   RecoveryReport report_;
+  mutable Mutex batch_dir_mu_;
 };
 
 [[nodiscard]] absl::StatusOr<std::unique_ptr<DataDir>> OpenDataDir(FileSystem& fs,

@@ -170,13 +170,38 @@ bool Maintenance::Reclaim() {
   bool did = false;
   uint64_t deleted = 0, failed = 0;
   for (RetiredBatches::Entry& e : todo) {
-    absl::Status status = DeleteBatch(fs, paths, e.day, e.id);
-    if (!status.ok()) {
-      // Already moved out of days/ (by this or an earlier attempt): finish
-      // the deletion. It counts only once the move is durable, because a
-      // compaction marker may be removed on the strength of it.
-      absl::StatusOr<bool> in_days = fs.Exists(paths.Batch(e.day, e.id));
-      if (in_days.ok() && !*in_days) status = FinishDeletion(fs, paths, e.day, e.id);
+    absl::Status status;
+    {
+      MutexLock dir_lock(&dir_.batch_dir_mu());
+      if (dir_.catalog().HoldsRecordOf(e.id)) {
+        // The id was published again (a batch put back from a shared
+        // catalog took its directory over), or another retired record of
+        // it is still read: the directory is theirs, and the last of them
+        // to be retired deletes it. Live again, it is no compaction's
+        // input any more, so a marker stops waiting for it; otherwise the
+        // last record's deletion counts.
+        if (dir_.catalog().Pin()->Find(e.id) != nullptr) marker_waiting_.erase(e.id);
+        did = true;
+        continue;
+      }
+      status = DeleteBatch(fs, paths, e.day, e.id);
+      if (!status.ok()) {
+        // Already moved out of days/ (by this or an earlier attempt): finish
+        // the deletion. It counts only once the move is durable, because a
+        // compaction marker may be removed on the strength of it.
+        absl::StatusOr<bool> in_days = fs.Exists(paths.Batch(e.day, e.id));
+        if (in_days.ok() && !*in_days) {
+          status = FinishDeletion(fs, paths, e.day, e.id);
+        } else if (in_days.ok()) {
+          // An earlier record's deletion of this id left its directory in
+          // staging/ (the id was then staged afresh): no record of the id
+          // is alive, so that is debris, and it blocks the rename.
+          absl::StatusOr<bool> debris = fs.Exists(paths.RetiredBatch(e.id));
+          if (debris.ok() && *debris && fs.RemoveAll(paths.RetiredBatch(e.id)).ok()) {
+            status = DeleteBatch(fs, paths, e.day, e.id);
+          }
+        }
+      }
     }
     if (!status.ok()) {
       ++failed;

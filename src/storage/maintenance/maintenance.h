@@ -20,8 +20,12 @@
 // thread runs at a lower CPU priority (nice) so ingest keeps its latency.
 //
 // Invariants:
-//   1. A batch is deleted only after the catalog retired it, so no file
-//      disappears under a pinned Snapshot.
+//   1. A batch is deleted only after the catalog retired it and no record
+//      of its id is alive (Catalog::HoldsRecordOf, under
+//      DataDir::batch_dir_mu), so no file disappears under a pinned
+//      Snapshot, nor under a record of the id published again (a batch
+//      put back from a shared catalog takes over the directory of its
+//      retired record); the last of them to be retired deletes it.
 //   2. At most one COMPACTION.json exists; it is removed only after all of
 //      its inputs are deleted.
 //   3. Maintenance takes no lock that ingest takes across I/O; it shares
