@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -31,6 +32,16 @@ constexpr char kTrace[] =
     R"({"stringValue":"checkout"}}]},"scopeSpans":[{"spans":[{"traceId":)"
     R"("5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"GET /cart",)"
     R"("startTimeUnixNano":"1750000000000000000","endTimeUnixNano":"1750000000100000000"}]}]}]})";
+
+// What RemoteBatchesTest::RetireWhileRead leaves.
+struct RetiredWhileRead {
+  absl::StatusOr<std::unique_ptr<Storage>> one;
+  std::string meta_json;  // the input's, as uploaded
+  std::shared_ptr<const Snapshot> reader;
+  std::optional<BatchId> id;  // the input's
+  std::string dir;
+  std::optional<BatchId> output;
+};
 
 class RemoteBatchesTest : public ::testing::Test {
  protected:
@@ -92,6 +103,22 @@ class RemoteBatchesTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     } while (std::chrono::steady_clock::now() < deadline);
     ADD_FAILURE() << "the compaction marker is still pending";
+  }
+
+  // Node one's batch compacted (rewritten) while `r->reader` still holds
+  // the Snapshot naming it: the input retired but not yet let go.
+  void RetireWhileRead(RetiredWhileRead* r) {
+    r->one = OpenNode("one", 1, /*maintenance_thread=*/false);
+    ASSERT_TRUE(r->one.ok()) << r->one.status();
+    r->meta_json = WriteOnNodeOne(**r->one);
+    r->reader = (*r->one)->Pin();
+    std::shared_ptr<const LiveBatch> input = r->reader->batches().front();
+    r->id = input->id();
+    r->dir = input->dir();
+    absl::StatusOr<BatchId> output = (*r->one)->maintenance().RewriteWithFreshRollups(input);
+    input.reset();
+    ASSERT_TRUE(output.ok()) << output.status();
+    r->output = *output;
   }
 
   PosixFileSystem fs_;
@@ -221,20 +248,18 @@ TEST_F(RemoteBatchesTest, OwnBatchesAndBrokenRecordsAreRefused) {
 // input: the put-back record takes the input's directory over, and
 // neither the old record's release nor reclaim deletes it.
 TEST_F(RemoteBatchesTest, AnInputPutBackWhileStillReadTakesItsDirectoryOver) {
-  auto one = OpenNode("one", 1, /*maintenance_thread=*/false);
-  ASSERT_TRUE(one.ok()) << one.status();
-  const std::string meta_json = WriteOnNodeOne(**one);
-  std::shared_ptr<const Snapshot> reader = (*one)->Pin();
-  std::shared_ptr<const LiveBatch> input = reader->batches().front();
-  const BatchId id = input->id();
-  const std::string dir = input->dir();
-  absl::StatusOr<BatchId> output = (*one)->maintenance().RewriteWithFreshRollups(input);
-  input.reset();
-  ASSERT_TRUE(output.ok()) << output.status();
+  RetiredWhileRead r;
+  ASSERT_NO_FATAL_FAILURE(RetireWhileRead(&r));
+  auto& one = r.one;
+  const std::string& meta_json = r.meta_json;
+  std::shared_ptr<const Snapshot>& reader = r.reader;
+  const BatchId id = *r.id;
+  const std::string dir = r.dir;
+  const BatchId output = *r.output;
   ASSERT_EQ((*one)->Pin()->Find(id), nullptr);
   ASSERT_TRUE(*fs_.Exists(dir));  // `reader` holds it
   // The output dropped, the input back, in one Snapshot.
-  absl::Status replaced = (*one)->ReplaceWithStoredBatches({meta_json}, {*output});
+  absl::Status replaced = (*one)->ReplaceWithStoredBatches({meta_json}, {output});
   ASSERT_TRUE(replaced.ok()) << replaced;
   {
     const std::shared_ptr<const Snapshot> now = (*one)->Pin();
@@ -271,17 +296,15 @@ TEST_F(RemoteBatchesTest, AnInputPutBackWhileStillReadTakesItsDirectoryOver) {
 // reader still holds the input's first record. The directory stays until
 // that reader lets go too, and only then is deleted.
 TEST_F(RemoteBatchesTest, ASharedDirectoryIsDeletedOnlyAfterItsLastRecord) {
-  auto one = OpenNode("one", 1, /*maintenance_thread=*/false);
-  ASSERT_TRUE(one.ok()) << one.status();
-  const std::string meta_json = WriteOnNodeOne(**one);
-  std::shared_ptr<const Snapshot> reader = (*one)->Pin();
-  std::shared_ptr<const LiveBatch> input = reader->batches().front();
-  const BatchId id = input->id();
-  const std::string dir = input->dir();
-  absl::StatusOr<BatchId> output = (*one)->maintenance().RewriteWithFreshRollups(input);
-  input.reset();
-  ASSERT_TRUE(output.ok()) << output.status();
-  ASSERT_TRUE((*one)->ReplaceWithStoredBatches({meta_json}, {*output}).ok());
+  RetiredWhileRead r;
+  ASSERT_NO_FATAL_FAILURE(RetireWhileRead(&r));
+  auto& one = r.one;
+  const std::string& meta_json = r.meta_json;
+  std::shared_ptr<const Snapshot>& reader = r.reader;
+  const BatchId id = *r.id;
+  const std::string dir = r.dir;
+  const BatchId output = *r.output;
+  ASSERT_TRUE((*one)->ReplaceWithStoredBatches({meta_json}, {output}).ok());
   // Another node's compaction replaced it after all.
   ASSERT_TRUE((*one)->ReplaceWithStoredBatches({}, {id}).ok());
   ASSERT_EQ((*one)->Pin()->size(), 0u);
