@@ -250,12 +250,9 @@ TEST_F(RemoteBatchesTest, OwnBatchesAndBrokenRecordsAreRefused) {
 TEST_F(RemoteBatchesTest, AnInputPutBackWhileStillReadTakesItsDirectoryOver) {
   RetiredWhileRead r;
   ASSERT_NO_FATAL_FAILURE(RetireWhileRead(&r));
-  auto& one = r.one;
-  const std::string& meta_json = r.meta_json;
-  std::shared_ptr<const Snapshot>& reader = r.reader;
-  const BatchId id = *r.id;
-  const std::string dir = r.dir;
-  const BatchId output = *r.output;
+  auto& [one, meta_json, reader, id_or, dir, output_or] = r;
+  const BatchId id = *id_or;
+  const BatchId output = *output_or;
   ASSERT_EQ((*one)->Pin()->Find(id), nullptr);
   ASSERT_TRUE(*fs_.Exists(dir));  // `reader` holds it
   // The output dropped, the input back, in one Snapshot.
@@ -298,12 +295,9 @@ TEST_F(RemoteBatchesTest, AnInputPutBackWhileStillReadTakesItsDirectoryOver) {
 TEST_F(RemoteBatchesTest, ASharedDirectoryIsDeletedOnlyAfterItsLastRecord) {
   RetiredWhileRead r;
   ASSERT_NO_FATAL_FAILURE(RetireWhileRead(&r));
-  auto& one = r.one;
-  const std::string& meta_json = r.meta_json;
-  std::shared_ptr<const Snapshot>& reader = r.reader;
-  const BatchId id = *r.id;
-  const std::string dir = r.dir;
-  const BatchId output = *r.output;
+  auto& [one, meta_json, reader, id_or, dir, output_or] = r;
+  const BatchId id = *id_or;
+  const BatchId output = *output_or;
   ASSERT_TRUE((*one)->ReplaceWithStoredBatches({meta_json}, {output}).ok());
   // Another node's compaction replaced it after all.
   ASSERT_TRUE((*one)->ReplaceWithStoredBatches({}, {id}).ok());
