@@ -314,5 +314,24 @@ TEST_F(RemoteBatchesTest, ASharedDirectoryIsDeletedOnlyAfterItsLastRecord) {
   EXPECT_EQ((*again)->Pin()->size(), 0u);
 }
 
+// A retired directory an earlier deletion of the same id left in
+// staging/ (the id was then published again and retired once more) is
+// debris once no record of the id is alive: it would block the rename
+// out of days/, so reclaim removes it and deletes the directory.
+TEST_F(RemoteBatchesTest, DebrisOfAnEarlierDeletionOfTheIdIsRemovedBeforeTheDirectory) {
+  RetiredWhileRead r;
+  ASSERT_NO_FATAL_FAILURE(RetireWhileRead(&r));
+  const std::string debris = DataDirPaths(tmp_.path() + "/one").RetiredBatch(*r.id);
+  ASSERT_TRUE(fs_.CreateDir(debris).ok());
+  auto left = fs_.NewWritableFile(JoinPath(debris, kBatchMetaFileName));
+  ASSERT_TRUE(left.ok()) << left.status();
+  ASSERT_TRUE((*left)->Append("left over").ok());
+  ASSERT_TRUE((*left)->Close().ok());
+  r.reader.reset();
+  ReclaimUntilNoMarker(**r.one);
+  EXPECT_FALSE(*fs_.Exists(r.dir));
+  EXPECT_FALSE(*fs_.Exists(debris));
+}
+
 }  // namespace
 }  // namespace strata::storage
