@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,9 +30,11 @@ namespace strata::cluster {
 namespace {
 
 using ::strata::cluster::testing::IdsOf;
+using ::testing::Each;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 // One server: its storage engine (maintenance driven by the test), the
 // gate compaction asks, and its membership.
@@ -63,8 +66,10 @@ class ClusterCompactionTest : public testing::SharedCatalogTest {
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
   }
-  // Node `node` ("01", "02") on its own data directory.
-  std::unique_ptr<Node> Start(const std::string& node) {
+  // Node `node` ("01", "02") on its own data directory; `wrap` may change
+  // what its membership calls.
+  std::unique_ptr<Node> Start(const std::string& node,
+                              const std::function<void(ClusterMember::Local&)>& wrap = {}) {
     auto started = std::make_unique<Node>();
     storage::StorageOptions options;
     options.node = *storage::ParseBatchIdNode(node);
@@ -87,6 +92,7 @@ class ClusterCompactionTest : public testing::SharedCatalogTest {
     absl::StatusOr<ClusterMember::Local> local = LocalOfStorage(*started->storage);
     EXPECT_TRUE(local.ok()) << local.status();
     if (!local.ok()) return nullptr;
+    if (wrap) wrap(*local);
     ClusterMemberOptions member;
     member.node = node;
     member.instance = "i" + node;
@@ -176,6 +182,59 @@ TEST_F(ClusterCompactionTest, TheDaysHolderMergesEveryNodesBatchesAndTheOtherFol
   EXPECT_TRUE(two->member->ClaimDay(output.Day()));
   EXPECT_THAT(one->Errors(), IsEmpty());
   EXPECT_THAT(two->Errors(), IsEmpty());
+}
+
+// Every change node 02 makes to its local catalog while it follows node
+// 01's compaction (its own inputs dropped, node 01's dropped, the output
+// adopted) leaves a reader of node 02 every span exactly once: no
+// Snapshot lacks the rows of the inputs dropped, or holds them twice.
+TEST_F(ClusterCompactionTest, TheFollowingNodesReadersSeeEverySpanOnceAtEveryStep) {
+  std::unique_ptr<Node> one = Start("01");
+  Mutex mu;
+  std::vector<uint64_t> seen;  // node 02's spans after each change
+  Node* two_node = nullptr;
+  auto record = [&] {
+    MutexLock lock(&mu);
+    seen.push_back(SpansOf(*two_node));
+  };
+  std::unique_ptr<Node> two = Start("02", [&](ClusterMember::Local& local) {
+    local.adopt = [adopt = local.adopt, &record](const std::string& meta_json) {
+      absl::Status status = adopt(meta_json);
+      record();
+      return status;
+    };
+    local.drop = [drop = local.drop, &record](const storage::BatchId& id) {
+      absl::Status status = drop(id);
+      record();
+      return status;
+    };
+    local.replace = [replace = local.replace, &record](const std::vector<std::string>& stored,
+                                                       const std::vector<storage::BatchId>& drop) {
+      absl::Status status = replace(stored, drop);
+      record();
+      return status;
+    };
+  });
+  ASSERT_NE(one, nullptr);
+  ASSERT_NE(two, nullptr);
+  two_node = two.get();
+  ASSERT_NO_FATAL_FAILURE(WriteAndShare(*one, *two, 2));
+  ASSERT_EQ(SpansOf(*two), 4u);
+  ASSERT_TRUE(one->storage->maintenance().RunStep());
+  ASSERT_EQ(one->storage->GetMaintenanceStats().compactions, 1u);
+  const storage::BatchId output = one->storage->Pin()->batches().front()->id();
+  ASSERT_TRUE(one->storage->uploader()->WaitUploaded(output, std::chrono::seconds(30)).ok());
+  ASSERT_TRUE(one->member->Sync().ok());
+  {
+    MutexLock lock(&mu);
+    seen.clear();
+  }
+  ASSERT_TRUE(two->member->Sync().ok());
+  EXPECT_EQ(two->member->Stats().batches_replaced_elsewhere, 2u);
+  EXPECT_EQ(two->storage->Pin()->size(), 1u);
+  MutexLock lock(&mu);
+  EXPECT_THAT(seen, Not(IsEmpty()));
+  EXPECT_THAT(seen, Each(4u));
 }
 
 // Node 02's spans.parquet in the store no longer matches its meta.json

@@ -345,68 +345,6 @@ absl::Status ClusterMember::Sync() {
   return first_error;
 }
 
-absl::StatusOr<bool> ClusterMember::FollowOthersCompactions(const CatalogListing& listing,
-                                                            const storage::Snapshot& snapshot) {
-  std::map<std::string, const CatalogBatch*> live;
-  for (const CatalogBatch& batch : listing.batches) live[batch.id] = &batch;
-  std::vector<storage::BatchId> drop;
-  std::vector<std::string> put_back;
-  std::set<std::string> putting_back;
-  uint64_t replaced = 0, discarded = 0;
-  for (const auto& batch : snapshot.batches()) {
-    if (batch->id().node() != node_number_) continue;
-    const std::string id = batch->id().ToString();
-    if (live.contains(id)) continue;
-    // Registered once (so uploaded), then removed by a swap this node did
-    // not make: another node's output holds its rows.
-    if (local_.uploaded(batch->id())) {
-      STRATA_ASSIGN_OR_RETURN(const PostgresBatchCatalog::BatchState state, catalog_.StateOf(id));
-      if (state == PostgresBatchCatalog::BatchState::kRemoved) {
-        drop.push_back(batch->id());
-        ++replaced;
-        continue;
-      }
-    }
-    // An output of this node: an input neither listed nor here was removed
-    // by another node's compaction of the day (this node's lease was lost
-    // meanwhile), so the output holds rows listed elsewhere too.
-    bool doomed = false;
-    for (const std::string& source : batch->meta().sources) {
-      if (live.contains(source)) continue;
-      absl::StatusOr<storage::BatchId> source_id = storage::BatchId::Parse(source);
-      if (!source_id.ok() || snapshot.Find(*source_id) != nullptr) continue;
-      STRATA_ASSIGN_OR_RETURN(const PostgresBatchCatalog::BatchState state,
-                              catalog_.StateOf(source));
-      if (state == PostgresBatchCatalog::BatchState::kRemoved) {
-        doomed = true;
-        break;
-      }
-    }
-    if (!doomed) continue;
-    drop.push_back(batch->id());
-    ++discarded;
-    // Its inputs still listed come back from the store in the same
-    // Snapshot, so no reader misses their rows.
-    for (const std::string& source : batch->meta().sources) {
-      auto it = live.find(source);
-      if (it != live.end() && putting_back.insert(source).second) {
-        put_back.push_back(it->second->meta_json);
-      }
-    }
-  }
-  if (drop.empty()) return false;
-  if (absl::Status status = local_.replace(put_back, drop); !status.ok()) {
-    return absl::Status(status.code(),
-                        fmt::format("dropping {} batches of node id {} that another node's "
-                                    "compaction replaced: {}",
-                                    drop.size(), options_.node, std::string(status.message())));
-  }
-  MutexLock lock(&mu_);
-  stats_.batches_replaced_elsewhere += replaced;
-  stats_.outputs_discarded += discarded;
-  return true;
-}
-
 std::string ClusterMember::FirstDayKept() const {
   if (options_.keep_days <= 0) return "";
   return absl::FormatTime("%Y-%m-%d", options_.clock() - absl::Hours(24) * options_.keep_days,
@@ -513,47 +451,6 @@ absl::Status ClusterMember::RestoreFailed(const CatalogBatch& batch, const absl:
                   "batch catalog still lists the node's {} batches {}",
                   batch.id, batch.day, options_.node, std::string(status.message()), listed,
                   undone));
-}
-
-absl::Status ClusterMember::SyncOthers(const CatalogListing& listing,
-                                       const storage::Snapshot& snapshot,
-                                       const std::set<std::string>& consumed, bool* applied) {
-  // Retention drops older days here: not adopted.
-  const std::string first_day = FirstDayKept();
-  absl::Status first_error;
-  std::set<std::string> listed;
-  uint64_t adopted = 0, dropped = 0;
-  for (const CatalogBatch& batch : listing.batches) {
-    absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
-    if (!id.ok() || id->node() == node_number_) continue;
-    listed.insert(batch.id);
-    if (snapshot.Find(*id) != nullptr || batch.day < first_day) continue;
-    // An input of this node's output: its rows are here already.
-    if (consumed.contains(batch.id)) continue;
-    if (stopping()) continue;  // listed all the same: nothing listed is dropped
-    absl::Status status = local_.adopt(batch.meta_json);
-    if (status.ok()) {
-      ++adopted;
-    } else if (first_error.ok()) {
-      first_error = absl::Status(status.code(), fmt::format("adopting batch {}: {}", batch.id,
-                                                            std::string(status.message())));
-    }
-  }
-  *applied = true;
-  for (const auto& batch : snapshot.batches()) {
-    if (batch->id().node() == node_number_ || listed.contains(batch->id().ToString())) continue;
-    absl::Status status = local_.drop(batch->id());
-    if (status.ok()) {
-      ++dropped;
-    } else {
-      *applied = false;
-      if (first_error.ok()) first_error = status;
-    }
-  }
-  MutexLock lock(&mu_);
-  stats_.batches_adopted += adopted;
-  stats_.batches_dropped += dropped;
-  return first_error;
 }
 
 absl::Status ClusterMember::ExpireSilentNodesDays(const CatalogListing& listing) {

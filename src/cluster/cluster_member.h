@@ -33,10 +33,14 @@
 // output), and an output of its own whose inputs another node compacted
 // too (a lease lost while compacting) is dropped with its inputs still
 // listed put back from the store, in one local Snapshot
-// (Local::replace), before the output could ever be registered.
+// (Local::replace), before the output could ever be registered; the
+// other nodes' outputs of those days are adopted, and their inputs dropped,
+// in that Snapshot too, so no reader here misses the rows or sees them
+// twice.
 // It also keeps the local catalog's view of other nodes' batches equal to
 // the shared one: a batch another node listed is adopted (as an evicted
-// batch, read back from the store), one no longer listed is dropped; days
+// batch, read back from the store), one no longer listed is dropped (a
+// day's adoptions and drops in one Snapshot); days
 // older than `keep_days` are not adopted (retention drops them here), and
 // those of a node that stopped heartbeating are removed from the shared
 // catalog by whichever node takes the day's lease first. And
@@ -277,15 +281,28 @@ class ClusterMember {
   // restore this call `began`, forgets those `restored` and the marker.
   absl::Status RestoreFailed(const CatalogBatch& batch, const absl::Status& status, size_t listed,
                              bool began, const std::vector<storage::BatchId>& restored);
-  // Adopts and drops other nodes' batches to match `listing`; `consumed`
-  // (inputs of this node's outputs not registered yet) are not adopted.
+  // Other nodes' batches of one day that a listing changes here.
+  struct OthersChange {
+    std::vector<const CatalogBatch*> adopt;  // listed, not here
+    std::vector<storage::BatchId> drop;      // here, not listed
+  };
+  // Those changes by day (pointers into `listing`): days older than
+  // `keep_days`, and `consumed` (inputs of this node's outputs not
+  // registered yet), are not adopted.
+  std::map<std::string, OthersChange> OthersChanges(const CatalogListing& listing,
+                                                    const storage::Snapshot& snapshot,
+                                                    const std::set<std::string>& consumed) const;
+  // Adopts and drops other nodes' batches to match `listing`, a day's
+  // adoptions and drops in one Snapshot (each on its own if that fails).
   // `*applied`: every batch of another node that `listing` lacks is out
   // of the local catalog.
   absl::Status SyncOthers(const CatalogListing& listing, const storage::Snapshot& snapshot,
                           const std::set<std::string>& consumed, bool* applied);
   // Drops this node's batches another node's compaction replaced, and
   // outputs of its own whose inputs another node compacted (their inputs
-  // still listed put back); true when it changed anything.
+  // still listed put back), with the other nodes' changes of those days
+  // (the outputs that hold the rows adopted): one Snapshot; true when it
+  // changed anything.
   absl::StatusOr<bool> FollowOthersCompactions(const CatalogListing& listing,
                                                const storage::Snapshot& snapshot);
   // Renews the day leases held for compaction (with the heartbeat).

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cluster/cluster_testing.h"
@@ -80,7 +81,9 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
       if (absl::Status down = StoreStatus(); !down.ok()) return down;
       absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
       if (!meta.ok()) return meta.status();
-      return local_->Publish({LocalRecord(meta->id, meta->sources)}, {}).status();
+      absl::Status published = local_->Publish({LocalRecord(meta->id, meta->sources)}, {}).status();
+      Changed();
+      return published;
     };
     return ClusterMember::Local{
         .pin = [this] { return local_->Pin(); },
@@ -104,10 +107,16 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
               restore_marked_ = marked;
               return absl::OkStatus();
             },
-        .drop = [this](const storage::BatchId& id) { return local_->Publish({}, {id}).status(); },
+        .drop =
+            [this](const storage::BatchId& id) {
+              absl::Status dropped = local_->Publish({}, {id}).status();
+              Changed();
+              return dropped;
+            },
         .replace = [this](const std::vector<std::string>& stored,
                           const std::vector<storage::BatchId>& drop) -> absl::Status {
           if (absl::Status down = StoreStatus(); !down.ok()) return down;
+          if (replace_refused_) return absl::UnavailableError("replace refused by the test");
           std::vector<storage::BatchRecord> records;
           for (const std::string& meta_json : stored) {
             absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
@@ -118,7 +127,9 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
           for (const storage::BatchId& id : drop) {
             if (local_->Pin()->Find(id) != nullptr) live.push_back(id);
           }
-          return local_->Publish(std::move(records), live).status();
+          absl::Status replaced = local_->Publish(std::move(records), live).status();
+          Changed();
+          return replaced;
         },
         .stored_batches = [this]() -> absl::StatusOr<std::map<storage::BatchId, std::string>> {
           MutexLock lock(&mu_);
@@ -154,6 +165,18 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
     } else {
       undeletable_.erase(id);
     }
+  }
+  // The local catalog's batch ids after each change the member made
+  // (adopt, drop, replace), since the last call.
+  std::vector<std::set<std::string>> TakeChanges() {
+    MutexLock lock(&mu_);
+    return std::exchange(changes_, {});
+  }
+  void Changed() {
+    std::set<std::string> ids;
+    for (const auto& batch : local_->Pin()->batches()) ids.insert(batch->id().ToString());
+    MutexLock lock(&mu_);
+    changes_.push_back(std::move(ids));
   }
   // What on_error was given, in order.
   std::vector<absl::Status> Errors() {
@@ -225,12 +248,15 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
   std::atomic<bool> restore_marked_{false};
   // Batches restored while the marker was absent.
   std::atomic<int> restored_unmarked_{0};
+  // Local::replace fails while set.
+  std::atomic<bool> replace_refused_{false};
   Mutex mu_;
   std::set<std::string> uploaded_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> deleted_ ABSL_GUARDED_BY(mu_);
   absl::Status store_status_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> undeletable_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Status> errors_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::set<std::string>> changes_ ABSL_GUARDED_BY(mu_);
   // The batches with objects in the store, by id, with their day.
   std::map<storage::BatchId, std::string> stored_ ABSL_GUARDED_BY(mu_);
 };
@@ -543,6 +569,33 @@ TEST_F(ClusterMemberTest, OtherNodesBatchesAreAdoptedWhileListedAndDroppedAfter)
   Advance(absl::Hours(1));
   ASSERT_TRUE(member->Sync().ok());
   EXPECT_THAT(Deleted(), IsEmpty());
+}
+
+// Another node's output goes in here with the drop of the inputs it
+// replaced, in one Snapshot: no reader sees their rows twice or misses
+// them. When that fails, each goes on its own, the output first.
+TEST_F(ClusterMemberTest, AnotherNodesOutputReplacesItsInputsHereInOneSnapshot) {
+  std::unique_ptr<ClusterMember> member = Join();
+  ASSERT_NE(member, nullptr);
+  const std::string a = BatchIdOf(1, 0, 2), b = BatchIdOf(2, 0, 2), output = BatchIdOf(9, 1, 2),
+                    next = BatchIdOf(10, 2, 2);
+  for (const std::string& id : {a, b}) {
+    ASSERT_TRUE(shared_->AddBatch(RecordOf(id), "02", kStart).ok());
+  }
+  ASSERT_TRUE(member->Sync().ok());
+  (void)TakeChanges();
+  const DayLease lease = *shared_->AcquireLease(kDay, "02/x", kStart, absl::Seconds(30)).value();
+  ASSERT_TRUE(shared_->Swap(lease, {a, b}, {RecordOf(output, {a, b})}, "02", kStart).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(TakeChanges(), ElementsAre(std::set<std::string>{output}));
+  EXPECT_EQ(member->Stats().batches_adopted, 3u);
+  EXPECT_EQ(member->Stats().batches_dropped, 2u);
+  replace_refused_ = true;
+  ASSERT_TRUE(shared_->Swap(lease, {output}, {RecordOf(next, {output})}, "02", kStart).ok());
+  ASSERT_TRUE(member->Sync().ok());
+  EXPECT_THAT(TakeChanges(),
+              ElementsAre(std::set<std::string>{output, next}, std::set<std::string>{next}));
+  EXPECT_EQ(member->Stats().batches_dropped, 3u);
 }
 
 TEST_F(ClusterMemberTest, BatchesOfDaysPastRetentionAreNotAdopted) {
