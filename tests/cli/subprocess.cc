@@ -105,11 +105,13 @@ int Subprocess::Wait(std::chrono::milliseconds timeout) {
     pid_t r = waitpid(pid_, &status, WNOHANG);
     if (r == pid_) {
       exited_ = true;
-      // The rest of its output: until end of file, or a quiet 50 ms (a
-      // grandchild may hold the pipe open).
+      // The rest of its output: until end of file, or a quiet 2 s (a
+      // grandchild may hold the pipe open). The reader thread may not have
+      // run since the child wrote (a loaded machine): end of file, not a
+      // short quiet spell, is what normally ends this.
       for (;;) {
         const size_t seen = output().size();
-        if (!WaitForMore(seen, std::chrono::milliseconds(50)) || output().size() == seen) break;
+        if (!WaitForMore(seen, std::chrono::seconds(2)) || output().size() == seen) break;
       }
       if (WIFEXITED(status)) return WEXITSTATUS(status);
       if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -238,14 +238,17 @@ TEST(ClusterCatalogTest, TwoServersKeepTheSharedCatalogEqualToTheirOwnBatches) {
   EXPECT_EQ(one.Stop(), 0) << one.output();
   EXPECT_EQ(two.Stop(), 0) << two.output();
 
-  // Node 02 alone, compaction off, takes more spans: the catalog then
-  // lists batches of its own for the restores below (the day's compactor
-  // may have merged all of its earlier ones into node 01's outputs).
-  {
-    ServerProcess alone(data2, flags("02", "0"));
+  // Each node alone, compaction off, takes more spans: the catalog then
+  // lists batches of node 02's own for the restores below, and node 01's
+  // directory holds batches of its own for the node id check (the day's
+  // compactor may have merged all of a node's earlier ones into the other
+  // node's outputs).
+  for (const auto& [data, node, token, seed] :
+       {std::tuple{data1, 1, ingest1, "4"}, std::tuple{data2, 2, ingest2, "3"}}) {
+    ServerProcess alone(data, flags(fmt::format("{:02}", node), "0"));
     ASSERT_TRUE(alone.ready()) << alone.output();
-    SendTraces(alone, ingest2, "3", /*requests=*/12, /*spans=*/50, /*concurrency=*/2);
-    ASSERT_TRUE(WaitRegistered(alone, data2, 2, **catalog)) << alone.output();
+    SendTraces(alone, token, seed, /*requests=*/12, /*spans=*/50, /*concurrency=*/2);
+    ASSERT_TRUE(WaitRegistered(alone, data, node, **catalog)) << alone.output();
     EXPECT_EQ(alone.Stop(), 0) << alone.output();
   }
   catalog_spans = 0;
