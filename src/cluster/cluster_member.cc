@@ -61,8 +61,11 @@ ClusterMember::~ClusterMember() { Stop(); }
 void ClusterMember::Start() {
   MutexLock lock(&mu_);
   if (thread_.joinable() || stopping_) return;
-  thread_ = std::thread([this] { Run(); });
-  heartbeat_thread_ = std::thread([this] { Beat(); });
+  // The clock is read here, not when the threads first run (which may be
+  // late on a loaded machine).
+  const absl::Time started = options_.clock();
+  thread_ = std::thread([this, started] { Run(started); });
+  heartbeat_thread_ = std::thread([this, started] { Beat(started); });
 }
 
 void ClusterMember::Notify() {
@@ -172,9 +175,9 @@ ClusterMemberStats ClusterMember::Stats() const {
   return stats_;
 }
 
-void ClusterMember::Beat() {
+void ClusterMember::Beat(absl::Time started) {
   const absl::Duration heartbeat_every = options_.lease_time / 3;
-  absl::Time last_heartbeat = options_.clock();
+  absl::Time last_heartbeat = started;
   for (;;) {
     {
       const auto deadline = std::chrono::steady_clock::now() + options_.poll_interval;
@@ -204,9 +207,9 @@ void ClusterMember::Beat() {
   }
 }
 
-void ClusterMember::Run() {
+void ClusterMember::Run(absl::Time started) {
   // The first listing of the store comes one interval after the start.
-  absl::Time last_reconcile = options_.clock();
+  absl::Time last_reconcile = started;
   for (;;) {
     {
       const auto deadline = std::chrono::steady_clock::now() + options_.poll_interval;

@@ -322,10 +322,12 @@ class ClusterMember {
     MutexLock lock(&mu_);
     return stopping_;
   }
-  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // The listing thread (`started`: the clock when Start() ran, for both
+  // threads).
+  void Run(absl::Time started) ABSL_LOCKS_EXCLUDED(mu_);
   // The heartbeat thread: the node's heartbeat and the held day leases'
   // renewals, every third of the lease time, whatever a listing costs.
-  void Beat() ABSL_LOCKS_EXCLUDED(mu_);
+  void Beat(absl::Time started) ABSL_LOCKS_EXCLUDED(mu_);
   // Adds and removes the batches of one day; false when a removal waits
   // for another node's lease of the day.
   absl::StatusOr<bool> SyncDay(const std::string& day, const std::vector<CatalogBatch>& add,
