@@ -9,6 +9,7 @@
 #include "cluster/catalog_checks.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
+#include "storage/format/batch_id.h"
 #include "storage/format/batch_meta.h"
 
 namespace strata::cluster {
@@ -459,26 +460,30 @@ absl::Status ClusterMember::RestoreFailed(const CatalogBatch& batch, const absl:
 absl::Status ClusterMember::ExpireSilentNodesDays(const CatalogListing& listing) {
   const std::string first_day = FirstDayKept();
   if (first_day.empty()) return absl::OkStatus();
-  std::map<std::string, std::vector<std::string>> expired;  // by day
+  // By day: each batch's id and node.
+  std::map<std::string, std::vector<std::pair<std::string, int>>> expired;
   for (const CatalogBatch& batch : listing.batches) {
     if (batch.day >= first_day) continue;
     absl::StatusOr<storage::BatchId> id = storage::BatchId::Parse(batch.id);
     if (!id.ok() || id->node() == node_number_) continue;
-    expired[batch.day].push_back(batch.id);
+    expired[batch.day].emplace_back(batch.id, id->node());
   }
   if (expired.empty()) return absl::OkStatus();
   STRATA_ASSIGN_OR_RETURN(const std::vector<NodeRecord> records, catalog_.Nodes());
   const absl::Time now = options_.clock();
-  std::set<std::string> alive;
+  std::set<int> alive;
   for (const NodeRecord& record : records) {
-    if (record.heartbeat_at + options_.lease_time > now) alive.insert(record.node);
+    absl::StatusOr<int> node = storage::ParseBatchIdNode(record.node);
+    if (node.ok() && record.heartbeat_at + options_.lease_time > now) alive.insert(*node);
   }
   absl::Status first_error;
   uint64_t removed = 0;
-  for (auto& [day, ids] : expired) {
+  for (const auto& [day, batches] : expired) {
     // A live node drops its own expired days (its retention, then Sync).
-    std::erase_if(ids,
-                  [&](const std::string& id) { return alive.contains(id.substr(id.size() - 2)); });
+    std::vector<std::string> ids;
+    for (const auto& [id, node] : batches) {
+      if (!alive.contains(node)) ids.push_back(id);
+    }
     if (ids.empty()) continue;
     {
       // Held for compaction: not given back here.
