@@ -80,7 +80,28 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   return parsed as T;
 }
 
-export const get = <T>(path: string) => call<T>('GET', path);
+// GETs started before the page that wants them is on screen (lib/early.ts
+// starts the current page's first request beside the sign-in check and
+// the page's chunk, rather than after them): a `get` of the same path
+// within EARLY_MS takes the answer in flight, once, and asks again if it
+// failed (a 401 before signing in, say).
+const EARLY_MS = 10_000;
+const early = new Map<string, { at: number; answer: Promise<unknown> }>();
+
+export function getEarly(path: string): void {
+  const answer = call<unknown>('GET', path);
+  answer.catch(() => {});  // whoever takes it sees the failure
+  early.set(path, { at: Date.now(), answer });
+}
+
+export function get<T>(path: string): Promise<T> {
+  const started = early.get(path);
+  if (started) {
+    early.delete(path);
+    if (Date.now() - started.at < EARLY_MS) return (started.answer as Promise<T>).catch(() => call<T>('GET', path));
+  }
+  return call<T>('GET', path);
+}
 export const post = <T>(path: string, body: unknown) => call<T>('POST', path, body);
 
 export interface Measures {

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Sparkline } from '../components/sparkline';
 import { get, type ServiceHealth, type ServicesAnswer, messageOf } from '../lib/api';
+import { servicesPath } from '../lib/early';
 import { count, duration, parseRange, percent, rangeParams, rate } from '../lib/format';
 import { sparkStepMinutes } from '../lib/sparkline';
 import { here, navigate, withParams } from '../lib/location';
@@ -37,14 +38,14 @@ export function ServicesPage() {
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
-    const query = rangeParams(range, Date.now());
-    if (!query) {
+    const path = servicesPath(range, Date.now());
+    if (!path) {
       setError(`"${range}" is not a time range`);
       return;
     }
     setError(null);
     let stale = false;  // an answer for a range no longer asked for is dropped
-    get<ServicesAnswer>(`/api/v1/services?${query}`)
+    get<ServicesAnswer>(path)
       .then((found) => !stale && setAnswer(found))
       .catch((caught) => !stale && setError(messageOf(caught)));
     return () => {

@@ -5,6 +5,7 @@ import { SelfTimeTable } from '../components/self_time_table';
 import { Waterfall } from '../components/waterfall';
 import { get, type KeyValue, messageOf } from '../lib/api';
 import { criticalPath } from '../lib/critical_path';
+import { tracePath } from '../lib/early';
 import { duration } from '../lib/format';
 import { here, navigate, withParams } from '../lib/location';
 import { inOrder, matchSpans, positions, spanSearchPath, stepMatch, withAncestors } from '../lib/span_search';
@@ -53,7 +54,7 @@ export function TracePage(props: { traceId: string }) {
   useEffect(() => {
     setTrace(null);
     setError(null);
-    get<CompactTrace>(`/api/v1/traces/${props.traceId}?format=columns`)
+    get<CompactTrace>(tracePath(props.traceId))
       .then(setTrace)
       .catch((caught) => setError(messageOf(caught)));
   }, [props.traceId]);
