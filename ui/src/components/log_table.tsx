@@ -87,7 +87,7 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
       <tr key={`r${i}`} role="row" class={`log ${severity}`} aria-rowindex={i + 2} style={{ top: `${y}px` }}>
         <td role="cell" class="time">{props.formatTime(record.time_unix_nano)}</td>
         <td role="cell" class={`severity ${severity}`}>{record.severity_text || severity}</td>
-        <td role="cell">{record.service_name}</td>
+        <td role="cell" class="source">{record.service_name}</td>
         <td role="cell" class="body">
           <button
             type="button"
@@ -141,9 +141,9 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
       <table role="table" class="data logs" aria-label="Log records" aria-rowcount={records.length + 1}>
         <thead role="rowgroup">
           <tr role="row" aria-rowindex={1}>
-            <th role="columnheader" scope="col">Time</th>
-            <th role="columnheader" scope="col">Severity</th>
-            <th role="columnheader" scope="col">Service</th>
+            <th role="columnheader" scope="col" class="time">Time</th>
+            <th role="columnheader" scope="col" class="severity">Severity</th>
+            <th role="columnheader" scope="col" class="source">Service</th>
             <th role="columnheader" scope="col">Body</th>
           </tr>
         </thead>
