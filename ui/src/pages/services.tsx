@@ -1,6 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { Sparkline } from '../components/sparkline';
-import { get, type ServiceHealth, type ServicesAnswer, messageOf } from '../lib/api';
+import { arrived, get, type ServiceHealth, type ServicesAnswer, messageOf } from '../lib/api';
 import { servicesPath } from '../lib/early';
 import { count, duration, parseRange, percent, rangeParams, rate } from '../lib/format';
 import { sparkStepMinutes } from '../lib/sparkline';
@@ -34,10 +34,16 @@ export function ServicesPage() {
   const sortParam = here.value.params.get('sort') ?? 'name';
   const descending = sortParam.startsWith('-');
   const sortKey = (sortParam.replace(/^-/, '') as SortKey) || 'name';
-  const [answer, setAnswer] = useState<ServicesAnswer | null>(null);
+  // The answer asked for as the app started, when it is already here.
+  const [answer, setAnswer] = useState<ServicesAnswer | null>(
+    () => arrived<ServicesAnswer>(servicesPath(range, Date.now())) ?? null,
+  );
   const [error, setError] = useState<string | null>(null);
+  const answered = useRef(answer !== null ? range : null);
 
   useEffect(() => {
+    if (answered.current === range) return;
+    answered.current = null;
     const path = servicesPath(range, Date.now());
     if (!path) {
       setError(`"${range}" is not a time range`);
