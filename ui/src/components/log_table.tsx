@@ -1,15 +1,7 @@
 // Log records as a table that keeps only the rows in view in the page (a
-// scroll box of its own; each row placed at its own offset in a body as
-// tall as the whole list), so 10,000 records scroll as smoothly as 10. A
-// record's body opens in place into its typed body, attributes, resource
-// and a link to its trace.
-//
-// The rows are absolutely placed blocks, not a table's rows (the elements
-// are still table, tr and td, with their ARIA roles spelled out since the
-// CSS takes their table display away): a scroll step that adds and drops
-// rows then lays out only those rows, where the table laid out all of
-// them and the spacers again (a third of the scroll frames are such steps,
-// and they were most of the slow ones; ui/bench.mjs --profile).
+// scroll box of its own, spacer rows above and below), so 10,000 records
+// scroll as smoothly as 10. A record's body opens in place into its typed
+// body, attributes, resource and a link to its trace.
 
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Attributes, Value } from './attributes';
@@ -19,8 +11,6 @@ import { rowWindow } from '../lib/virtual_rows';
 
 const ROW_HEIGHT = 33;
 const OVERSCAN = 15;
-// An open record's detail height until it is measured.
-const OPEN_GUESS = 240;
 // The rows in the page change only when the scroll passes a step of this
 // many pixels; the window covers the view anywhere within the step, so
 // most scroll frames leave the table's DOM (and its paint) alone.
@@ -66,7 +56,7 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
   const view = rowWindow({
     count: records.length, rowHeight: ROW_HEIGHT, scrollTop: renderTop, viewHeight: viewHeight + LOG_RENDER_STEP,
     overscan: OVERSCAN,
-    open: openRows.index, openHeight: openRows.height, openGuess: OPEN_GUESS,
+    open: openRows.index, openHeight: openRows.height, openGuess: 240,
   });
 
   const measure = (record: LogRecord) => (element: HTMLTableRowElement | null) => {
@@ -78,17 +68,18 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
   };
 
   const rows = [];
-  let y = view.top;
   for (let i = view.first; i < view.last; i += 1) {
     const record = records[i];
     const expanded = open.has(record);
     const severity = severityClass(record.severity_number);
     rows.push(
-      <tr key={`r${i}`} role="row" class={`log ${severity}`} aria-rowindex={i + 2} style={{ top: `${y}px` }}>
-        <td role="cell" class="time">{props.formatTime(record.time_unix_nano)}</td>
-        <td role="cell" class={`severity ${severity}`}>{record.severity_text || severity}</td>
-        <td role="cell" class="source">{record.service_name}</td>
-        <td role="cell" class="body">
+      <tr key={`r${i}`} class={`log ${severity}`} aria-rowindex={i + 2}>
+        <td class="time">{props.formatTime(record.time_unix_nano)}</td>
+        <td>
+          <span class={`severity ${severity}`}>{record.severity_text || severity}</span>
+        </td>
+        <td>{record.service_name}</td>
+        <td class="body">
           <button
             type="button"
             class="expand"
@@ -105,11 +96,10 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
         </td>
       </tr>,
     );
-    y += ROW_HEIGHT;
     if (expanded) {
       rows.push(
-        <tr key={`d${i}`} role="row" class="log-detail" ref={measure(record)} style={{ top: `${y}px` }}>
-          <td role="cell">
+        <tr key={`d${i}`} class="log-detail" ref={measure(record)}>
+          <td colSpan={4}>
             <h3>Body</h3>
             <Value value={record.body} />
             {record.trace_id && (
@@ -124,7 +114,6 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
           </td>
         </tr>,
       );
-      y += openRows.height.get(i) ?? OPEN_GUESS;
     }
   }
 
@@ -138,17 +127,19 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
         setRenderTop(Math.floor(top / LOG_RENDER_STEP) * LOG_RENDER_STEP);
       }}
     >
-      <table role="table" class="data logs" aria-label="Log records" aria-rowcount={records.length + 1}>
-        <thead role="rowgroup">
-          <tr role="row" aria-rowindex={1}>
-            <th role="columnheader" scope="col" class="time">Time</th>
-            <th role="columnheader" scope="col" class="severity">Severity</th>
-            <th role="columnheader" scope="col" class="source">Service</th>
-            <th role="columnheader" scope="col">Body</th>
+      <table class="data logs" aria-label="Log records" aria-rowcount={records.length + 1}>
+        <thead>
+          <tr aria-rowindex={1}>
+            <th scope="col">Time</th>
+            <th scope="col">Severity</th>
+            <th scope="col">Service</th>
+            <th scope="col">Body</th>
           </tr>
         </thead>
-        <tbody role="rowgroup" style={{ height: `${view.total}px` }}>
+        <tbody>
+          {view.top > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${view.top}px` }} />}
           {rows}
+          {view.bottom > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${view.bottom}px` }} />}
         </tbody>
       </table>
     </div>
