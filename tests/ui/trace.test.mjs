@@ -133,6 +133,29 @@ test('the waterfall draws its bars on a canvas beside the tree, with a minimap',
   await reviewPage(page, 'trace-waterfall');
 });
 
+test('the trace page asks for its trace once, beside the sign-in check rather than after it', async () => {
+  const seen = [];
+  const onRequest = (request) => {
+    const path = new URL(request.url()).pathname;
+    if (path === `/api/v1/traces/${SHOP}` || path === '/api/v1/auth/me') seen.push(`asked ${path}`);
+  };
+  const onResponse = (response) => {
+    if (new URL(response.url()).pathname === '/api/v1/auth/me') seen.push('answered /api/v1/auth/me');
+  };
+  page.on('request', onRequest);
+  page.on('response', onResponse);
+  try {
+    await page.goto(`${server.api}/traces/${SHOP.toUpperCase()}`);
+    await treegrid().getByRole('row').nth(5).waitFor();
+  } finally {
+    page.off('request', onRequest);
+    page.off('response', onResponse);
+  }
+  const asked = `asked /api/v1/traces/${SHOP}`;
+  assert.equal(seen.filter((e) => e === asked).length, 1, seen.join(', '));
+  assert.ok(seen.indexOf(asked) < seen.indexOf('answered /api/v1/auth/me'), seen.join(', '));
+});
+
 test('the critical path toggle marks the spans the trace waited on', async () => {
   const toggle = page.getByRole('checkbox', { name: 'Critical path' });
   await toggle.check();

@@ -77,6 +77,28 @@ test('the services page shows what was sent, with errors and sorting', async () 
   await screenshots('services');
 });
 
+test('the services page asks for its services once, beside the sign-in check rather than after it', async () => {
+  const seen = [];
+  const onRequest = (request) => {
+    const path = new URL(request.url()).pathname;
+    if (path === '/api/v1/services' || path === '/api/v1/auth/me') seen.push(`asked ${path}`);
+  };
+  const onResponse = (response) => {
+    if (new URL(response.url()).pathname === '/api/v1/auth/me') seen.push('answered /api/v1/auth/me');
+  };
+  page.on('request', onRequest);
+  page.on('response', onResponse);
+  try {
+    await page.reload();
+    await page.locator('table.data tbody tr').first().waitFor();
+  } finally {
+    page.off('request', onRequest);
+    page.off('response', onResponse);
+  }
+  assert.equal(seen.filter((e) => e === 'asked /api/v1/services').length, 1, seen.join(', '));
+  assert.ok(seen.indexOf('asked /api/v1/services') < seen.indexOf('answered /api/v1/auth/me'), seen.join(', '));
+});
+
 test('a service page charts RED over time and lists its operations', async () => {
   await page.getByRole('link', { name: 'checkout' }).click();
   await page.waitForURL(/\/services\/checkout\?range=now-1h$/);

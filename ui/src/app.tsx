@@ -2,6 +2,7 @@ import { useEffect } from 'preact/hooks';
 import { lazyPage } from './components/lazy';
 import { Shortcuts, shortcutsOpen } from './components/shortcuts';
 import { TimePicker } from './components/time_picker';
+import { startEarly, TRACE_PATH } from './lib/early';
 import { here, navigate, withParams } from './lib/location';
 import { applyTheme, theme, type ThemeChoice } from './lib/theme';
 import { LogsPage } from './pages/logs';
@@ -95,10 +96,17 @@ const PUBLIC: Record<string, () => preact.JSX.Element> = {
   '/password': PasswordPage,
 };
 
+// What the app asks for before its first render: who is signed in, and
+// the first request and chunk of the page being opened (lib/early.ts),
+// all at once rather than one after another.
+export function startRequests() {
+  void loadMe();
+  if (startEarly(window.location.pathname, new URLSearchParams(window.location.search)) === 'trace') {
+    TracePage.preload();
+  }
+}
+
 export function App() {
-  useEffect(() => {
-    void loadMe();
-  }, []);
   // Links inside the app change the URL without a reload.
   useEffect(() => {
     const onClick = (event: MouseEvent) => {
@@ -150,7 +158,7 @@ export function App() {
           <LogsPage />
         ) : path === '/traces' ? (
           <TracesPage />
-        ) : /^\/traces\/[0-9a-fA-F]{32}$/.test(path) ? (
+        ) : TRACE_PATH.test(path) ? (
           <TracePage traceId={path.slice('/traces/'.length).toLowerCase()} />
         ) : path === '/settings' || path.startsWith('/settings/') ? (
           <SettingsPage />

@@ -8,6 +8,7 @@ import { criticalPath } from '../src/lib/critical_path';
 import { operationStats, selfTimes } from '../src/lib/self_time';
 import { inOrder, matchSpans, positions, spanSearchPath, stepMatch, withAncestors } from '../src/lib/span_search';
 import { flameKey, levels, spanAt, tickStep } from '../src/lib/timeline';
+import { hslToRgb, minimapPixels } from '../src/lib/minimap';
 import { buildTree, type CompactTrace, visibleRows } from '../src/lib/trace';
 
 // A span: [id, parent id, start, duration] and optionally service and name.
@@ -235,6 +236,83 @@ test('time axis ticks are 1, 2 or 5 times a power of ten', () => {
   assert.equal(tickStep(3_000_000, 10), 500_000);
   assert.equal(tickStep(6_000_000, 10), 1_000_000);
   assert.equal(tickStep(0, 10), 1);
+});
+
+test('minimap colours are CSS hsl() in RGB bytes', () => {
+  assert.deepEqual(hslToRgb(0, 60, 50), [204, 51, 51]);
+  assert.deepEqual(hslToRgb(120, 60, 50), [51, 204, 51]);
+  assert.deepEqual(hslToRgb(240, 60, 50), [51, 51, 204]);
+  assert.deepEqual(hslToRgb(300, 0, 100), [255, 255, 255]);
+});
+
+// The minimap's pixels as text: a row of characters per pixel row, each
+// the first letter of the span written there ('.' for none), lower case
+// where drawn dimmed.
+function minimapText(rows: Row[], order: number[], width: number, height: number, critical: Uint8Array | null = null) {
+  const tree = buildTree(trace(rows));
+  const letters = 'ABCDEFGH';
+  const pixels = minimapPixels({
+    tree, rows: order, width, height, critical, colour: (span) => [span * 10, 0, 0],
+  });
+  const lines = [];
+  for (let y = 0; y < height; y += 1) {
+    let line = '';
+    for (let x = 0; x < width; x += 1) {
+      const at = (y * width + x) * 4;
+      const letter = letters[pixels[at] / 10];
+      line += pixels[at + 3] === 0 ? '.' : pixels[at + 3] === 255 ? letter : letter.toLowerCase();
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
+test('minimap: each row a line by time, the later row on top where rows share a pixel row', () => {
+  const rows: Row[] = [
+    ['a', '', 0, 100],
+    ['b', 'a', 50, 50],
+    ['c', 'a', 0, 20],
+    ['d', 'a', 10, 5],  // narrower than a pixel: still one pixel wide
+  ];
+  // A pixel row each, or more when there are fewer rows than pixel rows.
+  assert.deepEqual(minimapText(rows.slice(0, 3), [0, 1, 2], 10, 4), ['AAAAAAAAAA', '.....BBBBB', 'CC........', 'CC........']);
+  assert.deepEqual(minimapText(rows, [0, 1, 2, 3], 10, 4), ['AAAAAAAAAA', '.....BBBBB', 'CC........', '.D........']);
+  // Four rows in two pixel rows: b over a, d over c.
+  assert.deepEqual(minimapText(rows, [0, 1, 2, 3], 10, 2), ['AAAAABBBBB', 'CD........']);
+  // The rows' order decides, not the spans'.
+  assert.deepEqual(minimapText(rows, [1, 0, 3, 2], 10, 2), ['AAAAAAAAAA', 'CC........']);
+});
+
+test('minimap: with the critical path shown, rows on it win and the others are dimmed', () => {
+  const rows: Row[] = [
+    ['a', '', 0, 100],
+    ['b', 'a', 50, 50],
+    ['c', 'a', 0, 20],
+    ['d', 'a', 10, 5],
+  ];
+  const onPath = Uint8Array.from([1, 0, 0, 1]);
+  assert.deepEqual(minimapText(rows, [0, 1, 2, 3], 10, 2, onPath), ['AAAAAAAAAA', 'cD........']);
+});
+
+test('minimap: 100,000 rows in a 1,280 by 96 pixel map, each pixel written once', () => {
+  const count = 100_000;
+  const rows: Row[] = [['r', '', 0, 1_000_000]];
+  for (let i = 1; i < count; i += 1) rows.push([`s${i}`, 'r', (i * 7919) % 1_000_000, 1_000_000 - ((i * 7919) % 1_000_000)]);
+  const tree = buildTree(trace(rows));
+  const order = visibleRows(tree, new Set());
+  let calls = 0;
+  const started = performance.now();
+  const pixels = minimapPixels({
+    tree, rows: order, width: 1280, height: 96, critical: null, colour: () => {
+      calls += 1;
+      return [1, 2, 3];
+    },
+  });
+  const ms = performance.now() - started;
+  assert.equal(calls, count);
+  // Every span runs to the end, so the right edge of every pixel row is painted.
+  for (let y = 0; y < 96; y += 1) assert.equal(pixels[(y * 1280 + 1279) * 4 + 3], 255);
+  assert.ok(ms < 500, `${ms.toFixed(0)} ms`);
 });
 
 test('flame graph: levels by depth in start order, and the span under a point', () => {

@@ -6,14 +6,28 @@ import type { FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf } from '../lib/api';
 
-export function lazyPage<P extends object>(load: () => Promise<FunctionComponent<P>>): FunctionComponent<P> {
+// `preload` starts fetching the chunk before the page is first shown
+// (main.tsx, for the page being opened).
+export function lazyPage<P extends object>(
+  load: () => Promise<FunctionComponent<P>>,
+): FunctionComponent<P> & { preload: () => void } {
   let loaded: FunctionComponent<P> | null = null;
-  return function LazyPage(props: P) {
+  let loading: Promise<FunctionComponent<P>> | null = null;
+  const start = () => {
+    if (!loading) {
+      loading = load();
+      loading.catch(() => {
+        loading = null;  // tried again when next shown
+      });
+    }
+    return loading;
+  };
+  const LazyPage = function LazyPage(props: P) {
     const [Page, setPage] = useState<FunctionComponent<P> | null>(() => loaded);
     const [error, setError] = useState<string | null>(null);
     useEffect(() => {
       if (Page) return;
-      load()
+      start()
         .then((component) => {
           loaded = component;
           setPage(() => component);
@@ -29,4 +43,5 @@ export function lazyPage<P extends object>(load: () => Promise<FunctionComponent
     }
     return Page ? <Page {...props} /> : <p class="loading">Loading…</p>;
   };
+  return Object.assign(LazyPage, { preload: () => void start() });
 }

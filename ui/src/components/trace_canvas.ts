@@ -4,6 +4,7 @@
 
 import { duration } from '../lib/format';
 import { tickStep } from '../lib/timeline';
+import { hslToRgb, minimapPixels } from '../lib/minimap';
 import { type CompactTrace, hue, type SpanTree } from '../lib/trace';
 import { cssVar } from '../lib/css_var';
 import { osScheme, theme } from '../lib/theme';
@@ -154,32 +155,22 @@ export function drawBars(
   }
 }
 
-// Every row as a thin line: x by time, y by its place among `rows`.
+// Every row as a thin line: x by time, y by its place among `rows`, in its
+// service's bar colour (lib/minimap.ts writes the pixels), over the whole
+// canvas (`prepare`d, so its backing store is in device pixels).
 export function drawMinimap(
   context: CanvasRenderingContext2D,
   trace: CompactTrace,
   tree: SpanTree,
   rows: readonly number[],
-  width: number,
-  height: number,
   critical: Uint8Array | null,
 ) {
-  const total = Math.max(1, tree.end);
-  const lineHeight = Math.max(1, height / Math.max(1, rows.length));
-  let lastService = -1;
-  for (let k = 0; k < rows.length; k += 1) {
-    const span = rows[k];
-    const service = trace.spans.service[span];
-    if (service !== lastService) {
-      context.fillStyle = barColour(trace.services[service]);
-      lastService = service;
-    }
-    const x = (tree.start[span] / total) * width;
-    const w = Math.max(1, (Math.max(0, tree.duration[span]) / total) * width);
-    context.globalAlpha = critical && !critical[span] ? 0.3 : 1;
-    context.fillRect(x, (k / rows.length) * height, w, lineHeight);
-  }
-  context.globalAlpha = 1;
+  const { width, height } = context.canvas;
+  const colours = trace.services.map((service) => hslToRgb(hue(service), 60, 50));
+  const pixels = minimapPixels({
+    tree, rows, width, height, critical, colour: (span) => colours[trace.spans.service[span]],
+  });
+  context.putImageData(new ImageData(pixels, width, height), 0, 0);
 }
 
 // The minimap's window on what the waterfall shows: rows from `from` to

@@ -114,7 +114,7 @@ export function Waterfall(props: WaterfallProps) {
     minimapImage.current = image;
     const colours = palette();
     const mapContext = prepare(image, size.width, MINIMAP_HEIGHT);
-    if (mapContext) drawMinimap(mapContext, trace, tree, rows, size.width, MINIMAP_HEIGHT, marks.critical);
+    if (mapContext) drawMinimap(mapContext, trace, tree, rows, marks.critical);
     if (axis.current) {
       const context = prepare(axis.current, barWidth, AXIS_HEIGHT);
       if (context) drawAxis(context, Math.max(1, tree.end), barWidth, AXIS_HEIGHT, colours);

@@ -80,7 +80,43 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   return parsed as T;
 }
 
-export const get = <T>(path: string) => call<T>('GET', path);
+// GETs started before the page that wants them is on screen (lib/early.ts
+// starts the current page's first request beside the sign-in check and
+// the page's chunk, rather than after them): a `get` of the same path
+// within EARLY_MS takes the answer in flight, once, and asks again if it
+// failed (a 401 before signing in, say).
+// `arrived` takes the answer if it is already here, so the page shows it
+// in its first render instead of after an effect and a render more.
+const EARLY_MS = 10_000;
+const early = new Map<string, { at: number; answer: Promise<unknown>; value?: unknown }>();
+
+export function getEarly(path: string): void {
+  const entry: { at: number; answer: Promise<unknown>; value?: unknown } = {
+    at: Date.now(),
+    answer: call<unknown>('GET', path),
+  };
+  entry.answer.then(
+    (value) => (entry.value = value),
+    () => {},  // whoever takes it sees the failure
+  );
+  early.set(path, entry);
+}
+
+export function arrived<T>(path: string | null): T | undefined {
+  const started = path === null ? undefined : early.get(path);
+  if (!started || started.value === undefined || Date.now() - started.at >= EARLY_MS) return undefined;
+  early.delete(path!);
+  return started.value as T;
+}
+
+export function get<T>(path: string): Promise<T> {
+  const started = early.get(path);
+  if (started) {
+    early.delete(path);
+    if (Date.now() - started.at < EARLY_MS) return (started.answer as Promise<T>).catch(() => call<T>('GET', path));
+  }
+  return call<T>('GET', path);
+}
 export const post = <T>(path: string, body: unknown) => call<T>('POST', path, body);
 
 export interface Measures {

@@ -32,6 +32,9 @@ export interface SpanTree {
   end: number;         // the latest span end, ns from the trace start
 }
 
+// The children list of every leaf (shared; never changed).
+const NO_CHILDREN: number[] = [];
+
 const asNumber = (v: number | string) => (typeof v === 'number' ? v : Number(BigInt(v)));
 
 export function buildTree(trace: CompactTrace): SpanTree {
@@ -43,38 +46,60 @@ export function buildTree(trace: CompactTrace): SpanTree {
     // A span stored twice is listed twice: the first one stands for it.
     if (!index.has(trace.spans.span_id[i])) index.set(trace.spans.span_id[i], i);
   }
-  const children: number[][] = Array.from({ length: n }, () => []);
+  // Leaves (most spans) share one empty list, never changed: only a span
+  // with children gets a list of its own (fewer allocations, less GC).
+  const children: number[][] = new Array<number[]>(n);
+  for (let i = 0; i < n; i += 1) children[i] = NO_CHILDREN;
   const roots: number[] = [];
+  const parent = new Array<number>(n).fill(-1);
   for (let i = 0; i < n; i += 1) {
     const up = index.get(trace.spans.parent_span_id[i]);
-    if (up === undefined || up === i) roots.push(i);
-    else children[up].push(i);
+    if (up === undefined || up === i) {
+      roots.push(i);
+    } else {
+      if (children[up] === NO_CHILDREN) children[up] = [];
+      children[up].push(i);
+      parent[i] = up;
+    }
   }
-  const parent = new Array<number>(n).fill(-1);
-  for (let i = 0; i < n; i += 1) for (const child of children[i]) parent[child] = i;
   const byStart = (a: number, b: number) => start[a] - start[b] || a - b;
-  roots.sort(byStart);
-  for (const list of children) list.sort(byStart);
-  // Depths by walking from the roots; the first span of a parent cycle
-  // (bad data) is never reached and becomes a root, the rest of the cycle
-  // its descendants.
-  const depth = new Array<number>(n).fill(-1);
-  const walk = (stack: number[][]) => {
-    while (stack.length > 0) {
-      const [span, d] = stack.pop()!;
-      if (depth[span] >= 0) continue;
-      depth[span] = d;
-      for (const child of children[span]) stack.push([child, d + 1]);
+  const sortByStart = (list: number[]) => {
+    for (let k = 1; k < list.length; k += 1) {
+      if (byStart(list[k - 1], list[k]) > 0) {
+        list.sort(byStart);
+        return;
+      }
     }
   };
-  walk(roots.map((r) => [r, 0]));
+  sortByStart(roots);
+  for (const list of children) sortByStart(list);
+  // Depths by walking from the roots (each span is pushed once, by its
+  // parent or as a root, so the stack holds at most n); the first span of
+  // a parent cycle (bad data) is never reached and becomes a root, the
+  // rest of the cycle its descendants.
+  const depth = new Array<number>(n).fill(-1);
+  const stack = new Int32Array(n);
+  const walk = (from: number) => {
+    let top = 0;
+    depth[from] = 0;
+    stack[top++] = from;
+    while (top > 0) {
+      const span = stack[--top];
+      for (const child of children[span]) {
+        if (depth[child] >= 0) continue;
+        depth[child] = depth[span] + 1;
+        stack[top++] = child;
+      }
+    }
+  };
+  for (const root of roots) walk(root);
   for (let i = 0; i < n; i += 1) {
     if (depth[i] >= 0) continue;
     roots.push(i);
     const list = children[parent[i]];
     list.splice(list.indexOf(i), 1);
     parent[i] = -1;
-    walk([[i, 0]]);
+    walk(i);
   }
   let end = 0;
   for (let i = 0; i < n; i += 1) end = Math.max(end, start[i] + Math.max(0, duration[i]));

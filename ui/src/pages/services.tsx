@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { Sparkline } from '../components/sparkline';
-import { get, type ServiceHealth, type ServicesAnswer, messageOf } from '../lib/api';
+import { arrived, get, type ServiceHealth, type ServicesAnswer, messageOf } from '../lib/api';
+import { servicesPath } from '../lib/early';
 import { count, duration, parseRange, percent, rangeParams, rate } from '../lib/format';
 import { sparkStepMinutes } from '../lib/sparkline';
 import { here, navigate, withParams } from '../lib/location';
@@ -33,18 +34,24 @@ export function ServicesPage() {
   const sortParam = here.value.params.get('sort') ?? 'name';
   const descending = sortParam.startsWith('-');
   const sortKey = (sortParam.replace(/^-/, '') as SortKey) || 'name';
-  const [answer, setAnswer] = useState<ServicesAnswer | null>(null);
+  // The answer asked for as the app started, when it is already here.
+  const [answer, setAnswer] = useState<ServicesAnswer | null>(
+    () => arrived<ServicesAnswer>(servicesPath(range, Date.now())) ?? null,
+  );
   const [error, setError] = useState<string | null>(null);
+  const answered = useRef(answer !== null ? range : null);
 
   useEffect(() => {
-    const query = rangeParams(range, Date.now());
-    if (!query) {
+    if (answered.current === range) return;
+    answered.current = null;
+    const path = servicesPath(range, Date.now());
+    if (!path) {
       setError(`"${range}" is not a time range`);
       return;
     }
     setError(null);
     let stale = false;  // an answer for a range no longer asked for is dropped
-    get<ServicesAnswer>(`/api/v1/services?${query}`)
+    get<ServicesAnswer>(path)
       .then((found) => !stale && setAnswer(found))
       .catch((caught) => !stale && setError(messageOf(caught)));
     return () => {

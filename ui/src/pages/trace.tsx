@@ -1,10 +1,11 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Attributes } from '../components/attributes';
 import { FlameGraph } from '../components/flame_graph';
 import { SelfTimeTable } from '../components/self_time_table';
 import { Waterfall } from '../components/waterfall';
-import { get, type KeyValue, messageOf } from '../lib/api';
+import { arrived, get, type KeyValue, messageOf } from '../lib/api';
 import { criticalPath } from '../lib/critical_path';
+import { tracePath } from '../lib/early';
 import { duration } from '../lib/format';
 import { here, navigate, withParams } from '../lib/location';
 import { inOrder, matchSpans, positions, spanSearchPath, stepMatch, withAncestors } from '../lib/span_search';
@@ -40,8 +41,12 @@ interface SpanDetail {
 // the critical path (?critical=1), the folded spans (?fold=) and the span
 // (?span=).
 export function TracePage(props: { traceId: string }) {
-  const [trace, setTrace] = useState<CompactTrace | null>(null);
+  // The trace asked for as the app started, when it is already here.
+  const [trace, setTrace] = useState<CompactTrace | null>(
+    () => arrived<CompactTrace>(tracePath(props.traceId)) ?? null,
+  );
   const [error, setError] = useState<string | null>(null);
+  const answered = useRef(trace !== null ? props.traceId : null);
   const params = here.value.params;
   const selectedId = params.get('span');
   const fold = params.get('fold') ?? '';
@@ -51,9 +56,11 @@ export function TracePage(props: { traceId: string }) {
   const showCritical = params.get('critical') === '1';
 
   useEffect(() => {
+    if (answered.current === props.traceId) return;
+    answered.current = null;
     setTrace(null);
     setError(null);
-    get<CompactTrace>(`/api/v1/traces/${props.traceId}?format=columns`)
+    get<CompactTrace>(tracePath(props.traceId))
       .then(setTrace)
       .catch((caught) => setError(messageOf(caught)));
   }, [props.traceId]);
