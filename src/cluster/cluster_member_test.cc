@@ -116,7 +116,9 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
         .replace = [this](const std::vector<std::string>& stored,
                           const std::vector<storage::BatchId>& drop) -> absl::Status {
           if (absl::Status down = StoreStatus(); !down.ok()) return down;
-          if (replace_refused_) return absl::UnavailableError("replace refused by the test");
+          if (replace_refused_ && !stored.empty()) {
+            return absl::UnavailableError("replace refused by the test");
+          }
           std::vector<storage::BatchRecord> records;
           for (const std::string& meta_json : stored) {
             absl::StatusOr<storage::BatchMeta> meta = storage::ParseBatchMeta(meta_json, "x");
@@ -248,7 +250,8 @@ class ClusterMemberTest : public testing::SharedCatalogTest {
   std::atomic<bool> restore_marked_{false};
   // Batches restored while the marker was absent.
   std::atomic<int> restored_unmarked_{0};
-  // Local::replace fails while set.
+  // Local::replace fails while set, when it would publish batches read
+  // from the store.
   std::atomic<bool> replace_refused_{false};
   Mutex mu_;
   std::set<std::string> uploaded_ ABSL_GUARDED_BY(mu_);
@@ -414,13 +417,35 @@ TEST_F(ClusterMemberTest, BatchesAnotherNodeCompactedAreDroppedHere) {
   ASSERT_TRUE(lease.has_value());
   const std::string theirs = BatchIdOf(9, 1, 2);
   ASSERT_TRUE(shared_->Swap(*lease, {a, b}, {RecordOf(theirs, {a, b})}, "02", kStart).ok());
+  (void)TakeChanges();
   ASSERT_TRUE(member->Sync().ok());
+  // Dropped with the adoption of the output that holds their rows, in one
+  // Snapshot.
+  EXPECT_THAT(TakeChanges(), ElementsAre(std::set<std::string>{c, theirs}));
   std::vector<std::string> here;
   for (const auto& batch : local_->Pin()->batches()) here.push_back(batch->id().ToString());
   EXPECT_THAT(here, ElementsAre(c, theirs));
   EXPECT_THAT(SharedIds(), ElementsAre(c, theirs));
   EXPECT_EQ(member->Stats().batches_replaced_elsewhere, 2u);
   EXPECT_EQ(member->Stats().batches_removed, 0u);
+}
+
+// When the output cannot be read from the store with them, the replaced
+// batches are dropped alone, and the output adopted after (by itself, in
+// the same Sync): the sync goes on.
+TEST_F(ClusterMemberTest, ReplacedBatchesGoEvenWhenTheOutputCannotComeWithThem) {
+  std::unique_ptr<ClusterMember> member = Join();
+  const std::string a = BatchIdOf(1, 0, 1), b = BatchIdOf(2, 0, 1);
+  ASSERT_NO_FATAL_FAILURE(Registered(*member, {a, b}));
+  const DayLease lease = *shared_->AcquireLease(kDay, "02/z", kStart, absl::Seconds(30)).value();
+  const std::string theirs = BatchIdOf(9, 1, 2);
+  ASSERT_TRUE(shared_->Swap(lease, {a, b}, {RecordOf(theirs, {a, b})}, "02", kStart).ok());
+  (void)TakeChanges();
+  replace_refused_ = true;
+  const absl::Status synced = member->Sync();
+  ASSERT_TRUE(synced.ok()) << synced;
+  EXPECT_THAT(TakeChanges(), ElementsAre(std::set<std::string>{}, std::set<std::string>{theirs}));
+  EXPECT_EQ(member->Stats().batches_replaced_elsewhere, 2u);
 }
 
 // This node's lease was lost while it compacted (it paused past the lease),
