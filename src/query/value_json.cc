@@ -42,28 +42,35 @@ void ValueJsonWriter::AppendKey(std::string_view key, std::string* out) {
   out->push_back(':');
 }
 
+void ValueJsonWriter::AppendScalar(const otlp::ValueRow& value, std::string* out) {
+  switch (value.type) {
+    case otlp::ValueType::kString:
+      AppendString(value.str, out);
+      return;
+    case otlp::ValueType::kBool:
+      out->append(value.bits != 0 ? "true" : "false");
+      return;
+    case otlp::ValueType::kInt:
+      AppendInt(static_cast<int64_t>(value.bits), out);
+      return;
+    case otlp::ValueType::kDouble:
+      AppendDouble(std::bit_cast<double>(value.bits), out);
+      return;
+    case otlp::ValueType::kBytes:
+      AppendBase64(value.str, out);
+      return;
+    case otlp::ValueType::kEmpty:
+    case otlp::ValueType::kArray:
+    case otlp::ValueType::kKvList:
+      break;
+  }
+  out->append("null");
+}
+
 void ValueJsonWriter::AppendDecoded(const otlp::ValueColumns& values, size_t row, int depth,
                                     std::string* out) {
   STRATA_CHECK(depth < kMaxDepth, "decoded AnyValue children form a cycle");
   switch (values.type[row]) {
-    case otlp::ValueType::kEmpty:
-      out->append("null");
-      return;
-    case otlp::ValueType::kString:
-      AppendString(values.str[row], out);
-      return;
-    case otlp::ValueType::kBool:
-      out->append(values.bool_at(row) ? "true" : "false");
-      return;
-    case otlp::ValueType::kInt:
-      AppendInt(values.int_at(row), out);
-      return;
-    case otlp::ValueType::kDouble:
-      AppendDouble(values.double_at(row), out);
-      return;
-    case otlp::ValueType::kBytes:
-      AppendBase64(values.str[row], out);
-      return;
     case otlp::ValueType::kArray: {
       const otlp::Range children = values.children_at(row);
       out->push_back('[');
@@ -85,8 +92,9 @@ void ValueJsonWriter::AppendDecoded(const otlp::ValueColumns& values, size_t row
       out->push_back('}');
       return;
     }
+    default:
+      AppendScalar({values.type[row], values.str[row], values.bits[row]}, out);
   }
-  out->append("null");
 }
 
 absl::Status ValueJsonWriter::DecodeNested(std::string_view bytes) {
@@ -185,11 +193,15 @@ bool ValueJsonWriter::DecodedContains(const otlp::ValueColumns& values, size_t r
       return false;
     }
     default:
-      // A number, a literal or a base64 string: short, written whole.
-      token_.clear();
-      AppendDecoded(values, row, depth, &token_);
-      return token_.find(needle) != std::string::npos;
+      return ScalarContains({values.type[row], values.str[row], values.bits[row]}, needle);
   }
+}
+
+bool ValueJsonWriter::ScalarContains(const otlp::ValueRow& value, std::string_view needle) {
+  // A number, a literal or a base64 string: short, written whole.
+  token_.clear();
+  AppendScalar(value, &token_);
+  return token_.find(needle) != std::string::npos;
 }
 
 absl::StatusOr<bool> ValueJsonWriter::TextContains(const StoredValue& value,
@@ -202,6 +214,7 @@ absl::StatusOr<bool> ValueJsonWriter::TextContains(const StoredValue& value,
   if (value.type == 1 && value.present) return value.str.find(needle) != std::string_view::npos;
   const bool nested = (value.type == 5 || value.type == 6) && value.present;
   if (nested && needle.find_first_of("\"{}[],:") == std::string_view::npos) {
+    if (const std::optional<bool> found = EncodedContains(value.bytes, needle)) return *found;
     if (absl::Status s = DecodeNested(value.bytes); !s.ok()) return s;
     return DecodedContains(top_, 0, 0, needle);
   }

@@ -19,6 +19,7 @@
 // not decode (the decoder's message), or a type code outside 0..7.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,11 +60,24 @@ class ValueJsonWriter {
   // needle without JSON's structural characters (`"{}[],:`), a match can
   // only lie inside one token of the text (a string's escaped bytes, a
   // number, a literal, a base64 string), so the tokens are searched one by
-  // one and the text is never written; any other needle searches the
-  // written text. The empty needle is found in any value, even one whose
-  // bytes do not decode.
+  // one and the text is never written: straight off the protobuf bytes
+  // when they have the shape strata's encoder writes (EncodedContains),
+  // else from the decoded value. Any other needle searches the written
+  // text. The empty needle is found in any value, even one whose bytes do
+  // not decode.
   [[nodiscard]] absl::StatusOr<bool> TextContains(const StoredValue& value,
                                                   std::string_view needle);
+
+  // TextContains's search of the encoded array or kvlist `bytes` for
+  // `needle` (not empty, no structural character), read straight off the
+  // protobuf wire without decoding the value into columns
+  // (value_search.cc). It answers only for bytes in the shape strata's
+  // encoder writes, which the decoder reads the same way: one oneof
+  // member per AnyValue, entries of one key then one value, valid UTF-8
+  // strings, nesting within the decoder's depth limit. For anything else
+  // it returns nullopt, and the caller decodes the bytes (which reports
+  // their error, if they have one).
+  std::optional<bool> EncodedContains(std::string_view bytes, std::string_view needle);
 
  private:
   void AppendDecoded(const otlp::ValueColumns& values, size_t row, int depth, std::string* out);
@@ -75,6 +89,20 @@ class ValueJsonWriter {
                        std::string_view needle);
   // Whether `s`, escaped as inside a JSON string, contains `needle`.
   bool EscapedContains(std::string_view s, std::string_view needle);
+  // Appends the JSON text of a value that is neither an array nor a
+  // kvlist.
+  static void AppendScalar(const otlp::ValueRow& value, std::string* out);
+
+  // One AnyValue message body at nesting `depth` (1 for the top value),
+  // one entry of a kvlist, the entries of an array or kvlist: false when
+  // the bytes leave EncodedContains's shape. Each token searched, until
+  // one matches, sets found_.
+  bool WalkValue(std::string_view message, uint32_t depth);
+  bool WalkEntry(std::string_view message, uint32_t depth);
+  bool WalkChildren(std::string_view message, bool kvlist, uint32_t depth);
+  // Whether the JSON text of a value that is neither an array nor a kvlist
+  // contains `needle`.
+  bool ScalarContains(const otlp::ValueRow& value, std::string_view needle);
 
   // Scratch space for decoded arrays and kvlists, and the top value of
   // one, reused between values.
@@ -82,6 +110,9 @@ class ValueJsonWriter {
   otlp::ValueColumns top_;
   // One token's text, reused.
   std::string token_;
+  // EncodedContains's needle and whether a token holds it.
+  std::string_view needle_;
+  bool found_ = false;
 };
 
 }  // namespace strata::query

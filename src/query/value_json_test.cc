@@ -7,12 +7,14 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "otlp/any_value_codec.h"
+#include "otlp/decode.h"
 
 namespace strata::query {
 namespace {
@@ -212,6 +214,106 @@ TEST(ValueJsonTest, TextContainsAnswersAsSearchingTheText) {
   EXPECT_TRUE(*writer.TextContains({.type = 0}, ""));
   EXPECT_FALSE(*writer.TextContains({.type = 0}, "null"));
   EXPECT_FALSE(writer.TextContains({.type = 6, .bytes = "\x32\x05\x0a"}, "a").ok());
+}
+
+// EncodedContains answers, off the wire, for every array and kvlist the
+// encoder writes, as searching the text would; it leaves to the decoder
+// exactly the bytes that do not decode (a malformed byte inside a string).
+TEST(ValueJsonTest, EncodedContainsAnswersForWhatTheEncoderWrites) {
+  std::mt19937 rng(11);
+  ValueJsonWriter writer;
+  int answered = 0;
+  int matched = 0;
+  int undecodable = 0;
+  for (int round = 0; round < 10000; ++round) {
+    otlp::BatchBase batch;
+    std::deque<std::string> texts;
+    otlp::ValueColumns top;
+    const otlp::ValueRow row = RandomValue(rng, &batch, 0, &texts);
+    if (row.type != otlp::ValueType::kArray && row.type != otlp::ValueType::kKvList) continue;
+    top.Append(row);
+    std::string bytes;
+    otlp::EncodeAnyValueProto(batch, top, 0, &bytes);
+    const StoredValue value{
+        .type = static_cast<uint8_t>(row.type == otlp::ValueType::kArray ? 5 : 6), .bytes = bytes};
+    std::string text;
+    if (!writer.AppendText(value, &text).ok()) {
+      ++undecodable;
+      EXPECT_FALSE(writer.EncodedContains(bytes, "a").has_value());
+      continue;
+    }
+    for (int n = 0; n < 6; ++n) {
+      std::string needle = texts.empty() ? "x" : texts[rng() % texts.size()];
+      if (n < 4 && !text.empty()) needle = text.substr(rng() % text.size(), 1 + rng() % 6);
+      if (needle.empty() || needle.find_first_of("\"{}[],:") != std::string::npos) continue;
+      const std::optional<bool> got = writer.EncodedContains(bytes, needle);
+      ASSERT_TRUE(got.has_value()) << "needle [" << needle << "] in [" << text << "]";
+      ASSERT_EQ(*got, text.find(needle) != std::string::npos)
+          << "needle [" << needle << "] in [" << text << "]";
+      ++answered;
+      matched += *got ? 1 : 0;
+    }
+  }
+  EXPECT_GT(answered, 3000);
+  EXPECT_GT(matched, 1500);
+  EXPECT_LT(matched, answered - 1000);
+  EXPECT_GT(undecodable, 5);
+}
+
+// Bytes off the encoder's shape are left to the decoder, even when a token
+// before the odd part holds the needle: a second oneof member (the decoder
+// keeps the last), an unknown field, a key after its value, a string that
+// is not UTF-8, nesting past the decoder's limit.
+TEST(ValueJsonTest, EncodedContainsLeavesOtherShapesToTheDecoder) {
+  ValueJsonWriter writer;
+  // ArrayValue{values: [AnyValue{string_value: "ab"}]} is 2a 06 0a 04 0a 02 'a' 'b'.
+  const std::string array(
+      "\x2a\x06\x0a\x04\x0a\x02"
+      "ab",
+      8);
+  ASSERT_EQ(writer.EncodedContains(array, "ab"), true);
+  ASSERT_EQ(writer.EncodedContains(array, "b\\"), false);
+  // The same string member followed by an int member: the decoder's text is 7.
+  const std::string two_members(
+      "\x2a\x08\x0a\x06\x0a\x02"
+      "ab\x18\x07",
+      10);
+  EXPECT_EQ(writer.EncodedContains(two_members, "ab"), std::nullopt);
+  EXPECT_EQ(*writer.TextContains({.type = 5, .bytes = two_members}, "ab"), false);
+  EXPECT_EQ(*writer.TextContains({.type = 5, .bytes = two_members}, "7"), true);
+  const std::string unknown_field(
+      "\x2a\x08\x0a\x06\x0a\x02"
+      "ab\x48\x01",
+      10);
+  EXPECT_EQ(writer.EncodedContains(unknown_field, "ab"), std::nullopt);
+  EXPECT_EQ(*writer.TextContains({.type = 5, .bytes = unknown_field}, "ab"), true);
+  // KvList{values: [KeyValue{value: {int_value: 1}, key: "k"}]}.
+  const std::string key_last(
+      "\x32\x09\x0a\x07\x12\x02\x18\x01\x0a\x01"
+      "k",
+      11);
+  EXPECT_EQ(writer.EncodedContains(key_last, "k"), std::nullopt);
+  EXPECT_EQ(*writer.TextContains({.type = 6, .bytes = key_last}, "k"), true);
+  const std::string not_utf8(
+      "\x2a\x07\x0a\x05\x0a\x03"
+      "ab\xff",
+      9);
+  EXPECT_EQ(writer.EncodedContains(not_utf8, "ab"), std::nullopt);
+  EXPECT_FALSE(writer.TextContains({.type = 5, .bytes = not_utf8}, "ab").ok());
+  // Arrays nested one deeper than the decoder's limit, the innermost
+  // holding the needle: the decoder refuses them.
+  std::string nested(
+      "\x0a\x02"
+      "ab",
+      4);
+  for (uint32_t depth = 0; depth <= otlp::DecodeLimits{}.max_value_depth; ++depth) {
+    std::string array_value = "\x0a" + std::string(1, static_cast<char>(nested.size())) + nested;
+    nested = "\x2a" + std::string(1, static_cast<char>(array_value.size())) + array_value;
+  }
+  ASSERT_LT(nested.size(), 128u);
+  EXPECT_EQ(writer.EncodedContains(nested, "ab"), std::nullopt);
+  EXPECT_FALSE(writer.TextContains({.type = 5, .bytes = nested}, "ab").ok());
+  EXPECT_EQ(writer.EncodedContains(nested.substr(4), "ab"), true);
 }
 
 }  // namespace
