@@ -5,7 +5,8 @@
 // (its offset and its key's offset) in the rest, which is both the SQL
 // text and the stored value. Neither may crash; an expansion that succeeds
 // must have checked that a quote opens the key, and TextContains must answer
-// as searching AppendText's text would.
+// as searching AppendText's text would (which also holds its walk of the
+// encoded bytes, value_search.cc, to the decoder's reading of them).
 
 #include <algorithm>
 #include <cstddef>
