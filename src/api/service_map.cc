@@ -2,6 +2,11 @@
 
 #include "api/service_map.h"
 
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <tuple>
 #include <utility>
@@ -124,6 +129,11 @@ void ServiceMap::Start(std::function<storage::Storage*()> storage, FileSystem* f
 }
 
 void ServiceMap::Loop(std::function<storage::Storage*()> storage, FileSystem* fs) {
+  pthread_setname_np(pthread_self(), "strata-svcmap");
+  if (options_.nice != 0) {
+    // Per-thread on Linux: the nice value of this thread only.
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), options_.nice);
+  }
   const bool persistent = !options_.state_path.empty();
   if (persistent) {
     const absl::Status loaded = LoadState(*fs, options_.state_path);

@@ -61,6 +61,10 @@ struct ServiceMapOptions {
   std::string state_path;
   std::string state_temp_path;
   std::chrono::milliseconds state_save_interval{600'000};
+  // The background thread's nice value (Linux: per thread; 0 leaves it
+  // unchanged), so that queries and ingest get the CPU first while it
+  // catches up on a day of spans after a start.
+  int nice = 10;
 };
 
 struct MapNode {

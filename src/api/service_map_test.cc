@@ -9,10 +9,16 @@
 #include "api/service_map.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -73,6 +79,46 @@ ServiceMapAnswer MapOf(ServiceMap& map, PosixFileSystem& fs, const storage::Snap
   auto rows = cache.ForWindow(fs, snapshot, window);
   EXPECT_TRUE(rows.ok()) << rows.status();
   return map.Answer(fs, snapshot, window, rows.ok() ? *rows : RollupSet{});
+}
+
+// The nice value of this process's thread named `name`, once one is.
+std::optional<int> NiceOfThread(std::string_view name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string got;
+    if (!std::getline(comm, got) || got != name) continue;
+    std::ifstream stat_file(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+    // Fields after the name's closing parenthesis start at field 3; the
+    // nice value is field 19.
+    std::istringstream fields(stat.substr(stat.rfind(')') + 1));
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+      if (i == 19) return std::stoi(field);
+    }
+  }
+  return std::nullopt;
+}
+
+// The background thread that catches up on spans runs at the configured
+// nice value, under a name of its own, so queries get the CPU first.
+TEST(ServiceMapTest, TheBackgroundThreadRunsAtItsNiceValue) {
+  PosixFileSystem fs;
+  ServiceMapOptions options;
+  options.nice = 7;
+  options.poll = std::chrono::milliseconds(10);
+  ServiceMap map(options);
+  ASSERT_EQ(NiceOfThread("strata-svcmap"), std::nullopt);
+  map.Start([]() -> storage::Storage* { return nullptr; }, &fs);
+  // The thread names itself and then sets its value: wait for both, at
+  // most 10 s.
+  std::optional<int> nice;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((nice = NiceOfThread("strata-svcmap")) != 7 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(nice, 7);
 }
 
 TEST(ServiceMapTest, SpansExportedApartResolveAsTheReferenceSaysAndCompactionChangesNothing) {
