@@ -273,33 +273,48 @@ TEST(ValueJsonTest, EncodedContainsLeavesOtherShapesToTheDecoder) {
       8);
   ASSERT_EQ(writer.EncodedContains(array, "ab"), true);
   ASSERT_EQ(writer.EncodedContains(array, "b\\"), false);
-  // The same string member followed by an int member: the decoder's text is 7.
-  const std::string two_members(
-      "\x2a\x08\x0a\x06\x0a\x02"
-      "ab\x18\x07",
-      10);
-  EXPECT_EQ(writer.EncodedContains(two_members, "ab"), std::nullopt);
-  EXPECT_EQ(*writer.TextContains({.type = 5, .bytes = two_members}, "ab"), false);
-  EXPECT_EQ(*writer.TextContains({.type = 5, .bytes = two_members}, "7"), true);
-  const std::string unknown_field(
-      "\x2a\x08\x0a\x06\x0a\x02"
-      "ab\x48\x01",
-      10);
-  EXPECT_EQ(writer.EncodedContains(unknown_field, "ab"), std::nullopt);
-  EXPECT_EQ(*writer.TextContains({.type = 5, .bytes = unknown_field}, "ab"), true);
-  // KvList{values: [KeyValue{value: {int_value: 1}, key: "k"}]}.
-  const std::string key_last(
-      "\x32\x09\x0a\x07\x12\x02\x18\x01\x0a\x01"
-      "k",
-      11);
-  EXPECT_EQ(writer.EncodedContains(key_last, "k"), std::nullopt);
-  EXPECT_EQ(*writer.TextContains({.type = 6, .bytes = key_last}, "k"), true);
-  const std::string not_utf8(
-      "\x2a\x07\x0a\x05\x0a\x03"
-      "ab\xff",
-      9);
-  EXPECT_EQ(writer.EncodedContains(not_utf8, "ab"), std::nullopt);
-  EXPECT_FALSE(writer.TextContains({.type = 5, .bytes = not_utf8}, "ab").ok());
+  // Off the shape: the walk answers nothing and TextContains gives the
+  // decoder's answer, or its error.
+  struct OffShape {
+    const char* what;
+    std::string bytes;
+    uint8_t type;
+    const char* needle;
+    std::optional<bool> decoded;  // nullopt: the decoder refuses the bytes
+  };
+  const OffShape cases[] = {
+      // The decoder keeps the last member: its text is [7].
+      {"a string member then an int member",
+       std::string("\x2a\x08\x0a\x06\x0a\x02"
+                   "ab\x18\x07",
+                   10),
+       5, "ab", false},
+      {"an unknown field after the member",
+       std::string("\x2a\x08\x0a\x06\x0a\x02"
+                   "ab\x48\x01",
+                   10),
+       5, "ab", true},
+      // KvList{values: [KeyValue{value: {int_value: 1}, key: "k"}]}.
+      {"a key after its value",
+       std::string("\x32\x09\x0a\x07\x12\x02\x18\x01\x0a\x01"
+                   "k",
+                   11),
+       6, "k", true},
+      {"a string that is not UTF-8",
+       std::string("\x2a\x07\x0a\x05\x0a\x03"
+                   "ab\xff",
+                   9),
+       5, "ab", std::nullopt},
+  };
+  for (const OffShape& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_EQ(writer.EncodedContains(c.bytes, c.needle), std::nullopt);
+    const absl::StatusOr<bool> got =
+        writer.TextContains({.type = c.type, .bytes = c.bytes}, c.needle);
+    EXPECT_EQ(got.ok(), c.decoded.has_value()) << got.status();
+    if (got.ok() && c.decoded.has_value()) EXPECT_EQ(*got, *c.decoded);
+  }
+  EXPECT_EQ(*writer.TextContains({.type = 5, .bytes = cases[0].bytes}, "7"), true);
   // Arrays nested one deeper than the decoder's limit, the innermost
   // holding the needle: the decoder refuses them.
   std::string nested(
