@@ -543,6 +543,25 @@ TEST_F(PrometheusPointCacheTest, ListingsStayWarmWhenThePointsExceedTheBound) {
   EXPECT_LE(cache.bytes(), bound);
 }
 
+// A listing whose first file has more label shapes than the cache would
+// decode (PointCache::MostRows, here 5 rows: its catalog's 3 groups fit,
+// its 8 shapes do not) is answered through DuckDB, and the shapes are
+// remembered as too large: a second listing runs no label query.
+TEST_F(PrometheusPointCacheTest, LabelShapesTooLargeAreReadThroughDuckDbOnce) {
+  const std::vector<promql::LabelMatcher> all = Questions()[0];
+  const auto want = Listed(all, nullptr);
+  internal::PointCache cache(5 * internal::PointCache::kLeastBytesPerPoint);
+  ASSERT_EQ(cache.MostRows(), 5u);
+  EXPECT_EQ(Listed(all, &cache), want);
+  EXPECT_EQ(cache.label_queries(), 1u);
+  EXPECT_EQ(cache.decode_queries(), 0u);
+  const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
+  EXPECT_TRUE(cache.IsTooLarge(internal::PointCache::LabelShapesKey(files.metrics[0], "requests")));
+  EXPECT_EQ(Listed(all, &cache), want);
+  EXPECT_EQ(cache.label_queries(), 1u);
+  EXPECT_EQ(cache.decode_queries(), 0u);
+}
+
 // The cache's own bookkeeping under two threads: many adds and finds on
 // few keys, with evictions all along.
 TEST(PointCacheTest, TwoThreadsAddingAndFindingAtOnce) {
@@ -573,15 +592,23 @@ TEST(PointCacheTest, TwoThreadsAddingAndFindingAtOnce) {
 
 TEST_F(PrometheusPointCacheTest, TwoThreadsAskingAtOnceGetDuckDbsAnswers) {
   std::vector<std::map<std::string, std::string>> want;
-  for (const auto& matchers : Questions()) want.push_back(Select(matchers, nullptr));
+  std::vector<std::vector<std::string>> want_listed;
+  for (const auto& matchers : Questions()) {
+    want.push_back(Select(matchers, nullptr));
+    want_listed.push_back(Listed(matchers, nullptr));
+  }
   // Room for about half the files, so the threads also evict each other's.
   internal::PointCache measure(internal::PointCache::kDefaultMaxBytes);
   Select(Questions()[0], &measure);
   internal::PointCache cache(measure.bytes() / 2);
+  // Sample queries and listings in turn: label shapes made from points
+  // and read apart, while the other thread evicts them.
   auto ask = [&](int offset, int* wrong) {
     for (int round = 0; round < 6; ++round) {
       const size_t q = (round + offset) % want.size();
       if (Select(Questions()[q], &cache) != want[q]) ++*wrong;
+      if (Listed(Questions()[(q + 1) % want.size()], &cache) != want_listed[(q + 1) % want.size()])
+        ++*wrong;
     }
   };
   int wrong_a = 0, wrong_b = 0;

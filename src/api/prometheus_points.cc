@@ -791,7 +791,10 @@ struct ListedMetric {
 // holds them, else read with one kLabels query for all such metrics of
 // the file (counted in label_queries) and kept; no point is decoded. A
 // metric with points outside the window reads its points (DecodedMetrics).
-// Unimplemented when a metric has too many points or shapes to decode.
+// Unimplemented when a metric has too many points to decode, or the
+// metrics of the file read for their shapes more shapes than the cache
+// would decode (PointCache::MostRows: together they would fill its whole
+// bound), which are then remembered as too large, each.
 absl::StatusOr<std::vector<ListedMetric>> ListedMetrics(
     query::QueryPool& pool, const query::ViewFiles& files, const std::string& path,
     const FileCatalog& catalog, const std::vector<std::string>& otlp_names, uint64_t from,
