@@ -499,6 +499,43 @@ TEST_F(PrometheusPointCacheTest, AColdListingReadsLabelShapesAndNoPoints) {
   EXPECT_EQ(partial.decode_queries(), 0u);
 }
 
+// A file whose metric has a series only before the window and one in it
+// (a file at the window's edge): a listing of the window lists only the
+// latter, as DuckDB does, from the metric's points (not its label
+// shapes, which hold both); over the whole file, both, from its shapes.
+TEST_F(PrometheusPointCacheTest, AListingAtTheWindowsEdgeListsOnlyItsSeries) {
+  std::string points;
+  for (const auto& [cpu, at_s] : {std::pair{"0", 1}, std::pair{"1", 40}}) {
+    points += fmt::format(
+        R"({}{{"timeUnixNano":"{}","asDouble":1,"attributes":[{{"key":"cpu","value":{{"stringValue":"{}"}}}}]}})",
+        points.empty() ? "" : ",", t0_ + at_s * kNanosPerSecond, cpu);
+  }
+  WriteBatch(fmt::format(
+      R"({{"resourceMetrics":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"edge"}}}}]}},)"
+      R"("scopeMetrics":[{{"scope":{{"name":"t"}},"metrics":[{{"name":"edge.level","gauge":{{"dataPoints":[{}]}}}}]}}]}}]}})",
+      points));
+  using enum promql::MatchType;
+  const std::vector<promql::LabelMatcher> edge = {{kEqual, "__name__", "edge_level"}};
+  const auto has_cpu = [](const std::vector<std::string>& listed, const std::string& cpu) {
+    return std::any_of(listed.begin(), listed.end(), [&](const std::string& labels) {
+      return labels.find(",cpu=" + cpu + ",") != std::string::npos;
+    });
+  };
+  internal::PointCache cache(internal::PointCache::kDefaultMaxBytes);
+  for (int round = 0; round < 2; ++round) {  // cold, then warm
+    const auto recent = Listed(edge, &cache, 25);
+    EXPECT_EQ(recent, Listed(edge, nullptr, 25)) << round;
+    EXPECT_FALSE(has_cpu(recent, "0")) << round;
+    EXPECT_TRUE(has_cpu(recent, "1")) << round;
+    const auto whole = Listed(edge, &cache);
+    EXPECT_EQ(whole, Listed(edge, nullptr)) << round;
+    EXPECT_TRUE(has_cpu(whole, "0")) << round;
+    EXPECT_TRUE(has_cpu(whole, "1")) << round;
+  }
+  EXPECT_EQ(cache.decode_queries(), 1u);  // the edge metric's points, once
+  EXPECT_EQ(cache.label_queries(), 0u);   // its shapes made from them
+}
+
 // A cache with room for every file's catalog and label shapes but not for
 // all their points answers listings and sample queries as DuckDB does,
 // within its bound, and a listing after sample queries, warm, reads
