@@ -18,6 +18,10 @@ std::string PointCache::PointsKey(std::string_view path, std::string_view otlp_n
   return absl::StrCat("p\x1f", std::string(path), "\x1f", std::string(otlp_name));
 }
 
+std::string PointCache::LabelShapesKey(std::string_view path, std::string_view otlp_name) {
+  return absl::StrCat("l\x1f", std::string(path), "\x1f", std::string(otlp_name));
+}
+
 const PointCache::Entry* PointCache::Touch(const std::string& key) {
   const auto found = by_key_.find(key);
   if (found == by_key_.end()) return nullptr;
@@ -42,6 +46,13 @@ void PointCache::Add(const std::string& key, std::shared_ptr<const DecodedMetric
   points_added_ += file->points.rows;
   const size_t bytes = file->bytes;
   Keep({.key = key, .file = std::move(file), .catalog = nullptr, .bytes = bytes});
+}
+
+void PointCache::AddLabelShapes(const std::string& key,
+                                std::shared_ptr<const DecodedMetricsFile> shapes) {
+  MutexLock lock(&mu_);
+  const size_t bytes = shapes->bytes;
+  Keep({.key = key, .file = std::move(shapes), .catalog = nullptr, .bytes = bytes});
 }
 
 void PointCache::AddCatalog(const std::string& key, std::shared_ptr<const FileCatalog> catalog) {
@@ -113,6 +124,16 @@ void PointCache::CountCatalogQuery() {
 size_t PointCache::catalog_queries() const {
   MutexLock lock(&mu_);
   return catalog_queries_;
+}
+
+void PointCache::CountLabelQuery() {
+  MutexLock lock(&mu_);
+  ++label_queries_;
+}
+
+size_t PointCache::label_queries() const {
+  MutexLock lock(&mu_);
+  return label_queries_;
 }
 
 }  // namespace strata::api::internal

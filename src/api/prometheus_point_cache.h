@@ -10,7 +10,13 @@
 // CatalogKey) and the points of one metric of a file (DecodedMetricsFile,
 // PointsKey), so that a query decodes only the metrics it selects (a
 // query that needs most of a file's metrics decodes them in one read and
-// keeps each metric under its own key all the same). The
+// keeps each metric under its own key all the same). A third kind serves
+// the listings (series, labels, label values): the label shapes of one
+// metric of a file (a DecodedMetricsFile of one row per distinct identity,
+// sum presence, bounds, bucket count and quantiles, LabelShapesKey), small
+// beside its points, so that a listing never decodes or keeps points and
+// a warm listing reads no file even when the points of its files are more
+// than the bound holds. The
 // cache holds at most a bound of bytes (the estimates the entries' `bytes`
 // give) and drops the least recently used entries past it; an entry larger
 // than the whole bound is answered but not kept.
@@ -48,6 +54,7 @@ class PointCache {
   // The keys of a file's catalog and of one metric's points in it.
   static std::string CatalogKey(std::string_view path);
   static std::string PointsKey(std::string_view path, std::string_view otlp_name);
+  static std::string LabelShapesKey(std::string_view path, std::string_view otlp_name);
 
   // The decoded points kept under `key`, or null; a hit becomes the most
   // recently used.
@@ -57,6 +64,9 @@ class PointCache {
   // entry larger than the bound is not kept. Counts its rows in
   // points_added().
   void Add(const std::string& key, std::shared_ptr<const DecodedMetricsFile> file);
+  // The same for a metric's label shapes (found with Find), not counted in
+  // points_added().
+  void AddLabelShapes(const std::string& key, std::shared_ptr<const DecodedMetricsFile> shapes);
   // The same for a file's catalog.
   std::shared_ptr<const FileCatalog> FindCatalog(const std::string& key);
   void AddCatalog(const std::string& key, std::shared_ptr<const FileCatalog> catalog);
@@ -88,6 +98,10 @@ class PointCache {
   // decode_queries): a file decoded whole has none.
   void CountCatalogQuery();
   size_t catalog_queries() const;
+  // The queries run for label shapes alone (one per file, for the metrics
+  // of it a listing needs whose shapes and points the cache lacks).
+  void CountLabelQuery();
+  size_t label_queries() const;
   size_t max_bytes() const { return max_bytes_; }
 
  private:
@@ -110,6 +124,7 @@ class PointCache {
   size_t points_added_ ABSL_GUARDED_BY(mu_) = 0;
   size_t decode_queries_ ABSL_GUARDED_BY(mu_) = 0;
   size_t catalog_queries_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t label_queries_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_set<std::string> too_large_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -50,6 +50,24 @@ std::string BatchJson(int64_t t0, int b) {
   return fmt::format(R"({{"resourceMetrics":[{}]}})", resources);
 }
 
+// Batch `b` of a gauge with many points per series: two series of 400
+// points each, 100 ms apart from t0 + b seconds, so that its points take
+// far more room than its label shapes (two rows).
+std::string BusyBatchJson(int64_t t0, int b) {
+  std::string points;
+  for (int i = 0; i < 400; ++i) {
+    for (const char* cpu : {"0", "1"}) {
+      points += fmt::format(
+          R"({}{{"timeUnixNano":"{}","asDouble":{},"attributes":[{{"key":"cpu","value":{{"stringValue":"{}"}}}}]}})",
+          points.empty() ? "" : ",", t0 + b * kNanosPerSecond + i * 100'000'000, i % 7, cpu);
+    }
+  }
+  return fmt::format(
+      R"({{"resourceMetrics":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"busy"}}}}]}},)"
+      R"("scopeMetrics":[{{"scope":{{"name":"t"}},"metrics":[{{"name":"busy.level","gauge":{{"dataPoints":[{}]}}}}]}}]}}]}})",
+      points);
+}
+
 class PrometheusPointCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -58,18 +76,19 @@ class PrometheusPointCacheTest : public ::testing::Test {
     auto opened = storage::Storage::Open(fs_, data_dir_);
     ASSERT_TRUE(opened.ok()) << opened.status();
     storage_ = *std::move(opened);
-    for (int b = 0; b < kBatches; ++b) {
-      auto metrics = std::make_unique<otlp::MetricBatch>();
-      const absl::Status decoded = otlp::DecodeMetricsJson(BatchJson(t0_, b), metrics.get());
-      ASSERT_TRUE(decoded.ok()) << decoded;
-      storage::WriteRequest request;
-      request.metrics = std::move(metrics);
-      request.rows = 10;
-      request.bytes = 4096;
-      ASSERT_TRUE(storage_->Write(std::move(request)).ok());
-    }
+    for (int b = 0; b < kBatches; ++b) WriteBatch(BatchJson(t0_, b));
     pool_ = test_support::OpenTestPool(data_dir_, 2, 1);
     ASSERT_NE(pool_, nullptr);
+  }
+  void WriteBatch(const std::string& json) {
+    auto metrics = std::make_unique<otlp::MetricBatch>();
+    const absl::Status decoded = otlp::DecodeMetricsJson(json, metrics.get());
+    ASSERT_TRUE(decoded.ok()) << decoded;
+    storage::WriteRequest request;
+    request.metrics = std::move(metrics);
+    request.rows = 10;
+    request.bytes = 4096;
+    ASSERT_TRUE(storage_->Write(std::move(request)).ok());
   }
   void TearDown() override {
     pool_.reset();
@@ -175,6 +194,10 @@ TEST_F(PrometheusPointCacheTest, AnswersAsDuckDbBeforeAndAfterCompaction) {
     EXPECT_EQ(Select(matchers, &cache, 25), Select(matchers, nullptr, 25));  // a later window
   }
   EXPECT_EQ(cache.entries(), kBatches * kEntriesPerFile);
+  for (const auto& matchers : Questions()) {
+    EXPECT_EQ(Listed(matchers, &cache), Listed(matchers, nullptr));
+    EXPECT_EQ(Listed(matchers, &cache, 25), Listed(matchers, nullptr, 25));
+  }
   EXPECT_EQ(Metadata(&cache), Metadata(nullptr));
   EXPECT_EQ(Metadata(nullptr).size(), 3u);
   // The least description among the window's points: batch 6's from 25 s on.
@@ -191,8 +214,17 @@ TEST_F(PrometheusPointCacheTest, AnswersAsDuckDbBeforeAndAfterCompaction) {
     EXPECT_EQ(Select(matchers, &cache), Select(matchers, nullptr));
   }
   EXPECT_EQ(Metadata(&cache), Metadata(nullptr));
-  // The merged batch is a new file, decoded once.
-  EXPECT_EQ(cache.entries(), (kBatches + 1) * kEntriesPerFile);
+  // The merged batch is a new file, decoded once (its label shapes are
+  // not made yet).
+  EXPECT_EQ(cache.entries(), kBatches * (2 * kEntriesPerFile - 1) + kEntriesPerFile);
+  // The merged file's metrics have points before 25 s and after: a
+  // listing from 25 s reads their points in the window, the whole
+  // window's from their label shapes.
+  for (const auto& matchers : Questions()) {
+    EXPECT_EQ(Listed(matchers, &cache), Listed(matchers, nullptr));
+    EXPECT_EQ(Listed(matchers, &cache, 25), Listed(matchers, nullptr, 25));
+  }
+  EXPECT_EQ(cache.label_queries(), 0u);  // every metric's points decoded already
 }
 
 TEST_F(PrometheusPointCacheTest, HoldsNoMoreThanItsBound) {
@@ -400,12 +432,13 @@ std::string Dump(const internal::FileCatalog& catalog) {
 }
 
 // A cold listing of every series (no metric name, as /api/v1/labels and
-// /label/__name__/values ask) whose window holds all of each file's points
-// reads each file once: one decode query per file, which gives both the
-// points of every metric and the file's catalog (the same catalog as the
-// grouped query's), and no catalog query. Where the window holds only part
-// of a file's points, that file's catalog is read apart first, as before.
-TEST_F(PrometheusPointCacheTest, AColdListingOfEveryMetricReadsEachFileOnce) {
+// /label/__name__/values ask) decodes no point: per file, its catalog (the
+// grouped query) and one query for the label shapes of its metrics, kept
+// apart from points; a warm listing reads nothing. A sample query of every
+// metric decodes each cold file with one query, which gives its catalog
+// too (the same catalog as the grouped query's), and a listing after it
+// makes its label shapes from the points the cache holds, with no query.
+TEST_F(PrometheusPointCacheTest, AColdListingReadsLabelShapesAndNoPoints) {
   const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
   const size_t file_count = files.metrics.size();
   ASSERT_EQ(file_count, static_cast<size_t>(kBatches));
@@ -417,44 +450,153 @@ TEST_F(PrometheusPointCacheTest, AColdListingOfEveryMetricReadsEachFileOnce) {
 
   internal::PointCache cold(internal::PointCache::kDefaultMaxBytes);
   EXPECT_EQ(Listed(all, &cold), want);
-  EXPECT_EQ(cold.decode_queries(), file_count);
-  EXPECT_EQ(cold.catalog_queries(), 0u);
-  EXPECT_EQ(cold.entries(), kBatches * kEntriesPerFile);
-  EXPECT_EQ(Listed(all, &cold), want);  // warm: nothing read
-  EXPECT_EQ(Select(all, &cold), Select(all, nullptr));
-  EXPECT_EQ(cold.decode_queries(), file_count);
-  EXPECT_EQ(cold.catalog_queries(), 0u);
+  EXPECT_EQ(cold.decode_queries(), 0u);
+  EXPECT_EQ(cold.points_added(), 0u);
+  EXPECT_EQ(cold.catalog_queries(), file_count);
+  EXPECT_EQ(cold.label_queries(), file_count);
+  EXPECT_EQ(cold.entries(), kBatches * kEntriesPerFile);  // catalogs and label shapes
+  EXPECT_EQ(Listed(all, &cold), want);                    // warm: nothing read
+  EXPECT_EQ(cold.catalog_queries(), file_count);
+  EXPECT_EQ(cold.label_queries(), file_count);
+  EXPECT_EQ(cold.decode_queries(), 0u);
   EXPECT_EQ(Metadata(&cold), Metadata(nullptr));
 
+  // Samples of every metric: each file decoded whole with one query.
+  internal::PointCache whole(internal::PointCache::kDefaultMaxBytes);
+  EXPECT_EQ(Select(all, &whole), Select(all, nullptr));
+  EXPECT_EQ(whole.decode_queries(), file_count);
+  EXPECT_EQ(whole.catalog_queries(), 0u);
+  EXPECT_EQ(Listed(all, &whole), want);  // label shapes from the points held
+  EXPECT_EQ(whole.label_queries(), 0u);
+  EXPECT_EQ(whole.decode_queries(), file_count);
+  EXPECT_EQ(whole.entries(), kBatches * (2 * kEntriesPerFile - 1));
+
   // The catalogs the grouped query reads (metadata reads no points).
-  internal::PointCache grouped(internal::PointCache::kDefaultMaxBytes);
-  EXPECT_EQ(Metadata(&grouped), Metadata(nullptr));
-  EXPECT_EQ(grouped.catalog_queries(), file_count);
-  EXPECT_EQ(grouped.decode_queries(), 0u);
   for (const std::string& path : files.metrics) {
     const std::string key = internal::PointCache::CatalogKey(path);
-    const auto from_points = cold.FindCatalog(key);
-    const auto from_groups = grouped.FindCatalog(key);
+    const auto from_points = whole.FindCatalog(key);
+    const auto from_groups = cold.FindCatalog(key);
     ASSERT_NE(from_points, nullptr) << key;
     ASSERT_NE(from_groups, nullptr) << key;
     EXPECT_EQ(Dump(*from_points), Dump(*from_groups)) << key;
   }
 
-  // No name but a label: every metric all the same.
+  // No name but a label: every metric's label shapes all the same.
   internal::PointCache by_job(internal::PointCache::kDefaultMaxBytes);
   const std::vector<promql::LabelMatcher> cart = {{kEqual, "job", "cart"}};
   EXPECT_EQ(Listed(cart, &by_job), Listed(cart, nullptr));
-  EXPECT_EQ(by_job.decode_queries(), file_count);
-  EXPECT_EQ(by_job.catalog_queries(), 0u);
+  EXPECT_EQ(by_job.decode_queries(), 0u);
+  EXPECT_EQ(by_job.label_queries(), file_count);
 
-  // From 25 s on: batches 6 and 7 (points at 30 s and later) lie in the
-  // window, one query each; 0 to 5 have points before it, so each has its
-  // catalog read apart, and 3 to 5 (requests and latency in the window, 6
-  // of 8 rows) then one decode query each.
+  // From 25 s on: each batch's metrics have one time each, so a metric
+  // lies in the window whole or not at all; batches 3 to 7 have a metric
+  // in it (requests and latency from batch 3, the gauge from batch 6 on),
+  // one label query each; no points.
   internal::PointCache partial(internal::PointCache::kDefaultMaxBytes);
   EXPECT_EQ(Listed(all, &partial, 25), Listed(all, nullptr, 25));
-  EXPECT_EQ(partial.catalog_queries(), file_count - 2);
-  EXPECT_EQ(partial.decode_queries(), 2u + 3u);
+  EXPECT_EQ(partial.catalog_queries(), file_count);
+  EXPECT_EQ(partial.label_queries(), 5u);
+  EXPECT_EQ(partial.decode_queries(), 0u);
+}
+
+// A file whose metric has a series only before the window and one in it
+// (a file at the window's edge): a listing of the window lists only the
+// latter, as DuckDB does, from the metric's points (not its label
+// shapes, which hold both); over the whole file, both, from its shapes.
+TEST_F(PrometheusPointCacheTest, AListingAtTheWindowsEdgeListsOnlyItsSeries) {
+  std::string points;
+  for (const auto& [cpu, at_s] : {std::pair{"0", 1}, std::pair{"1", 40}}) {
+    points += fmt::format(
+        R"({}{{"timeUnixNano":"{}","asDouble":1,"attributes":[{{"key":"cpu","value":{{"stringValue":"{}"}}}}]}})",
+        points.empty() ? "" : ",", t0_ + at_s * kNanosPerSecond, cpu);
+  }
+  WriteBatch(fmt::format(
+      R"({{"resourceMetrics":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"edge"}}}}]}},)"
+      R"("scopeMetrics":[{{"scope":{{"name":"t"}},"metrics":[{{"name":"edge.level","gauge":{{"dataPoints":[{}]}}}}]}}]}}]}})",
+      points));
+  using enum promql::MatchType;
+  const std::vector<promql::LabelMatcher> edge = {{kEqual, "__name__", "edge_level"}};
+  const auto has_cpu = [](const std::vector<std::string>& listed, const std::string& cpu) {
+    return std::any_of(listed.begin(), listed.end(), [&](const std::string& labels) {
+      return labels.find(",cpu=" + cpu + ",") != std::string::npos;
+    });
+  };
+  internal::PointCache cache(internal::PointCache::kDefaultMaxBytes);
+  for (int round = 0; round < 2; ++round) {  // cold, then warm
+    const auto recent = Listed(edge, &cache, 25);
+    EXPECT_EQ(recent, Listed(edge, nullptr, 25)) << round;
+    EXPECT_FALSE(has_cpu(recent, "0")) << round;
+    EXPECT_TRUE(has_cpu(recent, "1")) << round;
+    const auto whole = Listed(edge, &cache);
+    EXPECT_EQ(whole, Listed(edge, nullptr)) << round;
+    EXPECT_TRUE(has_cpu(whole, "0")) << round;
+    EXPECT_TRUE(has_cpu(whole, "1")) << round;
+  }
+  EXPECT_EQ(cache.decode_queries(), 1u);  // the edge metric's points, once
+  EXPECT_EQ(cache.label_queries(), 0u);   // its shapes made from them
+}
+
+// A cache with room for every file's catalog and label shapes but not for
+// all their points answers listings and sample queries as DuckDB does,
+// within its bound, and a listing after sample queries, warm, reads
+// nothing: the points the sample queries decode do not push the label
+// shapes out for good (they are kept apart, and small), and no listing
+// decodes points only to evict them again.
+TEST_F(PrometheusPointCacheTest, ListingsStayWarmWhenThePointsExceedTheBound) {
+  for (int b = 0; b < 4; ++b) WriteBatch(BusyBatchJson(t0_, b));
+  using enum promql::MatchType;
+  const std::vector<promql::LabelMatcher> all = Questions()[0];
+  const auto want_listed = Listed(all, nullptr);
+  const auto want_selected = Select(all, nullptr);
+  internal::PointCache listing(internal::PointCache::kDefaultMaxBytes);
+  EXPECT_EQ(Listed(all, &listing), want_listed);
+  internal::PointCache points(internal::PointCache::kDefaultMaxBytes);
+  EXPECT_EQ(Select(all, &points), want_selected);
+  ASSERT_LT(listing.bytes() * 2, points.bytes());
+  // The listing's entries and about half the points.
+  const size_t bound = listing.bytes() + points.bytes() / 2;
+  internal::PointCache cache(bound);
+  EXPECT_EQ(Listed(all, &cache), want_listed);
+  const size_t label_queries = cache.label_queries();
+  const size_t catalog_queries = cache.catalog_queries();
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(Listed(all, &cache), want_listed);
+    EXPECT_EQ(cache.decode_queries(), 0u) << round;
+    EXPECT_EQ(cache.label_queries(), label_queries) << round;
+    EXPECT_EQ(cache.catalog_queries(), catalog_queries) << round;
+    EXPECT_LE(cache.bytes(), bound);
+  }
+  EXPECT_EQ(Select(all, &cache), want_selected);
+  EXPECT_LE(cache.bytes(), bound);
+  EXPECT_GT(cache.decode_queries(), 0u);
+  // The sample query evicted the least recently used entries, some label
+  // shapes among them maybe; a listing reads those again, once.
+  EXPECT_EQ(Listed(all, &cache), want_listed);
+  const size_t decoded = cache.decode_queries();
+  const size_t relisted = cache.label_queries();
+  EXPECT_EQ(Listed(all, &cache), want_listed);
+  EXPECT_EQ(cache.decode_queries(), decoded);
+  EXPECT_EQ(cache.label_queries(), relisted);
+  EXPECT_LE(cache.bytes(), bound);
+}
+
+// A listing whose first file has more label shapes than the cache would
+// decode (PointCache::MostRows, here 5 rows: its catalog's 3 groups fit,
+// its 8 shapes do not) is answered through DuckDB, and the shapes are
+// remembered as too large: a second listing runs no label query.
+TEST_F(PrometheusPointCacheTest, LabelShapesTooLargeAreReadThroughDuckDbOnce) {
+  const std::vector<promql::LabelMatcher> all = Questions()[0];
+  const auto want = Listed(all, nullptr);
+  internal::PointCache cache(5 * internal::PointCache::kLeastBytesPerPoint);
+  ASSERT_EQ(cache.MostRows(), 5u);
+  EXPECT_EQ(Listed(all, &cache), want);
+  EXPECT_EQ(cache.label_queries(), 1u);
+  EXPECT_EQ(cache.decode_queries(), 0u);
+  const query::ViewFiles files = ViewFilesFor(*storage_->Pin(), data_dir_);
+  EXPECT_TRUE(cache.IsTooLarge(internal::PointCache::LabelShapesKey(files.metrics[0], "requests")));
+  EXPECT_EQ(Listed(all, &cache), want);
+  EXPECT_EQ(cache.label_queries(), 1u);
+  EXPECT_EQ(cache.decode_queries(), 0u);
 }
 
 // The cache's own bookkeeping under two threads: many adds and finds on
@@ -487,15 +629,23 @@ TEST(PointCacheTest, TwoThreadsAddingAndFindingAtOnce) {
 
 TEST_F(PrometheusPointCacheTest, TwoThreadsAskingAtOnceGetDuckDbsAnswers) {
   std::vector<std::map<std::string, std::string>> want;
-  for (const auto& matchers : Questions()) want.push_back(Select(matchers, nullptr));
+  std::vector<std::vector<std::string>> want_listed;
+  for (const auto& matchers : Questions()) {
+    want.push_back(Select(matchers, nullptr));
+    want_listed.push_back(Listed(matchers, nullptr));
+  }
   // Room for about half the files, so the threads also evict each other's.
   internal::PointCache measure(internal::PointCache::kDefaultMaxBytes);
   Select(Questions()[0], &measure);
   internal::PointCache cache(measure.bytes() / 2);
+  // Sample queries and listings in turn: label shapes made from points
+  // and read apart, while the other thread evicts them.
   auto ask = [&](int offset, int* wrong) {
     for (int round = 0; round < 6; ++round) {
       const size_t q = (round + offset) % want.size();
       if (Select(Questions()[q], &cache) != want[q]) ++*wrong;
+      if (Listed(Questions()[(q + 1) % want.size()], &cache) != want_listed[(q + 1) % want.size()])
+        ++*wrong;
     }
   };
   int wrong_a = 0, wrong_b = 0;

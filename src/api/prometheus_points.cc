@@ -721,10 +721,147 @@ std::string LabelShapeOf(const query::TypedResult& points, uint32_t r) {
   return key;
 }
 
+// Whether every time `catalog` holds of metric `otlp_name` lies in [from,
+// to] (its rows without a time read 0, as RowsIn reads them).
+bool AllPointsIn(const FileCatalog& catalog, std::string_view otlp_name, uint64_t from,
+                 uint64_t to) {
+  for (const FileCatalog::Times& t : catalog.times) {
+    if (catalog.variants[t.variant].otlp_name != otlp_name || t.times.empty()) continue;
+    if (t.times.front() < from || t.times.back() > to) return false;
+  }
+  return true;
+}
+
+// The label shapes of `points` (a metric's decoded points): one row of
+// each distinct LabelShapeOf, in read order, as the kLabels query reads
+// them but with the points' own values.
+DecodedMetricsFile LabelShapesOf(const DecodedMetricsFile& points) {
+  DecodedMetricsFile out;
+  out.identities = points.identities;
+  out.points.columns.resize(points.points.columns.size());
+  for (size_t c = 0; c < points.points.columns.size(); ++c) {
+    query::TypedColumn& column = out.points.columns[c];
+    column.name = points.points.columns[c].name;
+    column.kind = points.points.columns[c].kind;
+    if (column.kind == query::TypedKind::kDoubleList ||
+        column.kind == query::TypedKind::kUInt64List) {
+      column.offsets = {0};
+    }
+  }
+  absl::flat_hash_set<std::string> shapes;
+  for (uint32_t r = 0; r < points.points.rows; ++r) {
+    if (!shapes.insert(LabelShapeOf(points.points, r)).second) continue;
+    for (size_t c = 0; c < points.points.columns.size(); ++c) {
+      // A column dropped already (no `valid`) stays empty.
+      if (points.points.columns[c].valid.empty()) continue;
+      AppendRow(points.points.columns[c], r, out.points.columns[c]);
+    }
+    ++out.points.rows;
+  }
+  SetReadOrder(out, /*sort=*/false);
+  return out;
+}
+
+// Keeps `shapes`, the label shapes of one metric of a file, in `cache`
+// under `key` (without the columns a cached decode drops) and returns it.
+std::shared_ptr<const DecodedMetricsFile> KeepLabelShapes(const std::string& key,
+                                                          DecodedMetricsFile shapes,
+                                                          PointCache& cache) {
+  auto made = std::make_shared<DecodedMetricsFile>(std::move(shapes));
+  for (const PointColumn c : {kPointExemplars, kPointDescription}) {
+    made->points.columns[c].strings = {};
+    made->points.columns[c].valid = {};
+  }
+  made->bytes = made->EstimatedBytes();
+  cache.AddLabelShapes(key, made);
+  return made;
+}
+
+// What a listing reads of one metric of a file: its label shapes (every
+// row counts), or its decoded points (only the rows in the window count).
+struct ListedMetric {
+  std::shared_ptr<const DecodedMetricsFile> file;
+  bool shapes = false;
+};
+
+// The rows a listing (kLabels) reads of each of `otlp_names` (metrics of
+// file `path`, whose catalog is `catalog`) with a point in [from, to], in
+// that order. A metric whose every point lies in the window reads its
+// label shapes: from `cache`, else made from its points when the cache
+// holds them, else read with one kLabels query for all such metrics of
+// the file (counted in label_queries) and kept; no point is decoded. A
+// metric with points outside the window reads its points (DecodedMetrics).
+// Unimplemented when a metric has too many points to decode, or the
+// metrics of the file read for their shapes more shapes than the cache
+// would decode (PointCache::MostRows: together they would fill its whole
+// bound), which are then remembered as too large, each.
+absl::StatusOr<std::vector<ListedMetric>> ListedMetrics(
+    query::QueryPool& pool, const query::ViewFiles& files, const std::string& path,
+    const FileCatalog& catalog, const std::vector<std::string>& otlp_names, uint64_t from,
+    uint64_t to, const CallOptions& call, PointCache& cache) {
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<ListedMetric> out(otlp_names.size());
+  std::vector<size_t> windowed, missing;  // indexes into otlp_names
+  for (size_t n = 0; n < otlp_names.size(); ++n) {
+    if (!AllPointsIn(catalog, otlp_names[n], from, to)) {
+      windowed.push_back(n);
+      continue;
+    }
+    out[n].shapes = true;
+    const std::string key = PointCache::LabelShapesKey(path, otlp_names[n]);
+    out[n].file = cache.Find(key);
+    if (out[n].file != nullptr) continue;
+    if (cache.IsTooLarge(key)) return absl::UnimplementedError("label shapes too large to decode");
+    if (const std::shared_ptr<const DecodedMetricsFile> points =
+            cache.Find(PointCache::PointsKey(path, otlp_names[n]));
+        points != nullptr) {
+      out[n].file = KeepLabelShapes(key, LabelShapesOf(*points), cache);
+      continue;
+    }
+    missing.push_back(n);
+  }
+  if (!missing.empty()) {
+    std::vector<std::string> missing_names;
+    for (const size_t n : missing) missing_names.push_back(otlp_names[n]);
+    query::ViewFiles one = files;
+    one.metrics = {path};
+    const PointColumnsWanted every{
+        .value = true, .count = true, .sum = true, .buckets = true, .quantiles = true};
+    cache.CountLabelQuery();
+    absl::StatusOr<DecodedMetricsFile> read =
+        QueryPoints(pool, one, RemainingCall(call, began), &missing_names, std::nullopt, every,
+                    PointRead::kLabels, std::max<size_t>(1, cache.MostRows()));
+    if (absl::IsResourceExhausted(read.status())) {
+      for (const std::string& name : missing_names) {
+        cache.MarkTooLarge(PointCache::LabelShapesKey(path, name));
+      }
+      return absl::UnimplementedError("label shapes too large to decode");
+    }
+    if (!read.ok()) return read.status();
+    STRATA_ASSIGN_OR_RETURN(std::vector<DecodedMetricsFile> parts,
+                            SplitByMetric(*read, missing_names));
+    for (size_t m = 0; m < missing.size(); ++m) {
+      SetReadOrder(parts[m], /*sort=*/false);
+      out[missing[m]].file = KeepLabelShapes(PointCache::LabelShapesKey(path, missing_names[m]),
+                                             std::move(parts[m]), cache);
+    }
+  }
+  if (!windowed.empty()) {
+    std::vector<std::string> windowed_names;
+    for (const size_t n : windowed) windowed_names.push_back(otlp_names[n]);
+    STRATA_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const DecodedMetricsFile>> metrics,
+                            DecodedMetrics(pool, files, path, catalog, windowed_names,
+                                           RemainingCall(call, began), cache));
+    for (size_t m = 0; m < windowed.size(); ++m) out[windowed[m]].file = std::move(metrics[m]);
+  }
+  return out;
+}
+
 // The points of `otlp_names` in [min_ms, max_ms] from each metrics file's
 // decoded metrics (kSamples and kLabels; see ReadMetricPoints). For
 // kLabels, one point of each distinct LabelShapeOf per file and metric, in
-// no particular order. Unimplemented when a file's catalog or a metric of
+// no particular order, from the metrics' label shapes where the window
+// holds all their points (ListedMetrics). Unimplemented when a file's catalog or a metric of
 // a file is too large to decode.
 absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
                                                 const query::ViewFiles& files,
@@ -752,6 +889,31 @@ absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
     for (const std::string& name : catalog->names) {
       if (names.contains(name) && HasPointIn(*catalog, name, from, to)) selected.push_back(name);
     }
+    if (read == PointRead::kLabels) {
+      STRATA_ASSIGN_OR_RETURN(std::vector<ListedMetric> metrics,
+                              ListedMetrics(pool, files, path, *catalog, selected, from, to,
+                                            RemainingCall(call, began), cache));
+      for (ListedMetric& metric : metrics) {
+        const uint32_t part = static_cast<uint32_t>(out.parts.size());
+        if (metric.shapes) {
+          if (metric.file->points.rows == 0) continue;
+          out.parts.push_back(std::move(metric.file));
+          for (uint32_t r = 0; r < out.parts[part]->points.rows; ++r)
+            out.order.push_back({part, r});
+        } else {
+          const auto [first, last] = RowsIn(*metric.file, from, to);
+          if (first == last) continue;
+          out.parts.push_back(std::move(metric.file));
+          absl::flat_hash_set<std::string> shapes;
+          const query::TypedResult& points = out.parts[part]->points;
+          for (auto it = first; it != last; ++it) {
+            if (shapes.insert(LabelShapeOf(points, *it)).second) out.order.push_back({part, *it});
+          }
+        }
+        if (out.order.size() > most_rows) return absl::ResourceExhaustedError(kTooManyPoints);
+      }
+      continue;
+    }
     STRATA_ASSIGN_OR_RETURN(
         std::vector<std::shared_ptr<const DecodedMetricsFile>> metrics,
         DecodedMetrics(pool, files, path, *catalog, selected, RemainingCall(call, began), cache));
@@ -761,21 +923,12 @@ absl::StatusOr<MetricPoints> SelectCachedPoints(query::QueryPool& pool,
       const uint32_t part = static_cast<uint32_t>(out.parts.size());
       out.parts.push_back(std::move(metric));
       const size_t run = out.order.size();
-      if (read == PointRead::kLabels) {
-        absl::flat_hash_set<std::string> shapes;
-        const query::TypedResult& points = out.parts[part]->points;
-        for (auto it = first; it != last; ++it) {
-          if (shapes.insert(LabelShapeOf(points, *it)).second) out.order.push_back({part, *it});
-        }
-      } else {
-        for (auto it = first; it != last; ++it) out.order.push_back({part, *it});
-        // This file's metrics' runs merged in name order at equal times.
-        std::inplace_merge(out.order.begin() + file_run, out.order.begin() + run, out.order.end(),
-                           by_time);
-      }
+      for (auto it = first; it != last; ++it) out.order.push_back({part, *it});
+      // This file's metrics' runs merged in name order at equal times.
+      std::inplace_merge(out.order.begin() + file_run, out.order.begin() + run, out.order.end(),
+                         by_time);
       if (out.order.size() > most_rows) return absl::ResourceExhaustedError(kTooManyPoints);
     }
-    if (read == PointRead::kLabels) continue;
     // Each file's run is in time order; merged stably, earlier files'
     // points stay ahead of later ones' at the same time, as a read would.
     std::inplace_merge(out.order.begin(), out.order.begin() + file_run, out.order.end(), by_time);
@@ -842,11 +995,11 @@ absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(
 namespace {
 
 // Adds the (resource, millisecond) pairs of `file`'s points in [from, to]
-// not in `seen` to `out` (ReadCachedResourceTimes), with resources by
-// their joined fields in `resource_index`. ResourceExhausted past
-// `most_rows` pairs.
+// (with `every_row`, of all its rows: label shapes) not in `seen` to `out`
+// (ReadCachedResourceTimes), with resources by their joined fields in
+// `resource_index`. ResourceExhausted past `most_rows` pairs.
 absl::Status AddResourceTimes(const DecodedMetricsFile& file, uint64_t from, uint64_t to,
-                              bool times_zero, size_t most_rows,
+                              bool every_row, bool times_zero, size_t most_rows,
                               absl::flat_hash_map<std::string, size_t>& resource_index,
                               absl::flat_hash_set<std::pair<size_t, int64_t>>& seen,
                               ResourceTimes& out) {
@@ -869,7 +1022,8 @@ absl::Status AddResourceTimes(const DecodedMetricsFile& file, uint64_t from, uin
   }
   const std::vector<uint64_t>& times = file.points.columns[kPointTime].uint64s;
   const std::vector<uint64_t>& ids = file.points.columns[kPointIdentity].uint64s;
-  const auto [first, last] = RowsIn(file, from, to);
+  const auto [first, last] =
+      every_row ? std::make_pair(file.by_time.begin(), file.by_time.end()) : RowsIn(file, from, to);
   for (auto it = first; it != last; ++it) {
     const int64_t t_ms = times_zero ? 0 : static_cast<int64_t>(times[*it] / 1'000'000);
     if (seen.emplace(resource_of[ids[*it]], t_ms).second) {
@@ -896,7 +1050,9 @@ absl::StatusOr<ResourceTimes> ReadCachedResourceTimes(query::QueryPool& pool,
   absl::flat_hash_set<std::pair<size_t, int64_t>> seen;
   for (size_t f = 0; f < files.metrics.size(); ++f) {
     const std::string& path = files.metrics[f];
-    const bool whole_file = WindowHoldsFile(files, f, from, to, cache);
+    // Resources without their times (a listing) are the label shapes'
+    // identities: no point decoded where the window holds them all.
+    const bool whole_file = !times_zero && WindowHoldsFile(files, f, from, to, cache);
     STRATA_ASSIGN_OR_RETURN(
         std::shared_ptr<const FileCatalog> catalog,
         CatalogOf(pool, files, f, whole_file, RemainingCall(call, began), cache));
@@ -904,12 +1060,21 @@ absl::StatusOr<ResourceTimes> ReadCachedResourceTimes(query::QueryPool& pool,
     for (const std::string& name : catalog->names) {
       if (HasPointIn(*catalog, name, from, to)) selected.push_back(name);
     }
-    STRATA_ASSIGN_OR_RETURN(
-        std::vector<std::shared_ptr<const DecodedMetricsFile>> metrics,
-        DecodedMetrics(pool, files, path, *catalog, selected, RemainingCall(call, began), cache));
-    for (const std::shared_ptr<const DecodedMetricsFile>& file : metrics) {
-      STRATA_RETURN_IF_ERROR(
-          AddResourceTimes(*file, from, to, times_zero, most_rows, resource_index, seen, out));
+    std::vector<ListedMetric> metrics;
+    if (times_zero) {
+      STRATA_ASSIGN_OR_RETURN(metrics, ListedMetrics(pool, files, path, *catalog, selected, from,
+                                                     to, RemainingCall(call, began), cache));
+    } else {
+      STRATA_ASSIGN_OR_RETURN(
+          std::vector<std::shared_ptr<const DecodedMetricsFile>> decoded,
+          DecodedMetrics(pool, files, path, *catalog, selected, RemainingCall(call, began), cache));
+      for (std::shared_ptr<const DecodedMetricsFile>& file : decoded) {
+        metrics.push_back({std::move(file), false});
+      }
+    }
+    for (const ListedMetric& metric : metrics) {
+      STRATA_RETURN_IF_ERROR(AddResourceTimes(*metric.file, from, to, metric.shapes, times_zero,
+                                              most_rows, resource_index, seen, out));
     }
   }
   std::stable_sort(out.points.begin(), out.points.end(),

@@ -167,8 +167,13 @@ std::string ResourceValueSql(std::string_view key);
 // order rather than the file's).
 // For kLabels the rows are the file's points of distinct identity, sum
 // presence, bounds, bucket count and quantiles (one per file, not across
-// files), with their real values, flags and times (a caller reads only
-// their shapes: a sum column's validity, not its value). A metric of a
+// files), with values, flags and times of no meaning (a caller reads only
+// their shapes: a sum column's validity, not its value): for a metric
+// whose points in the file all lie in the window, its label shapes, kept
+// in the cache apart from its points and made from them when the cache
+// holds them, else read with one kLabels query per file (no point
+// decoded); for a metric with points outside the window too, its decoded
+// points in the window. A metric of a
 // file with more points than the cache could hold (PointCache::MostRows)
 // is read by the query instead (the whole request), and remembered as such.
 absl::StatusOr<MetricPoints> ReadMetricPoints(query::QueryPool& pool, const query::ViewFiles& files,
@@ -199,7 +204,9 @@ absl::StatusOr<std::vector<CatalogVariant>> ReadCachedCatalog(query::QueryPool& 
 // decoded points of every metric of each metrics file in `cache` (decoding
 // those it lacks; a file the cache lacks whose points all lie in the
 // window with its catalog in one query, as ReadCachedCatalog's
-// `every_metric`).
+// `every_metric`). With `times_zero` (a listing), from the metrics' label
+// shapes as ReadMetricPoints' kLabels reads them: no point decoded where
+// the window holds all of a metric's.
 struct ResourceTimes {
   // Indexes into `resources`: service, service.namespace,
   // service.instance.id and the resource attribute set, as MetricIdentity

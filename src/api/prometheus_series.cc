@@ -259,12 +259,12 @@ absl::StatusOr<std::vector<promql::Series>> MetricsSeriesSource::Collect(
                        [&](const internal::CompiledMatcher& m) { return m.Matches(name); });
   };
   const auto began = std::chrono::steady_clock::now();
-  // Every metric of the window wanted (a listing without a name, as
-  // Grafana's metric browser asks): the points of every variant are read
-  // next, so a file is decoded whole with its catalog (exemplars are not
-  // read through the cache).
+  // Every metric of the window's samples wanted (a query such as
+  // {job="x"}): the points of every variant are read next, so a file is
+  // decoded whole with its catalog. A listing reads label shapes instead
+  // of points, and exemplars are not read through the cache.
   const bool every_metric =
-      mode != Mode::kExemplars &&
+      mode == Mode::kSamples &&
       std::all_of(matchers.begin(), matchers.end(), [](const promql::LabelMatcher& m) {
         return m.name != "__name__" || AcceptsEveryName(m);
       });
