@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { placeRows, rowWindow } from '../src/lib/virtual_rows';
+import { rowWindow } from '../src/lib/virtual_rows';
 import { TailBuffer } from '../src/lib/tail_buffer';
 
 const base = { rowHeight: 30, viewHeight: 300, overscan: 0, open: new Set<number>(), openHeight: new Map<number, number>(), openGuess: 200 };
@@ -38,31 +38,6 @@ test('open rows push the rows below them down by their measured height, or the g
   assert.equal(mid.first, Math.floor((600 - 120) / 30));
   assert.equal(mid.top, mid.first * 30 + 120);
   assert.equal(mid.top + (mid.last - mid.first) * 30 + (mid.last > 50 ? 200 : 0) + mid.bottom, mid.total);
-});
-
-test('placed rows follow each other from the window\'s top, an open row\'s detail below it, and end where the rest begins', () => {
-  const open = new Set([2, 5, 7]);
-  const openHeight = new Map([[2, 120], [7, 90]]);
-  const w = rowWindow({ ...base, count: 1_000, scrollTop: 0, viewHeight: 800, open, openHeight });
-  const placed = placeRows(w, { rowHeight: 30, open, openHeight, openGuess: 200 });
-  assert.deepEqual(placed.map((p) => p.index), Array.from({ length: w.last - w.first }, (_, k) => w.first + k));
-  assert.deepEqual(placed.slice(0, 4), [
-    { index: 0, top: 0, detailTop: null },
-    { index: 1, top: 30, detailTop: null },
-    { index: 2, top: 60, detailTop: 90 },
-    { index: 3, top: 210, detailTop: null },
-  ]);
-  // Row 5's detail is not measured: the guess; row 7's is.
-  assert.deepEqual(placed[5], { index: 5, top: 270, detailTop: 300 });
-  assert.deepEqual(placed[6], { index: 6, top: 500, detailTop: null });
-  assert.deepEqual(placed[8], { index: 8, top: 650, detailTop: null });
-  // Each row where the whole list has it, from a window further down too.
-  const below = rowWindow({ ...base, count: 1_000, scrollTop: 3_000, open, openHeight });
-  const far = placeRows(below, { rowHeight: 30, open, openHeight, openGuess: 200 });
-  assert.equal(far[0].top, below.top);
-  for (const p of far) assert.equal(p.top, p.index * 30 + 120 + 200 + 90);
-  const last = far[far.length - 1];
-  assert.equal(last.top + 30 + below.bottom, below.total);
 });
 
 test('the tail shows the newest first and keeps at most its bound', () => {

@@ -1,31 +1,33 @@
 // Log records as a table that keeps only the rows in view in the page (a
-// scroll box of its own), so 10,000 records scroll as smoothly as 10. A
-// record's body opens in place into its typed body, attributes, resource
-// and a link to its trace.
+// scroll box of its own, spacer rows above and below), so 10,000 records
+// scroll as smoothly as 10. A record's body opens in place into its typed
+// body, attributes, resource and a link to its trace.
 //
-// The rows are placed absolutely at their offset in the whole list (the
-// body is as tall as the whole list), each record row a fixed 33 px box
-// whose layout and paint are contained (styles.css, table.logs): rows that
-// enter the page on a scroll step are laid out, painted and rastered on
-// their own, and the rows already there are left alone, where a table
-// layout with spacer rows re-laid out and repainted every row in the page.
-// The elements keep their table roles (explicit, as the CSS lays them out
-// as blocks) and aria-rowcount / aria-rowindex say where a row is.
+// What a scroll step costs is kept small: the rows are laid out as blocks
+// of fixed-width cells, each record row a 33 px box with its layout and
+// paint contained (styles.css, table.logs), not by the table algorithm
+// over every row in the page; a record's row renders again only when what
+// it shows changes (LogRow), so a step renders just the rows entering the
+// page; and no row carries an inline style (an inline style on each new
+// row tripled a step's style recalculation in Chromium). The elements keep
+// their table roles, written out as the CSS lays them out as blocks.
 
+import { Component } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Attributes, Value } from './attributes';
 import type { LogRecord } from '../lib/api';
 import { oneLine } from '../lib/values';
-import { placeRows, rowWindow } from '../lib/virtual_rows';
+import { rowWindow } from '../lib/virtual_rows';
 
 const ROW_HEIGHT = 33;
-const OVERSCAN = 15;
+// Rows beyond the window on each side. The window already covers the view
+// anywhere within a render step, so these only cover a scroll the
+// compositor makes before the page renders the next step.
+const OVERSCAN = 5;
 // The rows in the page change only when the scroll passes a step of this
 // many pixels; the window covers the view anywhere within the step, so
 // most scroll frames leave the table's DOM (and its paint) alone.
 const LOG_RENDER_STEP = 16 * ROW_HEIGHT;
-// An open record's detail height until it is measured.
-const OPEN_GUESS = 240;
 const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
 export function severityClass(n: number): string {
@@ -67,12 +69,17 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
   const view = rowWindow({
     count: records.length, rowHeight: ROW_HEIGHT, scrollTop: renderTop, viewHeight: viewHeight + LOG_RENDER_STEP,
     overscan: OVERSCAN,
-    open: openRows.index, openHeight: openRows.height, openGuess: OPEN_GUESS,
+    open: openRows.index, openHeight: openRows.height, openGuess: 240,
   });
 
-  const onHeight = useCallback((record: LogRecord, h: number) => {
-    setHeights((previous) => (Math.abs((previous.get(record) ?? -1) - h) > 0.5 ? new Map(previous).set(record, h) : previous));
-  }, []);
+  const measure = (record: LogRecord) => (element: HTMLTableRowElement | null) => {
+    if (!element) return;
+    const h = element.getBoundingClientRect().height;
+    if (Math.abs((heights.get(record) ?? -1) - h) > 0.5) {
+      setHeights((previous) => new Map(previous).set(record, h));
+    }
+  };
+
   const toggle = useCallback((record: LogRecord) => {
     setOpen((previous) => {
       const next = new Set(previous);
@@ -83,29 +90,30 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
   }, []);
 
   const rows = [];
-  const placed = placeRows(view, {
-    rowHeight: ROW_HEIGHT, open: openRows.index, openHeight: openRows.height, openGuess: OPEN_GUESS,
-  });
-  for (const { index: i, top, detailTop } of placed) {
+  for (let i = view.first; i < view.last; i += 1) {
     const record = records[i];
-    const expanded = detailTop !== null;
-    const severity = severityClass(record.severity_number);
+    const expanded = openRows.index.has(i);
     rows.push(
-      <tr key={`r${i}`} role="row" class={`log ${severity}`} aria-rowindex={i + 2} style={{ top: `${top}px` }}>
-        <td role="cell" class="time">{props.formatTime(record.time_unix_nano)}</td>
-        <td role="cell">
-          <span class={`severity ${severity}`}>{record.severity_text || severity}</span>
-        </td>
-        <td role="cell">{record.service_name}</td>
-        <td role="cell" class="body">
-          <button type="button" class="expand" aria-expanded={expanded} onClick={() => toggle(record)}>
-            {oneLine(record.body)}
-          </button>
-        </td>
-      </tr>,
+      <LogRow key={`r${i}`} index={i} record={record} expanded={expanded} formatTime={props.formatTime} onToggle={toggle} />,
     );
-    if (detailTop !== null) {
-      rows.push(<LogDetail key={`d${i}`} record={record} top={detailTop} onHeight={onHeight} />);
+    if (expanded) {
+      rows.push(
+        <tr key={`d${i}`} role="row" class="log-detail" ref={measure(record)}>
+          <td role="cell" colSpan={4} aria-colspan={4}>
+            <h3>Body</h3>
+            <Value value={record.body} />
+            {record.trace_id && (
+              <p>
+                <a href={`/traces/${record.trace_id}${record.span_id ? `?span=${record.span_id}` : ''}`}>Open the trace</a>
+              </p>
+            )}
+            <h3>Attributes</h3>
+            <Attributes attributes={record.attributes} label="Log attributes" />
+            <h3>Resource</h3>
+            <Attributes attributes={record.resource_attributes} />
+          </td>
+        </tr>,
+      );
     }
   }
 
@@ -128,45 +136,53 @@ export function LogTable(props: { records: readonly LogRecord[]; formatTime: (na
             <th role="columnheader" scope="col">Body</th>
           </tr>
         </thead>
-        <tbody role="rowgroup" style={{ height: `${view.total}px` }}>
+        <tbody role="rowgroup">
+          {view.top > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${view.top}px` }} />}
           {rows}
+          {view.bottom > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${view.bottom}px` }} />}
         </tbody>
       </table>
     </div>
   );
 }
 
-// An open record's detail row, placed at `top`; it reports its height when
-// it is first laid out and whenever it changes (a ResizeObserver, so no
-// render reads layout).
-function LogDetail(props: { record: LogRecord; top: number; onHeight: (record: LogRecord, h: number) => void }) {
-  const { record, onHeight } = props;
-  const element = useRef<HTMLTableRowElement>(null);
-  useEffect(() => {
-    const row = element.current;
-    if (!row) return;
-    const observer = new ResizeObserver((entries) => {
-      const box = entries[entries.length - 1].borderBoxSize?.[0];
-      onHeight(record, box ? box.blockSize : row.getBoundingClientRect().height);
-    });
-    observer.observe(row);
-    return () => observer.disconnect();
-  }, [record, onHeight]);
-  return (
-    <tr role="row" class="log-detail" ref={element} style={{ top: `${props.top}px` }}>
-      <td role="cell" aria-colspan={4} colSpan={4}>
-        <h3>Body</h3>
-        <Value value={record.body} />
-        {record.trace_id && (
-          <p>
-            <a href={`/traces/${record.trace_id}${record.span_id ? `?span=${record.span_id}` : ''}`}>Open the trace</a>
-          </p>
-        )}
-        <h3>Attributes</h3>
-        <Attributes attributes={record.attributes} label="Log attributes" />
-        <h3>Resource</h3>
-        <Attributes attributes={record.resource_attributes} />
-      </td>
-    </tr>
-  );
+interface LogRowProps {
+  index: number;
+  record: LogRecord;
+  expanded: boolean;
+  formatTime: (nanos: string) => string;
+  onToggle: (record: LogRecord) => void;
+}
+
+// One record's row. It renders again only when a prop changes, or when its
+// own state is set: the signals the time's format reads (the chosen zone)
+// set it, and no other state is ever set on it, so a new state object is a
+// signal's update.
+class LogRow extends Component<LogRowProps> {
+  shouldComponentUpdate(next: LogRowProps, nextState: object): boolean {
+    const now = this.props;
+    return (
+      nextState !== this.state || next.index !== now.index || next.record !== now.record ||
+      next.expanded !== now.expanded || next.formatTime !== now.formatTime || next.onToggle !== now.onToggle
+    );
+  }
+
+  render() {
+    const { index, record, expanded, formatTime, onToggle } = this.props;
+    const severity = severityClass(record.severity_number);
+    return (
+      <tr role="row" class={`log ${severity}`} aria-rowindex={index + 2}>
+        <td role="cell" class="time">{formatTime(record.time_unix_nano)}</td>
+        <td role="cell">
+          <span class={`severity ${severity}`}>{record.severity_text || severity}</span>
+        </td>
+        <td role="cell">{record.service_name}</td>
+        <td role="cell" class="body">
+          <button type="button" class="expand" aria-expanded={expanded} onClick={() => onToggle(record)}>
+            {oneLine(record.body)}
+          </button>
+        </td>
+      </tr>
+    );
+  }
 }

@@ -47,34 +47,3 @@ export function rowWindow(options: {
   const top = topOf(first);
   return { first, last, top, bottom: total - topOf(last), total };
 }
-
-// Where each row of a window sits in the whole list (pixels from its top),
-// for tables that place their rows absolutely rather than after spacers:
-// a row's `top`, and an open row's detail `detailTop` just below it (null
-// when the row is not open). The rows follow each other from `view.top`,
-// an open one's detail taking its measured height or the guess, as
-// rowWindow counts them, so the last row ends where `view.bottom` begins.
-export interface PlacedRow {
-  index: number;
-  top: number;
-  detailTop: number | null;
-}
-
-export function placeRows(
-  view: RowWindow,
-  options: {
-    rowHeight: number;
-    open: ReadonlySet<number>;
-    openHeight: ReadonlyMap<number, number>;
-    openGuess: number;
-  },
-): PlacedRow[] {
-  const placed: PlacedRow[] = [];
-  let top = view.top;
-  for (let index = view.first; index < view.last; index += 1) {
-    const open = options.open.has(index);
-    placed.push({ index, top, detailTop: open ? top + options.rowHeight : null });
-    top += options.rowHeight + (open ? options.openHeight.get(index) ?? options.openGuess : 0);
-  }
-  return placed;
-}
