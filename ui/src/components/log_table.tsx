@@ -4,13 +4,14 @@
 // body, attributes, resource and a link to its trace.
 //
 // What a scroll step costs is kept small: the rows are laid out as blocks
-// of fixed-width cells, each record row a 33 px box with its layout and
-// paint contained (styles.css, table.logs), not by the table algorithm
-// over every row in the page; a record's row renders again only when what
-// it shows changes (LogRow), so a step renders just the rows entering the
-// page; and no row carries an inline style (an inline style on each new
-// row tripled a step's style recalculation in Chromium). The elements keep
-// their table roles, written out as the CSS lays them out as blocks.
+// of fixed-width cells (styles.css, table.logs), not by the table
+// algorithm over every row in the page; a record's row renders again only
+// when what it shows changes (LogRow), so a step renders just the rows
+// entering the page; the window holds few rows beyond it (OVERSCAN); and
+// no row carries an inline style (rows placed absolutely, each with its
+// own `top`, made a step's style recalculation several times dearer in
+// Chromium). The elements keep their table roles, written out as the CSS
+// lays them out as blocks.
 
 import { Component } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
