@@ -59,7 +59,8 @@ std::string BusyBatchJson(int64_t t0, int b) {
     for (const char* cpu : {"0", "1"}) {
       points += fmt::format(
           R"({}{{"timeUnixNano":"{}","asDouble":{},"attributes":[{{"key":"cpu","value":{{"stringValue":"{}"}}}}]}})",
-          points.empty() ? "" : ",", t0 + b * kNanosPerSecond + i * 100'000'000, i % 7, cpu);
+          points.empty() ? "" : ",", t0 + b * kNanosPerSecond + int64_t{i} * 100'000'000, i % 7,
+          cpu);
     }
   }
   return fmt::format(
