@@ -302,20 +302,24 @@ absl::StatusOr<DecodedMetricsFile> QueryMetricsOfFile(query::QueryPool& pool,
                      std::max<size_t>(1, cache.MostRows()));
 }
 
-// Keeps `decoded`, the points of one metric of a file, in `cache` under
-// `key` and returns it.
+// Keeps `decoded`, the points of one metric of a file (or, with
+// `label_shapes`, its label shapes), in `cache` under `key` and returns it.
 std::shared_ptr<const DecodedMetricsFile> KeepDecoded(const std::string& key,
-                                                      DecodedMetricsFile decoded,
-                                                      PointCache& cache) {
+                                                      DecodedMetricsFile decoded, PointCache& cache,
+                                                      bool label_shapes = false) {
   auto made = std::make_shared<DecodedMetricsFile>(std::move(decoded));
-  // Samples never read exemplars or descriptions: those columns are all
-  // NULL here.
+  // Samples and listings never read exemplars or descriptions: those
+  // columns are all NULL here.
   for (const PointColumn c : {kPointExemplars, kPointDescription}) {
     made->points.columns[c].strings = {};
     made->points.columns[c].valid = {};
   }
   made->bytes = made->EstimatedBytes();
-  cache.Add(key, made);
+  if (label_shapes) {
+    cache.AddLabelShapes(key, made);
+  } else {
+    cache.Add(key, made);
+  }
   return made;
 }
 
@@ -762,21 +766,6 @@ DecodedMetricsFile LabelShapesOf(const DecodedMetricsFile& points) {
   return out;
 }
 
-// Keeps `shapes`, the label shapes of one metric of a file, in `cache`
-// under `key` (without the columns a cached decode drops) and returns it.
-std::shared_ptr<const DecodedMetricsFile> KeepLabelShapes(const std::string& key,
-                                                          DecodedMetricsFile shapes,
-                                                          PointCache& cache) {
-  auto made = std::make_shared<DecodedMetricsFile>(std::move(shapes));
-  for (const PointColumn c : {kPointExemplars, kPointDescription}) {
-    made->points.columns[c].strings = {};
-    made->points.columns[c].valid = {};
-  }
-  made->bytes = made->EstimatedBytes();
-  cache.AddLabelShapes(key, made);
-  return made;
-}
-
 // What a listing reads of one metric of a file: its label shapes (every
 // row counts), or its decoded points (only the rows in the window count).
 struct ListedMetric {
@@ -815,7 +804,7 @@ absl::StatusOr<std::vector<ListedMetric>> ListedMetrics(
     if (const std::shared_ptr<const DecodedMetricsFile> points =
             cache.Find(PointCache::PointsKey(path, otlp_names[n]));
         points != nullptr) {
-      out[n].file = KeepLabelShapes(key, LabelShapesOf(*points), cache);
+      out[n].file = KeepDecoded(key, LabelShapesOf(*points), cache, /*label_shapes=*/true);
       continue;
     }
     missing.push_back(n);
@@ -842,8 +831,8 @@ absl::StatusOr<std::vector<ListedMetric>> ListedMetrics(
                             SplitByMetric(*read, missing_names));
     for (size_t m = 0; m < missing.size(); ++m) {
       SetReadOrder(parts[m], /*sort=*/false);
-      out[missing[m]].file = KeepLabelShapes(PointCache::LabelShapesKey(path, missing_names[m]),
-                                             std::move(parts[m]), cache);
+      out[missing[m]].file = KeepDecoded(PointCache::LabelShapesKey(path, missing_names[m]),
+                                         std::move(parts[m]), cache, /*label_shapes=*/true);
     }
   }
   if (!windowed.empty()) {
